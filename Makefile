@@ -1,0 +1,59 @@
+# Every entry point of the project. Each part keeps its own targets in a `part.mk`
+# fragment (included below) and adds itself to BUILD_TARGETS / TEST_TARGETS / BENCH_TARGETS.
+#
+#   make setup   install Debian packages, .venv, p4runtime bindings (idempotent)
+#   make demo    the main job: a short DC experiment on the embedded target
+#   make test    every test suite (what CI runs)
+#   make bench   benchmarks, printed as figures
+#   make ptf     the PTF suite alone (TARGET=p4sim | bmv2)
+#   make lint / make format
+
+SHELL := /bin/bash
+ROOT  := $(abspath .)
+VENV  := $(ROOT)/.venv
+PY    := $(VENV)/bin/python
+BUILD := $(ROOT)/build
+export PATH := $(VENV)/bin:$(PATH)
+
+BUILD_TARGETS :=
+TEST_TARGETS  :=
+BENCH_TARGETS :=
+
+.PHONY: all setup build test bench demo lint format clean
+all: build
+
+setup:
+	@bash tools/setup.sh
+
+-include p4sim/part.mk
+-include p4src/part.mk
+-include controlplane/part.mk
+-include ptf-tests/part.mk
+-include hostagents/part.mk
+-include experiments/linkem/part.mk
+-include experiments/part.mk
+
+build: setup $(BUILD_TARGETS)
+
+# Suites run one after another (their namespaces and timing must not overlap);
+# make stops at the first failing one.
+test: build
+	@set -e; for t in $(TEST_TARGETS); do echo "=== make $$t"; $(MAKE) --no-print-directory $$t; done
+
+bench: build
+	@set -e; for t in $(BENCH_TARGETS); do echo "=== make $$t"; $(MAKE) --no-print-directory $$t; done
+
+demo: build
+	$(VENV)/bin/dcexp run experiments/scenarios/demo.yaml --out results/demo
+	$(VENV)/bin/dcexp report results/demo
+
+lint: setup
+	$(VENV)/bin/ruff check p4sim controlplane experiments ptf-tests tools
+	$(VENV)/bin/black --check p4sim controlplane experiments ptf-tests tools
+
+format: setup
+	$(VENV)/bin/black p4sim controlplane experiments ptf-tests tools
+	$(VENV)/bin/ruff check --fix p4sim controlplane experiments ptf-tests tools
+
+clean:
+	rm -rf build

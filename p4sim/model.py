@@ -1,0 +1,283 @@
+"""The program model: what a compiled P4 program exposes to the control plane.
+
+This module is the contract between p4sim's two halves:
+- the language half (front end + engine + v1model) produces a `ProgramModel` from the
+  source and implements the runtime objects (`TableState`, `RegisterState`, ...);
+- the control half (P4Info generation, P4Runtime server, packet I/O) reads the model and
+  drives the runtime objects. It never looks at the IR.
+
+Names are fully qualified the way p4c names P4Info objects (`Ingress.ue_table`,
+`Ingress.split_dc`, `NoAction`), after @name annotations are applied. Match-field names
+are the key's @name, else the key expression's source text (`hdr.ipv4.dst_addr`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+# Match kinds as P4Info spells them (lower case here; P4Info uses EXACT, LPM, ...).
+MATCH_KINDS = ("exact", "lpm", "ternary", "range", "optional")
+
+
+class ControlPlaneError(Exception):
+    """Base for errors the control half maps to P4Runtime status codes."""
+
+
+class EntryExists(ControlPlaneError):
+    """INSERT of an entry whose match key (and priority) is already present: ALREADY_EXISTS."""
+
+
+class EntryNotFound(ControlPlaneError):
+    """MODIFY/DELETE/read of an absent entry: NOT_FOUND."""
+
+
+class InvalidEntry(ControlPlaneError):
+    """Malformed entry (wrong width, bad mask, unknown action, action not allowed): INVALID_ARGUMENT."""
+
+
+class TableFull(ControlPlaneError):
+    """Table at its declared size: RESOURCE_EXHAUSTED."""
+
+
+class ConstViolation(ControlPlaneError):
+    """Write to a const default action or to a table with const entries: PERMISSION_DENIED."""
+
+
+# ---------------------------------------------------------------------------
+# Static description (P4Info is generated from this)
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class MatchFieldDef:
+    name: str  # P4Info name (see module doc)
+    bitwidth: int
+    match_kind: str  # one of MATCH_KINDS
+    annotations: list[str] = field(default_factory=list)  # raw text, e.g. '@defaultonly'
+
+
+@dataclass
+class ParamDef:
+    name: str
+    bitwidth: int
+    annotations: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ActionDef:
+    name: str  # fully qualified, e.g. "Ingress.split_dc"; global actions unqualified ("NoAction")
+    params: list[ParamDef]  # directionless parameters only (the control-plane arguments)
+    annotations: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ActionRefDef:
+    name: str
+    scope: str = "TABLE_AND_DEFAULT"  # or "TABLE_ONLY" (@tableonly), "DEFAULT_ONLY" (@defaultonly)
+    annotations: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ConstEntryDef:
+    """One entry of a table's `const entries` / `entries` list, already evaluated."""
+
+    match: dict[str, "FieldMatch"]
+    action: str
+    args: dict[str, int]
+    priority: int
+
+
+@dataclass
+class TableDef:
+    name: str
+    keys: list[MatchFieldDef]
+    actions: list[ActionRefDef]
+    size: int  # declared size, or 1024 (BMv2's default) when absent
+    default_action: str  # action name
+    default_args: dict[str, int]
+    const_default_action: bool
+    const_entries: list[ConstEntryDef] | None  # None when the table has no const entries
+    direct_counter: str | None = None  # name of the direct_counter attached via `counters =`
+    direct_meter: str | None = None
+    annotations: list[str] = field(default_factory=list)
+
+    @property
+    def needs_priority(self) -> bool:
+        """P4Runtime requires a priority when any key is ternary, range or optional."""
+        return any(k.match_kind in ("ternary", "range", "optional") for k in self.keys)
+
+
+@dataclass
+class RegisterDef:
+    name: str
+    size: int
+    bitwidth: int  # width of the element type bit<W>
+    annotations: list[str] = field(default_factory=list)
+
+
+@dataclass
+class CounterDef:
+    name: str
+    size: int  # 0 for direct counters
+    unit: str  # "packets", "bytes", "packets_and_bytes"
+    direct_table: str | None = None  # set for direct_counter
+    annotations: list[str] = field(default_factory=list)
+
+
+@dataclass
+class MeterDef:
+    name: str
+    size: int
+    unit: str  # "packets" or "bytes"
+    direct_table: str | None = None
+    annotations: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ControllerHeaderDef:
+    """A header type annotated @controller_header("packet_in" | "packet_out")."""
+
+    name: str  # "packet_in" or "packet_out"
+    fields: list[ParamDef]  # in declaration order (P4Info ids 1..n)
+    annotations: list[str] = field(default_factory=list)
+
+
+@dataclass
+class DigestDef:
+    name: str  # the struct type name p4c uses
+    fields: list[ParamDef]
+
+
+@dataclass
+class ProgramModel:
+    tables: list[TableDef]
+    actions: list[ActionDef]
+    registers: list[RegisterDef]
+    counters: list[CounterDef]  # indirect and direct
+    meters: list[MeterDef]  # indirect and direct
+    controller_headers: list[ControllerHeaderDef]
+    digests: list[DigestDef] = field(default_factory=list)
+    arch: str = "v1model"
+
+
+# ---------------------------------------------------------------------------
+# Runtime objects (implemented by the engine, driven by the P4Runtime server)
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class FieldMatch:
+    """One key field of an entry. Omitted fields of ternary/lpm/range/optional keys are
+    wildcards; exact keys can never be omitted."""
+
+    kind: str  # one of MATCH_KINDS
+    value: int = 0  # exact, lpm, ternary, optional
+    mask: int | None = None  # ternary
+    prefix_len: int | None = None  # lpm
+    low: int | None = None  # range
+    high: int | None = None  # range
+
+
+@dataclass
+class TableEntry:
+    match: dict[str, FieldMatch]  # by MatchFieldDef.name
+    action: str
+    args: dict[str, int]  # by ParamDef.name
+    priority: int = 0  # P4Runtime semantics: larger wins; 0 for tables without priority
+    packets: int = 0  # direct counter, if the table has one
+    bytes: int = 0
+    meter_config: tuple[int, int, int, int] | None = None  # cir, cburst, pir, pburst
+    controller_metadata: int = 0
+    metadata: bytes = b""
+    is_const: bool = False
+
+
+class TableState(Protocol):
+    definition: TableDef
+
+    def insert(self, entry: TableEntry) -> None: ...  # EntryExists, InvalidEntry, TableFull, ConstViolation
+
+    def modify(self, entry: TableEntry) -> None: ...  # EntryNotFound, InvalidEntry; keeps counters
+
+    def delete(self, entry: TableEntry) -> None: ...  # EntryNotFound (only match+priority are used)
+
+    def find(self, match: dict[str, FieldMatch], priority: int) -> TableEntry | None: ...
+
+    def entries(self) -> list[TableEntry]: ...
+
+    def default_entry(self) -> TableEntry: ...  # match == {}
+
+    def set_default(self, action: str, args: dict[str, int]) -> None: ...  # ConstViolation, InvalidEntry
+
+    def reset_default(self) -> None: ...  # back to the program's default action
+
+    def clear(self) -> None: ...  # drop all non-const entries, reset default
+
+
+class RegisterState(Protocol):
+    definition: RegisterDef
+
+    def read(self, index: int) -> int: ...  # IndexError-> InvalidEntry by caller
+
+    def write(self, index: int, value: int) -> None: ...
+
+
+class CounterState(Protocol):
+    definition: CounterDef
+
+    def read(self, index: int) -> tuple[int, int]: ...  # (packets, bytes)
+
+    def write(self, index: int, packets: int, bytes_: int) -> None: ...
+
+
+@dataclass
+class Replica:
+    egress_port: int
+    instance: int  # egress_rid for multicast, 0 for clones
+
+
+@dataclass
+class CloneSession:
+    replicas: list[Replica]
+    class_of_service: int = 0
+    packet_length_bytes: int = 0  # 0 = no truncation
+
+
+@dataclass
+class ReplicationEngine:
+    """The traffic manager's PRE: what P4Runtime's PacketReplicationEngineEntry writes."""
+
+    multicast_groups: dict[int, list[Replica]] = field(default_factory=dict)
+    clone_sessions: dict[int, CloneSession] = field(default_factory=dict)
+
+
+class Device(Protocol):
+    """One running instance of a program (engine + architecture + state).
+
+    Thread safety: the packet path and the P4Runtime server share one device; both
+    hold `lock` while they touch it, so a batch of writes is atomic for packets.
+    """
+
+    model: ProgramModel
+    lock: "object"  # a threading.RLock
+    cpu_port: int | None
+    tables: dict[str, TableState]
+    registers: dict[str, RegisterState]
+    counters: dict[str, CounterState]  # indirect counters only; direct ones live on entries
+    pre: ReplicationEngine
+
+    def process(self, ingress_port: int, frame: bytes) -> list[tuple[int, bytes]]:
+        """Run one frame through the whole v1model pipeline; return (egress_port, frame)
+        for every frame that leaves (multicast and clones included). Never raises on a
+        malformed frame."""
+        ...
+
+
+class CompiledProgram(Protocol):
+    """What the front end returns (`p4sim.frontend.compile_file` / `compile_source`)."""
+
+    model: ProgramModel
+    source: str  # the preprocessed source with #line markers: p4sim's device config payload
+
+    def new_device(self, cpu_port: int | None = None) -> Device: ...
