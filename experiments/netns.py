@@ -1,0 +1,143 @@
+"""Network namespaces, veth pairs and bridges for the testbed and for tests.
+
+Every name carries a per-run prefix (other runs may share the machine), every command is an
+argument list whose return code is checked, and everything created is torn down by what was
+created (namespaces by name, processes by the PIDs we started), even on an exception.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import time
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+
+IFNAMSIZ = 15  # Linux interface names: at most 15 characters
+
+
+class NetnsError(RuntimeError):
+    """A plumbing command failed; the message carries the command and its stderr."""
+
+
+def run(argv: list[str], netns: str | None = None, check: bool = True,
+        timeout: float = 30) -> subprocess.CompletedProcess:
+    """Run argv (inside `netns` if given) and return it; raise NetnsError on failure."""
+    full = (["ip", "netns", "exec", netns] + argv) if netns else argv
+    proc = subprocess.run(full, capture_output=True, text=True, timeout=timeout)
+    if check and proc.returncode != 0:
+        raise NetnsError(f"{' '.join(full)} failed ({proc.returncode}): {proc.stderr.strip()}")
+    return proc
+
+
+def unique_prefix(tag: str) -> str:
+    """A short per-run prefix such as 'le4821', so parallel runs never share a name."""
+    if not tag.isalnum() or len(tag) > 4:
+        raise ValueError(f"prefix tag must be 1-4 alphanumerics, got {tag!r}")
+    return f"{tag}{(os.getpid() * 7919 + random.randrange(10_000)) % 10_000:04d}"
+
+
+def check_ifname(name: str) -> str:
+    if not 0 < len(name) <= IFNAMSIZ:
+        raise ValueError(f"interface name {name!r} must be 1 to {IFNAMSIZ} characters")
+    return name
+
+
+def offloads_off(ifname: str, netns: str | None = None) -> None:
+    """AF_PACKET readers (p4sim, linkem, DPDK af_packet) need real checksums and no GSO/GRO."""
+    run(["ethtool", "-K", ifname, "tx", "off", "tso", "off", "gso", "off", "gro", "off"],
+        netns=netns)
+
+
+@dataclass
+class Namespace:
+    """A network namespace that lives as long as the `with` block (or until close())."""
+
+    name: str
+    processes: list[subprocess.Popen] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        check_ifname(self.name)  # same limit keeps names readable in `ip` output
+
+    def __enter__(self) -> "Namespace":
+        run(["ip", "netns", "add", self.name])
+        self.run(["ip", "link", "set", "lo", "up"])
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def run(self, argv: list[str], check: bool = True, timeout: float = 30):
+        return run(argv, netns=self.name, check=check, timeout=timeout)
+
+    def popen(self, argv: list[str], **kwargs) -> subprocess.Popen:
+        """Start a process inside the namespace; it is stopped by its PID on close()."""
+        kwargs.setdefault("start_new_session", True)  # Ctrl-C reaches us, not it
+        proc = subprocess.Popen(["ip", "netns", "exec", self.name] + argv, **kwargs)
+        self.processes.append(proc)
+        return proc
+
+    def add_addr(self, ifname: str, cidr: str) -> None:
+        self.run(["ip", "addr", "add", cidr, "dev", ifname])
+
+    def close(self) -> None:
+        for proc in reversed(self.processes):
+            stop_process(proc)
+        self.processes.clear()
+        # Deleting a namespace with processes left inside would leave it alive; the
+        # processes we started are gone by now.
+        run(["ip", "netns", "del", self.name], check=False)
+
+
+def stop_process(proc: subprocess.Popen, grace_s: float = 3.0) -> int | None:
+    """SIGTERM the process group we started, then SIGKILL after `grace_s`."""
+    if proc.poll() is not None:
+        return proc.returncode
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return proc.poll()
+    deadline = time.monotonic() + grace_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            return proc.returncode
+        time.sleep(0.02)
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    return proc.wait()
+
+
+def veth_pair(name_a: str, ns_a: Namespace | None, name_b: str, ns_b: Namespace | None,
+              mtu: int = 1500, offloads: bool = False) -> None:
+    """Create veth name_a<->name_b, move each end to its namespace (None = this one), set
+    the MTU, bring both up and, unless offloads=True, turn offloads off on both ends."""
+    check_ifname(name_a)
+    check_ifname(name_b)
+    run(["ip", "link", "add", name_a, "mtu", str(mtu), "type", "veth", "peer", "name", name_b,
+         "mtu", str(mtu)])
+    for name, ns in ((name_a, ns_a), (name_b, ns_b)):
+        if ns is not None:
+            run(["ip", "link", "set", name, "netns", ns.name])
+        netns = ns.name if ns else None
+        run(["ip", "link", "set", name, "up"], netns=netns)
+        if not offloads:
+            offloads_off(name, netns=netns)
+
+
+def bridge(ns: Namespace, name: str, members: list[str], mtu: int = 1500) -> None:
+    """A Linux bridge inside `ns` enslaving `members` (already in `ns`)."""
+    ns.run(["ip", "link", "add", check_ifname(name), "mtu", str(mtu), "type", "bridge"])
+    for member in members:
+        ns.run(["ip", "link", "set", member, "master", name])
+    ns.run(["ip", "link", "set", name, "up"])
+
+
+class Topology(ExitStack):
+    """A set of namespaces torn down together: `with Topology() as topo: a = topo.ns(...)`."""
+
+    def ns(self, name: str) -> Namespace:
+        return self.enter_context(Namespace(name))
