@@ -141,6 +141,9 @@ class ControllerHeaderDef:
     name: str  # "packet_in" or "packet_out"
     fields: list[ParamDef]  # in declaration order (P4Info ids 1..n)
     annotations: list[str] = field(default_factory=list)
+    # The header type's fully qualified name (e.g. "packet_in_header_t"): p4c hashes it,
+    # not `name`, for the P4Info id, and it takes part in alias computation. "" = use `name`.
+    type_name: str = ""
 
 
 @dataclass
