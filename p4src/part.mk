@@ -1,0 +1,32 @@
+# p4src: the PDCP splitter P4 program. `make p4` compiles both SN profiles with p4sim
+# (P4Info + p4sim device config); `make p4c-bmv2` runs the real p4c for BMv2 when installed.
+.PHONY: p4 p4c-bmv2
+
+P4_SRC      := $(ROOT)/p4src/dc_splitter.p4
+P4_INCLUDES := $(wildcard $(ROOT)/p4src/include/*.p4)
+P4_OUT      := $(BUILD)/p4
+P4_PROFILES := dc_splitter dc_splitter_sn12
+# -D flags of each compile-time profile
+P4_DEFINES_dc_splitter      :=
+P4_DEFINES_dc_splitter_sn12 := -D PDCP_SN_12=1
+
+p4: $(foreach p,$(P4_PROFILES),$(P4_OUT)/$(p).p4sim.json)
+
+$(P4_OUT)/%.p4sim.json: $(P4_SRC) $(P4_INCLUDES)
+	@mkdir -p $(P4_OUT)
+	$(VENV)/bin/p4sim compile $(P4_SRC) $(P4_DEFINES_$*) \
+	    --p4runtime-files $(P4_OUT)/$*.p4info.txtpb -o $@
+
+# The real compiler for BMv2 simple_switch_grpc (not available from any registry here).
+P4C_BM2_SS ?= p4c-bm2-ss
+p4c-bmv2:
+	@command -v $(P4C_BM2_SS) >/dev/null 2>&1 || { \
+	    echo "p4c-bmv2: '$(P4C_BM2_SS)' is not installed (p4c is not packaged for this machine;" \
+	         "install p4c from https://github.com/p4lang/p4c or set P4C_BM2_SS=/path/to/p4c-bm2-ss)" >&2; \
+	    exit 1; }
+	@mkdir -p $(P4_OUT)
+	set -e; for p in $(P4_PROFILES); do \
+	    defs=""; [ $$p = dc_splitter_sn12 ] && defs="-D PDCP_SN_12=1"; \
+	    $(P4C_BM2_SS) --arch v1model --std p4-16 $$defs \
+	        --p4runtime-files $(P4_OUT)/$$p.bmv2.p4info.txtpb -o $(P4_OUT)/$$p.json $(P4_SRC); \
+	done
