@@ -1,0 +1,161 @@
+"""Flow generators as plugins behind one small interface (QUICbench/pantheon habit).
+
+A flow is one download from the server host to a client host. The runner only uses:
+
+    flow = make_flow(spec, ctx)        # spec: a validated flow dict, ctx: FlowContext
+    flow.start_server(); flow.start_client()
+    flow.bytes_received() -> int|None  # sampled every 100 ms (None: the flow logs it itself)
+    flow.running() -> bool
+    flow.stop()
+    flow.samples() -> list[(t_s, metric, value)]   # after the run: goodput bytes, RTT, cwnd
+    flow.result() -> dict                           # bytes, completion_s, complete, intact
+
+Plugins: ngtcp2 (Debian's gtlsserver/gtlsclient), aioquic (our quic_endpoint), tcp (iperf3).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import ClassVar
+
+from experiments.netns import Namespace, stop_process
+
+MB = 1_000_000  # size_mb is decimal megabytes, as in the paper's "100 MB"
+
+
+@dataclass
+class FlowContext:
+    """Where a flow runs and where it keeps its files."""
+
+    flow_id: str
+    server_ns: Namespace
+    client_ns: Namespace
+    server_addr: str
+    port: int
+    workdir: Path              # per-flow directory for logs, qlogs, downloads
+    payload: Path              # the file served (exact size in size mode)
+    cert: Path
+    key: Path
+    t0: float                  # run start, time.monotonic()
+
+
+@dataclass
+class Flow(ABC):
+    spec: dict
+    ctx: FlowContext
+    server: subprocess.Popen | None = None
+    client: subprocess.Popen | None = None
+    t_client_start: float | None = None
+    t_client_end: float | None = None
+    logs: list = field(default_factory=list)
+
+    kind: ClassVar[str]
+    tools: ClassVar[tuple[str, ...]]
+
+    # --- helpers shared by the plugins
+    @property
+    def size_bytes(self) -> int | None:
+        return int(self.spec["size_mb"] * MB) if self.spec["size_mb"] is not None else None
+
+    def _log(self, name: str):
+        f = open(self.ctx.workdir / name, "w")
+        self.logs.append(f)
+        return f
+
+    def _popen(self, ns: Namespace, argv: list[str], log: str) -> subprocess.Popen:
+        out = self._log(log)
+        return ns.popen(argv, stdout=out, stderr=subprocess.STDOUT, cwd=self.ctx.workdir)
+
+    # --- the interface
+    @abstractmethod
+    def start_server(self) -> None: ...
+
+    @abstractmethod
+    def start_client(self) -> None: ...
+
+    def bytes_received(self) -> int | None:
+        return None
+
+    def running(self) -> bool:
+        if self.client is None:
+            return False
+        if self.client.poll() is None:
+            return True
+        if self.t_client_end is None:
+            self.t_client_end = time.monotonic()
+        return False
+
+    def stop(self) -> None:
+        for proc in (self.client, self.server):
+            if proc is not None:
+                stop_process(proc)
+        if self.client is not None and self.t_client_end is None:
+            self.t_client_end = time.monotonic()
+        for f in self.logs:
+            f.close()
+        self.logs.clear()
+
+    @abstractmethod
+    def samples(self) -> list[tuple[float, str, float]]: ...
+
+    @abstractmethod
+    def result(self) -> dict: ...
+
+    def _t(self, mono: float) -> float:
+        return mono - self.ctx.t0
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def make_payload(path: Path, nbytes: int, seed: int) -> Path:
+    """Random bytes (checksummed after download); reused if already the right size."""
+    if not path.exists() or path.stat().st_size != nbytes:
+        import random
+        rng = random.Random(seed)
+        with open(path, "wb") as f:
+            left = nbytes
+            while left:
+                n = min(left, 1 << 20)
+                f.write(rng.randbytes(n))
+                left -= n
+    return path
+
+
+def make_cert(directory: Path) -> tuple[Path, Path]:
+    """An EC P-256 self-signed certificate for the QUIC servers."""
+    key, cert = directory / "server.key", directory / "server.crt"
+    if not cert.exists():
+        argv = ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
+                "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", str(key), "-out", str(cert),
+                "-days", "30", "-subj", "/CN=dcexp-server"]
+        proc = subprocess.run(argv, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise RuntimeError(f"openssl failed: {proc.stderr.strip()}")
+    return cert, key
+
+
+def registry() -> dict[str, type[Flow]]:
+    from experiments.flows.aioquic_flow import AioquicFlow
+    from experiments.flows.ngtcp2 import Ngtcp2Flow
+    from experiments.flows.tcp import TcpFlow
+    return {cls.kind: cls for cls in (Ngtcp2Flow, AioquicFlow, TcpFlow)}
+
+
+def make_flow(spec: dict, ctx: FlowContext) -> Flow:
+    plugins = registry()
+    if spec["kind"] not in plugins:
+        raise ValueError(f"flow kind {spec['kind']!r} is not one of {', '.join(plugins)}")
+    os.makedirs(ctx.workdir, exist_ok=True)
+    return plugins[spec["kind"]](spec=spec, ctx=ctx)

@@ -1,0 +1,76 @@
+"""aioquic flows: our quic_endpoint server and client (aioquic has no example programs).
+
+The client logs bytes, smoothed RTT and cwnd every 100 ms and the SHA-256 of the download.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+from experiments.flows import Flow, sha256_file
+
+CC_NAMES = {"newreno": "reno", "cubic": "cubic"}
+LARGE_RCVBUF = 8 * 1024 * 1024  # "enlarged" UDP receive buffer, bytes (kernel doubles it)
+
+
+class AioquicFlow(Flow):
+    kind = "aioquic"
+    tools = ()
+
+    def _endpoint(self, role: str) -> list[str]:
+        c = self.ctx
+        return [sys.executable, "-m", "experiments.flows.quic_endpoint", role,
+                "--addr", c.server_addr, "--port", str(c.port),
+                "--cc", CC_NAMES[self.spec["cc"]]]
+
+    def start_server(self) -> None:
+        c = self.ctx
+        argv = self._endpoint("server") + ["--cert", str(c.cert), "--key", str(c.key),
+                                           "--file", str(c.payload)]
+        self.server = self._popen(c.server_ns, argv, "server.log")
+
+    def start_client(self) -> None:
+        argv = self._endpoint("client") + ["--log", str(self.ctx.workdir / "client.jsonl")]
+        argv += ["--bytes", str(self.size_bytes)] if self.size_bytes else \
+            ["--duration-s", str(self.spec["duration_s"])]
+        if self.spec["udp_rcvbuf"] == "large":
+            argv += ["--rcvbuf", str(LARGE_RCVBUF)]
+        self.t_client_start = time.monotonic()
+        self.client = self._popen(self.ctx.client_ns, argv, "client.log")
+
+    def _lines(self) -> list[dict]:
+        path = self.ctx.workdir / "client.jsonl"
+        if not path.exists():
+            return []
+        out = []
+        for line in path.read_text().splitlines():
+            try:
+                out.append(json.loads(line))
+            except ValueError:
+                pass  # a line cut short by a kill
+        return out
+
+    def samples(self) -> list[tuple[float, str, float]]:
+        out = []
+        for rec in self._lines():
+            t = self._t(rec["ts"])
+            out.append((t, "bytes", float(rec["bytes"])))
+            if rec.get("srtt_ms"):
+                out.append((t, "rtt_ms", float(rec["srtt_ms"])))
+            out.append((t, "cwnd_bytes", float(rec["cwnd"])))
+        return out
+
+    def result(self) -> dict:
+        lines = self._lines()
+        final = next((r for r in reversed(lines) if r.get("final")), None)
+        res = {"bytes": lines[-1]["bytes"] if lines else 0,
+               "exit_code": self.client.returncode if self.client else None,
+               "complete": bool(final and final.get("complete"))}
+        if self.size_bytes:
+            res["intact"] = bool(final and res["bytes"] == self.size_bytes
+                                 and final["sha256"] == sha256_file(self.ctx.payload))
+        if final and final.get("complete"):
+            res["completion_s"] = final["elapsed_s"]
+        return res

@@ -1,0 +1,406 @@
+"""Scenario files: loading, validation, quick mode, and expansion into runs.
+
+A scenario is declarative YAML with units in the key names (QUICbench/pantheon habit):
+
+    name: batch-size
+    links:  {a: {rate_mbit: 20, delay_ms: 10, delay_cv: 0.1}, b: {...}}
+    dc:     {batch: 100, ratio: "1:1", dup: false}
+    t_reordering_ms: 100
+    flows:  [{kind: ngtcp2, cc: cubic, size_mb: 100, client: dc}]
+    variants: [{kind: ngtcp2, cc: cubic}, {kind: tcp, cc: cubic}]   # applied to every flow
+    repetitions: 10
+    sweep:  {param: dc.batch, values: [1, 10, 100, 1000]}
+    quick:  {repetitions: 1, flows.size_mb: 5, sweep.values: [1, 100]}
+
+Every key is checked; a wrong one gets a message naming the keys allowed at that place.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+
+class ScenarioError(ValueError):
+    """A scenario file is malformed; the message names the key and what is allowed."""
+
+
+LINK_KEYS = {
+    "rate_mbit": "link rate in Mbit/s (0 or absent: unlimited)",
+    "delay_ms": "one-way delay mean in ms",
+    "delay_cv": "coefficient of variation of the delay (normal distribution)",
+    "jitter_ms": "delay standard deviation in ms (alternative to delay_cv)",
+    "dist": "delay distribution: const|normal|uniform|pareto|paretonormal",
+    "loss": "Bernoulli loss probability 0..1",
+    "ge": "Gilbert-Elliott loss [p, r, 1-k, 1-h]",
+    "queue_pkts": "drop-tail queue size in packets",
+    "queue_bytes": "drop-tail queue size in bytes",
+    "queue_bdp": "drop-tail queue size in multiples of the bandwidth-delay product",
+    "trace": "Mahimahi trace file (relative paths: experiments/traces/ or the scenario's dir)",
+    "reorder": "let frames overtake each other when their delays cross (default false)",
+    "burst_bytes": "token bucket depth in bytes",
+}
+LEG_NAMES = ("a", "b", "a_uplink", "b_uplink")
+DC_KEYS = {"batch": 100, "ratio": "1:1", "dup": False, "sn_bits": 18}
+FLOW_KINDS = ("ngtcp2", "aioquic", "tcp")
+FLOW_CLIENTS = ("dc", "sc-a", "sc-b")
+CCS = ("newreno", "cubic", "bbr")
+FLOW_DEFAULTS = {
+    "kind": "ngtcp2",
+    "cc": "cubic",
+    "size_mb": None,
+    "duration_s": None,
+    "start_s": 0.0,
+    "client": "dc",
+    "udp_rcvbuf": "default",
+    "count": 1,
+}
+TOP_KEYS = {
+    "name": None,
+    "description": "",
+    "figure": None,
+    "links": None,
+    "dc": None,
+    "t_reordering_ms": 100,
+    "flows": None,
+    "variants": None,
+    "repetitions": 1,
+    "sweep": None,
+    "quick": None,
+    "timeout_s": None,
+    "seed": 1,
+}
+FIGURES = ("throughput", "fairness", "utilization", "duplication")
+
+
+def _allowed(keys) -> str:
+    return ", ".join(sorted(keys))
+
+
+def _check_keys(where: str, d: Any, allowed) -> dict:
+    if not isinstance(d, dict):
+        raise ScenarioError(f"{where}: expected a mapping with keys {_allowed(allowed)}, "
+                            f"got {type(d).__name__}")
+    for key in d:
+        if key not in allowed:
+            raise ScenarioError(f"{where}: unknown key {key!r}; allowed keys: {_allowed(allowed)}")
+    return d
+
+
+def _number(where: str, value: Any, lo: float | None = None, hi: float | None = None,
+            integer: bool = False) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ScenarioError(f"{where}: expected a number, got {value!r}")
+    if integer and int(value) != value:
+        raise ScenarioError(f"{where}: expected an integer, got {value!r}")
+    if lo is not None and value < lo or hi is not None and value > hi:
+        rng = f"{lo if lo is not None else '-inf'}..{hi if hi is not None else 'inf'}"
+        raise ScenarioError(f"{where}: {value!r} is out of range {rng}")
+    return int(value) if integer else float(value)
+
+
+def parse_ratio(where: str, value: Any) -> tuple[int, int]:
+    """'3:1', [3, 1] or '75%' (share of leg A) -> (3, 1)."""
+    if isinstance(value, (list, tuple)) and len(value) == 2:
+        a, b = value
+    elif isinstance(value, str) and re.fullmatch(r"\s*\d+\s*:\s*\d+\s*", value):
+        a, b = (int(x) for x in value.split(":"))
+    elif isinstance(value, str) and re.fullmatch(r"\s*\d+(\.\d+)?\s*%\s*", value):
+        pct = float(value.strip().rstrip("%"))
+        if not 0 <= pct <= 100:
+            raise ScenarioError(f"{where}: percentage {value!r} must be within 0%..100%")
+        a, b = round(pct), 100 - round(pct)
+    else:
+        raise ScenarioError(f"{where}: ratio must be 'A:B' (packets on leg A : leg B), [A, B] "
+                            f"or 'P%' (share of leg A), got {value!r}")
+    if not all(isinstance(x, int) and x >= 0 for x in (a, b)) or a + b == 0:
+        raise ScenarioError(f"{where}: ratio parts must be non-negative integers, not both 0, "
+                            f"got {value!r}")
+    return a, b
+
+
+def validate_link(where: str, d: Any) -> dict:
+    _check_keys(where, d, LINK_KEYS)
+    queues = [k for k in ("queue_pkts", "queue_bytes", "queue_bdp") if d.get(k) is not None]
+    if len(queues) > 1:
+        raise ScenarioError(f"{where}: give one of queue_pkts, queue_bytes, queue_bdp, "
+                            f"not {', '.join(queues)}")
+    for key in ("rate_mbit", "delay_ms", "delay_cv", "jitter_ms", "queue_bdp"):
+        if d.get(key) is not None:
+            _number(f"{where}.{key}", d[key], lo=0)
+    for key in ("queue_pkts", "queue_bytes", "burst_bytes"):
+        if d.get(key) is not None:
+            _number(f"{where}.{key}", d[key], lo=1, integer=True)
+    if d.get("loss") is not None:
+        _number(f"{where}.loss", d["loss"], lo=0, hi=1)
+    if d.get("delay_cv") is not None and d.get("jitter_ms") is not None:
+        raise ScenarioError(f"{where}: give delay_cv or jitter_ms, not both")
+    return d
+
+
+def validate_flow(where: str, d: Any) -> dict:
+    _check_keys(where, d, FLOW_DEFAULTS)
+    flow = {**FLOW_DEFAULTS, **d}
+    if flow["kind"] not in FLOW_KINDS:
+        raise ScenarioError(f"{where}.kind: {flow['kind']!r} is not one of {', '.join(FLOW_KINDS)}")
+    if flow["cc"] not in CCS:
+        raise ScenarioError(f"{where}.cc: {flow['cc']!r} is not one of {', '.join(CCS)}")
+    if flow["kind"] == "aioquic" and flow["cc"] == "bbr":
+        raise ScenarioError(f"{where}.cc: aioquic supports newreno and cubic, not bbr")
+    if flow["client"] not in FLOW_CLIENTS:
+        raise ScenarioError(f"{where}.client: {flow['client']!r} is not one of "
+                            f"{', '.join(FLOW_CLIENTS)}")
+    if flow["udp_rcvbuf"] not in ("default", "large"):
+        raise ScenarioError(f"{where}.udp_rcvbuf: {flow['udp_rcvbuf']!r} is not one of "
+                            "default, large")
+    if flow["udp_rcvbuf"] == "large" and flow["kind"] != "aioquic":
+        raise ScenarioError(f"{where}.udp_rcvbuf: 'large' is implemented for aioquic only "
+                            "(our client enlarges its own socket buffer)")
+    if (flow["size_mb"] is None) == (flow["duration_s"] is None):
+        raise ScenarioError(f"{where}: give exactly one of size_mb (download size) or "
+                            "duration_s (download for that long)")
+    if flow["size_mb"] is not None:
+        _number(f"{where}.size_mb", flow["size_mb"], lo=0.001)
+    if flow["duration_s"] is not None:
+        _number(f"{where}.duration_s", flow["duration_s"], lo=0.1)
+    _number(f"{where}.start_s", flow["start_s"], lo=0)
+    _number(f"{where}.count", flow["count"], lo=1, hi=16, integer=True)
+    return flow
+
+
+def _set_path(doc: dict, path: str, value: Any) -> None:
+    """Set a dotted path; 'flows.X' sets X on every flow."""
+    parts = path.split(".")
+    if parts[0] == "flows" and len(parts) == 2:
+        for flow in doc.get("flows") or []:
+            flow[parts[1]] = value
+        return
+    node = doc
+    for part in parts[:-1]:
+        if not isinstance(node.get(part), dict):
+            node[part] = {}
+        node = node[part]
+    node[parts[-1]] = value
+
+
+def _get_path(doc: dict, path: str) -> Any:
+    node: Any = doc
+    for part in path.split("."):
+        node = node.get(part) if isinstance(node, dict) else None
+    return node
+
+
+SWEEPABLE = re.compile(r"^(links\.(a|b|a_uplink|b_uplink|both)\.\w+|dc\.(batch|ratio|dup)|"
+                       r"t_reordering_ms|flows\.\w+)$")
+
+
+@dataclass
+class Run:
+    """One experiment run: a fully resolved configuration plus its place in the study."""
+
+    run_id: str
+    point: Any            # the swept value (x axis), or None
+    variant: str          # label of the protocol variant
+    rep: int
+    seed: int
+    config: dict          # links, dc, t_reordering_ms, flows (resolved)
+
+
+@dataclass
+class Scenario:
+    name: str
+    doc: dict                          # validated, defaults filled
+    path: Path | None = None
+    runs: list[Run] = field(default_factory=list)
+
+    @property
+    def sweep_param(self) -> str | None:
+        return (self.doc.get("sweep") or {}).get("param")
+
+
+def _resolve_links(links: dict) -> dict:
+    """Expand `both` into a and b; uplinks default to the leg's delay only (ACK path)."""
+    both = links.get("both") or {}
+    out = {}
+    for leg in ("a", "b"):
+        out[leg] = {**both, **(links.get(leg) or {})}
+        uplink = {k: out[leg][k] for k in ("delay_ms", "delay_cv", "jitter_ms", "dist")
+                  if k in out[leg]}
+        out[f"{leg}_uplink"] = {**uplink, **(links.get(f"{leg}_uplink") or {})}
+    return out
+
+
+def _validate_doc(doc: dict, where: str) -> dict:
+    _check_keys(where, doc, TOP_KEYS)
+    for key in ("name", "links", "flows"):
+        if doc.get(key) is None:
+            raise ScenarioError(f"{where}: missing required key {key!r}")
+    if not re.fullmatch(r"[\w.-]+", str(doc["name"])):
+        raise ScenarioError(f"{where}.name: use letters, digits, '-', '_', '.' only")
+    if doc.get("figure") is not None and doc["figure"] not in FIGURES:
+        raise ScenarioError(f"{where}.figure: {doc['figure']!r} is not one of {', '.join(FIGURES)}")
+    _check_keys(f"{where}.links", doc["links"], LEG_NAMES + ("both",))
+    for leg, spec in doc["links"].items():
+        validate_link(f"{where}.links.{leg}", spec)
+    dc = {**DC_KEYS, **_check_keys(f"{where}.dc", doc.get("dc") or {}, DC_KEYS)}
+    _number(f"{where}.dc.batch", dc["batch"], lo=1, hi=65535, integer=True)
+    parse_ratio(f"{where}.dc.ratio", dc["ratio"])
+    if not isinstance(dc["dup"], bool):
+        raise ScenarioError(f"{where}.dc.dup: expected true or false, got {dc['dup']!r}")
+    if dc["sn_bits"] not in (12, 18):
+        raise ScenarioError(f"{where}.dc.sn_bits: {dc['sn_bits']!r} is not one of 12, 18")
+    doc["dc"] = dc
+    _number(f"{where}.t_reordering_ms", doc["t_reordering_ms"], lo=0, hi=3000)
+    _number(f"{where}.repetitions", doc["repetitions"], lo=1, integer=True)
+    _number(f"{where}.seed", doc["seed"], lo=0, integer=True)
+    if doc.get("timeout_s") is not None:
+        _number(f"{where}.timeout_s", doc["timeout_s"], lo=1)
+    if not isinstance(doc["flows"], list) or not doc["flows"]:
+        raise ScenarioError(f"{where}.flows: expected a non-empty list of flows")
+    doc["flows"] = [validate_flow(f"{where}.flows[{i}]", f) for i, f in enumerate(doc["flows"])]
+    variants = doc.get("variants")
+    if variants is not None:
+        if not isinstance(variants, list) or not variants:
+            raise ScenarioError(f"{where}.variants: expected a non-empty list of flow overrides")
+        for i, var in enumerate(variants):
+            _check_keys(f"{where}.variants[{i}]", var, set(FLOW_DEFAULTS) | {"label"})
+            for j, flow in enumerate(doc["flows"]):
+                over = {k: v for k, v in var.items() if k != "label"}
+                validate_flow(f"{where}.variants[{i}] applied to flows[{j}]", {**flow, **over})
+    sweep = doc.get("sweep")
+    if sweep is not None:
+        _check_keys(f"{where}.sweep", sweep, ("param", "values", "set"))
+        if not sweep.get("param") or not isinstance(sweep.get("values"), list) \
+                or not sweep["values"]:
+            raise ScenarioError(f"{where}.sweep: needs 'param' and a non-empty 'values' list")
+        sets = sweep.get("set") or {sweep["param"]: sweep["values"]}
+        for path, values in sets.items():
+            if not SWEEPABLE.match(path):
+                raise ScenarioError(f"{where}.sweep.set: {path!r} is not sweepable; use "
+                                    "links.<a|b|both|a_uplink|b_uplink>.<key>, dc.batch, "
+                                    "dc.ratio, dc.dup, t_reordering_ms or flows.<key>")
+            if not isinstance(values, list) or len(values) != len(sweep["values"]):
+                raise ScenarioError(f"{where}.sweep.set.{path}: needs one value per sweep "
+                                    f"value ({len(sweep['values'])})")
+    return doc
+
+
+def _label(value: Any) -> str:
+    text = value if isinstance(value, str) else yaml.safe_dump(value, default_flow_style=True)
+    return re.sub(r"[^\w.%-]+", "_", str(text).strip()).strip("_") or "x"
+
+
+def variant_label(var: dict) -> str:
+    if var.get("label"):
+        return str(var["label"])
+    parts = [str(var[k]) for k in ("kind", "cc") if k in var]
+    parts += [f"rcvbuf-{var['udp_rcvbuf']}"] if var.get("udp_rcvbuf") == "large" else []
+    return "-".join(parts) or "default"
+
+
+def expand(doc: dict) -> list[Run]:
+    """Sweep values x variants x repetitions -> runs, each with a fully resolved config."""
+    sweep = doc.get("sweep")
+    points = sweep["values"] if sweep else [None]
+    sets = (sweep.get("set") or {sweep["param"]: sweep["values"]}) if sweep else {}
+    variants = doc.get("variants") or [{}]
+    runs = []
+    for (i, point), var, rep in itertools.product(enumerate(points), variants,
+                                                  range(doc["repetitions"])):
+        cfg = {"links": copy.deepcopy(doc["links"]), "dc": dict(doc["dc"]),
+               "t_reordering_ms": doc["t_reordering_ms"],
+               "flows": [dict(f) for f in doc["flows"]]}
+        for path, values in sets.items():
+            _set_path(cfg, path, values[i])
+        for key, value in var.items():
+            if key != "label":
+                _set_path(cfg, f"flows.{key}", value)
+        cfg["links"] = _resolve_links(cfg["links"])
+        for leg, spec in cfg["links"].items():
+            validate_link(f"run links.{leg}", spec)
+        cfg["flows"] = [validate_flow(f"run flows[{j}]", f) for j, f in enumerate(cfg["flows"])]
+        cfg["dc"]["ratio"] = list(parse_ratio("run dc.ratio", cfg["dc"]["ratio"]))
+        label = variant_label(var)
+        point_part = f"{_label(sweep['param'])}={_label(point)}__" if sweep else ""
+        run_id = f"{point_part}{_label(label)}__rep{rep}"
+        runs.append(Run(run_id=run_id, point=point, variant=label, rep=rep,
+                        seed=doc["seed"] * 1000 + rep, config=cfg))
+    return runs
+
+
+def apply_quick(doc: dict, where: str) -> dict:
+    """The scenario's `quick:` overrides (dotted paths), for a short run of the same study."""
+    quick = doc.get("quick") or {}
+    if not isinstance(quick, dict):
+        raise ScenarioError(f"{where}.quick: expected a mapping of dotted paths to values")
+    doc = copy.deepcopy(doc)
+    for path, value in quick.items():
+        if path.split(".")[0] not in TOP_KEYS:
+            raise ScenarioError(f"{where}.quick: {path!r} does not start with a top-level key "
+                                f"({_allowed(TOP_KEYS)})")
+        _set_path(doc, path, value)
+    doc.pop("quick", None)
+    return doc
+
+
+def load(path: str | Path, quick: bool = False, reps: int | None = None) -> Scenario:
+    path = Path(path)
+    try:
+        raw = yaml.safe_load(path.read_text())
+    except OSError as exc:
+        raise ScenarioError(f"cannot read scenario {path}: {exc.strerror}") from None
+    except yaml.YAMLError as exc:
+        raise ScenarioError(f"{path}: not valid YAML: {exc}") from None
+    return from_dict(raw, where=path.name, quick=quick, reps=reps, path=path)
+
+
+def from_dict(raw: Any, where: str = "scenario", quick: bool = False, reps: int | None = None,
+              path: Path | None = None) -> Scenario:
+    _check_keys(where, raw, TOP_KEYS)
+    doc = {k: copy.deepcopy(v) for k, v in TOP_KEYS.items()}
+    doc.update(copy.deepcopy(raw))
+    if quick:
+        doc = apply_quick(doc, where)
+    if reps is not None:
+        doc["repetitions"] = reps
+    doc = _validate_doc(doc, where)
+    if doc.get("figure") is None:
+        doc["figure"] = "fairness" if len(doc["flows"]) > 1 else "throughput"
+    if path is not None:
+        _resolve_traces(doc, path.parent)
+    scenario = Scenario(name=doc["name"], doc=doc, path=path)
+    scenario.runs = expand(doc)
+    return scenario
+
+
+TRACE_DIR = Path(__file__).resolve().parent / "traces"
+
+
+def _resolve_traces(doc: dict, base: Path) -> None:
+    """Trace paths are relative to the scenario file, else to experiments/traces/."""
+    def resolve(spec: dict, where: str) -> None:
+        trace = spec.get("trace")
+        if trace is None:
+            return
+        for candidate in (Path(trace), base / trace, TRACE_DIR / trace):
+            if candidate.is_file():
+                spec["trace"] = str(candidate.resolve())
+                return
+        raise ScenarioError(f"{where}.trace: {trace!r} not found (looked next to the scenario "
+                            f"and in {TRACE_DIR})")
+
+    for leg, spec in doc["links"].items():
+        resolve(spec, f"links.{leg}")
+    sweep = doc.get("sweep") or {}
+    for path, values in (sweep.get("set") or {}).items():
+        if path.endswith(".trace"):
+            for i, v in enumerate(values):
+                tmp = {"trace": v}
+                resolve(tmp, f"sweep.set.{path}[{i}]")
+                values[i] = tmp["trace"]
