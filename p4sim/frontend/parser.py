@@ -1,0 +1,849 @@
+"""Recursive-descent parser for P4_16, producing `p4sim.frontend.ir` nodes.
+
+Operator precedence follows p4c's grammar (note `==` binds looser than `|`, unlike C). Type
+names are tracked as they are declared, which resolves the classic ambiguities (casts,
+declarations vs. expressions, generic calls) the way p4c's lexer feedback does.
+"""
+
+from __future__ import annotations
+
+from p4sim.errors import P4Error, unsupported
+from p4sim.frontend import ir
+from p4sim.frontend.lexer import Token, tokenize
+
+# Binary operators by precedence level, lowest first.
+_LEVELS = [
+    ("||",),
+    ("&&",),
+    ("==", "!="),
+    ("<", ">", "<=", ">="),
+    ("|",),
+    ("^",),
+    ("&",),
+    ("<<", ">>"),
+    ("++", "+", "-", "|+|", "|-|"),
+    ("*", "/", "%"),
+]
+_PREC = {op: i for i, ops in enumerate(_LEVELS) for op in ops}
+
+BUILTIN_TYPES = {"packet_in", "packet_out"}  # declared in core.p4, but known early for safety
+
+
+class Parser:
+    def __init__(self, text: str, filename: str = "<input>"):
+        self.text = text
+        self.toks: list[Token] = tokenize(text, filename)
+        self.i = 0
+        self.typenames: set[str] = set(BUILTIN_TYPES)
+
+    # -- token helpers -----------------------------------------------------------------
+    @property
+    def tok(self) -> Token:
+        return self.toks[self.i]
+
+    def peek(self, k: int = 1) -> Token:
+        return self.toks[min(self.i + k, len(self.toks) - 1)]
+
+    def at(self, *texts: str) -> bool:
+        t = self.tok
+        return t.kind in ("punct", "keyword") and t.text in texts
+
+    def accept(self, text: str) -> Token | None:
+        if self.at(text):
+            t = self.tok
+            self.i += 1
+            return t
+        return None
+
+    def expect(self, text: str, what: str | None = None) -> Token:
+        if self.at(text):
+            t = self.tok
+            self.i += 1
+            return t
+        raise self.error(f"expected '{text}'" + (f" {what}" if what else ""))
+
+    def error(self, message: str, tok: Token | None = None) -> P4Error:
+        tok = tok or self.tok
+        found = "end of input" if tok.kind == "eof" else f"'{tok.text}'"
+        return P4Error.at(tok.pos, f"{message}, found {found}")
+
+    def ident(self, what: str = "a name") -> str:
+        t = self.tok
+        # Some keywords are ordinary names in most places (`apply`, `key`, `actions`, ...).
+        if t.kind == "ident" or (t.kind == "keyword" and t.text in _SOFT_KEYWORDS):
+            self.i += 1
+            return t.text
+        raise self.error(f"expected {what}")
+
+    def is_ident(self, tok: Token | None = None) -> bool:
+        t = tok or self.tok
+        return t.kind == "ident" or (t.kind == "keyword" and t.text in _SOFT_KEYWORDS)
+
+    def speculate(self, fn):
+        """Run fn; on a syntax error rewind and return None."""
+        start = self.i
+        try:
+            return fn()
+        except P4Error:
+            self.i = start
+            return None
+
+    def close_angle(self) -> None:
+        self.expect(">")
+
+    # -- program -----------------------------------------------------------------------
+    def parse_program(self) -> ir.Program:
+        decls = []
+        while self.tok.kind != "eof":
+            if self.accept(";"):
+                continue
+            decls.append(self.declaration())
+        return ir.Program(decls, self.text)
+
+    def annotations(self) -> list[ir.Annotation]:
+        out = []
+        while self.at("@"):
+            start = self.tok
+            self.i += 1
+            name = self.tok.text
+            if self.tok.kind not in ("ident", "keyword"):
+                raise self.error("expected an annotation name")
+            self.i += 1
+            args: list = []
+            end = self.toks[self.i - 1].end
+            if self.at("(", "[") and self.tok.start == end:
+                close = ")" if self.tok.text == "(" else "]"
+                opener = self.tok.text
+                depth = 0
+                while True:
+                    t = self.tok
+                    if t.kind == "eof":
+                        raise self.error(f"unterminated annotation @{name}")
+                    self.i += 1
+                    if t.text == opener and t.kind == "punct":
+                        depth += 1
+                    elif t.text == close and t.kind == "punct":
+                        depth -= 1
+                        if depth == 0:
+                            end = t.end
+                            break
+                    elif t.kind == "string":
+                        args.append(t.text)
+                    elif t.kind == "int":
+                        args.append(t.value[0])
+                    elif t.kind in ("ident", "keyword"):
+                        args.append(t.text)
+            out.append(ir.Annotation(name, self.text[start.start : end], args, start.pos))
+        return out
+
+    def declaration(self):
+        annots = self.annotations()
+        t = self.tok
+        kw = t.text if t.kind == "keyword" else None
+        if kw == "const":
+            return self.const_decl(annots)
+        if kw in ("header", "struct", "header_union"):
+            return self.header_decl(annots)
+        if kw == "enum":
+            return self.enum_decl(annots)
+        if kw in ("error", "match_kind") and self.peek().text == "{":
+            self.i += 1
+            self.expect("{")
+            members = []
+            while not self.at("}"):
+                pos = self.tok.pos
+                members.append((self.ident(f"an {kw} member"), pos))
+                if not self.accept(","):
+                    break
+            self.expect("}")
+            return ir.ErrorDecl(t.pos, kw, annots, members, kw)
+        if kw in ("typedef", "type"):
+            self.i += 1
+            ref = self.typeref()
+            name = self.ident("a type name")
+            self.expect(";")
+            self.typenames.add(name)
+            return ir.TypedefDecl(t.pos, name, annots, ref, kw == "type")
+        if kw == "extern":
+            return self.extern_decl(annots)
+        if kw == "parser":
+            return self.parser_decl(annots)
+        if kw == "control":
+            return self.control_decl(annots)
+        if kw == "package":
+            self.i += 1
+            name = self.ident("a package name")
+            self.typenames.add(name)
+            tps = self.type_params()
+            params = self.params()
+            self.expect(";")
+            return ir.PackageDecl(t.pos, name, annots, tps, params)
+        if kw == "action":
+            return self.action_decl(annots)
+        if kw in ("value_set", "valueset"):
+            raise unsupported(t.pos, "value_set")
+        if kw == "abstract":
+            raise unsupported(t.pos, "abstract method outside an extern")
+        # Function declaration (`T f(...) {`), or instantiation (`T(args) name;`).
+        start = self.i
+        ref = self.typeref()
+        if self.at("("):
+            args = self.arguments()
+            name = self.ident("an instance name")
+            self.expect(";")
+            return ir.Instantiation(t.pos, name, annots, ref, args)
+        if self.is_ident():
+            name = self.ident()
+            tps = self.type_params()
+            if self.at("("):
+                params = self.params()
+                body = self.block()
+                return ir.FunctionDecl(t.pos, name, annots, ref, tps, params, body)
+        self.i = start
+        raise self.error("expected a declaration")
+
+    def const_decl(self, annots) -> ir.ConstDecl:
+        pos = self.expect("const").pos
+        ref = self.typeref()
+        name = self.ident("a constant name")
+        self.expect("=")
+        value = self.expression()
+        self.expect(";")
+        return ir.ConstDecl(pos, name, annots, ref, value)
+
+    def header_decl(self, annots) -> ir.HeaderDecl:
+        t = self.tok
+        self.i += 1
+        name = self.ident(f"a {t.text} name")
+        self.typenames.add(name)
+        tps = self.type_params()
+        self.expect("{")
+        fields = []
+        while not self.at("}"):
+            fa = self.annotations()
+            pos = self.tok.pos
+            ref = self.typeref()
+            fname = self.ident("a field name")
+            self.expect(";")
+            fields.append(ir.FieldDecl(pos, fname, ref, fa))
+        self.expect("}")
+        return ir.HeaderDecl(t.pos, name, annots, fields, t.text, tps)
+
+    def enum_decl(self, annots) -> ir.EnumDecl:
+        pos = self.expect("enum").pos
+        underlying = None
+        if self.at("bit", "int"):
+            underlying = self.typeref()
+        name = self.ident("an enum name")
+        self.typenames.add(name)
+        self.expect("{")
+        members = []
+        while not self.at("}"):
+            mpos = self.tok.pos
+            mname = self.ident("an enum member")
+            value = None
+            if self.accept("="):
+                value = self.expression()
+            members.append((mname, value, mpos))
+            if not self.accept(","):
+                break
+        self.expect("}")
+        return ir.EnumDecl(pos, name, annots, members, underlying)
+
+    def type_params(self) -> list[str]:
+        out = []
+        if self.accept("<"):
+            while True:
+                n = self.ident("a type parameter")
+                self.typenames.add(n)
+                out.append(n)
+                if not self.accept(","):
+                    break
+            self.close_angle()
+        return out
+
+    def params(self) -> list[ir.Param]:
+        self.expect("(")
+        out = []
+        while not self.at(")"):
+            annots = self.annotations()
+            pos = self.tok.pos
+            direction = ""
+            if self.at("in", "out", "inout"):
+                direction = self.tok.text
+                self.i += 1
+            ref = self.typeref()
+            name = self.ident("a parameter name")
+            default = None
+            if self.accept("="):
+                default = self.expression()
+            out.append(ir.Param(pos, direction, ref, name, default, annots))
+            if not self.accept(","):
+                break
+        self.expect(")")
+        return out
+
+    def extern_decl(self, annots):
+        pos = self.expect("extern").pos
+        # extern function: `extern T name<...>(...);`
+        if self.is_ident() and (self.peek().text in ("{", "<") and self.tok.text not in self.typenames):
+            # `extern Name<T> {` or `extern Name {`
+            pass
+        start = self.i
+        if self.is_ident() and self.peek().text in ("{", "<"):
+            name = self.ident()
+            self.typenames.add(name)
+            tps = self.type_params()
+            if self.at("{"):
+                self.expect("{")
+                methods = []
+                while not self.at("}"):
+                    ma = self.annotations()
+                    mpos = self.tok.pos
+                    abstract = bool(self.accept("abstract"))
+                    if self.is_ident() and self.tok.text == name and self.peek().text == "(":
+                        self.i += 1
+                        params = self.params()
+                        self.expect(";")
+                        methods.append(ir.MethodDecl(mpos, name, ma, None, [], params))
+                        continue
+                    ret = self.typeref()
+                    mname = self.ident("a method name")
+                    mtps = self.type_params()
+                    params = self.params()
+                    self.expect(";")
+                    methods.append(ir.MethodDecl(mpos, mname, ma, ret, mtps, params, abstract))
+                self.expect("}")
+                return ir.ExternDecl(pos, name, annots, tps, methods)
+            self.i = start
+        ret = self.typeref()
+        name = self.ident("an extern function name")
+        tps = self.type_params()
+        params = self.params()
+        self.expect(";")
+        return ir.MethodDecl(pos, name, annots, ret, tps, params)
+
+    def parser_decl(self, annots):
+        pos = self.expect("parser").pos
+        name = self.ident("a parser name")
+        self.typenames.add(name)
+        tps = self.type_params()
+        params = self.params()
+        if self.accept(";"):
+            return ir.ParserDecl(pos, name, annots, tps, params, [], [], None)
+        ctor = self.params() if self.at("(") else []
+        self.expect("{")
+        locals_, states = [], []
+        while not self.at("}"):
+            la = self.annotations()
+            if self.at("state"):
+                states.append(self.parser_state(la))
+            else:
+                locals_.append(self.local_decl(la))
+        self.expect("}")
+        return ir.ParserDecl(pos, name, annots, tps, params, ctor, locals_, states)
+
+    def parser_state(self, annots) -> ir.ParserState:
+        pos = self.expect("state").pos
+        name = self.ident("a state name")
+        self.expect("{")
+        stmts = []
+        transition = None
+        while not self.at("}"):
+            if self.at("transition"):
+                transition = self.transition()
+                break
+            stmts.append(self.statement())
+        self.expect("}", "(a transition must be the last statement of a state)")
+        return ir.ParserState(pos, name, annots, stmts, transition)
+
+    def transition(self) -> ir.Transition:
+        pos = self.expect("transition").pos
+        if self.at("select"):
+            self.i += 1
+            self.expect("(")
+            exprs = [self.expression()]
+            while self.accept(","):
+                exprs.append(self.expression())
+            self.expect(")")
+            self.expect("{")
+            cases = []
+            while not self.at("}"):
+                cpos = self.tok.pos
+                keyset = self.keyset()
+                self.expect(":")
+                state = self.ident("a state name")
+                self.expect(";")
+                cases.append(ir.SelectCase(cpos, keyset, state))
+            self.expect("}")
+            self.accept(";")
+            return ir.Transition(pos, None, exprs, cases)
+        state = self.ident("a state name")
+        self.expect(";")
+        return ir.Transition(pos, state)
+
+    def keyset(self) -> list[ir.Expr]:
+        if self.at("(") :
+            # A tuple keyset `(a, b)`; a parenthesised single expression is also fine.
+            start = self.i
+            self.i += 1
+            items = [self.keyset_element()]
+            if self.at(","):
+                while self.accept(","):
+                    items.append(self.keyset_element())
+                self.expect(")")
+                return items
+            self.i = start
+        return [self.keyset_element()]
+
+    def keyset_element(self) -> ir.Expr:
+        t = self.tok
+        if self.at("default", "_"):
+            self.i += 1
+            return ir.Default(t.pos)
+        e = self.expression()
+        if self.accept("&&&"):
+            return ir.Mask(t.pos, e, self.expression())
+        if self.accept(".."):
+            return ir.Range(t.pos, e, self.expression())
+        return e
+
+    def control_decl(self, annots):
+        pos = self.expect("control").pos
+        name = self.ident("a control name")
+        self.typenames.add(name)
+        tps = self.type_params()
+        params = self.params()
+        if self.accept(";"):
+            return ir.ControlDecl(pos, name, annots, tps, params, [], [], None)
+        ctor = self.params() if self.at("(") else []
+        self.expect("{")
+        locals_ = []
+        body = None
+        while not self.at("}"):
+            la = self.annotations()
+            if self.at("apply"):
+                self.i += 1
+                body = self.block()
+                continue
+            if self.at("action"):
+                locals_.append(self.action_decl(la))
+            elif self.at("table"):
+                locals_.append(self.table_decl(la))
+            else:
+                locals_.append(self.local_decl(la))
+        self.expect("}")
+        if body is None:
+            raise P4Error.at(pos, f"control {name} has no apply block")
+        return ir.ControlDecl(pos, name, annots, tps, params, ctor, locals_, body)
+
+    def local_decl(self, annots):
+        """Constants, variables and instantiations inside a parser or control."""
+        t = self.tok
+        if self.at("const"):
+            return self.const_decl(annots)
+        if self.at("value_set", "valueset"):
+            raise unsupported(t.pos, "value_set")
+        ref = self.typeref()
+        if self.at("("):
+            args = self.arguments()
+            name = self.ident("an instance name")
+            self.expect(";")
+            return ir.Instantiation(t.pos, name, annots, ref, args)
+        name = self.ident("a variable name")
+        init = self.expression() if self.accept("=") else None
+        self.expect(";")
+        return ir.VarDecl(t.pos, ref, name, init, annots)
+
+    def action_decl(self, annots) -> ir.ActionDecl:
+        pos = self.expect("action").pos
+        name = self.ident("an action name")
+        params = self.params()
+        body = self.block()
+        return ir.ActionDecl(pos, name, annots, params, body)
+
+    def table_decl(self, annots) -> ir.TableDecl:
+        pos = self.expect("table").pos
+        name = self.ident("a table name")
+        self.expect("{")
+        props = []
+        while not self.at("}"):
+            pa = self.annotations()
+            ppos = self.tok.pos
+            is_const = bool(self.accept("const"))
+            if self.at("key"):
+                self.i += 1
+                self.expect("=")
+                self.expect("{")
+                keys = []
+                while not self.at("}"):
+                    kpos = self.tok.pos
+                    e = self.expression()
+                    self.expect(":")
+                    mk = self.ident("a match kind")
+                    ka = self.annotations()
+                    self.expect(";")
+                    keys.append(ir.KeyElement(kpos, e, mk, ka))
+                self.expect("}")
+                self.accept(";")
+                props.append(ir.TableProperty(ppos, "key", is_const, keys, pa))
+            elif self.at("actions"):
+                self.i += 1
+                self.expect("=")
+                self.expect("{")
+                refs = []
+                while not self.at("}"):
+                    aa = self.annotations()
+                    refs.append(self.action_ref(aa))
+                    self.expect(";")
+                self.expect("}")
+                self.accept(";")
+                props.append(ir.TableProperty(ppos, "actions", is_const, refs, pa))
+            elif self.at("entries"):
+                self.i += 1
+                self.expect("=")
+                self.expect("{")
+                entries = []
+                while not self.at("}"):
+                    ea = self.annotations()
+                    epos = self.tok.pos
+                    prio = None
+                    if self.accept("priority"):
+                        self.expect("=")
+                        prio = self.expression()
+                        self.expect(":")
+                    keyset = self.keyset()
+                    self.expect(":")
+                    aref = self.action_ref([])
+                    self.expect(";")
+                    entries.append(ir.EntryDecl(epos, keyset, aref, prio, ea))
+                self.expect("}")
+                self.accept(";")
+                props.append(ir.TableProperty(ppos, "entries", is_const, entries, pa))
+            else:
+                pname = self.ident("a table property")
+                self.expect("=")
+                if pname == "default_action":
+                    value = self.action_ref([])
+                else:
+                    value = self.expression()
+                self.expect(";")
+                props.append(ir.TableProperty(ppos, pname, is_const, value, pa))
+        self.expect("}")
+        return ir.TableDecl(pos, name, annots, props)
+
+    def action_ref(self, annots) -> ir.ActionRef:
+        pos = self.tok.pos
+        absolute = bool(self.accept("."))
+        name = ir.Name(pos, self.ident("an action name"), absolute)
+        args = self.arguments() if self.at("(") else []
+        return ir.ActionRef(pos, name, args, annots)
+
+    # -- types -------------------------------------------------------------------------
+    def is_type_start(self, tok: Token | None = None) -> bool:
+        t = tok or self.tok
+        if t.kind == "keyword":
+            return t.text in ("bit", "int", "varbit", "bool", "string", "void", "error", "tuple",
+                              "match_kind", "_")
+        return t.kind == "ident" and t.text in self.typenames
+
+    def typeref(self) -> ir.TypeRef:
+        t = self.tok
+        if self.accept("."):
+            t = self.tok  # absolute type name: same meaning here
+        if t.kind == "keyword" and t.text in ("bit", "int", "varbit"):
+            self.i += 1
+            width = None
+            if self.accept("<"):
+                if self.at("("):
+                    self.i += 1
+                    width = self.expression()
+                    self.expect(")")
+                else:
+                    width = self.primary()
+                self.close_angle()
+            elif t.text == "varbit":
+                raise self.error("varbit needs a maximum width")
+            ref = ir.BaseTypeRef(t.pos, t.text, width)
+        elif t.kind == "keyword" and t.text in ("bool", "string", "void", "error", "match_kind", "_"):
+            self.i += 1
+            ref = ir.BaseTypeRef(t.pos, t.text)
+        elif t.kind == "keyword" and t.text in ("tuple", "list"):
+            self.i += 1
+            self.expect("<")
+            args = [self.typeref()]
+            while self.accept(","):
+                args.append(self.typeref())
+            self.close_angle()
+            ref = ir.TupleTypeRef(t.pos, args)
+        elif self.is_ident(t):
+            self.i += 1
+            args = []
+            if self.at("<"):
+                self.i += 1
+                args = [self.typeref()]
+                while self.accept(","):
+                    args.append(self.typeref())
+                self.close_angle()
+            ref = ir.NamedTypeRef(t.pos, t.text, args)
+        else:
+            raise self.error("expected a type")
+        while self.at("[") :
+            self.i += 1
+            size = self.expression()
+            self.expect("]")
+            ref = ir.StackTypeRef(t.pos, ref, size)
+        return ref
+
+    # -- statements --------------------------------------------------------------------
+    def block(self) -> ir.Block:
+        pos = self.expect("{").pos
+        stmts = []
+        while not self.at("}"):
+            if self.tok.kind == "eof":
+                raise self.error("expected '}'")
+            stmts.append(self.statement())
+        self.expect("}")
+        return ir.Block(pos, stmts)
+
+    def statement(self) -> ir.Stmt:
+        annots = self.annotations()
+        t = self.tok
+        if self.at("{"):
+            return self.block()
+        if self.accept(";"):
+            return ir.Empty(t.pos)
+        if self.accept("if"):
+            self.expect("(")
+            cond = self.expression()
+            self.expect(")")
+            then = self.statement()
+            other = self.statement() if self.accept("else") else None
+            return ir.If(t.pos, cond, then, other)
+        if self.accept("exit"):
+            self.expect(";")
+            return ir.Exit(t.pos)
+        if self.accept("return"):
+            value = None if self.at(";") else self.expression()
+            self.expect(";")
+            return ir.Return(t.pos, value)
+        if self.accept("switch"):
+            return self.switch(t)
+        if self.at("const"):
+            c = self.const_decl(annots)
+            return ir.VarDecl(c.pos, c.typeref, c.name, c.value, annots, True)
+        if self.at("for", "break", "continue"):
+            raise unsupported(t.pos, f"'{t.text}' statement")
+        if self.is_type_start():
+            decl = self.speculate(self._var_decl)
+            if decl is not None:
+                decl.annotations = annots
+                return decl
+        e = self.expression()
+        if self.accept("="):
+            rhs = self.expression()
+            self.expect(";")
+            return ir.Assign(t.pos, e, rhs)
+        if self.at("+", "-", "*", "&", "|", "^", "<<", ">") and self.peek().text == "=":
+            raise unsupported(self.tok.pos, "compound assignment")
+        self.expect(";", "after an expression statement")
+        if not isinstance(e, ir.Call):
+            raise P4Error.at(t.pos, "an expression statement must be a method or function call")
+        return ir.CallStmt(t.pos, e)
+
+    def _var_decl(self) -> ir.VarDecl:
+        t = self.tok
+        ref = self.typeref()
+        if not self.is_ident():
+            raise self.error("expected a variable name")
+        name = self.ident()
+        init = self.expression() if self.accept("=") else None
+        self.expect(";")
+        return ir.VarDecl(t.pos, ref, name, init)
+
+    def switch(self, t: Token) -> ir.Switch:
+        self.expect("(")
+        e = self.expression()
+        self.expect(")")
+        self.expect("{")
+        cases = []
+        while not self.at("}"):
+            cpos = self.tok.pos
+            if self.accept("default"):
+                label = None
+            else:
+                label = self.expression()
+            self.expect(":")
+            body = self.block() if self.at("{") else None
+            cases.append(ir.SwitchCase([label], body, cpos))
+        self.expect("}")
+        return ir.Switch(t.pos, e, cases)
+
+    # -- expressions -------------------------------------------------------------------
+    def arguments(self) -> list[ir.Arg]:
+        self.expect("(")
+        args = []
+        while not self.at(")"):
+            pos = self.tok.pos
+            name = None
+            if self.is_ident() and self.peek().text == "=" and self.peek(2).text != "=":
+                name = self.ident()
+                self.i += 1
+            if self.at("_") and self.peek().text in (",", ")"):
+                self.i += 1
+                args.append(ir.Arg(None, name, pos))
+            else:
+                args.append(ir.Arg(self.expression(), name, pos))
+            if not self.accept(","):
+                break
+        self.expect(")")
+        return args
+
+    def expression(self) -> ir.Expr:
+        cond = self.binary(0)
+        if self.at("?"):
+            pos = self.tok.pos
+            self.i += 1
+            then = self.expression()
+            self.expect(":")
+            other = self.expression()
+            return ir.Ternary(pos, cond, then, other)
+        return cond
+
+    def _binop(self) -> str | None:
+        t = self.tok
+        if t.kind != "punct":
+            return None
+        if t.text == ">":
+            n = self.peek()
+            if n.kind == "punct" and n.text == ">" and n.start == t.end:
+                return ">>"
+        return t.text if t.text in _PREC else None
+
+    def binary(self, level: int) -> ir.Expr:
+        if level == len(_LEVELS):
+            return self.unary()
+        left = self.binary(level + 1)
+        while True:
+            op = self._binop()
+            if op is None or _PREC[op] != level:
+                return left
+            pos = self.tok.pos
+            self.i += 2 if op == ">>" else 1
+            right = self.binary(level + 1)
+            left = ir.Binary(pos, op, left, right)
+
+    def unary(self) -> ir.Expr:
+        t = self.tok
+        if t.kind == "punct" and t.text in ("!", "~", "-", "+"):
+            self.i += 1
+            return ir.Unary(t.pos, t.text, self.unary())
+        if t.kind == "punct" and t.text == "(" and self.is_type_start(self.peek()):
+            cast = self.speculate(self._cast)
+            if cast is not None:
+                return cast
+        return self.postfix(self.primary())
+
+    def _cast(self) -> ir.Cast:
+        pos = self.expect("(").pos
+        ref = self.typeref()
+        self.expect(")")
+        t = self.tok
+        if t.kind in ("punct",) and t.text not in ("(", "{", "-", "!", "~", "+", "."):
+            raise self.error("not a cast")
+        return ir.Cast(pos, ref, self.unary())
+
+    def postfix(self, e: ir.Expr) -> ir.Expr:
+        while True:
+            t = self.tok
+            if self.accept("."):
+                name = self.tok
+                if name.kind not in ("ident", "keyword"):
+                    raise self.error("expected a member name")
+                self.i += 1
+                e = ir.Member(t.pos, e, name.text)
+            elif self.at("["):
+                self.i += 1
+                first = self.expression()
+                if self.accept(":"):
+                    lo = self.expression()
+                    self.expect("]")
+                    e = ir.Slice(t.pos, e, first, lo)
+                else:
+                    self.expect("]")
+                    e = ir.Index(t.pos, e, first)
+            elif self.at("("):
+                e = ir.Call(t.pos, e, [], self.arguments())
+            elif self.at("<") and isinstance(e, (ir.Name, ir.Member)):
+                targs = self.speculate(self._type_args_then_call)
+                if targs is None:
+                    return e
+                e = ir.Call(t.pos, e, targs, self.arguments())
+            else:
+                return e
+
+    def _type_args_then_call(self) -> list[ir.TypeRef]:
+        self.expect("<")
+        args = [self.typeref()]
+        while self.accept(","):
+            args.append(self.typeref())
+        self.close_angle()
+        if not self.at("("):
+            raise self.error("not a generic call")
+        return args
+
+    def primary(self) -> ir.Expr:
+        t = self.tok
+        if t.kind == "int":
+            self.i += 1
+            value, width, signed = t.value
+            return ir.IntLit(t.pos, value, width, signed, t.text)
+        if t.kind == "string":
+            self.i += 1
+            return ir.StrLit(t.pos, t.text)
+        if t.kind == "keyword" and t.text in ("true", "false"):
+            self.i += 1
+            return ir.BoolLit(t.pos, t.text == "true")
+        if t.kind == "keyword" and t.text in ("bit", "int", "varbit", "bool", "tuple"):
+            return ir.TypeExpr(t.pos, self.typeref())
+        if t.kind == "keyword" and t.text in ("error", "this"):
+            self.i += 1
+            return ir.Name(t.pos, t.text)
+        if self.accept("."):
+            return ir.Name(t.pos, self.ident(), True)
+        if self.is_ident():
+            self.i += 1
+            return ir.Name(t.pos, t.text)
+        if self.accept("("):
+            e = self.expression()
+            self.expect(")")
+            return e
+        if self.accept("{"):
+            if self.accept("}"):
+                return ir.ListExpr(t.pos, [])
+            if self.is_ident() and self.peek().text == "=" and self.peek(2).text != "=":
+                fields = []
+                while not self.at("}"):
+                    fname = self.ident("a field name")
+                    self.expect("=")
+                    fields.append((fname, self.expression()))
+                    if not self.accept(","):
+                        break
+                self.expect("}")
+                return ir.StructInit(t.pos, fields)
+            items = [self.expression()]
+            while self.accept(","):
+                if self.at("}"):
+                    break
+                items.append(self.expression())
+            self.expect("}")
+            return ir.ListExpr(t.pos, items)
+        raise self.error("expected an expression")
+
+
+# Keywords that may still be used as ordinary identifiers.
+_SOFT_KEYWORDS = {"apply", "key", "actions", "entries", "state", "type", "priority", "list"}
+
+
+def parse(text: str, filename: str = "<input>") -> ir.Program:
+    return Parser(text, filename).parse_program()

@@ -1,0 +1,363 @@
+"""A C preprocessor for P4 sources, as much of cpp as P4 programs use.
+
+Supports #include "..." and <...>, object- and function-like #define (with # and ##), #undef,
+#if/#ifdef/#ifndef/#elif/#else/#endif with defined() and integer expressions, #error, #line
+and #pragma (kept for the parser). The output carries `# N "file"` line markers, like cpp's,
+so that the lexer reports positions in the original files. Comments are blanked out (replaced
+by spaces, newlines kept) so line and column numbers survive.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+from pathlib import Path
+
+from p4sim.errors import P4Error
+
+P4INCLUDE = Path(__file__).resolve().parent.parent / "p4include"
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
+# Tokens that macro expansion must step over unchanged: strings and numbers.
+_SKIP = re.compile(r'"(?:\\.|[^"\\])*"|\d[\w.]*')
+_DIRECTIVE = re.compile(r"\s*#\s*(\w*)(.*)$", re.S)
+
+
+class _Pos:
+    def __init__(self, file: str, line: int, col: int = 1):
+        self.file, self.line, self.col = file, line, col
+
+
+class Macro:
+    def __init__(self, name: str, params: list[str] | None, body: str):
+        self.name, self.params, self.body = name, params, body
+
+
+def strip_comments(text: str, file: str) -> str:
+    """Blank out // and /* */ comments, keeping newlines and string literals."""
+    out = []
+    i, n = 0, len(text)
+    line = 1
+    while i < n:
+        c = text[i]
+        if c == '"':
+            j = i + 1
+            while j < n and text[j] != '"' and text[j] != "\n":
+                j += 2 if text[j] == "\\" else 1
+            out.append(text[i : j + 1])
+            i = j + 1
+        elif text.startswith("//", i):
+            j = text.find("\n", i)
+            j = n if j < 0 else j
+            out.append(" " * (j - i))
+            i = j
+        elif text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            if j < 0:
+                raise P4Error("unterminated comment", file, line, 1)
+            chunk = text[i : j + 2]
+            out.append(re.sub(r"[^\n]", " ", chunk))
+            i = j + 2
+        else:
+            if c == "\n":
+                line += 1
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+class Preprocessor:
+    def __init__(self, include_dirs=(), defines: dict[str, str] | None = None):
+        self.include_dirs = [Path(d) for d in include_dirs]
+        self.macros: dict[str, Macro] = {}
+        for name, value in (defines or {}).items():
+            self.macros[name] = Macro(name, None, "1" if value is None else str(value))
+        self.out: list[str] = []
+        self.depth = 0
+
+    # -- files -------------------------------------------------------------------------
+    def run_file(self, path: str | Path) -> str:
+        path = Path(path)
+        try:
+            text = path.read_text()
+        except OSError as e:
+            raise P4Error(f"cannot read {path}: {e.strerror}", str(path), 0, 0) from None
+        self._process(text, str(path))
+        return "".join(self.out)
+
+    def run_text(self, text: str, filename: str) -> str:
+        self._process(text, filename)
+        return "".join(self.out)
+
+    def _find_include(self, name: str, system: bool, current: str, pos: _Pos) -> Path:
+        candidates = []
+        if not system:
+            candidates.append(Path(current).parent / name)
+        candidates += [d / name for d in self.include_dirs]
+        candidates.append(P4INCLUDE / name)
+        for c in candidates:
+            if c.is_file():
+                return c
+        where = ", ".join(str(c.parent) for c in candidates)
+        raise P4Error.at(pos, f"cannot find include file '{name}' (searched {where})")
+
+    # -- lines -------------------------------------------------------------------------
+    def _process(self, text: str, file: str) -> None:
+        self.depth += 1
+        if self.depth > 50:
+            raise P4Error("#include nested too deeply (more than 50 levels)", file, 1, 1)
+        text = strip_comments(text.replace("\r\n", "\n"), file)
+        lines = text.split("\n")
+        self.out.append(f'# 1 "{file}"\n')
+        # Stack of (this branch taken, some branch of this #if already taken, parent active).
+        conds: list[list[bool]] = []
+        active = True
+        i = 0
+        while i < len(lines):
+            lineno = i + 1
+            line = lines[i]
+            consumed = 1
+            # Join continuation lines, leaving blank lines to keep numbering.
+            while line.endswith("\\") and i + consumed < len(lines):
+                line = line[:-1] + " " + lines[i + consumed]
+                consumed += 1
+            i += consumed
+            m = _DIRECTIVE.match(line)
+            pos = _Pos(file, lineno, line.find("#") + 1 if m else 1)
+            if m:
+                name, rest = m.group(1), m.group(2).strip()
+                if name in ("if", "ifdef", "ifndef"):
+                    if not active:
+                        conds.append([False, True, False])
+                    else:
+                        if name == "if":
+                            taken = self._eval_condition(rest, pos)
+                        else:
+                            ident = rest.split()[0] if rest.split() else ""
+                            if not _IDENT.fullmatch(ident):
+                                raise P4Error.at(pos, f"#{name} needs a macro name")
+                            taken = (ident in self.macros) == (name == "ifdef")
+                        conds.append([taken, taken, True])
+                elif name in ("elif", "else", "endif"):
+                    if not conds:
+                        raise P4Error.at(pos, f"#{name} without #if")
+                    top = conds[-1]
+                    if name == "endif":
+                        conds.pop()
+                    elif name == "else":
+                        top[0] = top[2] and not top[1]
+                        top[1] = True
+                    else:
+                        top[0] = top[2] and not top[1] and self._eval_condition(rest, pos)
+                        top[1] = top[1] or top[0]
+                elif active:
+                    self._directive(name, rest, file, pos)
+                active = all(c[0] for c in conds)
+                self.out.append("\n" * consumed)
+                if name == "include" and active:
+                    self.out.append(f'# {i + 1} "{file}"\n')
+                continue
+            if active:
+                self.out.append(self._expand(line, pos) + "\n" * consumed)
+            else:
+                self.out.append("\n" * consumed)
+        if conds:
+            raise P4Error(f"unterminated #if (missing #endif)", file, len(lines), 1)
+        self.depth -= 1
+
+    def _directive(self, name: str, rest: str, file: str, pos: _Pos) -> None:
+        if name == "include":
+            rest = self._expand(rest, pos).strip() if not rest.startswith(('"', "<")) else rest
+            m = re.match(r'"([^"]+)"|<([^>]+)>', rest)
+            if not m:
+                raise P4Error.at(pos, '#include expects "file" or <file>')
+            inc = self._find_include(m.group(1) or m.group(2), m.group(2) is not None, file, pos)
+            self._process(inc.read_text(), str(inc))
+        elif name == "define":
+            m = re.match(r"([A-Za-z_]\w*)(\(([^)]*)\))?\s*(.*)$", rest, re.S)
+            if not m:
+                raise P4Error.at(pos, "#define expects a macro name")
+            params = None
+            if m.group(2) is not None:
+                params = [p.strip() for p in m.group(3).split(",") if p.strip()]
+            self.macros[m.group(1)] = Macro(m.group(1), params, m.group(4).strip())
+        elif name == "undef":
+            self.macros.pop(rest.split()[0] if rest else "", None)
+        elif name == "error":
+            raise P4Error.at(pos, f"#error {rest}")
+        elif name == "warning":
+            pass
+        elif name == "line":
+            m = re.match(r'(\d+)(?:\s+"([^"]*)")?', rest)
+            if not m:
+                raise P4Error.at(pos, "#line expects a line number")
+            self.out.append(f'# {int(m.group(1)) - 1} "{m.group(2) or file}"\n')
+        elif name == "pragma":
+            self.out.append(f"#pragma {rest}")
+        elif name == "":
+            pass  # a lone '#' or a line marker from an earlier cpp run: kept for the lexer
+        elif name.isdigit():
+            self.out.append(f"# {name}{rest and ' ' + rest}")
+        else:
+            raise P4Error.at(pos, f"unknown preprocessor directive #{name}")
+
+    # -- macros ------------------------------------------------------------------------
+    def _expand(self, text: str, pos: _Pos, hide: frozenset = frozenset()) -> str:
+        out = []
+        i, n = 0, len(text)
+        while i < n:
+            m = _SKIP.match(text, i)
+            if m and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")):
+                out.append(m.group(0))
+                i = m.end()
+                continue
+            m = _IDENT.match(text, i)
+            if not m or (i > 0 and (text[i - 1].isalnum() or text[i - 1] == "_")):
+                out.append(text[i])
+                i += 1
+                continue
+            name = m.group(0)
+            macro = self.macros.get(name)
+            if macro is None or name in hide:
+                out.append(name)
+                i = m.end()
+                continue
+            if macro.params is None:
+                out.append(self._expand(macro.body, pos, hide | {name}))
+                i = m.end()
+                continue
+            j = m.end()
+            while j < n and text[j] in " \t":
+                j += 1
+            if j >= n or text[j] != "(":
+                out.append(name)  # a function-like macro name without arguments
+                i = m.end()
+                continue
+            args, i = self._split_args(text, j, pos)
+            if len(args) == 1 and args[0].strip() == "" and not macro.params:
+                args = []
+            if len(args) != len(macro.params):
+                raise P4Error.at(
+                    pos,
+                    f"macro {name} expects {len(macro.params)} argument(s), got {len(args)}",
+                )
+            body = self._substitute(macro, [a.strip() for a in args], pos, hide)
+            out.append(self._expand(body, pos, hide | {name}))
+        return "".join(out)
+
+    def _split_args(self, text: str, j: int, pos: _Pos) -> tuple[list[str], int]:
+        depth, args, cur = 0, [], []
+        j += 1
+        while j < len(text):
+            c = text[j]
+            if c == "(":
+                depth += 1
+            elif c == ")":
+                if depth == 0:
+                    args.append("".join(cur))
+                    return args, j + 1
+                depth -= 1
+            elif c == "," and depth == 0:
+                args.append("".join(cur))
+                cur = []
+                j += 1
+                continue
+            cur.append(c)
+            j += 1
+        raise P4Error.at(pos, "unterminated macro argument list")
+
+    def _substitute(self, macro: Macro, args: list[str], pos: _Pos, hide: frozenset) -> str:
+        values = dict(zip(macro.params, args))
+        body = macro.body
+        # Stringification (#param) and token pasting (a ## b) use the unexpanded arguments.
+        body = re.sub(
+            r"#\s*([A-Za-z_]\w*)",
+            lambda m: '"' + values[m.group(1)] + '"' if m.group(1) in values else m.group(0),
+            body,
+        )
+        pasted = re.split(r"\s*##\s*", body)
+        if len(pasted) > 1:
+            pasted = [
+                values.get(p, p) if _IDENT.fullmatch(p) else p for p in (x.strip() for x in pasted)
+            ]
+            body = "".join(pasted)
+        expanded = {k: self._expand(v, pos, hide) for k, v in values.items()}
+        return _IDENT.sub(lambda m: expanded.get(m.group(0), m.group(0)), body)
+
+    # -- #if expressions ---------------------------------------------------------------
+    def _eval_condition(self, expr: str, pos: _Pos) -> bool:
+        expr = re.sub(
+            r"\bdefined\s*(\(\s*([A-Za-z_]\w*)\s*\)|([A-Za-z_]\w*))",
+            lambda m: "1" if (m.group(2) or m.group(3)) in self.macros else "0",
+            expr,
+        )
+        expr = self._expand(expr, pos)
+        expr = _IDENT.sub("0", expr)  # cpp: remaining identifiers are 0
+        expr = re.sub(r"(0[xX][0-9a-fA-F]+|\d+)[uUlL]+", r"\1", expr)
+        py = expr.replace("&&", " and ").replace("||", " or ")
+        py = re.sub(r"!(?!=)", " not ", py).replace("/", "//")
+        try:
+            return bool(_eval_int(ast.parse(py.strip() or "0", mode="eval").body))
+        except (SyntaxError, ValueError, ZeroDivisionError) as e:
+            raise P4Error.at(pos, f"invalid #if expression '{expr.strip()}': {e}") from None
+
+
+_BINOPS = {
+    ast.Add: lambda a, b: a + b,
+    ast.Sub: lambda a, b: a - b,
+    ast.Mult: lambda a, b: a * b,
+    ast.FloorDiv: lambda a, b: int(a / b),
+    ast.Mod: lambda a, b: a % b,
+    ast.LShift: lambda a, b: a << b,
+    ast.RShift: lambda a, b: a >> b,
+    ast.BitAnd: lambda a, b: a & b,
+    ast.BitOr: lambda a, b: a | b,
+    ast.BitXor: lambda a, b: a ^ b,
+}
+_CMPS = {
+    ast.Eq: lambda a, b: a == b,
+    ast.NotEq: lambda a, b: a != b,
+    ast.Lt: lambda a, b: a < b,
+    ast.LtE: lambda a, b: a <= b,
+    ast.Gt: lambda a, b: a > b,
+    ast.GtE: lambda a, b: a >= b,
+}
+
+
+def _eval_int(node) -> int:
+    """Evaluate a restricted Python AST (the translated #if expression)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, int):
+        return int(node.value)
+    if isinstance(node, ast.BoolOp):
+        vals = [_eval_int(v) for v in node.values]
+        return int(all(vals) if isinstance(node.op, ast.And) else any(vals))
+    if isinstance(node, ast.UnaryOp):
+        v = _eval_int(node.operand)
+        if isinstance(node.op, ast.Not):
+            return int(not v)
+        if isinstance(node.op, ast.USub):
+            return -v
+        if isinstance(node.op, ast.Invert):
+            return ~v
+        return v
+    if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
+        return _BINOPS[type(node.op)](_eval_int(node.left), _eval_int(node.right))
+    if isinstance(node, ast.Compare):
+        left = _eval_int(node.left)
+        for op, right in zip(node.ops, node.comparators):
+            r = _eval_int(right)
+            if type(op) not in _CMPS or not _CMPS[type(op)](left, r):
+                return 0
+            left = r
+        return 1
+    raise ValueError("unsupported operator")
+
+
+def preprocess(path, include_dirs=(), defines: dict[str, str] | None = None) -> str:
+    """Preprocess a P4 file; <core.p4> and <v1model.p4> resolve to p4sim's own copies."""
+    return Preprocessor(include_dirs, defines).run_file(os.fspath(path))
+
+
+def preprocess_text(text: str, filename: str = "<input>", include_dirs=(), defines=None) -> str:
+    return Preprocessor(include_dirs, defines).run_text(text, filename)
