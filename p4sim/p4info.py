@@ -1,0 +1,368 @@
+"""P4Info generation from a `ProgramModel`, following p4c's conventions.
+
+What "p4c's conventions" means here, as implemented in p4c's `control-plane/`
+(`p4RuntimeSymbolTable.cpp`, `p4RuntimeSerializer.cpp`, `p4RuntimeArchStandard`):
+
+- Every object's id is `(prefix << 24) | (jenkins_one_at_a_time(name) & 0xffffff)`, prefix
+  from p4info.proto's `P4Ids.Prefix`. An `@id(N)` annotation wins (the prefix is added when
+  its top byte is 0). Ids are assigned per resource type in ascending order of resource type,
+  names sorted; a collision is resolved by linear probing of the hash value (not the id).
+- The alias is the shortest unique dot-separated suffix among *all* symbols of the program,
+  whatever their type.
+- Match fields, action parameters and controller-header fields get ids 1..n in declaration
+  order, unless `@id` says otherwise (ids are never reused).
+- Controller headers: the preamble's name and alias are the `@controller_header` string, the
+  id is hashed from the header *type* name.
+- `@hidden` objects get no P4Info entry. `@name`, `@id` and documentation annotations are not
+  copied into `annotations`.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from google.protobuf import json_format, text_format
+from p4.config.v1 import p4info_pb2
+
+from p4sim.model import ProgramModel
+
+# p4info.proto P4Ids.Prefix
+PREFIX_ACTION = 0x01
+PREFIX_TABLE = 0x02
+PREFIX_VALUE_SET = 0x03
+PREFIX_CONTROLLER_HEADER = 0x04
+PREFIX_ACTION_PROFILE = 0x11
+PREFIX_COUNTER = 0x12
+PREFIX_DIRECT_COUNTER = 0x13
+PREFIX_METER = 0x14
+PREFIX_DIRECT_METER = 0x15
+PREFIX_REGISTER = 0x16
+PREFIX_DIGEST = 0x17
+
+# Annotations p4c consumes itself instead of copying them into P4Info.
+_NOT_SERIALIZED = {"name", "id", "brief", "description"}
+_ID_ANNOTATION = re.compile(r"^@id\s*\(\s*(0[xX][0-9a-fA-F]+|\d+)\s*\)$")
+
+_MATCH_TYPES = {
+    "exact": p4info_pb2.MatchField.EXACT,
+    "lpm": p4info_pb2.MatchField.LPM,
+    "ternary": p4info_pb2.MatchField.TERNARY,
+    "range": p4info_pb2.MatchField.RANGE,
+    "optional": p4info_pb2.MatchField.OPTIONAL,
+}
+_COUNTER_UNITS = {
+    "packets": p4info_pb2.CounterSpec.PACKETS,
+    "bytes": p4info_pb2.CounterSpec.BYTES,
+    "packets_and_bytes": p4info_pb2.CounterSpec.BOTH,
+}
+_METER_UNITS = {"packets": p4info_pb2.MeterSpec.PACKETS, "bytes": p4info_pb2.MeterSpec.BYTES}
+_SCOPES = {
+    "TABLE_AND_DEFAULT": p4info_pb2.ActionRef.TABLE_AND_DEFAULT,
+    "TABLE_ONLY": p4info_pb2.ActionRef.TABLE_ONLY,
+    "DEFAULT_ONLY": p4info_pb2.ActionRef.DEFAULT_ONLY,
+}
+
+
+class P4InfoError(ValueError):
+    """The program cannot be described in P4Info (bad or duplicate @id, ...)."""
+
+
+def jenkins_one_at_a_time(name: str) -> int:
+    """Bob Jenkins' one-at-a-time hash over the UTF-8 bytes, 32-bit (what p4c uses)."""
+    h = 0
+    for byte in name.encode():
+        h = (h + byte) & 0xFFFFFFFF
+        h = (h + (h << 10)) & 0xFFFFFFFF
+        h ^= h >> 6
+    h = (h + (h << 3)) & 0xFFFFFFFF
+    h ^= h >> 11
+    h = (h + (h << 15)) & 0xFFFFFFFF
+    return h
+
+
+def annotation_name(text: str) -> str:
+    return re.match(r"@\s*([A-Za-z_][A-Za-z0-9_]*)", text).group(1) if text.startswith("@") else ""
+
+
+def id_annotation(annotations: list[str]) -> int | None:
+    for text in annotations:
+        if annotation_name(text) == "id":
+            m = _ID_ANNOTATION.match(text.strip())
+            if not m:
+                raise P4InfoError(f"{text}: @id needs one unsigned integer argument")
+            return int(m.group(1), 0)
+    return None
+
+
+def is_hidden(annotations: list[str]) -> bool:
+    return any(annotation_name(a) == "hidden" for a in annotations)
+
+
+def serialized_annotations(annotations: list[str]) -> list[str]:
+    return [a for a in annotations if annotation_name(a) not in _NOT_SERIALIZED]
+
+
+class _SuffixSet:
+    """Shortest unique dot-separated suffixes (p4c's P4SymbolSuffixSet)."""
+
+    def __init__(self) -> None:
+        self._symbols: set[str] = set()
+        self._counts: dict[tuple[str, ...], int] = {}
+
+    def add(self, symbol: str) -> None:
+        if symbol in self._symbols:
+            return
+        self._symbols.add(symbol)
+        parts = symbol.split(".")
+        for n in range(1, len(parts) + 1):
+            suffix = tuple(parts[-n:])
+            self._counts[suffix] = self._counts.get(suffix, 0) + 1
+
+    def shortest_unique(self, symbol: str) -> str:
+        parts = symbol.split(".")
+        for n in range(1, len(parts) + 1):
+            if self._counts[tuple(parts[-n:])] < 2:
+                return ".".join(parts[-n:])
+        return symbol
+
+
+class SymbolTable:
+    """Names to P4Runtime ids and aliases, computed the way p4c does."""
+
+    def __init__(self) -> None:
+        self._wanted: dict[int, dict[str, int | None]] = {}  # prefix -> name -> @id
+        self._ids: dict[tuple[int, str], int] = {}
+        self._suffixes = _SuffixSet()
+
+    def add(self, prefix: int, name: str, annotations: list[str] = ()) -> None:
+        table = self._wanted.setdefault(prefix, {})
+        if name in table:
+            return  # p4c: duplicates of the same type are fine (inlined global actions)
+        table[name] = id_annotation(list(annotations))
+        self._suffixes.add(name)
+
+    def compute(self) -> None:
+        assigned: set[int] = set()
+        # First the ids the program asks for, then hashed ids in p4c's order.
+        for prefix, names in self._wanted.items():
+            for name, wanted in names.items():
+                if wanted is None:
+                    continue
+                top = wanted & 0xFF000000
+                if top and top != prefix << 24:
+                    raise P4InfoError(f"{name}: @id {wanted:#x} has the wrong 8-bit prefix "
+                                      f"(expected {prefix:#04x})")
+                full = wanted | (prefix << 24)
+                if full in assigned:
+                    raise P4InfoError(f"@id {wanted} is assigned to multiple declarations")
+                assigned.add(full)
+                self._ids[(prefix, name)] = full
+        for prefix in sorted(self._wanted):
+            for name in sorted(n for n, w in self._wanted[prefix].items() if w is None):
+                value = jenkins_one_at_a_time(name)
+                while (prefix << 24) | (value & 0xFFFFFF) in assigned:
+                    value = (value + 1) & 0xFFFFFFFF
+                full = (prefix << 24) | (value & 0xFFFFFF)
+                assigned.add(full)
+                self._ids[(prefix, name)] = full
+
+    def id(self, prefix: int, name: str) -> int:
+        return self._ids[(prefix, name)]
+
+    def alias(self, name: str) -> str:
+        return self._suffixes.shortest_unique(name)
+
+
+def _field_ids(annotation_lists: list[list[str]]) -> list[int]:
+    """p4c's FieldIdAllocator: @id first, the rest 1..n by position, skipping used ids."""
+    explicit = [id_annotation(a) for a in annotation_lists]
+    used = {i for i in explicit if i is not None}
+    if 0 in used:
+        raise P4InfoError("0 is not a valid @id value")
+    if len(used) != len([i for i in explicit if i is not None]):
+        raise P4InfoError("an @id is used multiple times among fields of one object")
+    ids, index = [], 1
+    for wanted in explicit:
+        if wanted is not None:
+            ids.append(wanted)
+            index += 1
+            continue
+        while index in used:
+            index += 1
+        ids.append(index)
+        used.add(index)
+    return ids
+
+
+def _bitstring(spec, width: int) -> None:
+    spec.bitstring.bit.bitwidth = width
+
+
+def build_symbols(model: ProgramModel) -> SymbolTable:
+    symbols = SymbolTable()
+    for action in model.actions:
+        symbols.add(PREFIX_ACTION, action.name, action.annotations)
+    for table in model.tables:
+        symbols.add(PREFIX_TABLE, table.name, table.annotations)
+    for counter in model.counters:
+        prefix = PREFIX_DIRECT_COUNTER if counter.direct_table else PREFIX_COUNTER
+        symbols.add(prefix, counter.name, counter.annotations)
+    for meter in model.meters:
+        prefix = PREFIX_DIRECT_METER if meter.direct_table else PREFIX_METER
+        symbols.add(prefix, meter.name, meter.annotations)
+    for register in model.registers:
+        symbols.add(PREFIX_REGISTER, register.name, register.annotations)
+    for header in model.controller_headers:
+        symbols.add(PREFIX_CONTROLLER_HEADER, header.type_name or header.name, header.annotations)
+    for digest in model.digests:
+        symbols.add(PREFIX_DIGEST, digest.name)
+    symbols.compute()
+    return symbols
+
+
+def _preamble(msg, symbols: SymbolTable, prefix: int, name: str, annotations: list[str],
+              shown_name: str | None = None) -> None:
+    msg.preamble.id = symbols.id(prefix, name)
+    msg.preamble.name = shown_name or name
+    msg.preamble.alias = shown_name or symbols.alias(name)
+    msg.preamble.annotations.extend(serialized_annotations(annotations))
+
+
+def generate(model: ProgramModel) -> p4info_pb2.P4Info:
+    """The P4Info message for `model`. Raises P4InfoError for bad @id annotations."""
+    symbols = build_symbols(model)
+    info = p4info_pb2.P4Info()
+    info.pkg_info.arch = model.arch
+
+    counter_by_name = {c.name: c for c in model.counters}
+    meter_by_name = {m.name: m for m in model.meters}
+
+    for table in model.tables:
+        if is_hidden(table.annotations):
+            continue
+        t = info.tables.add()
+        _preamble(t, symbols, PREFIX_TABLE, table.name, table.annotations)
+        for key, fid in zip(table.keys, _field_ids([k.annotations for k in table.keys])):
+            mf = t.match_fields.add(id=fid, name=key.name, bitwidth=key.bitwidth,
+                                    match_type=_MATCH_TYPES[key.match_kind])
+            mf.annotations.extend(serialized_annotations(key.annotations))
+        for ref in table.actions:
+            ar = t.action_refs.add(id=symbols.id(PREFIX_ACTION, ref.name),
+                                   scope=_SCOPES[ref.scope])
+            ar.annotations.extend(serialized_annotations(ref.annotations))
+        if table.const_default_action:
+            t.const_default_action_id = symbols.id(PREFIX_ACTION, table.default_action)
+        if table.direct_counter and table.direct_counter in counter_by_name:
+            t.direct_resource_ids.append(symbols.id(PREFIX_DIRECT_COUNTER, table.direct_counter))
+        if table.direct_meter and table.direct_meter in meter_by_name:
+            t.direct_resource_ids.append(symbols.id(PREFIX_DIRECT_METER, table.direct_meter))
+        t.size = table.size
+        if table.const_entries is not None:
+            t.is_const_table = True
+
+    for action in model.actions:
+        if is_hidden(action.annotations):
+            continue
+        a = info.actions.add()
+        _preamble(a, symbols, PREFIX_ACTION, action.name, action.annotations)
+        for param, pid in zip(action.params, _field_ids([p.annotations for p in action.params])):
+            p = a.params.add(id=pid, name=param.name, bitwidth=param.bitwidth)
+            p.annotations.extend(serialized_annotations(param.annotations))
+
+    for counter in model.counters:
+        if is_hidden(counter.annotations):
+            continue
+        if counter.direct_table:
+            c = info.direct_counters.add()
+            _preamble(c, symbols, PREFIX_DIRECT_COUNTER, counter.name, counter.annotations)
+            c.spec.unit = _COUNTER_UNITS[counter.unit]
+            c.direct_table_id = symbols.id(PREFIX_TABLE, counter.direct_table)
+        else:
+            c = info.counters.add()
+            _preamble(c, symbols, PREFIX_COUNTER, counter.name, counter.annotations)
+            c.spec.unit = _COUNTER_UNITS[counter.unit]
+            c.size = counter.size
+
+    for meter in model.meters:
+        if is_hidden(meter.annotations):
+            continue
+        if meter.direct_table:
+            m = info.direct_meters.add()
+            _preamble(m, symbols, PREFIX_DIRECT_METER, meter.name, meter.annotations)
+            m.spec.unit = _METER_UNITS[meter.unit]
+            m.direct_table_id = symbols.id(PREFIX_TABLE, meter.direct_table)
+        else:
+            m = info.meters.add()
+            _preamble(m, symbols, PREFIX_METER, meter.name, meter.annotations)
+            m.spec.unit = _METER_UNITS[meter.unit]
+            m.size = meter.size
+
+    for header in model.controller_headers:
+        if is_hidden(header.annotations):
+            continue
+        h = info.controller_packet_metadata.add()
+        _preamble(h, symbols, PREFIX_CONTROLLER_HEADER, header.type_name or header.name,
+                  header.annotations, shown_name=header.name)
+        for fld, fid in zip(header.fields, _field_ids([f.annotations for f in header.fields])):
+            md = h.metadata.add(id=fid, name=fld.name, bitwidth=fld.bitwidth)
+            md.annotations.extend(serialized_annotations(fld.annotations))
+
+    for register in model.registers:
+        if is_hidden(register.annotations):
+            continue
+        r = info.registers.add()
+        _preamble(r, symbols, PREFIX_REGISTER, register.name, register.annotations)
+        _bitstring(r.type_spec, register.bitwidth)
+        r.size = register.size
+
+    for digest in model.digests:
+        d = info.digests.add()
+        _preamble(d, symbols, PREFIX_DIGEST, digest.name, [])
+        d.type_spec.struct.name = digest.name
+        struct = info.type_info.structs[digest.name]
+        for fld in digest.fields:
+            _bitstring(struct.members.add(name=fld.name).type_spec, fld.bitwidth)
+
+    return info
+
+
+# ---------------------------------------------------------------------------
+# Files, with p4c's suffix rule (--p4runtime-files): .txt text, .json JSON, .bin binary.
+# ---------------------------------------------------------------------------
+
+P4INFO_FORMATS = {".txt": "text", ".txtpb": "text", ".json": "json", ".bin": "binary"}
+
+
+def p4info_format(path: str | Path) -> str:
+    suffix = Path(path).suffix
+    try:
+        return P4INFO_FORMATS[suffix]
+    except KeyError:
+        raise P4InfoError(f"{path}: cannot tell the P4Info format from the suffix "
+                          f"{suffix or '(none)'}; use one of {', '.join(P4INFO_FORMATS)}") from None
+
+
+def serialize(info: p4info_pb2.P4Info, fmt: str) -> bytes:
+    if fmt == "text":
+        return text_format.MessageToString(info).encode()
+    if fmt == "json":
+        return json_format.MessageToJson(info).encode()
+    if fmt == "binary":
+        return info.SerializeToString()
+    raise P4InfoError(f"unknown P4Info format {fmt!r}; use text, json or binary")
+
+
+def write(info: p4info_pb2.P4Info, path: str | Path) -> None:
+    Path(path).write_bytes(serialize(info, p4info_format(path)))
+
+
+def parse(data: bytes, fmt: str) -> p4info_pb2.P4Info:
+    info = p4info_pb2.P4Info()
+    if fmt == "text":
+        text_format.Parse(data.decode(), info)
+    elif fmt == "json":
+        json_format.Parse(data.decode(), info)
+    else:
+        info.ParseFromString(data)
+    return info

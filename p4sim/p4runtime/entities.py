@@ -1,0 +1,675 @@
+"""Translation between P4Runtime entities and the device's runtime objects (p4sim.model).
+
+Everything a client sends is validated here against the program (ids, widths, match kinds,
+priorities, action scopes) before the engine sees it, so that each mistake gets the status
+code the P4Runtime spec assigns to it:
+
+- unknown table/action/counter/register id: NOT_FOUND (id 0 where one is needed:
+  INVALID_ARGUMENT); unknown match field or parameter id: INVALID_ARGUMENT
+- a value wider than its field: OUT_OF_RANGE (spec 8.4.2); empty bytestring: INVALID_ARGUMENT
+- ternary value with bits outside the mask, LPM value with bits past the prefix, a
+  don't-care match that is present instead of omitted, an exact field left out, priority
+  missing on a ternary/range/optional table or present on another: INVALID_ARGUMENT
+- an action the table does not list, or used against its @tableonly/@defaultonly scope:
+  INVALID_ARGUMENT; const default action or const table: PERMISSION_DENIED
+- index out of a counter's or register's size: OUT_OF_RANGE
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import grpc
+from p4.config.v1 import p4info_pb2
+from p4.v1 import p4data_pb2, p4runtime_pb2
+
+from p4sim import model
+from p4sim.model import FieldMatch, ProgramModel, TableEntry
+from p4sim.p4runtime import codec
+from p4sim.p4runtime.errors import (P4RuntimeError, from_engine, invalid, not_found,
+                                    out_of_range, unimplemented)
+
+Update = p4runtime_pb2.Update
+
+
+# ---------------------------------------------------------------------------
+# Index: P4Runtime ids -> the program's definitions
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class TableInfo:
+    id: int
+    definition: model.TableDef
+    fields: dict[int, model.MatchFieldDef]  # by match field id
+    field_ids: dict[str, int]  # by name
+    actions: dict[int, model.ActionRefDef]  # by action id: the table's action list
+
+
+@dataclass
+class ActionInfo:
+    id: int
+    definition: model.ActionDef
+    params: dict[int, model.ParamDef]
+    param_ids: dict[str, int]
+
+
+@dataclass
+class PipelineIndex:
+    tables: dict[int, TableInfo] = field(default_factory=dict)
+    actions: dict[int, ActionInfo] = field(default_factory=dict)
+    counters: dict[int, model.CounterDef] = field(default_factory=dict)  # indirect
+    direct_counters: dict[int, model.CounterDef] = field(default_factory=dict)
+    registers: dict[int, model.RegisterDef] = field(default_factory=dict)
+    table_ids: dict[str, int] = field(default_factory=dict)
+    action_ids: dict[str, int] = field(default_factory=dict)
+    counter_ids: dict[str, int] = field(default_factory=dict)
+    register_ids: dict[str, int] = field(default_factory=dict)
+    packet_in: p4info_pb2.ControllerPacketMetadata | None = None
+    packet_out: p4info_pb2.ControllerPacketMetadata | None = None
+
+    @classmethod
+    def build(cls, program: ProgramModel, info: p4info_pb2.P4Info) -> "PipelineIndex":
+        """`info` must be the P4Info generated from `program` (same order, same names)."""
+        index = cls()
+        actions = {a.name: a for a in program.actions}
+        for a in info.actions:
+            definition = actions[a.preamble.name]
+            by_name = {p.name: p for p in definition.params}
+            index.actions[a.preamble.id] = ActionInfo(
+                id=a.preamble.id, definition=definition,
+                params={p.id: by_name[p.name] for p in a.params},
+                param_ids={p.name: p.id for p in a.params})
+            index.action_ids[a.preamble.name] = a.preamble.id
+        tables = {t.name: t for t in program.tables}
+        for t in info.tables:
+            definition = tables[t.preamble.name]
+            keys = {k.name: k for k in definition.keys}
+            refs = {r.name: r for r in definition.actions}
+            id_to_name = {a.preamble.id: a.preamble.name for a in info.actions}
+            index.tables[t.preamble.id] = TableInfo(
+                id=t.preamble.id, definition=definition,
+                fields={m.id: keys[m.name] for m in t.match_fields},
+                field_ids={m.name: m.id for m in t.match_fields},
+                actions={r.id: refs[id_to_name[r.id]] for r in t.action_refs
+                         if r.id in id_to_name})
+            index.table_ids[t.preamble.name] = t.preamble.id
+        counters = {c.name: c for c in program.counters}
+        for c in info.counters:
+            index.counters[c.preamble.id] = counters[c.preamble.name]
+            index.counter_ids[c.preamble.name] = c.preamble.id
+        for c in info.direct_counters:
+            index.direct_counters[c.preamble.id] = counters[c.preamble.name]
+            index.counter_ids[c.preamble.name] = c.preamble.id
+        registers = {r.name: r for r in program.registers}
+        for r in info.registers:
+            index.registers[r.preamble.id] = registers[r.preamble.name]
+            index.register_ids[r.preamble.name] = r.preamble.id
+        for h in info.controller_packet_metadata:
+            if h.preamble.name == "packet_in":
+                index.packet_in = h
+            elif h.preamble.name == "packet_out":
+                index.packet_out = h
+        return index
+
+    def table(self, table_id: int) -> TableInfo:
+        if table_id == 0:
+            raise invalid("table_id 0 is not a table (0 means all tables only in a Read)")
+        try:
+            return self.tables[table_id]
+        except KeyError:
+            raise not_found(f"no table with id {table_id} in the P4Info") from None
+
+
+# ---------------------------------------------------------------------------
+# Table entries
+# ---------------------------------------------------------------------------
+
+
+def _full(width: int) -> int:
+    return (1 << width) - 1
+
+
+def decode_match(table: TableInfo, matches) -> dict[str, FieldMatch]:
+    result: dict[str, FieldMatch] = {}
+    tname = table.definition.name
+    for m in matches:
+        key = table.fields.get(m.field_id)
+        if key is None:
+            raise invalid(f"table {tname}: no match field with id {m.field_id} "
+                          f"(valid: {sorted(table.fields)})")
+        if key.name in result:
+            raise invalid(f"table {tname}: match field {key.name} given twice")
+        kind = m.WhichOneof("field_match_type")
+        what = f"table {tname}, field {key.name}"
+        if kind != key.match_kind:
+            raise invalid(f"{what}: is a {key.match_kind} field, got a {kind} match")
+        w = key.bitwidth
+        if kind == "exact":
+            result[key.name] = FieldMatch("exact", value=codec.decode(m.exact.value, w, what))
+        elif kind == "optional":
+            result[key.name] = FieldMatch("optional",
+                                          value=codec.decode(m.optional.value, w, what))
+        elif kind == "lpm":
+            plen = m.lpm.prefix_len
+            if not 0 < plen <= w:
+                raise invalid(f"{what}: prefix_len {plen} must be 1..{w} "
+                              "(a /0 match is a wildcard: omit the field)")
+            value = codec.decode(m.lpm.value, w, what)
+            if value & (_full(w) >> plen):
+                raise invalid(f"{what}: bits past the /{plen} prefix must be zero")
+            result[key.name] = FieldMatch("lpm", value=value, prefix_len=plen)
+        elif kind == "ternary":
+            value = codec.decode(m.ternary.value, w, what)
+            mask = codec.decode(m.ternary.mask, w, what + " (mask)")
+            if mask == 0:
+                raise invalid(f"{what}: an all-zero mask is a wildcard: omit the field")
+            if value & ~mask:
+                raise invalid(f"{what}: value has bits set outside the mask "
+                              "(value & ~mask must be 0)")
+            result[key.name] = FieldMatch("ternary", value=value, mask=mask)
+        elif kind == "range":
+            low = codec.decode(m.range.low, w, what + " (low)")
+            high = codec.decode(m.range.high, w, what + " (high)")
+            if low > high:
+                raise invalid(f"{what}: range low {low} > high {high}")
+            if low == 0 and high == _full(w):
+                raise invalid(f"{what}: the full range is a wildcard: omit the field")
+            result[key.name] = FieldMatch("range", low=low, high=high)
+        else:
+            raise invalid(f"{what}: match kind {kind} is not supported")
+    for key in table.definition.keys:
+        if key.match_kind == "exact" and key.name not in result:
+            raise invalid(f"table {tname}: exact match field {key.name} "
+                          f"(id {table.field_ids.get(key.name)}) is missing")
+    return result
+
+
+def check_priority(table: TableInfo, priority: int) -> None:
+    tname = table.definition.name
+    if table.definition.needs_priority:
+        if priority <= 0:
+            raise invalid(f"table {tname} has ternary/range/optional keys: a priority > 0 "
+                          "is required")
+        if priority > 0x7FFFFFFF:
+            raise invalid(f"table {tname}: priority {priority} exceeds 2^31-1")
+    elif priority != 0:
+        raise invalid(f"table {tname} has only exact/lpm keys: priority must be 0 "
+                      f"(got {priority})")
+
+
+def decode_action(index: PipelineIndex, table: TableInfo, table_action,
+                  default_entry: bool) -> tuple[str, dict[str, int]]:
+    tname = table.definition.name
+    kind = table_action.WhichOneof("type")
+    if kind is None:
+        raise invalid(f"table {tname}: the entry has no action")
+    if kind != "action":
+        raise unimplemented(f"table {tname}: {kind} (action profiles) is not supported by "
+                            "p4sim")
+    action = table_action.action
+    info = index.actions.get(action.action_id)
+    if info is None:
+        raise not_found(f"no action with id {action.action_id} in the P4Info")
+    ref = table.actions.get(action.action_id)
+    name = info.definition.name
+    if ref is None:
+        raise invalid(f"action {name} is not in table {tname}'s actions")
+    if default_entry and ref.scope == "TABLE_ONLY":
+        raise invalid(f"action {name} is @tableonly in table {tname}: not a default action")
+    if not default_entry and ref.scope == "DEFAULT_ONLY":
+        raise invalid(f"action {name} is @defaultonly in table {tname}: not for entries")
+    args: dict[str, int] = {}
+    for p in action.params:
+        param = info.params.get(p.param_id)
+        if param is None:
+            raise invalid(f"action {name}: no parameter with id {p.param_id} "
+                          f"(valid: {sorted(info.params)})")
+        if param.name in args:
+            raise invalid(f"action {name}: parameter {param.name} given twice")
+        args[param.name] = codec.decode(p.value, param.bitwidth, f"action {name}, parameter "
+                                        f"{param.name}")
+    missing = [p.name for p in info.definition.params if p.name not in args]
+    if missing:
+        raise invalid(f"action {name}: missing parameter(s) {', '.join(missing)}")
+    return name, args
+
+
+def encode_match(table: TableInfo, entry: TableEntry, out: p4runtime_pb2.TableEntry) -> None:
+    for key in table.definition.keys:  # P4Info order
+        m = entry.match.get(key.name)
+        if m is None:
+            continue
+        w = key.bitwidth
+        fm = p4runtime_pb2.FieldMatch(field_id=table.field_ids[key.name])
+        if m.kind == "exact":
+            fm.exact.value = codec.encode(m.value)
+        elif m.kind == "optional":
+            fm.optional.value = codec.encode(m.value)
+        elif m.kind == "lpm":
+            if not m.prefix_len:
+                continue  # a wildcard is never sent back
+            fm.lpm.value = codec.encode(m.value)
+            fm.lpm.prefix_len = m.prefix_len
+        elif m.kind == "ternary":
+            if not m.mask:
+                continue
+            fm.ternary.value = codec.encode(m.value & m.mask)
+            fm.ternary.mask = codec.encode(m.mask)
+        elif m.kind == "range":
+            if m.low == 0 and m.high == _full(w):
+                continue
+            fm.range.low = codec.encode(m.low)
+            fm.range.high = codec.encode(m.high)
+        out.match.append(fm)
+
+
+def encode_action(index: PipelineIndex, action: str, args: dict[str, int],
+                  out: p4runtime_pb2.TableAction) -> None:
+    action_id = index.action_ids.get(action)
+    if action_id is None:
+        return  # a @hidden action: not visible to P4Runtime
+    info = index.actions[action_id]
+    out.action.action_id = action_id
+    for param in info.definition.params:
+        out.action.params.add(param_id=info.param_ids[param.name],
+                              value=codec.encode(args.get(param.name, 0)))
+
+
+def encode_entry(index: PipelineIndex, table: TableInfo, entry: TableEntry, *,
+                 default: bool = False, with_counter: bool = False) -> p4runtime_pb2.TableEntry:
+    out = p4runtime_pb2.TableEntry(table_id=table.id)
+    if default:
+        out.is_default_action = True
+    else:
+        encode_match(table, entry, out)
+        out.priority = entry.priority
+        out.controller_metadata = entry.controller_metadata
+        out.metadata = entry.metadata
+        out.is_const = entry.is_const
+    encode_action(index, entry.action, entry.args, out.action)
+    if with_counter and table.definition.direct_counter:
+        out.counter_data.packet_count = entry.packets
+        out.counter_data.byte_count = entry.bytes
+    return out
+
+
+def write_table_entry(index: PipelineIndex, device: model.Device, update_type: int,
+                      msg: p4runtime_pb2.TableEntry) -> None:
+    table = index.table(msg.table_id)
+    state = device.tables[table.definition.name]
+    tname = table.definition.name
+    if msg.is_default_action:
+        if update_type != Update.MODIFY:
+            raise invalid(f"table {tname}: the default entry can only be modified "
+                          "(INSERT/DELETE are not allowed)")
+        if msg.match or msg.priority:
+            raise invalid(f"table {tname}: a default entry has no match fields or priority")
+        if table.definition.const_default_action:
+            raise P4RuntimeError(grpc.StatusCode.PERMISSION_DENIED,
+                                 f"table {tname}: the default action is const")
+        if not msg.HasField("action"):
+            state.reset_default()  # spec: MODIFY without action restores the program's default
+            return
+        action, args = decode_action(index, table, msg.action, default_entry=True)
+        state.set_default(action, args)
+        return
+    if table.definition.const_entries is not None:
+        raise P4RuntimeError(grpc.StatusCode.PERMISSION_DENIED,
+                             f"table {tname} has const entries: it cannot be written")
+    match = decode_match(table, msg.match)
+    check_priority(table, msg.priority)
+    if msg.HasField("meter_config"):
+        raise unimplemented(f"table {tname}: meter_config is not supported by p4sim")
+    if msg.idle_timeout_ns:
+        raise unimplemented(f"table {tname}: idle timeouts are not supported by p4sim")
+    if update_type == Update.DELETE:
+        state.delete(TableEntry(match=match, action="", args={}, priority=msg.priority))
+        return
+    action, args = decode_action(index, table, msg.action, default_entry=False)
+    entry = TableEntry(match=match, action=action, args=args, priority=msg.priority,
+                       controller_metadata=msg.controller_metadata, metadata=msg.metadata)
+    if msg.HasField("counter_data"):
+        if not table.definition.direct_counter:
+            raise invalid(f"table {tname} has no direct counter: counter_data not allowed")
+        entry.packets = msg.counter_data.packet_count
+        entry.bytes = msg.counter_data.byte_count
+    if update_type == Update.INSERT:
+        state.insert(entry)
+    elif update_type == Update.MODIFY:
+        if not msg.HasField("counter_data"):
+            old = state.find(match, msg.priority)
+            if old is not None:  # MODIFY keeps the counters unless the client sets them
+                entry.packets, entry.bytes = old.packets, old.bytes
+        state.modify(entry)
+    else:
+        raise invalid("update type must be INSERT, MODIFY or DELETE")
+
+
+def read_table_entries(index: PipelineIndex, device: model.Device,
+                       msg: p4runtime_pb2.TableEntry) -> list[p4runtime_pb2.TableEntry]:
+    with_counter = msg.HasField("counter_data")
+    tables = [index.table(msg.table_id)] if msg.table_id else list(index.tables.values())
+    results = []
+    for table in tables:
+        state = device.tables[table.definition.name]
+        if msg.is_default_action:
+            if not msg.table_id:
+                raise invalid("reading default entries needs a table_id")
+            results.append(encode_entry(index, table, state.default_entry(), default=True))
+            continue
+        if msg.match:
+            match = decode_match(table, msg.match)
+            entry = state.find(match, msg.priority)
+            entries = [entry] if entry is not None else []
+        else:
+            entries = [e for e in state.entries()
+                       if not msg.priority or e.priority == msg.priority]
+        results.extend(encode_entry(index, table, e, with_counter=with_counter)
+                       for e in entries)
+    return results
+
+
+# ---------------------------------------------------------------------------
+# Direct counters, counters, registers
+# ---------------------------------------------------------------------------
+
+
+def _find_entry(index: PipelineIndex, device: model.Device, msg: p4runtime_pb2.TableEntry):
+    table = index.table(msg.table_id)
+    if not table.definition.direct_counter:
+        raise invalid(f"table {table.definition.name} has no direct counter")
+    state = device.tables[table.definition.name]
+    match = decode_match(table, msg.match)
+    entry = state.find(match, msg.priority)
+    if entry is None:
+        raise not_found(f"table {table.definition.name}: no such entry")
+    return table, state, entry
+
+
+def write_direct_counter(index, device, update_type, msg: p4runtime_pb2.DirectCounterEntry):
+    if update_type != Update.MODIFY:
+        raise invalid("direct counter entries can only be modified")
+    _, _, entry = _find_entry(index, device, msg.table_entry)
+    entry.packets = msg.data.packet_count
+    entry.bytes = msg.data.byte_count
+
+
+def read_direct_counters(index, device, msg: p4runtime_pb2.DirectCounterEntry):
+    if msg.table_entry.table_id and msg.table_entry.match:
+        table, _, entry = _find_entry(index, device, msg.table_entry)
+        pairs = [(table, entry)]
+    else:
+        tables = ([index.table(msg.table_entry.table_id)] if msg.table_entry.table_id
+                  else list(index.tables.values()))
+        pairs = [(t, e) for t in tables if t.definition.direct_counter
+                 for e in device.tables[t.definition.name].entries()]
+    out = []
+    for table, entry in pairs:
+        item = p4runtime_pb2.DirectCounterEntry()
+        item.table_entry.CopyFrom(encode_entry(index, table, entry))
+        item.data.packet_count = entry.packets
+        item.data.byte_count = entry.bytes
+        out.append(item)
+    return out
+
+
+def _counter(index: PipelineIndex, counter_id: int) -> model.CounterDef:
+    if counter_id in index.direct_counters:
+        raise invalid(f"counter id {counter_id} is a direct counter: use DirectCounterEntry")
+    try:
+        return index.counters[counter_id]
+    except KeyError:
+        raise not_found(f"no counter with id {counter_id} in the P4Info") from None
+
+
+def _check_index(what: str, i: int, size: int) -> None:
+    if not 0 <= i < size:
+        raise out_of_range(f"{what}: index {i} is outside 0..{size - 1}")
+
+
+def _counter_data(definition: model.CounterDef, packets: int, bytes_: int,
+                  out: p4runtime_pb2.CounterData) -> None:
+    if definition.unit in ("packets", "packets_and_bytes"):
+        out.packet_count = packets
+    if definition.unit in ("bytes", "packets_and_bytes"):
+        out.byte_count = bytes_
+
+
+def write_counter(index, device, update_type, msg: p4runtime_pb2.CounterEntry):
+    if update_type != Update.MODIFY:
+        raise invalid("counter entries can only be modified (INSERT/DELETE do not apply)")
+    if not msg.counter_id:
+        raise invalid("counter_id 0: a write needs one counter")
+    definition = _counter(index, msg.counter_id)
+    if not msg.HasField("index"):
+        raise invalid(f"counter {definition.name}: a write needs an index")
+    _check_index(f"counter {definition.name}", msg.index.index, definition.size)
+    device.counters[definition.name].write(msg.index.index, msg.data.packet_count,
+                                           msg.data.byte_count)
+
+
+def read_counters(index, device, msg: p4runtime_pb2.CounterEntry):
+    ids = [msg.counter_id] if msg.counter_id else list(index.counters)
+    out = []
+    for cid in ids:
+        definition = _counter(index, cid)
+        state = device.counters[definition.name]
+        if msg.HasField("index"):
+            _check_index(f"counter {definition.name}", msg.index.index, definition.size)
+            indices = [msg.index.index]
+        else:
+            indices = range(definition.size)
+        for i in indices:
+            packets, bytes_ = state.read(i)
+            item = p4runtime_pb2.CounterEntry(counter_id=cid)
+            item.index.index = i
+            _counter_data(definition, packets, bytes_, item.data)
+            out.append(item)
+    return out
+
+
+def _register(index: PipelineIndex, register_id: int) -> model.RegisterDef:
+    try:
+        return index.registers[register_id]
+    except KeyError:
+        raise not_found(f"no register with id {register_id} in the P4Info") from None
+
+
+def write_register(index, device, update_type, msg: p4runtime_pb2.RegisterEntry):
+    if update_type != Update.MODIFY:
+        raise invalid("register entries can only be modified (INSERT/DELETE do not apply)")
+    if not msg.register_id:
+        raise invalid("register_id 0: a write needs one register")
+    definition = _register(index, msg.register_id)
+    what = f"register {definition.name}"
+    if not msg.HasField("index"):
+        raise invalid(f"{what}: a write needs an index")
+    _check_index(what, msg.index.index, definition.size)
+    if msg.data.WhichOneof("data") != "bitstring":
+        raise invalid(f"{what}: data must be a bitstring of {definition.bitwidth} bits")
+    value = codec.decode(msg.data.bitstring, definition.bitwidth, what)
+    device.registers[definition.name].write(msg.index.index, value)
+
+
+def read_registers(index, device, msg: p4runtime_pb2.RegisterEntry):
+    ids = [msg.register_id] if msg.register_id else list(index.registers)
+    out = []
+    for rid in ids:
+        definition = _register(index, rid)
+        state = device.registers[definition.name]
+        if msg.HasField("index"):
+            _check_index(f"register {definition.name}", msg.index.index, definition.size)
+            indices = [msg.index.index]
+        else:
+            indices = range(definition.size)
+        for i in indices:
+            item = p4runtime_pb2.RegisterEntry(register_id=rid)
+            item.index.index = i
+            item.data.CopyFrom(p4data_pb2.P4Data(bitstring=codec.encode(state.read(i))))
+            out.append(item)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Packet replication engine
+# ---------------------------------------------------------------------------
+
+
+def _replicas(replicas, what: str) -> list[model.Replica]:
+    out, seen = [], set()
+    for r in replicas:
+        kind = r.WhichOneof("port_kind")
+        if kind == "port":
+            port = codec.decode(r.port, 32, f"{what}: replica port")
+        else:
+            port = r.egress_port
+        if r.backup_replicas:
+            raise unimplemented(f"{what}: backup_replicas are not supported by p4sim")
+        if (port, r.instance) in seen:
+            raise invalid(f"{what}: replica (port {port}, instance {r.instance}) given twice")
+        seen.add((port, r.instance))
+        out.append(model.Replica(egress_port=port, instance=r.instance))
+    return out
+
+
+def write_pre(device: model.Device, update_type: int,
+              msg: p4runtime_pb2.PacketReplicationEngineEntry) -> None:
+    pre = device.pre
+    kind = msg.WhichOneof("type")
+    if kind == "multicast_group_entry":
+        group = msg.multicast_group_entry
+        gid = group.multicast_group_id
+        what = f"multicast group {gid}"
+        if gid == 0:
+            raise invalid("multicast_group_id 0 is not a group (v1model: 0 = no multicast)")
+        exists = gid in pre.multicast_groups
+        if update_type == Update.INSERT:
+            if exists:
+                raise P4RuntimeError(grpc.StatusCode.ALREADY_EXISTS, f"{what} already exists")
+            pre.multicast_groups[gid] = _replicas(group.replicas, what)
+        elif update_type == Update.MODIFY:
+            if not exists:
+                raise not_found(f"{what} does not exist")
+            pre.multicast_groups[gid] = _replicas(group.replicas, what)
+        elif update_type == Update.DELETE:
+            if not exists:
+                raise not_found(f"{what} does not exist")
+            del pre.multicast_groups[gid]
+        else:
+            raise invalid("update type must be INSERT, MODIFY or DELETE")
+    elif kind == "clone_session_entry":
+        session = msg.clone_session_entry
+        sid = session.session_id
+        what = f"clone session {sid}"
+        if sid == 0:
+            raise invalid("clone session id 0 is reserved")
+        exists = sid in pre.clone_sessions
+        if update_type == Update.DELETE:
+            if not exists:
+                raise not_found(f"{what} does not exist")
+            del pre.clone_sessions[sid]
+            return
+        if update_type == Update.INSERT and exists:
+            raise P4RuntimeError(grpc.StatusCode.ALREADY_EXISTS, f"{what} already exists")
+        if update_type == Update.MODIFY and not exists:
+            raise not_found(f"{what} does not exist")
+        if update_type not in (Update.INSERT, Update.MODIFY):
+            raise invalid("update type must be INSERT, MODIFY or DELETE")
+        pre.clone_sessions[sid] = model.CloneSession(
+            replicas=_replicas(session.replicas, what),
+            class_of_service=session.class_of_service,
+            packet_length_bytes=session.packet_length_bytes)
+    else:
+        raise invalid("PacketReplicationEngineEntry needs a multicast_group_entry or a "
+                      "clone_session_entry")
+
+
+def _encode_replicas(replicas: list[model.Replica], out) -> None:
+    for r in replicas:
+        out.add(egress_port=r.egress_port, instance=r.instance)
+
+
+def read_pre(device: model.Device, msg: p4runtime_pb2.PacketReplicationEngineEntry):
+    pre = device.pre
+    kind = msg.WhichOneof("type")
+    out = []
+    if kind == "multicast_group_entry":
+        gid = msg.multicast_group_entry.multicast_group_id
+        if gid and gid not in pre.multicast_groups:
+            raise not_found(f"multicast group {gid} does not exist")
+        for g in ([gid] if gid else sorted(pre.multicast_groups)):
+            item = p4runtime_pb2.PacketReplicationEngineEntry()
+            item.multicast_group_entry.multicast_group_id = g
+            _encode_replicas(pre.multicast_groups[g], item.multicast_group_entry.replicas)
+            out.append(item)
+    elif kind == "clone_session_entry":
+        sid = msg.clone_session_entry.session_id
+        if sid and sid not in pre.clone_sessions:
+            raise not_found(f"clone session {sid} does not exist")
+        for s in ([sid] if sid else sorted(pre.clone_sessions)):
+            session = pre.clone_sessions[s]
+            item = p4runtime_pb2.PacketReplicationEngineEntry()
+            entry = item.clone_session_entry
+            entry.session_id = s
+            entry.class_of_service = session.class_of_service
+            entry.packet_length_bytes = session.packet_length_bytes
+            _encode_replicas(session.replicas, entry.replicas)
+            out.append(item)
+    else:
+        raise invalid("PacketReplicationEngineEntry read needs a multicast_group_entry or a "
+                      "clone_session_entry")
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Dispatch
+# ---------------------------------------------------------------------------
+
+
+def apply_update(index: PipelineIndex, device: model.Device, update: p4runtime_pb2.Update):
+    """Apply one update; raise P4RuntimeError on any problem. Caller holds device.lock."""
+    if update.type not in (Update.INSERT, Update.MODIFY, Update.DELETE):
+        raise invalid("update type must be INSERT, MODIFY or DELETE (got UNSPECIFIED)")
+    entity = update.entity
+    kind = entity.WhichOneof("entity")
+    try:
+        if kind == "table_entry":
+            write_table_entry(index, device, update.type, entity.table_entry)
+        elif kind == "counter_entry":
+            write_counter(index, device, update.type, entity.counter_entry)
+        elif kind == "direct_counter_entry":
+            write_direct_counter(index, device, update.type, entity.direct_counter_entry)
+        elif kind == "register_entry":
+            write_register(index, device, update.type, entity.register_entry)
+        elif kind == "packet_replication_engine_entry":
+            write_pre(device, update.type, entity.packet_replication_engine_entry)
+        elif kind is None:
+            raise invalid("the update has no entity")
+        else:
+            raise unimplemented(f"writing {kind} is not supported by p4sim")
+    except model.ControlPlaneError as exc:
+        raise from_engine(exc) from None
+
+
+def read_entity(index: PipelineIndex, device: model.Device, entity: p4runtime_pb2.Entity):
+    """Every entity the (possibly wildcard) read `entity` selects, as Entity messages."""
+    kind = entity.WhichOneof("entity")
+    if kind == "table_entry":
+        return [p4runtime_pb2.Entity(table_entry=e)
+                for e in read_table_entries(index, device, entity.table_entry)]
+    if kind == "counter_entry":
+        return [p4runtime_pb2.Entity(counter_entry=e)
+                for e in read_counters(index, device, entity.counter_entry)]
+    if kind == "direct_counter_entry":
+        return [p4runtime_pb2.Entity(direct_counter_entry=e)
+                for e in read_direct_counters(index, device, entity.direct_counter_entry)]
+    if kind == "register_entry":
+        return [p4runtime_pb2.Entity(register_entry=e)
+                for e in read_registers(index, device, entity.register_entry)]
+    if kind == "packet_replication_engine_entry":
+        return [p4runtime_pb2.Entity(packet_replication_engine_entry=e)
+                for e in read_pre(device, entity.packet_replication_engine_entry)]
+    if kind is None:
+        raise invalid("the read request has an empty entity")
+    raise unimplemented(f"reading {kind} is not supported by p4sim")

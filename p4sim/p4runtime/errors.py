@@ -1,0 +1,52 @@
+"""P4Runtime errors: a gRPC status code plus a message, raised anywhere below the servicer."""
+
+from __future__ import annotations
+
+import grpc
+
+from p4sim import model
+
+
+class P4RuntimeError(Exception):
+    def __init__(self, code: grpc.StatusCode, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+    @property
+    def canonical_code(self) -> int:
+        """The google.rpc.Code number (grpc.StatusCode.value is (number, name))."""
+        return self.code.value[0]
+
+
+def invalid(message: str) -> P4RuntimeError:
+    return P4RuntimeError(grpc.StatusCode.INVALID_ARGUMENT, message)
+
+
+def not_found(message: str) -> P4RuntimeError:
+    return P4RuntimeError(grpc.StatusCode.NOT_FOUND, message)
+
+
+def out_of_range(message: str) -> P4RuntimeError:
+    return P4RuntimeError(grpc.StatusCode.OUT_OF_RANGE, message)
+
+
+def unimplemented(message: str) -> P4RuntimeError:
+    return P4RuntimeError(grpc.StatusCode.UNIMPLEMENTED, message)
+
+
+# The engine's table errors (p4sim.model) and the status code each maps to.
+_ENGINE_CODES = {
+    model.EntryExists: grpc.StatusCode.ALREADY_EXISTS,
+    model.EntryNotFound: grpc.StatusCode.NOT_FOUND,
+    model.InvalidEntry: grpc.StatusCode.INVALID_ARGUMENT,
+    model.TableFull: grpc.StatusCode.RESOURCE_EXHAUSTED,
+    model.ConstViolation: grpc.StatusCode.PERMISSION_DENIED,
+}
+
+
+def from_engine(exc: model.ControlPlaneError) -> P4RuntimeError:
+    for cls, code in _ENGINE_CODES.items():
+        if isinstance(exc, cls):
+            return P4RuntimeError(code, str(exc) or cls.__doc__.split(":")[0])
+    return P4RuntimeError(grpc.StatusCode.INTERNAL, str(exc))

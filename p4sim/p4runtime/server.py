@@ -1,0 +1,414 @@
+"""The P4Runtime gRPC service (p4runtime 1.6.0 protos) in front of a running `Switch`.
+
+One device (`device_id`), role "default" only. Arbitration per the P4Runtime spec (5.3):
+the client with the highest election id, at least as high as any seen before, is primary.
+Every client of the role learns the outcome: the primary gets OK, backups ALREADY_EXISTS,
+and everyone NOT_FOUND while there is no primary; the election id in the update is the
+primary's (or the highest seen). Only the primary may Write, SetForwardingPipelineConfig and
+send PacketOut; PacketIn goes to the primary.
+
+Write applies each update in order (CONTINUE_ON_ERROR) under the device lock; if any fails,
+the RPC ends with UNKNOWN and `grpc-status-details-bin` holds a google.rpc.Status whose
+details are one p4.v1.Error per update (OK for those applied), as the spec and BMv2's PI
+server do.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import queue
+import threading
+from concurrent import futures
+from dataclasses import dataclass, field
+
+import grpc
+from google.protobuf import any_pb2
+from google.rpc import code_pb2, status_pb2
+from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
+
+from p4sim.p4runtime import entities, packets
+from p4sim.p4runtime.errors import P4RuntimeError, invalid, not_found, unimplemented
+from p4sim.p4runtime.pipeline import Compiler, default_compiler, from_config
+from p4sim.switch import Pipeline, Switch
+
+log = logging.getLogger("p4sim.p4runtime")
+
+API_VERSION = "1.6.0"
+_READ_CHUNK = 1000  # entities per ReadResponse
+_END = object()
+
+Action = p4runtime_pb2.SetForwardingPipelineConfigRequest
+ResponseType = p4runtime_pb2.GetForwardingPipelineConfigRequest
+
+
+def _election_id(msg) -> int | None:
+    return (msg.high << 64) | msg.low
+
+
+def _uint128(value: int, out) -> None:
+    out.high = value >> 64
+    out.low = value & 0xFFFFFFFFFFFFFFFF
+
+
+@dataclass(eq=False)
+class _Client:
+    """One open StreamChannel."""
+
+    ident: int
+    outbox: queue.Queue = field(default_factory=queue.Queue)
+    election_id: int | None = None  # set by its first arbitration update
+    device_id: int = 0
+
+
+class Arbiter:
+    """Primary/backup election for the default role of one device."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.clients: list[_Client] = []
+        self.highest_seen: int | None = None
+        self.primary: _Client | None = None
+
+    def arbitrate(self, client: _Client, election_id: int) -> None:
+        with self.lock:
+            for other in self.clients:
+                if other is not client and other.election_id == election_id:
+                    raise invalid(f"election id {election_id} is already used by another "
+                                  "client of this role")
+            client.election_id = election_id
+            if client not in self.clients:
+                self.clients.append(client)
+            if self.highest_seen is None or election_id > self.highest_seen:
+                self.highest_seen = election_id
+            self._elect()
+            self._notify_all()
+
+    def remove(self, client: _Client) -> None:
+        with self.lock:
+            if client not in self.clients:
+                return
+            self.clients.remove(client)
+            was_primary = client is self.primary
+            self._elect()
+            if was_primary:
+                self._notify_all()
+
+    def _elect(self) -> None:
+        candidates = [c for c in self.clients if c.election_id is not None]
+        best = max(candidates, key=lambda c: c.election_id, default=None)
+        if best is not None and best.election_id >= self.highest_seen:
+            self.primary = best
+        else:
+            self.primary = None  # the primary left: nobody until an id >= highest_seen comes
+
+    def _notify_all(self) -> None:
+        for c in self.clients:
+            c.outbox.put(self._update_for(c))
+
+    def _update_for(self, client: _Client) -> p4runtime_pb2.StreamMessageResponse:
+        msg = p4runtime_pb2.StreamMessageResponse()
+        arb = msg.arbitration
+        arb.device_id = client.device_id
+        if self.primary is None:
+            _uint128(self.highest_seen or 0, arb.election_id)
+            arb.status.code = code_pb2.NOT_FOUND
+            arb.status.message = "no primary client for this role"
+        else:
+            _uint128(self.primary.election_id, arb.election_id)
+            if client is self.primary:
+                arb.status.code = code_pb2.OK
+                arb.status.message = "you are the primary client"
+            else:
+                arb.status.code = code_pb2.ALREADY_EXISTS
+                arb.status.message = "another client is primary; you are a backup"
+        return msg
+
+    def is_primary(self, election_id: int) -> bool:
+        with self.lock:
+            return self.primary is not None and self.primary.election_id == election_id
+
+    def primary_outbox(self) -> queue.Queue | None:
+        with self.lock:
+            return self.primary.outbox if self.primary else None
+
+
+class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
+    def __init__(self, switch: Switch, device_id: int = 0,
+                 compiler: Compiler = default_compiler) -> None:
+        self.switch = switch
+        self.device_id = device_id
+        self.compiler = compiler
+        self.arbiter = Arbiter()
+        self._saved: Pipeline | None = None  # VERIFY_AND_SAVE, waiting for COMMIT
+        self._config_lock = threading.Lock()
+        self._client_ids = itertools.count(1)
+        switch.add_packet_in_listener(self._packet_in)
+
+    # -- helpers ------------------------------------------------------------------------------
+
+    def _check_device(self, device_id: int) -> None:
+        if device_id != self.device_id:
+            raise not_found(f"unknown device_id {device_id}; this p4sim serves device "
+                            f"{self.device_id} (--device-id)")
+
+    @staticmethod
+    def _check_role(request) -> None:
+        role = getattr(request, "role", "")
+        role_id = getattr(request, "role_id", 0)
+        if role or role_id:
+            raise unimplemented(f"role {role or role_id!r}: p4sim supports only the default "
+                                "role (leave role unset)")
+
+    def _check_primary(self, request, what: str) -> None:
+        eid = _election_id(request.election_id)
+        if not self.arbiter.is_primary(eid):
+            raise P4RuntimeError(grpc.StatusCode.PERMISSION_DENIED,
+                                 f"{what} needs the primary client's election id; {eid} is "
+                                 "not the primary (open a StreamChannel and arbitrate first)")
+
+    def _pipeline(self) -> Pipeline:
+        pipeline = self.switch.pipeline
+        if pipeline is None:
+            raise P4RuntimeError(grpc.StatusCode.FAILED_PRECONDITION,
+                                 "no forwarding pipeline config set (push one with "
+                                 "SetForwardingPipelineConfig, or start p4sim with a program)")
+        return pipeline
+
+    @staticmethod
+    def _abort(context, exc: P4RuntimeError):
+        log.info("P4Runtime error %s: %s", exc.code.name, exc.message)
+        context.abort(exc.code, exc.message)
+
+    # -- RPCs ---------------------------------------------------------------------------------
+
+    def Capabilities(self, request, context):
+        return p4runtime_pb2.CapabilitiesResponse(p4runtime_api_version=API_VERSION)
+
+    def SetForwardingPipelineConfig(self, request, context):
+        try:
+            self._check_device(request.device_id)
+            self._check_role(request)
+            self._check_primary(request, "SetForwardingPipelineConfig")
+            with self._config_lock:
+                self._set_pipeline(request)
+        except P4RuntimeError as exc:
+            self._abort(context, exc)
+        return p4runtime_pb2.SetForwardingPipelineConfigResponse()
+
+    def _set_pipeline(self, request) -> None:
+        action = request.action
+        if action == Action.COMMIT:
+            pipeline = self._saved
+            if pipeline is None and request.HasField("config"):
+                pipeline = from_config(request.config, self.compiler, self.switch.cpu_port)
+            if pipeline is None:
+                raise P4RuntimeError(grpc.StatusCode.FAILED_PRECONDITION,
+                                     "COMMIT without a config saved by VERIFY_AND_SAVE")
+            self._saved = None
+            self.switch.set_pipeline(pipeline)
+            return
+        if action not in (Action.VERIFY, Action.VERIFY_AND_SAVE, Action.VERIFY_AND_COMMIT,
+                          Action.RECONCILE_AND_COMMIT):
+            raise invalid("action must be VERIFY, VERIFY_AND_SAVE, VERIFY_AND_COMMIT, COMMIT "
+                          "or RECONCILE_AND_COMMIT")
+        if not request.HasField("config"):
+            raise invalid("the request has no config")
+        pipeline = from_config(request.config, self.compiler, self.switch.cpu_port)
+        if action == Action.VERIFY_AND_SAVE:
+            self._saved = pipeline
+        elif action in (Action.VERIFY_AND_COMMIT, Action.RECONCILE_AND_COMMIT):
+            # RECONCILE_AND_COMMIT is a full replacement in p4sim: state is not carried over.
+            self.switch.set_pipeline(pipeline)
+
+    def GetForwardingPipelineConfig(self, request, context):
+        try:
+            self._check_device(request.device_id)
+            pipeline = self._pipeline()
+        except P4RuntimeError as exc:
+            self._abort(context, exc)
+        response = p4runtime_pb2.GetForwardingPipelineConfigResponse()
+        config = response.config
+        kind = request.response_type
+        if pipeline.cookie is not None:
+            config.cookie.cookie = pipeline.cookie
+        if kind in (ResponseType.ALL, ResponseType.P4INFO_AND_COOKIE):
+            config.p4info.CopyFrom(pipeline.p4info)
+        if kind in (ResponseType.ALL, ResponseType.DEVICE_CONFIG_AND_COOKIE):
+            config.p4_device_config = pipeline.device_config
+        return response
+
+    def Write(self, request, context):
+        try:
+            self._check_device(request.device_id)
+            self._check_role(request)
+            self._check_primary(request, "Write")
+            pipeline = self._pipeline()
+            if request.atomicity != p4runtime_pb2.WriteRequest.CONTINUE_ON_ERROR:
+                raise unimplemented("only CONTINUE_ON_ERROR atomicity is supported by p4sim")
+        except P4RuntimeError as exc:
+            self._abort(context, exc)
+        errors: list[P4RuntimeError | None] = []
+        with pipeline.device.lock:  # the batch is atomic for packets
+            for update in request.updates:
+                try:
+                    entities.apply_update(pipeline.index, pipeline.device, update)
+                    errors.append(None)
+                except P4RuntimeError as exc:
+                    log.info("Write: update failed (%s): %s", exc.code.name, exc.message)
+                    errors.append(exc)
+        if any(errors):
+            self._abort_batch(context, errors)
+        return p4runtime_pb2.WriteResponse()
+
+    @staticmethod
+    def _abort_batch(context, errors: list[P4RuntimeError | None]) -> None:
+        status = status_pb2.Status(code=code_pb2.UNKNOWN)
+        failed = [e for e in errors if e is not None]
+        status.message = (f"{len(failed)} of {len(errors)} updates failed; first: "
+                          f"{failed[0].code.name}: {failed[0].message}")
+        for exc in errors:
+            detail = p4runtime_pb2.Error()
+            if exc is None:
+                detail.canonical_code = code_pb2.OK
+            else:
+                detail.canonical_code = exc.canonical_code
+                detail.message = exc.message
+            packed = any_pb2.Any()
+            packed.Pack(detail)
+            status.details.append(packed)
+        context.set_trailing_metadata((("grpc-status-details-bin",
+                                        status.SerializeToString()),))
+        context.abort(grpc.StatusCode.UNKNOWN, status.message)
+
+    def Read(self, request, context):
+        try:
+            self._check_device(request.device_id)
+            self._check_role(request)
+            pipeline = self._pipeline()
+            found = []
+            with pipeline.device.lock:
+                for entity in request.entities:
+                    found.extend(entities.read_entity(pipeline.index, pipeline.device, entity))
+        except P4RuntimeError as exc:
+            self._abort(context, exc)
+        for start in range(0, max(len(found), 1), _READ_CHUNK):
+            yield p4runtime_pb2.ReadResponse(entities=found[start:start + _READ_CHUNK])
+
+    # -- StreamChannel --------------------------------------------------------------------------
+
+    def StreamChannel(self, request_iterator, context):
+        client = _Client(ident=next(self._client_ids))
+        context.add_callback(lambda: client.outbox.put(_END))
+        reader = threading.Thread(target=self._read_stream, args=(client, request_iterator),
+                                  name=f"p4rt-stream-{client.ident}", daemon=True)
+        reader.start()
+        try:
+            while True:
+                item = client.outbox.get()
+                if item is _END:
+                    return
+                if isinstance(item, P4RuntimeError):
+                    self._abort(context, item)
+                yield item
+        finally:
+            self.arbiter.remove(client)
+
+    def _read_stream(self, client: _Client, request_iterator) -> None:
+        try:
+            for request in request_iterator:
+                kind = request.WhichOneof("update")
+                try:
+                    if kind == "arbitration":
+                        self._arbitrate(client, request.arbitration)
+                    elif kind == "packet":
+                        self._packet_out(client, request.packet)
+                    elif kind == "digest_ack":
+                        pass  # p4sim generates no digests
+                    else:
+                        raise invalid(f"unsupported stream message {kind!r}")
+                except P4RuntimeError as exc:
+                    if kind == "arbitration":  # arbitration errors end the stream
+                        client.outbox.put(exc)
+                        return
+                    client.outbox.put(self._stream_error(exc, request))
+        except grpc.RpcError:
+            pass  # the client went away
+        except Exception:  # noqa: BLE001 - a broken stream must not kill the server
+            log.exception("StreamChannel reader failed")
+        finally:
+            client.outbox.put(_END)
+
+    def _arbitrate(self, client: _Client, update) -> None:
+        self._check_device(update.device_id)
+        if update.role.name or update.role.id:
+            raise unimplemented(f"role {update.role.name or update.role.id!r}: p4sim supports "
+                                "only the default role")
+        if client.election_id is not None and update.device_id != client.device_id:
+            raise P4RuntimeError(grpc.StatusCode.FAILED_PRECONDITION,
+                                 "a stream cannot change its device_id")
+        client.device_id = update.device_id
+        self.arbiter.arbitrate(client, _election_id(update.election_id))
+
+    def _packet_out(self, client: _Client, packet) -> None:
+        if client.election_id is None or not self.arbiter.is_primary(client.election_id):
+            raise P4RuntimeError(grpc.StatusCode.PERMISSION_DENIED,
+                                 "PacketOut from a client that is not the primary")
+        pipeline = self._pipeline()
+        if self.switch.cpu_port is None:
+            raise P4RuntimeError(grpc.StatusCode.FAILED_PRECONDITION,
+                                 "no CPU port: start p4sim with --cpu-port N for PacketOut")
+        frame = packets.build_packet_out(pipeline.index.packet_out, packet)
+        self.switch.packet_out(frame)
+
+    @staticmethod
+    def _stream_error(exc: P4RuntimeError, request) -> p4runtime_pb2.StreamMessageResponse:
+        msg = p4runtime_pb2.StreamMessageResponse()
+        msg.error.canonical_code = exc.canonical_code
+        msg.error.message = exc.message
+        if request.WhichOneof("update") == "packet":
+            msg.error.packet_out.packet_out.CopyFrom(request.packet)
+        return msg
+
+    def _packet_in(self, frame: bytes) -> None:
+        pipeline = self.switch.pipeline
+        outbox = self.arbiter.primary_outbox()
+        if pipeline is None or outbox is None:
+            log.debug("packet-in of %d bytes dropped: no primary client", len(frame))
+            return
+        msg = p4runtime_pb2.StreamMessageResponse()
+        msg.packet.CopyFrom(packets.parse_packet_in(pipeline.index.packet_in, frame))
+        outbox.put(msg)
+
+    def close(self) -> None:
+        self.switch.remove_packet_in_listener(self._packet_in)
+        with self.arbiter.lock:
+            clients = list(self.arbiter.clients)
+        for c in clients:
+            c.outbox.put(_END)
+
+
+class P4RuntimeServer:
+    """The gRPC server: `start()` binds `address` (port 0 = ephemeral, see `.port`)."""
+
+    def __init__(self, switch: Switch, address: str = "127.0.0.1:9559", device_id: int = 0,
+                 compiler: Compiler = default_compiler, max_workers: int = 16) -> None:
+        self.servicer = P4RuntimeServicer(switch, device_id, compiler)
+        self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=max_workers,
+                                                              thread_name_prefix="p4rt"))
+        p4runtime_pb2_grpc.add_P4RuntimeServicer_to_server(self.servicer, self._server)
+        self.port = self._server.add_insecure_port(address)
+        if self.port == 0:
+            raise OSError(f"cannot listen on {address} (in use, or not a local address?)")
+        host = address.rsplit(":", 1)[0]
+        self.address = f"{host}:{self.port}"
+
+    def start(self) -> None:
+        self._server.start()
+
+    def stop(self, grace: float = 0.5) -> None:
+        self.servicer.close()
+        self._server.stop(grace).wait()
+
+    def wait(self) -> None:
+        self._server.wait_for_termination()

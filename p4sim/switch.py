@@ -1,0 +1,126 @@
+"""The running switch: ports + the committed pipeline + the packet loop.
+
+Every frame that arrives on a port runs through the current pipeline's device under
+`device.lock` (the P4Runtime server takes the same lock for its writes, so a write batch is
+atomic for packets). A new pipeline replaces the old one by swapping one reference: each frame
+runs entirely on the pipeline it started on, none is processed half on each.
+
+Frames the pipeline sends to the CPU port go to the packet-in listeners (the P4Runtime
+server); PacketOut frames enter the pipeline as if received on the CPU port.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from p4.config.v1 import p4info_pb2
+
+from p4sim.io import PcapWriter, PortSet
+from p4sim.model import CompiledProgram, Device
+
+log = logging.getLogger("p4sim.switch")
+
+DROP_PORT = 511  # v1model: egress_spec 511 drops; the engine never emits it, but be safe
+
+
+@dataclass
+class Pipeline:
+    """One committed forwarding pipeline: the program, its P4Info and its running device."""
+
+    program: CompiledProgram
+    p4info: p4info_pb2.P4Info  # what Get returns (the client's, when it pushed one)
+    device_config: bytes  # p4sim device config (see p4sim.p4runtime.device_config)
+    device: Device
+    cookie: int | None = None
+    # P4Runtime ids -> definitions (p4sim.p4runtime.entities.PipelineIndex), built from the
+    # P4Info generated for `program` (equal to the client's where both describe the program).
+    index: object = field(default=None, repr=False)
+
+
+PacketInListener = Callable[[bytes], None]
+
+
+class Switch:
+    def __init__(self, ports: PortSet, cpu_port: int | None = None,
+                 pcap_dir: str | Path | None = None) -> None:
+        self.ports = ports
+        self.cpu_port = cpu_port
+        self.pipeline: Pipeline | None = None
+        self._listeners: list[PacketInListener] = []
+        self._listeners_lock = threading.Lock()
+        self._pcaps: dict[tuple[int, str], PcapWriter] = {}
+        if pcap_dir is not None:
+            Path(pcap_dir).mkdir(parents=True, exist_ok=True)
+            for port in list(ports.ports) + ([cpu_port] if cpu_port is not None else []):
+                for direction in ("in", "out"):  # BMv2's --pcap naming: <port>-in.pcap
+                    self._pcaps[(port, direction)] = PcapWriter(
+                        Path(pcap_dir) / f"{port}-{direction}.pcap")
+        self.stats = {"rx": 0, "tx": 0, "packet_in": 0, "dropped_no_pipeline": 0}
+
+    # -- lifecycle --------------------------------------------------------------------------
+
+    def start(self) -> None:
+        self.ports.start(self.receive)
+
+    def close(self) -> None:
+        self.ports.close()
+        for writer in self._pcaps.values():
+            writer.close()
+
+    def set_pipeline(self, pipeline: Pipeline | None) -> None:
+        """Atomic for packets: a frame runs on the old or on the new pipeline, never both."""
+        self.pipeline = pipeline
+        log.info("pipeline %s", "committed" if pipeline else "removed")
+
+    # -- packet path ------------------------------------------------------------------------
+
+    def add_packet_in_listener(self, listener: PacketInListener) -> None:
+        with self._listeners_lock:
+            self._listeners.append(listener)
+
+    def remove_packet_in_listener(self, listener: PacketInListener) -> None:
+        with self._listeners_lock:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
+    def receive(self, port: int, frame: bytes) -> None:
+        """A frame arrived on `port` (from the port set, or a PacketOut on the CPU port)."""
+        self.stats["rx"] += 1
+        self._record(port, "in", frame)
+        pipeline = self.pipeline
+        if pipeline is None:
+            self.stats["dropped_no_pipeline"] += 1
+            return
+        device = pipeline.device
+        with device.lock:
+            outputs = device.process(port, frame)
+        for egress_port, out in outputs:
+            self._transmit(egress_port, out)
+
+    def packet_out(self, frame: bytes) -> None:
+        if self.cpu_port is None:
+            raise RuntimeError("no CPU port configured (start p4sim with --cpu-port N)")
+        self.receive(self.cpu_port, frame)
+
+    def _transmit(self, port: int, frame: bytes) -> None:
+        self._record(port, "out", frame)
+        if port == self.cpu_port:
+            self.stats["packet_in"] += 1
+            with self._listeners_lock:
+                listeners = list(self._listeners)
+            for listener in listeners:
+                listener(frame)
+            return
+        if port == DROP_PORT:
+            return
+        self.stats["tx"] += 1
+        self.ports.send(port, frame)
+
+    def _record(self, port: int, direction: str, frame: bytes) -> None:
+        writer = self._pcaps.get((port, direction))
+        if writer is not None:
+            writer.write(frame)
