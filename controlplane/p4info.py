@@ -1,0 +1,163 @@
+"""The P4Info index: names to IDs, and the encoding of match fields and action parameters.
+
+Names are accepted fully qualified (`DcIngress.ue_sessions.ue_sessions_v4`) or by their P4Info
+alias (the shortest unique suffix, `ue_sessions_v4`). Values are encoded as P4Runtime
+canonical bytestrings (P4Runtime spec section 8.4: the shortest big-endian string that holds
+the value, one zero byte for zero), after checking that they fit the declared bitwidth.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from pathlib import Path
+
+from google.protobuf import text_format
+from p4.config.v1 import p4info_pb2
+
+
+class P4InfoError(ValueError):
+    """An unknown name, or a value that does not fit its field."""
+
+
+# ---------------------------------------------------------------------------
+# Values
+# ---------------------------------------------------------------------------
+
+
+def parse_value(value: int | str | bytes, bitwidth: int, what: str = "value") -> int:
+    """An int from an int, a decimal/hex string, an IPv4/IPv6 address or a MAC address."""
+    if isinstance(value, bool):
+        raise P4InfoError(f"{what}: expected a number or an address, got {value!r}")
+    if isinstance(value, int):
+        number = value
+    elif isinstance(value, bytes):
+        number = int.from_bytes(value, "big")
+    elif isinstance(value, str):
+        number = _parse_text(value.strip(), what)
+    else:
+        raise P4InfoError(f"{what}: expected a number or an address, got {value!r}")
+    if number < 0 or number >= (1 << bitwidth):
+        raise P4InfoError(f"{what}: {value!r} does not fit in {bitwidth} bits "
+                          f"(allowed 0..{(1 << bitwidth) - 1})")
+    return number
+
+
+def _parse_text(text: str, what: str) -> int:
+    if text.count(":") == 5 and all(len(p) in (1, 2) for p in text.split(":")):
+        try:
+            return int(text.replace(":", ""), 16)
+        except ValueError:
+            pass
+    try:
+        return int(ipaddress.ip_address(text))
+    except ValueError:
+        pass
+    try:
+        return int(text, 0)
+    except ValueError:
+        raise P4InfoError(f"{what}: {text!r} is neither a number, an IPv4/IPv6 address "
+                          f"nor a MAC address") from None
+
+
+def encode(value: int | str | bytes, bitwidth: int, what: str = "value") -> bytes:
+    """The canonical bytestring of `value` for a field of `bitwidth` bits."""
+    number = parse_value(value, bitwidth, what)
+    return number.to_bytes(max(1, (number.bit_length() + 7) // 8), "big")
+
+
+def decode(data: bytes) -> int:
+    """Canonical or padded bytestrings alike (targets may return either)."""
+    return int.from_bytes(data, "big")
+
+
+def format_mac(number: int) -> str:
+    return ":".join(f"{b:02x}" for b in number.to_bytes(6, "big"))
+
+
+# ---------------------------------------------------------------------------
+# The index
+# ---------------------------------------------------------------------------
+
+
+def load_p4info(path: str | Path) -> p4info_pb2.P4Info:
+    """Text (`.txt`, `.txtpb`, `.pb.txt`) or binary P4Info, decided by content."""
+    data = Path(path).read_bytes()
+    info = p4info_pb2.P4Info()
+    try:
+        text_format.Parse(data.decode("utf-8"), info)
+        return info
+    except (UnicodeDecodeError, text_format.ParseError):
+        pass
+    try:
+        info.ParseFromString(data)
+    except Exception as exc:  # protobuf raises DecodeError, a bare Exception subclass
+        raise P4InfoError(f"{path}: neither a text nor a binary P4Info ({exc})") from None
+    return info
+
+
+class P4InfoIndex:
+    """Lookups by name (fully qualified or alias) over one P4Info message."""
+
+    KINDS = ("tables", "actions", "counters", "direct_counters", "registers", "meters")
+
+    def __init__(self, p4info: p4info_pb2.P4Info):
+        self.p4info = p4info
+        self._by_name: dict[str, dict[str, object]] = {}
+        self._by_id: dict[int, object] = {}
+        for kind in self.KINDS:
+            names: dict[str, object] = {}
+            for obj in getattr(p4info, kind):
+                names[obj.preamble.name] = obj
+                if obj.preamble.alias:
+                    names.setdefault(obj.preamble.alias, obj)
+                self._by_id[obj.preamble.id] = obj
+            self._by_name[kind] = names
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> P4InfoIndex:
+        return cls(load_p4info(path))
+
+    def _get(self, kind: str, name: str):
+        try:
+            return self._by_name[kind][name]
+        except KeyError:
+            known = sorted(o.preamble.name for o in getattr(self.p4info, kind))
+            raise P4InfoError(f"no {kind[:-1].replace('_', ' ')} named {name!r} in the P4Info "
+                              f"(known: {', '.join(known) or 'none'})") from None
+
+    def table(self, name: str) -> p4info_pb2.Table:
+        return self._get("tables", name)
+
+    def action(self, name: str) -> p4info_pb2.Action:
+        return self._get("actions", name)
+
+    def counter(self, name: str) -> p4info_pb2.Counter:
+        return self._get("counters", name)
+
+    def register(self, name: str) -> p4info_pb2.Register:
+        return self._get("registers", name)
+
+    def name_of(self, obj_id: int) -> str:
+        obj = self._by_id.get(obj_id)
+        return obj.preamble.name if obj is not None else f"<id {obj_id}>"
+
+    def by_id(self, obj_id: int):
+        return self._by_id[obj_id]
+
+    @staticmethod
+    def match_field(table: p4info_pb2.Table, name: str) -> p4info_pb2.MatchField:
+        for field in table.match_fields:
+            if field.name == name:
+                return field
+        known = ", ".join(f.name for f in table.match_fields)
+        raise P4InfoError(f"table {table.preamble.name} has no match field {name!r} "
+                          f"(fields: {known})")
+
+    @staticmethod
+    def param(action: p4info_pb2.Action, name: str) -> p4info_pb2.Action.Param:
+        for param in action.params:
+            if param.name == name:
+                return param
+        known = ", ".join(p.name for p in action.params) or "none"
+        raise P4InfoError(f"action {action.preamble.name} has no parameter {name!r} "
+                          f"(parameters: {known})")

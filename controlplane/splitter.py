@@ -1,0 +1,725 @@
+"""The domain API of the PDCP splitter: ports, users, statistics, declarative state.
+
+    sw = Splitter.connect("127.0.0.1:9559", device_id=0, election_id=1)
+    sw.push_pipeline("build/p4/dc_splitter.p4info.txtpb", "build/p4/dc_splitter.p4sim.json")
+    sw.configure_ports(server_port=0, leg_a_port=1, leg_b_port=2)
+    sw.add_user(UserConfig(addr="10.0.0.2", mode="dc-split", batch=100, ratio=(1, 1)))
+    sw.set_user("10.0.0.2", batch=10, ratio=(9, 1))
+
+The switch is the only store of state: every user is one entry of the per-user table
+(knobs in action parameters, the user's name and remembered split in the entry's P4Runtime
+`metadata`), so any controller process can read back and change what another one wrote.
+Changes are P4Runtime MODIFYs of that one entry, which never touch the SN registers.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import math
+import secrets
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from p4.v1 import p4runtime_pb2
+
+from controlplane import entries as E
+from controlplane.client import DEFAULT_ADDR, P4RuntimeClient, P4RuntimeError, P4RuntimeWriteError
+from controlplane.p4info import P4InfoError, P4InfoIndex, format_mac, load_p4info, parse_value
+
+# Names in the P4 program (p4src/), fully qualified as p4c writes them in the P4Info.
+T_UE_V4 = "DcIngress.ue_sessions.ue_sessions_v4"
+T_UE_V6 = "DcIngress.ue_sessions.ue_sessions_v6"
+A_SPLIT = "DcIngress.ue_sessions.split_dc"
+A_DUP = "DcIngress.ue_sessions.duplicate_dc"
+A_SC = "DcIngress.ue_sessions.forward_sc"
+T_L2 = "DcIngress.l2_forwarding.l2_forwards"
+A_FORWARD = "DcIngress.l2_forwarding.forward"
+A_FLOOD = "DcIngress.l2_forwarding.flood"
+T_MACS = "DcEgress.egress_macs"
+A_SET_MACS = "DcEgress.set_macs"
+A_SET_SRC_MAC = "DcEgress.set_src_mac"
+C_USER = "DcIngress.ue_sessions.user_counter"
+C_PORT_RX = "DcIngress.port_rx_counter"
+C_PORT_TX = "DcEgress.port_tx_counter"
+R_NEXT_SN = "DcIngress.pdcp_sequencer.next_sn"
+R_BATCH_POS = "DcIngress.pdcp_sequencer.batch_pos"
+R_SESSION = "DcIngress.pdcp_sequencer.user_session"
+
+MODES = ("dc-split", "dc-dup", "sc")
+MAX_USERS = 1024  # MAX_USERS in p4src/include/defines.p4
+MAX_BATCH = 0xFFFF  # batch_size_t is bit<16>
+MAX_PORT = 510  # bit<9>; 511 is v1model's drop port
+FLOOD_GROUP = 1  # multicast group flooding the legs (ARP, unknown downlink if enabled)
+DUP_GROUP_BASE = 1024  # user i duplicates through multicast group DUP_GROUP_BASE + i
+ETHERTYPE_ARP = 0x0806
+PRIO_ETHERTYPE, PRIO_ANY = 20, 10  # l2_forwards: a specific ethertype beats the port rule
+DEFAULT_PORTS = (0, 1, 2)  # DESIGN.md section 4: server, leg A, leg B
+
+
+class SplitterError(ValueError):
+    """Invalid input or state, with a message that names what is allowed."""
+
+
+# ---------------------------------------------------------------------------
+# Ratios: "a:b" (a packets on leg A per a+b), "p%" or (a, b)
+# ---------------------------------------------------------------------------
+
+
+def parse_ratio(value) -> tuple[int, int] | float:
+    """(a, b) for 'a:b' / [a, b]; a float percentage for 'p%'."""
+    if isinstance(value, (tuple, list)) and len(value) == 2:
+        a, b = value
+    elif isinstance(value, str) and value.strip().endswith("%"):
+        try:
+            pct = float(value.strip()[:-1])
+        except ValueError:
+            raise SplitterError(f"ratio {value!r}: a percentage must be a number from 0 to "
+                                f"100 followed by '%', e.g. 70%") from None
+        if not 0 <= pct <= 100:
+            raise SplitterError(f"ratio {value!r}: the percentage must be from 0% to 100%")
+        return pct
+    elif isinstance(value, str) and value.count(":") == 1:
+        a, b = value.split(":")
+    else:
+        raise SplitterError(f"ratio {value!r}: expected 'a:b' (packets on leg A : leg B, "
+                            f"e.g. 9:1) or a percentage on leg A (e.g. 70%)")
+    try:
+        a, b = int(a), int(b)
+    except (TypeError, ValueError):
+        raise SplitterError(f"ratio {value!r}: a and b in 'a:b' must be whole numbers") from None
+    if a < 0 or b < 0 or a + b == 0:
+        raise SplitterError(f"ratio {value!r}: a and b must be >= 0 and not both 0")
+    return a, b
+
+
+def leg_a_count(ratio, batch: int) -> int:
+    """k, the packets per batch on leg A. The rule: a:b with a+b == B gives k = a; a:b with
+    a+b dividing B is scaled (9:1 with B=100 gives k=90); p% must give a whole number of
+    packets (70% of B=10 gives k=7). Anything else is refused."""
+    parsed = parse_ratio(ratio)
+    if isinstance(parsed, float):
+        k = parsed * batch / 100
+        if abs(k - round(k)) > 1e-9:
+            raise SplitterError(f"ratio {ratio}: {parsed:g}% of batch {batch} is {k:g} packets;"
+                                f" choose a percentage that gives a whole number of packets "
+                                f"(multiples of {100 / math.gcd(batch, 100):g}%) or use a:b")
+        return int(round(k))
+    a, b = parsed
+    if batch % (a + b):
+        raise SplitterError(f"ratio {a}:{b} does not fit batch {batch}: a+b ({a + b}) must "
+                            f"equal the batch size or divide it")
+    return a * (batch // (a + b))
+
+
+def reduced_ratio(k: int, batch: int) -> tuple[int, int]:
+    g = math.gcd(k, batch - k) or 1
+    return k // g, (batch - k) // g
+
+
+# ---------------------------------------------------------------------------
+# Configuration records
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class UserConfig:
+    """One user. mode: "dc-split" (batch, ratio, leg_a, leg_b), "dc-dup" (leg_a, leg_b; batch
+    and ratio are kept for when duplication is turned off) or "sc" (port)."""
+
+    addr: str
+    mode: str = "dc-split"
+    batch: int = 100
+    ratio: tuple[int, int] | str = (1, 1)
+    leg_a: int = 1
+    leg_b: int = 2
+    port: int | None = None
+    name: str | None = None
+
+    @property
+    def k(self) -> int:
+        return leg_a_count(self.ratio, self.batch)
+
+    def key(self) -> tuple:
+        """What the switch stores; two configs with equal keys need no write."""
+        if self.mode == "sc":
+            return (self.addr, self.mode, self.port, self.name)
+        return (self.addr, self.mode, self.batch, self.k, self.leg_a, self.leg_b, self.name)
+
+
+@dataclass
+class PortConfig:
+    server: int = DEFAULT_PORTS[0]
+    leg_a: int = DEFAULT_PORTS[1]
+    leg_b: int = DEFAULT_PORTS[2]
+    macs: dict[int, tuple[str, str | None]] = field(default_factory=dict)
+    flood_unknown: bool = False
+
+    @property
+    def roles(self) -> dict[str, int]:
+        return {"server": self.server, "leg_a": self.leg_a, "leg_b": self.leg_b}
+
+
+@dataclass
+class _Installed:
+    """A user as read back from the switch."""
+
+    config: UserConfig
+    index: int
+    session: int
+    entry: p4runtime_pb2.TableEntry
+
+
+def _check_port(value, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        try:
+            value = int(value)
+        except (TypeError, ValueError):
+            raise SplitterError(f"{what}: {value!r} is not a port number "
+                                f"(allowed 0..{MAX_PORT})") from None
+    if not 0 <= value <= MAX_PORT:
+        raise SplitterError(f"{what}: port {value} is out of range (allowed 0..{MAX_PORT})")
+    return value
+
+
+def _check_mac(value, what: str) -> str:
+    try:
+        return format_mac(parse_value(str(value), 48, what))
+    except P4InfoError:
+        raise SplitterError(f"{what}: {value!r} is not a MAC address (e.g. 02:00:00:00:00:01)"
+                            ) from None
+
+
+def validate_ports(ports: PortConfig) -> PortConfig:
+    for role, port in ports.roles.items():
+        _check_port(port, role)
+    if len(set(ports.roles.values())) != 3:
+        raise SplitterError(f"server, leg_a and leg_b must be three different ports, got "
+                            f"{ports.roles}")
+    macs = {}
+    for port, pair in ports.macs.items():
+        port = _check_port(port, "macs")
+        if isinstance(pair, dict):
+            unknown = set(pair) - {"src", "dst"}
+            if unknown or "src" not in pair:
+                raise SplitterError(f"macs for port {port}: expected keys src and optionally "
+                                    f"dst, got {sorted(pair)}")
+            pair = (pair["src"], pair.get("dst"))
+        src, dst = pair
+        macs[port] = (_check_mac(src, f"port {port} src mac"),
+                      None if dst is None else _check_mac(dst, f"port {port} dst mac"))
+    return replace(ports, macs=macs, flood_unknown=bool(ports.flood_unknown))
+
+
+def validate_user(cfg: UserConfig, ports: PortConfig) -> UserConfig:
+    """A normalised copy of cfg, or SplitterError naming what is wrong and what is allowed."""
+    try:
+        addr = str(ipaddress.ip_address(str(cfg.addr).strip()))
+    except ValueError:
+        raise SplitterError(f"user address {cfg.addr!r} is not an IPv4 or IPv6 address"
+                            ) from None
+    if cfg.mode not in MODES:
+        raise SplitterError(f"mode {cfg.mode!r} is not one of {', '.join(MODES)}")
+    if cfg.name is not None and (not str(cfg.name) or len(str(cfg.name)) > 64):
+        raise SplitterError(f"user name {cfg.name!r} must be 1 to 64 characters")
+    user_ports = sorted(p for p in (ports.leg_a, ports.leg_b))
+    allowed = f"{ports.leg_a} (leg A) or {ports.leg_b} (leg B)"
+    if cfg.mode == "sc":
+        if cfg.port is None:
+            raise SplitterError(f"an sc user needs a port: {allowed}")
+        port = _check_port(cfg.port, "port")
+        if port not in user_ports:
+            raise SplitterError(f"port {port} is not a leg port: allowed {allowed}")
+        return replace(cfg, addr=addr, port=port, batch=int(cfg.batch),
+                       name=None if cfg.name is None else str(cfg.name))
+    if isinstance(cfg.batch, bool) or not isinstance(cfg.batch, int) \
+            or not 1 <= cfg.batch <= MAX_BATCH:
+        raise SplitterError(f"batch {cfg.batch!r} must be a whole number from 1 to {MAX_BATCH}")
+    for what in ("leg_a", "leg_b"):
+        port = _check_port(getattr(cfg, what), what)
+        if port not in user_ports:
+            raise SplitterError(f"{what} port {port} is not a leg port: allowed {allowed}")
+    if cfg.leg_a == cfg.leg_b:
+        raise SplitterError(f"leg_a and leg_b must differ (both are {cfg.leg_a})")
+    k = leg_a_count(cfg.ratio, cfg.batch)
+    return replace(cfg, addr=addr, ratio=reduced_ratio(k, cfg.batch), port=None,
+                   name=None if cfg.name is None else str(cfg.name))
+
+
+# ---------------------------------------------------------------------------
+# Declarative state (`dcctl apply config.yaml`, `Splitter.apply(dict)`)
+# ---------------------------------------------------------------------------
+
+USER_KEYS = {"addr", "mode", "batch", "ratio", "leg_a", "leg_b", "port"}
+PORT_KEYS = {"server", "leg_a", "leg_b", "macs", "flood_unknown"}
+
+
+def parse_state(state: dict) -> tuple[PortConfig, list[UserConfig]]:
+    """The desired state (schema in controlplane/README.md) as validated records."""
+    if not isinstance(state, dict):
+        raise SplitterError("the desired state must be a mapping with keys ports and users")
+    unknown = set(state) - {"ports", "users"}
+    if unknown:
+        raise SplitterError(f"unknown top-level key(s) {sorted(unknown)}: allowed ports, users")
+    pdict = state.get("ports") or {}
+    if not isinstance(pdict, dict) or set(pdict) - PORT_KEYS:
+        raise SplitterError(f"ports: unknown key(s) {sorted(set(pdict) - PORT_KEYS)}: allowed "
+                            f"{', '.join(sorted(PORT_KEYS))}")
+    ports = validate_ports(PortConfig(**pdict))
+    udict = state.get("users") or {}
+    if not isinstance(udict, dict):
+        raise SplitterError("users must be a mapping from user name to its settings")
+    users, seen = [], {}
+    for name, settings in udict.items():
+        if not isinstance(settings, dict) or "addr" not in settings:
+            raise SplitterError(f"user {name!r}: expected a mapping with at least addr")
+        bad = set(settings) - USER_KEYS
+        if bad:
+            raise SplitterError(f"user {name!r}: unknown key(s) {sorted(bad)}: allowed "
+                                f"{', '.join(sorted(USER_KEYS))}")
+        try:
+            cfg = validate_user(UserConfig(name=str(name), **settings), ports)
+        except SplitterError as exc:
+            raise SplitterError(f"user {name!r}: {exc}") from None
+        if cfg.addr in seen:
+            raise SplitterError(f"users {seen[cfg.addr]!r} and {name!r} have the same address "
+                                f"{cfg.addr}")
+        seen[cfg.addr] = name
+        users.append(cfg)
+    return ports, users
+
+
+# ---------------------------------------------------------------------------
+# The splitter
+# ---------------------------------------------------------------------------
+
+
+class Splitter:
+    def __init__(self, client: P4RuntimeClient):
+        self.client = client
+        self._index: P4InfoIndex | None = None
+
+    @classmethod
+    def connect(cls, addr: str = DEFAULT_ADDR, device_id: int = 0, election_id: int = 1,
+                timeout_s: float = 5.0) -> Splitter:
+        """Connect and become primary. The pipeline is read from the target when it has one."""
+        return cls(P4RuntimeClient(addr, device_id, election_id, timeout_s))
+
+    def close(self) -> None:
+        self.client.close()
+
+    def __enter__(self) -> Splitter:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- pipeline ------------------------------------------------------------
+
+    @property
+    def index(self) -> P4InfoIndex:
+        if self._index is None:
+            self._set_index(P4InfoIndex(self.client.get_p4info()))
+        return self._index
+
+    def _set_index(self, index: P4InfoIndex) -> None:
+        self._index = index
+        self.client.describe_update = lambda upd: E.describe_update(index, upd)
+
+    def push_pipeline(self, p4info_path: str | Path, device_config_path: str | Path) -> None:
+        """SetForwardingPipelineConfig(VERIFY_AND_COMMIT) with a P4Info file and the target's
+        device config (p4sim's JSON, or BMv2's JSON from p4c), sent as the file's bytes."""
+        p4info = load_p4info(p4info_path)
+        config = Path(device_config_path).read_bytes()
+        self.client.set_pipeline(p4info, config)
+        self._set_index(P4InfoIndex(p4info))
+
+    # -- low-level helpers -----------------------------------------------------
+
+    def _read_table(self, table: str) -> list[E.DecodedEntry]:
+        return [E.decode_table_entry(self.index, ent.table_entry)
+                for ent in self.client.read([E.table_read(self.index, table)])]
+
+    def _entry(self, table, match, action=None, params=None, priority=0, metadata=b""):
+        return E.table_entry(self.index, table, match, action, params, priority, metadata)
+
+    def _group_exists(self, group_id: int) -> bool:
+        try:
+            found = self.client.read([E.multicast_group(group_id, [])])
+        except P4RuntimeError:  # an absent group reads as NOT_FOUND on some targets
+            return False
+        return any(e.packet_replication_engine_entry.multicast_group_entry.multicast_group_id
+                   == group_id for e in found)
+
+    # -- ports -----------------------------------------------------------------
+
+    def configure_ports(self, server_port: int = 0, leg_a_port: int = 1, leg_b_port: int = 2,
+                        macs: dict | None = None, flood_unknown: bool = False) -> list[str]:
+        """Forwarding for everything that is not a user's downlink: the legs go to the server
+        port; ARP from the server is flooded to both legs (multicast group FLOOD_GROUP); with
+        flood_unknown, every other non-user frame from the server is flooded too, else it is
+        dropped. `macs` maps an egress port to (src_mac, dst_mac | None): frames leaving that
+        port get those addresses. Applied as a diff; returns what changed."""
+        ports = validate_ports(PortConfig(server_port, leg_a_port, leg_b_port, macs or {},
+                                          flood_unknown))
+        return self._sync_ports(ports)
+
+    def ports(self) -> PortConfig:
+        """The port roles as configured on the switch (DESIGN.md defaults when unconfigured)."""
+        roles, macs, flood_unknown = {}, {}, False
+        for dec in self._read_table(T_L2):
+            meta = _load_meta(dec.metadata)
+            if "role" in meta:
+                roles[meta["role"]] = dec.match["ingress_port"]
+                if dec.action == A_FORWARD:
+                    roles["server"] = dec.params["port"]
+            if meta.get("rule") == "flood_unknown":
+                flood_unknown = True
+        for dec in self._read_table(T_MACS):
+            dst = dec.params.get("dst_mac")
+            macs[dec.match["egress_port"]] = (format_mac(dec.params["src_mac"]),
+                                              None if dst is None else format_mac(dst))
+        if not {"server", "leg_a", "leg_b"} <= set(roles):
+            return PortConfig(macs=macs, flood_unknown=flood_unknown)
+        return PortConfig(roles["server"], roles["leg_a"], roles["leg_b"], macs, flood_unknown)
+
+    def _desired_port_entries(self, ports: PortConfig) -> list[p4runtime_pb2.TableEntry]:
+        entries = []
+        for role in ("leg_a", "leg_b"):
+            entries.append(self._entry(
+                T_L2, {"ingress_port": ports.roles[role], "ether_type": None}, A_FORWARD,
+                {"port": ports.server}, PRIO_ANY, _dump_meta({"role": role})))
+        entries.append(self._entry(
+            T_L2, {"ingress_port": ports.server, "ether_type": ETHERTYPE_ARP}, A_FLOOD,
+            {"mcast_grp": FLOOD_GROUP}, PRIO_ETHERTYPE, _dump_meta({"rule": "arp"})))
+        if ports.flood_unknown:
+            entries.append(self._entry(
+                T_L2, {"ingress_port": ports.server, "ether_type": None}, A_FLOOD,
+                {"mcast_grp": FLOOD_GROUP}, PRIO_ANY, _dump_meta({"rule": "flood_unknown"})))
+        for port, (src, dst) in sorted(ports.macs.items()):
+            if dst is None:
+                entries.append(self._entry(T_MACS, {"egress_port": port}, A_SET_SRC_MAC,
+                                           {"src_mac": src}))
+            else:
+                entries.append(self._entry(T_MACS, {"egress_port": port}, A_SET_MACS,
+                                           {"src_mac": src, "dst_mac": dst}))
+        return entries
+
+    def _sync_ports(self, ports: PortConfig) -> list[str]:
+        changes: list[str] = []
+        flood = E.multicast_group(FLOOD_GROUP, [(ports.leg_a, 1), (ports.leg_b, 2)])
+        exists = self._group_exists(FLOOD_GROUP)
+        self.client.write([E.update("MODIFY" if exists else "INSERT",
+                                    "packet_replication_engine_entry",
+                                    flood.packet_replication_engine_entry)])
+        if not exists:
+            changes.append(f"flood group {FLOOD_GROUP} -> ports {ports.leg_a}, {ports.leg_b}")
+        desired = self._desired_port_entries(ports)
+        for table in (T_L2, T_MACS):
+            tid = self.index.table(table).preamble.id
+            want = {_match_key(e): e for e in desired if e.table_id == tid}
+            have = {_match_key(d.raw): d.raw for d in self._read_table(table)}
+            updates = []
+            for key, entry in have.items():
+                if key not in want:
+                    updates.append(E.update("DELETE", "table_entry", entry))
+            for key, entry in want.items():
+                if key not in have:
+                    updates.append(E.update("INSERT", "table_entry", entry))
+                elif not _same_action(have[key], entry):
+                    updates.append(E.update("MODIFY", "table_entry", entry))
+            self.client.write(updates)
+            changes += [E.describe_update(self.index, u) for u in updates]
+        return changes
+
+    # -- users -----------------------------------------------------------------
+
+    def _installed(self) -> dict[str, _Installed]:
+        users = {}
+        for table in (T_UE_V4, T_UE_V6):
+            for dec in self._read_table(table):
+                inst = self._decode_user(dec)
+                users[inst.config.addr] = inst
+        return users
+
+    def _decode_user(self, dec: E.DecodedEntry) -> _Installed:
+        width = 32 if dec.table == T_UE_V4 else 128
+        addr = str(ipaddress.ip_address(dec.match["ue_addr"]) if width == 32
+                   else ipaddress.IPv6Address(dec.match["ue_addr"]))
+        meta = _load_meta(dec.metadata)
+        p = dec.params
+        batch = meta.get("batch", 100)
+        k = meta.get("k", batch // 2)
+        legs = (meta.get("leg_a", DEFAULT_PORTS[1]), meta.get("leg_b", DEFAULT_PORTS[2]))
+        if dec.action == A_SPLIT:
+            batch, k, legs = p["batch"], p["leg_a_count"], (p["leg_a_port"], p["leg_b_port"])
+            cfg = UserConfig(addr, "dc-split", batch, reduced_ratio(k, batch), *legs)
+        elif dec.action == A_DUP:
+            cfg = UserConfig(addr, "dc-dup", batch, reduced_ratio(k, batch), *legs)
+        else:
+            cfg = UserConfig(addr, "sc", batch, reduced_ratio(k, batch), *legs, port=p["port"])
+        cfg.name = meta.get("name")
+        return _Installed(cfg, p["user_idx"], p.get("session", 0), dec.raw)
+
+    def users(self) -> list[UserConfig]:
+        """Every configured user, read back from the switch."""
+        return [inst.config for inst in sorted(self._installed().values(),
+                                               key=lambda i: i.index)]
+
+    def _find(self, user: str, installed: dict[str, _Installed]) -> _Installed:
+        try:
+            addr = str(ipaddress.ip_address(user))
+        except ValueError:
+            named = [i for i in installed.values() if i.config.name == user]
+            if named:
+                return named[0]
+            addr = None
+        if addr in installed:
+            return installed[addr]
+        known = ", ".join(f"{i.config.name or '-'} ({a})" for a, i in installed.items())
+        raise SplitterError(f"unknown user {user!r}: configured users are {known or 'none'}")
+
+    def _user_writes(self, kind: str, cfg: UserConfig, index: int, session: int
+                     ) -> p4runtime_pb2.Update:
+        table = T_UE_V4 if ipaddress.ip_address(cfg.addr).version == 4 else T_UE_V6
+        meta = {"name": cfg.name, "batch": cfg.batch, "k": cfg.k, "leg_a": cfg.leg_a,
+                "leg_b": cfg.leg_b}
+        if cfg.mode == "dc-split":
+            action, params = A_SPLIT, {"user_idx": index, "session": session,
+                                       "batch": cfg.batch, "leg_a_count": cfg.k,
+                                       "leg_a_port": cfg.leg_a, "leg_b_port": cfg.leg_b}
+        elif cfg.mode == "dc-dup":
+            action, params = A_DUP, {"user_idx": index, "session": session,
+                                     "mcast_grp": DUP_GROUP_BASE + index}
+        else:
+            action, params = A_SC, {"user_idx": index, "port": cfg.port}
+        entry = self._entry(table, {"ue_addr": cfg.addr}, action, params,
+                            metadata=_dump_meta(meta))
+        return E.update(kind, "table_entry", entry)
+
+    def _dup_group(self, kind: str, cfg: UserConfig, index: int) -> p4runtime_pb2.Update:
+        group = E.multicast_group(DUP_GROUP_BASE + index, [(cfg.leg_a, 1), (cfg.leg_b, 2)])
+        return E.update(kind, "packet_replication_engine_entry",
+                        group.packet_replication_engine_entry)
+
+    def add_user(self, cfg: UserConfig) -> UserConfig:
+        """Install a new user; its SN starts at 0 and its batch at position 0."""
+        cfg = validate_user(cfg, self.ports())
+        installed = self._installed()
+        if cfg.addr in installed:
+            raise SplitterError(f"user {cfg.addr} already exists (change it with set_user / "
+                                f"dcctl user set)")
+        if cfg.name and any(i.config.name == cfg.name for i in installed.values()):
+            raise SplitterError(f"a user named {cfg.name!r} already exists")
+        used = {i.index for i in installed.values()}
+        index = next((i for i in range(MAX_USERS) if i not in used), None)
+        if index is None:
+            raise SplitterError(f"the switch holds at most {MAX_USERS} users")
+        # A fresh session id makes the data plane restart SN and batch position for this
+        # index, whatever an earlier user of the index left in the registers.
+        session = secrets.randbits(32) or 1
+        if cfg.mode == "dc-dup":
+            self.client.write([self._dup_group("INSERT", cfg, index)])
+        self.client.write([self._user_writes("INSERT", cfg, index, session)])
+        return cfg
+
+    def set_user(self, user: str, *, dup: bool | None = None, mode: str | None = None,
+                 batch: int | None = None, ratio=None, leg_a: int | None = None,
+                 leg_b: int | None = None, port: int | None = None,
+                 name: str | None = None) -> UserConfig:
+        """Change a user live (one MODIFY of its entry: SN and batch continue). `user` is the
+        address or the name. dup=True/False turns duplication on/off keeping batch and ratio.
+        A new batch without a ratio keeps the current proportion (it must fit the batch)."""
+        installed = self._installed()
+        inst = self._find(user, installed)
+        old = inst.config
+        new = replace(old)
+        if dup is not None:
+            if mode is not None:
+                raise SplitterError("give either dup or mode, not both")
+            if old.mode == "sc":
+                raise SplitterError(f"user {user} is an sc user: duplication needs a DC user "
+                                    f"(set mode dc-dup with leg_a and leg_b)")
+            new.mode = "dc-dup" if dup else "dc-split"
+        if mode is not None:
+            new.mode = mode
+        if batch is not None:
+            new.batch = batch
+        if ratio is not None:
+            new.ratio = ratio
+        elif batch is not None and old.mode != "sc":
+            a, b = old.ratio
+            if batch % (a + b):
+                raise SplitterError(f"batch {batch} does not fit the current ratio {a}:{b} "
+                                    f"(a+b = {a + b} must divide it): give a ratio too")
+        for attr, value in (("leg_a", leg_a), ("leg_b", leg_b), ("port", port),
+                            ("name", name)):
+            if value is not None:
+                setattr(new, attr, value)
+        if new.mode != "sc":
+            new.port = None
+        new = validate_user(new, self.ports())
+        if name and any(i.config.name == name and a != old.addr for a, i in installed.items()):
+            raise SplitterError(f"a user named {name!r} already exists")
+        if new.key() == old.key():
+            return new
+        was_dup, is_dup = old.mode == "dc-dup", new.mode == "dc-dup"
+        if is_dup:
+            # The group must hold the right legs before the entry points to it.
+            self.client.write([self._dup_group("MODIFY" if was_dup else "INSERT", new,
+                                               inst.index)])
+        self.client.write([self._user_writes("MODIFY", new, inst.index, inst.session)])
+        if was_dup and not is_dup:
+            self.client.write([self._dup_group("DELETE", old, inst.index)])
+        return new
+
+    def del_user(self, user: str) -> UserConfig:
+        inst = self._find(user, self._installed())
+        self.client.write([E.update("DELETE", "table_entry", inst.entry)])
+        if inst.config.mode == "dc-dup":
+            self.client.write([self._dup_group("DELETE", inst.config, inst.index)])
+        return inst.config
+
+    # -- statistics --------------------------------------------------------------
+
+    def user_registers(self, user: str) -> dict[str, int]:
+        """The user's next SN and batch position as the data plane holds them (needs register
+        reads, which BMv2's P4Runtime server does not implement)."""
+        inst = self._find(user, self._installed())
+        values = {}
+        for key, reg in (("next_sn", R_NEXT_SN), ("batch_pos", R_BATCH_POS),
+                         ("session", R_SESSION)):
+            ent = self.client.read([E.register_entity(self.index, reg, inst.index)])
+            values[key] = E.decode(ent[0].register_entry.data.bitstring)
+        if values["session"] != inst.session:  # no packet since the index was (re)assigned
+            values.update(next_sn=0, batch_pos=0)
+        del values["session"]
+        return values
+
+    def stats(self) -> dict:
+        """Counters: {"time": unix time, "users": {addr: {name, mode, packets, bytes}},
+        "ports": {role: {port, rx_packets, rx_bytes, tx_packets, tx_bytes}}}. Byte counts
+        are frame lengths as received by the switch (BMv2's counters count ingress length)."""
+        installed = self._installed()
+        ports = self.ports()
+        requests = [E.counter_read(self.index, C_USER, i.index) for i in installed.values()]
+        for port in ports.roles.values():
+            requests += [E.counter_read(self.index, C_PORT_RX, port),
+                         E.counter_read(self.index, C_PORT_TX, port)]
+        now = time.time()
+        values: dict[tuple[int, int], tuple[int, int]] = {}
+        for ent in self.client.read(requests):
+            c = ent.counter_entry
+            values[(c.counter_id, c.index.index)] = (c.data.packet_count, c.data.byte_count)
+        cid = {n: self.index.counter(n).preamble.id for n in (C_USER, C_PORT_RX, C_PORT_TX)}
+        users = {}
+        for addr, inst in sorted(installed.items(), key=lambda kv: kv[1].index):
+            pkts, byts = values.get((cid[C_USER], inst.index), (0, 0))
+            users[addr] = {"name": inst.config.name, "mode": inst.config.mode,
+                           "packets": pkts, "bytes": byts}
+        port_stats = {}
+        for role, port in ports.roles.items():
+            rx = values.get((cid[C_PORT_RX], port), (0, 0))
+            tx = values.get((cid[C_PORT_TX], port), (0, 0))
+            port_stats[role] = {"port": port, "rx_packets": rx[0], "rx_bytes": rx[1],
+                                "tx_packets": tx[0], "tx_bytes": tx[1]}
+        return {"time": now, "users": users, "ports": port_stats}
+
+    # -- whole state ---------------------------------------------------------------
+
+    def apply(self, state: dict) -> list[str]:
+        """Make the switch hold exactly `state` (schema: controlplane/README.md): ports and
+        MACs, then users added, changed live (SN continues) or removed. Everything is
+        validated before the first write. Returns the changes made."""
+        ports, users = parse_state(state)
+        changes = self._sync_ports(ports)
+        installed = self._installed()
+        wanted = {u.addr: u for u in users}
+        for addr, inst in installed.items():
+            if addr not in wanted:
+                self.del_user(addr)
+                changes.append(f"del user {inst.config.name or addr}")
+        for addr, cfg in wanted.items():
+            if addr not in installed:
+                self.add_user(cfg)
+                changes.append(f"add user {cfg.name or addr}")
+            elif installed[addr].config.key() != cfg.key():
+                self.set_user(addr, mode=cfg.mode, batch=cfg.batch if cfg.mode != "sc" else None,
+                              ratio=cfg.ratio if cfg.mode != "sc" else None,
+                              leg_a=cfg.leg_a, leg_b=cfg.leg_b, port=cfg.port, name=cfg.name)
+                changes.append(f"set user {cfg.name or addr}")
+        return changes
+
+    def reset(self) -> list[str]:
+        """Remove every user, port rule, MAC rewrite and multicast group this program uses."""
+        changes = []
+        for inst in self._installed().values():
+            self.del_user(inst.config.addr)
+            changes.append(f"del user {inst.config.name or inst.config.addr}")
+        for table in (T_L2, T_MACS):
+            updates = [E.update("DELETE", "table_entry", d.raw) for d in self._read_table(table)]
+            self.client.write(updates)
+            changes += [E.describe_update(self.index, u) for u in updates]
+        if self._group_exists(FLOOD_GROUP):
+            group = E.multicast_group(FLOOD_GROUP, [])
+            self.client.write([E.update("DELETE", "packet_replication_engine_entry",
+                                        group.packet_replication_engine_entry)])
+            changes.append(f"DELETE multicast group {FLOOD_GROUP}")
+        return changes
+
+
+def _dump_meta(meta: dict) -> bytes:
+    return json.dumps({k: v for k, v in meta.items() if v is not None},
+                      separators=(",", ":"), sort_keys=True).encode()
+
+
+def _load_meta(data: bytes) -> dict:
+    try:
+        meta = json.loads(data.decode()) if data else {}
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return {}
+    return meta if isinstance(meta, dict) else {}
+
+
+def _canon(data: bytes) -> bytes:
+    """Targets may return padded bytestrings; compare canonical ones."""
+    return data.lstrip(b"\0") or b"\0"
+
+
+def _match_key(entry: p4runtime_pb2.TableEntry) -> bytes:
+    key = p4runtime_pb2.TableEntry(table_id=entry.table_id, priority=entry.priority)
+    for fm in sorted(entry.match, key=lambda m: m.field_id):
+        fm_copy = key.match.add()
+        fm_copy.CopyFrom(fm)
+        fm = fm_copy
+        kind = fm.WhichOneof("field_match_type")
+        if kind in ("exact", "optional"):
+            getattr(fm, kind).value = _canon(getattr(fm, kind).value)
+        elif kind == "ternary":
+            fm.ternary.value, fm.ternary.mask = _canon(fm.ternary.value), _canon(fm.ternary.mask)
+        elif kind == "lpm":
+            fm.lpm.value = _canon(fm.lpm.value)
+    return key.SerializeToString(deterministic=True)
+
+
+def _same_action(a: p4runtime_pb2.TableEntry, b: p4runtime_pb2.TableEntry) -> bool:
+    def norm(e):
+        act = p4runtime_pb2.Action(action_id=e.action.action.action_id)
+        for p in sorted(e.action.action.params, key=lambda p: p.param_id):
+            act.params.add(param_id=p.param_id, value=_canon(p.value))
+        return act.SerializeToString(deterministic=True), e.metadata
+    return norm(a) == norm(b)
+
+
+__all__ = [
+    "MODES",
+    "P4RuntimeWriteError",
+    "PortConfig",
+    "Splitter",
+    "SplitterError",
+    "UserConfig",
+    "leg_a_count",
+    "parse_ratio",
+    "parse_state",
+]
