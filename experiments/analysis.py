@@ -1,0 +1,205 @@
+"""Analysis of saved runs (pandas): per-run results, means and deviations over repetitions,
+fairness (Jain's index, Session Fairness Assessment), link utilization, duplication
+efficiency, reordering statistics. Reads only what the runner wrote; never runs anything.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+SLOT_S = 0.1  # fairness time slots and goodput series: 100 ms
+
+
+# ---------------------------------------------------------------- fairness metrics
+def jain(values) -> float:
+    """Jain's fairness index (sum x)^2 / (n * sum x^2): 1 = equal shares, 1/n = one takes all.
+    R. Jain, D. Chiu, W. Hawe, DEC-TR-301, 1984."""
+    x = np.asarray(list(values), dtype=float)
+    if x.size == 0 or not np.any(x):
+        return float("nan")
+    return float(x.sum() ** 2 / (x.size * (x ** 2).sum()))
+
+
+def session_fairness(slots: pd.DataFrame) -> pd.Series:
+    """Session Fairness Assessment per session.
+
+    After R. Corbel, S. Tuffin, A. Gravey, X. Marjou, A. Braud, "Assessing the Impact of QUIC
+    on Network Fairness", Journal of Communications 14(10):908-914, 2019 (the metric the DC
+    study of Hasselquist et al. uses). `slots` has one row per time slot (100 ms) and one
+    column per session (throughput in the slot). Per slot s:
+        J_s    = 1 - Jain(x_s)                  unfairness of the slot, 0 = perfectly fair
+        D_i,s  = +1 if x_i,s > mean(x_s), -1 if below, 0 if equal   (dominance of session i)
+    and F_i = mean over slots of D_i,s * J_s, in [-(1-1/n), 1-1/n]: positive when session i
+    tends to take more than its share, negative when it is dominated, 0 when fair.
+    Only slots in which every session is active count (the sessions actually compete).
+    """
+    x = slots.to_numpy(dtype=float)
+    active = (x > 0).all(axis=1)
+    x = x[active]
+    if x.shape[0] == 0:
+        return pd.Series(np.nan, index=slots.columns)
+    n = x.shape[1]
+    unfair = 1 - (x.sum(axis=1) ** 2) / (n * (x ** 2).sum(axis=1))
+    dominance = np.sign(x - x.mean(axis=1, keepdims=True))
+    return pd.Series((dominance * unfair[:, None]).mean(axis=0), index=slots.columns)
+
+
+# ---------------------------------------------------------------- loading
+def load_runs(out: Path) -> pd.DataFrame:
+    """One row per flow of every saved run: run metadata + flow results."""
+    rows = []
+    for manifest_path in sorted(Path(out, "runs").glob("*/manifest.json")):
+        m = json.loads(manifest_path.read_text())
+        for fid, res in m.get("flows", {}).items():
+            rows.append({"run_id": m["run_id"], "point": _point_label(m.get("point")),
+                         "variant": m["variant"], "rep": m["rep"], "status": m["status"],
+                         "cpu_saturated": m.get("cpu_saturated", False), "flow": fid, **res})
+    return pd.DataFrame(rows)
+
+
+def load_manifests(out: Path) -> list[dict]:
+    return [json.loads(p.read_text()) for p in sorted(Path(out, "runs").glob("*/manifest.json"))]
+
+
+def load_samples(run_dir: Path) -> pd.DataFrame:
+    return pd.read_csv(Path(run_dir) / "samples.csv")
+
+
+def _point_label(point) -> str | float:
+    if point is None:
+        return "-"
+    if isinstance(point, (int, float)) and not isinstance(point, bool):
+        return point
+    return str(point)
+
+
+# ---------------------------------------------------------------- per-run series
+def flow_goodput_series(samples: pd.DataFrame, slot_s: float = SLOT_S) -> pd.DataFrame:
+    """Cumulative received bytes per flow -> goodput (Mbit/s) per slot; columns = flows."""
+    b = samples[(samples.source == "flow") & (samples.metric == "bytes")]
+    if b.empty:
+        return pd.DataFrame()
+    series = {}
+    for fid, g in b.groupby("id"):
+        g = g.sort_values("t_s")
+        slot = (g.t_s // slot_s).astype(int)
+        last = g.groupby(slot).value.max()
+        full = last.reindex(range(0, last.index.max() + 1)).ffill().fillna(0)
+        series[fid] = full.diff().fillna(full.iloc[0]).clip(lower=0) * 8 / slot_s / 1e6
+    df = pd.DataFrame(series).fillna(0)
+    df.index = df.index * slot_s
+    df.index.name = "t_s"
+    return df
+
+
+def link_series(samples: pd.DataFrame, direction: str = "ab") -> pd.DataFrame:
+    """Per-leg throughput (Mbit/s) from linkem's per-interval stats, columns 'a', 'b'.
+
+    linkem reports cumulative counters per direction; the series is their difference over
+    time (robust to whichever interval linkem used)."""
+    s = samples[(samples.source == "link") & samples.id.str.endswith("/" + direction)]
+    out = {}
+    for ident, g in s.groupby("id"):
+        leg = ident.split("/")[0]
+        g = g[g.metric.isin(["bytes", "tx_bytes", "fwd_bytes", "bytes_forwarded"])]
+        if g.empty:
+            continue
+        g = g.sort_values("t_s").drop_duplicates("t_s", keep="last")
+        rate = g.value.diff() * 8 / g.t_s.diff() / 1e6
+        out[leg] = pd.Series(rate.to_numpy(), index=g.t_s.to_numpy())
+    return pd.DataFrame(out)
+
+
+def leg_totals(samples: pd.DataFrame) -> dict:
+    """Packets and bytes per leg from the switch's final counters and from linkem."""
+    totals = {}
+    sw = samples[samples.source == "switch"]
+    if not sw.empty:
+        last = sw.sort_values("t_s").groupby(["id", "metric"]).value.last()
+        totals["switch"] = {f"{i}/{m}": v for (i, m), v in last.items()}
+    ln = samples[samples.source == "link"]
+    if not ln.empty:
+        last = ln.sort_values("t_s").groupby(["id", "metric"]).value.last()
+        totals["link"] = {f"{i}/{m}": v for (i, m), v in last.items()}
+    return totals
+
+
+def agent_final(samples: pd.DataFrame) -> dict:
+    a = samples[samples.source == "agent"]
+    if a.empty:
+        return {}
+    return a.sort_values("t_s").groupby("metric").value.last().to_dict()
+
+
+# ---------------------------------------------------------------- study summaries
+def throughput_summary(flows: pd.DataFrame) -> pd.DataFrame:
+    """Mean and sd of goodput over repetitions per (point, variant, client)."""
+    if flows.empty:
+        return flows
+    ok = flows[flows.status == "ok"]
+    g = ok.groupby(["point", "variant", "client"], sort=False).agg(
+        goodput_mbit_mean=("goodput_mbit", "mean"), goodput_mbit_sd=("goodput_mbit", "std"),
+        completion_s_mean=("completion_s", "mean"), runs=("run_id", "nunique"),
+        cpu_saturated_runs=("cpu_saturated", "sum"))
+    return g.reset_index()
+
+
+def run_fairness(run_dir: Path) -> dict:
+    """JFI over the flows' mean goodputs and SFA per flow, for one run."""
+    samples = load_samples(run_dir)
+    series = flow_goodput_series(samples)
+    if series.empty or series.shape[1] < 2:
+        return {}
+    active = series[(series > 0).all(axis=1)]
+    means = active.mean() if not active.empty else series.mean()
+    return {"jfi": jain(means.to_numpy()), "sfa": session_fairness(series).to_dict(),
+            "mean_goodput_mbit": means.to_dict()}
+
+
+def fairness_summary(out: Path) -> pd.DataFrame:
+    rows = []
+    for m in load_manifests(out):
+        if len(m.get("flows", {})) < 2 or m["status"] != "ok":
+            continue
+        fair = run_fairness(Path(out, "runs", m["run_id"]))
+        if not fair:
+            continue
+        for fid, sfa in fair["sfa"].items():
+            rows.append({"run_id": m["run_id"], "point": _point_label(m.get("point")),
+                         "variant": m["variant"], "rep": m["rep"], "flow": fid,
+                         "client": m["flows"][fid]["client"], "jfi": fair["jfi"], "sfa": sfa,
+                         "goodput_mbit": fair["mean_goodput_mbit"][fid]})
+    return pd.DataFrame(rows)
+
+
+def duplication_summary(out: Path) -> pd.DataFrame:
+    """Goodput of the DC flow vs the combined bytes both legs carried (duplication costs)."""
+    rows = []
+    for m in load_manifests(out):
+        run_dir = Path(out, "runs", m["run_id"])
+        samples = load_samples(run_dir)
+        legs = link_series(samples)
+        dc = [r for r in m["flows"].values() if r["client"] == "dc"]
+        if legs.empty or not dc:
+            continue
+        rows.append({"run_id": m["run_id"], "point": _point_label(m.get("point")),
+                     "variant": m["variant"], "dup": m["config"]["dc"]["dup"],
+                     "goodput_mbit": dc[0].get("goodput_mbit"),
+                     "links_mbit": float(legs.mean().sum())})
+    return pd.DataFrame(rows)
+
+
+def reordering_summary(out: Path) -> pd.DataFrame:
+    rows = []
+    keys = ("delivered_in_order", "delivered_reordered", "duplicates", "out_of_window",
+            "t_reordering_expiries", "rx_leg_a", "rx_leg_b")
+    for m in load_manifests(out):
+        final = agent_final(load_samples(Path(out, "runs", m["run_id"])))
+        if final:
+            rows.append({"run_id": m["run_id"], "point": _point_label(m.get("point")),
+                         "variant": m["variant"], **{k: final.get(k) for k in keys}})
+    return pd.DataFrame(rows)

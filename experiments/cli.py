@@ -1,0 +1,151 @@
+"""dcexp: run DC experiments, report on them, clean up after dead runs.
+
+    dcexp run SCENARIO.yaml [--reps N] [--quick] [--target p4sim|bmv2] [--link linkem|netem]
+              [--out DIR]
+    dcexp report DIR
+    dcexp validate SCENARIO.yaml...
+    dcexp clean
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from experiments.scenario import ScenarioError, load
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="dcexp", description="Dual Connectivity testbed: run "
+                                "scenarios, analyse and plot their results.",
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    sub = p.add_subparsers(dest="cmd", required=True)
+    run = sub.add_parser("run", help="run a scenario (resumes an interrupted one in --out)",
+                         formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    run.add_argument("scenario", type=Path)
+    run.add_argument("--reps", type=int, help="repetitions per point (overrides the file)")
+    run.add_argument("--quick", action="store_true",
+                     help="apply the scenario's `quick:` overrides (smaller downloads, fewer points)")
+    run.add_argument("--target", choices=("p4sim", "bmv2"), default="p4sim",
+                     help="switch target")
+    run.add_argument("--link", choices=("linkem", "netem"), default="linkem",
+                     help="link emulator on the legs")
+    run.add_argument("--out", type=Path, help="output directory (default results/<name>)")
+    run.add_argument("--timeout-s", type=float, help="per-run limit (default from the flows)")
+    rep = sub.add_parser("report", help="analyse saved runs: figures, summary.md, table")
+    rep.add_argument("dir", type=Path)
+    val = sub.add_parser("validate", help="check scenario files without running anything")
+    val.add_argument("scenarios", type=Path, nargs="+")
+    val.add_argument("--quick", action="store_true")
+    sub.add_parser("clean", help="remove namespaces and DPDK dirs of dead dcexp runs")
+    return p
+
+
+def cmd_run(args) -> int:
+    from experiments.runner import Interrupted, RunOptions, run_scenario
+    from experiments.testbed import TestbedError
+    if args.reps is not None and args.reps < 1:
+        print("dcexp: --reps must be at least 1", file=sys.stderr)
+        return 2
+    scenario = load(args.scenario, quick=args.quick, reps=args.reps)
+    out = args.out or Path("results") / scenario.name
+    print(f"dcexp: {scenario.name}: {len(scenario.runs)} runs -> {out}", file=sys.stderr)
+    try:
+        summary = run_scenario(scenario, out, RunOptions(target=args.target,
+                                                         link_kind=args.link,
+                                                         timeout_s=args.timeout_s))
+    except TestbedError as exc:
+        print(f"dcexp: {exc}", file=sys.stderr)
+        return 1
+    except Interrupted:
+        return 130
+    print(f"dcexp: {summary['ok']} ok, {summary['failed']} failed, {summary['skipped']} "
+          f"already saved; results in {out}", file=sys.stderr)
+    return 0 if summary["failed"] == 0 else 1
+
+
+def cmd_report(args) -> int:
+    from experiments.report import report
+    if not (args.dir / "runs").is_dir():
+        print(f"dcexp: {args.dir} holds no runs (expected {args.dir}/runs/*/manifest.json)",
+              file=sys.stderr)
+        return 1
+    text, figures = report(args.dir)
+    print(text)
+    print("figures:")
+    for path in figures:
+        print(f"  {path}")
+    return 0
+
+
+def cmd_validate(args) -> int:
+    for path in args.scenarios:
+        sc = load(path, quick=args.quick)
+        print(f"{path}: ok ({len(sc.runs)} runs)")
+    return 0
+
+
+def cmd_clean(_args) -> int:
+    """Namespaces named dx#### whose owner (recorded in /run/dcexp/<prefix>.pid) is gone."""
+    from experiments.testbed import DPDK_RUN_DIR, RUN_DIR
+    if os.geteuid() != 0:
+        print("dcexp clean needs root", file=sys.stderr)
+        return 1
+    out = subprocess.run(["ip", "-j", "netns", "list"], capture_output=True, text=True)
+    names = [n["name"] for n in json.loads(out.stdout or "[]")]
+    prefixes = {n[:6] for n in names if len(n) > 6 and n.startswith("dx") and n[2:6].isdigit()}
+    prefixes |= {p.name[:6] for p in RUN_DIR.glob("dx*.pid")} if RUN_DIR.exists() else set()
+    removed = 0
+    for prefix in sorted(prefixes):
+        if _owner_alive(RUN_DIR / f"{prefix}.pid"):
+            print(f"keeping {prefix}*: its run is alive")
+            continue
+        for ns in [n for n in names if n.startswith(prefix)]:
+            pids = subprocess.run(["ip", "netns", "pids", ns], capture_output=True,
+                                  text=True).stdout.split()
+            for pid in pids:  # leftovers of the dead run, stopped by their own ids
+                try:
+                    os.kill(int(pid), 9)
+                except (ProcessLookupError, ValueError):
+                    pass
+            subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+            print(f"removed namespace {ns}")
+            removed += 1
+        shutil.rmtree(DPDK_RUN_DIR / prefix, ignore_errors=True)
+        for path in RUN_DIR.glob(f"{prefix}.*"):
+            path.unlink(missing_ok=True)
+    print(f"dcexp clean: {removed} namespaces removed")
+    return 0
+
+
+def _owner_alive(pidfile: Path) -> bool:
+    try:
+        pid = int(pidfile.read_text())
+    except (OSError, ValueError):
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return {"run": cmd_run, "report": cmd_report, "validate": cmd_validate,
+                "clean": cmd_clean}[args.cmd](args)
+    except ScenarioError as exc:
+        print(f"dcexp: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,175 @@
+"""Figures of the paper's kinds (matplotlib, Agg), each written as PNG and PDF.
+
+- throughput vs the swept parameter, one line per protocol/CC variant, error bars = sd
+- per-flow goodput bars with Jain's index annotated (fairness runs)
+- link utilization over time for two settings of the swept parameter (e.g. two batch sizes)
+- throughput over time of every flow (fairness runs)
+- goodput vs combined link throughput (duplication)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from experiments import analysis  # noqa: E402
+
+FIGSIZE = (6.4, 4.0)
+
+
+def _save(fig, out_dir: Path, name: str) -> list[Path]:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for ext in ("png", "pdf"):
+        path = out_dir / f"{name}.{ext}"
+        fig.savefig(path, dpi=150 if ext == "png" else None, bbox_inches="tight")
+        paths.append(path)
+    plt.close(fig)
+    return paths
+
+
+def _numeric(points) -> bool:
+    return all(isinstance(p, (int, float)) for p in points)
+
+
+def throughput_vs_param(summary: pd.DataFrame, param: str, out_dir: Path,
+                        client: str = "dc") -> list[Path]:
+    data = summary[summary.client == client]
+    if data.empty:
+        return []
+    fig, ax = plt.subplots(figsize=FIGSIZE)
+    points = list(dict.fromkeys(data.point))
+    numeric = _numeric(points)
+    for variant, g in data.groupby("variant", sort=False):
+        xs = g.point if numeric else [points.index(p) for p in g.point]
+        ax.errorbar(xs, g.goodput_mbit_mean, yerr=g.goodput_mbit_sd.fillna(0), marker="o",
+                    capsize=3, label=variant)
+        sat = g[g.cpu_saturated_runs > 0]
+        if not sat.empty:
+            sx = sat.point if numeric else [points.index(p) for p in sat.point]
+            ax.scatter(sx, sat.goodput_mbit_mean, marker="x", color="red", zorder=5,
+                       label="CPU saturated" if variant == data.variant.iloc[0] else None)
+    if numeric and len(points) > 2 and max(points) / max(min(points), 1e-9) >= 100:
+        ax.set_xscale("log")
+    if not numeric:
+        ax.set_xticks(range(len(points)), [str(p) for p in points])
+    ax.set_xlabel(param)
+    ax.set_ylabel(f"goodput of the {client.upper()} client (Mbit/s)")
+    ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    ax.set_title(f"Throughput vs {param}")
+    return _save(fig, out_dir, "throughput_vs_param")
+
+
+def fairness_bars(fair: pd.DataFrame, out_dir: Path) -> list[Path]:
+    """Mean goodput per flow (client) per variant, JFI annotated."""
+    if fair.empty:
+        return []
+    groups = fair.groupby(["point", "variant"], sort=False)
+    fig, ax = plt.subplots(figsize=(max(6.4, 1.6 * groups.ngroups), 4.0))
+    x = 0.0
+    ticks, labels = [], []
+    for (point, variant), g in groups:
+        per_flow = g.groupby("client", sort=False).goodput_mbit.agg(["mean", "std"])
+        jfi = g.groupby("rep").jfi.first().mean()
+        xs = [x + i * 0.8 for i in range(len(per_flow))]
+        ax.bar(xs, per_flow["mean"], yerr=per_flow["std"].fillna(0), width=0.7, capsize=3,
+               color=[f"C{i}" for i in range(len(per_flow))])
+        for xi, client in zip(xs, per_flow.index):
+            ax.text(xi, 0.3, client, ha="center", va="bottom", fontsize=7, rotation=90,
+                    color="white")
+        ax.text(sum(xs) / len(xs), per_flow["mean"].max() * 1.08, f"JFI {jfi:.3f}",
+                ha="center", fontsize=8)
+        ticks.append(sum(xs) / len(xs))
+        labels.append(f"{variant}" + (f"\n{point}" if point != "-" else ""))
+        x = xs[-1] + 1.6
+    ax.set_xticks(ticks, labels, fontsize=8)
+    ax.set_ylabel("mean goodput while competing (Mbit/s)")
+    ax.set_ylim(0, ax.get_ylim()[1] * 1.1)
+    ax.grid(axis="y", alpha=0.3)
+    ax.set_title("Per-flow goodput and Jain's fairness index")
+    return _save(fig, out_dir, "fairness_bars")
+
+
+def link_utilization(out: Path, manifests: list[dict], out_dir: Path) -> list[Path]:
+    """Per-leg throughput over time for the smallest and largest swept value (rep 0)."""
+    cands = [m for m in manifests if m["rep"] == 0 and m["status"] == "ok"]
+    if not cands:
+        return []
+    variant = cands[0]["variant"]
+    cands = [m for m in cands if m["variant"] == variant]
+    pts = [m for m in cands if isinstance(m.get("point"), (int, float))]
+    chosen = [min(pts, key=lambda m: m["point"]), max(pts, key=lambda m: m["point"])] \
+        if len(pts) >= 2 else cands[:2]
+    fig, axes = plt.subplots(len(chosen), 1, figsize=(6.4, 2.4 * len(chosen)), sharex=True,
+                             squeeze=False)
+    drawn = False
+    for ax, m in zip(axes[:, 0], chosen):
+        samples = analysis.load_samples(Path(out, "runs", m["run_id"]))
+        legs = analysis.link_series(samples)
+        for leg in legs.columns:
+            rate = m["config"]["links"][leg].get("rate_mbit")
+            util = legs[leg] / rate * 100 if rate else legs[leg]
+            ax.plot(legs.index, util, label=f"leg {leg.upper()}")
+            drawn = True
+        ax.set_ylabel("utilization (%)" if m["config"]["links"]["a"].get("rate_mbit")
+                      else "Mbit/s")
+        ax.set_title(f"{m['run_id'].split('__')[0]} ({m['variant']})", fontsize=9)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8, loc="lower right")
+    axes[-1, 0].set_xlabel("time (s)")
+    if not drawn:
+        plt.close(fig)
+        return []
+    return _save(fig, out_dir, "link_utilization")
+
+
+def throughput_over_time(out: Path, manifests: list[dict], out_dir: Path) -> list[Path]:
+    """Goodput of every flow over time for the first repetition of the first fairness run."""
+    m = next((m for m in manifests if len(m.get("flows", {})) > 1 and m["status"] == "ok"),
+             None) or next((m for m in manifests if m["status"] == "ok"), None)
+    if m is None:
+        return []
+    series = analysis.flow_goodput_series(analysis.load_samples(Path(out, "runs", m["run_id"])))
+    if series.empty:
+        return []
+    smooth = series.rolling(5, min_periods=1).mean()  # 500 ms moving average for legibility
+    fig, ax = plt.subplots(figsize=FIGSIZE)
+    for fid in smooth.columns:
+        ax.plot(smooth.index, smooth[fid], label=fid, linewidth=1)
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("goodput (Mbit/s, 500 ms average)")
+    ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    ax.set_title(f"Throughput over time: {m['run_id']}", fontsize=9)
+    return _save(fig, out_dir, "throughput_over_time")
+
+
+def duplication(dup: pd.DataFrame, param: str, out_dir: Path) -> list[Path]:
+    if dup.empty:
+        return []
+    g = dup.groupby(["point", "variant"], sort=False)[["goodput_mbit", "links_mbit"]].mean()
+    g = g.reset_index()
+    fig, ax = plt.subplots(figsize=FIGSIZE)
+    points = list(dict.fromkeys(g.point))
+    xs = range(len(points))
+    for variant, gv in g.groupby("variant", sort=False):
+        idx = [points.index(p) for p in gv.point]
+        ax.plot(idx, gv.goodput_mbit, marker="o", label=f"{variant} goodput")
+        ax.plot(idx, gv.links_mbit, marker="s", linestyle="--",
+                label=f"{variant} both legs together")
+    ax.set_xticks(list(xs), [str(p) for p in points])
+    ax.set_xlabel(param)
+    ax.set_ylabel("Mbit/s")
+    ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    ax.set_title("Goodput vs combined link throughput")
+    return _save(fig, out_dir, "duplication")

@@ -1,0 +1,80 @@
+"""Progress display: one bar for the current run, one for the whole study, with ETA.
+
+On a terminal the line is redrawn in place; otherwise (CI logs) one line per finished run.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+
+def _fmt_s(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    return f"{seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"
+
+
+def _bar(frac: float, width: int = 20) -> str:
+    frac = min(max(frac, 0.0), 1.0)
+    full = int(frac * width)
+    return "#" * full + "-" * (width - full)
+
+
+class Progress:
+    def __init__(self, total: int, done: int = 0, stream=sys.stderr) -> None:
+        self.total, self.done, self.stream = total, done, stream
+        self.tty = hasattr(stream, "isatty") and stream.isatty()
+        self.t_start = time.monotonic()
+        self.finished_now = 0          # runs finished in this invocation (for the ETA)
+        self.run_id = ""
+        self.t_run = 0.0
+        self._last_draw = 0.0
+
+    def note(self, text: str) -> None:
+        self._clear()
+        print(text, file=self.stream, flush=True)
+
+    def start_run(self, run_id: str) -> None:
+        self.run_id, self.t_run = run_id, time.monotonic()
+        if not self.tty:
+            print(f"[{self.done + 1}/{self.total}] {run_id} ...", file=self.stream, flush=True)
+
+    def _eta(self, run_frac: float) -> str:
+        elapsed = time.monotonic() - self.t_start
+        progressed = self.finished_now + run_frac
+        if progressed <= 0.05:
+            return "?"
+        left = self.total - self.done - run_frac
+        return _fmt_s(elapsed / progressed * left)
+
+    def tick(self, now_s: float, expected_s: float, flows: dict) -> None:
+        if not self.tty or time.monotonic() - self._last_draw < 0.25:
+            return
+        self._last_draw = time.monotonic()
+        fracs = []
+        for flow in flows.values():
+            size = flow.size_bytes
+            got = flow.bytes_received()
+            if size and got is not None:
+                fracs.append(got / size)
+        run_frac = (sum(fracs) / len(fracs)) if fracs else (
+            now_s / expected_s if expected_s else 0.0)
+        run_frac = min(run_frac, 0.99)
+        overall = (self.done + run_frac) / self.total
+        line = (f"\r[{self.done + 1}/{self.total}] {self.run_id[:40]:40s} [{_bar(run_frac, 12)}]"
+                f" {now_s:5.1f}s | all [{_bar(overall)}] {overall:4.0%} ETA {self._eta(run_frac)}")
+        self.stream.write(line[:160])
+        self.stream.flush()
+
+    def finish_run(self, text: str) -> None:
+        self.done += 1
+        self.finished_now += 1
+        took = time.monotonic() - self.t_run
+        self._clear()
+        print(f"[{self.done}/{self.total}] {self.run_id}: {text} ({took:.0f}s, "
+              f"ETA {self._eta(0)})", file=self.stream, flush=True)
+
+    def _clear(self) -> None:
+        if self.tty:
+            self.stream.write("\r\033[K")
+

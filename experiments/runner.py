@@ -1,0 +1,359 @@
+"""Runs a scenario: every run in its own fresh testbed, saved the moment it finishes.
+
+Layout of an output directory:
+
+    OUT/scenario.yaml                 the validated scenario (quick mode and --reps applied)
+    OUT/runs/<run_id>/manifest.json   config, point, variant, rep, seed, commit, tool versions,
+                                      host, CPU saturation flag, status, per-flow results
+    OUT/runs/<run_id>/samples.csv     tidy samples: t_s, source, id, metric, value
+    OUT/runs/<run_id>/flows.csv       one row per flow: bytes, completion, goodput, intact
+    OUT/runs/<run_id>/logs/           every part's log and raw stats (qlogs, JSON lines)
+
+A run directory appears only complete (written under a temporary name, then renamed), so an
+interrupted sweep resumes at the first run without one.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import platform
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from experiments import progress
+from experiments.flows import MB, FlowContext, make_cert, make_flow, make_payload, registry
+from experiments.netns import unique_prefix
+from experiments.sampler import Sampler, saturation
+from experiments.scenario import Run, Scenario
+from experiments.testbed import AGENT_BIN, P4_PROGRAM, ROOT, SERVER_ADDR, Testbed, TestbedError
+
+SERVER_SETTLE_S = 0.5      # let servers bind before the first client starts
+FLOW_PORT_BASE = 4433
+TAIL_S = 0.5               # keep sampling briefly after the last flow ends
+SAMPLE_COLUMNS = ("t_s", "source", "id", "metric", "value")
+
+
+class Interrupted(Exception):
+    """SIGINT/SIGTERM during a run: tear down, keep what is saved, exit."""
+
+
+def _raise_interrupted(signum, _frame):
+    raise Interrupted(signal.Signals(signum).name)
+
+
+# ---------------------------------------------------------------- provenance
+def _cmd_version(argv: list[str]) -> str:
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return "absent"
+    text = (proc.stdout or proc.stderr).strip().splitlines()
+    return text[0] if text else f"exit {proc.returncode}"
+
+
+def _dpkg_version(pkg: str) -> str:
+    return _cmd_version(["dpkg-query", "-W", "-f=${Version}", pkg])
+
+
+def provenance() -> dict:
+    """Commit and tool versions stamped on every run."""
+    import aioquic
+    git = ["git", "-C", str(ROOT)]
+    commit = _cmd_version(git + ["rev-parse", "HEAD"])
+    dirty = subprocess.run(git + ["status", "--porcelain", "--untracked-files=no"],
+                           capture_output=True, text=True).stdout.strip() != ""
+    return {
+        "git_commit": commit, "git_dirty": dirty,
+        "tools": {"ngtcp2": _dpkg_version("ngtcp2-client"), "iperf3": _dpkg_version("iperf3"),
+                  "dpdk": _dpkg_version("dpdk"), "aioquic": aioquic.__version__,
+                  "python": platform.python_version(), "kernel": platform.release()},
+        "host": {"hostname": platform.node(), "cpus": os.cpu_count(),
+                 "machine": platform.machine()},
+    }
+
+
+# ---------------------------------------------------------------- preflight
+def preflight(scenario: Scenario, target: str) -> None:
+    """Fail early, naming what is wrong and how to fix it."""
+    problems = []
+    if os.geteuid() != 0:
+        problems.append("dcexp run needs root (network namespaces, raw sockets): use sudo")
+    needed = {"ip": "iproute2", "ethtool": "ethtool", "openssl": "openssl"}
+    plugins = registry()
+    for run in scenario.runs:
+        for flow in run.config["flows"]:
+            for tool in plugins[flow["kind"]].tools:
+                needed[tool] = {"gtlsserver": "ngtcp2-server", "gtlsclient": "ngtcp2-client"}.get(
+                    tool, tool)
+    for tool, pkg in needed.items():
+        if shutil.which(tool) is None:
+            problems.append(f"{tool} is missing (Debian package {pkg}): run `make setup`")
+    if target == "p4sim" and shutil.which("p4sim") is None:
+        problems.append("p4sim is missing: run `make setup`")
+    if not P4_PROGRAM.exists():
+        problems.append(f"{P4_PROGRAM} is missing")
+    if not AGENT_BIN.exists():
+        problems.append(f"{AGENT_BIN} is missing: run `make build`")
+    linkem = ROOT / "build" / "linkem" / "linkem"
+    if not linkem.exists():
+        problems.append(f"{linkem} is missing: run `make build`")
+    if problems:
+        raise TestbedError("preflight failed:\n  " + "\n  ".join(problems))
+
+
+# ---------------------------------------------------------------- one run
+@dataclass
+class RunOptions:
+    target: str = "p4sim"
+    link_kind: str = "linkem"
+    timeout_s: float | None = None
+
+
+def _flow_timeout(run: Run) -> float:
+    """A generous bound: every flow at a tenth of the slower leg's rate, plus slack."""
+    rates = [run.config["links"][leg].get("rate_mbit") or 20 for leg in ("a", "b")]
+    slowest = max(min(rates), 1.0)
+    worst = 0.0
+    for f in run.config["flows"]:
+        dur = f["duration_s"] if f["duration_s"] else f["size_mb"] * 8 / (slowest / 10)
+        worst = max(worst, f["start_s"] + dur)
+    return worst + 30
+
+
+def _expand_flows(run: Run) -> list[tuple[str, dict, int]]:
+    """Flow specs with count > 1 become several flows: (flow id, spec, client index)."""
+    out, per_client = [], {"dc": 0, "sc-a": 0, "sc-b": 0}
+    for i, spec in enumerate(run.config["flows"]):
+        for j in range(spec["count"]):
+            client_index = per_client[spec["client"]] if spec["client"] != "dc" else 0
+            per_client[spec["client"]] += 1
+            out.append((f"f{i}{'' if spec['count'] == 1 else f'.{j}'}-{spec['client']}",
+                        spec, client_index))
+    return out
+
+
+def execute_run(run: Run, run_dir: Path, opts: RunOptions, on_tick=None) -> dict:
+    """Build the testbed, run the flows, sample, tear down, write the run directory."""
+    tmp = run_dir.with_name(run_dir.name + ".partial")
+    shutil.rmtree(tmp, ignore_errors=True)
+    logs = tmp / "logs"
+    logs.mkdir(parents=True)
+    prefix = unique_prefix("dx")
+    manifest = {"run_id": run.run_id, "point": run.point, "variant": run.variant,
+                "rep": run.rep, "seed": run.seed, "config": run.config, "target": opts.target,
+                "link": opts.link_kind, "prefix": prefix, **provenance(),
+                "started": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+    flows, rows, results, errors = {}, [], {}, []
+    sampler = None
+    testbed = Testbed(prefix=prefix, config=run.config, workdir=logs, target=opts.target,
+                      link_kind=opts.link_kind, seed=run.seed)
+    cert, key = make_cert(logs)
+    payload_dir = tmp / "htdocs"
+    payload_dir.mkdir()
+    try:
+        with testbed:
+            t0 = time.monotonic()
+            for n, (fid, spec, idx) in enumerate(_expand_flows(run)):
+                nbytes = int(spec["size_mb"] * MB) if spec["size_mb"] else 4 * 1024 * 1024
+                payload = make_payload(payload_dir / f"payload-{nbytes}.bin", nbytes, run.seed)
+                host = testbed.host(spec["client"], idx)
+                ctx = FlowContext(fid, testbed.hosts["server"].ns, host.ns, SERVER_ADDR,
+                                  FLOW_PORT_BASE + n, logs / fid, payload, cert, key, t0)
+                flows[fid] = make_flow(spec, ctx)
+            for flow in flows.values():
+                flow.start_server()
+            time.sleep(SERVER_SETTLE_S)
+            t0 = time.monotonic()
+            for flow in flows.values():
+                flow.ctx.t0 = t0
+            sampler = Sampler(t0, flows, testbed.switch_stats)
+            sampler.start()
+            pending = sorted(flows.values(), key=lambda f: f.spec["start_s"])
+            deadline = t0 + (opts.timeout_s or _flow_timeout(run))
+            expected = max(f.spec["start_s"] + (f.spec["duration_s"] or 0) for f in pending)
+            while True:
+                now = time.monotonic() - t0
+                while pending and pending[0].spec["start_s"] <= now:
+                    pending.pop(0).start_client()
+                running = [f for f in flows.values() if f.running()]
+                if not pending and not running:
+                    break
+                dead = testbed.alive()
+                if dead:
+                    raise TestbedError(f"{', '.join(dead)} died during the run; see "
+                                       f"{logs}/{dead[0]}.log")
+                if time.monotonic() > deadline:
+                    errors.append(f"timeout after {deadline - t0:.0f} s; flows still running: "
+                                  + ", ".join(f.ctx.flow_id for f in running))
+                    break
+                if on_tick:
+                    on_tick(now, expected, flows)
+                time.sleep(0.05)
+            time.sleep(TAIL_S)
+            sampler.stop()
+            for flow in flows.values():
+                flow.stop()
+    finally:
+        if sampler is not None:
+            sampler.stop()
+            rows.extend(sampler.rows)
+            errors.extend(sampler.errors)
+        for flow in flows.values():
+            flow.stop()
+        errors.extend(getattr(testbed, "teardown_errors", []))
+
+    t0 = flows[next(iter(flows))].ctx.t0
+    for fid, flow in flows.items():
+        rows.extend(_thin((t, "flow", fid, metric, value) for t, metric, value in flow.samples()))
+        results[fid] = {"kind": flow.spec["kind"], "cc": flow.spec["cc"],
+                        "client": flow.spec["client"], "start_s": flow.spec["start_s"],
+                        "size_mb": flow.spec["size_mb"], "duration_s": flow.spec["duration_s"],
+                        **flow.result()}
+    rows.extend(_stats_rows(logs / "link_a.jsonl", "link", "a", t0))
+    rows.extend(_stats_rows(logs / "link_b.jsonl", "link", "b", t0))
+    rows.extend(_stats_rows(logs / "agent.jsonl", "agent", "dc", t0))
+    final_switch = getattr(testbed, "final_switch_stats", None)
+    if final_switch:
+        from experiments.sampler import flatten_switch_stats
+        (logs / "switch_stats.json").write_text(json.dumps(final_switch, indent=1, default=str))
+        rows.extend((time.monotonic() - t0, "switch", k, m, v)
+                    for k, m, v in flatten_switch_stats(final_switch))
+    shutil.rmtree(payload_dir, ignore_errors=True)
+
+    for fid, res in results.items():
+        res["goodput_mbit"] = _goodput_mbit(res)
+        if flows[fid].spec["size_mb"] and not res.get("complete"):
+            errors.append(f"flow {fid} did not complete ({res.get('bytes', 0)} bytes)")
+    manifest.update(saturation(rows))
+    manifest.update(flows=results, errors=errors, status="ok" if not errors else "failed",
+                    finished=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
+    _write_rows(tmp / "samples.csv", rows)
+    _write_flows(tmp / "flows.csv", run, results)
+    (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1, default=str))
+    shutil.rmtree(run_dir, ignore_errors=True)
+    tmp.rename(run_dir)
+    return manifest
+
+
+def _goodput_mbit(res: dict) -> float | None:
+    if res.get("completion_s"):
+        return res["bytes"] * 8 / res["completion_s"] / 1e6
+    if res.get("duration_s"):
+        return res["bytes"] * 8 / res["duration_s"] / 1e6
+    return None
+
+
+def _thin(rows, bin_s: float = 0.1) -> list[tuple]:
+    """Keep the last sample per metric per 100 ms bin (ngtcp2's qlog logs every ACK)."""
+    last = {}
+    for row in rows:
+        t, _src, fid, metric, _v = row
+        last[(fid, metric, int(t / bin_s))] = row
+    return sorted(last.values())
+
+
+def _stats_rows(path: Path, source: str, ident: str, t0: float) -> list[tuple]:
+    """JSON-lines stats (ts_ms = CLOCK_MONOTONIC ms) -> tidy rows of every numeric field."""
+    if not path.exists():
+        return []
+    out = []
+    for line in path.read_text(errors="replace").splitlines():
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue
+        if "ts_ms" not in rec:
+            continue
+        t = rec["ts_ms"] / 1000 - t0
+        sub = f"{ident}/{rec['dir']}" if "dir" in rec else ident
+        _flatten(rec, [], lambda key, v: out.append((t, source, sub, key, v)))
+    return out
+
+
+def _flatten(node, path, emit) -> None:
+    if isinstance(node, dict):
+        for k, v in node.items():
+            if k not in ("ts_ms",):
+                _flatten(v, path + [str(k)], emit)
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            _flatten(v, path + [str(i)], emit)
+    elif isinstance(node, (int, float)) and not isinstance(node, bool) and path:
+        emit(".".join(path), float(node))
+    elif isinstance(node, bool) and path:
+        emit(".".join(path), float(node))
+
+
+def _write_rows(path: Path, rows) -> None:
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(SAMPLE_COLUMNS)
+        for t, source, ident, metric, value in sorted(rows, key=lambda r: r[0]):
+            w.writerow((f"{t:.4f}", source, ident, metric, repr(float(value))))
+
+
+def _write_flows(path: Path, run: Run, results: dict) -> None:
+    cols = ["flow", "kind", "cc", "client", "start_s", "size_mb", "duration_s", "bytes",
+            "completion_s", "goodput_mbit", "complete", "intact"]
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(cols)
+        for fid, res in results.items():
+            w.writerow([fid] + [res.get(c, "") if res.get(c) is not None else ""
+                                for c in cols[1:]])
+
+
+# ---------------------------------------------------------------- a whole scenario
+def _saved_ok(run_dir: Path) -> bool:
+    """A run is done when its manifest says ok; failed runs are retried on resume."""
+    try:
+        return json.loads((run_dir / "manifest.json").read_text())["status"] == "ok"
+    except (OSError, ValueError, KeyError):
+        return False
+
+
+def run_scenario(scenario: Scenario, out: Path, opts: RunOptions, stream=sys.stderr) -> dict:
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "scenario.yaml").write_text(yaml.safe_dump(scenario.doc, sort_keys=False))
+    preflight(scenario, opts.target)
+    runs_dir = out / "runs"
+    runs_dir.mkdir(exist_ok=True)
+    todo = [r for r in scenario.runs if not _saved_ok(runs_dir / r.run_id)]
+    done = len(scenario.runs) - len(todo)
+    bar = progress.Progress(total=len(scenario.runs), done=done, stream=stream)
+    if done:
+        bar.note(f"resuming: {done} of {len(scenario.runs)} runs already saved in {runs_dir}")
+    old = {s: signal.signal(s, _raise_interrupted) for s in (signal.SIGINT, signal.SIGTERM)}
+    summary = {"ok": 0, "failed": 0, "skipped": done}
+    try:
+        for run in todo:
+            bar.start_run(run.run_id)
+            try:
+                m = execute_run(run, runs_dir / run.run_id, opts,
+                                on_tick=lambda now, exp, flows: bar.tick(now, exp, flows))
+            except TestbedError as exc:
+                bar.finish_run(f"FAILED: {exc}")
+                summary["failed"] += 1
+                raise
+            summary[m["status"]] += 1
+            goodputs = [f"{r['goodput_mbit']:.1f}" for r in m["flows"].values()
+                        if r.get("goodput_mbit") is not None]
+            flag = " [CPU saturated]" if m["cpu_saturated"] else ""
+            status = "ok" if m["status"] == "ok" else "FAILED: " + "; ".join(m["errors"])
+            bar.finish_run(f"{status}; goodput Mbit/s {', '.join(goodputs) or '-'}{flag}")
+    except Interrupted as exc:
+        bar.note(f"interrupted by {exc}; saved runs are kept, rerun the same command to resume")
+        raise
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+    return summary

@@ -1,0 +1,112 @@
+"""Samples every 100 ms what the parts do not log themselves: per-core CPU (the saturation
+guard), live goodput of flows that expose it, and the switch's counters (less often: each
+read is a P4Runtime round trip through a software switch).
+
+Linkem and the agent write their own JSON-lines stats at 100 ms; flows log RTT and cwnd; the
+runner merges all of it into one tidy table after the run.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+SAMPLE_INTERVAL_S = 0.1
+SWITCH_EVERY = 10            # switch counters every 10th sample (1 s)
+SATURATED_BUSY = 0.95        # a core busier than this over a sample interval is saturated
+SATURATED_SHARE = 0.25       # a run is flagged when some core was saturated this often
+
+
+def read_cpu_times() -> dict[str, tuple[int, int]]:
+    """/proc/stat per core -> (busy, total) jiffies."""
+    out = {}
+    with open("/proc/stat") as f:
+        for line in f:
+            if line.startswith("cpu") and line[3].isdigit():
+                name, *vals = line.split()
+                vals = [int(v) for v in vals]
+                idle = vals[3] + vals[4]  # idle + iowait
+                total = sum(vals[:8])     # guest time is already counted in user
+                out[name] = (total - idle, total)
+    return out
+
+
+def cpu_busy(prev: dict, cur: dict) -> dict[str, float]:
+    busy = {}
+    for core, (b1, t1) in cur.items():
+        b0, t0 = prev.get(core, (b1, t1))
+        busy[core] = (b1 - b0) / (t1 - t0) if t1 > t0 else 0.0
+    return busy
+
+
+class Sampler(threading.Thread):
+    """Background sampling into `rows` (t_s, source, id, metric, value)."""
+
+    def __init__(self, t0: float, flows: dict, switch_stats=None) -> None:
+        super().__init__(daemon=True, name="sampler")
+        self.t0 = t0
+        self.flows = flows                 # flow id -> Flow
+        self.switch_stats = switch_stats   # callable or None
+        self.rows: list[tuple] = []
+        self.errors: list[str] = []
+        self._stop = threading.Event()
+
+    def run(self) -> None:
+        prev = read_cpu_times()
+        n = 0
+        next_t = time.monotonic() + SAMPLE_INTERVAL_S
+        while not self._stop.wait(max(0.0, next_t - time.monotonic())):
+            next_t += SAMPLE_INTERVAL_S
+            t = time.monotonic() - self.t0
+            cur = read_cpu_times()
+            for core, busy in cpu_busy(prev, cur).items():
+                self.rows.append((t, "cpu", core, "busy", busy))
+            prev = cur
+            for fid, flow in self.flows.items():
+                got = flow.bytes_received()
+                if got is not None and flow.t_client_start is not None:
+                    self.rows.append((t, "flow", fid, "bytes", float(got)))
+            if self.switch_stats is not None and n % SWITCH_EVERY == 0:
+                self.sample_switch(t)
+            n += 1
+
+    def sample_switch(self, t: float) -> None:
+        try:
+            stats = self.switch_stats()
+        except Exception as exc:  # keep sampling the rest; the runner reports it
+            self.errors.append(f"switch stats at t={t:.1f}s: {exc}")
+            return
+        self.rows.extend((t, "switch", key, metric, float(value))
+                         for key, metric, value in flatten_switch_stats(stats))
+
+    def stop(self) -> None:
+        self._stop.set()
+        self.join(timeout=5)
+
+
+def flatten_switch_stats(stats: dict) -> list[tuple[str, str, float]]:
+    """Splitter.stats() nested dict -> (id, metric, value), e.g. ('leg_a', 'packets', 12)."""
+    out = []
+
+    def walk(path: list[str], node) -> None:
+        if isinstance(node, dict):
+            for k, v in node.items():
+                walk(path + [str(k)], v)
+        elif isinstance(node, (int, float)) and not isinstance(node, bool) and path:
+            out.append(("/".join(path[:-1]) or "switch", path[-1], float(node)))
+
+    walk([], stats)
+    return out
+
+
+def saturation(rows: list[tuple]) -> dict:
+    """Share of samples in which each core was saturated, and the run's flag."""
+    per_core: dict[str, list[float]] = {}
+    for _t, source, core, _metric, value in rows:
+        if source == "cpu":
+            per_core.setdefault(core, []).append(value)
+    shares = {core: sum(v >= SATURATED_BUSY for v in vals) / len(vals)
+              for core, vals in per_core.items() if vals}
+    mean = {core: sum(vals) / len(vals) for core, vals in per_core.items() if vals}
+    return {"saturated_share": shares, "mean_busy": mean,
+            "cpu_saturated": any(s >= SATURATED_SHARE for s in shares.values())}

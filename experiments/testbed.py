@@ -1,0 +1,321 @@
+"""The DC testbed of DESIGN.md section 2, built in network namespaces for one run.
+
+    server ns --veth(port 0)-- switch ns [p4sim | simple_switch_grpc]
+    switch ns --veth(port 1)-- eNB-A ns [linkem A between its two legs, bridge] --veth-- DC client
+    switch ns --veth(port 2)-- eNB-B ns [linkem B ...]                           --veth-- DC client
+    DC client ns: pdcp-agent on its two leg veths, a tap carrying the client's IP
+    SC clients hang off the eNB bridges (one namespace each).
+
+Addressing is one IPv4 subnet with static neighbour entries everywhere: the server holds each
+client's real MAC (the DC client's is its tap's), so the switch only rewrites nothing but
+source MACs and the eNB bridges deliver by destination MAC. The switch's P4Runtime server
+listens on a Unix socket, which every namespace shares, so the controller (this process, in
+the root namespace) reaches it without any address in the root namespace.
+
+Everything is torn down in close(), which runs on success, failure and Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from experiments.netns import Namespace, NetnsError, Topology, bridge, offloads_off, veth_pair
+
+ROOT = Path(__file__).resolve().parent.parent
+BUILD = ROOT / "build"
+P4_PROGRAM = ROOT / "p4src" / "dc_splitter.p4"
+AGENT_BIN = BUILD / "hostagents" / "pdcp-agent"
+RUN_DIR = Path("/run/dcexp")        # owner PID files and short socket paths (108-char limit)
+DPDK_RUN_DIR = Path("/var/run/dpdk")
+LEG_MTU = 1600                      # PDCP header + inner ethertype add 5 bytes on the legs
+SERVER_ADDR = "10.0.0.1"
+DC_ADDR = "10.0.0.2"
+PREFIXLEN = 24
+PORTS = {"server": 0, "a": 1, "b": 2}
+
+
+class TestbedError(RuntimeError):
+    """A part of the testbed failed to start; the message names the part and what to do."""
+
+
+def sc_addr(leg: str, index: int) -> str:
+    return f"10.0.0.{(10 if leg == 'a' else 20) + index}"
+
+
+@dataclass
+class Host:
+    name: str                # role: server, dc, sc-a0, ...
+    ns: Namespace
+    ifname: str
+    addr: str
+    mac: str = ""
+
+
+def link_mac(ns: Namespace | None, ifname: str) -> str:
+    argv = ["ip", "-j", "link", "show", "dev", ifname]
+    out = ns.run(argv).stdout if ns else subprocess.run(argv, capture_output=True, text=True,
+                                                        check=True).stdout
+    return json.loads(out)[0]["address"]
+
+
+def wait_for(predicate, timeout_s: float, what: str, proc: subprocess.Popen | None = None,
+             log: Path | None = None) -> None:
+    """Poll `predicate` until true; fail naming `what` (with the log tail) on timeout or exit."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        if proc is not None and proc.poll() is not None:
+            break
+        time.sleep(0.05)
+    tail = ""
+    if log is not None and log.exists():
+        tail = "\n  " + "\n  ".join(log.read_text(errors="replace").splitlines()[-8:])
+    state = f"exited with {proc.returncode}" if proc is not None and proc.poll() is not None \
+        else f"not ready after {timeout_s:.0f} s"
+    raise TestbedError(f"{what} {state}; log {log}:{tail}" if log else f"{what} {state}")
+
+
+@dataclass
+class Testbed:
+    """One run's topology and the parts running in it."""
+
+    prefix: str
+    config: dict                     # a resolved run config (links, dc, t_reordering_ms, flows)
+    workdir: Path
+    target: str = "p4sim"
+    link_kind: str = "linkem"
+    seed: int = 1
+    hosts: dict[str, Host] = field(default_factory=dict)
+    links: dict = field(default_factory=dict)      # leg -> running link emulator
+    splitter: object | None = None
+    procs: dict[str, subprocess.Popen] = field(default_factory=dict)
+    _topo: Topology | None = None
+
+    # ------------------------------------------------------------------ build
+    def __enter__(self) -> "Testbed":
+        try:
+            self.build()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _ns(self, suffix: str) -> Namespace:
+        return self._topo.ns(self.prefix + suffix)
+
+    def build(self) -> None:
+        RUN_DIR.mkdir(parents=True, exist_ok=True)
+        (RUN_DIR / f"{self.prefix}.pid").write_text(str(os.getpid()))
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self._topo = Topology()
+        p = self.prefix
+        server, switch = self._ns("srv"), self._ns("sw")
+        enb = {leg: self._ns(f"enb{leg}") for leg in ("a", "b")}
+        dc = self._ns("dc")
+
+        veth_pair(f"{p}p0", switch, f"{p}s0", server)
+        server.add_addr(f"{p}s0", f"{SERVER_ADDR}/{PREFIXLEN}")
+        self.hosts["server"] = Host("server", server, f"{p}s0", SERVER_ADDR,
+                                    link_mac(server, f"{p}s0"))
+        nsc = self._sc_counts()
+        for leg in ("a", "b"):
+            ns = enb[leg]
+            # switch port -> eNB ingress (linkem side A); linkem side B -> bridge
+            veth_pair(f"{p}p{PORTS[leg]}", switch, f"{p}{leg}in", ns, mtu=LEG_MTU)
+            veth_pair(f"{p}{leg}out", ns, f"{p}{leg}br0", ns, mtu=LEG_MTU)
+            members = [f"{p}{leg}br0", f"{p}{leg}dc"]
+            veth_pair(f"{p}{leg}dc", ns, f"{p}dc{leg}", dc, mtu=LEG_MTU)
+            for i in range(nsc[leg]):
+                client = self._ns(f"sc{leg}{i}")
+                veth_pair(f"{p}{leg}c{i}", ns, f"{p}sc{leg}{i}", client, mtu=LEG_MTU)
+                members.append(f"{p}{leg}c{i}")
+                ifname, addr = f"{p}sc{leg}{i}", sc_addr(leg, i)
+                client.add_addr(ifname, f"{addr}/{PREFIXLEN}")
+                self.hosts[f"sc-{leg}{i}"] = Host(f"sc-{leg}{i}", client, ifname, addr,
+                                                  link_mac(client, ifname))
+            bridge(ns, f"{p}{leg}brg", members, mtu=LEG_MTU)
+
+        self._start_switch(switch)
+        self._start_agent(dc)
+        self._static_neighbours()
+        self._configure_splitter()
+        self._start_links(enb)
+
+    def _sc_counts(self) -> dict[str, int]:
+        counts = {"a": 0, "b": 0}
+        for flow in self.config["flows"]:
+            if flow["client"].startswith("sc-"):
+                counts[flow["client"][-1]] += flow["count"]
+        return counts
+
+    # ------------------------------------------------------------------ switch
+    def _start_switch(self, switch: Namespace) -> None:
+        p = self.prefix
+        self.grpc_addr = f"unix:{RUN_DIR / (p + '.p4rt.sock')}"
+        ifaces = [arg for port in (0, 1, 2) for arg in ("-i", f"{port}@{p}p{port}")]
+        log = self.workdir / "switch.log"
+        if self.target == "p4sim":
+            p4sim = shutil.which("p4sim")
+            if p4sim is None:
+                raise TestbedError("switch: the p4sim command is missing; run `make setup`")
+            argv = [p4sim, str(P4_PROGRAM), *ifaces, "--grpc-server-addr", self.grpc_addr,
+                    "--log-level", "warn"]
+        elif self.target == "bmv2":
+            ssg = shutil.which("simple_switch_grpc")
+            bmv2_json = BUILD / "p4" / "dc_splitter.json"
+            if ssg is None or not bmv2_json.exists():
+                missing = [w for w, ok in (("simple_switch_grpc (BMv2, not packaged for "
+                                            "Debian 12: build p4lang/behavioral-model)", ssg),
+                                           (f"{bmv2_json} (run `make -C . p4c-bmv2` with p4c)",
+                                            bmv2_json.exists())) if not ok]
+                raise TestbedError("switch: --target bmv2 needs " + " and ".join(missing))
+            argv = [ssg, "--no-p4", *ifaces, "--", "--grpc-server-addr", self.grpc_addr]
+        else:
+            raise TestbedError(f"switch: target {self.target!r} is not one of p4sim, bmv2")
+        out = open(log, "w")
+        self.procs["switch"] = switch.popen(argv, stdout=out, stderr=subprocess.STDOUT)
+        out.close()
+        sock = Path(self.grpc_addr[len("unix:"):])
+        wait_for(sock.exists, 60, f"switch ({self.target})", self.procs["switch"], log)
+
+    def _configure_splitter(self) -> None:
+        try:
+            from controlplane.splitter import Splitter, UserConfig
+        except ImportError as exc:
+            raise TestbedError(f"controller: controlplane.splitter is missing ({exc})") from None
+        self.splitter = Splitter.connect(self.grpc_addr, device_id=0, election_id=1)
+        if self.target == "bmv2":
+            self.splitter.push_pipeline(BUILD / "p4" / "dc_splitter.p4info.txtpb",
+                                        BUILD / "p4" / "dc_splitter.json")
+        self.splitter.configure_ports(server_port=PORTS["server"], leg_a_port=PORTS["a"],
+                                      leg_b_port=PORTS["b"])
+        dc = self.config["dc"]
+        self.splitter.add_user(UserConfig(
+            addr=DC_ADDR, mode="dc-dup" if dc["dup"] else "dc-split", batch=dc["batch"],
+            ratio=tuple(dc["ratio"]), leg_a=PORTS["a"], leg_b=PORTS["b"]))
+        for name, host in self.hosts.items():
+            if name.startswith("sc-"):
+                self.splitter.add_user(UserConfig(addr=host.addr, mode="sc",
+                                                  port=PORTS[name[3]]))
+
+    # ------------------------------------------------------------------ agent
+    def _start_agent(self, dc: Namespace) -> None:
+        if not AGENT_BIN.exists():
+            raise TestbedError(f"agent: {AGENT_BIN} is missing; run `make hostagents-build`")
+        p = self.prefix
+        tap = f"{p}dctap"
+        self.agent_stats = self.workdir / "agent.jsonl"
+        argv = [str(AGENT_BIN), "-l", "0", "--no-huge", "-m", "256", "--no-pci",
+                "--file-prefix", p,
+                "--vdev", f"net_af_packet0,iface={p}dca", "--vdev", f"net_af_packet1,iface={p}dcb",
+                "--vdev", f"net_tap0,iface={tap}", "--",
+                "--leg-a", "0", "--leg-b", "1", "--host", "2",
+                "--sn-bits", str(self.config["dc"]["sn_bits"]),
+                "--t-reordering-us", str(int(self.config["t_reordering_ms"] * 1000)),
+                "--uplink-leg", "a", "--stats", str(self.agent_stats),
+                "--stats-interval-ms", "100"]
+        log = self.workdir / "agent.log"
+        out = open(log, "w")
+        self.procs["agent"] = dc.popen(argv, stdout=out, stderr=subprocess.STDOUT)
+        out.close()
+
+        def tap_up() -> bool:
+            return dc.run(["ip", "link", "show", "dev", tap], check=False).returncode == 0
+
+        wait_for(tap_up, 30, "agent (pdcp-agent)", self.procs["agent"], log)
+        offloads_off(tap, netns=dc.name)  # the agent reads the client's frames from this tap
+        dc.add_addr(tap, f"{DC_ADDR}/{PREFIXLEN}")
+        dc.run(["ip", "link", "set", tap, "up"])
+        self.hosts["dc"] = Host("dc", dc, tap, DC_ADDR, link_mac(dc, tap))
+
+    def _static_neighbours(self) -> None:
+        server = self.hosts["server"]
+        for name, host in self.hosts.items():
+            if name == "server":
+                continue
+            server.ns.run(["ip", "neigh", "replace", host.addr, "lladdr", host.mac, "nud",
+                           "permanent", "dev", server.ifname])
+            host.ns.run(["ip", "neigh", "replace", server.addr, "lladdr", server.mac, "nud",
+                         "permanent", "dev", host.ifname])
+
+    # ------------------------------------------------------------------ links
+    def _start_links(self, enb: dict[str, Namespace]) -> None:
+        try:
+            from experiments.links import LinkSpec, start_link
+        except ImportError as exc:
+            raise TestbedError(f"link emulation: experiments.links is missing ({exc})") from None
+        p = self.prefix
+        for i, leg in enumerate(("a", "b")):
+            down = LinkSpec.from_dict(self.config["links"][leg])
+            up = LinkSpec.from_dict(self.config["links"][f"{leg}_uplink"])
+            self.links[leg] = start_link(
+                kind=self.link_kind, if_a=f"{p}{leg}in", if_b=f"{p}{leg}out", ab=down, ba=up,
+                netns=enb[leg], stats_path=self.workdir / f"link_{leg}.jsonl",
+                control_path=RUN_DIR / f"{p}.{leg}.ctl", seed=self.seed * 10 + i)
+
+    # ------------------------------------------------------------------ run time
+    def host(self, client: str, index: int = 0) -> Host:
+        """'dc', 'sc-a', 'sc-b' (+ index) -> the host."""
+        return self.hosts["dc" if client == "dc" else f"{client}{index}"]
+
+    def alive(self) -> list[str]:
+        """Names of parts that died (empty when all run)."""
+        return [name for name, proc in self.procs.items() if proc.poll() is not None]
+
+    def switch_stats(self) -> dict:
+        return self.splitter.stats() if self.splitter is not None else {}
+
+    # ------------------------------------------------------------------ teardown
+    def close(self) -> None:
+        errors = []
+        if self.splitter is not None:
+            try:
+                self.final_switch_stats = self.splitter.stats()
+            except Exception as exc:  # the switch may be the part that died
+                errors.append(f"switch stats: {exc}")
+            try:
+                self.splitter.close()
+            except Exception:
+                pass
+            self.splitter = None
+        for leg, link in list(self.links.items()):
+            try:
+                link.stop()
+            except Exception as exc:
+                errors.append(f"link {leg}: {exc}")
+        self.links.clear()
+        for name in ("agent", "switch"):
+            proc = self.procs.get(name)
+            if proc is not None:
+                from experiments.netns import stop_process
+                stop_process(proc, grace_s=5)
+        if self._topo is not None:
+            self._topo.close()
+            self._topo = None
+        shutil.rmtree(DPDK_RUN_DIR / self.prefix, ignore_errors=True)
+        for path in RUN_DIR.glob(f"{self.prefix}.*"):
+            try:
+                path.unlink()
+            except OSError:
+                pass
+        self.teardown_errors = errors
+
+
+def leftovers(prefix: str) -> list[str]:
+    """Namespaces still named with `prefix` (for tests and `dcexp clean`)."""
+    out = subprocess.run(["ip", "-j", "netns", "list"], capture_output=True, text=True)
+    names = [n["name"] for n in json.loads(out.stdout or "[]")]
+    return [n for n in names if n.startswith(prefix)]
+
+
+__all__ = ["Testbed", "TestbedError", "Host", "leftovers", "NetnsError"]
