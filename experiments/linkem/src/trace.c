@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "trace.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct trace *trace_load(const char *path, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		snprintf(err, errlen, "trace=%s: cannot open: %s", path, strerror(errno));
+		return NULL;
+	}
+	size_t len = strlen(path);
+	struct trace *t = calloc(1, sizeof(*t) + len + 1);
+	size_t cap = 0;
+	char line[128];
+	unsigned lineno = 0;
+
+	if (!t)
+		goto oom;
+	memcpy(t->path, path, len + 1);
+	t->refs = 1;
+	while (fgets(line, sizeof(line), f)) {
+		lineno++;
+		char *end;
+		char *p = line;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p == '\n' || *p == '\0' || *p == '#')
+			continue;
+		errno = 0;
+		unsigned long long v = strtoull(p, &end, 10);
+		while (*end == ' ' || *end == '\t' || *end == '\r' || *end == '\n')
+			end++;
+		if (errno || end == p || *end != '\0' || *p == '-') {
+			snprintf(err, errlen,
+				 "trace=%s:%u: expected a timestamp in ms (a non-negative integer)",
+				 path, lineno);
+			goto fail;
+		}
+		if (t->n && v < t->ms[t->n - 1]) {
+			snprintf(err, errlen, "trace=%s:%u: timestamps must not decrease (%llu after %llu)",
+				 path, lineno, v, (unsigned long long)t->ms[t->n - 1]);
+			goto fail;
+		}
+		if (t->n == cap) {
+			cap = cap ? 2 * cap : 1024;
+			uint64_t *ms = realloc(t->ms, cap * sizeof(*ms));
+			if (!ms)
+				goto oom;
+			t->ms = ms;
+		}
+		t->ms[t->n++] = v;
+	}
+	fclose(f);
+	if (t->n == 0 || t->ms[t->n - 1] == 0) {
+		snprintf(err, errlen, "trace=%s: needs at least one opportunity and a last timestamp > 0 ms",
+			 path);
+		trace_put(t);
+		return NULL;
+	}
+	t->period_ms = t->ms[t->n - 1];
+	return t;
+oom:
+	snprintf(err, errlen, "trace=%s: out of memory", path);
+fail:
+	fclose(f);
+	if (t) {
+		free(t->ms);
+		free(t);
+	}
+	return NULL;
+}
+
+struct trace *trace_get(struct trace *t)
+{
+	if (t)
+		t->refs++;
+	return t;
+}
+
+void trace_put(struct trace *t)
+{
+	if (t && --t->refs == 0) {
+		free(t->ms);
+		free(t);
+	}
+}
+
+double trace_mean_mbit(const struct trace *t)
+{
+	return (double)t->n * TRACE_OPPORTUNITY_BYTES * 8.0 / ((double)t->period_ms * 1e3);
+}
