@@ -1,0 +1,411 @@
+/* SPDX-License-Identifier: Apache-2.0
+ *
+ * pdcp-agent: the PDCP receive side of a Dual Connectivity client.
+ *
+ *   leg A port --+                                       +--> host port (client stack)
+ *                +--> parse --> TS 38.323 reordering --+
+ *   leg B port --+       \--> non-PDCP frames as they are --^
+ *   host port ----------------------------------------------> uplink leg (A or B)
+ *
+ * One lcore does everything: the work per packet is small, and the testbed machines
+ * have two cores to share with the switch, the link emulators and the endpoints.
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_common.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+#include <rte_log.h>
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+
+#include "options.h"
+#include "pdcp_frame.h"
+#include "pdcp_rx.h"
+#include "stats.h"
+
+#define RX_DESC 1024
+#define TX_DESC 1024
+#define BURST_SIZE 32
+/* PDUs waiting for a gap hold their mbufs: the pool covers a deep reordering buffer plus
+ * the rings. 18-bit SN allows 131072 waiting PDUs; a pool that size would not fit in
+ * `-m 256`, and a gap that deep drains when t-Reordering expires anyway. */
+#define NUM_MBUFS 32767
+#define MBUF_CACHE_SIZE 256
+#define HOST_TX_BUF 512       /* deliveries queue here until the end of the poll round */
+#define TX_RETRIES 64         /* tx_burst attempts before frames count as dropped */
+
+/* Per-mbuf private area: when the frame entered the agent. */
+struct mbuf_priv {
+	uint64_t rx_ns;
+	uint64_t is_pdu; /* went through the reordering core: its delay is recorded */
+};
+
+struct agent {
+	struct agent_options opt;
+	struct pdcp_rx *core;
+	struct rte_mempool *pool;
+	FILE *stats_out;
+	struct rte_mbuf *host_tx[HOST_TX_BUF];
+	unsigned int host_tx_n;
+	uint16_t started[3];
+	unsigned int n_started;
+	struct agent_stats stats;
+};
+
+static volatile sig_atomic_t quit_signal;
+
+static void on_signal(int sig)
+{
+	quit_signal = sig;
+}
+
+static inline uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static inline struct mbuf_priv *priv_of(struct rte_mbuf *m)
+{
+	return rte_mbuf_to_priv(m);
+}
+
+/* Send as many as the port takes within TX_RETRIES attempts; free and count the rest. */
+static unsigned int tx_all(uint16_t port, struct rte_mbuf **pkts, unsigned int n,
+			   uint64_t *dropped)
+{
+	unsigned int sent = 0;
+
+	for (int attempt = 0; sent < n && attempt < TX_RETRIES; attempt++)
+		sent += rte_eth_tx_burst(port, 0, pkts + sent, (uint16_t)(n - sent));
+	if (sent < n) {
+		rte_pktmbuf_free_bulk(pkts + sent, n - sent);
+		*dropped += n - sent;
+	}
+	return sent;
+}
+
+static void host_tx_flush(struct agent *ag)
+{
+	uint64_t t = now_ns();
+	uint64_t delays[HOST_TX_BUF];
+	unsigned int n = ag->host_tx_n, sent, i;
+
+	if (n == 0)
+		return;
+	/* Read the timestamps before the port takes (and may free) the mbufs. */
+	for (i = 0; i < n; i++) {
+		struct mbuf_priv *p = priv_of(ag->host_tx[i]);
+
+		delays[i] = p->is_pdu ? t - p->rx_ns : UINT64_MAX;
+		if (ag->opt.rewrite_dst_mac)
+			memcpy(rte_pktmbuf_mtod(ag->host_tx[i], uint8_t *), ag->opt.host_dst_mac, 6);
+	}
+	sent = tx_all(ag->opt.host_port, ag->host_tx, n, &ag->stats.tx_dropped_host);
+	for (i = 0; i < sent; i++)
+		if (delays[i] != UINT64_MAX)
+			stats_record_delay_ns(&ag->stats, delays[i]);
+	ag->host_tx_n = 0;
+}
+
+static inline void host_tx_enqueue(struct agent *ag, struct rte_mbuf *m)
+{
+	if (ag->host_tx_n == HOST_TX_BUF)
+		host_tx_flush(ag);
+	ag->host_tx[ag->host_tx_n++] = m;
+}
+
+/* Delivery callback of the reordering core: the PDU is an mbuf already stripped. */
+static void deliver_to_host(void *ctx, void *pdu, uint64_t count, enum pdcp_rx_delivery how)
+{
+	RTE_SET_USED(count);
+	RTE_SET_USED(how);
+	host_tx_enqueue(ctx, pdu);
+}
+
+static void handle_leg_frame(struct agent *ag, struct rte_mbuf *m, uint64_t rx_ns)
+{
+	struct pdcp_frame_info info;
+	enum pdcp_frame_kind kind;
+	struct mbuf_priv *p = priv_of(m);
+
+	p->rx_ns = rx_ns;
+	p->is_pdu = 0;
+	if (m->nb_segs > 1 && rte_pktmbuf_linearize(m) < 0) {
+		ag->stats.malformed++;
+		ag->stats.malformed_reason[PDCP_FRAME_TRUNCATED]++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	kind = pdcp_frame_parse(rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_data_len(m),
+				ag->opt.sn_bits, &info);
+	if (kind == PDCP_FRAME_PASSTHROUGH) {
+		ag->stats.passthrough++;
+		host_tx_enqueue(ag, m);
+		return;
+	}
+	if (kind != PDCP_FRAME_DATA) {
+		ag->stats.malformed++;
+		ag->stats.malformed_reason[kind]++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	pdcp_frame_strip(rte_pktmbuf_mtod(m, uint8_t *), &info);
+	rte_pktmbuf_adj(m, info.strip_len);
+	p->is_pdu = 1;
+	if (pdcp_rx_receive(ag->core, info.sn, m, rx_ns / 1000) != PDCP_RX_ACCEPTED)
+		rte_pktmbuf_free(m); /* duplicate or out of window: counted by the core */
+}
+
+static void write_stats(struct agent *ag, bool final)
+{
+	stats_write(ag->stats_out, now_ns() / 1000000, &ag->stats, ag->core, final);
+}
+
+/* Role of the (only) lcore: poll both legs and the host port, serve t-Reordering, write
+ * stats. Returns when a SIGINT or SIGTERM arrives. */
+static void lcore_rx_reorder_tx(struct agent *ag)
+{
+	const uint16_t uplink_port = ag->opt.leg_port[ag->opt.uplink_leg];
+	const uint64_t interval_ns = ag->opt.stats_interval_ms * 1000000;
+	const struct timespec idle = {
+		.tv_sec = (time_t)(ag->opt.idle_sleep_us / 1000000),
+		.tv_nsec = (long)(ag->opt.idle_sleep_us % 1000000) * 1000,
+	};
+	uint64_t next_stats_ns = now_ns() + interval_ns;
+	struct rte_mbuf *pkts[BURST_SIZE];
+
+	while (!quit_signal) {
+		uint64_t t = now_ns();
+		unsigned int seen = 0;
+
+		for (int leg = 0; leg < 2; leg++) {
+			uint16_t n = rte_eth_rx_burst(ag->opt.leg_port[leg], 0, pkts, BURST_SIZE);
+
+			ag->stats.rx_leg[leg] += n;
+			seen += n;
+			for (uint16_t i = 0; i < n; i++)
+				handle_leg_frame(ag, pkts[i], t);
+		}
+		/* Expiries are served even when nothing arrives. */
+		pdcp_rx_poll(ag->core, t / 1000);
+		host_tx_flush(ag);
+
+		uint16_t n = rte_eth_rx_burst(ag->opt.host_port, 0, pkts, BURST_SIZE);
+		if (n > 0) {
+			ag->stats.rx_host += n;
+			ag->stats.uplink += tx_all(uplink_port, pkts, n,
+						   &ag->stats.tx_dropped_uplink);
+			seen += n;
+		}
+
+		if (interval_ns != 0 && t >= next_stats_ns) {
+			write_stats(ag, false);
+			next_stats_ns += interval_ns;
+			if (next_stats_ns <= t)
+				next_stats_ns = t + interval_ns;
+		}
+		if (seen == 0 && ag->opt.idle_sleep_us != 0)
+			nanosleep(&idle, NULL);
+	}
+}
+
+static int port_init(struct agent *ag, uint16_t port, const char *role)
+{
+	struct rte_eth_conf conf;
+	struct rte_eth_dev_info info;
+	uint16_t nb_rxd = RX_DESC, nb_txd = TX_DESC;
+	int ret;
+
+	if (!rte_eth_dev_is_valid_port(port)) {
+		fprintf(stderr, "pdcp-agent: %s port %u does not exist: the --vdev options "
+			"created %u port(s), numbered from 0 in their order\n", role, port,
+			rte_eth_dev_count_avail());
+		return -1;
+	}
+	memset(&conf, 0, sizeof(conf));
+	ret = rte_eth_dev_info_get(port, &info);
+	if (ret == 0)
+		ret = rte_eth_dev_configure(port, 1, 1, &conf);
+	if (ret == 0)
+		ret = rte_eth_dev_adjust_nb_rx_tx_desc(port, &nb_rxd, &nb_txd);
+	if (ret == 0)
+		ret = rte_eth_rx_queue_setup(port, 0, nb_rxd, rte_eth_dev_socket_id(port), NULL,
+					     ag->pool);
+	if (ret == 0)
+		ret = rte_eth_tx_queue_setup(port, 0, nb_txd, rte_eth_dev_socket_id(port), NULL);
+	if (ret == 0)
+		ret = rte_eth_dev_start(port);
+	if (ret == 0)
+		ag->started[ag->n_started++] = port;
+	if (ret != 0) {
+		fprintf(stderr, "pdcp-agent: cannot set up %s port %u (%s): %s\n", role, port,
+			info.driver_name ? info.driver_name : "?", rte_strerror(-ret));
+		return -1;
+	}
+	/* Leg frames carry the client's MAC or the switch's rewrite; take them all. */
+	ret = rte_eth_promiscuous_enable(port);
+	if (ret != 0 && ret != -ENOTSUP)
+		fprintf(stderr, "pdcp-agent: warning: promiscuous mode on %s port %u: %s\n",
+			role, port, rte_strerror(-ret));
+	return 0;
+}
+
+/* EAL leaves its runtime directory (/var/run/dpdk/PREFIX) behind; remove it. */
+static void remove_runtime_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	if (d == NULL)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		unlinkat(dirfd(d), e->d_name, 0);
+	}
+	closedir(d);
+	rmdir(dir);
+}
+
+/* Ports are numbered in --vdev order; a vdev that failed to probe (a missing interface)
+ * only warns in EAL and would silently renumber the ports after it. */
+static unsigned int count_vdev_args(int argc, char **argv)
+{
+	unsigned int n = 0;
+
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--vdev") == 0 || strncmp(argv[i], "--vdev=", 7) == 0)
+			n++;
+	return n;
+}
+
+static bool wants_help(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+			return true;
+	return false;
+}
+
+int main(int argc, char **argv)
+{
+	static struct agent ag; /* large (tx buffer, stats): not on the stack */
+	char runtime_dir[4096];
+	int app_argc, eal_argc, ret;
+	char **app_argv;
+	int sep;
+
+	/* Help and option errors come before EAL init: no root, no runtime dir needed. */
+	if (wants_help(argc, argv)) {
+		agent_usage(argv[0], stdout);
+		return 0;
+	}
+	for (sep = 1; sep < argc && strcmp(argv[sep], "--") != 0; sep++)
+		;
+	app_argc = sep < argc ? argc - sep : 1;
+	app_argv = sep < argc ? argv + sep : argv;  /* argv[sep] = "--" stands for argv[0] */
+	if (sep < argc)
+		app_argv[0] = argv[0];
+	ret = agent_parse_options(app_argc, app_argv, &ag.opt, stderr);
+	if (ret != 0)
+		return ret > 0 ? 0 : 2;
+	if (sep < argc)
+		argv[sep] = "--";
+
+	/* EAL logs to stdout by default, where the stats may go. */
+	rte_openlog_stream(stderr);
+	eal_argc = sep;
+	ret = rte_eal_init(eal_argc, argv);
+	if (ret < 0) {
+		fprintf(stderr, "pdcp-agent: EAL initialisation failed: %s (check the EAL "
+			"options, and that every --vdev iface= interface exists)\n",
+			rte_strerror(rte_errno));
+		return 1;
+	}
+	snprintf(runtime_dir, sizeof(runtime_dir), "%s", rte_eal_get_runtime_dir());
+	if (rte_eth_dev_count_avail() < count_vdev_args(eal_argc, argv)) {
+		fprintf(stderr, "pdcp-agent: only %u of the %u --vdev devices came up (see the "
+			"EAL messages above; usually an iface= interface that does not exist)\n",
+			rte_eth_dev_count_avail(), count_vdev_args(eal_argc, argv));
+		ret = 1;
+		goto out_ports;
+	}
+
+	ag.stats_out = stdout;
+	if (ag.opt.stats_path != NULL) {
+		ag.stats_out = fopen(ag.opt.stats_path, "w");
+		if (ag.stats_out == NULL) {
+			fprintf(stderr, "pdcp-agent: --stats %s: %s\n", ag.opt.stats_path,
+				strerror(errno));
+			ret = 1;
+			goto out_eal;
+		}
+	}
+	ag.core = pdcp_rx_create(&(struct pdcp_rx_config){
+		.sn_bits = ag.opt.sn_bits,
+		.t_reordering_us = ag.opt.t_reordering_us,
+		.deliver = deliver_to_host,
+		.ctx = &ag,
+	});
+	ag.pool = rte_pktmbuf_pool_create("pdcp_agent_pool", NUM_MBUFS, MBUF_CACHE_SIZE,
+					  RTE_ALIGN(sizeof(struct mbuf_priv), RTE_MBUF_PRIV_ALIGN),
+					  RTE_MBUF_DEFAULT_BUF_SIZE, rte_socket_id());
+	if (ag.core == NULL || ag.pool == NULL) {
+		fprintf(stderr, "pdcp-agent: out of memory for the reordering buffer or the "
+			"mbuf pool (give EAL more with -m)\n");
+		ret = 1;
+		goto out_eal;
+	}
+	if (port_init(&ag, ag.opt.leg_port[0], "leg A") < 0 ||
+	    port_init(&ag, ag.opt.leg_port[1], "leg B") < 0 ||
+	    port_init(&ag, ag.opt.host_port, "host") < 0) {
+		ret = 1;
+		goto out_ports;
+	}
+
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	fprintf(stderr, "pdcp-agent: legs on ports %u (A) and %u (B), host port %u, uplink "
+		"on leg %c, %u-bit SN, t-Reordering %" PRIu64 " us\n", ag.opt.leg_port[0],
+		ag.opt.leg_port[1], ag.opt.host_port, ag.opt.uplink_leg ? 'B' : 'A',
+		ag.opt.sn_bits, ag.opt.t_reordering_us);
+
+	lcore_rx_reorder_tx(&ag);
+
+	/* Shutdown: everything still buffered goes to the host, in COUNT order. */
+	pdcp_rx_flush(ag.core);
+	host_tx_flush(&ag);
+	write_stats(&ag, true);
+	ret = 0;
+
+out_ports:
+	for (unsigned int i = 0; i < ag.n_started; i++)
+		rte_eth_dev_stop(ag.started[i]);
+	for (uint16_t port = 0; port < RTE_MAX_ETHPORTS; port++)
+		if (rte_eth_dev_is_valid_port(port))
+			rte_eth_dev_close(port);
+out_eal:
+	if (ag.stats_out != NULL && ag.stats_out != stdout)
+		fclose(ag.stats_out);
+	pdcp_rx_free(ag.core);
+	rte_eal_cleanup();
+	remove_runtime_dir(runtime_dir);
+	return ret;
+}
