@@ -1,0 +1,109 @@
+"""Analysis and report on hand-made run directories (no root needed)."""
+
+import json
+import math
+
+import pandas as pd
+import pytest
+import yaml
+
+from experiments import analysis
+from experiments.cli import main as dcexp
+
+
+def test_jain_hand_computed():
+    assert analysis.jain([5, 5, 5]) == pytest.approx(1.0)
+    assert analysis.jain([1, 0]) == pytest.approx(0.5)
+    assert analysis.jain([3, 1]) == pytest.approx(16 / 20)
+    assert math.isnan(analysis.jain([0, 0]))
+
+
+def test_sfa_hand_computed():
+    # slot 1: x = (3, 1): Jain 0.8, unfairness 0.2, flow 0 dominates (+1), flow 1 (-1)
+    # slot 2: x = (1, 1): fair, contributes 0
+    # slot 3: flow 0 idle: the sessions do not compete, the slot does not count
+    slots = pd.DataFrame({"f0": [3, 1, 0], "f1": [1, 1, 2]})
+    sfa = analysis.session_fairness(slots)
+    assert sfa["f0"] == pytest.approx(0.1)
+    assert sfa["f1"] == pytest.approx(-0.1)
+
+
+def test_sfa_three_sessions_sign_and_bound():
+    slots = pd.DataFrame({"dc": [10, 10], "a": [5, 5], "b": [5, 5]})
+    sfa = analysis.session_fairness(slots)
+    unfair = 1 - analysis.jain([10, 5, 5])
+    assert sfa["dc"] == pytest.approx(unfair) and sfa["a"] == pytest.approx(-unfair)
+    assert abs(sfa["dc"]) <= 1 - 1 / 3
+
+
+def test_goodput_series_from_cumulative_bytes():
+    rows = [(0.05, "flow", "f", "bytes", 0), (0.15, "flow", "f", "bytes", 125_000),
+            (0.25, "flow", "f", "bytes", 250_000), (0.35, "flow", "f", "bytes", 250_000)]
+    s = pd.DataFrame(rows, columns=["t_s", "source", "id", "metric", "value"])
+    series = analysis.flow_goodput_series(s)
+    assert list(series["f"].round(3)) == [0.0, 10.0, 10.0, 0.0]  # 125 kB per 100 ms
+
+
+def _fake_run(out, run_id, point, variant, rep, flows, series, links=(20.0, 20.0), dup=False):
+    """A run directory as the runner writes it; `series` = per-flow Mbit/s per 100 ms slot."""
+    d = out / "runs" / run_id
+    d.mkdir(parents=True)
+    rows = []
+    for fid, rates in series.items():
+        total = 0.0
+        for i, r in enumerate(rates):
+            total += r * 1e6 / 8 * 0.1
+            rows.append((0.1 * i + 0.05, "flow", fid, "bytes", total))
+    for leg, rate in zip("ab", links):
+        for i in range(30):
+            rows.append((0.1 * i, "link", f"{leg}/ab", "bytes", rate * 1e6 / 8 * 0.1 * i))
+    rows.append((3.0, "agent", "dc", "delivered_reordered", 7.0))
+    rows.append((3.0, "agent", "dc", "delivered_in_order", 100.0))
+    pd.DataFrame(rows, columns=["t_s", "source", "id", "metric", "value"]).to_csv(
+        d / "samples.csv", index=False)
+    manifest = {"run_id": run_id, "point": point, "variant": variant, "rep": rep, "seed": 1,
+                "status": "ok", "errors": [], "cpu_saturated": False, "target": "p4sim",
+                "link": "linkem", "git_commit": "abc", "git_dirty": False,
+                "host": {"hostname": "h", "cpus": 2}, "tools": {"ngtcp2": "0.12.1"},
+                "config": {"dc": {"dup": dup},
+                           "links": {"a": {"rate_mbit": links[0]}, "b": {"rate_mbit": links[1]}}},
+                "flows": flows}
+    (d / "manifest.json").write_text(json.dumps(manifest))
+
+
+def test_report_writes_table_figures_and_summary(tmp_path, capsys):
+    out = tmp_path / "res"
+    out.mkdir()
+    (out / "scenario.yaml").write_text(yaml.safe_dump({"name": "fake", "sweep": {
+        "param": "dc.batch", "values": [1, 100]}}))
+    for point, good in ((1, 30.0), (100, 36.0)):
+        for rep in range(2):
+            _fake_run(out, f"b={point}__ngtcp2__rep{rep}", point, "ngtcp2-cubic", rep,
+                      {"f0-dc": {"client": "dc", "goodput_mbit": good + rep, "complete": True,
+                                 "completion_s": 2.0}},
+                      {"f0-dc": [good + rep] * 30})
+    _fake_run(out, "fair__rep0", None, "tcp-cubic", 0,
+              {"f0-dc": {"client": "dc", "goodput_mbit": 20.0},
+               "f1-sc-a": {"client": "sc-a", "goodput_mbit": 10.0},
+               "f2-sc-b": {"client": "sc-b", "goodput_mbit": 10.0}},
+              {"f0-dc": [20] * 30, "f1-sc-a": [10] * 30, "f2-sc-b": [10] * 30})
+    assert dcexp(["report", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "dc.batch" in printed and "30.50" in printed and "36.50" in printed  # means
+    assert "0.71" in printed  # sd of (30, 31)
+    fair = analysis.fairness_summary(out)
+    assert fair.jfi.iloc[0] == pytest.approx(analysis.jain([20, 10, 10]))
+    assert (out / "summary.md").read_text().count("![") >= 3
+    for name in ("throughput_vs_param", "fairness_bars", "link_utilization",
+                 "throughput_over_time"):
+        for ext in ("png", "pdf"):
+            path = out / "figures" / f"{name}.{ext}"
+            assert path.stat().st_size > 1000, path
+            assert str(path) in printed or ext == "pdf" or str(path) in printed
+    reord = analysis.reordering_summary(out)
+    assert set(reord.delivered_reordered) == {7.0}
+
+
+def test_report_of_empty_dir_is_a_clear_error(tmp_path, capsys):
+    assert dcexp(["report", str(tmp_path)]) == 1
+    assert "holds no runs" in capsys.readouterr().err

@@ -1,0 +1,109 @@
+"""Scenario validation and expansion (no root needed)."""
+
+from pathlib import Path
+
+import pytest
+
+from experiments.cli import main as dcexp
+from experiments.scenario import ScenarioError, from_dict, load, parse_ratio
+
+SCENARIOS = sorted((Path(__file__).resolve().parent.parent / "scenarios").glob("*.yaml"))
+
+
+def base(**over):
+    doc = {"name": "t", "links": {"both": {"rate_mbit": 20, "delay_ms": 10, "delay_cv": 0.1}},
+           "flows": [{"kind": "ngtcp2", "cc": "cubic", "size_mb": 1, "client": "dc"}]}
+    doc.update(over)
+    return doc
+
+
+@pytest.mark.parametrize("path", SCENARIOS, ids=lambda p: p.name)
+def test_shipped_scenarios_validate_in_both_modes(path):
+    full, quick = load(path), load(path, quick=True)
+    assert len(quick.runs) <= len(full.runs)
+    assert all(r.config["links"]["a"] and r.config["links"]["b"] for r in full.runs)
+
+
+def test_unknown_top_key_names_allowed_keys():
+    with pytest.raises(ScenarioError) as exc:
+        from_dict(base(rate=3))
+    msg = str(exc.value)
+    assert "unknown key 'rate'" in msg and "links" in msg and "repetitions" in msg
+
+
+def test_unknown_link_key_names_allowed_keys():
+    with pytest.raises(ScenarioError) as exc:
+        from_dict(base(links={"a": {"rate": 20}}))
+    assert "scenario.links.a: unknown key 'rate'" in str(exc.value)
+    assert "rate_mbit" in str(exc.value) and "queue_bdp" in str(exc.value)
+
+
+@pytest.mark.parametrize("flow,needle", [
+    ({"kind": "quiche", "size_mb": 1}, "ngtcp2, aioquic, tcp"),
+    ({"cc": "vegas", "size_mb": 1}, "newreno, cubic, bbr"),
+    ({"kind": "aioquic", "cc": "bbr", "size_mb": 1}, "newreno and cubic"),
+    ({"client": "sc-c", "size_mb": 1}, "dc, sc-a, sc-b"),
+    ({}, "exactly one of size_mb"),
+    ({"size_mb": 1, "duration_s": 3}, "exactly one of size_mb"),
+    ({"size_mb": 1, "udp_rcvbuf": "large"}, "aioquic only"),
+    ({"size_mb": -1}, "out of range"),
+])
+def test_bad_flows_are_named(flow, needle):
+    with pytest.raises(ScenarioError) as exc:
+        from_dict(base(flows=[flow]))
+    assert needle in str(exc.value)
+
+
+def test_two_queue_kinds_rejected():
+    with pytest.raises(ScenarioError, match="one of queue_pkts, queue_bytes, queue_bdp"):
+        from_dict(base(links={"both": {"queue_pkts": 10, "queue_bdp": 1}}))
+
+
+def test_ratio_forms():
+    assert parse_ratio("x", "3:1") == (3, 1)
+    assert parse_ratio("x", [1, 0]) == (1, 0)
+    assert parse_ratio("x", "70%") == (70, 30)
+    with pytest.raises(ScenarioError, match="'A:B'"):
+        parse_ratio("x", "fast")
+
+
+def test_sweep_variants_reps_expand_with_resolved_links():
+    sc = from_dict(base(sweep={"param": "dc.batch", "values": [1, 10]}, repetitions=2,
+                        variants=[{"kind": "tcp"}, {"kind": "ngtcp2", "cc": "newreno"}]))
+    assert len(sc.runs) == 2 * 2 * 2
+    assert len({r.run_id for r in sc.runs}) == 8
+    run = sc.runs[0]
+    assert run.config["dc"]["batch"] == 1 and run.config["flows"][0]["kind"] == "tcp"
+    assert run.config["links"]["a"]["rate_mbit"] == 20
+    # the ACK path gets the leg's delay but no rate limit
+    assert run.config["links"]["a_uplink"] == {"delay_ms": 10, "delay_cv": 0.1}
+    assert sc.runs[-1].config["dc"]["batch"] == 10
+    assert sc.runs[-1].config["flows"][0]["cc"] == "newreno"
+
+
+def test_sweep_set_moves_several_keys_together():
+    sc = from_dict(base(sweep={"param": "bw", "values": ["1:1", "2:1"],
+                               "set": {"links.b.rate_mbit": [20, 10], "dc.ratio": ["1:1", "2:1"]}}))
+    assert [r.config["links"]["b"]["rate_mbit"] for r in sc.runs] == [20, 10]
+    assert [r.config["dc"]["ratio"] for r in sc.runs] == [[1, 1], [2, 1]]
+    with pytest.raises(ScenarioError, match="not sweepable"):
+        from_dict(base(sweep={"param": "x", "values": [1], "set": {"name": ["a"]}}))
+    with pytest.raises(ScenarioError, match="one value per sweep value"):
+        from_dict(base(sweep={"param": "x", "values": [1, 2], "set": {"dc.batch": [1]}}))
+
+
+def test_quick_overrides_and_reps():
+    sc = from_dict(base(repetitions=10, quick={"repetitions": 1, "flows.size_mb": 0.5}),
+                   quick=True)
+    assert len(sc.runs) == 1 and sc.runs[0].config["flows"][0]["size_mb"] == 0.5
+    assert len(from_dict(base(), reps=3).runs) == 3
+
+
+def test_cli_reports_bad_scenario_without_traceback(tmp_path, capsys):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: x\nlinks: {a: {speed: 3}}\nflows: [{size_mb: 1}]\n")
+    assert dcexp(["validate", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "unknown key 'speed'" in err and "Traceback" not in err
+    assert dcexp(["validate", str(tmp_path / "missing.yaml")]) == 2
+    assert "cannot read scenario" in capsys.readouterr().err
