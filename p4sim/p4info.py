@@ -234,6 +234,7 @@ def generate(model: ProgramModel) -> p4info_pb2.P4Info:
     symbols = build_symbols(model)
     info = p4info_pb2.P4Info()
     info.pkg_info.arch = model.arch
+    info.type_info.SetInParent()  # p4c always emits it, empty when no named types are used
 
     counter_by_name = {c.name: c for c in model.counters}
     meter_by_name = {m.name: m for m in model.meters}
