@@ -28,6 +28,15 @@ def _table(df: pd.DataFrame, floatfmt: str = "{:.2f}") -> str:
     return "\n".join(lines)
 
 
+def _in_order(df: pd.DataFrame, order: list) -> pd.DataFrame:
+    """Rows in the scenario's sweep order (run directories sort as strings: 100 < 2)."""
+    if df.empty or "point" not in df:
+        return df
+    rank = {p: i for i, p in enumerate(order)}
+    return df.sort_values("point", key=lambda col: col.map(lambda p: rank.get(p, len(rank))),
+                          kind="stable").reset_index(drop=True)
+
+
 def report(out: Path) -> tuple[str, list[Path]]:
     out = Path(out)
     doc = yaml.safe_load((out / "scenario.yaml").read_text()) if (out / "scenario.yaml").exists() \
@@ -36,10 +45,11 @@ def report(out: Path) -> tuple[str, list[Path]]:
     fig_dir = out / "figures"
     manifests = analysis.load_manifests(out)
     flows = analysis.load_runs(out)
-    summary = analysis.throughput_summary(flows)
-    fair = analysis.fairness_summary(out)
-    dup = analysis.duplication_summary(out)
-    reord = analysis.reordering_summary(out)
+    order = [analysis._point_label(v) for v in (doc.get("sweep") or {}).get("values", [])]
+    summary = _in_order(analysis.throughput_summary(flows), order)
+    fair = _in_order(analysis.fairness_summary(out), order)
+    dup = _in_order(analysis.duplication_summary(out), order)
+    reord = _in_order(analysis.reordering_summary(out), order)
 
     figures: list[Path] = []
     figures += plots.throughput_vs_param(summary, param, fig_dir)
