@@ -150,7 +150,8 @@ def build_parser() -> argparse.ArgumentParser:
     user = sub.add_parser("user", help="DC and SC users").add_subparsers(
         dest="user_command", required=True, metavar="USER_COMMAND")
     add = user.add_parser("add", formatter_class=fmt, help="add a user")
-    add.add_argument("addr", type=ip_addr, help="the user's IPv4 or IPv6 address")
+    add.add_argument("user_addr", metavar="ADDR", type=ip_addr,
+                     help="the user's IPv4 or IPv6 address")
     add.add_argument("--name", help="a name to refer to the user by (e.g. ue1)")
     add.add_argument("--mode", choices=MODES, default="dc-split")
     add.add_argument("--batch", type=batch_size, default=100, help="batch size B (packets)")
@@ -263,7 +264,7 @@ def cmd_user(args, sw: Splitter) -> None:
     if args.user_command == "add":
         if args.mode == "sc" and args.port is None:
             raise SplitterError("--mode sc needs --port (a leg port)")
-        cfg = sw.add_user(UserConfig(addr=args.addr, mode=args.mode, batch=args.batch,
+        cfg = sw.add_user(UserConfig(addr=args.user_addr, mode=args.mode, batch=args.batch,
                                      ratio=args.ratio, leg_a=args.leg_a, leg_b=args.leg_b,
                                      port=args.port, name=args.name))
         _print(args, _user_dict(cfg), "added " + _user_row(cfg))
