@@ -1,0 +1,259 @@
+"""The `p4sim` command: a software switch shaped like BMv2's `simple_switch_grpc`, and
+`p4sim compile`, which checks a program and writes its P4Info like `p4c --p4runtime-files`.
+
+    p4sim [PROGRAM.p4 | --no-p4] -i 0@veth0 -i 1@veth1 [--grpc-server-addr 127.0.0.1:9559]
+          [--device-id 0] [--cpu-port N] [--log-level info] [--pcap-dir DIR] [-I DIR] [-D N=V]
+    p4sim compile PROGRAM.p4 --p4runtime-files OUT.p4info.txt[,OUT.json,...] [-o OUT.p4sim.json]
+          [-I DIR] [-D NAME[=VAL]]
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+import threading
+from pathlib import Path
+
+TRACE = 5  # below DEBUG: BMv2's "trace" level
+LOG_LEVELS = {"trace": TRACE, "debug": logging.DEBUG, "info": logging.INFO,
+              "warn": logging.WARNING, "error": logging.ERROR, "off": logging.CRITICAL + 10}
+
+log = logging.getLogger("p4sim")
+
+
+class UsageError(Exception):
+    """Bad command-line input: printed as `p4sim: error: ...`, exit status 1."""
+
+
+# ---------------------------------------------------------------------------
+# Argument parsing
+# ---------------------------------------------------------------------------
+
+
+def _interface(text: str) -> tuple[int, str]:
+    port, sep, name = text.partition("@")
+    if not sep or not port.isdigit() or not name:
+        raise argparse.ArgumentTypeError(f"{text!r} is not PORT@INTERFACE (e.g. 0@veth0)")
+    if not 0 <= int(port) < 511:
+        raise argparse.ArgumentTypeError(f"port {port} must be 0..510 (511 is the drop port)")
+    return int(port), name
+
+
+def _define(text: str) -> tuple[str, str]:
+    name, _, value = text.partition("=")
+    if not name.isidentifier():
+        raise argparse.ArgumentTypeError(f"{text!r} is not NAME or NAME=VALUE")
+    return name, value if value else "1"
+
+
+def _add_program_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-I", dest="include_dirs", action="append", default=[], metavar="DIR",
+                   help="add DIR to the #include search path")
+    p.add_argument("-D", dest="defines", action="append", default=[], type=_define,
+                   metavar="NAME[=VAL]", help="define a preprocessor macro (default value 1)")
+
+
+def build_run_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="p4sim", formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        description="Run a P4_16 v1model program on Linux interfaces and serve P4Runtime "
+                    "(like simple_switch_grpc). `p4sim compile -h` for the compiler.")
+    p.add_argument("program", nargs="?", metavar="PROGRAM.p4",
+                   help="P4_16 program to run; omit with --no-p4 and push one over P4Runtime")
+    p.add_argument("--no-p4", action="store_true",
+                   help="start without a program (wait for SetForwardingPipelineConfig)")
+    p.add_argument("-i", "--interface", dest="interfaces", action="append", default=[],
+                   type=_interface, metavar="PORT@IF", help="attach interface IF as port PORT")
+    p.add_argument("--grpc-server-addr", default="127.0.0.1:9559", metavar="HOST:PORT",
+                   help="P4Runtime server address")
+    p.add_argument("--device-id", type=int, default=0, help="P4Runtime device id")
+    p.add_argument("--cpu-port", type=int, default=None, metavar="N",
+                   help="the CPU port (PacketIn/PacketOut); none by default")
+    p.add_argument("--log-level", choices=list(LOG_LEVELS), default="info",
+                   help="debug and trace show the per-packet trace of the pipeline")
+    p.add_argument("--pcap-dir", metavar="DIR",
+                   help="write <port>-in.pcap and <port>-out.pcap for every port into DIR")
+    p.add_argument("--thrift-port", type=int, metavar="N",
+                   help="accepted for simple_switch_grpc compatibility and ignored")
+    _add_program_options(p)
+    return p
+
+
+def build_compile_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="p4sim compile", formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        description="Check a P4_16 v1model program and write its P4Info "
+                    "(like p4c-bm2-ss --p4runtime-files) and p4sim device config.")
+    p.add_argument("program", metavar="PROGRAM.p4")
+    p.add_argument("--p4runtime-files", metavar="FILES",
+                   help="comma-separated P4Info outputs; format by suffix: .txt/.txtpb text, "
+                        ".json JSON, .bin binary")
+    p.add_argument("-o", "--output", metavar="OUT.p4sim.json",
+                   help="write the p4sim device config (JSON) for SetForwardingPipelineConfig")
+    _add_program_options(p)
+    return p
+
+
+# ---------------------------------------------------------------------------
+# Shared steps
+# ---------------------------------------------------------------------------
+
+
+def setup_logging(level_name: str) -> None:
+    logging.addLevelName(TRACE, "trace")
+    level = LOG_LEVELS[level_name]
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("[%(asctime)s.%(msecs)03d] [%(levelname)s] "
+                                           "%(name)s: %(message)s", datefmt="%H:%M:%S"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level)
+    # The engine's per-packet trace (logger p4sim.trace, at DEBUG) shows at debug and trace,
+    # as BMv2 prints table hits and actions at debug.
+    logging.getLogger("grpc").setLevel(max(level, logging.WARNING))
+
+
+def compile_program(path: str, include_dirs: list[str], defines: list[tuple[str, str]]):
+    """Compile `path`; UsageError carrying the front end's `file:line:col: error:` text."""
+    if not Path(path).is_file():
+        raise UsageError(f"{path}: no such file")
+    from p4sim import frontend
+    from p4sim.errors import P4Error
+
+    try:
+        return frontend.compile_file(path, include_dirs=tuple(include_dirs),
+                                     defines=dict(defines))
+    except P4Error as exc:
+        raise UsageError(str(exc)) from None
+    except RecursionError:
+        raise UsageError(f"{path}: program nested too deeply for p4sim") from None
+
+
+def device_config_for(program, path: str) -> bytes:
+    from p4sim.p4runtime.device_config import DeviceConfig
+
+    return DeviceConfig(program=program.source, file=Path(path).name).encode()
+
+
+# ---------------------------------------------------------------------------
+# p4sim compile
+# ---------------------------------------------------------------------------
+
+
+def compile_main(argv: list[str]) -> int:
+    from p4sim import p4info
+
+    args = build_compile_parser().parse_args(argv)
+    outputs = [f for f in (args.p4runtime_files or "").split(",") if f]
+    if not outputs and not args.output:
+        raise UsageError("nothing to write: give --p4runtime-files and/or -o")
+    try:
+        formats = [(f, p4info.p4info_format(f)) for f in outputs]
+    except p4info.P4InfoError as exc:
+        raise UsageError(str(exc)) from None
+    program = compile_program(args.program, args.include_dirs, args.defines)
+    try:
+        info = p4info.generate(program.model)
+    except p4info.P4InfoError as exc:
+        raise UsageError(f"{args.program}: {exc}") from None
+    try:
+        for path, fmt in formats:
+            Path(path).write_bytes(p4info.serialize(info, fmt))
+        if args.output:
+            Path(args.output).write_bytes(device_config_for(program, args.program))
+    except OSError as exc:
+        raise UsageError(f"cannot write {exc.filename}: {exc.strerror}") from None
+    return 0
+
+
+# ---------------------------------------------------------------------------
+# p4sim (the switch)
+# ---------------------------------------------------------------------------
+
+
+def run_main(argv: list[str]) -> int:
+    parser = build_run_parser()
+    # simple_switch_grpc puts target options after `--`; accept that shape too.
+    args = parser.parse_args([a for a in argv if a != "--"])
+    setup_logging(args.log_level)
+    if args.program and args.no_p4:
+        raise UsageError("give a PROGRAM.p4 or --no-p4, not both")
+    if not args.program and not args.no_p4:
+        raise UsageError("give a PROGRAM.p4 to run, or --no-p4 to wait for a pipeline over "
+                         "P4Runtime")
+    interfaces: dict[int, str] = {}
+    for port, name in args.interfaces:
+        if port in interfaces:
+            raise UsageError(f"port {port} given twice ({interfaces[port]} and {name})")
+        if port == args.cpu_port:
+            raise UsageError(f"port {port} is the CPU port; it cannot also be an interface")
+        interfaces[port] = name
+    if args.thrift_port is not None:
+        log.info("--thrift-port %d ignored: p4sim has no Thrift runtime, use P4Runtime",
+                 args.thrift_port)
+
+    from p4sim.io import AfPacketPorts, PortError, offload_warnings
+    from p4sim.p4runtime import P4RuntimeServer
+    from p4sim.p4runtime.pipeline import from_program
+    from p4sim.p4runtime.errors import P4RuntimeError
+    from p4sim.switch import Switch
+
+    pipeline = None
+    if args.program:
+        program = compile_program(args.program, args.include_dirs, args.defines)
+        try:
+            pipeline = from_program(program, device_config_for(program, args.program),
+                                    args.cpu_port)
+        except P4RuntimeError as exc:
+            raise UsageError(f"{args.program}: {exc.message}") from None
+    try:
+        ports = AfPacketPorts(interfaces)
+    except PortError as exc:
+        raise UsageError(str(exc)) from None
+    for name in interfaces.values():
+        for warning in offload_warnings(name):
+            log.warning("%s", warning)
+    switch = Switch(ports, cpu_port=args.cpu_port, pcap_dir=args.pcap_dir)
+    try:
+        switch.set_pipeline(pipeline)
+        try:
+            server = P4RuntimeServer(switch, args.grpc_server_addr, device_id=args.device_id)
+        except (OSError, RuntimeError) as exc:
+            raise UsageError(f"P4Runtime server: {exc}") from None
+        switch.start()
+        server.start()
+        log.info("P4Runtime server on %s (device %d); ports %s%s", server.address,
+                 args.device_id, ", ".join(f"{p}@{n}" for p, n in sorted(interfaces.items()))
+                 or "none", f"; CPU port {args.cpu_port}" if args.cpu_port is not None else "")
+        stop = threading.Event()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, lambda *_: stop.set())
+        while not stop.wait(0.5):
+            pass
+        log.info("stopping")
+        server.stop()
+    finally:
+        switch.close()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        if argv and argv[0] == "compile":
+            return compile_main(argv[1:])
+        return run_main(argv)
+    except UsageError as exc:
+        message = str(exc)
+        # front end errors already read `file:line:col: error: ...`
+        print(message if ": error: " in message else f"p4sim: error: {message}",
+              file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
