@@ -22,7 +22,8 @@ class TcpFlow(Flow):
 
     def start_server(self) -> None:
         c = self.ctx
-        argv = ["iperf3", "--server", "--one-off", "--bind", c.server_addr, "--port", str(c.port)]
+        argv = ["iperf3", "--server", "--one-off", "--json", "--interval", "0.1", "--bind",
+                c.server_addr, "--port", str(c.port)]
         self.server = self._popen(c.server_ns, argv, "server.log")
 
     def start_client(self) -> None:
