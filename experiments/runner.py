@@ -34,7 +34,8 @@ from experiments.flows import MB, FlowContext, make_cert, make_flow, make_payloa
 from experiments.netns import unique_prefix
 from experiments.sampler import Sampler, saturation
 from experiments.scenario import Run, Scenario
-from experiments.testbed import AGENT_BIN, P4_PROGRAM, ROOT, SERVER_ADDR, Testbed, TestbedError
+from experiments.testbed import (AGENT_BIN, P4_PROGRAM, ROOT, SERVER_ADDR, Testbed, TestbedError,
+                                 venv_tool)
 
 SERVER_SETTLE_S = 0.5      # let servers bind before the first client starts
 FLOW_PORT_BASE = 4433
@@ -97,7 +98,7 @@ def preflight(scenario: Scenario, target: str) -> None:
     for tool, pkg in needed.items():
         if shutil.which(tool) is None:
             problems.append(f"{tool} is missing (Debian package {pkg}): run `make setup`")
-    if target == "p4sim" and shutil.which("p4sim") is None:
+    if target == "p4sim" and venv_tool("p4sim") is None:
         problems.append("p4sim is missing: run `make setup`")
     if not P4_PROGRAM.exists():
         problems.append(f"{P4_PROGRAM} is missing")
@@ -340,8 +341,8 @@ def run_scenario(scenario: Scenario, out: Path, opts: RunOptions, stream=sys.std
             try:
                 m = execute_run(run, runs_dir / run.run_id, opts,
                                 on_tick=lambda now, exp, flows: bar.tick(now, exp, flows))
-            except TestbedError as exc:
-                bar.finish_run(f"FAILED: {exc}")
+            except TestbedError:
+                bar.finish_run("FAILED (the testbed could not be built, see below)")
                 summary["failed"] += 1
                 raise
             summary[m["status"]] += 1

@@ -292,7 +292,10 @@ def _validate_doc(doc: dict, where: str) -> dict:
 
 
 def _label(value: Any) -> str:
-    text = value if isinstance(value, str) else yaml.safe_dump(value, default_flow_style=True)
+    if isinstance(value, (str, int, float, bool)):
+        text = str(value)
+    else:
+        text = yaml.safe_dump(value, default_flow_style=True).replace("\n...\n", "")
     return re.sub(r"[^\w.%-]+", "_", str(text).strip()).strip("_") or "x"
 
 

@@ -21,6 +21,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +39,12 @@ SERVER_ADDR = "10.0.0.1"
 DC_ADDR = "10.0.0.2"
 PREFIXLEN = 24
 PORTS = {"server": 0, "a": 1, "b": 2}
+
+
+def venv_tool(name: str) -> str | None:
+    """A console script of this project: next to our interpreter first, then on PATH."""
+    local = Path(sys.executable).parent / name
+    return str(local) if local.exists() else shutil.which(name)
 
 
 class TestbedError(RuntimeError):
@@ -165,7 +172,7 @@ class Testbed:
         ifaces = [arg for port in (0, 1, 2) for arg in ("-i", f"{port}@{p}p{port}")]
         log = self.workdir / "switch.log"
         if self.target == "p4sim":
-            p4sim = shutil.which("p4sim")
+            p4sim = venv_tool("p4sim")
             if p4sim is None:
                 raise TestbedError("switch: the p4sim command is missing; run `make setup`")
             argv = [p4sim, str(P4_PROGRAM), *ifaces, "--grpc-server-addr", self.grpc_addr,
@@ -251,17 +258,21 @@ class Testbed:
     # ------------------------------------------------------------------ links
     def _start_links(self, enb: dict[str, Namespace]) -> None:
         try:
-            from experiments.links import LinkSpec, start_link
+            from experiments.links import LinkError, LinkSpec, LinkSpecError, start_link
         except ImportError as exc:
             raise TestbedError(f"link emulation: experiments.links is missing ({exc})") from None
         p = self.prefix
         for i, leg in enumerate(("a", "b")):
-            down = LinkSpec.from_dict(self.config["links"][leg])
-            up = LinkSpec.from_dict(self.config["links"][f"{leg}_uplink"])
-            self.links[leg] = start_link(
-                kind=self.link_kind, if_a=f"{p}{leg}in", if_b=f"{p}{leg}out", ab=down, ba=up,
-                netns=enb[leg], stats_path=self.workdir / f"link_{leg}.jsonl",
-                control_path=RUN_DIR / f"{p}.{leg}.ctl", seed=self.seed * 10 + i)
+            try:
+                down = LinkSpec.from_dict(self.config["links"][leg])
+                up = LinkSpec.from_dict(self.config["links"][f"{leg}_uplink"])
+                self.links[leg] = start_link(
+                    kind=self.link_kind, if_a=f"{p}{leg}in", if_b=f"{p}{leg}out", ab=down,
+                    ba=up, netns=enb[leg], stats_path=self.workdir / f"link_{leg}.jsonl",
+                    control_path=RUN_DIR / f"{p}.{leg}.ctl", seed=self.seed * 10 + i)
+            except (LinkError, LinkSpecError) as exc:
+                raise TestbedError(f"link emulation ({self.link_kind}) on leg {leg.upper()}: "
+                                   f"{exc}") from None
 
     # ------------------------------------------------------------------ run time
     def host(self, client: str, index: int = 0) -> Host:
