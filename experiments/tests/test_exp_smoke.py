@@ -1,0 +1,115 @@
+"""Smoke experiment through the real chain (root): server -> p4sim -> linkem A/B ->
+pdcp-agent -> client. Asserts physical invariants, not exact numbers:
+
+- the configured split (3:1) shows up in the per-leg packet counts, from the switch's
+  counters and from linkem's;
+- duplication doubles the bytes the legs carry while goodput stays that of one leg;
+- the DC client's download is intact (SHA-256 of what arrived = the served file);
+- JFI and SFA come out of the samples of a fairness run; the report writes its figures;
+- nothing is left behind: no namespace with a run's prefix, no process of it.
+"""
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from experiments import analysis
+from experiments.cli import main as dcexp
+from experiments.runner import RunOptions, run_scenario
+from experiments.scenario import from_dict
+from experiments.testbed import leftovers
+
+pytestmark = pytest.mark.netns
+if os.geteuid() != 0:
+    raise RuntimeError("the smoke experiment needs root (network namespaces); run as root")
+
+LINKS = {"both": {"rate_mbit": 20, "delay_ms": 5, "delay_cv": 0.1, "queue_pkts": 200}}
+SPLIT_A, SPLIT_B = 3, 1
+
+
+def run(tmp: Path, name: str, **doc) -> tuple[Path, list[dict]]:
+    scenario = from_dict({"name": name, "links": LINKS, **doc})
+    out = tmp / name
+    summary = run_scenario(scenario, out, RunOptions())
+    manifests = analysis.load_manifests(out)
+    assert summary["failed"] == 0, [m["errors"] for m in manifests]
+    return out, manifests
+
+
+def assert_nothing_left(manifests: list[dict]) -> None:
+    for m in manifests:
+        prefix = m["prefix"]
+        assert leftovers(prefix) == [], f"namespaces of {prefix} left behind"
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
+            except OSError:
+                continue
+            assert prefix.encode() not in cmdline, f"process {pid} of {prefix} left: {cmdline}"
+        assert not Path("/var/run/dpdk", prefix).exists()
+
+
+@pytest.fixture(scope="module")
+def split_and_dup(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("smoke")
+    flows = [{"kind": "ngtcp2", "cc": "cubic", "size_mb": 3, "client": "dc"}]
+    split = run(tmp, "split", dc={"batch": 8, "ratio": f"{SPLIT_A}:{SPLIT_B}"}, flows=flows)
+    dup = run(tmp, "dup", dc={"batch": 8, "ratio": "1:1", "dup": True}, flows=flows)
+    return split, dup
+
+
+def final_link(out: Path, m: dict) -> dict:
+    totals = analysis.leg_totals(analysis.load_samples(out / "runs" / m["run_id"]))
+    return totals["link"]
+
+
+def test_split_shows_in_leg_packet_counts(split_and_dup):
+    (out, [m]), _ = split_and_dup
+    sw = json.loads((out / "runs" / m["run_id"] / "logs" / "switch_stats.json").read_text())
+    a, b = sw["ports"]["leg_a"]["tx_packets"], sw["ports"]["leg_b"]["tx_packets"]
+    assert a + b > 2000, "the download did not go through the switch's legs"
+    assert a / (a + b) == pytest.approx(SPLIT_A / (SPLIT_A + SPLIT_B), abs=0.03)
+    link = final_link(out, m)
+    la, lb = link["a/ab/frames"], link["b/ab/frames"]
+    assert la / (la + lb) == pytest.approx(SPLIT_A / (SPLIT_A + SPLIT_B), abs=0.03)
+
+
+def test_dc_download_intact_through_agent(split_and_dup):
+    (out, [m]), _ = split_and_dup
+    flow = next(iter(m["flows"].values()))
+    assert flow["complete"] and flow["intact"], flow
+    agent = analysis.agent_final(analysis.load_samples(out / "runs" / m["run_id"]))
+    assert agent["rx_leg_a"] > 0 and agent["rx_leg_b"] > 0
+    assert agent["delivered_in_order"] + agent["delivered_reordered"] >= 2000
+
+
+def test_duplication_doubles_leg_bytes_not_goodput(split_and_dup):
+    _, (out, [m]) = split_and_dup
+    flow = next(iter(m["flows"].values()))
+    assert flow["intact"], flow
+    link = final_link(out, m)
+    a, b = link["a/ab/bytes"], link["b/ab/bytes"]
+    assert a == pytest.approx(b, rel=0.05), "both legs carry every packet"
+    assert a + b >= 2 * flow["bytes"] * 0.98, "legs together carry twice the download"
+    assert flow["goodput_mbit"] <= 20 * 1.05, "goodput is that of one 20 Mbit/s leg"
+    agent = analysis.agent_final(analysis.load_samples(out / "runs" / m["run_id"]))
+    assert agent["duplicates"] >= 0.9 * (agent["delivered_in_order"]
+                                         + agent["delivered_reordered"])
+
+
+def test_fairness_run_jfi_sfa_report_and_cleanup(split_and_dup, tmp_path, capsys):
+    out, manifests = run(tmp_path, "fair", dc={"batch": 10, "ratio": "1:1"}, flows=[
+        {"kind": "tcp", "cc": "cubic", "duration_s": 4, "client": c}
+        for c in ("dc", "sc-a", "sc-b")])
+    fair = analysis.fairness_summary(out)
+    assert len(fair) == 3
+    assert 1 / 3 <= fair.jfi.iloc[0] <= 1
+    assert fair.sfa.abs().max() <= 1 - 1 / 3 and fair.sfa.notna().all()
+    assert dcexp(["report", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "fairness_bars.png" in printed and (out / "summary.md").exists()
+    assert (out / "figures" / "throughput_over_time.pdf").stat().st_size > 1000
+    (split_out, split_m), (dup_out, dup_m) = split_and_dup
+    assert_nothing_left(manifests + split_m + dup_m)
