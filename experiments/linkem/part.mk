@@ -1,0 +1,44 @@
+# linkem: the user-space link emulator of the DC legs (C) and its Python driver.
+#   make linkem-build   build/linkem/linkem and the benchmark's frame generator
+#   make linkem-test    C unit tests of the scheduling core (plain and under ASan/UBSan),
+#                       then the integration tests on veths in namespaces
+#   make linkem-bench   delay error, rate accuracy and frame rate at 20/100/500 Mbit/s
+.PHONY: linkem-build linkem-test linkem-unit linkem-bench
+BUILD_TARGETS += linkem-build
+TEST_TARGETS  += linkem-test
+# BENCH_TARGETS += linkem-bench (added with bench.py)
+
+LINKEM_DIR    := $(ROOT)/experiments/linkem
+LINKEM_OUT    := $(BUILD)/linkem
+LINKEM_CFLAGS := -O2 -g -Wall -Wextra -Werror -std=gnu11
+LINKEM_CORE   := $(addprefix $(LINKEM_DIR)/src/,link.c rng.c trace.c spec.c hist.c)
+LINKEM_HDRS   := $(wildcard $(LINKEM_DIR)/src/*.h)
+LINKEM_SAN    := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+
+linkem-build: $(LINKEM_OUT)/linkem $(LINKEM_OUT)/pktgen
+
+$(LINKEM_OUT)/linkem: $(LINKEM_CORE) $(LINKEM_DIR)/src/main.c $(LINKEM_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(LINKEM_CFLAGS) -o $@ $(LINKEM_CORE) $(LINKEM_DIR)/src/main.c -lm
+
+$(LINKEM_OUT)/pktgen: $(LINKEM_DIR)/bench/pktgen.c
+	@mkdir -p $(@D)
+	$(CC) $(LINKEM_CFLAGS) -o $@ $< -lm
+
+$(LINKEM_OUT)/test_link: $(LINKEM_CORE) $(LINKEM_DIR)/tests/test_link.c $(LINKEM_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(LINKEM_CFLAGS) -I$(LINKEM_DIR)/src -o $@ $(LINKEM_CORE) $(LINKEM_DIR)/tests/test_link.c -lm
+
+$(LINKEM_OUT)/test_link_san: $(LINKEM_CORE) $(LINKEM_DIR)/tests/test_link.c $(LINKEM_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(LINKEM_CFLAGS) $(LINKEM_SAN) -I$(LINKEM_DIR)/src -o $@ $(LINKEM_CORE) $(LINKEM_DIR)/tests/test_link.c -lm
+
+linkem-unit: $(LINKEM_OUT)/test_link $(LINKEM_OUT)/test_link_san
+	$(LINKEM_OUT)/test_link $(LINKEM_DIR)/tests
+	$(LINKEM_OUT)/test_link_san $(LINKEM_DIR)/tests
+
+linkem-test: linkem-build linkem-unit
+	$(PY) -m pytest -q experiments/tests/test_linkem_*.py
+
+linkem-bench: linkem-build
+	$(PY) $(LINKEM_DIR)/bench/bench.py

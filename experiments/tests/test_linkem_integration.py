@@ -1,0 +1,261 @@
+"""linkem for real, on veths in namespaces: configured delay, rate, queue and trace show up in
+what the endpoints measure.  Needs root, iperf3, ping (`make setup`) and `make linkem-build`.
+
+    .venv/bin/pytest -q experiments/tests/test_linkem_integration.py
+
+Topology:  ns1 [x0] --veth-- [xa] ns_link: linkem -i xa -i xb [xb] --veth-- [x0] ns2
+Direction "ab" carries ns1 -> ns2.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from experiments import tc
+from experiments.links import LinkError, LinkSpec, LinkSpecError, start_link
+from experiments.netns import Topology, stop_process, unique_prefix, veth_pair
+
+pytestmark = pytest.mark.netns
+
+ROOT = Path(__file__).resolve().parents[2]
+LINKEM = ROOT / "build" / "linkem" / "linkem"
+PKTGEN = ROOT / "build" / "linkem" / "pktgen"
+ADDR1, ADDR2 = "10.77.0.1", "10.77.0.2"
+
+
+class Bed:
+    """The three namespaces and the interface names of one test module."""
+
+    def __init__(self, topo: Topology, prefix: str):
+        self.prefix = prefix
+        self.ns1 = topo.ns(f"{prefix}n1")
+        self.nsl = topo.ns(f"{prefix}nl")
+        self.ns2 = topo.ns(f"{prefix}n2")
+        self.if1, self.if_a, self.if_b, self.if2 = (f"{prefix}{s}" for s in ("h1", "la", "lb", "h2"))
+        for ns in (self.ns1, self.nsl, self.ns2):
+            # No IPv6 chatter (router solicitations) mixed into frame counts.
+            ns.run(["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1",
+                    "net.ipv6.conf.default.disable_ipv6=1"])
+        veth_pair(self.if1, self.ns1, self.if_a, self.nsl)
+        veth_pair(self.if_b, self.nsl, self.if2, self.ns2)
+        self.ns1.add_addr(self.if1, f"{ADDR1}/24")
+        self.ns2.add_addr(self.if2, f"{ADDR2}/24")
+
+    def start(self, ab: LinkSpec, ba: LinkSpec | None = None, tmp_path: Path | None = None,
+              **kw):
+        stats = tmp_path / "stats.jsonl" if tmp_path else None
+        return start_link("linkem", self.if_a, self.if_b, ab=ab, ba=ba or LinkSpec(),
+                          netns=self.nsl, stats_path=stats, seed=7, **kw)
+
+    def ping(self, count: int, interval: float = 0.01) -> list[float]:
+        """RTTs in ms of `count` pings ns1 -> ns2 (lost ones omitted)."""
+        out = self.ns1.run(["ping", "-n", "-c", str(count), "-i", str(interval), "-W", "1",
+                            ADDR2], check=False, timeout=60).stdout
+        return [float(m) for m in re.findall(r"time=([\d.]+) ms", out)]
+
+
+@pytest.fixture(scope="module")
+def bed():
+    for tool in (LINKEM, PKTGEN):
+        assert tool.exists(), f"{tool} missing: run make linkem-build"
+    with Topology() as topo:
+        yield Bed(topo, unique_prefix("le"))
+
+
+def mean_sd(xs: list[float]) -> tuple[float, float]:
+    m = sum(xs) / len(xs)
+    return m, (sum((x - m) ** 2 for x in xs) / len(xs)) ** 0.5
+
+
+def test_ping_rtt_shows_configured_delay(bed, tmp_path):
+    """delay 10 ms, cv 0.1 each way: RTT mean 20 ms, sd sqrt(2) ms."""
+    spec = LinkSpec(delay_ms=10, delay_cv=0.1)
+    link = bed.start(spec, spec, tmp_path)
+    try:
+        bed.ping(2)  # ARP through the link first
+        rtts = bed.ping(200, interval=0.01)
+        stats = link.stats()
+    finally:
+        final = link.stop()
+    assert len(rtts) == 200
+    mean, sd = mean_sd(rtts)
+    assert 19.7 <= mean <= 21.0, f"RTT mean {mean:.2f} ms"
+    assert 0.9 <= sd <= 2.2, f"RTT sd {sd:.2f} ms, expected about 1.41"
+    # linkem's own account of the delay it applied agrees.
+    for d in ("ab", "ba"):
+        assert 9_700 <= stats[d]["delay_us"]["mean"] <= 10_500, stats[d]["delay_us"]
+        assert final[d]["final"] is True and final[d]["frames"] >= 200
+
+
+def test_rate_caps_iperf3_tcp(bed, tmp_path):
+    """20 Mbit/s on the data direction: TCP goodput just under it (headers), wire rate at it."""
+    link = bed.start(LinkSpec(rate_mbit=20, queue_pkts=100), LinkSpec(), tmp_path)
+    server = bed.ns2.popen(["iperf3", "-s", "-1", "-B", ADDR2], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+    try:
+        time.sleep(0.3)
+        out = bed.ns1.run(["iperf3", "-c", ADDR2, "-t", "4", "-O", "1", "-J"], timeout=30).stdout
+        report = json.loads(out)
+    finally:
+        stop_process(server)
+        link.stop()
+    goodput = report["end"]["sum_received"]["bits_per_second"] / 1e6
+    # 1448 payload bytes per 1514-byte frame: 20 Mbit/s of frames is 19.13 Mbit/s of TCP.
+    assert 18.8 <= goodput <= 20.0, f"iperf3 TCP {goodput:.2f} Mbit/s through a 20 Mbit/s link"
+    records = [json.loads(line) for line in (tmp_path / "stats.jsonl").read_text().splitlines()]
+    ab = [r for r in records if r["dir"] == "ab" and not r.get("final")]
+    busy = [r for r in ab if r["queue_pkts"] > 5]  # saturated intervals
+    assert len(busy) >= 10, "the queue should stay occupied under TCP"
+    wire = (busy[-1]["bytes"] - busy[0]["bytes"]) * 8 / (busy[-1]["ts_ms"] - busy[0]["ts_ms"]) / 1e3
+    assert 19.6 <= wire <= 20.2, f"frames left at {wire:.3f} Mbit/s"
+
+
+def pktgen_rx(ns, ifname: str, **opts) -> subprocess.Popen:
+    argv = [str(PKTGEN), "rx", "-i", ifname] + [f"--{k.replace('_', '-')}={v}"
+                                                 for k, v in opts.items()]
+    proc = ns.popen(argv, stdout=subprocess.PIPE, text=True)
+    assert json.loads(proc.stdout.readline()) == {"ready": True}
+    return proc
+
+
+def pktgen_tx(ns, ifname: str, **opts) -> dict:
+    argv = [str(PKTGEN), "tx", "-i", ifname] + [f"--{k}={v}" for k, v in opts.items()]
+    return json.loads(ns.run(argv, timeout=60).stdout)
+
+
+def rx_result(proc: subprocess.Popen) -> dict:
+    out, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 0
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def test_queue_of_n_packets_drops_the_next_of_a_burst(bed, tmp_path):
+    """queue_pkts=10 at 1 Mbit/s: of a burst of 11 frames, 10 arrive and one is a queue drop."""
+    link = bed.start(LinkSpec(rate_mbit=1, queue_pkts=10), LinkSpec(), tmp_path)
+    try:
+        rx = pktgen_rx(bed.ns2, bed.if2, idle_ms=400, duration=5)
+        sent = pktgen_tx(bed.ns1, bed.if1, count=11, size=1000, batch=11)
+        got = rx_result(rx)
+        stats = link.stats()["ab"]
+    finally:
+        link.stop()
+    assert sent["sent"] == 11
+    assert got["frames"] == 10, got
+    # Frames 0..9 arrived, in order and without a gap: the one lost is the 11th.
+    assert got["gaps"] == 0 and got["inversions"] == 0, got
+    assert stats["drops"]["queue"] == 1 and stats["frames"] == 10, stats
+    # Serialization: 1000-byte frames at 1 Mbit/s leave 8 ms apart.
+    assert 7.9 <= got["span_s"] * 1000 / 9 <= 8.3, got
+
+
+def test_trace_of_known_mean_rate(bed, tmp_path):
+    """A looping trace of 1000 opportunities per second (uneven spacing) is 12 Mbit/s."""
+    trace = tmp_path / "12mbit.mahi"
+    # 40 ms period: bursts of 4 opportunities every 4 ms plus idle gaps; 40 lines = 12 Mbit/s.
+    trace.write_text("".join(f"{4 * (i // 4) + 4}\n" for i in range(40)))
+    link = bed.start(LinkSpec(trace=str(trace), queue_pkts=200), LinkSpec(), tmp_path)
+    try:
+        rx = pktgen_rx(bed.ns2, bed.if2, idle_ms=300, duration=10)
+        # 1500-byte frames (one opportunity each) offered at 16 Mbit/s for 2 s.
+        pktgen_tx(bed.ns1, bed.if1, size=1500, mbit=16, duration=2)
+        got = rx_result(rx)
+    finally:
+        link.stop()
+    assert 11.7 <= got["rate_mbit"] <= 12.3, got
+
+
+def test_control_socket_changes_take_effect(bed, tmp_path):
+    """Leg down (loss=1) and back up with another delay, without restarting."""
+    link = bed.start(LinkSpec(delay_ms=5, dist="const"), LinkSpec(delay_ms=5, dist="const"),
+                     tmp_path)
+    try:
+        bed.ping(2)
+        before = bed.ping(20)
+        link.set("ab", loss=1)
+        down = bed.ping(10)
+        link.set("ab", loss=0, delay_ms=25)
+        after = bed.ping(20)
+        with pytest.raises(LinkError, match="unknown key 'rate'"):
+            link.command("set ab rate=5")
+        with pytest.raises(LinkError, match=r"loss=2: expected a probability in \[0, 1\]"):
+            link.command("set both loss=2")
+        with pytest.raises(LinkSpecError, match="loss=2"):
+            link.set("ab", loss=2)
+        stats = link.stats()
+    finally:
+        link.stop()
+    assert len(before) == 20 and 9.8 <= mean_sd(before)[0] <= 11.0, before
+    assert down == [], "a leg with loss=1 carries nothing"
+    assert len(after) == 20 and 29.8 <= mean_sd(after)[0] <= 31.0, after
+    assert stats["ab"]["drops"]["loss"] >= 10
+    assert stats["ab"]["config"]["delay_ms"] == 25 and stats["ab"]["config"]["loss"] == 0
+
+
+def run_linkem(ns, *args: str) -> subprocess.CompletedProcess:
+    return ns.run([str(LINKEM), *args], check=False, timeout=10)
+
+
+def test_bad_arguments_give_clear_errors(bed):
+    cases = [
+        (["-i", bed.if_a], "need two interfaces: linkem -i IF_A -i IF_B"),
+        (["-i", bed.if_a, "-i", "nosuchif0"], "no interface 'nosuchif0'"),
+        (["-i", bed.if_a, "-i", bed.if_b, "--ab", "rate=20"],
+         "--ab rate=20: unknown key 'rate': allowed keys are rate_mbit"),
+        (["-i", bed.if_a, "-i", bed.if_b, "--both", "dist=gauss"],
+         "dist=gauss: expected one of const, normal, uniform, pareto, paretonormal"),
+        (["-i", bed.if_a, "-i", bed.if_b, "--ba", "delay_ms=ten"], "delay_ms=ten: expected"),
+        (["-i", bed.if_a, "-i", bed.if_b, "--seed", "x"], "--seed x: expected an integer"),
+    ]
+    for args, message in cases:
+        proc = run_linkem(bed.nsl, *args)
+        assert proc.returncode == 2 and message in proc.stderr, (args, proc.stderr)
+        assert "Traceback" not in proc.stderr
+
+
+def test_offloads_on_are_refused_with_the_fix(bed):
+    on_a, on_b = f"{bed.prefix}oa", f"{bed.prefix}ob"
+    veth_pair(on_a, bed.nsl, on_b, bed.nsl, offloads=True)
+    try:
+        proc = run_linkem(bed.nsl, "-i", on_a, "-i", bed.if_b)
+    finally:
+        bed.nsl.run(["ip", "link", "del", on_a])
+    assert proc.returncode == 2
+    assert f"ethtool -K {on_a} tx off tso off gso off gro off" in proc.stderr, proc.stderr
+
+
+def test_sigterm_writes_final_stats_and_exits_cleanly(bed, tmp_path):
+    link = bed.start(LinkSpec(delay_ms=1), LinkSpec(), tmp_path)
+    bed.ping(5)
+    final = link.stop()  # raises unless linkem exited 0
+    lines = (tmp_path / "stats.jsonl").read_text().splitlines()
+    last = [json.loads(line) for line in lines[-2:]]
+    assert {r["dir"] for r in last} == {"ab", "ba"} and all(r["final"] for r in last)
+    assert final["ab"]["frames"] >= 5 and final["ba"]["frames"] >= 5
+
+
+def test_netem_alternative_or_clear_error(bed):
+    """netem where the kernel has it; otherwise an error that names linkem."""
+    if tc.has_netem(bed.if_b, bed.nsl.name):
+        link = start_link("netem", bed.if_a, bed.if_b, ab=LinkSpec(delay_ms=10),
+                          ba=LinkSpec(delay_ms=10), netns=bed.nsl)
+        try:
+            rtts = bed.ping(20)
+        finally:
+            link.stop()
+        assert len(rtts) == 20 and 19.5 <= mean_sd(rtts)[0] <= 22
+    else:
+        with pytest.raises(LinkError, match=r"Specified qdisc kind is unknown.*use linkem"):
+            start_link("netem", bed.if_a, bed.if_b, ab=LinkSpec(delay_ms=10),
+                       ba=LinkSpec(delay_ms=10), netns=bed.nsl)
+        # Nothing was left behind: linkem still bridges the same interfaces.
+        link = bed.start(LinkSpec(), LinkSpec())
+        try:
+            assert len(bed.ping(3)) == 3
+        finally:
+            link.stop()
