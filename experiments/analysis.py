@@ -58,7 +58,14 @@ def load_runs(out: Path) -> pd.DataFrame:
             rows.append({"run_id": m["run_id"], "point": _point_label(m.get("point")),
                          "variant": m["variant"], "rep": m["rep"], "status": m["status"],
                          "cpu_saturated": m.get("cpu_saturated", False), "flow": fid, **res})
-    return pd.DataFrame(rows)
+    df = pd.DataFrame(rows)
+    for col in FLOW_COLUMNS:  # duration runs have no completion time, failed runs no goodput
+        if col not in df:
+            df[col] = np.nan
+    return df
+
+
+FLOW_COLUMNS = ("client", "goodput_mbit", "completion_s", "bytes", "intact", "complete")
 
 
 def load_manifests(out: Path) -> list[dict]:

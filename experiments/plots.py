@@ -115,8 +115,9 @@ def link_utilization(out: Path, manifests: list[dict], out_dir: Path) -> list[Pa
         legs = analysis.link_series(samples)
         for leg in legs.columns:
             rate = m["config"]["links"][leg].get("rate_mbit")
-            util = legs[leg] / rate * 100 if rate else legs[leg]
-            ax.plot(legs.index, util, label=f"leg {leg.upper()}")
+            series = legs[leg].dropna()  # the legs' stats lines come at their own times
+            util = series / rate * 100 if rate else series
+            ax.plot(util.index, util, label=f"leg {leg.upper()}")
             drawn = True
         ax.set_ylabel("utilization (%)" if m["config"]["links"]["a"].get("rate_mbit")
                       else "Mbit/s")

@@ -286,8 +286,7 @@ def _flatten(node, path, emit) -> None:
             if k not in ("ts_ms",):
                 _flatten(v, path + [str(k)], emit)
     elif isinstance(node, list):
-        for i, v in enumerate(node):
-            _flatten(v, path + [str(i)], emit)
+        pass  # histograms stay in the raw JSON-lines logs; the tidy table holds scalars
     elif isinstance(node, (int, float)) and not isinstance(node, bool) and path:
         emit(".".join(path), float(node))
     elif isinstance(node, bool) and path:

@@ -49,13 +49,13 @@ class Sampler(threading.Thread):
         self.switch_stats = switch_stats   # callable or None
         self.rows: list[tuple] = []
         self.errors: list[str] = []
-        self._stop = threading.Event()
+        self._halt = threading.Event()
 
     def run(self) -> None:
         prev = read_cpu_times()
         n = 0
         next_t = time.monotonic() + SAMPLE_INTERVAL_S
-        while not self._stop.wait(max(0.0, next_t - time.monotonic())):
+        while not self._halt.wait(max(0.0, next_t - time.monotonic())):
             next_t += SAMPLE_INTERVAL_S
             t = time.monotonic() - self.t0
             cur = read_cpu_times()
@@ -80,7 +80,7 @@ class Sampler(threading.Thread):
                          for key, metric, value in flatten_switch_stats(stats))
 
     def stop(self) -> None:
-        self._stop.set()
+        self._halt.set()
         self.join(timeout=5)
 
 
