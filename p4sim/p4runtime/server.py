@@ -397,11 +397,16 @@ class P4RuntimeServer:
         self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=max_workers,
                                                               thread_name_prefix="p4rt"))
         p4runtime_pb2_grpc.add_P4RuntimeServicer_to_server(self.servicer, self._server)
-        self.port = self._server.add_insecure_port(address)
+        try:
+            self.port = self._server.add_insecure_port(address)
+        except RuntimeError:
+            self.port = 0
         if self.port == 0:
             raise OSError(f"cannot listen on {address} (in use, or not a local address?)")
-        host = address.rsplit(":", 1)[0]
-        self.address = f"{host}:{self.port}"
+        if address.startswith("unix:"):  # a Unix socket reaches across network namespaces
+            self.address = address
+        else:
+            self.address = f"{address.rsplit(':', 1)[0]}:{self.port}"
 
     def start(self) -> None:
         self._server.start()

@@ -202,3 +202,11 @@ def test_file_formats_round_trip(tmp_path, suffix, fmt):
 def test_unknown_suffix_is_a_clear_error(tmp_path):
     with pytest.raises(p4info.P4InfoError, match=r"\.txt, \.txtpb, \.json, \.bin"):
         p4info.write(p4info_pb2.P4Info(), tmp_path / "out.yaml")
+
+
+def test_compiled_program_matches_p4c_output():
+    """Our front end + P4Info generator on the same program p4c compiled: same P4Info."""
+    from p4sim import frontend
+
+    program = frontend.compile_file(str(HERE / "p4" / "advanced_tunnel.p4"))
+    assert by_id(p4info.generate(program.model)) == by_id(reference())
