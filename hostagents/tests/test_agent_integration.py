@@ -1,0 +1,327 @@
+"""pdcp-agent on veths in namespaces: PDCP frames sent out of order on two legs reach the
+client side in order, header stripped, byte-identical; non-PDCP frames pass through; the
+client's frames go out on leg A; the stats file ends with a correct final line.
+
+    .venv/bin/pytest -q hostagents/tests/test_agent_integration.py     (as root)
+
+Topology (every name carries a per-run prefix from unique_prefix("pa")):
+
+    ns <p>l (sender)          ns <p>a (agent)                  ns <p>c (client)
+    <p>la  ------------------ <p>la1  -- leg A (port 0) -+
+    <p>lb  ------------------ <p>lb1  -- leg B (port 1) -+- pdcp-agent -- <p>h (port 2) -- <p>c
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import socket
+import struct
+import subprocess
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from scapy.layers.inet import IP, UDP
+from scapy.layers.l2 import ARP, Ether
+
+from experiments import netns
+
+ROOT = Path(__file__).resolve().parents[2]
+AGENT = ROOT / "build" / "hostagents" / "pdcp-agent"
+ETH_P_ALL = 0x0003
+PACKET_OUTGOING = 4
+CLONE_NEWNET = 0x40000000
+SO_RCVBUFFORCE = 33
+SENDER_MAC = "02:00:00:00:0a:01"  # marks our frames among anything else on the wire
+CLIENT_MAC = "02:00:00:00:0c:01"
+PDCP_ETHERTYPE = 0x88B5
+
+pytestmark = pytest.mark.netns
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+@contextmanager
+def in_netns(name: str):
+    """Run the block in namespace `name` (this thread only); sockets opened there stay."""
+    own = os.open("/proc/self/ns/net", os.O_RDONLY)
+    target = os.open(f"/var/run/netns/{name}", os.O_RDONLY)
+    try:
+        if _libc.setns(target, CLONE_NEWNET) != 0:
+            raise OSError(ctypes.get_errno(), f"setns into {name} failed")
+        try:
+            yield
+        finally:
+            if _libc.setns(own, CLONE_NEWNET) != 0:
+                raise OSError(ctypes.get_errno(), "setns back failed")
+    finally:
+        os.close(target)
+        os.close(own)
+
+
+def l2_socket(ns: str, ifname: str) -> socket.socket:
+    with in_netns(ns):
+        sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
+        sock.bind((ifname, 0))
+    # Bursts of thousands of frames must not overflow the receive buffer (root may force).
+    sock.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, 8 << 20)
+    return sock
+
+
+def drain(sock: socket.socket) -> None:
+    sock.setblocking(False)
+    try:
+        while True:
+            sock.recv(65535)
+    except BlockingIOError:
+        pass
+    finally:
+        sock.setblocking(True)
+
+
+def receive_ours(sock: socket.socket, count: int, timeout_s: float) -> list[tuple[bytes, float]]:
+    """Up to `count` incoming frames from SENDER_MAC or CLIENT_MAC, with arrival times."""
+    ours = {bytes.fromhex(SENDER_MAC.replace(":", "")), bytes.fromhex(CLIENT_MAC.replace(":", ""))}
+    frames: list[tuple[bytes, float]] = []
+    deadline = time.monotonic() + timeout_s
+    while len(frames) < count:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        sock.settimeout(left)
+        try:
+            data, addr = sock.recvfrom(65535)
+        except socket.timeout:
+            break
+        if addr[2] != PACKET_OUTGOING and data[6:12] in ours:
+            frames.append((data, time.monotonic()))
+    return frames
+
+
+def inner_frame(count: int) -> bytes:
+    """The frame the client must receive for PDCP COUNT `count`: Ethernet + IPv4/UDP."""
+    payload = b"pdcp-agent test %08d " % count + bytes(range(64))
+    pkt = (Ether(dst=CLIENT_MAC, src=SENDER_MAC, type=0x0800)
+           / IP(src="10.9.0.1", dst="10.9.0.2", id=count & 0xFFFF)
+           / UDP(sport=40000, dport=5000) / payload)
+    return bytes(pkt)
+
+
+def pdcp_frame(count: int, sn_bits: int = 18, data: bool = True) -> bytes:
+    """inner_frame(count) as it travels on a DC leg (DESIGN.md section 3), SN = COUNT mod
+    2^sn_bits."""
+    inner = inner_frame(count)
+    sn = count & ((1 << sn_bits) - 1)
+    if sn_bits == 18:
+        hdr = bytes([(0x80 if data else 0) | sn >> 16, (sn >> 8) & 0xFF, sn & 0xFF])
+    else:
+        hdr = bytes([(0x80 if data else 0) | sn >> 8, sn & 0xFF])
+    return inner[:12] + struct.pack("!H", PDCP_ETHERTYPE) + hdr + inner[12:]
+
+
+class AgentTestbed:
+    """Three namespaces, three veth pairs, and a pdcp-agent between them."""
+
+    def __init__(self, topo: netns.Topology, tmp: Path):
+        self.prefix = p = netns.unique_prefix("pa")
+        self.tmp = tmp
+        self.ns_legs, self.ns_agent, self.ns_client = (topo.ns(p + s) for s in "lac")
+        for ns in (self.ns_legs, self.ns_agent, self.ns_client):
+            # No IPv6 router solicitations or MLD reports: only our frames on the wire.
+            ns.run(["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1",
+                    "net.ipv6.conf.default.disable_ipv6=1"])
+        self.leg_if = (p + "la", p + "lb")
+        netns.veth_pair(p + "la", self.ns_legs, p + "la1", self.ns_agent, mtu=1600)
+        netns.veth_pair(p + "lb", self.ns_legs, p + "lb1", self.ns_agent, mtu=1600)
+        netns.veth_pair(p + "h", self.ns_agent, p + "c", self.ns_client)
+        self.ns_client.run(["ip", "link", "set", p + "c", "address", CLIENT_MAC])
+        self.stats_path = tmp / "stats.jsonl"
+        self.agent: subprocess.Popen | None = None
+
+    def start_agent(self, *app_args: str) -> None:
+        p = self.prefix
+        self.stderr_path = self.tmp / "agent.stderr"
+        argv = [str(AGENT), "-l", "0", "--no-huge", "-m", "256", "--no-pci",
+                "--file-prefix", p,
+                "--vdev", f"net_af_packet0,iface={p}la1",
+                "--vdev", f"net_af_packet1,iface={p}lb1",
+                "--vdev", f"net_af_packet2,iface={p}h",
+                "--", "--stats", str(self.stats_path), *app_args]
+        with open(self.stderr_path, "wb") as err:
+            self.agent = self.ns_agent.popen(argv, stdout=subprocess.DEVNULL, stderr=err)
+        deadline = time.monotonic() + 30
+        while b"pdcp-agent: legs on ports" not in self.stderr_path.read_bytes():
+            if self.agent.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError("pdcp-agent did not start:\n"
+                                     + self.stderr_path.read_text(errors="replace"))
+            time.sleep(0.05)
+        self.legs = [l2_socket(self.ns_legs.name, ifname) for ifname in self.leg_if]
+        self.client = l2_socket(self.ns_client.name, p + "c")
+        for sock in (*self.legs, self.client):
+            drain(sock)
+
+    def send_leg(self, leg: int, frame: bytes) -> None:
+        self.legs[leg].send(frame)
+
+    def stop_agent(self) -> dict:
+        """SIGTERM the agent; return its final stats line."""
+        assert self.agent is not None
+        rc = netns.stop_process(self.agent, grace_s=10)
+        assert rc == 0, self.stderr_path.read_text(errors="replace")
+        lines = [json.loads(line) for line in self.stats_path.read_text().splitlines()]
+        assert lines and lines[-1].get("final") is True, lines[-1:]
+        assert all("final" not in line for line in lines[:-1])
+        return lines[-1]
+
+    def close(self) -> None:
+        for sock in (*getattr(self, "legs", ()), getattr(self, "client", None)):
+            if sock is not None:
+                sock.close()
+
+
+@pytest.fixture
+def testbed(tmp_path):
+    if not AGENT.exists():
+        pytest.fail(f"{AGENT} is missing: run `make hostagents-build` first")
+    with netns.Topology() as topo:
+        bed = AgentTestbed(topo, tmp_path)
+        try:
+            yield bed
+        finally:
+            bed.close()
+            if bed.agent is not None:
+                netns.stop_process(bed.agent)
+    prefix = bed.prefix
+    # The agent removes its EAL runtime directory itself; nothing of ours may be left.
+    leftover_dir = Path("/var/run/dpdk") / prefix
+    names = netns.run(["ip", "netns", "list"]).stdout
+    assert prefix not in names, f"namespaces left behind: {names}"
+    assert not leftover_dir.exists(), f"{leftover_dir} left behind"
+
+
+def test_reorders_two_legs_strips_headers_passes_through_and_sends_uplink(testbed):
+    bed = testbed
+    bed.start_agent("--t-reordering-us", "200000", "--stats-interval-ms", "50")
+
+    # 1. SN 0..39: even SNs on leg A, then odd ones on leg B; a reordered mess that the
+    #    agent must hand to the client as 0, 1, 2, ... with the PDCP header stripped.
+    for sn in range(0, 40, 2):
+        bed.send_leg(0, pdcp_frame(sn))
+    for sn in range(1, 40, 2):
+        bed.send_leg(1, pdcp_frame(sn))
+    got = receive_ours(bed.client, 40, timeout_s=5)
+    assert [f for f, _ in got] == [inner_frame(sn) for sn in range(40)]
+
+    # 2. A non-PDCP frame (ARP) passes through unchanged.
+    arp = bytes(Ether(dst="ff:ff:ff:ff:ff:ff", src=SENDER_MAC)
+                / ARP(hwsrc=SENDER_MAC, psrc="10.9.0.1", pdst="10.9.0.2"))
+    bed.send_leg(1, arp)
+    assert [f for f, _ in receive_ours(bed.client, 1, timeout_s=5)] == [arp]
+
+    # 3. A gap: 40 is missing, 41 waits for t-Reordering (200 ms), then 40 comes too late.
+    sent = time.monotonic()
+    bed.send_leg(1, pdcp_frame(41))
+    got = receive_ours(bed.client, 1, timeout_s=5)
+    assert [f for f, _ in got] == [inner_frame(41)]
+    waited = got[0][1] - sent
+    assert 0.15 <= waited < 3.0, f"SN 41 left after {waited:.3f} s; t-Reordering is 0.2 s"
+    bed.send_leg(0, pdcp_frame(40))
+
+    # 4. Duplication: SN 42 on both legs arrives once.
+    bed.send_leg(0, pdcp_frame(42))
+    bed.send_leg(1, pdcp_frame(42))
+    # 5. A PDCP Control PDU (D/C = 0) is malformed here: dropped and counted.
+    bed.send_leg(0, pdcp_frame(43, data=False))
+    got = receive_ours(bed.client, 3, timeout_s=1)
+    assert [f for f, _ in got] == [inner_frame(42)]
+
+    # 6. Uplink: a frame from the client goes out on leg A, unchanged, and not on leg B.
+    drain(bed.legs[0])
+    drain(bed.legs[1])
+    uplink = bytes(Ether(dst=SENDER_MAC, src=CLIENT_MAC)
+                   / IP(src="10.9.0.2", dst="10.9.0.1") / UDP(sport=5000, dport=40000)
+                   / b"ack")
+    bed.client.send(uplink)
+    assert [f for f, _ in receive_ours(bed.legs[0], 1, timeout_s=5)] == [uplink]
+    assert receive_ours(bed.legs[1], 1, timeout_s=0.3) == []
+
+    # 7. Shutdown with a PDU waiting behind a gap (43 missing): SIGTERM delivers it.
+    bed.send_leg(0, pdcp_frame(44))
+    time.sleep(0.05)  # well inside t-Reordering: 44 is still buffered
+    final = bed.stop_agent()
+    assert [f for f, _ in receive_ours(bed.client, 1, timeout_s=3)] == [inner_frame(44)]
+
+    assert final["rx_leg_a"] == 20 + 1 + 1 + 1 + 1  # evens, 40, 42, control PDU, 44
+    assert final["rx_leg_b"] == 20 + 1 + 1 + 1      # odds, ARP, 41, 42
+    assert final["rx_host"] == 1 and final["uplink"] == 1
+    assert final["passthrough"] == 1
+    assert final["delivered_in_order"] + final["delivered_reordered"] == 40 + 1 + 1 + 1
+    assert final["delivered_reordered"] >= 20   # the odd SNs arrived after the even ones
+    assert final["duplicates"] == 1
+    assert final["out_of_window"] == 1          # SN 40, after t-Reordering gave it up
+    assert final["malformed"] == 1 and final["malformed_reasons"]["control_pdu"] == 1
+    assert final["t_reordering_expiries"] == 1
+    assert final["flushed"] == 1 and final["buffered"] == 0
+    assert final["rx_deliv"] == final["rx_next"] == 45
+    assert sum(final["delay_us_hist"]["counts"]) == 43
+    assert len(final["delay_us_hist"]["counts"]) == len(final["delay_us_hist"]["edges_us"]) + 1
+    assert final["tx_dropped_host"] == 0
+
+
+def test_sn12_wraparound_and_zero_timer(testbed):
+    bed = testbed
+    bed.start_agent("--sn-bits", "12", "--t-reordering-us", "0", "--stats-interval-ms", "0")
+    n = 2 * 4096 + 100  # two HFN wraps of the 12-bit SN
+    received: list[bytes] = []
+    for start in range(0, n, 256):  # in chunks, so no socket buffer overflows
+        for count in range(start, min(n, start + 256)):
+            bed.send_leg(0, pdcp_frame(count, sn_bits=12))
+        received += [f for f, _ in receive_ours(bed.client, min(n, start + 256) - start, 5)]
+    # Each client frame carries its COUNT (not just the SN) in the payload.
+    assert len(received) == n
+    assert received == [inner_frame(count) for count in range(n)]
+
+    # t-Reordering = 0: a PDU behind a gap leaves at once; the gap is given up.
+    sent = time.monotonic()
+    bed.send_leg(1, pdcp_frame(n + 1, sn_bits=12))
+    got = receive_ours(bed.client, 1, timeout_s=5)
+    assert [f for f, _ in got] == [inner_frame(n + 1)]
+    assert got[0][1] - sent < 1.0
+    final = bed.stop_agent()
+    assert final["rx_deliv"] == final["rx_next"] == n + 2   # COUNT, with HFN = 2
+    assert final["delivered_in_order"] == n
+    assert final["t_reordering_expiries"] == 1 and final["skipped"] == 1
+
+
+def test_missing_interface_is_a_clear_error(tmp_path):
+    if not AGENT.exists():
+        pytest.fail(f"{AGENT} is missing: run `make hostagents-build` first")
+    prefix = netns.unique_prefix("pa")
+    proc = subprocess.run(
+        [str(AGENT), "-l", "0", "--no-huge", "-m", "256", "--no-pci", "--file-prefix", prefix,
+         "--vdev", f"net_af_packet0,iface={prefix}none", "--", "--leg-a", "0"],
+        capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1
+    assert "--vdev devices came up" in proc.stderr
+    assert not (Path("/var/run/dpdk") / prefix).exists()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--sn-bits", "16"], "--sn-bits '16' is not allowed: use 12 or 18"),
+    (["--t-reordering-us", "-5"], "--t-reordering-us '-5' is not allowed"),
+    (["--uplink-leg", "c"], "--uplink-leg 'c' is not allowed: use a or b"),
+    (["--host", "1"], "must be three different ports"),
+    (["--host-dst-mac", "02:00"], "is not a MAC address"),
+    (["--frobnicate"], "unknown option '--frobnicate'"),
+])
+def test_bad_flag_values_are_refused_before_eal(args, message):
+    if not AGENT.exists():
+        pytest.fail(f"{AGENT} is missing: run `make hostagents-build` first")
+    proc = subprocess.run([str(AGENT), "-l", "0", "--", *args], capture_output=True,
+                          text=True, timeout=30)
+    assert proc.returncode == 2
+    assert message in proc.stderr
+    assert "Traceback" not in proc.stderr and "EAL:" not in proc.stderr
