@@ -186,6 +186,19 @@ class P4RuntimeClient:
         except grpc.RpcError as exc:
             raise translate_rpc_error(exc, f"pipeline push to {self.addr}") from None
 
+    def get_cookie(self) -> int | None:
+        """The cookie of the pipeline on the device, None when it has none."""
+        request = p4runtime_pb2.GetForwardingPipelineConfigRequest(
+            device_id=self.device_id,
+            response_type=p4runtime_pb2.GetForwardingPipelineConfigRequest.COOKIE_ONLY)
+        try:
+            response = self.stub.GetForwardingPipelineConfig(request)
+        except grpc.RpcError as exc:
+            if exc.code() == grpc.StatusCode.FAILED_PRECONDITION:  # no pipeline yet
+                return None
+            raise translate_rpc_error(exc, f"reading the pipeline of {self.addr}") from None
+        return response.config.cookie.cookie if response.config.HasField("cookie") else None
+
     def get_p4info(self):
         request = p4runtime_pb2.GetForwardingPipelineConfigRequest(
             device_id=self.device_id,

@@ -1,0 +1,125 @@
+"""Run the PTF suite against a P4Runtime target on veths inside a fresh network namespace.
+
+    .venv/bin/python ptf-tests/run_ptf.py --target p4sim [--tests dc_split reconfig ...]
+
+One namespace holds the switch and PTF: ports 0, 1, 2 are veth pairs `<prefix>s<i>` (switch
+side) <-> `<prefix>p<i>` (PTF side), MTU 1600 for the PDCP shim. The switch (p4sim, or BMv2's
+simple_switch_grpc with TARGET=bmv2) serves P4Runtime on 127.0.0.1:9559 inside the namespace,
+PTF runs as root in the namespace with its cwd in the output directory (ptf.log, ptf.pcap),
+and everything is torn down in `finally`, by the PIDs started. Exit status: PTF's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from experiments.netns import Namespace, unique_prefix, veth_pair
+
+ROOT = Path(__file__).resolve().parent.parent
+PORTS = (0, 1, 2)
+GRPC_ADDR = "127.0.0.1:9559"
+LEG_MTU = 1600  # DESIGN.md section 3: room for the 5-byte shim
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    build = ROOT / "build"
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("--target", choices=("p4sim", "bmv2"), default="p4sim")
+    p.add_argument("--p4-dir", type=Path, default=build / "p4",
+                   help="where `make p4` (or `make p4c-bmv2`) put the compiled program")
+    p.add_argument("--out", type=Path, default=build / "ptf",
+                   help="PTF's working directory (ptf.log, ptf.pcap, switch log)")
+    p.add_argument("--tests", nargs="*", default=[],
+                   help="PTF test specs (modules, Module.Test, groups); default: all")
+    return p.parse_args(argv)
+
+
+def pipeline_files(args) -> dict[str, Path]:
+    """The P4Info/config pairs each target needs, or exit naming what is missing."""
+    d = args.p4_dir
+    if args.target == "p4sim":
+        files = {"p4info": d / "dc_splitter.p4info.txtpb", "config": d / "dc_splitter.p4sim.json",
+                 "sn12_p4info": d / "dc_splitter_sn12.p4info.txtpb",
+                 "sn12_config": d / "dc_splitter_sn12.p4sim.json"}
+        hint = "run `make p4` first"
+    else:
+        files = {"p4info": d / "dc_splitter.bmv2.p4info.txtpb", "config": d / "dc_splitter.json",
+                 "sn12_p4info": d / "dc_splitter_sn12.bmv2.p4info.txtpb",
+                 "sn12_config": d / "dc_splitter_sn12.json"}
+        hint = "run `make p4c-bmv2` first (needs p4c-bm2-ss from https://github.com/p4lang/p4c)"
+    missing = [str(f) for f in files.values() if not f.is_file()]
+    if missing:
+        sys.exit(f"run_ptf: missing {', '.join(missing)}: {hint}")
+    return files
+
+
+def switch_argv(args, ifaces: list[str]) -> list[str]:
+    ports = [arg for i, name in zip(PORTS, ifaces) for arg in ("-i", f"{i}@{name}")]
+    if args.target == "p4sim":
+        return [str(ROOT / ".venv" / "bin" / "p4sim"), str(ROOT / "p4src" / "dc_splitter.p4"),
+                *ports, "--grpc-server-addr", GRPC_ADDR]
+    exe = shutil.which("simple_switch_grpc")
+    if exe is None:
+        sys.exit("run_ptf: TARGET=bmv2 needs BMv2's simple_switch_grpc on PATH, and it is not "
+                 "installed (build it from https://github.com/p4lang/behavioral-model with "
+                 "--with-pi); TARGET=p4sim runs the same suite on the embedded target")
+    return [exe, "--device-id", "0", *ports, "--no-p4", "--",
+            "--grpc-server-addr", GRPC_ADDR]
+
+
+def wait_for_grpc(ns: Namespace, switch: subprocess.Popen, timeout_s: float = 60) -> None:
+    probe = ("import grpc, sys; ch = grpc.insecure_channel(sys.argv[1]); "
+             "grpc.channel_ready_future(ch).result(timeout=float(sys.argv[2]))")
+    proc = ns.run([sys.executable, "-c", probe, GRPC_ADDR, str(timeout_s)], check=False,
+                  timeout=timeout_s + 10)
+    if proc.returncode != 0 or switch.poll() is not None:
+        raise RuntimeError(f"the switch did not serve P4Runtime on {GRPC_ADDR} within "
+                           f"{timeout_s:g} s (exit status {switch.poll()}); see its log")
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    files = pipeline_files(args)
+    args.out.mkdir(parents=True, exist_ok=True)
+    prefix = unique_prefix("pt")
+    switch_ifs = [f"{prefix}s{i}" for i in PORTS]
+    ptf_ifs = [f"{prefix}p{i}" for i in PORTS]
+    test_params = ";".join([f"grpc_addr='{GRPC_ADDR}'", "device_id=0", "election_id=1"]
+                           + [f"{k}='{v}'" for k, v in files.items()])
+    specs = args.tests or (["all"] if args.target == "p4sim" else ["all", "^regwrite"])
+    with Namespace(prefix) as ns:
+        for s_if, p_if in zip(switch_ifs, ptf_ifs):
+            veth_pair(s_if, ns, p_if, ns, mtu=LEG_MTU)
+        log_path = args.out / f"{args.target}.log"
+        with open(log_path, "w") as log:
+            switch = ns.popen(switch_argv(args, switch_ifs), stdout=log,
+                              stderr=subprocess.STDOUT, cwd=args.out)
+            wait_for_grpc(ns, switch)
+            ptf_argv = [str(ROOT / ".venv" / "bin" / "ptf"),
+                        "--test-dir", str(ROOT / "ptf-tests" / "tests"),
+                        "--test-params", test_params, "--qlen", "20000",
+                        "--default-timeout", "5", "--default-negative-timeout", "0.5",
+                        *[a for i, name in zip(PORTS, ptf_ifs)
+                          for a in ("--interface", f"{i}@{name}")],
+                        *specs]
+            print(f"run_ptf: {args.target} in namespace {prefix}; logs in {args.out}",
+                  flush=True)
+            result = subprocess.run(["ip", "netns", "exec", prefix, *ptf_argv], cwd=args.out,
+                                    check=False)
+            if switch.poll() is not None:
+                print(f"run_ptf: the switch exited during the run ({switch.returncode}); "
+                      f"see {log_path}", file=sys.stderr)
+                return 1
+    if result.returncode != 0:
+        print(f"run_ptf: PTF failed ({result.returncode}); see {args.out}/ptf.log and "
+              f"{log_path}", file=sys.stderr)
+    return result.returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())
