@@ -21,13 +21,12 @@ import os
 import select
 import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 ROOT = Path(__file__).resolve().parent.parent
 FWD_PROGRAM = Path(__file__).parent / "tests" / "p4" / "runtime_fwd.p4"
@@ -57,7 +56,7 @@ def _drain(socks: list[socket.socket], timeout: float) -> list[float]:
     for sock in ready:
         while True:
             try:
-                data, addr = sock.recvfrom(65536)
+                _, addr = sock.recvfrom(65536)
             except BlockingIOError:
                 break
             if addr[2] != socket.PACKET_OUTGOING:
@@ -116,7 +115,7 @@ class Case:
     program: Path
     frame: bytes
     copies_per_frame: int  # output frames per input frame (1 for split and forwarding)
-    entries: Callable[["_Client"], None]  # installs the case's table entries
+    entries: Callable[[_Client], None]  # installs the case's table entries
     mtu: int = 1600
 
 
@@ -221,8 +220,8 @@ def run_case(case: Case, args: argparse.Namespace) -> dict:
                 client = _Client(sock)
             except Exception as exc:  # noqa: BLE001 - report why this case did not run
                 proc.poll()
-                raise RuntimeError(f"p4sim did not come up: {log_path.read_text().strip()[-800:]}"
-                                   or str(exc)) from None
+                detail = log_path.read_text().strip()[-800:] or str(exc)
+                raise RuntimeError(f"p4sim did not come up: {detail}") from None
             try:
                 case.entries(client)
             finally:

@@ -196,8 +196,8 @@ def run_main(argv: list[str]) -> int:
 
     from p4sim.io import AfPacketPorts, PortError, offload_warnings
     from p4sim.p4runtime import P4RuntimeServer
-    from p4sim.p4runtime.pipeline import from_program
     from p4sim.p4runtime.errors import P4RuntimeError
+    from p4sim.p4runtime.pipeline import from_program
     from p4sim.switch import Switch
 
     pipeline = None

@@ -9,7 +9,8 @@ thread, or from the caller's thread for in-process ports), and the switch transm
 
 from __future__ import annotations
 
-from typing import Callable, Protocol
+from collections.abc import Callable
+from typing import Protocol
 
 FrameHandler = Callable[[int, bytes], None]
 
@@ -28,9 +29,16 @@ class PortSet(Protocol):
     def close(self) -> None: ...
 
 
-from p4sim.io.afpacket import AfPacketPorts, offload_warnings  # noqa: E402
-from p4sim.io.inproc import InProcessPorts  # noqa: E402
-from p4sim.io.pcap import PcapWriter  # noqa: E402
+from p4sim.io.afpacket import AfPacketPorts, offload_warnings
+from p4sim.io.inproc import InProcessPorts
+from p4sim.io.pcap import PcapWriter
 
-__all__ = ["PortSet", "PortError", "FrameHandler", "AfPacketPorts", "InProcessPorts",
-           "PcapWriter", "offload_warnings"]
+__all__ = [
+    "AfPacketPorts",
+    "FrameHandler",
+    "InProcessPorts",
+    "PcapWriter",
+    "PortError",
+    "PortSet",
+    "offload_warnings",
+]

@@ -41,9 +41,10 @@ def offload_warnings(ifname: str) -> list[str]:
     ethtool = shutil.which("ethtool") or next(
         (p for p in ("/usr/sbin/ethtool", "/sbin/ethtool") if os.path.exists(p)), None)
     if ethtool is None:
-        return [f"{ifname}: cannot check offloads (ethtool not installed); if frames are lost "
-                f"or TCP stalls, run: {fix} (on both ends of a veth)"]
-    proc = subprocess.run([ethtool, "-k", ifname], capture_output=True, text=True, timeout=10)
+        return [(f"{ifname}: cannot check offloads (ethtool not installed); if frames are lost "
+                 f"or TCP stalls, run: {fix} (on both ends of a veth)")]
+    proc = subprocess.run([ethtool, "-k", ifname], capture_output=True, text=True, timeout=10,
+                          check=False)
     if proc.returncode != 0:
         return [f"{ifname}: `ethtool -k` failed ({proc.stderr.strip()}); cannot check offloads"]
     on = []
@@ -53,8 +54,8 @@ def offload_warnings(ifname: str) -> list[str]:
             on.append(name)
     if not on:
         return []
-    return [f"{ifname}: offloads on ({', '.join(on)}): frames may carry partial checksums or "
-            f"arrive as GSO super-frames; fix with: {fix} (on both ends of a veth)"]
+    return [(f"{ifname}: offloads on ({', '.join(on)}): frames may carry partial checksums or "
+             f"arrive as GSO super-frames; fix with: {fix} (on both ends of a veth)")]
 
 
 class AfPacketPorts:

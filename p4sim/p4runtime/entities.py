@@ -26,8 +26,14 @@ from p4.v1 import p4data_pb2, p4runtime_pb2
 from p4sim import model
 from p4sim.model import FieldMatch, ProgramModel, TableEntry
 from p4sim.p4runtime import codec
-from p4sim.p4runtime.errors import (P4RuntimeError, from_engine, invalid, not_found,
-                                    out_of_range, unimplemented)
+from p4sim.p4runtime.errors import (
+    P4RuntimeError,
+    from_engine,
+    invalid,
+    not_found,
+    out_of_range,
+    unimplemented,
+)
 
 Update = p4runtime_pb2.Update
 
@@ -69,7 +75,7 @@ class PipelineIndex:
     packet_out: p4info_pb2.ControllerPacketMetadata | None = None
 
     @classmethod
-    def build(cls, program: ProgramModel, info: p4info_pb2.P4Info) -> "PipelineIndex":
+    def build(cls, program: ProgramModel, info: p4info_pb2.P4Info) -> PipelineIndex:
         """`info` must be the P4Info generated from `program` (same order, same names)."""
         index = cls()
         actions = {a.name: a for a in program.actions}

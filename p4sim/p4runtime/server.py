@@ -334,7 +334,7 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
                     client.outbox.put(self._stream_error(exc, request))
         except grpc.RpcError:
             pass  # the client went away
-        except Exception:  # noqa: BLE001 - a broken stream must not kill the server
+        except Exception:
             log.exception("StreamChannel reader failed")
         finally:
             client.outbox.put(_END)

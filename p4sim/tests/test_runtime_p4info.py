@@ -16,8 +16,17 @@ from google.protobuf import text_format
 from p4.config.v1 import p4info_pb2
 
 from p4sim import p4info
-from p4sim.model import (ActionDef, ActionRefDef, ControllerHeaderDef, CounterDef,
-                         MatchFieldDef, ParamDef, ProgramModel, RegisterDef, TableDef)
+from p4sim.model import (
+    ActionDef,
+    ActionRefDef,
+    ControllerHeaderDef,
+    CounterDef,
+    MatchFieldDef,
+    ParamDef,
+    ProgramModel,
+    RegisterDef,
+    TableDef,
+)
 
 HERE = Path(__file__).parent
 

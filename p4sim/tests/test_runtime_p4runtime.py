@@ -22,8 +22,19 @@ from p4.v1 import p4data_pb2, p4runtime_pb2, p4runtime_pb2_grpc
 from p4sim import model
 from p4sim import p4info as p4info_gen
 from p4sim.io import InProcessPorts
-from p4sim.model import (ActionDef, ActionRefDef, ConstEntryDef, ControllerHeaderDef, CounterDef,
-                         FieldMatch, MatchFieldDef, ParamDef, ProgramModel, RegisterDef, TableDef)
+from p4sim.model import (
+    ActionDef,
+    ActionRefDef,
+    ConstEntryDef,
+    ControllerHeaderDef,
+    CounterDef,
+    FieldMatch,
+    MatchFieldDef,
+    ParamDef,
+    ProgramModel,
+    RegisterDef,
+    TableDef,
+)
 from p4sim.p4runtime import P4RuntimeServer
 from p4sim.p4runtime.device_config import DeviceConfig
 from p4sim.switch import Switch
