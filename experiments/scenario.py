@@ -329,6 +329,12 @@ def expand(doc: dict) -> list[Run]:
             validate_link(f"run links.{leg}", spec)
         cfg["flows"] = [validate_flow(f"run flows[{j}]", f) for j, f in enumerate(cfg["flows"])]
         cfg["dc"]["ratio"] = list(parse_ratio("run dc.ratio", cfg["dc"]["ratio"]))
+        a, b = cfg["dc"]["ratio"]
+        if not cfg["dc"]["dup"] and cfg["dc"]["batch"] % (a + b) != 0:
+            # The splitter sends k = batch * a / (a+b) packets of each batch on leg A.
+            raise ScenarioError(f"dc.ratio {a}:{b} does not fit dc.batch {cfg['dc']['batch']}"
+                                f"{' at sweep value ' + repr(point) if sweep else ''}: a+b "
+                                "must equal the batch size or divide it")
         label = variant_label(var)
         point_part = f"{_label(sweep['param'])}={_label(point)}__" if sweep else ""
         run_id = f"{point_part}{_label(label)}__rep{rep}"

@@ -107,3 +107,11 @@ def test_cli_reports_bad_scenario_without_traceback(tmp_path, capsys):
     assert "unknown key 'speed'" in err and "Traceback" not in err
     assert dcexp(["validate", str(tmp_path / "missing.yaml")]) == 2
     assert "cannot read scenario" in capsys.readouterr().err
+
+
+def test_ratio_must_fit_batch():
+    with pytest.raises(ScenarioError, match="a\\+b must equal the batch size or divide it"):
+        from_dict(base(dc={"batch": 1, "ratio": "1:1"}))
+    with pytest.raises(ScenarioError, match="at sweep value 5"):
+        from_dict(base(dc={"ratio": "1:1"}, sweep={"param": "dc.batch", "values": [4, 5]}))
+    assert len(from_dict(base(dc={"batch": 1, "ratio": "1:1", "dup": True})).runs) == 1
