@@ -68,12 +68,12 @@ def test_ratio_forms():
 
 
 def test_sweep_variants_reps_expand_with_resolved_links():
-    sc = from_dict(base(sweep={"param": "dc.batch", "values": [1, 10]}, repetitions=2,
+    sc = from_dict(base(sweep={"param": "dc.batch", "values": [2, 10]}, repetitions=2,
                         variants=[{"kind": "tcp"}, {"kind": "ngtcp2", "cc": "newreno"}]))
     assert len(sc.runs) == 2 * 2 * 2
     assert len({r.run_id for r in sc.runs}) == 8
     run = sc.runs[0]
-    assert run.config["dc"]["batch"] == 1 and run.config["flows"][0]["kind"] == "tcp"
+    assert run.config["dc"]["batch"] == 2 and run.config["flows"][0]["kind"] == "tcp"
     assert run.config["links"]["a"]["rate_mbit"] == 20
     # the ACK path gets the leg's delay but no rate limit
     assert run.config["links"]["a_uplink"] == {"delay_ms": 10, "delay_cv": 0.1}
@@ -82,10 +82,10 @@ def test_sweep_variants_reps_expand_with_resolved_links():
 
 
 def test_sweep_set_moves_several_keys_together():
-    sc = from_dict(base(sweep={"param": "bw", "values": ["1:1", "2:1"],
-                               "set": {"links.b.rate_mbit": [20, 10], "dc.ratio": ["1:1", "2:1"]}}))
+    sc = from_dict(base(sweep={"param": "bw", "values": ["1:1", "3:1"],
+                               "set": {"links.b.rate_mbit": [20, 10], "dc.ratio": ["1:1", "3:1"]}}))
     assert [r.config["links"]["b"]["rate_mbit"] for r in sc.runs] == [20, 10]
-    assert [r.config["dc"]["ratio"] for r in sc.runs] == [[1, 1], [2, 1]]
+    assert [r.config["dc"]["ratio"] for r in sc.runs] == [[1, 1], [3, 1]]
     with pytest.raises(ScenarioError, match="not sweepable"):
         from_dict(base(sweep={"param": "x", "values": [1], "set": {"name": ["a"]}}))
     with pytest.raises(ScenarioError, match="one value per sweep value"):
