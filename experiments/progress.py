@@ -54,7 +54,7 @@ class Progress:
         fracs = []
         for flow in flows.values():
             size = flow.size_bytes
-            got = flow.bytes_received()
+            got = flow.progress_bytes()
             if size and got is not None:
                 fracs.append(got / size)
         run_frac = (sum(fracs) / len(fracs)) if fracs else (

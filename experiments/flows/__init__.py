@@ -80,7 +80,12 @@ class Flow(ABC):
     def start_client(self) -> None: ...
 
     def bytes_received(self) -> int | None:
+        """Bytes at the client now, for the sampler (None: the flow logs them itself)."""
         return None
+
+    def progress_bytes(self) -> int | None:
+        """Bytes at the client now, for the progress bar only."""
+        return self.bytes_received()
 
     def running(self) -> bool:
         if self.client is None:

@@ -40,6 +40,16 @@ class AioquicFlow(Flow):
         self.t_client_start = time.monotonic()
         self.client = self._popen(self.ctx.client_ns, argv, "client.log")
 
+    def progress_bytes(self) -> int | None:
+        path = self.ctx.workdir / "client.jsonl"
+        try:
+            with open(path, "rb") as f:
+                f.seek(max(0, path.stat().st_size - 512))
+                tail = f.read().splitlines()
+            return int(json.loads(tail[-2 if len(tail) > 1 else -1])["bytes"])
+        except (OSError, ValueError, KeyError, IndexError):
+            return None
+
     def _lines(self) -> list[dict]:
         path = self.ctx.workdir / "client.jsonl"
         if not path.exists():
