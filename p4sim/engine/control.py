@@ -1,0 +1,519 @@
+"""Controls: statements, actions, table application, calls; compiled into closures.
+
+A `BlockCompiler` compiles one parser or control *instance* (a `BlockNode`) for one device:
+extern instances and tables resolve to that device's runtime objects at compile time, so the
+data path never looks anything up by name. Control flow uses exceptions for the rare cases
+(`exit`, `return`), plain calls for everything else.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from p4sim.engine.expressions import ExprCompiler, copy_if_composite, is_composite
+from p4sim.engine.values import Header, Stack, Struct, copy_value, default_value
+from p4sim.errors import P4Error, unsupported
+from p4sim.frontend import ir
+from p4sim.frontend.typecheck import Instance, Var
+from p4sim.frontend.types import BlockT, Bits, BoolT, EnumT, ExternT, HeaderT, StackT, TupleT
+
+trace = logging.getLogger("p4sim.trace")
+
+
+class ExitSignal(Exception):
+    """`exit`: ends the current top-level control (after copy-out)."""
+
+
+class ReturnSignal(Exception):
+    """`return` from an action, control or function; carries the function result."""
+
+    def __init__(self, value=None):
+        self.value = value
+
+
+class BlockCompiler(ExprCompiler):
+    def __init__(self, runtime, node):
+        self.rt = runtime  # the device's Runtime: tables, externs, architecture hooks
+        self.node = node
+        self.decl = node.decl
+        self.action_fns: dict = {}  # ir.ActionDecl -> fn(f, argv)
+
+    # -- statements -------------------------------------------------------------------
+    def block(self, stmts: list[ir.Stmt]):
+        fns = [fn for fn in (self.stmt(s) for s in stmts) if fn is not None]
+        if not fns:
+            return lambda f: None
+        if len(fns) == 1:
+            return fns[0]
+        if len(fns) == 2:
+            a, b = fns
+
+            def two(f):
+                a(f)
+                b(f)
+
+            return two
+        fns = tuple(fns)
+
+        def seq(f):
+            for fn in fns:
+                fn(f)
+
+        return seq
+
+    def stmt(self, s: ir.Stmt):
+        if isinstance(s, ir.Block):
+            return self.block(s.stmts)
+        if isinstance(s, ir.Empty):
+            return None
+        if isinstance(s, ir.Assign):
+            return self.assign(s.lhs, s.rhs)
+        if isinstance(s, ir.CallStmt):
+            return self.call(s.call)
+        if isinstance(s, ir.If):
+            c = self.expr(s.cond)
+            then = self.stmt(s.then) or (lambda f: None)
+            if s.other is None:
+                if s.cond.const is not None:
+                    return then if s.cond.const else None
+
+                def if_(f):
+                    if c(f):
+                        then(f)
+
+                return if_
+            other = self.stmt(s.other) or (lambda f: None)
+
+            def if_else(f):
+                if c(f):
+                    then(f)
+                else:
+                    other(f)
+
+            return if_else
+        if isinstance(s, ir.VarDecl):
+            if s.is_const:
+                return None
+            slot = s.var.slot
+            t = s.var_type
+            if s.init is not None:
+                g = copy_if_composite(t, self.expr(s.init))
+
+                def init(f):
+                    f[slot] = g(f)
+
+                return init
+
+            def init_default(f):
+                f[slot] = default_value(t)
+
+            return init_default
+        if isinstance(s, ir.Exit):
+
+            def exit_(f):
+                raise ExitSignal()
+
+            return exit_
+        if isinstance(s, ir.Return):
+            if s.value is None:
+
+                def ret(f):
+                    raise ReturnSignal()
+
+                return ret
+            g = copy_if_composite(s.value.type, self.expr(s.value))
+
+            def ret_value(f):
+                raise ReturnSignal(g(f))
+
+            return ret_value
+        if isinstance(s, ir.Switch):
+            return self.switch(s)
+        raise unsupported(s.pos, f"statement {type(s).__name__}")
+
+    def assign(self, lhs: ir.Expr, rhs: ir.Expr):
+        set_ = self.lvalue(lhs)
+        g = self.expr(rhs)
+        if is_composite(lhs.type):
+            g = copy_if_composite(lhs.type, g)
+
+        def assign(f):
+            set_(f, g(f))
+
+        return assign
+
+    def switch(self, s: ir.Switch):
+        g = self.expr(s.expr)
+        cases: dict = {}
+        default = None
+        pending = []  # labels falling through to the next block
+        for c in s.cases:
+            pending += c.labels
+            if c.body is None:
+                continue
+            body = self.stmt(c.body) or (lambda f: None)
+            for label in pending:
+                if label is None:
+                    default = body
+                else:
+                    key = self.node_action_name(label.decl) if label.decl is not None and isinstance(label.decl, ir.ActionDecl) else label.const
+                    cases.setdefault(key, body)
+            pending = []
+        get = cases.get
+
+        def switch(f):
+            body = get(g(f), default)
+            if body is not None:
+                body(f)
+
+        return switch
+
+    def node_action_name(self, decl: ir.ActionDecl) -> str:
+        return self.node.actions.get(decl) or decl.name
+
+    # -- calls ------------------------------------------------------------------------
+    def call(self, e: ir.Call):
+        kind = e.kind
+        if kind == "header_method":
+            g = self.expr(e.func.expr)
+            if e.target == "isValid":
+                return lambda f: g(f).valid
+            if e.target == "setValid":
+
+                def set_valid(f):
+                    g(f).valid = True
+
+                return set_valid
+
+            def set_invalid(f):
+                g(f).valid = False
+
+            return set_invalid
+        if kind == "stack_method":
+            return self.stack_method(e)
+        if kind == "table_apply":
+            return self.table_apply(e.target)
+        if kind == "action":
+            return self.direct_action_call(e)
+        if kind == "function":
+            return self.function_call(e)
+        if kind == "block_apply":
+            return self.block_apply(e)
+        if kind in ("extern_method", "extern_func"):
+            return self.extern_call(e)
+        raise unsupported(e.pos, f"call of kind {kind}")
+
+    def stack_method(self, e: ir.Call):
+        g = self.expr(e.func.expr)
+        n = e.count
+        size = e.func.expr.type.size
+        push = e.target == "push_front"
+
+        def shift(f):
+            st = g(f)
+            elems = st.elems
+            if push:
+                for i in range(size - 1, -1, -1):
+                    src = i - n
+                    if src >= 0:
+                        elems[i].v[:] = elems[src].v
+                        elems[i].valid = elems[src].valid
+                    else:
+                        elems[i].valid = False
+                st.next = min(size, st.next + n)
+            else:
+                for i in range(size):
+                    src = i + n
+                    if src < size:
+                        elems[i].v[:] = elems[src].v
+                        elems[i].valid = elems[src].valid
+                    else:
+                        elems[i].valid = False
+                st.next = max(0, st.next - n)
+
+        return shift
+
+    def bind_call(self, e: ir.Call, params: list[ir.Param]):
+        """Argument handling for calls with copy-in/copy-out: returns (copy_in, copy_out)
+        lists of (param, getter/setter)."""
+        ins, outs = [], []
+        for p, a in zip(params, e.args):
+            if a.value is None:
+                ins.append((p, None))
+                continue
+            if p.direction in ("", "in"):
+                ins.append((p, copy_if_composite(a.value.type, self.expr(a.value))))
+            elif p.direction == "inout":
+                ins.append((p, self.expr(a.value)))
+                outs.append((p, self.lvalue(a.value), a.value))
+            else:
+                ins.append((p, None))
+                outs.append((p, self.lvalue(a.value), a.value))
+        for p in params[len(e.args):]:
+            if p.default is not None:
+                ins.append((p, self.expr(p.default)))
+        return ins, outs
+
+    def direct_action_call(self, e: ir.Call):
+        decl = e.target
+        run = self.action_body(decl)
+        ins, outs = self.bind_call(e, decl.params)
+        own_frame = decl.top_level
+        size = decl.frame_size
+        slots_in = [(p.var.slot, g, p.type, p.direction) for p, g in ins]
+        slots_out = [(p.var.slot, s) for p, s, _ in outs]
+        body = run
+
+        def call_action(f):
+            g_frame = [None] * size if own_frame else f
+            for slot, g, t, d in slots_in:
+                g_frame[slot] = default_value(t) if g is None else g(f)
+            try:
+                body(g_frame)
+            except ReturnSignal:
+                pass
+            for slot, s in slots_out:
+                s(f, g_frame[slot])
+
+        return call_action
+
+    def action_body(self, decl: ir.ActionDecl):
+        fn = self.action_fns.get(decl)
+        if fn is None:
+            fn = self.block(decl.body.stmts)
+            self.action_fns[decl] = fn
+        return fn
+
+    def table_action(self, decl: ir.ActionDecl, ref: ir.ActionRef | None):
+        """fn(f, argv) running an action from a table: directional params come from the
+        actions list (`a(x)`), directionless ones from the entry (argv)."""
+        body = self.action_body(decl)
+        directional = [p for p in decl.params if p.direction]
+        directionless = [p.var.slot for p in decl.params if not p.direction]
+        bound = []
+        outs = []
+        if ref is not None and ref.args:
+            fake = ir.Call(ref.pos, ref.name, [], ref.args[: len(directional)])
+            ins, outs = self.bind_call(fake, directional)
+            bound = [(p.var.slot, g, p.type) for p, g in ins]
+            outs = [(p.var.slot, s) for p, s, _ in outs]
+        own = decl.top_level
+        size = decl.frame_size
+
+        def run(f, argv):
+            g_frame = [None] * size if own else f
+            for slot, g, t in bound:
+                g_frame[slot] = default_value(t) if g is None else g(f)
+            i = 0
+            for slot in directionless:
+                g_frame[slot] = argv[i]
+                i += 1
+            try:
+                body(g_frame)
+            except ReturnSignal:
+                pass
+            for slot, s in outs:
+                s(f, g_frame[slot])
+
+        return run
+
+    def table_apply(self, t: ir.TableDecl):
+        tdef = self.node.tables[t]
+        table = self.rt.tables[tdef.name]
+        # Compile every action of the table for this instance.
+        for ref in t.action_refs:
+            name = self.node_action_name(ref.decl)
+            table.bound[name] = self.table_action(ref.decl, ref)
+        if "NoAction" not in table.bound:
+            table.bound["NoAction"] = lambda f, argv: None
+        table.rebind()
+        keys = [self.expr(k.expr) for k in t.keys]
+        key_fns = [
+            (lambda g: (lambda f: int(g(f))))(g) if isinstance(k.expr.type, BoolT) else g for g, k in zip(keys, t.keys)
+        ]
+        rt = self.rt
+        name = tdef.name
+        counted = tdef.direct_counter is not None
+        lookup = table.lookup
+        k0 = key_fns[0] if len(key_fns) == 1 else None
+
+        def apply(f):
+            keyvals = [k0(f)] if k0 is not None else [g(f) for g in key_fns]
+            rec = lookup(keyvals)
+            if rec is not None:
+                if counted:
+                    rec.entry.packets += 1
+                    rec.entry.bytes += rt.packet_length()
+                if rt.tracing:
+                    trace.debug("Table %s: hit, action %s%s", name, rec.entry.action, _args(rec.entry.args))
+                rec.action_fn(f, rec.argv)
+                return (True, rec.entry.action)
+            fn, argv = table._default_bound
+            if rt.tracing:
+                trace.debug("Table %s: miss, default action %s", name, table._default_entry.action)
+            fn(f, argv)
+            return (False, table._default_entry.action)
+
+        return apply
+
+    def function_call(self, e: ir.Call):
+        decl: ir.FunctionDecl = e.target
+        if not hasattr(decl, "compiled"):
+            decl.compiled = None
+            decl.compiled = self.block(decl.body.stmts)
+        ins, outs = self.bind_call(e, decl.params)
+        slots_in = [(p.var.slot, g, p.type) for p, g in ins]
+        slots_out = [(p.var.slot, s) for p, s, _ in outs]
+        size = decl.frame_size
+
+        def call_function(f):
+            g_frame = [None] * size
+            for slot, g, t in slots_in:
+                g_frame[slot] = default_value(t) if g is None else g(f)
+            result = None
+            try:
+                decl.compiled(g_frame)
+            except ReturnSignal as r:
+                result = r.value
+            for slot, s in slots_out:
+                s(f, g_frame[slot])
+            return result
+
+        return call_function
+
+    def block_apply(self, e: ir.Call):
+        """`instance.apply(args)` of a nested control (or parser)."""
+        inst: Instance = e.target
+        child = self.node.children[inst]
+        runner = self.rt.compile_block(child)
+        decl = child.decl
+        # inout/out composite arguments are passed by reference: the callee sees the same
+        # object, which is copy-in/copy-out when the arguments do not alias (the only
+        # observable difference would be aliasing between two arguments).
+        plan = []
+        for p, a in zip(decl.params, e.args):
+            g = self.expr(a.value)
+            if p.direction in ("", "in"):
+                plan.append((p.var.slot, copy_if_composite(p.type, g), None))
+            elif is_composite(p.type):
+                plan.append((p.var.slot, g, None))
+            else:
+                plan.append((p.var.slot, g, self.lvalue(a.value)))
+        size = decl.frame_size
+        outs = [(slot, s) for slot, _, s in plan if s is not None]
+
+        def apply_block(f):
+            g_frame = [None] * size
+            for slot, g, _ in plan:
+                g_frame[slot] = g(f)
+            try:
+                runner(g_frame)
+            finally:
+                for slot, s in outs:
+                    s(f, g_frame[slot])
+
+        return apply_block
+
+    # -- externs ----------------------------------------------------------------------
+    def extern_call(self, e: ir.Call):
+        if e.kind == "extern_method":
+            inst: Instance = e.target
+            kind = inst.type.decl.name
+            name = e.method.name
+            if kind == "packet_in":
+                from p4sim.engine.parser import compile_packet_in
+
+                return compile_packet_in(self, e, name)
+            if kind == "packet_out":
+                from p4sim.engine.deparser import compile_packet_out
+
+                return compile_packet_out(self, e, name)
+            obj = self.rt.extern_object(self.node, inst)
+            return self.rt.arch.compile_method(self, e, kind, name, obj, inst)
+        if e.target.name == "verify":
+            from p4sim.engine.parser import compile_verify
+
+            return compile_verify(self, e)
+        return self.rt.arch.compile_function(self, e, e.target.name)
+
+    # -- helpers used by extern implementations ----------------------------------------
+    def arg(self, e: ir.Call, i: int):
+        a = e.args[i]
+        return self.expr(a.value)
+
+    def out_arg(self, e: ir.Call, i: int):
+        a = e.args[i]
+        if a.value is None:
+            return lambda f, v: None
+        setter = self.lvalue(a.value)
+        t = a.value.type
+        if isinstance(t, Bits):
+            m = (1 << t.width) - 1
+            if t.signed:
+                wrap = t.wrap
+                return lambda f, v: setter(f, wrap(v))
+            return lambda f, v: setter(f, v & m)
+        return setter
+
+    def field_list(self, e: ir.Expr):
+        """fn(f) -> [(value, width)] for hashing/checksums: tuples, headers and structs are
+        flattened field by field, in order."""
+        t = e.type
+        if isinstance(e, ir.ListExpr) or isinstance(t, TupleT):
+            if isinstance(e, ir.ListExpr):
+                parts = [self.field_list(x) for x in e.items]
+
+                def flat(f):
+                    out = []
+                    for p in parts:
+                        out += p(f)
+                    return out
+
+                return flat
+        g = self.expr(e)
+        return flatten_fn(t, g, e.pos)
+
+
+def flatten_fn(t, g, pos):
+    if isinstance(t, Bits):
+        w = t.width
+        return lambda f: [(g(f), w)]
+    if isinstance(t, BoolT):
+        return lambda f: [(int(g(f)), 1)]
+    if isinstance(t, EnumT) and t.underlying is not None:
+        w = t.underlying.width
+        return lambda f: [(g(f), w)]
+    if isinstance(t, HeaderT):
+        subs = []
+        for i, (n, ft) in enumerate(t.fields):
+            subs.append(flatten_fn(ft, (lambda i: (lambda v: v.v[i]))(i), pos))
+
+        def flat(f):
+            v = g(f)
+            out = []
+            for s in subs:
+                out += s(v)
+            return out
+
+        return flat
+    if isinstance(t, TupleT):
+        subs = [flatten_fn(it, (lambda i: (lambda v: v[i]))(i), pos) for i, it in enumerate(t.items)]
+
+        def flat_t(f):
+            v = g(f)
+            out = []
+            for s in subs:
+                out += s(v)
+            return out
+
+        return flat_t
+    raise P4Error.at(pos, f"a value of type {t} cannot be used as hash or checksum data")
+
+
+def _args(args: dict) -> str:
+    if not args:
+        return ""
+    return "(" + ", ".join(f"{k}={v:#x}" for k, v in args.items()) + ")"
+
+
+__all__ = ["BlockCompiler", "ExitSignal", "ReturnSignal", "Header", "Struct", "Stack", "copy_value", "Var", "BlockT", "ExternT", "StackT"]

@@ -1,0 +1,303 @@
+"""Compilation of typed P4 expressions into Python closures.
+
+Every expression becomes `fn(f) -> value`, where `f` is the frame (a list) of the running
+parser, control or function; every assignable expression also gets a setter `fn(f, value)`.
+Arithmetic is exact-width: bit<W> wraps modulo 2^W, int<W> wraps in two's complement, |+| and
+|-| saturate, shifts by the width or more give 0 (or the sign for signed >>).
+"""
+
+from __future__ import annotations
+
+from p4sim.engine.values import Header, Stack, Struct, assign_into, copy_value
+from p4sim.errors import P4Error, unsupported
+from p4sim.frontend import ir
+from p4sim.frontend.typecheck import Var
+from p4sim.frontend.types import Bits, BoolT, EnumT, HeaderT, InfInt, StackT, TupleT
+
+
+class StackOutOfBounds(Exception):
+    """Raised at run time for a header stack access outside its bounds."""
+
+
+def is_composite(t) -> bool:
+    return isinstance(t, (HeaderT, StackT, TupleT))
+
+
+def _const(c):
+    return lambda f: c
+
+
+class ExprCompiler:
+    """Base of the block compiler: expressions and lvalues. Calls are the subclass's job."""
+
+    def call(self, e: ir.Call):  # pragma: no cover - provided by the control compiler
+        raise NotImplementedError
+
+    # -- reads ------------------------------------------------------------------------
+    def expr(self, e: ir.Expr):
+        if e.const is not None and not isinstance(e, ir.Call):
+            return _const(e.const)
+        m = getattr(self, "_" + type(e).__name__, None)
+        if m is None:
+            raise unsupported(e.pos, f"expression {type(e).__name__}")
+        return m(e)
+
+    def _Name(self, e: ir.Name):
+        d = e.decl
+        if isinstance(d, Var) and d.slot is not None:
+            s = d.slot
+            return lambda f: f[s]
+        raise P4Error.at(e.pos, f"'{e.name}' cannot be read here")
+
+    def _Member(self, e: ir.Member):
+        bt = e.expr.type
+        if isinstance(bt, HeaderT):
+            i = bt.index[e.name]
+            base = e.expr
+            if isinstance(base, ir.Name) and isinstance(base.decl, Var) and base.decl.slot is not None:
+                s = base.decl.slot
+                return lambda f: f[s].v[i]
+            g = self.expr(base)
+            return lambda f: g(f).v[i]
+        if isinstance(bt, StackT):
+            g = self.expr(e.expr)
+            size = bt.size
+            if e.name == "next":
+                def nxt(f):
+                    st = g(f)
+                    if st.next >= size:
+                        raise StackOutOfBounds()
+                    return st.elems[st.next]
+                return nxt
+            if e.name == "last":
+                def last(f):
+                    st = g(f)
+                    if st.next == 0:
+                        raise StackOutOfBounds()
+                    return st.elems[st.next - 1]
+                return last
+            if e.name == "lastIndex":
+                return lambda f: (g(f).next - 1) & 0xFFFFFFFF
+            if e.name == "size":
+                return _const(size)
+        if e.name in ("hit", "miss", "action_run"):
+            g = self.expr(e.expr)
+            if e.name == "hit":
+                return lambda f: g(f)[0]
+            if e.name == "miss":
+                return lambda f: not g(f)[0]
+            return lambda f: g(f)[1]
+        raise P4Error.at(e.pos, f"cannot read member '{e.name}' of {bt}")
+
+    def _Index(self, e: ir.Index):
+        g = self.expr(e.expr)
+        idx = self.expr(e.index)
+        size = e.expr.type.size
+
+        def index(f):
+            i = idx(f)
+            if not 0 <= i < size:
+                raise StackOutOfBounds()
+            return g(f).elems[i]
+
+        return index
+
+    def _Slice(self, e: ir.Slice):
+        g = self.expr(e.expr)
+        lo = e.lo.const
+        m = (1 << (e.hi.const - lo + 1)) - 1
+        return lambda f: (g(f) >> lo) & m
+
+    def _Unary(self, e: ir.Unary):
+        g = self.expr(e.expr)
+        t = e.type
+        if e.op == "!":
+            return lambda f: not g(f)
+        if e.op == "+":
+            return g
+        if e.op == "-":
+            if isinstance(t, Bits):
+                wrap = t.wrap
+                if not t.signed:
+                    m = (1 << t.width) - 1
+                    return lambda f: (-g(f)) & m
+                return lambda f: wrap(-g(f))
+            return lambda f: -g(f)
+        if e.op == "~":
+            if t.signed:
+                return lambda f: ~g(f)
+            m = (1 << t.width) - 1
+            return lambda f: g(f) ^ m
+        raise P4Error.at(e.pos, f"unknown unary operator {e.op}")
+
+    def _Binary(self, e: ir.Binary):
+        op = e.op
+        a, b = self.expr(e.left), self.expr(e.right)
+        if op == "&&":
+            return lambda f: a(f) and b(f)
+        if op == "||":
+            return lambda f: a(f) or b(f)
+        if op == "==":
+            return lambda f: a(f) == b(f)
+        if op == "!=":
+            return lambda f: a(f) != b(f)
+        if op == "<":
+            return lambda f: a(f) < b(f)
+        if op == ">":
+            return lambda f: a(f) > b(f)
+        if op == "<=":
+            return lambda f: a(f) <= b(f)
+        if op == ">=":
+            return lambda f: a(f) >= b(f)
+        t = e.type
+        if op == "++":
+            lt, rt = e.left.type, e.right.type
+            wb = rt.width
+            ma, mb = (1 << lt.width) - 1, (1 << wb) - 1
+            if t.signed:
+                wrap = t.wrap
+                return lambda f: wrap(((a(f) & ma) << wb) | (b(f) & mb))
+            return lambda f: ((a(f) & ma) << wb) | (b(f) & mb)
+        if isinstance(t, InfInt):
+            raise P4Error.at(e.pos, "an integer without a width needs a constant value here")
+        w = t.width
+        m = (1 << w) - 1
+        signed = t.signed
+        wrap = t.wrap
+        if op == "+":
+            return (lambda f: wrap(a(f) + b(f))) if signed else (lambda f: (a(f) + b(f)) & m)
+        if op == "-":
+            return (lambda f: wrap(a(f) - b(f))) if signed else (lambda f: (a(f) - b(f)) & m)
+        if op == "*":
+            return (lambda f: wrap(a(f) * b(f))) if signed else (lambda f: (a(f) * b(f)) & m)
+        if op in ("/", "%"):
+            pos = e.pos
+
+            def div(f, is_div=op == "/"):
+                y = b(f)
+                if y == 0:
+                    # BMv2 leaves the result undefined; p4sim gives 0 rather than crash.
+                    return 0
+                return a(f) // y if is_div else a(f) % y
+
+            return div
+        if op == "&":
+            return lambda f: a(f) & b(f)
+        if op == "|":
+            return lambda f: a(f) | b(f)
+        if op == "^":
+            return lambda f: a(f) ^ b(f)
+        if op == "<<":
+            if signed:
+                return lambda f: (lambda s: wrap(a(f) << s) if s < w else 0)(b(f))
+            return lambda f: (lambda s: (a(f) << s) & m if s < w else 0)(b(f))
+        if op == ">>":
+            # Python's >> on a negative int is an arithmetic shift: sign fill, -1 past the width.
+            return lambda f: a(f) >> b(f)
+        if op in ("|+|", "|-|"):
+            lo = -(1 << (w - 1)) if signed else 0
+            hi = (1 << (w - 1)) - 1 if signed else m
+            if op == "|+|":
+                return lambda f: max(lo, min(hi, a(f) + b(f)))
+            return lambda f: max(lo, min(hi, a(f) - b(f)))
+        raise P4Error.at(e.pos, f"unknown operator {op}")
+
+    def _Ternary(self, e: ir.Ternary):
+        c, a, b = self.expr(e.cond), self.expr(e.then), self.expr(e.other)
+        return lambda f: a(f) if c(f) else b(f)
+
+    def _Cast(self, e: ir.Cast):
+        g = self.expr(e.expr)
+        to, frm = e.type, e.expr.type
+        if isinstance(to, Bits):
+            if isinstance(frm, BoolT):
+                return lambda f: 1 if g(f) else 0
+            if to.signed:
+                return lambda f: to.wrap(g(f))
+            m = (1 << to.width) - 1
+            return lambda f: g(f) & m
+        if isinstance(to, BoolT):
+            return lambda f: bool(g(f))
+        if isinstance(to, EnumT) and to.underlying is not None:
+            wrap = to.underlying.wrap
+            return lambda f: wrap(g(f))
+        return g
+
+    def _Call(self, e: ir.Call):
+        return self.call(e)
+
+    def _ListExpr(self, e: ir.ListExpr):
+        items = [self.expr(x) for x in e.items]
+        t = e.type
+        if isinstance(t, HeaderT):
+            if t.kind == "header":
+                return lambda f: Header(t, [g(f) for g in items], True)
+            return lambda f: Struct(t, [copy_value(g(f)) for g in items])
+        return lambda f: [g(f) for g in items]
+
+    def _StructInit(self, e: ir.StructInit):
+        t = e.type
+        getters = {n: self.expr(x) for n, x in e.fields}
+        order = [getters[n] for n, _ in t.fields]
+        if t.kind == "header":
+            return lambda f: Header(t, [g(f) for g in order], True)
+        return lambda f: Struct(t, [copy_value(g(f)) for g in order])
+
+    # -- writes -----------------------------------------------------------------------
+    def lvalue(self, e: ir.Expr):
+        """A setter `fn(f, value)`. Composite values are copied into the existing object."""
+        if is_composite(e.type):
+            g = self.expr(e)
+            if isinstance(e, ir.Name):
+                s = e.decl.slot
+                return lambda f, v: assign_into(f[s], v)
+            return lambda f, v: assign_into(g(f), v)
+        if isinstance(e, ir.Name):
+            s = e.decl.slot
+            if s is None:
+                raise P4Error.at(e.pos, f"'{e.name}' is not assignable")
+
+            def set_slot(f, v):
+                f[s] = v
+
+            return set_slot
+        if isinstance(e, ir.Member):
+            bt = e.expr.type
+            if isinstance(bt, HeaderT):
+                i = bt.index[e.name]
+                base = e.expr
+                if isinstance(base, ir.Name) and base.decl.slot is not None:
+                    s = base.decl.slot
+
+                    def set_field_direct(f, v):
+                        f[s].v[i] = v
+
+                    return set_field_direct
+                g = self.expr(base)
+
+                def set_field(f, v):
+                    g(f).v[i] = v
+
+                return set_field
+        if isinstance(e, ir.Slice):
+            g = self.expr(e.expr)
+            setter = self.lvalue(e.expr)
+            lo = e.lo.const
+            m = (1 << (e.hi.const - lo + 1)) - 1
+            clear = ~(m << lo)
+
+            def set_slice(f, v):
+                setter(f, (g(f) & clear) | ((v & m) << lo))
+
+            return set_slice
+        raise P4Error.at(e.pos, "expression is not assignable")
+
+
+def copy_if_composite(t, g):
+    """Getter that copies composite values (for copy-in of `in` arguments and assignments)."""
+    if is_composite(t):
+        return lambda f: copy_value(g(f))
+    return g
+
+
+__all__ = ["ExprCompiler", "StackOutOfBounds", "is_composite", "copy_if_composite", "Stack"]

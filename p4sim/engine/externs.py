@@ -1,0 +1,180 @@
+"""Stateful externs (register, counter, meter) and the hash/checksum algorithms of v1model.
+
+Hash outputs are BMv2's: the data fields are packed MSB-first into a byte buffer (padded with
+zero bits at the end to a whole byte), then
+- crc16: CRC-16/ARC (poly 0x8005, reflected, init 0, xorout 0; check "123456789" = 0xBB3D)
+- crc32: CRC-32 as in Ethernet/zlib (reflected 0x04C11DB7, init and xorout 0xFFFFFFFF)
+- csum16: the Internet checksum (RFC 1071) of the buffer, odd length padded with a zero byte
+- xor16: XOR of the 16-bit words of the buffer
+- identity: the buffer read as a big-endian integer
+"""
+
+from __future__ import annotations
+
+import time
+import zlib
+
+from p4sim.model import CounterDef, MeterDef, RegisterDef
+
+
+class Register:
+    """`register<T, I>`: implements `p4sim.model.RegisterState`."""
+
+    def __init__(self, definition: RegisterDef, signed: bool = False):
+        self.definition = definition
+        self.values = [0] * definition.size
+        self.mask = (1 << definition.bitwidth) - 1
+        self.signed = signed
+
+    def read(self, index: int) -> int:
+        if not 0 <= index < self.definition.size:
+            raise IndexError(f"register {self.definition.name} index {index} is outside 0..{self.definition.size - 1}")
+        return self.values[index] & self.mask
+
+    def write(self, index: int, value: int) -> None:
+        if not 0 <= index < self.definition.size:
+            raise IndexError(f"register {self.definition.name} index {index} is outside 0..{self.definition.size - 1}")
+        self.values[index] = value & self.mask
+
+
+class Counter:
+    """`counter`: implements `p4sim.model.CounterState` (packets and bytes per index)."""
+
+    def __init__(self, definition: CounterDef):
+        self.definition = definition
+        self.packets = [0] * definition.size
+        self.bytes = [0] * definition.size
+
+    def read(self, index: int) -> tuple[int, int]:
+        if not 0 <= index < self.definition.size:
+            raise IndexError(f"counter {self.definition.name} index {index} is outside 0..{self.definition.size - 1}")
+        return self.packets[index], self.bytes[index]
+
+    def write(self, index: int, packets: int, bytes_: int) -> None:
+        if not 0 <= index < self.definition.size:
+            raise IndexError(f"counter {self.definition.name} index {index} is outside 0..{self.definition.size - 1}")
+        self.packets[index] = packets
+        self.bytes[index] = bytes_
+
+    def count(self, index: int, length: int) -> None:
+        # BMv2 ignores a count() with an index outside the array (it logs an error).
+        if 0 <= index < self.definition.size:
+            self.packets[index] += 1
+            self.bytes[index] += length
+
+
+GREEN, YELLOW, RED = 0, 1, 2
+
+
+class Meter:
+    """`meter` / `direct_meter`: a two-rate three-color marker (RFC 2698), like BMv2's.
+
+    Unconfigured meters mark everything GREEN (BMv2 behaviour). Rates are units per second
+    (packets or bytes, by the meter's type); bursts are units.
+    """
+
+    def __init__(self, definition: MeterDef, clock=time.monotonic):
+        self.definition = definition
+        self.clock = clock
+        self.configs: dict[int, tuple[int, int, int, int]] = {}
+        self.state: dict[int, list[float]] = {}  # index -> [Tc, Tp, last time]
+
+    def set_config(self, index: int, config: tuple[int, int, int, int] | None) -> None:
+        if config is None:
+            self.configs.pop(index, None)
+            self.state.pop(index, None)
+            return
+        cir, cburst, pir, pburst = config
+        self.configs[index] = config
+        self.state[index] = [float(cburst), float(pburst), self.clock()]
+
+    def get_config(self, index: int):
+        return self.configs.get(index)
+
+    def execute(self, index: int, size: int) -> int:
+        cfg = self.configs.get(index)
+        if cfg is None:
+            return GREEN
+        cir, cburst, pir, pburst = cfg
+        st = self.state[index]
+        now = self.clock()
+        dt = now - st[2]
+        st[2] = now
+        st[0] = min(cburst, st[0] + cir * dt)
+        st[1] = min(pburst, st[1] + pir * dt)
+        if st[1] < size:
+            return RED
+        if st[0] < size:
+            st[1] -= size
+            return YELLOW
+        st[0] -= size
+        st[1] -= size
+        return GREEN
+
+
+# --------------------------------------------------------------------------- hashing
+def pack_fields(fields: list[tuple[int, int]]) -> bytes:
+    """(value, width) pairs, MSB first, into bytes padded with zero bits at the end."""
+    acc, bits = 0, 0
+    for value, width in fields:
+        acc = (acc << width) | (value & ((1 << width) - 1))
+        bits += width
+    pad = (-bits) % 8
+    return (acc << pad).to_bytes((bits + pad) // 8, "big")
+
+
+def _crc16_table() -> list[int]:
+    table = []
+    for i in range(256):
+        c = i
+        for _ in range(8):
+            c = (c >> 1) ^ 0xA001 if c & 1 else c >> 1
+        table.append(c)
+    return table
+
+
+_CRC16 = _crc16_table()
+
+
+def crc16(data: bytes) -> int:
+    crc = 0
+    for b in data:
+        crc = (crc >> 8) ^ _CRC16[(crc ^ b) & 0xFF]
+    return crc
+
+
+def crc32(data: bytes) -> int:
+    return zlib.crc32(data) & 0xFFFFFFFF
+
+
+def csum16(data: bytes) -> int:
+    if len(data) % 2:
+        data += b"\0"
+    s = sum(int.from_bytes(data[i : i + 2], "big") for i in range(0, len(data), 2))
+    while s >> 16:
+        s = (s & 0xFFFF) + (s >> 16)
+    return (~s) & 0xFFFF
+
+
+def xor16(data: bytes) -> int:
+    if len(data) % 2:
+        data += b"\0"
+    r = 0
+    for i in range(0, len(data), 2):
+        r ^= int.from_bytes(data[i : i + 2], "big")
+    return r
+
+
+def identity(data: bytes) -> int:
+    return int.from_bytes(data, "big")
+
+
+# HashAlgorithm member -> function over bytes. crc32_custom / crc16_custom need the
+# configuration BMv2 takes from its CLI; `random` is not deterministic: both rejected.
+HASH_ALGORITHMS = {
+    "crc16": crc16,
+    "crc32": crc32,
+    "csum16": csum16,
+    "xor16": xor16,
+    "identity": identity,
+}

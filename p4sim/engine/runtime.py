@@ -1,0 +1,91 @@
+"""The state of one running program, independent of the architecture.
+
+`Runtime` owns the control-plane-visible objects (tables, registers, counters, meters), the
+lock shared with the P4Runtime server, and the compiled blocks. An architecture
+(`p4sim.v1model`) subclasses it, provides the extern functions of its include file through
+`arch`, and drives the blocks per packet.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+from p4sim.engine.control import BlockCompiler, ReturnSignal
+from p4sim.engine.externs import Counter, Meter, Register
+from p4sim.engine.parser import ParserCompiler
+from p4sim.engine.tables import Table
+from p4sim.errors import P4Error
+from p4sim.frontend import ir
+from p4sim.model import ReplicationEngine
+
+trace = logging.getLogger("p4sim.trace")
+
+
+class Runtime:
+    def __init__(self, program, arch, cpu_port: int | None = None):
+        self.program = program
+        self.model = program.model
+        self.arch = arch
+        self.cpu_port = cpu_port
+        self.lock = threading.RLock()
+        self.pre = ReplicationEngine()
+        self.tracing = False
+        self.error_codes: dict[str, int] = program.checker.error_type.members
+        self.tables: dict[str, Table] = {}
+        actions = program.all_actions
+        for td in program.model.tables + program.hidden_tables:
+            t = Table(td, [k.bitwidth for k in td.keys], actions)
+            t.load_const_entries()
+            t.reset_default()
+            self.tables[td.name] = t
+        self.registers: dict[str, Register] = {d.name: Register(d) for d in program.model.registers}
+        self.counters: dict[str, Counter] = {
+            d.name: Counter(d) for d in program.model.counters if d.direct_table is None
+        }
+        self.direct_counters = {d.name: d for d in program.model.counters if d.direct_table is not None}
+        self.meters: dict[str, Meter] = {d.name: Meter(d) for d in program.model.meters}
+        self._compiled: dict = {}
+
+    # -- compilation ------------------------------------------------------------------
+    def compile_block(self, node):
+        """The runner fn(frame) of a parser or control instance (compiled once)."""
+        run = self._compiled.get(id(node))
+        if run is not None:
+            return run
+        if isinstance(node.decl, ir.ParserDecl):
+            run = ParserCompiler(self, node).compile()
+        else:
+            c = BlockCompiler(self, node)
+            init = c.block([loc for loc in node.decl.locals if isinstance(loc, ir.VarDecl)])
+            body = c.block(node.decl.body.stmts)
+
+            def run(f):
+                init(f)
+                try:
+                    body(f)
+                except ReturnSignal:
+                    pass
+
+        self._compiled[id(node)] = run
+        return run
+
+    def extern_object(self, node, inst):
+        name = node.externs.get(inst)
+        for store in (self.registers, self.counters, self.meters, self.direct_counters):
+            if name in store:
+                return store[name]
+        return None  # stateless externs (Checksum16)
+
+    # -- per packet -------------------------------------------------------------------
+    def packet_length(self) -> int:
+        return 0
+
+    def trace_state(self, name: str) -> None:
+        trace.debug("Parser state %s", name)
+
+    def trace_extract(self, header: str, nbytes: int) -> None:
+        trace.debug("Extracted %s (%d bytes)", header, nbytes)
+
+
+__all__ = ["Runtime", "P4Error"]

@@ -1,0 +1,272 @@
+"""Match-action tables: entry validation, the match kinds, and lookup.
+
+Lookup follows P4Runtime's rules (and BMv2's): in a table with a ternary, range or optional
+key the matching entry with the highest priority wins; in a table whose only non-exact key is
+lpm the longest prefix wins; const entries are matched in the order they are listed. Entries
+are indexed by the values of their exact keys, so the splitter-style exact tables are one dict
+lookup and mixed tables scan only the entries that share the exact part.
+"""
+
+from __future__ import annotations
+
+from p4sim.model import (
+    ConstViolation,
+    EntryExists,
+    EntryNotFound,
+    FieldMatch,
+    InvalidEntry,
+    TableDef,
+    TableEntry,
+    TableFull,
+)
+
+
+class _Record:
+    """A table entry plus its compiled form."""
+
+    __slots__ = ("entry", "exact", "checks", "rank", "action_fn", "argv", "key")
+
+    def __init__(self, entry, exact, checks, rank, action_fn, argv, key):
+        self.entry = entry
+        self.exact = exact  # tuple of the exact-key values
+        self.checks = checks  # [(key position, lo_or_value, hi_or_mask, is_range)]
+        self.rank = rank  # larger wins
+        self.action_fn = action_fn
+        self.argv = argv
+        self.key = key  # identity of the entry: canonical match + priority
+
+
+class Table:
+    """Runtime state of one table; implements `p4sim.model.TableState`."""
+
+    def __init__(self, definition: TableDef, key_widths: list[int], actions: dict):
+        self.definition = definition
+        self.widths = key_widths
+        self.actions = actions  # name -> ActionDef
+        self.bound: dict = {}  # name -> compiled action fn(f, argv); filled by the compiler
+        self.exact_pos = [i for i, k in enumerate(definition.keys) if k.match_kind == "exact"]
+        self.other_pos = [i for i, k in enumerate(definition.keys) if k.match_kind != "exact"]
+        self.by_priority = definition.needs_priority
+        self.records: dict = {}  # key -> _Record
+        self.index: dict = {}  # exact tuple -> list[_Record] sorted by rank
+        self.const_records: list[_Record] = []
+        self.refs = {r.name: r for r in definition.actions}
+        self._default_entry: TableEntry | None = None
+        self._default_bound = None
+
+    # -- validation -------------------------------------------------------------------
+    def _check_action(self, action: str, args: dict, default: bool) -> list[int]:
+        if action not in self.refs:
+            allowed = ", ".join(self.refs)
+            raise InvalidEntry(f"action {action} is not an action of table {self.definition.name} (allowed: {allowed})")
+        scope = self.refs[action].scope
+        if default and scope == "TABLE_ONLY":
+            raise InvalidEntry(f"action {action} is @tableonly in table {self.definition.name}: not allowed as default action")
+        if not default and scope == "DEFAULT_ONLY":
+            raise InvalidEntry(f"action {action} is @defaultonly in table {self.definition.name}: not allowed in entries")
+        adef = self.actions[action]
+        names = {p.name for p in adef.params}
+        extra = set(args) - names
+        if extra:
+            raise InvalidEntry(f"action {action} has no parameter(s) {', '.join(sorted(extra))}")
+        argv = []
+        for p in adef.params:
+            if p.name not in args:
+                raise InvalidEntry(f"action {action}: missing parameter {p.name}")
+            v = args[p.name]
+            if not 0 <= v < (1 << p.bitwidth):
+                raise InvalidEntry(f"action {action}: value {v} of parameter {p.name} does not fit in {p.bitwidth} bits")
+            argv.append(v)
+        return argv
+
+    def _compile(self, entry: TableEntry) -> _Record:
+        d = self.definition
+        names = {k.name for k in d.keys}
+        unknown = set(entry.match) - names
+        if unknown:
+            raise InvalidEntry(f"table {d.name} has no key field(s) {', '.join(sorted(unknown))} (keys: {', '.join(names)})")
+        if self.by_priority:
+            if entry.priority <= 0 and not entry.is_const:
+                raise InvalidEntry(f"table {d.name} has ternary/range/optional keys: entries need a priority > 0")
+        elif entry.priority != 0 and not entry.is_const:
+            raise InvalidEntry(f"table {d.name} has no ternary/range/optional key: priority must be 0")
+        exact, checks, canon = [], [], []
+        prefix = 0
+        for i, k in enumerate(d.keys):
+            w = self.widths[i]
+            full = (1 << w) - 1
+            fm = entry.match.get(k.name)
+            if fm is not None and fm.kind != k.match_kind:
+                raise InvalidEntry(f"key {k.name} of table {d.name} is {k.match_kind}, got a {fm.kind} match")
+            if k.match_kind == "exact":
+                if fm is None:
+                    raise InvalidEntry(f"exact key {k.name} of table {d.name} cannot be omitted")
+                self._fits(k.name, fm.value, w)
+                exact.append(fm.value)
+                canon.append(fm.value)
+                continue
+            if fm is None:
+                canon.append(None)
+                continue
+            if k.match_kind in ("ternary", "optional") or k.match_kind == "lpm":
+                if k.match_kind == "lpm":
+                    plen = fm.prefix_len if fm.prefix_len is not None else w
+                    if not 0 <= plen <= w:
+                        raise InvalidEntry(f"prefix length {plen} of key {k.name} is outside 0..{w}")
+                    mask = (full << (w - plen)) & full
+                    prefix = plen
+                elif k.match_kind == "ternary":
+                    mask = full if fm.mask is None else fm.mask
+                    self._fits(k.name + " mask", mask, w)
+                else:
+                    mask = full
+                self._fits(k.name, fm.value, w)
+                if fm.value & ~mask:
+                    raise InvalidEntry(f"key {k.name}: value {fm.value:#x} has bits outside its mask/prefix {mask:#x}")
+                if mask:
+                    checks.append((i, fm.value, mask, False))
+                canon.append((fm.value, mask))
+            else:  # range
+                lo = 0 if fm.low is None else fm.low
+                hi = full if fm.high is None else fm.high
+                self._fits(k.name + " low", lo, w)
+                self._fits(k.name + " high", hi, w)
+                if lo > hi:
+                    raise InvalidEntry(f"range key {k.name}: low {lo} is greater than high {hi}")
+                if (lo, hi) != (0, full):
+                    checks.append((i, lo, hi, True))
+                canon.append((lo, hi))
+        argv = self._check_action(entry.action, entry.args, default=False)
+        rank = entry.priority if self.by_priority else prefix
+        key = (tuple(canon), entry.priority if self.by_priority else 0)
+        return _Record(entry, tuple(exact), checks, rank, self.bound.get(entry.action), argv, key)
+
+    @staticmethod
+    def _fits(name: str, v: int, w: int) -> None:
+        if not 0 <= v < (1 << w):
+            raise InvalidEntry(f"value {v} of key {name} does not fit in {w} bits")
+
+    # -- TableState -------------------------------------------------------------------
+    def insert(self, entry: TableEntry) -> None:
+        if self.definition.const_entries is not None and not entry.is_const:
+            raise ConstViolation(f"table {self.definition.name} has const entries and cannot be changed")
+        rec = self._compile(entry)
+        if rec.key in self.records:
+            raise EntryExists(f"table {self.definition.name} already has an entry with this match key")
+        if len(self.records) >= self.definition.size:
+            raise TableFull(f"table {self.definition.name} is full ({self.definition.size} entries)")
+        self.records[rec.key] = rec
+        bucket = self.index.setdefault(rec.exact, [])
+        bucket.append(rec)
+        bucket.sort(key=lambda r: -r.rank)  # stable: equal ranks keep insertion order
+
+    def _find_record(self, entry: TableEntry) -> _Record:
+        probe = TableEntry(entry.match, next(iter(self.refs)), {}, entry.priority, is_const=entry.is_const)
+        # Only match and priority identify an entry: validate them without the action.
+        saved = self._check_action
+        self._check_action = lambda *a, **k: []
+        try:
+            key = self._compile(probe).key
+        finally:
+            self._check_action = saved
+        rec = self.records.get(key)
+        if rec is None:
+            raise EntryNotFound(f"table {self.definition.name} has no entry with this match key")
+        return rec
+
+    def modify(self, entry: TableEntry) -> None:
+        if self.definition.const_entries is not None:
+            raise ConstViolation(f"table {self.definition.name} has const entries and cannot be changed")
+        rec = self._find_record(entry)
+        argv = self._check_action(entry.action, entry.args, default=False)
+        old = rec.entry
+        entry.packets, entry.bytes = old.packets, old.bytes
+        rec.entry = entry
+        rec.argv = argv
+        rec.action_fn = self.bound.get(entry.action)
+
+    def delete(self, entry: TableEntry) -> None:
+        if self.definition.const_entries is not None:
+            raise ConstViolation(f"table {self.definition.name} has const entries and cannot be changed")
+        rec = self._find_record(entry)
+        del self.records[rec.key]
+        bucket = self.index[rec.exact]
+        bucket.remove(rec)
+        if not bucket:
+            del self.index[rec.exact]
+
+    def find(self, match: dict[str, FieldMatch], priority: int) -> TableEntry | None:
+        try:
+            return self._find_record(TableEntry(match, "", {}, priority)).entry
+        except (EntryNotFound, InvalidEntry):
+            return None
+
+    def entries(self) -> list[TableEntry]:
+        return [r.entry for r in self.records.values()]
+
+    def default_entry(self) -> TableEntry:
+        return self._default_entry
+
+    def set_default(self, action: str, args: dict[str, int], initial: bool = False) -> None:
+        if self.definition.const_default_action and not initial:
+            raise ConstViolation(f"table {self.definition.name} has a const default action")
+        if initial and action == "NoAction" and action not in self.refs:
+            argv = []  # the implicit default of a table without default_action (P4_16 spec)
+        else:
+            argv = self._check_action(action, args, default=True)
+        self._default_entry = TableEntry({}, action, dict(args))
+        self._default_bound = (self.bound.get(action), argv)
+
+    def reset_default(self) -> None:
+        d = self.definition
+        self.set_default(d.default_action, d.default_args, initial=True)
+
+    def clear(self) -> None:
+        for key, rec in list(self.records.items()):
+            if not rec.entry.is_const:
+                self.delete(rec.entry)
+        self.reset_default()
+
+    def load_const_entries(self) -> None:
+        entries = self.definition.const_entries or []
+        n = len(entries)
+        for i, ce in enumerate(entries):
+            # First listed wins: turn the order into descending priorities when the program
+            # gives none (P4_16 spec, "Entries").
+            prio = ce.priority if ce.priority else (n - i if self.by_priority else 0)
+            entry = TableEntry(ce.match, ce.action, dict(ce.args), prio, is_const=True)
+            rec = self._compile(entry)
+            if rec.key in self.records:
+                continue  # a later duplicate of an earlier const entry can never match
+            self.records[rec.key] = rec
+            self.index.setdefault(rec.exact, []).append(rec)
+        for bucket in self.index.values():
+            bucket.sort(key=lambda r: -r.rank)
+
+    def rebind(self) -> None:
+        """Attach compiled actions (called once the compiler has built them)."""
+        for rec in self.records.values():
+            rec.action_fn = self.bound.get(rec.entry.action)
+        if self._default_entry is not None:
+            self._default_bound = (self.bound.get(self._default_entry.action), self._default_bound[1])
+
+    # -- data path --------------------------------------------------------------------
+    def lookup(self, keyvals: list):
+        """The winning record for these key values, or None (miss)."""
+        if self.exact_pos:
+            bucket = self.index.get(tuple(keyvals[i] for i in self.exact_pos))
+            if bucket is None:
+                return None
+        else:
+            bucket = self.index.get((), ())
+        for rec in bucket:
+            for i, a, b, is_range in rec.checks:
+                x = keyvals[i]
+                if is_range:
+                    if not a <= x <= b:
+                        break
+                elif x & b != a:
+                    break
+            else:
+                return rec
+        return None

@@ -1,0 +1,151 @@
+"""Runtime values of composite P4 types, and (de)serialisation of headers.
+
+Scalars are plain Python values (see `p4sim.frontend.typecheck`). Headers, structs and header
+stacks are small mutable objects whose fields live in a list indexed by field position, so a
+compiled field access is one list index.
+"""
+
+from __future__ import annotations
+
+from p4sim.frontend.types import Bits, BoolT, EnumT, ErrorT, HeaderT, StackT, TupleT, Type
+
+
+class Header:
+    """An instance of a header type: validity bit plus field values."""
+
+    __slots__ = ("t", "valid", "v")
+
+    def __init__(self, t: HeaderT, v: list | None = None, valid: bool = False):
+        self.t = t
+        self.valid = valid
+        self.v = v if v is not None else [default_value(ft) for _, ft in t.fields]
+
+    def copy(self) -> "Header":
+        return Header(self.t, list(self.v), self.valid)
+
+    def set_valid(self) -> None:
+        self.valid = True
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{n}={x}" for (n, _), x in zip(self.t.fields, self.v))
+        return f"{self.t.type_name}({'valid' if self.valid else 'invalid'}: {fields})"
+
+
+class Struct:
+    __slots__ = ("t", "v")
+
+    def __init__(self, t: HeaderT, v: list | None = None):
+        self.t = t
+        self.v = v if v is not None else [default_value(ft) for _, ft in t.fields]
+
+    def copy(self) -> "Struct":
+        return Struct(self.t, [copy_value(x) for x in self.v])
+
+    @property
+    def valid(self) -> bool:  # structs are always "valid" (emit recurses into them)
+        return True
+
+    def __repr__(self) -> str:
+        return f"{self.t.type_name}({', '.join(f'{n}={x}' for (n, _), x in zip(self.t.fields, self.v))})"
+
+
+class Stack:
+    """A header stack: elements plus nextIndex (the spec's name)."""
+
+    __slots__ = ("t", "elems", "next")
+
+    def __init__(self, t: StackT, elems: list | None = None, next_index: int = 0):
+        self.t = t
+        self.elems = elems if elems is not None else [Header(t.elem) for _ in range(t.size)]
+        self.next = next_index
+
+    def copy(self) -> "Stack":
+        return Stack(self.t, [h.copy() for h in self.elems], self.next)
+
+
+def default_value(t: Type):
+    """Initial value of a variable or field: 0 / false / first member / invalid header."""
+    if isinstance(t, Bits):
+        return 0
+    if isinstance(t, BoolT):
+        return False
+    if isinstance(t, ErrorT):
+        return 0
+    if isinstance(t, EnumT):
+        return t.values[t.members[0]] if t.members else 0
+    if isinstance(t, HeaderT):
+        return Header(t) if t.kind == "header" else Struct(t)
+    if isinstance(t, StackT):
+        return Stack(t)
+    if isinstance(t, TupleT):
+        return [default_value(x) for x in t.items]
+    return None
+
+
+def copy_value(v):
+    if isinstance(v, (Header, Struct, Stack)):
+        return v.copy()
+    if isinstance(v, list):
+        return [copy_value(x) for x in v]
+    return v
+
+
+def assign_into(dst, src) -> None:
+    """Copy a composite value into an existing object (keeps references held elsewhere)."""
+    if isinstance(dst, Header):
+        dst.v[:] = src.v
+        dst.valid = src.valid
+    elif isinstance(dst, Struct):
+        for i, x in enumerate(src.v):
+            if isinstance(x, (Header, Struct, Stack)):
+                assign_into(dst.v[i], x)
+            else:
+                dst.v[i] = x
+    elif isinstance(dst, Stack):
+        for d, s in zip(dst.elems, src.elems):
+            assign_into(d, s)
+        dst.next = src.next
+
+
+class HeaderLayout:
+    """How a header type maps to bytes: per field (shift, mask, kind) from the MSB."""
+
+    def __init__(self, t: HeaderT):
+        self.t = t
+        widths = []
+        for name, ft in t.fields:
+            if isinstance(ft, Bits):
+                widths.append((ft.width, "s" if ft.signed else "u", ft))
+            elif isinstance(ft, BoolT):
+                widths.append((1, "b", ft))
+            elif isinstance(ft, EnumT) and ft.underlying is not None:
+                widths.append((ft.underlying.width, "s" if ft.underlying.signed else "u", ft.underlying))
+            else:
+                raise TypeError(f"field {name} of {t.type_name} is not serialisable")
+        self.bits = sum(w for w, _, _ in widths)
+        self.nbytes = (self.bits + 7) // 8
+        self.fields = []
+        shift = self.bits
+        for w, kind, ft in widths:
+            shift -= w
+            self.fields.append((shift, (1 << w) - 1, kind, ft))
+        self.plain = all(k == "u" for _, _, k, _ in self.fields)
+
+    def unpack(self, value: int) -> list:
+        if self.plain:
+            return [(value >> s) & m for s, m, _, _ in self.fields]
+        out = []
+        for s, m, kind, ft in self.fields:
+            x = (value >> s) & m
+            if kind == "b":
+                x = bool(x)
+            elif kind == "s":
+                x = ft.wrap(x)
+            out.append(x)
+        return out
+
+    def pack(self, values: list) -> int:
+        acc = 0
+        for (s, m, _, _), x in zip(self.fields, values):
+            acc |= (int(x) & m) << s
+        return acc

@@ -1,0 +1,60 @@
+"""p4sim's front end: preprocess -> lex -> parse -> type check -> program model.
+
+Entry points used by the rest of the project:
+- `preprocess(path, include_dirs=(), defines={})` -> preprocessed text with line markers;
+- `compile_file(path, include_dirs=(), defines={})` -> `CompiledProgram`;
+- `compile_source(text, filename)` -> `CompiledProgram` (text may be preprocessed output:
+  that is the device-config payload of p4sim's P4Runtime server).
+Every problem in the input raises `p4sim.errors.P4Error` (`file:line:col: error: ...`).
+"""
+
+from __future__ import annotations
+
+import os
+
+from p4sim.errors import P4Error
+from p4sim.frontend.parser import parse
+from p4sim.frontend.preprocess import preprocess, preprocess_text
+from p4sim.frontend.program import ModelBuilder
+from p4sim.frontend.typecheck import Checker
+from p4sim.model import ProgramModel
+
+
+class CompiledProgram:
+    """A checked program; satisfies `p4sim.model.CompiledProgram`."""
+
+    def __init__(self, source: str, filename: str):
+        self.source = source
+        self.filename = filename
+        try:
+            self.ir = parse(source, filename)
+            self.checker = Checker(self.ir)
+            self.checker.run()
+            builder = ModelBuilder(self.checker)
+            self.model, self.roots = builder.build()
+        except RecursionError:
+            raise P4Error("program nests too deeply for p4sim's parser", filename, 0, 0) from None
+        self.hidden_tables = builder.hidden_tables
+        self.all_actions = builder.all_actions
+        self.model: ProgramModel
+        # Compile once now, so that errors the engine finds are reported at compile time.
+        self.new_device()
+
+    def new_device(self, cpu_port: int | None = None, seed: int | None = None):
+        from p4sim.v1model import V1ModelDevice
+
+        return V1ModelDevice(self, cpu_port, seed)
+
+
+def compile_source(text: str, filename: str = "<input>") -> CompiledProgram:
+    if "#include" in text or "#define" in text or "#if" in text:
+        text = preprocess_text(text, filename)
+    return CompiledProgram(text, filename)
+
+
+def compile_file(path, include_dirs=(), defines: dict[str, str] | None = None) -> CompiledProgram:
+    text = preprocess(path, include_dirs, defines or {})
+    return CompiledProgram(text, os.fspath(path))
+
+
+__all__ = ["preprocess", "preprocess_text", "compile_file", "compile_source", "CompiledProgram", "P4Error"]

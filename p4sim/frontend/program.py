@@ -1,0 +1,308 @@
+"""From the typed IR to the control-plane view: the instance tree and the `ProgramModel`.
+
+Naming follows p4c (P4Info): a control instantiated anonymously in `main` is named by its type
+(`MyIngress`), a named instance by its name; objects declared in a control are
+`<control path>.<local name>`, nested control instances extend the path
+(`DcIngress.ue_sessions.ue_sessions_v4`); top-level actions keep their plain name (`NoAction`).
+`@name("x")` replaces the local part, `@name(".x")` makes the name absolute. `@hidden` objects
+are left out of the model.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from p4sim.errors import P4Error
+from p4sim.frontend import ir
+from p4sim.frontend.typecheck import Checker, Instance, TypeEntry, Var
+from p4sim.frontend.types import BlockT, Bits, BoolT, EnumT, ExternT, HeaderT, bit_width
+from p4sim.model import (
+    ActionDef,
+    ActionRefDef,
+    ConstEntryDef,
+    ControllerHeaderDef,
+    CounterDef,
+    DigestDef,
+    FieldMatch,
+    MatchFieldDef,
+    MeterDef,
+    ParamDef,
+    ProgramModel,
+    RegisterDef,
+    TableDef,
+)
+
+
+def qualify(path: str, local: str, annotations: list[ir.Annotation]) -> str:
+    a = ir.annotation(annotations, "name")
+    if a is not None and a.args and isinstance(a.args[0], str):
+        local = a.args[0]
+        if local.startswith("."):
+            return local[1:]
+    return f"{path}.{local}" if path else local
+
+
+def is_hidden(annotations) -> bool:
+    return ir.annotation(annotations, "hidden") is not None
+
+
+def annotation_texts(annotations) -> list[str]:
+    return [a.text for a in annotations if a.name not in ("name",)]
+
+
+@dataclass(eq=False)
+class BlockNode:
+    """One parser or control instance in the program, with the names of what it declares."""
+
+    path: str
+    decl: object  # ir.ParserDecl | ir.ControlDecl
+    tables: dict = field(default_factory=dict)  # ir.TableDecl -> TableDef
+    actions: dict = field(default_factory=dict)  # ir.ActionDecl -> qualified name
+    externs: dict = field(default_factory=dict)  # Instance -> qualified name
+    children: dict = field(default_factory=dict)  # Instance -> BlockNode
+
+
+def expr_text(e: ir.Expr) -> str:
+    """An expression as p4c prints it (used for match-field names)."""
+    if isinstance(e, ir.Name):
+        return ("." if e.absolute else "") + e.name
+    if isinstance(e, ir.Member):
+        return f"{expr_text(e.expr)}.{e.name}"
+    if isinstance(e, ir.Index):
+        return f"{expr_text(e.expr)}[{expr_text(e.index)}]"
+    if isinstance(e, ir.Slice):
+        return f"{expr_text(e.expr)}[{expr_text(e.hi)}:{expr_text(e.lo)}]"
+    if isinstance(e, ir.IntLit):
+        return str(e.value)
+    if isinstance(e, ir.Call):
+        return f"{expr_text(e.func)}()" if not e.args else f"{expr_text(e.func)}(...)"
+    if isinstance(e, ir.Cast):
+        return f"({expr_text(e.expr)})"
+    if isinstance(e, ir.Binary):
+        return f"{expr_text(e.left)} {e.op} {expr_text(e.right)}"
+    return "?"
+
+
+def value_width(t) -> int:
+    if isinstance(t, (Bits, BoolT)) or (isinstance(t, EnumT) and t.underlying):
+        return bit_width(t)
+    return 32  # error / plain enums as keys: P4Runtime sees them as 32-bit values here
+
+
+class ModelBuilder:
+    def __init__(self, checker: Checker):
+        self.checker = checker
+        self.tables: list[TableDef] = []
+        self.hidden_tables: list[TableDef] = []
+        self.actions: dict[str, ActionDef] = {}  # in the model (referenced by visible tables)
+        self.all_actions: dict[str, ActionDef] = {}  # also those of @hidden tables
+        self.registers: list[RegisterDef] = []
+        self.counters: list[CounterDef] = []
+        self.meters: list[MeterDef] = []
+        self.names: set[str] = set()
+        self.nodes: list[BlockNode] = []
+
+    def build(self) -> tuple[ProgramModel, list[BlockNode]]:
+        main = self.checker.main
+        pkg = main.type.decl
+        if not isinstance(pkg, ir.PackageDecl) or pkg.name != "V1Switch":
+            raise P4Error.at(main.node.pos, f"main must be a V1Switch package (p4sim implements v1model), got {pkg.name}")
+        roots = []
+        for arg in main.ctor_args:
+            roots.append(self.block(arg, arg.name))
+        controller = []
+        for t in self.checker.controller_headers:
+            a = ir.annotation(t.annotations, "controller_header")
+            name = a.args[0] if a.args else t.type_name
+            fields = [ParamDef(n, bit_width(ft), []) for n, ft in t.fields]
+            controller.append(ControllerHeaderDef(name, fields, annotation_texts(t.annotations)))
+        digests = []
+        for t in self.checker.digest_types:
+            if isinstance(t, HeaderT) and all(d.name != t.type_name for d in digests):
+                digests.append(DigestDef(t.type_name, [ParamDef(n, bit_width(ft), []) for n, ft in t.fields]))
+        model = ProgramModel(
+            self.tables, list(self.actions.values()), self.registers, self.counters, self.meters, controller, digests
+        )
+        return model, roots
+
+    def unique(self, name: str, pos) -> str:
+        if name in self.names:
+            raise P4Error.at(pos, f"two control-plane objects are both named '{name}' (use @name to rename one)")
+        self.names.add(name)
+        return name
+
+    def block(self, inst: Instance, path: str) -> BlockNode:
+        decl = inst.type.decl
+        node = BlockNode(path, decl)
+        self.nodes.append(node)
+        if isinstance(decl, ir.ControlDecl):
+            for loc in decl.locals:
+                if isinstance(loc, ir.Instantiation):
+                    self.instance(node, loc.instance)
+            for a in decl.local_actions:
+                node.actions[a] = qualify(path, a.name, a.annotations)
+            for t in decl.tables:
+                node.tables[t] = self.table(node, t)
+        elif isinstance(decl, ir.ParserDecl):
+            for loc in decl.locals:
+                if isinstance(loc, ir.Instantiation):
+                    self.instance(node, loc.instance)
+        return node
+
+    def instance(self, node: BlockNode, inst: Instance) -> None:
+        name = qualify(node.path, inst.name, inst.annotations)
+        t = inst.type
+        if isinstance(t, BlockT):
+            node.children[inst] = self.block(inst, name)
+            return
+        kind = t.decl.name
+        node.externs[inst] = name
+        annots = annotation_texts(inst.annotations)
+        pos = inst.node.pos
+        if kind == "register":
+            elem = inst.binding.get("T")
+            if not isinstance(elem, (Bits, BoolT)):
+                raise P4Error.at(pos, f"register {inst.name} needs an element type bit<W> or int<W> (register<bit<32>>(N))")
+            self.registers.append(RegisterDef(self.unique(name, pos), inst.ctor_args[0], bit_width(elem), annots))
+        elif kind in ("counter", "direct_counter"):
+            ctype = self.enum_member(inst.ctor_args[-1], "CounterType")
+            size = inst.ctor_args[0] if kind == "counter" else 0
+            self.counters.append(CounterDef(self.unique(name, pos), size, ctype, None, annots))
+        elif kind in ("meter", "direct_meter"):
+            mtype = self.enum_member(inst.ctor_args[-1], "MeterType")
+            size = inst.ctor_args[0] if kind == "meter" else 0
+            self.meters.append(MeterDef(self.unique(name, pos), size, mtype, None, annots))
+        elif kind in ("packet_in", "packet_out", "Checksum16"):
+            pass
+        else:
+            raise P4Error.at(pos, f"extern {kind} is not supported by p4sim")
+
+    def enum_member(self, value: int, enum: str) -> str:
+        entry = self.checker.scope.lookup(enum)
+        return entry.type.members[value]
+
+    def action_def(self, decl: ir.ActionDecl, name: str, visible: bool = True) -> None:
+        if name in self.all_actions:
+            if visible and name not in self.actions:
+                self.actions[name] = self.all_actions[name]
+            return
+        params = [
+            ParamDef(p.name, value_width(p.type), annotation_texts(p.annotations))
+            for p in decl.params
+            if p.direction == ""
+        ]
+        self.all_actions[name] = ActionDef(name, params, annotation_texts(decl.annotations))
+        if visible:
+            self.actions[name] = self.all_actions[name]
+
+    def action_name(self, node: BlockNode, decl: ir.ActionDecl) -> str:
+        if decl in node.actions:
+            return node.actions[decl]
+        return qualify("", decl.name, decl.annotations)
+
+    def table(self, node: BlockNode, t: ir.TableDecl) -> TableDef:
+        name = qualify(node.path, t.name, t.annotations)
+        keys = []
+        for k in t.keys:
+            a = ir.annotation(k.annotations, "name")
+            kname = a.args[0] if a is not None and a.args else expr_text(k.expr)
+            keys.append(MatchFieldDef(kname, value_width(k.expr.type), k.match_kind, annotation_texts(k.annotations)))
+        refs = []
+        hidden = is_hidden(t.annotations)
+        for r in t.action_refs:
+            aname = self.action_name(node, r.decl)
+            scope = "TABLE_AND_DEFAULT"
+            if ir.annotation(r.annotations, "defaultonly"):
+                scope = "DEFAULT_ONLY"
+            elif ir.annotation(r.annotations, "tableonly"):
+                scope = "TABLE_ONLY"
+            refs.append(ActionRefDef(aname, scope, [a.text for a in r.annotations]))
+            self.action_def(r.decl, aname, visible=not hidden)
+        if t.default is not None:
+            default = self.action_name(node, t.default.decl)
+            default_args = self.action_args(t.default)
+        else:
+            default, default_args = "NoAction", {}
+        const_entries = None
+        if t.entries is not None:
+            const_entries = []
+            for e in t.entries:
+                match = {}
+                for kdef, kdecl, ks in zip(keys, t.keys, e.keyset):
+                    fm = self.field_match(kdef, ks)
+                    if fm is not None:
+                        match[kdef.name] = fm
+                prio = e.priority.const if e.priority is not None else 0
+                const_entries.append(ConstEntryDef(match, self.action_name(node, e.action.decl), self.action_args(e.action), prio))
+        td = TableDef(
+            name,
+            keys,
+            refs,
+            t.size,
+            default,
+            default_args,
+            t.const_default,
+            const_entries,
+            direct_counter=node.externs.get(t.direct_counter) if t.direct_counter else None,
+            direct_meter=node.externs.get(t.direct_meter) if t.direct_meter else None,
+            annotations=annotation_texts(t.annotations),
+        )
+        for inst, lst in ((t.direct_counter, self.counters), (t.direct_meter, self.meters)):
+            if inst is not None:
+                for d in lst:
+                    if d.name == node.externs[inst]:
+                        d.direct_table = name
+        if hidden:
+            self.hidden_tables.append(td)
+        else:
+            self.unique(name, t.pos)
+            self.tables.append(td)
+        return td
+
+    @staticmethod
+    def action_args(ref: ir.ActionRef) -> dict[str, int]:
+        out = {}
+        for p, a in zip(ref.decl.params, ref.args):
+            if p.direction == "":
+                v = a.value.const
+                out[p.name] = int(v) if not isinstance(v, bool) else int(v)
+                w = value_width(p.type)
+                out[p.name] &= (1 << w) - 1
+        return out
+
+    @staticmethod
+    def field_match(k: MatchFieldDef, ks: ir.Expr) -> FieldMatch | None:
+        w = k.bitwidth
+        full = (1 << w) - 1
+        kind = k.match_kind
+        if isinstance(ks, ir.Default):
+            if kind == "exact":
+                raise P4Error.at(ks.pos, f"exact key {k.name} cannot be a wildcard")
+            return None
+        if isinstance(ks, ir.Mask):
+            v, m = int(ks.value.const) & full, int(ks.mask.const) & full
+            if kind == "ternary":
+                return FieldMatch("ternary", v & m, mask=m)
+            if kind == "lpm":
+                plen = bin(m).count("1")
+                if m != (full << (w - plen)) & full:
+                    raise P4Error.at(ks.pos, f"mask {m:#x} of lpm key {k.name} is not a prefix")
+                return FieldMatch("lpm", v & m, prefix_len=plen)
+            raise P4Error.at(ks.pos, f"a mask (&&&) is not allowed for the {kind} key {k.name}")
+        if isinstance(ks, ir.Range):
+            if kind != "range":
+                raise P4Error.at(ks.pos, f"a range (..) is not allowed for the {kind} key {k.name}")
+            return FieldMatch("range", low=int(ks.low.const) & full, high=int(ks.high.const) & full)
+        v = int(ks.const) & full
+        if kind == "exact":
+            return FieldMatch("exact", v)
+        if kind == "ternary":
+            return FieldMatch("ternary", v, mask=full)
+        if kind == "lpm":
+            return FieldMatch("lpm", v, prefix_len=w)
+        if kind == "range":
+            return FieldMatch("range", low=v, high=v)
+        return FieldMatch("optional", v)
+
+
+__all__ = ["ModelBuilder", "BlockNode", "qualify", "expr_text", "Var", "TypeEntry", "ExternT"]

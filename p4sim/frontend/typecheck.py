@@ -1,0 +1,1153 @@
+"""Name resolution, type checking and constant folding of the supported P4_16 subset.
+
+The checker walks the IR once, in declaration order (P4 declares before use), and annotates
+it in place: every expression gets `.type` and, when it is a compile-time constant, `.const`;
+every name gets `.decl` (a `Var`, an `Instance`, a declaration); every call gets `.kind` and
+`.target`. Variables get a slot in the frame of the parser/control/function that owns them,
+which is how the engine addresses them without dictionaries.
+
+Representation of values shared with the engine: bit<W>/int<W> are Python ints (int<W> in
+two's complement range), bool is bool, `error` and plain enums are ints (member index; for
+`error`, NoError is 0), serializable enums are their underlying value.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from p4sim.errors import P4Error, unsupported
+from p4sim.frontend import ir
+from p4sim.frontend.types import (
+    ActionEnumT,
+    ApplyResultT,
+    Bits,
+    BlockT,
+    BoolT,
+    DontCareT,
+    EnumT,
+    ErrorT,
+    ExternT,
+    HeaderT,
+    InfInt,
+    MatchKindT,
+    StackT,
+    StringT,
+    TableT,
+    TupleT,
+    Type,
+    TypeVar,
+    Varbit,
+    VoidT,
+)
+
+
+@dataclass(eq=False)
+class Var:
+    name: str
+    type: Type
+    direction: str  # "", "in", "out", "inout" for parameters; "local"; "const"
+    slot: int | None = None
+    const: object = None
+    pos: object = None
+
+
+@dataclass(eq=False)
+class Instance:
+    """An instantiation: extern object, or parser/control instance."""
+
+    name: str
+    type: Type
+    node: ir.Instantiation | None
+    ctor_args: list = field(default_factory=list)
+    annotations: list = field(default_factory=list)
+
+
+@dataclass(eq=False)
+class TypeEntry:
+    type: Type
+
+
+@dataclass(eq=False)
+class Overloads:
+    """Extern functions and global functions of one name (overloaded by argument count)."""
+
+    decls: list
+
+
+class Frame:
+    def __init__(self):
+        self.size = 0
+
+    def alloc(self) -> int:
+        self.size += 1
+        return self.size - 1
+
+
+class Scope:
+    def __init__(self, parent: "Scope | None" = None):
+        self.names: dict[str, object] = {}
+        self.parent = parent
+
+    def lookup(self, name: str):
+        s = self
+        while s is not None:
+            v = s.names.get(name)
+            if v is not None:
+                return v
+            s = s.parent
+        return None
+
+    def root(self) -> "Scope":
+        s = self
+        while s.parent is not None:
+            s = s.parent
+        return s
+
+
+ARITH = {"+", "-", "*", "/", "%", "|+|", "|-|", "&", "|", "^"}
+COMPARE = {"==", "!=", "<", ">", "<=", ">="}
+
+
+def fold(op: str, a: int, b: int, t: Type, pos) -> int:
+    """Evaluate a binary operator on ints (used by the checker and, via the same rules, the
+    engine). `t` is the operand type: Bits results wrap, InfInt results do not."""
+    if op in ("/", "%") and b == 0:
+        raise P4Error.at(pos, "division by zero")
+    if op == "+":
+        r = a + b
+    elif op == "-":
+        r = a - b
+    elif op == "*":
+        r = a * b
+    elif op == "/":
+        r = a // b
+    elif op == "%":
+        r = a % b
+    elif op == "&":
+        r = a & b
+    elif op == "|":
+        r = a | b
+    elif op == "^":
+        r = a ^ b
+    elif op == "<<":
+        r = a << b
+    elif op == ">>":
+        r = a >> b
+    elif op in ("|+|", "|-|"):
+        r = a + b if op == "|+|" else a - b
+        if isinstance(t, Bits):
+            lo = -(1 << (t.width - 1)) if t.signed else 0
+            hi = (1 << (t.width - 1)) - 1 if t.signed else (1 << t.width) - 1
+            return max(lo, min(hi, r))
+        return r
+    else:
+        raise P4Error.at(pos, f"operator {op} cannot be folded")
+    return t.wrap(r) if isinstance(t, Bits) else r
+
+
+class Checker:
+    def __init__(self, program: ir.Program):
+        self.program = program
+        self.scope = Scope()
+        self.error_type = ErrorT({})
+        self.match_kinds = MatchKindT(set())
+        self.frame: Frame | None = None
+        self.return_type: Type | None = None
+        self.in_action = False
+        self.main: Instance | None = None
+        self.controller_headers: list[HeaderT] = []
+        self.digest_types: list[HeaderT] = []
+        self.actions: list[ir.ActionDecl] = []
+
+    # -- entry ------------------------------------------------------------------------
+    def run(self) -> None:
+        for d in self.program.decls:
+            self.declaration(d)
+        if self.main is None:
+            raise P4Error("no package instantiation named 'main' (expected V1Switch(...) main;)")
+
+    def declare(self, scope: Scope, name: str, obj, pos) -> None:
+        old = scope.names.get(name)
+        if old is not None:
+            if isinstance(old, Overloads) and isinstance(obj, Overloads):
+                old.decls += obj.decls
+                return
+            raise P4Error.at(pos, f"'{name}' is already declared in this scope")
+        scope.names[name] = obj
+
+    # -- types ------------------------------------------------------------------------
+    def resolve_type(self, ref: ir.TypeRef, scope: Scope) -> Type:
+        if isinstance(ref, ir.BaseTypeRef):
+            n = ref.name
+            if n in ("bit", "int"):
+                if ref.width is None:
+                    if n == "int":
+                        return InfInt()
+                    return Bits(1)
+                w = self.const_int(ref.width, scope)
+                if w <= 0 or w > 4096:
+                    raise P4Error.at(ref.pos, f"width of {n}<{w}> must be between 1 and 4096")
+                return Bits(w, n == "int")
+            if n == "varbit":
+                raise unsupported(ref.pos, "varbit")
+            return {
+                "bool": BoolT(),
+                "string": StringT(),
+                "void": VoidT(),
+                "error": self.error_type,
+                "match_kind": self.match_kinds,
+                "_": DontCareT(),
+            }[n]
+        if isinstance(ref, ir.StackTypeRef):
+            elem = self.resolve_type(ref.elem, scope)
+            if not (isinstance(elem, HeaderT) and elem.kind == "header"):
+                raise P4Error.at(ref.pos, f"header stack elements must be headers, not {elem}")
+            size = self.const_int(ref.size, scope)
+            if size <= 0:
+                raise P4Error.at(ref.pos, "header stack size must be positive")
+            return StackT(elem, size)
+        if isinstance(ref, ir.TupleTypeRef):
+            return TupleT([self.resolve_type(a, scope) for a in ref.args])
+        entry = scope.lookup(ref.name)
+        if isinstance(entry, TypeEntry):
+            t = entry.type
+            if isinstance(t, ExternT):
+                args = [self.resolve_type(a, scope) for a in ref.args]
+                return ExternT(t.decl, args)
+            if ref.args and isinstance(t, BlockT):
+                return t  # generic parser/control types: arguments are not needed here
+            return t
+        if entry is None:
+            raise P4Error.at(ref.pos, f"unknown type '{ref.name}'")
+        raise P4Error.at(ref.pos, f"'{ref.name}' is not a type")
+
+    def const_int(self, e: ir.Expr, scope: Scope) -> int:
+        self.expr(e, scope)
+        if e.const is None or not isinstance(e.const, int) or isinstance(e.const, bool):
+            raise P4Error.at(e.pos, "expected a compile-time constant integer")
+        return e.const
+
+    # -- declarations -----------------------------------------------------------------
+    def declaration(self, d, scope: Scope | None = None) -> None:
+        scope = scope or self.scope
+        if isinstance(d, ir.ErrorDecl):
+            target = self.error_type if d.kind == "error" else self.match_kinds
+            for name, pos in d.members:
+                if d.kind == "error":
+                    if name in target.members:
+                        raise P4Error.at(pos, f"error.{name} is already declared")
+                    target.members[name] = len(target.members)
+                else:
+                    target.members.add(name)
+            return
+        if isinstance(d, ir.TypedefDecl):
+            self.declare(scope, d.name, TypeEntry(self.resolve_type(d.typeref, scope)), d.pos)
+            return
+        if isinstance(d, ir.HeaderDecl):
+            if d.kind == "header_union":
+                raise unsupported(d.pos, "header_union")
+            if d.type_params:
+                raise unsupported(d.pos, "generic struct/header")
+            fields = []
+            seen = set()
+            for f in d.fields:
+                ft = self.resolve_type(f.typeref, scope)
+                if f.name in seen:
+                    raise P4Error.at(f.pos, f"duplicate field '{f.name}' in {d.name}")
+                seen.add(f.name)
+                if d.kind == "header" and not isinstance(ft, (Bits, Varbit, BoolT)) and not (
+                    isinstance(ft, EnumT) and ft.underlying
+                ):
+                    raise P4Error.at(
+                        f.pos, f"header field {d.name}.{f.name} must be bit<W>, int<W>, bool or a serializable enum, not {ft}"
+                    )
+                fields.append((f.name, ft))
+            t = HeaderT(d.name, d.kind, fields, d.annotations)
+            t.field_annotations = [f.annotations for f in d.fields]
+            self.declare(scope, d.name, TypeEntry(t), d.pos)
+            ann = ir.annotation(d.annotations, "controller_header")
+            if ann is not None:
+                self.controller_headers.append(t)
+            return
+        if isinstance(d, ir.EnumDecl):
+            under = None
+            if d.underlying is not None:
+                under = self.resolve_type(d.underlying, scope)
+                if not isinstance(under, Bits):
+                    raise P4Error.at(d.pos, "a serializable enum needs a bit<W> or int<W> type")
+            t = EnumT(d.name, [m[0] for m in d.members], under)
+            for i, (mname, value, mpos) in enumerate(d.members):
+                if under is not None:
+                    if value is None:
+                        raise P4Error.at(mpos, f"member {d.name}.{mname} of a serializable enum needs a value")
+                    t.values[mname] = under.wrap(self.const_int(value, scope))
+                else:
+                    t.values[mname] = i
+            self.declare(scope, d.name, TypeEntry(t), d.pos)
+            return
+        if isinstance(d, ir.ConstDecl):
+            t = self.resolve_type(d.typeref, scope)
+            self.expr(d.value, scope, t)
+            self.coerce(d.value, t)
+            if d.value.const is None:
+                raise P4Error.at(d.value.pos, f"value of constant '{d.name}' is not a compile-time constant")
+            self.declare(scope, d.name, Var(d.name, t, "const", None, d.value.const, d.pos), d.pos)
+            return
+        if isinstance(d, ir.ExternDecl):
+            self.declare(scope, d.name, TypeEntry(ExternT(d, [])), d.pos)
+            return
+        if isinstance(d, ir.MethodDecl):
+            self.declare(scope, d.name, Overloads([d]), d.pos)
+            return
+        if isinstance(d, ir.FunctionDecl):
+            self.function_decl(d, scope)
+            self.declare(scope, d.name, Overloads([d]), d.pos)
+            return
+        if isinstance(d, ir.ActionDecl):
+            self.action_decl(d, scope)
+            return
+        if isinstance(d, (ir.ParserDecl, ir.ControlDecl, ir.PackageDecl)):
+            self.declare(scope, d.name, TypeEntry(BlockT(d)), d.pos)
+            if isinstance(d, ir.ParserDecl) and d.states is not None:
+                self.parser_decl(d)
+            elif isinstance(d, ir.ControlDecl) and d.body is not None:
+                self.control_decl(d)
+            return
+        if isinstance(d, ir.Instantiation):
+            inst = self.instantiation(d, scope)
+            self.declare(scope, d.name, inst, d.pos)
+            if d.name == "main" and scope is self.scope:
+                self.main = inst
+            return
+        raise unsupported(getattr(d, "pos", None), type(d).__name__)
+
+    def params(self, params: list[ir.Param], scope: Scope, frame: Frame | None) -> None:
+        for p in params:
+            t = self.resolve_type(p.typeref, scope)
+            p.type = t
+            if isinstance(t, ExternT) and frame is not None and t.decl.name not in ("packet_in", "packet_out"):
+                raise unsupported(p.pos, "extern object as a parameter")
+            var = Var(p.name, t, p.direction, frame.alloc() if frame else None, None, p.pos)
+            p.var = var
+            self.declare(scope, p.name, var, p.pos)
+
+    def function_decl(self, d: ir.FunctionDecl, scope: Scope) -> None:
+        if d.type_params:
+            raise unsupported(d.pos, "generic function")
+        saved = (self.frame, self.return_type)
+        self.frame = Frame()
+        fscope = Scope(scope)
+        self.params(d.params, fscope, self.frame)
+        d.ret_type = self.resolve_type(d.ret, scope)
+        self.return_type = d.ret_type
+        self.stmt(d.body, fscope)
+        d.frame_size = self.frame.size
+        self.frame, self.return_type = saved
+
+    def action_decl(self, d: ir.ActionDecl, scope: Scope) -> None:
+        top_level = self.frame is None
+        saved = self.frame
+        if top_level:
+            self.frame = Frame()
+        ascope = Scope(scope)
+        seen_directionless = False
+        for p in d.params:
+            if p.direction == "":
+                seen_directionless = True
+            elif seen_directionless:
+                raise P4Error.at(p.pos, "directional action parameters must come before directionless ones")
+        self.params(d.params, ascope, self.frame)
+        prev_action, self.in_action = self.in_action, True
+        self.stmt(d.body, ascope)
+        self.in_action = prev_action
+        d.top_level = top_level
+        d.frame_size = self.frame.size if top_level else None
+        if top_level:
+            self.frame = saved
+        d.qualified = d.name
+        self.declare(scope, d.name, d, d.pos)
+        self.actions.append(d)
+
+    def instantiation(self, d: ir.Instantiation, scope: Scope) -> Instance:
+        t = self.resolve_type(d.typeref, scope)
+        inst = Instance(d.name, t, d, [], d.annotations)
+        if isinstance(t, ExternT):
+            ctors = [m for m in t.decl.methods if m.ret is None]
+            ctor = next((c for c in ctors if len(c.params) == len(d.args)), None)
+            if ctor is None:
+                raise P4Error.at(
+                    d.pos,
+                    f"{t.decl.name} takes {' or '.join(str(len(c.params)) for c in ctors) or 'no'} constructor argument(s), got {len(d.args)}",
+                )
+            binding = self.bind_type_params(t.decl.type_params, t.args)
+            for p, a in zip(ctor.params, d.args):
+                pt = self.param_type(p, scope, binding)
+                self.expr(a.value, scope, pt)
+                self.coerce(a.value, pt)
+                if a.value.const is None:
+                    raise P4Error.at(a.value.pos, f"constructor argument '{p.name}' must be a compile-time constant")
+                inst.ctor_args.append(a.value.const)
+            inst.binding = binding
+            return inst
+        if isinstance(t, BlockT):
+            if isinstance(t.decl, ir.PackageDecl):
+                if len(d.args) != len(t.decl.params):
+                    raise P4Error.at(d.pos, f"package {t.decl.name} takes {len(t.decl.params)} arguments, got {len(d.args)}")
+                for p, a in zip(t.decl.params, d.args):
+                    inst.ctor_args.append(self.block_arg(a.value, scope))
+                return inst
+            if d.args or getattr(t.decl, "ctor_params", None):
+                raise unsupported(d.pos, "parser/control constructor parameters")
+            return inst
+        raise P4Error.at(d.pos, f"cannot instantiate {t}")
+
+    def block_arg(self, e: ir.Expr, scope: Scope) -> Instance:
+        """A package argument: `Ctl()` (anonymous instance) or the name of an instance."""
+        if isinstance(e, ir.Call) and isinstance(e.func, ir.Name) and not e.args:
+            entry = scope.lookup(e.func.name)
+            if isinstance(entry, TypeEntry) and isinstance(entry.type, BlockT):
+                return Instance(e.func.name, entry.type, None)
+        if isinstance(e, ir.Name):
+            entry = scope.lookup(e.name)
+            if isinstance(entry, Instance) and isinstance(entry.type, BlockT):
+                return entry
+        raise P4Error.at(e.pos, "package arguments must be parser/control instances such as MyIngress()")
+
+    def bind_type_params(self, names: list[str], args: list[Type]) -> dict[str, Type]:
+        binding = {n: TypeVar(n) for n in names}
+        for n, a in zip(names, args):
+            binding[n] = a
+        return binding
+
+    def param_type(self, p: ir.Param, scope: Scope, binding: dict[str, Type]) -> Type:
+        ref = p.typeref
+        if isinstance(ref, ir.NamedTypeRef) and ref.name in binding:
+            return binding[ref.name]
+        try:
+            return self.resolve_type(ref, scope)
+        except P4Error:
+            return TypeVar(getattr(ref, "name", "?"))
+
+    def parser_decl(self, d: ir.ParserDecl) -> None:
+        if d.type_params:
+            raise unsupported(d.pos, "generic parser")
+        if d.ctor_params:
+            raise unsupported(d.pos, "parser constructor parameters")
+        self.frame = Frame()
+        pscope = Scope(self.scope)
+        self.params(d.params, pscope, self.frame)
+        for loc in d.locals:
+            self.local(loc, pscope)
+        d.state_map = {}
+        for s in d.states:
+            if s.name in d.state_map or s.name in ("accept", "reject"):
+                raise P4Error.at(s.pos, f"state '{s.name}' is declared twice (or is a reserved state)")
+            d.state_map[s.name] = s
+        if "start" not in d.state_map:
+            raise P4Error.at(d.pos, f"parser {d.name} has no 'start' state")
+        for s in d.states:
+            sscope = Scope(pscope)
+            for st in s.stmts:
+                self.stmt(st, sscope)
+            tr = s.transition
+            if tr is None:
+                raise P4Error.at(s.pos, f"state '{s.name}' has no transition (add 'transition accept;')")
+            targets = [tr.state] if tr.state is not None else [c.state for c in tr.cases]
+            for tname, pos in zip(targets, [tr.pos] if tr.state else [c.pos for c in tr.cases]):
+                if tname not in d.state_map and tname not in ("accept", "reject"):
+                    raise P4Error.at(pos, f"transition to unknown state '{tname}'")
+            if tr.select is not None:
+                types = []
+                for e in tr.select:
+                    t = self.expr(e, sscope)
+                    if not isinstance(t, (Bits, BoolT, EnumT, ErrorT, InfInt)):
+                        raise P4Error.at(e.pos, f"cannot select on a value of type {t}")
+                    types.append(t)
+                for c in tr.cases:
+                    if len(c.keyset) == 1 and isinstance(c.keyset[0], ir.Default):
+                        continue
+                    if len(c.keyset) != len(types):
+                        raise P4Error.at(c.pos, f"select has {len(types)} expression(s) but this case has {len(c.keyset)}")
+                    for k, t in zip(c.keyset, types):
+                        self.keyset_element(k, t, sscope)
+        d.frame_size = self.frame.size
+        self.frame = None
+
+    def keyset_element(self, k: ir.Expr, t: Type, scope: Scope) -> None:
+        if isinstance(k, ir.Default):
+            return
+        parts = [k.value, k.mask] if isinstance(k, ir.Mask) else [k.low, k.high] if isinstance(k, ir.Range) else [k]
+        for p in parts:
+            self.expr(p, scope, t)
+            self.coerce(p, t)
+            if p.const is None:
+                raise P4Error.at(p.pos, "select keysets must be compile-time constants")
+
+    def control_decl(self, d: ir.ControlDecl) -> None:
+        if d.type_params:
+            raise unsupported(d.pos, "generic control")
+        if d.ctor_params:
+            raise unsupported(d.pos, "control constructor parameters")
+        self.frame = Frame()
+        cscope = Scope(self.scope)
+        self.params(d.params, cscope, self.frame)
+        d.tables = []
+        d.instances = []
+        d.local_actions = []
+        for loc in d.locals:
+            self.local(loc, cscope, d)
+        self.stmt(d.body, cscope)
+        d.frame_size = self.frame.size
+        self.frame = None
+
+    def local(self, loc, scope: Scope, control: ir.ControlDecl | None = None) -> None:
+        if isinstance(loc, ir.ConstDecl):
+            self.declaration(loc, scope)
+        elif isinstance(loc, ir.VarDecl):
+            self.stmt(loc, scope)
+        elif isinstance(loc, ir.Instantiation):
+            inst = self.instantiation(loc, scope)
+            loc.instance = inst
+            self.declare(scope, loc.name, inst, loc.pos)
+            if control is not None:
+                control.instances.append(inst)
+            else:
+                if isinstance(inst.type, ExternT) and inst.type.decl.name not in ("Checksum16",):
+                    pass
+        elif isinstance(loc, ir.ActionDecl):
+            self.action_decl(loc, scope)
+            control.local_actions.append(loc)
+        elif isinstance(loc, ir.TableDecl):
+            self.table_decl(loc, scope)
+            self.declare(scope, loc.name, loc, loc.pos)
+            control.tables.append(loc)
+        else:
+            raise unsupported(getattr(loc, "pos", None), type(loc).__name__)
+
+    # -- tables -----------------------------------------------------------------------
+    def table_decl(self, t: ir.TableDecl, scope: Scope) -> None:
+        t.keys, t.action_refs, t.default, t.size, t.entries = [], [], None, 1024, None
+        t.const_default = False
+        t.direct_counter = t.direct_meter = None
+        t.entries_const = True
+        props = {}
+        for p in t.properties:
+            if p.name in props:
+                raise P4Error.at(p.pos, f"table property '{p.name}' given twice")
+            props[p.name] = p
+        if "actions" not in props:
+            raise P4Error.at(t.pos, f"table {t.name} has no 'actions' property")
+        for k in props["key"].value if "key" in props else []:
+            kt = self.expr(k.expr, scope)
+            if not isinstance(kt, (Bits, BoolT, ErrorT, EnumT)):
+                raise P4Error.at(k.pos, f"table key of type {kt} is not supported (use bit<W>)")
+            if k.match_kind not in self.match_kinds.members:
+                raise P4Error.at(k.pos, f"unknown match kind '{k.match_kind}' (expected one of {', '.join(sorted(self.match_kinds.members))})")
+            if k.match_kind == "selector":
+                raise unsupported(k.pos, "match kind 'selector' (action selectors)")
+            if k.match_kind not in ("exact", "lpm", "ternary", "range", "optional"):
+                raise unsupported(k.pos, f"match kind '{k.match_kind}'")
+            t.keys.append(k)
+        if sum(1 for k in t.keys if k.match_kind == "lpm") > 1:
+            raise P4Error.at(t.pos, f"table {t.name} has more than one lpm key")
+        for ref in props["actions"].value:
+            self.action_ref(ref, scope, bind_all=False)
+            t.action_refs.append(ref)
+        names = {r.decl.name for r in t.action_refs}
+        if "default_action" in props:
+            p = props["default_action"]
+            self.action_ref(p.value, scope, bind_all=True)
+            if p.value.decl.name not in names:
+                raise P4Error.at(p.pos, f"default action {p.value.decl.name} is not in the actions of table {t.name}")
+            t.default = p.value
+            t.const_default = p.is_const
+        if "size" in props:
+            t.size = self.const_int(props["size"].value, scope)
+        for pname in ("counters", "meters"):
+            if pname in props:
+                e = props[pname].value
+                if not isinstance(e, ir.Name):
+                    raise P4Error.at(props[pname].pos, f"'{pname}' must name a direct_counter/direct_meter instance")
+                inst = scope.lookup(e.name)
+                want = "direct_counter" if pname == "counters" else "direct_meter"
+                if not (isinstance(inst, Instance) and isinstance(inst.type, ExternT) and inst.type.decl.name == want):
+                    raise P4Error.at(e.pos, f"'{e.name}' is not a {want} instance")
+                if pname == "counters":
+                    t.direct_counter = inst
+                else:
+                    t.direct_meter = inst
+                inst.table = t
+        if "implementation" in props:
+            raise unsupported(props["implementation"].pos, "table implementation (action profiles/selectors)")
+        if "entries" in props:
+            p = props["entries"]
+            t.entries = p.value
+            t.entries_const = p.is_const
+            if not p.is_const:
+                raise unsupported(p.pos, "non-const 'entries'")
+            for e in t.entries:
+                if len(e.keyset) == 1 and isinstance(e.keyset[0], ir.Default) and len(t.keys) != 1:
+                    e.keyset = [ir.Default(e.pos) for _ in t.keys]
+                if len(e.keyset) != len(t.keys):
+                    raise P4Error.at(e.pos, f"entry has {len(e.keyset)} key value(s), table {t.name} has {len(t.keys)} key(s)")
+                for k, ks in zip(t.keys, e.keyset):
+                    self.keyset_element(ks, k.expr.type, scope)
+                self.action_ref(e.action, scope, bind_all=True)
+                if e.action.decl.name not in names:
+                    raise P4Error.at(e.pos, f"action {e.action.decl.name} is not in the actions of table {t.name}")
+                if e.priority is not None:
+                    self.const_int(e.priority, scope)
+
+    def action_ref(self, ref: ir.ActionRef, scope: Scope, bind_all: bool) -> None:
+        decl = self.scope.lookup(ref.name.name) if ref.name.absolute else scope.lookup(ref.name.name)
+        if not isinstance(decl, ir.ActionDecl):
+            raise P4Error.at(ref.pos, f"'{ref.name.name}' is not an action")
+        ref.decl = decl
+        directional = [p for p in decl.params if p.direction]
+        if bind_all:
+            if len(ref.args) != len(decl.params):
+                raise P4Error.at(ref.pos, f"action {decl.name} takes {len(decl.params)} argument(s), got {len(ref.args)}")
+        elif ref.args and len(ref.args) != len(directional):
+            raise P4Error.at(ref.pos, f"action {decl.name} in an actions list binds its {len(directional)} directional parameter(s), got {len(ref.args)} argument(s)")
+        for p, a in zip(decl.params, ref.args):
+            if a.value is None:
+                raise P4Error.at(ref.pos, "'_' is not allowed as an action argument")
+            self.expr(a.value, scope, p.type)
+            self.coerce(a.value, p.type)
+            if p.direction == "" and a.value.const is None:
+                raise P4Error.at(a.value.pos, f"argument for directionless parameter '{p.name}' must be a compile-time constant")
+            if p.direction in ("out", "inout"):
+                self.check_lvalue(a.value)
+
+    # -- statements -------------------------------------------------------------------
+    def stmt(self, s: ir.Stmt, scope: Scope) -> None:
+        if isinstance(s, ir.Block):
+            inner = Scope(scope)
+            for st in s.stmts:
+                self.stmt(st, inner)
+        elif isinstance(s, ir.Assign):
+            lt = self.expr(s.lhs, scope)
+            self.check_lvalue(s.lhs)
+            self.expr(s.rhs, scope, lt)
+            self.coerce(s.rhs, lt)
+        elif isinstance(s, ir.CallStmt):
+            self.expr(s.call, scope)
+        elif isinstance(s, ir.If):
+            self.condition(s.cond, scope)
+            self.stmt(s.then, Scope(scope))
+            if s.other is not None:
+                self.stmt(s.other, Scope(scope))
+        elif isinstance(s, ir.VarDecl):
+            t = self.resolve_type(s.typeref, scope)
+            if isinstance(t, (ExternT, BlockT, InfInt, VoidT)):
+                raise P4Error.at(s.pos, f"cannot declare a variable of type {t}")
+            s.var_type = t
+            if s.init is not None:
+                self.expr(s.init, scope, t)
+                self.coerce(s.init, t)
+            if s.is_const:
+                if s.init is None or s.init.const is None:
+                    raise P4Error.at(s.pos, f"constant '{s.name}' needs a compile-time constant value")
+                var = Var(s.name, t, "const", None, s.init.const, s.pos)
+            else:
+                var = Var(s.name, t, "local", self.frame.alloc(), None, s.pos)
+            s.var = var
+            self.declare(scope, s.name, var, s.pos)
+        elif isinstance(s, ir.Switch):
+            t = self.expr(s.expr, scope)
+            seen_default = False
+            for c in s.cases:
+                for label in c.labels:
+                    if label is None:
+                        seen_default = True
+                        continue
+                    if isinstance(t, ActionEnumT):
+                        names = {r.decl.name: r.decl for r in t.table.action_refs}
+                        if not isinstance(label, ir.Name) or label.name not in names:
+                            raise P4Error.at(label.pos, f"switch label must be an action of table {t.table.name} ({', '.join(names)})")
+                        label.decl = names[label.name]
+                    else:
+                        if not isinstance(t, (Bits, EnumT, ErrorT)):
+                            raise P4Error.at(s.expr.pos, f"cannot switch on a value of type {t}")
+                        self.expr(label, scope, t)
+                        self.coerce(label, t)
+                        if label.const is None:
+                            raise P4Error.at(label.pos, "switch labels must be compile-time constants")
+                if c.body is not None:
+                    self.stmt(c.body, scope)
+            if s.cases and s.cases[-1].body is None:
+                raise P4Error.at(s.cases[-1].pos, "the last switch case needs a block")
+        elif isinstance(s, ir.Return):
+            if s.value is not None:
+                if self.return_type is None or isinstance(self.return_type, VoidT):
+                    raise P4Error.at(s.pos, "return with a value outside a function returning a value")
+                self.expr(s.value, scope, self.return_type)
+                self.coerce(s.value, self.return_type)
+            elif self.return_type is not None and not isinstance(self.return_type, VoidT):
+                raise P4Error.at(s.pos, f"this function must return a value of type {self.return_type}")
+        elif isinstance(s, (ir.Exit, ir.Empty)):
+            pass
+        else:
+            raise unsupported(s.pos, type(s).__name__)
+
+    def condition(self, e: ir.Expr, scope: Scope) -> None:
+        t = self.expr(e, scope, BoolT())
+        if not isinstance(t, BoolT):
+            raise P4Error.at(e.pos, f"condition must be bool, not {t}")
+
+    def check_lvalue(self, e: ir.Expr) -> None:
+        base = e
+        while isinstance(base, (ir.Member, ir.Index, ir.Slice)):
+            if isinstance(base, ir.Member) and isinstance(base.expr.type, StackT) and base.name in ("lastIndex", "size"):
+                break
+            base = base.expr
+        if isinstance(base, ir.Name) and isinstance(base.decl, Var) and base.decl.direction not in ("const", "in"):
+            if isinstance(base.decl.type, (ExternT,)):
+                raise P4Error.at(e.pos, "cannot assign to an extern object")
+            return
+        if isinstance(base, ir.Name) and isinstance(base.decl, Var) and base.decl.direction == "in":
+            raise P4Error.at(e.pos, f"cannot assign to '{base.name}': it is an 'in' parameter")
+        raise P4Error.at(e.pos, "expression is not assignable (expected a variable, field, stack element or slice)")
+
+    # -- expressions ------------------------------------------------------------------
+    def coerce(self, e: ir.Expr, target: Type) -> None:
+        """Implicit conversions: untyped integer literals to bit<W>/int<W>; lists to
+        headers/structs/tuples. Anything else must already have the target type."""
+        t = e.type
+        if isinstance(target, (TypeVar, DontCareT)) or t is target:
+            return
+        if isinstance(t, InfInt) and isinstance(target, Bits):
+            e.type = target
+            e.const = target.wrap(e.const) if e.const is not None else None
+            return
+        if isinstance(t, InfInt) and isinstance(target, EnumT) and target.underlying is not None:
+            raise P4Error.at(e.pos, f"an integer needs an explicit cast to {target}")
+        if isinstance(target, (HeaderT, TupleT)) and isinstance(e, (ir.ListExpr, ir.StructInit)):
+            self.list_to(e, target)
+            return
+        if isinstance(t, (ErrorT, MatchKindT)) and type(t) is type(target):
+            return
+        if t == target and isinstance(t, (Bits, BoolT, StringT, InfInt)):
+            return
+        raise P4Error.at(e.pos, f"expected a value of type {target}, got {t}")
+
+    def list_to(self, e: ir.Expr, target: Type) -> None:
+        if isinstance(target, TupleT):
+            if not isinstance(e, ir.ListExpr) or len(e.items) != len(target.items):
+                raise P4Error.at(e.pos, f"expected {len(target.items)} items for {target}")
+            for item, it in zip(e.items, target.items):
+                self.coerce(item, it)
+            e.type = target
+            return
+        if isinstance(e, ir.ListExpr):
+            if len(e.items) != len(target.fields):
+                raise P4Error.at(e.pos, f"{target} has {len(target.fields)} fields, the list has {len(e.items)} items")
+            for item, (_, ft) in zip(e.items, target.fields):
+                self.coerce(item, ft)
+            e.order = list(range(len(e.items)))
+        else:
+            names = [n for n, _ in e.fields]
+            if sorted(names) != sorted(n for n, _ in target.fields):
+                raise P4Error.at(e.pos, f"initializer for {target} must set exactly its fields: {', '.join(n for n, _ in target.fields)}")
+            for n, item in e.fields:
+                self.coerce(item, target.field_type(n))
+        e.type = target
+        e.const = None
+
+    def expr(self, e: ir.Expr, scope: Scope, expected: Type | None = None) -> Type:
+        t = self._expr(e, scope, expected)
+        e.type = t
+        return t
+
+    def _expr(self, e: ir.Expr, scope: Scope, expected: Type | None) -> Type:
+        if isinstance(e, ir.IntLit):
+            if e.width is None:
+                e.const = e.value
+                return InfInt()
+            t = Bits(e.width, e.signed)
+            e.const = t.wrap(e.value)
+            return t
+        if isinstance(e, ir.BoolLit):
+            e.const = e.value
+            return BoolT()
+        if isinstance(e, ir.StrLit):
+            e.const = e.value
+            return StringT()
+        if isinstance(e, ir.Name):
+            return self.name(e, scope)
+        if isinstance(e, ir.Member):
+            return self.member(e, scope)
+        if isinstance(e, ir.Index):
+            bt = self.expr(e.expr, scope)
+            it = self.expr(e.index, scope)
+            if not isinstance(bt, StackT):
+                raise P4Error.at(e.pos, f"cannot index a value of type {bt}")
+            if not isinstance(it, (Bits, InfInt)):
+                raise P4Error.at(e.index.pos, "stack index must be an integer")
+            if e.index.const is not None and not 0 <= e.index.const < bt.size:
+                raise P4Error.at(e.index.pos, f"index {e.index.const} out of range for {bt}")
+            return bt.elem
+        if isinstance(e, ir.Slice):
+            bt = self.expr(e.expr, scope)
+            if isinstance(bt, InfInt) and e.expr.const is not None:
+                bt = Bits(max(e.expr.const.bit_length(), 1) + 1)
+            if not isinstance(bt, Bits):
+                raise P4Error.at(e.pos, f"cannot slice a value of type {bt}")
+            hi, lo = self.const_int(e.hi, scope), self.const_int(e.lo, scope)
+            if not (0 <= lo <= hi < bt.width):
+                raise P4Error.at(e.pos, f"slice [{hi}:{lo}] out of range for {bt}")
+            t = Bits(hi - lo + 1)
+            if e.expr.const is not None:
+                e.const = (e.expr.const >> lo) & ((1 << (hi - lo + 1)) - 1)
+            return t
+        if isinstance(e, ir.Unary):
+            return self.unary(e, scope, expected)
+        if isinstance(e, ir.Binary):
+            return self.binary(e, scope, expected)
+        if isinstance(e, ir.Ternary):
+            self.condition(e.cond, scope)
+            a = self.expr(e.then, scope, expected)
+            b = self.expr(e.other, scope, expected)
+            t = self.unify(e.then, e.other, e.pos, "?:")
+            if isinstance(t, InfInt) and expected is not None and isinstance(expected, Bits):
+                self.coerce(e.then, expected)
+                self.coerce(e.other, expected)
+                t = expected
+            if e.cond.const is not None and e.then.const is not None and e.other.const is not None:
+                e.const = e.then.const if e.cond.const else e.other.const
+            return t
+        if isinstance(e, ir.Cast):
+            return self.cast(e, scope)
+        if isinstance(e, ir.Call):
+            return self.call(e, scope)
+        if isinstance(e, ir.ListExpr):
+            hint = expected if isinstance(expected, TupleT) else None
+            items = []
+            for i, item in enumerate(e.items):
+                items.append(self.expr(item, scope, hint.items[i] if hint and i < len(hint.items) else None))
+            if isinstance(expected, (HeaderT, TupleT)):
+                t = TupleT(items)
+                e.type = t
+                self.list_to(e, expected)
+                return expected
+            return TupleT(items)
+        if isinstance(e, ir.StructInit):
+            if not isinstance(expected, HeaderT):
+                raise P4Error.at(e.pos, "a {field = value} initializer needs a struct or header type from context")
+            for n, item in e.fields:
+                ft = expected.field_type(n)
+                if ft is None:
+                    raise P4Error.at(item.pos, f"{expected} has no field '{n}'")
+                self.expr(item, scope, ft)
+            self.list_to(e, expected)
+            return expected
+        if isinstance(e, ir.TypeExpr):
+            raise P4Error.at(e.pos, "a type is not a value here")
+        if isinstance(e, (ir.Mask, ir.Range, ir.Default)):
+            raise P4Error.at(e.pos, "keyset expression outside a select case or table entry")
+        raise unsupported(e.pos, type(e).__name__)
+
+    def name(self, e: ir.Name, scope: Scope) -> Type:
+        if e.name == "error":
+            e.decl = TypeEntry(self.error_type)
+            return self.error_type
+        d = self.scope.lookup(e.name) if e.absolute else scope.lookup(e.name)
+        if d is None:
+            raise P4Error.at(e.pos, f"'{e.name}' is not declared")
+        e.decl = d
+        if isinstance(d, Var):
+            if d.direction == "const":
+                e.const = d.const
+            return d.type
+        if isinstance(d, Instance):
+            return d.type
+        if isinstance(d, TypeEntry):
+            return d.type
+        if isinstance(d, ir.TableDecl):
+            return TableT(d)
+        if isinstance(d, (ir.ActionDecl, Overloads)):
+            return VoidT()
+        raise P4Error.at(e.pos, f"'{e.name}' cannot be used here")
+
+    def member(self, e: ir.Member, scope: Scope) -> Type:
+        base = e.expr
+        bt = self.expr(base, scope)
+        if isinstance(base, ir.Name) and isinstance(base.decl, TypeEntry):
+            if isinstance(bt, ErrorT):
+                if e.name not in bt.members:
+                    raise P4Error.at(e.pos, f"error.{e.name} is not declared (declared: {', '.join(bt.members)})")
+                e.const = bt.members[e.name]
+                return bt
+            if isinstance(bt, EnumT):
+                if e.name not in bt.values:
+                    raise P4Error.at(e.pos, f"{bt.enum_name} has no member '{e.name}' (members: {', '.join(bt.members)})")
+                e.const = bt.values[e.name]
+                return bt
+            raise P4Error.at(e.pos, f"type {bt} has no member '{e.name}'")
+        if isinstance(bt, HeaderT):
+            ft = bt.field_type(e.name)
+            if ft is None:
+                if bt.kind == "header" and e.name in ("isValid", "setValid", "setInvalid"):
+                    return VoidT()  # resolved by call()
+                raise P4Error.at(e.pos, f"{bt.kind} {bt.type_name} has no field '{e.name}'")
+            return ft
+        if isinstance(bt, StackT):
+            if e.name in ("next", "last"):
+                return bt.elem
+            if e.name in ("lastIndex", "size"):
+                if e.name == "size":
+                    e.const = bt.size
+                return Bits(32)
+            if e.name in ("push_front", "pop_front"):
+                return VoidT()
+            raise P4Error.at(e.pos, f"header stack has no member '{e.name}' (next, last, lastIndex, size, push_front, pop_front)")
+        if isinstance(bt, ApplyResultT):
+            if e.name in ("hit", "miss"):
+                return BoolT()
+            if e.name == "action_run":
+                return ActionEnumT(bt.table)
+            raise P4Error.at(e.pos, f"table apply result has no member '{e.name}' (hit, miss, action_run)")
+        if isinstance(bt, (ExternT, TableT, BlockT)):
+            return VoidT()  # a method: resolved by call()
+        raise P4Error.at(e.pos, f"a value of type {bt} has no member '{e.name}'")
+
+    def unify(self, a: ir.Expr, b: ir.Expr, pos, op: str) -> Type:
+        ta, tb = a.type, b.type
+        if isinstance(ta, InfInt) and isinstance(tb, Bits):
+            self.coerce(a, tb)
+            return tb
+        if isinstance(tb, InfInt) and isinstance(ta, Bits):
+            self.coerce(b, ta)
+            return ta
+        if isinstance(ta, InfInt) and isinstance(tb, InfInt):
+            return ta
+        if ta == tb and isinstance(ta, (Bits, BoolT)):
+            return ta
+        if ta is tb:
+            return ta
+        if isinstance(ta, ErrorT) and isinstance(tb, ErrorT):
+            return ta
+        raise P4Error.at(pos, f"operands of '{op}' have different types: {ta} and {tb} (cast one of them)")
+
+    def unary(self, e: ir.Unary, scope: Scope, expected) -> Type:
+        t = self.expr(e.expr, scope, expected if e.op != "!" else None)
+        c = e.expr.const
+        if e.op == "!":
+            if not isinstance(t, BoolT):
+                raise P4Error.at(e.pos, f"'!' needs a bool operand, got {t}")
+            e.const = None if c is None else not c
+            return t
+        if not isinstance(t, (Bits, InfInt)):
+            raise P4Error.at(e.pos, f"'{e.op}' needs an integer operand, got {t}")
+        if c is not None:
+            if e.op == "-":
+                e.const = t.wrap(-c) if isinstance(t, Bits) else -c
+            elif e.op == "~":
+                if isinstance(t, InfInt):
+                    raise P4Error.at(e.pos, "'~' needs an operand with a width (e.g. 8w5)")
+                e.const = t.wrap(~c)
+            else:
+                e.const = c
+        elif e.op == "~" and isinstance(t, InfInt):
+            raise P4Error.at(e.pos, "'~' needs an operand with a width")
+        return t
+
+    def binary(self, e: ir.Binary, scope: Scope, expected) -> Type:
+        op = e.op
+        if op in ("&&", "||"):
+            self.condition(e.left, scope)
+            self.condition(e.right, scope)
+            a, b = e.left.const, e.right.const
+            if a is not None and b is not None:
+                e.const = (a and b) if op == "&&" else (a or b)
+            return BoolT()
+        hint = expected if op in ARITH or op in ("<<", ">>") else None
+        lt = self.expr(e.left, scope, hint)
+        rt = self.expr(e.right, scope, hint if op not in ("<<", ">>") else None)
+        if op in ("<<", ">>"):
+            if isinstance(rt, Bits) and rt.signed:
+                raise P4Error.at(e.right.pos, "shift amount must be unsigned")
+            if not isinstance(rt, (Bits, InfInt)) or not isinstance(lt, (Bits, InfInt)):
+                raise P4Error.at(e.pos, f"'{op}' needs integer operands, got {lt} and {rt}")
+            if isinstance(lt, InfInt) and e.right.const is None:
+                raise P4Error.at(e.left.pos, "the left operand of a shift by a non-constant needs a width (e.g. 32w1)")
+            if isinstance(rt, InfInt) and e.right.const is not None and e.right.const < 0:
+                raise P4Error.at(e.right.pos, "shift amount must not be negative")
+            if e.left.const is not None and e.right.const is not None:
+                e.const = fold(op, e.left.const, e.right.const, lt, e.pos) if e.right.const < 4096 or isinstance(lt, Bits) else 0
+                if isinstance(lt, Bits) and e.right.const >= lt.width:
+                    e.const = (-1 if e.left.const < 0 and op == ">>" else 0) if lt.signed else 0
+                    e.const = lt.wrap(e.const)
+            return lt
+        if op == "++":
+            for side, st in ((e.left, lt), (e.right, rt)):
+                if not isinstance(st, Bits):
+                    raise P4Error.at(side.pos, f"'++' needs operands with a width (bit<W>/int<W>), got {st}")
+            t = Bits(lt.width + rt.width, lt.signed)
+            if e.left.const is not None and e.right.const is not None:
+                r = ((e.left.const & ((1 << lt.width) - 1)) << rt.width) | (e.right.const & ((1 << rt.width) - 1))
+                e.const = t.wrap(r)
+            return t
+        t = self.unify(e.left, e.right, e.pos, op)
+        if op in COMPARE:
+            if op not in ("==", "!=") and not isinstance(t, (Bits, InfInt)):
+                raise P4Error.at(e.pos, f"'{op}' needs integer operands, got {t}")
+            if not isinstance(t, (Bits, InfInt, BoolT, EnumT, ErrorT)):
+                raise unsupported(e.pos, f"comparison of {t} values")
+            a, b = e.left.const, e.right.const
+            if a is not None and b is not None:
+                e.const = {"==": a == b, "!=": a != b, "<": a < b, ">": a > b, "<=": a <= b, ">=": a >= b}[op]
+            return BoolT()
+        if not isinstance(t, (Bits, InfInt)):
+            raise P4Error.at(e.pos, f"'{op}' needs integer operands, got {t}")
+        if op in ("/", "%"):
+            if isinstance(t, Bits) and t.signed:
+                raise P4Error.at(e.pos, f"'{op}' is not defined on signed values ({t})")
+            if e.right.const is not None and e.right.const <= 0:
+                raise P4Error.at(e.right.pos, f"'{op}' by {e.right.const}")
+        a, b = e.left.const, e.right.const
+        if a is not None and b is not None:
+            e.const = fold(op, a, b, t, e.pos)
+        return t
+
+    def cast(self, e: ir.Cast, scope: Scope) -> Type:
+        to = self.resolve_type(e.to, scope)
+        ft = self.expr(e.expr, scope, to if isinstance(to, HeaderT) else None)
+        c = e.expr.const
+        ok = False
+        if isinstance(to, Bits):
+            if isinstance(ft, (Bits, InfInt)):
+                ok = True
+                if c is not None:
+                    e.const = to.wrap(c)
+            elif isinstance(ft, BoolT) and to.width == 1 and not to.signed:
+                ok = True
+                if c is not None:
+                    e.const = int(c)
+            elif isinstance(ft, EnumT) and ft.underlying is not None:
+                ok = True
+                if c is not None:
+                    e.const = to.wrap(c)
+        elif isinstance(to, BoolT):
+            if (isinstance(ft, Bits) and ft.width == 1 and not ft.signed) or isinstance(ft, BoolT):
+                ok = True
+                if c is not None:
+                    e.const = bool(c)
+            elif isinstance(ft, InfInt) and c in (0, 1):
+                ok = True
+                e.const = bool(c)
+        elif isinstance(to, EnumT) and to.underlying is not None:
+            if isinstance(ft, (Bits, InfInt)) or ft is to:
+                ok = True
+                if c is not None:
+                    e.const = to.underlying.wrap(c)
+        elif isinstance(to, HeaderT) and ft is to:
+            ok = True
+        elif ft is to or ft == to:
+            ok = True
+            e.const = c
+        if not ok:
+            raise P4Error.at(e.pos, f"cannot cast {ft} to {to}")
+        return to
+
+    # -- calls ------------------------------------------------------------------------
+    def call(self, e: ir.Call, scope: Scope) -> Type:
+        f = e.func
+        targs = [self.resolve_type(t, scope) for t in e.type_args]
+        e.targs = targs
+        if isinstance(f, ir.Member):
+            bt = self.expr(f.expr, scope)
+            m = f.name
+            if isinstance(bt, HeaderT) and m in ("isValid", "setValid", "setInvalid"):
+                self.no_args(e, 0)
+                e.kind, e.target = "header_method", m
+                return BoolT() if m == "isValid" else VoidT()
+            if isinstance(bt, StackT) and m in ("push_front", "pop_front"):
+                self.no_args(e, 1)
+                e.count = self.const_int(e.args[0].value, scope)
+                e.kind, e.target = "stack_method", m
+                return VoidT()
+            if isinstance(bt, TableT) and m == "apply":
+                self.no_args(e, 0)
+                e.kind, e.target = "table_apply", bt.decl
+                if self.in_action:
+                    raise P4Error.at(e.pos, "tables cannot be applied inside actions")
+                return ApplyResultT(bt.decl)
+            if isinstance(bt, BlockT) and m == "apply":
+                inst = f.expr.decl
+                decl = bt.decl
+                e.kind, e.target = "block_apply", inst
+                self.bind_args(e, decl.params, scope, {}, decl.name)
+                return VoidT()
+            if isinstance(bt, ExternT):
+                return self.extern_method(e, bt, m, scope)
+            raise P4Error.at(f.pos, f"{bt} has no method '{m}'")
+        if isinstance(f, ir.Name):
+            d = self.scope.lookup(f.name) if f.absolute else scope.lookup(f.name)
+            if d is None:
+                raise P4Error.at(f.pos, f"'{f.name}' is not declared")
+            f.decl = d
+            if isinstance(d, ir.ActionDecl):
+                e.kind, e.target = "action", d
+                self.bind_args(e, d.params, scope, {}, d.name)
+                return VoidT()
+            if isinstance(d, Overloads):
+                cands = [c for c in d.decls if self.arity_ok(c.params, e.args)]
+                if not cands:
+                    raise P4Error.at(e.pos, f"no overload of '{f.name}' takes {len(e.args)} argument(s)")
+                decl = cands[0]
+                binding = self.bind_type_params(decl.type_params, targs)
+                e.kind = "function" if isinstance(decl, ir.FunctionDecl) else "extern_func"
+                e.target = decl
+                self.bind_args(e, decl.params, scope, binding, f.name)
+                if f.name == "digest" and len(e.args) == 2 and e.args[1].value is not None:
+                    self.digest_types.append(e.args[1].value.type)
+                ret = decl.ret_type if isinstance(decl, ir.FunctionDecl) else self.param_type(ir.Param(decl.pos, "", decl.ret, "", None, []), scope, binding)
+                return ret
+            raise P4Error.at(f.pos, f"'{f.name}' is not a function, action or method")
+        raise P4Error.at(e.pos, "this expression cannot be called")
+
+    def no_args(self, e: ir.Call, n: int) -> None:
+        if len(e.args) != n:
+            raise P4Error.at(e.pos, f"expected {n} argument(s), got {len(e.args)}")
+
+    def arity_ok(self, params: list[ir.Param], args: list[ir.Arg]) -> bool:
+        required = sum(1 for p in params if p.default is None)
+        return required <= len(args) <= len(params)
+
+    def extern_method(self, e: ir.Call, et: ExternT, m: str, scope: Scope) -> Type:
+        cands = [md for md in et.decl.methods if md.name == m and md.ret is not None and self.arity_ok(md.params, e.args)]
+        if not cands:
+            names = sorted({md.name for md in et.decl.methods if md.ret is not None})
+            raise P4Error.at(e.pos, f"{et.decl.name} has no method '{m}' taking {len(e.args)} argument(s) (methods: {', '.join(names)})")
+        md = cands[0]
+        inst = e.func.expr.decl
+        binding = dict(getattr(inst, "binding", None) or self.bind_type_params(et.decl.type_params, et.args))
+        binding.update(self.bind_type_params(md.type_params, e.targs))
+        e.kind, e.target, e.method = "extern_method", inst, md
+        self.bind_args(e, md.params, scope, binding, f"{et.decl.name}.{m}")
+        return self.param_type(ir.Param(md.pos, "", md.ret, "", None, []), scope, binding)
+
+    def bind_args(self, e: ir.Call, params: list[ir.Param], scope: Scope, binding, what: str) -> None:
+        if any(a.name for a in e.args):
+            by_name = {a.name: a for a in e.args}
+            if None in by_name or set(by_name) - {p.name for p in params}:
+                raise P4Error.at(e.pos, f"bad named arguments for {what} (parameters: {', '.join(p.name for p in params)})")
+            e.args = [by_name.get(p.name, ir.Arg(p.default, p.name, e.pos)) for p in params]
+        if not self.arity_ok(params, e.args):
+            raise P4Error.at(e.pos, f"{what} takes {len(params)} argument(s), got {len(e.args)}")
+        e.params = params
+        for p, a in zip(params, e.args):
+            pt = getattr(p, "type", None) or self.param_type(p, scope, binding)
+            if a.value is None:
+                if p.direction != "out":
+                    raise P4Error.at(a.pos, "'_' can only be passed to an out parameter")
+                continue
+            at = self.expr(a.value, scope, pt)
+            if isinstance(pt, TypeVar):
+                if isinstance(at, InfInt) and p.direction == "in" and False:
+                    pass
+            else:
+                self.coerce(a.value, pt)
+            if p.direction in ("out", "inout"):
+                self.check_lvalue(a.value)

@@ -1,0 +1,263 @@
+"""The extern functions and objects of v1model.p4, compiled for one device.
+
+Each `compile_*` returns a closure over the device; calls that affect the traffic manager
+(clone, resubmit, recirculate, truncate) record a request on the packet being processed
+(`device.cur`), which the pipeline honours at the end of ingress/egress as BMv2 does.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+
+from p4sim.engine.control import flatten_fn
+from p4sim.engine.externs import HASH_ALGORITHMS, csum16, pack_fields
+from p4sim.errors import P4Error, unsupported
+from p4sim.frontend import ir
+from p4sim.frontend.types import Bits, EnumT
+
+log = logging.getLogger("p4sim.log_msg")
+
+DROP_PORT = 511
+
+
+class AssertionFailed(Exception):
+    """assert()/assume() failed: BMv2 aborts; p4sim drops the packet and logs an error."""
+
+
+class V1ModelExterns:
+    def __init__(self, device):
+        self.dev = device
+
+    # -- helpers ----------------------------------------------------------------------
+    def algorithm(self, e: ir.Expr) -> str:
+        if e.const is None or not isinstance(e.type, EnumT) or e.type.enum_name != "HashAlgorithm":
+            raise P4Error.at(e.pos, "the hash algorithm must be a constant HashAlgorithm member")
+        name = e.type.members[e.const]
+        if name not in HASH_ALGORITHMS:
+            raise P4Error.at(
+                e.pos,
+                f"HashAlgorithm.{name} is not supported by p4sim (supported: {', '.join(HASH_ALGORITHMS)})",
+            )
+        return name
+
+    def field_indices(self, e: ir.Call, i: int) -> list[int] | None:
+        """For the deprecated resubmit/recirculate/clone3(data): the metadata fields named."""
+        a = e.args[i].value
+        items = a.items if isinstance(a, ir.ListExpr) else [a]
+        out = []
+        for item in items:
+            if not (isinstance(item, ir.Member) and item.expr.type is self.dev.meta_type):
+                raise unsupported(item.pos, "preserving anything but fields of the user metadata")
+            out.append(self.dev.meta_type.index[item.name])
+        return out
+
+    # -- functions --------------------------------------------------------------------
+    def compile_function(self, c, e: ir.Call, name: str):
+        dev = self.dev
+        sm = dev.sm_index
+        if name == "mark_to_drop":
+            if not e.args:
+                raise unsupported(e.pos, "mark_to_drop() without arguments (deprecated; use mark_to_drop(standard_metadata))")
+            g = c.arg(e, 0)
+            spec, grp = sm["egress_spec"], sm["mcast_grp"]
+
+            def mark_to_drop(f):
+                s = g(f)
+                s.v[spec] = DROP_PORT
+                s.v[grp] = 0
+
+            return mark_to_drop
+        if name == "hash":
+            out = c.out_arg(e, 0)
+            algo = HASH_ALGORITHMS[self.algorithm(e.args[1].value)]
+            base = c.arg(e, 2)
+            data = c.field_list(e.args[3].value)
+            mx = c.arg(e, 4)
+
+            def hash_(f):
+                h = algo(pack_fields(data(f)))
+                m = mx(f)
+                # BMv2: base + (h % max); with max 0 the modulo is skipped (no division by 0).
+                out(f, base(f) + (h % m if m else h))
+
+            return hash_
+        if name == "random":
+            out = c.out_arg(e, 0)
+            lo, hi = c.arg(e, 1), c.arg(e, 2)
+            rng = dev.rng
+
+            def random_(f):
+                a, b = lo(f), hi(f)
+                out(f, rng.randint(a, b) if a <= b else a)
+
+            return random_
+        if name in ("verify_checksum", "verify_checksum_with_payload"):
+            cond = c.arg(e, 0)
+            data = c.field_list(e.args[1].value)
+            chk = c.arg(e, 2)
+            algo = HASH_ALGORITHMS[self.algorithm(e.args[3].value)]
+            with_payload = name.endswith("payload")
+            cerr = sm["checksum_error"]
+
+            def verify_checksum(f):
+                if cond(f):
+                    buf = pack_fields(data(f))
+                    if with_payload:
+                        buf += dev.cur.payload
+                    if algo(buf) != chk(f):
+                        dev.cur.sm.v[cerr] = 1
+
+            return verify_checksum
+        if name in ("update_checksum", "update_checksum_with_payload"):
+            cond = c.arg(e, 0)
+            data = c.field_list(e.args[1].value)
+            out = c.out_arg(e, 2)
+            algo = HASH_ALGORITHMS[self.algorithm(e.args[3].value)]
+            with_payload = name.endswith("payload")
+
+            def update_checksum(f):
+                if cond(f):
+                    buf = pack_fields(data(f))
+                    if with_payload:
+                        buf += dev.cur.payload
+                    out(f, algo(buf))
+
+            return update_checksum
+        if name in ("clone", "clone3", "clone_preserving_field_list"):
+            ctype = c.arg(e, 0)
+            session = c.arg(e, 1)
+            fl = None
+            fields = None
+            if name == "clone_preserving_field_list":
+                fl = e.args[2].value.const
+                if fl is None:
+                    raise P4Error.at(e.args[2].pos, "the field list index must be a constant")
+            elif name == "clone3":
+                fields = self.field_indices(e, 2)
+
+            def clone(f):
+                cur = dev.cur
+                cur.clone_type = ctype(f)
+                cur.clone_session = session(f)
+                cur.clone_fields = fields if fields is not None else dev.field_list(fl)
+
+            return clone
+        if name in ("resubmit", "resubmit_preserving_field_list", "recirculate", "recirculate_preserving_field_list"):
+            if name.endswith("field_list"):
+                fl = e.args[0].value.const
+                if fl is None:
+                    raise P4Error.at(e.args[0].pos, "the field list index must be a constant")
+                fields = dev.field_list(fl)
+            else:
+                fields = self.field_indices(e, 0)
+            attr = "resubmit_fields" if name.startswith("resubmit") else "recirculate_fields"
+
+            def request(f):
+                setattr(dev.cur, attr, fields)
+
+            return request
+        if name == "truncate":
+            g = c.arg(e, 0)
+
+            def truncate(f):
+                dev.cur.truncate = g(f)
+
+            return truncate
+        if name in ("assert", "assume"):
+            g = c.arg(e, 0)
+            pos = e.pos
+
+            def check(f):
+                if not g(f):
+                    raise AssertionFailed(f"{name} failed at {pos}")
+
+            return check
+        if name == "log_msg":
+            msg = e.args[0].value.const
+            data = c.field_list(e.args[1].value) if len(e.args) > 1 else (lambda f: [])
+
+            def log_msg(f):
+                if log.isEnabledFor(logging.INFO):
+                    vals = [v for v, _ in data(f)]
+                    text = msg
+                    for v in vals:
+                        text = text.replace("{}", str(v), 1)
+                    log.info("%s", text)
+
+            return log_msg
+        if name == "digest":
+            receiver = c.arg(e, 0)
+            arg = e.args[1].value
+            data = c.field_list(arg)
+            tname = getattr(arg.type, "type_name", "digest")
+
+            def digest(f):
+                dev.digests.append((tname, receiver(f), [v for v, _ in data(f)]))
+
+            return digest
+        raise unsupported(e.pos, f"extern function {name}")
+
+    # -- objects ----------------------------------------------------------------------
+    def compile_method(self, c, e: ir.Call, kind: str, name: str, obj, inst):
+        dev = self.dev
+        if kind == "register":
+            idx = c.arg(e, 1 if name == "read" else 0)
+            if name == "read":
+                out = c.out_arg(e, 0)
+                values = obj.values
+                size = len(values)
+                conv = _elem_conv(inst)
+
+                def reg_read(f):
+                    i = idx(f)
+                    # BMv2 reports an out-of-bounds index as an error; p4sim reads 0.
+                    out(f, conv(values[i]) if 0 <= i < size else 0)
+
+                return reg_read
+            if name == "write":
+                val = c.arg(e, 1)
+                values = obj.values
+                size = len(values)
+                mask = obj.mask
+
+                def reg_write(f):
+                    i = idx(f)
+                    if 0 <= i < size:
+                        values[i] = val(f) & mask
+
+                return reg_write
+        if kind == "counter" and name == "count":
+            idx = c.arg(e, 0)
+            count = obj.count
+            return lambda f: count(idx(f), dev.cur.length)
+        if kind == "direct_counter" and name == "count":
+            return lambda f: None  # BMv2 counts direct counters on every hit by itself
+        if kind == "meter" and name == "execute_meter":
+            idx = c.arg(e, 0)
+            out = c.out_arg(e, 1)
+            bytes_unit = obj.definition.unit == "bytes"
+            execute = obj.execute
+
+            def execute_meter(f):
+                out(f, execute(idx(f), dev.cur.length if bytes_unit else 1))
+
+            return execute_meter
+        if kind == "direct_meter" and name == "read":
+            out = c.out_arg(e, 0)
+            mname = obj.definition.name
+            return lambda f: out(f, dev.cur.direct_colors.get(mname, 0))
+        if kind == "Checksum16" and name == "get":
+            data = c.field_list(e.args[0].value)
+            return lambda f: csum16(pack_fields(data(f)))
+        raise unsupported(e.pos, f"{kind}.{name}")
+
+
+def _elem_conv(inst):
+    t = inst.binding.get("T")
+    if isinstance(t, Bits) and t.signed:
+        return t.wrap
+    return lambda v: v
+
+
+__all__ = ["V1ModelExterns", "AssertionFailed", "DROP_PORT", "flatten_fn"]
