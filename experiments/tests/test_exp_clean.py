@@ -1,0 +1,41 @@
+"""`dcexp clean` removes what a killed run left, and nothing of a live one (root)."""
+
+import os
+import subprocess
+
+import pytest
+
+from experiments.cli import main as dcexp
+from experiments.testbed import DPDK_RUN_DIR, RUN_DIR, leftovers
+
+pytestmark = pytest.mark.netns
+if os.geteuid() != 0:
+    raise RuntimeError("dcexp clean tests need root (network namespaces); run as root")
+
+
+def dead_pid() -> int:
+    proc = subprocess.Popen(["true"])
+    proc.wait()
+    return proc.pid  # reaped: no process has this id now (barring reuse within the test)
+
+
+def test_clean_removes_dead_runs_keeps_live_ones(capsys):
+    dead, live = "dx9997", "dx9998"
+    RUN_DIR.mkdir(parents=True, exist_ok=True)
+    try:
+        for prefix, pid in ((dead, dead_pid()), (live, os.getpid())):
+            (RUN_DIR / f"{prefix}.pid").write_text(str(pid))
+            subprocess.run(["ip", "netns", "add", prefix + "srv"], check=True)
+        (DPDK_RUN_DIR / dead).mkdir(parents=True, exist_ok=True)
+        # a process left inside the dead run's namespace is stopped by its id
+        orphan = subprocess.Popen(["ip", "netns", "exec", dead + "srv", "sleep", "60"])
+        assert dcexp(["clean"]) == 0
+        out = capsys.readouterr().out
+        assert f"removed namespace {dead}srv" in out and f"keeping {live}" in out
+        assert leftovers(dead) == [] and leftovers(live) == [live + "srv"]
+        assert not (DPDK_RUN_DIR / dead).exists() and not (RUN_DIR / f"{dead}.pid").exists()
+        assert orphan.wait(timeout=5) != 0
+    finally:
+        for prefix in (dead, live):
+            subprocess.run(["ip", "netns", "del", prefix + "srv"], capture_output=True)
+            (RUN_DIR / f"{prefix}.pid").unlink(missing_ok=True)
