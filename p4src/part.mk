@@ -1,6 +1,7 @@
 # p4src: the PDCP splitter P4 program. `make p4` compiles both SN profiles with p4sim
 # (P4Info + p4sim device config); `make p4c-bmv2` runs the real p4c for BMv2 when installed.
 .PHONY: p4 p4c-bmv2
+BUILD_TARGETS += p4
 
 P4_SRC      := $(ROOT)/p4src/dc_splitter.p4
 P4_INCLUDES := $(wildcard $(ROOT)/p4src/include/*.p4)
