@@ -1,0 +1,325 @@
+"""An STF-like conformance runner: a P4 program, control-plane setup, packets in, packets out.
+
+Usage: python -m p4sim.stf program.p4 test.stf [-I DIR] [-D NAME=VALUE] [-v]
+
+The format follows the shape of p4c's .stf files, one command per line (`#` starts a
+comment). Names of tables, actions, registers and counters may be written in full
+(`MyIngress.ipv4_lpm`) or by any unique dotted suffix (`ipv4_lpm`). Values are decimal,
+0x hex, 0b binary, dotted IPv4 (10.0.0.1) or colon MAC (00:11:22:33:44:55).
+
+    add <table> [<priority>] <key>:<match> ... <action>(<param>:<value>, ...)
+        <match> is <value> (exact, optional; ternary = all bits, lpm = full prefix),
+        <value>&&&<mask> (ternary), <value>/<prefix_len> (lpm), <low>..<high> (range);
+        keys left out are wildcards (not allowed for exact keys)
+    setdefault <table> <action>(<param>:<value>, ...)
+    mcast <group> <port>[:<rid>] ...            multicast group with its replicas
+    clone_session <session> <port> [<truncate_bytes>]
+    register_write <register> <index> <value>
+    register_check <register> <index> <value>
+    counter_check <counter> <index> packets <n> [bytes <n>]
+    direct_counter_check <table> <key>:<match> ... [<priority>] packets <n> [bytes <n>]
+    packet <port> <hex bytes>                   spaces inside the hex are ignored
+    expect <port> <hex bytes>                   `*` is a wildcard nibble
+    expect_drop                                 the previous packet must produce no output
+
+Packets are processed when they appear. At the end, the frames sent on each port must be
+exactly the expected ones, in order; frames on ports with no `expect` are failures too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from p4sim.errors import P4Error
+from p4sim.frontend import compile_file
+from p4sim.model import CloneSession, ControlPlaneError, FieldMatch, Replica, TableEntry
+
+
+class StfError(Exception):
+    """A malformed STF line (names the line)."""
+
+
+@dataclass
+class Result:
+    failures: list[str] = field(default_factory=list)
+    packets: int = 0
+    checks: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures
+
+
+def parse_value(text: str) -> int:
+    text = text.strip()
+    if re.fullmatch(r"\d+\.\d+\.\d+\.\d+", text):
+        parts = [int(x) for x in text.split(".")]
+        if any(p > 255 for p in parts):
+            raise StfError(f"bad IPv4 address {text}")
+        return int.from_bytes(bytes(parts), "big")
+    if re.fullmatch(r"[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}", text):
+        return int(text.replace(":", ""), 16)
+    try:
+        return int(text.replace("_", ""), 0)
+    except ValueError:
+        raise StfError(f"bad value '{text}' (expected decimal, 0x.., 0b.., IPv4 or MAC)") from None
+
+
+def _resolve(name: str, names, what: str) -> str:
+    names = list(names)
+    if name in names:
+        return name
+    matches = [n for n in names if n.endswith("." + name)]
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise StfError(f"unknown {what} '{name}' (known: {', '.join(names) or 'none'})")
+    raise StfError(f"{what} name '{name}' is ambiguous: {', '.join(matches)}")
+
+
+_CALL = re.compile(r"([\w.]+)\s*\((.*)\)\s*$")
+
+
+class StfRunner:
+    def __init__(self, program, verbose: bool = False):
+        self.program = program
+        self.device = program.new_device(seed=1)
+        self.verbose = verbose
+        self.expected: dict[int, list[tuple[bytes, bytes, int]]] = {}
+        self.received: dict[int, list[bytes]] = {}
+        self.result = Result()
+        self.last_outputs: list | None = None
+
+    def run_text(self, text: str, filename: str = "<stf>") -> Result:
+        for lineno, raw in enumerate(text.splitlines(), 1):
+            line = raw.split("#", 1)[0].strip()
+            if not line:
+                continue
+            try:
+                self.command(line)
+            except (StfError, ControlPlaneError, IndexError) as e:
+                raise StfError(f"{filename}:{lineno}: {e}") from None
+        self.compare()
+        return self.result
+
+    # -- commands ---------------------------------------------------------------------
+    def command(self, line: str) -> None:
+        words = line.split()
+        cmd, rest = words[0], words[1:]
+        handler = getattr(self, "cmd_" + cmd, None)
+        if handler is None:
+            raise StfError(f"unknown command '{cmd}'")
+        handler(rest, line)
+
+    def _action(self, text: str, table=None) -> tuple[str, dict[str, int]]:
+        m = _CALL.match(text.strip())
+        if m:
+            name, argtext = m.group(1), m.group(2)
+        else:
+            name, argtext = text.strip(), ""
+        names = [a.name for a in table.definition.actions] if table else self.device.program.all_actions
+        action = _resolve(name, names, "action")
+        args = {}
+        for part in filter(None, (p.strip() for p in argtext.split(","))):
+            if ":" not in part:
+                raise StfError(f"action argument '{part}' must be <param>:<value>")
+            k, v = part.split(":", 1)
+            args[k.strip()] = parse_value(v)
+        return action, args
+
+    def _table(self, name: str):
+        return self.device.tables[_resolve(name, self.device.tables, "table")]
+
+    def _matches(self, table, words: list[str]) -> tuple[dict, int]:
+        keys = {k.name: k for k in table.definition.keys}
+        match, priority = {}, 0
+        for w in words:
+            if ":" not in w:
+                priority = parse_value(w)
+                continue
+            kname, text = w.split(":", 1)
+            if kname not in keys:
+                raise StfError(f"table {table.definition.name} has no key '{kname}' (keys: {', '.join(keys)})")
+            kind = keys[kname].match_kind
+            if "&&&" in text:
+                v, m = text.split("&&&")
+                match[kname] = FieldMatch(kind, parse_value(v) & parse_value(m), mask=parse_value(m))
+            elif ".." in text and kind == "range":
+                lo, hi = text.split("..")
+                match[kname] = FieldMatch(kind, low=parse_value(lo), high=parse_value(hi))
+            elif "/" in text:
+                v, plen = text.split("/")
+                match[kname] = FieldMatch(kind, parse_value(v), prefix_len=int(plen))
+            else:
+                v = parse_value(text)
+                w_ = keys[kname].bitwidth
+                if kind == "ternary":
+                    match[kname] = FieldMatch(kind, v, mask=(1 << w_) - 1)
+                elif kind == "lpm":
+                    match[kname] = FieldMatch(kind, v, prefix_len=w_)
+                elif kind == "range":
+                    match[kname] = FieldMatch(kind, low=v, high=v)
+                else:
+                    match[kname] = FieldMatch(kind, v)
+        return match, priority
+
+    def cmd_add(self, rest, line) -> None:
+        if len(rest) < 2:
+            raise StfError("add needs a table and an action")
+        table = self._table(rest[0])
+        # The action call may contain spaces inside its parentheses.
+        body = line.split(None, 2)[2]
+        m = re.search(r"([\w.]+\s*\(.*\))\s*$", body)
+        if m:
+            action_text, key_text = m.group(1), body[: m.start()]
+        else:
+            parts = body.rsplit(None, 1)
+            action_text, key_text = parts[-1], parts[0] if len(parts) > 1 else ""
+        match, priority = self._matches(table, key_text.split())
+        action, args = self._action(action_text, table)
+        table.insert(TableEntry(match, action, args, priority))
+
+    def cmd_setdefault(self, rest, line) -> None:
+        table = self._table(rest[0])
+        action, args = self._action(line.split(None, 2)[2], table)
+        table.set_default(action, args)
+
+    def cmd_mcast(self, rest, line) -> None:
+        grp = parse_value(rest[0])
+        replicas = []
+        for r in rest[1:]:
+            port, _, rid = r.partition(":")
+            replicas.append(Replica(parse_value(port), parse_value(rid) if rid else 0))
+        self.device.pre.multicast_groups[grp] = replicas
+
+    def cmd_clone_session(self, rest, line) -> None:
+        session = parse_value(rest[0])
+        trunc = parse_value(rest[2]) if len(rest) > 2 else 0
+        self.device.pre.clone_sessions[session] = CloneSession([Replica(parse_value(rest[1]), 0)], 0, trunc)
+
+    def _register(self, name):
+        return self.device.registers[_resolve(name, self.device.registers, "register")]
+
+    def cmd_register_write(self, rest, line) -> None:
+        self._register(rest[0]).write(parse_value(rest[1]), parse_value(rest[2]))
+
+    def cmd_register_check(self, rest, line) -> None:
+        got = self._register(rest[0]).read(parse_value(rest[1]))
+        want = parse_value(rest[2])
+        self.result.checks += 1
+        if got != want:
+            self.result.failures.append(f"register {rest[0]}[{rest[1]}] = {got:#x}, expected {want:#x}")
+
+    def _check_counts(self, what: str, got: tuple[int, int], words: list[str]) -> None:
+        want = dict(zip(words[0::2], (parse_value(x) for x in words[1::2])))
+        self.result.checks += 1
+        if "packets" in want and got[0] != want["packets"]:
+            self.result.failures.append(f"{what}: {got[0]} packets, expected {want['packets']}")
+        if "bytes" in want and got[1] != want["bytes"]:
+            self.result.failures.append(f"{what}: {got[1]} bytes, expected {want['bytes']}")
+
+    def cmd_counter_check(self, rest, line) -> None:
+        c = self.device.counters[_resolve(rest[0], self.device.counters, "counter")]
+        self._check_counts(f"counter {rest[0]}[{rest[1]}]", c.read(parse_value(rest[1])), rest[2:])
+
+    def cmd_direct_counter_check(self, rest, line) -> None:
+        table = self._table(rest[0])
+        split = rest.index("packets") if "packets" in rest else rest.index("bytes")
+        match, priority = self._matches(table, rest[1:split])
+        entry = table.find(match, priority)
+        if entry is None:
+            raise StfError(f"no entry with this match in table {rest[0]}")
+        self._check_counts(f"direct counter of {rest[0]} entry", (entry.packets, entry.bytes), rest[split:])
+
+    def cmd_packet(self, rest, line) -> None:
+        port = parse_value(rest[0])
+        data = bytes.fromhex("".join(rest[1:]))
+        outputs = self.device.process(port, data)
+        self.result.packets += 1
+        self.last_outputs = outputs
+        for p, frame in outputs:
+            if self.verbose:
+                print(f"  out port {p}: {frame.hex()}")
+            self.received.setdefault(p, []).append(frame)
+
+    def cmd_expect(self, rest, line) -> None:
+        port = parse_value(rest[0])
+        pattern = "".join(rest[1:])
+        if len(pattern) % 2:
+            raise StfError("expected packet has an odd number of hex digits")
+        value = bytes.fromhex(pattern.replace("*", "0"))
+        mask = bytes.fromhex("".join("0" if ch == "*" else "f" for ch in pattern))
+        self.expected.setdefault(port, []).append((value, mask, len(value)))
+
+    def cmd_expect_drop(self, rest, line) -> None:
+        self.result.checks += 1
+        if self.last_outputs:
+            ports = ", ".join(str(p) for p, _ in self.last_outputs)
+            self.result.failures.append(f"expected the last packet to be dropped, it left on port(s) {ports}")
+
+    # -- comparison -------------------------------------------------------------------
+    def compare(self) -> None:
+        for port in sorted(set(self.expected) | set(self.received)):
+            exp = self.expected.get(port, [])
+            got = self.received.get(port, [])
+            for i, (value, mask, n) in enumerate(exp):
+                if i >= len(got):
+                    self.result.failures.append(f"port {port}: expected packet #{i + 1} {value.hex()} was not sent")
+                    continue
+                frame = got[i]
+                if len(frame) != n or any((a ^ b) & m for a, b, m in zip(frame, value, mask)):
+                    self.result.failures.append(
+                        f"port {port}: packet #{i + 1} differs\n    got      {frame.hex()}\n    expected {_show(value, mask)}"
+                    )
+            for j in range(len(exp), len(got)):
+                self.result.failures.append(f"port {port}: unexpected packet #{j + 1} {got[j].hex()}")
+
+
+def _show(value: bytes, mask: bytes) -> str:
+    out = []
+    for v, m in zip(value, mask):
+        hi = f"{v >> 4:x}" if m & 0xF0 else "*"
+        lo = f"{v & 0xF:x}" if m & 0x0F else "*"
+        out.append(hi + lo)
+    return "".join(out)
+
+
+def run_stf(p4_path, stf_path, include_dirs=(), defines=None, verbose: bool = False) -> Result:
+    program = compile_file(p4_path, include_dirs, defines or {})
+    runner = StfRunner(program, verbose)
+    return runner.run_text(Path(stf_path).read_text(), str(stf_path))
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m p4sim.stf", description="Run an STF-like test against p4sim.")
+    ap.add_argument("program", help="P4_16 v1model program")
+    ap.add_argument("stf", help="test file (format: see the module documentation)")
+    ap.add_argument("-I", dest="include", action="append", default=[], help="include directory")
+    ap.add_argument("-D", dest="define", action="append", default=[], help="NAME[=VALUE] macro")
+    ap.add_argument("-v", "--verbose", action="store_true", help="print every output frame")
+    args = ap.parse_args(argv)
+    defines = {}
+    for d in args.define:
+        k, _, v = d.partition("=")
+        defines[k] = v or "1"
+    try:
+        result = run_stf(args.program, args.stf, args.include, defines, args.verbose)
+    except P4Error as e:
+        print(e, file=sys.stderr)
+        return 2
+    except (StfError, OSError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    for f in result.failures:
+        print("FAIL:", f)
+    status = "PASS" if result.ok else "FAIL"
+    print(f"{status}: {args.stf}: {result.packets} packet(s), {result.checks} check(s), {len(result.failures)} failure(s)")
+    return 0 if result.ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
