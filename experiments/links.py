@@ -33,6 +33,11 @@ DISTS = ("const", "normal", "uniform", "pareto", "paretonormal")
 DIRECTIONS = ("ab", "ba")
 MIN_QUEUE_BYTES = 1514  # a BDP-sized queue still holds one full frame
 START_TIMEOUT_S = 5.0
+# linkem runs SCHED_FIFO by default from here: on the 2-core testbed, shared with the switch,
+# the agent and the endpoints, an ordinary task's wake-ups are late by up to ~10 ms under
+# load, a real-time one's by tens of us. linkem sleeps between departures (no busy-poll under
+# real-time priority), so it costs only what its traffic needs. rt_priority=0 turns this off.
+DEFAULT_RT_PRIORITY = 10
 
 
 class LinkError(RuntimeError):
@@ -246,7 +251,7 @@ class Linkem:
               netns: Namespace | None = None, stats_path: str | os.PathLike | None = None,
               control_path: str | os.PathLike | None = None, seed: int = 1,
               stats_interval_ms: int = 100, busy_poll_us: int | None = None,
-              cpu: int | None = None) -> "Linkem":
+              cpu: int | None = None, rt_priority: int = DEFAULT_RT_PRIORITY) -> "Linkem":
         if not self.binary.exists():
             raise LinkError(f"{self.binary} is missing: run `make build` (or make linkem-build)")
         if control_path is None:
@@ -264,6 +269,8 @@ class Linkem:
             argv += ["--busy-poll-us", str(int(busy_poll_us))]
         if cpu is not None:
             argv += ["--cpu", str(int(cpu))]
+        if rt_priority:
+            argv += ["--rt-priority", str(int(rt_priority))]
         self._stderr = tempfile.TemporaryFile()
         kwargs = dict(stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self._stderr)
         if netns is not None:

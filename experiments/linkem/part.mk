@@ -6,7 +6,7 @@
 .PHONY: linkem-build linkem-test linkem-unit linkem-bench
 BUILD_TARGETS += linkem-build
 TEST_TARGETS  += linkem-test
-# BENCH_TARGETS += linkem-bench (added with bench.py)
+BENCH_TARGETS += linkem-bench
 
 LINKEM_DIR    := $(ROOT)/experiments/linkem
 LINKEM_OUT    := $(BUILD)/linkem

@@ -108,18 +108,24 @@ static int do_tx(const char *ifname, unsigned size, uint64_t count, double pps, 
 	}
 	uint64_t start = clock_ns(CLOCK_MONOTONIC), sent = 0, errors = 0;
 	uint64_t end = duration > 0 ? start + (uint64_t)(duration * 1e9) : UINT64_MAX;
-	unsigned per_send = pps > 0 ? 1 : batch;
-
 	while ((count == 0 || sent < count)) {
+		unsigned n = batch;
 		if (pps > 0) {
-			uint64_t due = start + (uint64_t)((double)sent * 1e9 / pps);
-			if (due >= end)
+			/* Send every frame due by now in one call: late wake-ups give a short burst,
+			 * not a lower rate. */
+			uint64_t now = clock_ns(CLOCK_MONOTONIC);
+			uint64_t due_total = (uint64_t)((double)(now - start) * pps / 1e9) + 1;
+			if (now >= end)
 				break;
-			sleep_until(due);
+			if (due_total <= sent) {
+				sleep_until(start + (uint64_t)((double)sent * 1e9 / pps));
+				continue;
+			}
+			if (due_total - sent < n)
+				n = (unsigned)(due_total - sent);
 		} else if (clock_ns(CLOCK_MONOTONIC) >= end) {
 			break;
 		}
-		unsigned n = per_send;
 		if (count && count - sent < n)
 			n = (unsigned)(count - sent);
 		uint64_t now = clock_ns(CLOCK_REALTIME);

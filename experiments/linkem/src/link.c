@@ -50,6 +50,7 @@ int link_init(struct link *l, const struct link_config *cfg, uint64_t seed, uint
 	l->link_free_ns = now_ns;
 	l->credit_ns = now_ns;
 	l->credit_bytes = (double)cfg->burst_bytes;
+	l->floor_ns = now_ns;
 	trace_reset(l, now_ns);
 	return 0;
 }
@@ -76,7 +77,8 @@ static double bytes_per_ns(const struct link_config *cfg)
 /* Token bucket credit at time t (negative: bytes of the current frame still to send). */
 static double credit_at(const struct link *l, uint64_t t)
 {
-	double c = l->credit_bytes + (double)(t - l->credit_ns) * bytes_per_ns(&l->cfg);
+	double elapsed = t > l->credit_ns ? (double)(t - l->credit_ns) : 0;
+	double c = l->credit_bytes + elapsed * bytes_per_ns(&l->cfg);
 	double depth = (double)l->cfg.burst_bytes;
 
 	return c > depth ? depth : c;
@@ -296,6 +298,8 @@ enum link_verdict link_enqueue(struct link *l, uint64_t now_ns, uint32_t handle,
 {
 	const struct link_config *c = &l->cfg;
 
+	if (now_ns < l->floor_ns)
+		now_ns = l->floor_ns;
 	link_advance(l, now_ns);
 	l->c.rx_frames++;
 	l->c.rx_bytes += len;
@@ -339,6 +343,7 @@ void link_reconfigure(struct link *l, const struct link_config *cfg, uint64_t no
 	bool trace_changed = cfg->trace != l->cfg.trace;
 
 	link_advance(l, now_ns);
+	l->floor_ns = now_ns;
 	bool in_serialization = l->q_len && l->head_done_ns != LINK_NEVER;
 	double credit = was_rate ? credit_at(l, now_ns) : 0;
 	trace_put(l->cfg.trace); /* the new config brings its own reference */

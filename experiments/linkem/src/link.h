@@ -89,6 +89,8 @@ struct link {
 	uint32_t heap_len;
 	uint64_t last_due_ns, seq;
 
+	uint64_t floor_ns; /* arrivals are never placed before the last (re)configuration */
+
 	struct link_counters c;
 	void (*release)(void *ctx, uint32_t handle);
 	void *release_ctx;
@@ -103,7 +105,8 @@ void link_free(struct link *l);
  * finishes its remaining bytes at the new rate. Takes over cfg's trace reference. */
 void link_reconfigure(struct link *l, const struct link_config *cfg, uint64_t now_ns);
 
-/* A frame arrives. On LINK_DROP_QUEUE the caller still owns the handle. */
+/* A frame arrives (now_ns may be its kernel receive time, a little in the past). On
+ * LINK_DROP_QUEUE the caller still owns the handle. */
 enum link_verdict link_enqueue(struct link *l, uint64_t now_ns, uint32_t handle, uint32_t len);
 /* Moves every frame whose serialization has ended by now into the delay line. */
 void link_advance(struct link *l, uint64_t now_ns);

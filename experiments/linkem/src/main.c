@@ -111,6 +111,32 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+static uint64_t realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* A frame's arrival is when the kernel received it (SO_TIMESTAMPNS, CLOCK_REALTIME, moved to
+ * CLOCK_MONOTONIC), not when linkem woke up to read it: wake-up latency does not add delay. */
+static uint64_t kernel_arrival(struct msghdr *mh, uint64_t real_minus_mono, uint64_t now)
+{
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_TIMESTAMPNS)
+			continue;
+		struct timespec ts;
+		memcpy(&ts, CMSG_DATA(c), sizeof(ts));
+		uint64_t real = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+		uint64_t mono = real - real_minus_mono;
+		/* Guard against a stepped wall clock: never in the future, at most 1 s old. */
+		if (mono <= now && now - mono < 1000000000ULL)
+			return mono;
+	}
+	return now;
+}
+
 /* ---- frame buffers -------------------------------------------------------------------- */
 
 static void release_slot(void *ctx, uint32_t handle)
@@ -208,6 +234,8 @@ static int open_packet_socket(const char *ifname)
 	/* Our own transmissions on this interface are not input. */
 	if (setsockopt(fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof(one)) < 0)
 		die("PACKET_IGNORE_OUTGOING on %s: %s (needs Linux >= 4.20)", ifname, strerror(errno));
+	if (setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one)) < 0)
+		die("SO_TIMESTAMPNS on %s: %s", ifname, strerror(errno));
 	/* linkem is the qdisc: skip the kernel's. */
 	setsockopt(fd, SOL_PACKET, PACKET_QDISC_BYPASS, &one, sizeof(one));
 	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &bufsize, sizeof(bufsize)) < 0)
@@ -343,6 +371,10 @@ static void receive(struct linkem *e, struct direction *d)
 	struct iovec iov[BATCH];
 	struct sockaddr_ll from[BATCH];
 	uint32_t handles[BATCH];
+	union {
+		char buf[CMSG_SPACE(sizeof(struct timespec))];
+		struct cmsghdr align;
+	} ctrl[BATCH];
 
 	for (int round = 0; round < RX_BATCHES_PER_WAKE; round++) {
 		unsigned n = d->nfree < BATCH ? d->nfree : BATCH;
@@ -367,14 +399,18 @@ static void receive(struct linkem *e, struct direction *d)
 			msgs[i].msg_hdr.msg_iovlen = 1;
 			msgs[i].msg_hdr.msg_name = &from[i];
 			msgs[i].msg_hdr.msg_namelen = sizeof(from[i]);
+			msgs[i].msg_hdr.msg_control = ctrl[i].buf;
+			msgs[i].msg_hdr.msg_controllen = sizeof(ctrl[i].buf);
 		}
 		int got = recvmmsg(d->in_fd, msgs, n, MSG_DONTWAIT | MSG_TRUNC, NULL);
 		if (got <= 0)
 			return;
 		d->nfree -= n; /* taken; the unused ones go back below */
 		uint64_t t = now_ns();
+		uint64_t real_minus_mono = realtime_ns() - t;
 		for (int i = 0; i < got; i++) {
 			uint32_t len = msgs[i].msg_len;
+			uint64_t arrival = kernel_arrival(&msgs[i].msg_hdr, real_minus_mono, t);
 			if (from[i].sll_pkttype == PACKET_OUTGOING) {
 				release_slot(d, handles[i]);
 				continue;
@@ -386,7 +422,7 @@ static void receive(struct linkem *e, struct direction *d)
 				release_slot(d, handles[i]);
 				continue;
 			}
-			if (link_enqueue(&d->link, t, handles[i], len) != LINK_ACCEPTED)
+			if (link_enqueue(&d->link, arrival, handles[i], len) != LINK_ACCEPTED)
 				release_slot(d, handles[i]);
 		}
 		for (int i = (int)n - 1; i >= got; i--)
@@ -707,7 +743,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: linkem -i IF_A -i IF_B [--ab SPEC] [--ba SPEC] [--both SPEC] [--seed N]\n"
 		"              [--stats FILE] [--stats-interval-ms %d] [--control PATH]\n"
-		"              [--busy-poll-us %d] [--cpu N]\n"
+		"              [--busy-poll-us %d (0 with --rt-priority)] [--cpu N] [--rt-priority 1-99]\n"
 		"  Bridges IF_A and IF_B; \"ab\" = frames received on IF_A leave on IF_B, \"ba\" the reverse.\n"
 		"  SPEC = comma-separated key=value, keys:\n"
 		"    rate_mbit=20 (0 = unlimited)   burst_bytes=N (token bucket depth, default 0)\n"
@@ -745,6 +781,7 @@ int main(int argc, char **argv)
 		{ "control", required_argument, NULL, 'c' },
 		{ "busy-poll-us", required_argument, NULL, 'p' },
 		{ "cpu", required_argument, NULL, 'u' },
+		{ "rt-priority", required_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -752,8 +789,8 @@ int main(int argc, char **argv)
 	struct link_config cfg[NDIR];
 	const char *stats_path = NULL;
 	unsigned long seed = 1, interval_ms = DEFAULT_STATS_INTERVAL_MS;
-	unsigned long busy_us = DEFAULT_BUSY_POLL_US;
-	long cpu = -1;
+	long busy_us = -1; /* default: DEFAULT_BUSY_POLL_US, or 0 under --rt-priority */
+	long cpu = -1, rt_priority = 0;
 	int nif = 0, opt;
 	char err[512];
 
@@ -793,10 +830,13 @@ int main(int argc, char **argv)
 			e.ctl_path = optarg;
 			break;
 		case 'p':
-			busy_us = parse_num("--busy-poll-us", optarg, 10000);
+			busy_us = (long)parse_num("--busy-poll-us", optarg, 10000);
 			break;
 		case 'u':
 			cpu = (long)parse_num("--cpu", optarg, CPU_SETSIZE - 1);
+			break;
+		case 'r':
+			rt_priority = (long)parse_num("--rt-priority", optarg, 99);
 			break;
 		case 'h':
 			usage(stdout);
@@ -821,6 +861,13 @@ int main(int argc, char **argv)
 		CPU_SET((int)cpu, &set);
 		if (sched_setaffinity(0, sizeof(set), &set) < 0)
 			die("--cpu %ld: %s", cpu, strerror(errno));
+	}
+	if (rt_priority > 0) {
+		/* Opt-in: departures preempt ordinary tasks on a crowded machine. linkem's work is
+		 * bounded by its links' rates, and the kernel's RT throttling still applies. */
+		struct sched_param sp = { .sched_priority = (int)rt_priority };
+		if (sched_setscheduler(0, SCHED_FIFO, &sp) < 0)
+			die("--rt-priority %ld: %s", rt_priority, strerror(errno));
 	}
 	/* Timers fire when asked, not up to 50 us later (the default slack). */
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
@@ -868,7 +915,11 @@ int main(int argc, char **argv)
 	e.stats_interval_ns = interval_ms * 1000000ULL;
 	e.next_stats_ns = now + e.stats_interval_ns;
 	e.last_stats_ns = now;
-	e.busy_ns = busy_us * 1000ULL;
+	/* A real-time task that spins would be throttled by the kernel (and starve others): under
+	 * --rt-priority linkem sleeps until each departure unless told otherwise. */
+	if (busy_us < 0)
+		busy_us = rt_priority > 0 ? 0 : DEFAULT_BUSY_POLL_US;
+	e.busy_ns = (uint64_t)busy_us * 1000ULL;
 
 	run(&e);
 

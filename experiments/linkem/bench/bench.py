@@ -1,0 +1,145 @@
+"""linkem benchmark: delay error, rate accuracy and frame rate, printed as a table.
+
+    make linkem-bench        (= .venv/bin/python experiments/linkem/bench/bench.py)
+
+Topology as in the integration tests: ns1 --veth-- [linkem] --veth-- ns2, frames from
+build/linkem/pktgen (AF_PACKET sendmmsg) and counted by its sink, which timestamps them in the
+kernel (SO_TIMESTAMPNS).  At each rate:
+  delay error  delay applied minus configured (10 ms constant + the frame's serialization
+               time), offered at half the rate so no frame queues: p50, p99.  "linkem" is
+               its own account (kernel receive timestamp of the frame to its send call);
+               "end to end" is generator to sink (pktgen's send call to the sink's kernel
+               timestamp), which adds the generator's and the kernel's own delays.
+  rate         received rate / configured, offered at 120% of the rate with 1500-byte frames.
+Frame rate: the most 64-byte frames per second linkem forwards with an unlimited link, pinned
+to one core (--cpu 1) while the generator runs on the other.
+Goals (issue 5): delay error p99 <= 100 us at 100 Mbit/s; rate within 1%; >= 300,000 frames/s.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from experiments.links import Linkem, LinkSpec
+from experiments.netns import Topology, unique_prefix, veth_pair
+
+ROOT = Path(__file__).resolve().parents[3]
+PKTGEN = ROOT / "build" / "linkem" / "pktgen"
+RATES_MBIT = (20, 100, 500)
+DELAY_MS = 10
+PROBE_BYTES = 1000
+DURATION_S = 2.0
+
+
+def pktgen(ns, mode: str, ifname: str, cpu: int | None = None, **opts) -> list[str]:
+    argv = [str(PKTGEN), mode, "-i", ifname] + [f"--{k.replace('_', '-')}={v}"
+                                                 for k, v in opts.items()]
+    return (["taskset", "-c", str(cpu)] + argv) if cpu is not None else argv
+
+
+def measure(bed, ab: LinkSpec, tx: dict, rx: dict, busy_poll_us=None, cpu=None, rt=10):
+    """Run one linkem with `ab`, send with pktgen tx options, return (rx result, linkem stats)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        link = Linkem().start(bed["a"], bed["b"], ab, LinkSpec(), netns=bed["nsl"],
+                              stats_path=Path(tmp) / "stats.jsonl", busy_poll_us=busy_poll_us,
+                              cpu=cpu, rt_priority=rt)
+        try:
+            sink = bed["ns2"].popen(pktgen(bed["ns2"], "rx", bed["h2"], cpu=0, **rx),
+                                    stdout=subprocess.PIPE, text=True)
+            assert json.loads(sink.stdout.readline()) == {"ready": True}
+            bed["ns1"].run(pktgen(bed["ns1"], "tx", bed["h1"], cpu=0, **tx), timeout=120)
+            out, _ = sink.communicate(timeout=60)
+            stats = link.stats()["ab"]
+        finally:
+            link.stop()
+    return json.loads(out.strip().splitlines()[-1]), stats
+
+
+def delay_error(bed, rate: float) -> dict:
+    spec = LinkSpec(rate_mbit=rate, delay_ms=DELAY_MS, dist="const")
+    got, stats = measure(bed, spec, tx=dict(size=PROBE_BYTES, mbit=rate / 2, duration=DURATION_S),
+                         rx=dict(idle_ms=500, duration=DURATION_S + 5))
+    configured_us = DELAY_MS * 1000 + PROBE_BYTES * 8 / rate
+    return {"err_p50": stats["delay_us"]["p50"] - configured_us,
+            "err_p99": stats["delay_us"]["p99"] - configured_us,
+            "e2e_p50": got["owd_us"]["p50"] - configured_us,
+            "e2e_p99": got["owd_us"]["p99"] - configured_us,
+            "frames": got["frames"], "offered_mbit": got["rate_mbit"]}
+
+
+def rate_accuracy(bed, rate: float) -> float:
+    spec = LinkSpec(rate_mbit=rate, queue_pkts=1000)
+    got, _ = measure(bed, spec, tx=dict(size=1500, mbit=rate * 1.2, duration=DURATION_S),
+                     rx=dict(idle_ms=300, duration=DURATION_S + 5))
+    return got["rate_mbit"] / rate
+
+
+def frame_rate(bed) -> tuple[float, float]:
+    """(frames/s forwarded by linkem, frames/s offered)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        stats_path = Path(tmp) / "stats.jsonl"
+        link = Linkem().start(bed["a"], bed["b"], LinkSpec(queue_pkts=0), LinkSpec(),
+                              netns=bed["nsl"], stats_path=stats_path, cpu=1,
+                              stats_interval_ms=100, rt_priority=0)
+        try:
+            out = bed["ns1"].run(pktgen(bed["ns1"], "tx", bed["h1"], cpu=0, size=64, batch=64,
+                                        duration=DURATION_S), timeout=60).stdout
+            time.sleep(0.3)
+        finally:
+            link.stop()
+        sent = json.loads(out)
+        ab = [json.loads(line) for line in stats_path.read_text().splitlines()]
+        ab = [r for r in ab if r["dir"] == "ab" and not r.get("final")]
+    # Forwarding rate over the busy intervals (frames counted at departure).
+    rates = [(b["frames"] - a["frames"]) / (b["ts_ms"] - a["ts_ms"]) * 1000
+             for a, b in zip(ab, ab[1:]) if b["frames"] > a["frames"]]
+    rates.sort()
+    return (rates[len(rates) // 2] if rates else 0.0), sent["pps"]
+
+
+def main() -> int:
+    if not PKTGEN.exists():
+        print(f"{PKTGEN} missing: run make linkem-build", file=sys.stderr)
+        return 2
+    prefix = unique_prefix("lb")
+    with Topology() as topo:
+        bed = {"ns1": topo.ns(f"{prefix}n1"), "nsl": topo.ns(f"{prefix}nl"),
+               "ns2": topo.ns(f"{prefix}n2"), "h1": f"{prefix}h1", "a": f"{prefix}la",
+               "b": f"{prefix}lb", "h2": f"{prefix}h2"}
+        for ns in ("ns1", "nsl", "ns2"):
+            bed[ns].run(["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1",
+                         "net.ipv6.conf.default.disable_ipv6=1"])
+        veth_pair(bed["h1"], bed["ns1"], bed["a"], bed["nsl"])
+        veth_pair(bed["b"], bed["nsl"], bed["h2"], bed["ns2"])
+
+        print("linkem benchmark (2 s per figure; delay error = measured one-way delay minus "
+              f"{DELAY_MS} ms minus serialization)")
+        print(f"{'':>10} | {'delay error (us), linkem':>24} | {'end to end (us)':>17} | {'rate':>10}")
+        print(f"{'rate':>10} | {'p50':>11} {'p99':>12} | {'p50':>8} {'p99':>8} | "
+              f"{'achieved/configured':>10}")
+        ok = True
+        for rate in RATES_MBIT:
+            d = delay_error(bed, rate)
+            r = rate_accuracy(bed, rate)
+            print(f"{rate:>5} Mb/s | {d['err_p50']:>11.0f} {d['err_p99']:>12.0f} | "
+                  f"{d['e2e_p50']:>8.0f} {d['e2e_p99']:>8.0f} | {r:>10.4f}")
+            if rate == 100 and d["err_p99"] > 100:
+                ok = False
+            if abs(r - 1) > 0.01:
+                ok = False
+        fps, offered = frame_rate(bed)
+        print(f"frame rate: {fps:,.0f} frames/s forwarded on one core "
+              f"(64-byte frames, {offered:,.0f} frames/s offered)")
+        ok = ok and fps >= 300_000
+        print("goals (linkem's p99 delay error <= 100 us at 100 Mbit/s, rate within 1%, "
+              f">= 300,000 frames/s): {'met' if ok else 'NOT met'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

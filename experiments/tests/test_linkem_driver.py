@@ -1,0 +1,133 @@
+"""The Python side of link emulation without namespaces: LinkSpec from scenario keys, the
+SPEC strings linkem receives (checked against the real binary's parser), live-change strings,
+and the netem translation in experiments/tc.py.
+
+    .venv/bin/pytest -q experiments/tests/test_linkem_driver.py
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from experiments import tc
+from experiments.links import LinkSpec, LinkSpecError, change_spec, start_link, trace_mean_mbit
+
+LINKEM = Path(__file__).resolve().parents[2] / "build" / "linkem" / "linkem"
+
+
+def test_scenario_keys_become_a_full_spec():
+    spec = LinkSpec.from_dict({"rate_mbit": 20, "delay_ms": 10, "delay_cv": 0.1,
+                               "queue_pkts": 100, "loss": 0.01})
+    assert spec.to_spec() == ("rate_mbit=20,burst_bytes=0,queue_pkts=100,delay_ms=10,"
+                              "delay_cv=0.1,dist=normal,reorder=0,loss=0.01,ge=off")
+
+
+def test_defaults_are_explicit():
+    assert LinkSpec().to_spec() == ("rate_mbit=0,burst_bytes=0,queue_pkts=1000,delay_ms=0,"
+                                    "jitter_ms=0,dist=normal,reorder=0,loss=0,ge=off")
+
+
+def test_queue_bdp_resolves_to_bytes():
+    # 20 Mbit/s x (2 x 10 ms) = 50,000 bytes; 1.5 BDP = 75,000.
+    spec = LinkSpec.from_dict({"rate_mbit": 20, "delay_ms": 10, "queue_bdp": 1.5})
+    assert spec.queue_limit_bytes() == 75_000
+    assert "queue_bytes=75000" in spec.to_spec()
+    assert spec.queue_limit_pkts() == 50  # for netem: ceil(75000 / 1514)
+
+
+def test_gilbert_elliott_in_netems_order():
+    spec = LinkSpec.from_dict({"ge": [0.01, 0.3, 1, 0]})
+    assert spec.ge == (0.01, 0.3, 1, 0)
+    assert spec.to_spec().endswith(",ge=0.01,0.3,1,0")
+
+
+@pytest.mark.parametrize("d, message", [
+    ({"rate": 20}, r"unknown link key\(s\) rate: allowed are rate_mbit"),
+    ({"loss": 5}, r"loss=5: expected a number in \[0, 1\]"),
+    ({"dist": "gauss"}, "dist='gauss': expected one of const, normal"),
+    ({"delay_ms": 10, "delay_cv": 0.1, "jitter_ms": 1}, "delay_cv or jitter_ms, not both"),
+    ({"queue_pkts": 10, "queue_bytes": 1000}, "one of queue_pkts, queue_bytes, queue_bdp"),
+    ({"queue_pkts": 1.5}, "queue_pkts=1.5: expected an integer"),
+    ({"queue_bdp": 1}, "queue_bdp needs delay_ms > 0 and a rate_mbit or trace"),
+    ({"trace": "/nonexistent.mahi"}, "trace=/nonexistent.mahi: no such file"),
+    ({"ge": [0.1, 2]}, r"ge=\(0.1, 2\): expected \[p, r, 1-h, 1-k\]"),
+    ({"reorder": "yes"}, "reorder='yes': expected true or false"),
+])
+def test_bad_link_descriptions_are_refused(d, message):
+    with pytest.raises(LinkSpecError, match=message):
+        LinkSpec.from_dict(d)
+
+
+def test_trace_spec_and_mean(tmp_path):
+    trace = tmp_path / "t.mahi"
+    trace.write_text("".join(f"{ms}\n" for ms in range(1, 101)))  # one per ms: 12 Mbit/s
+    assert trace_mean_mbit(trace) == pytest.approx(12.0)
+    spec = LinkSpec.from_dict({"trace": str(trace), "delay_ms": 10, "queue_bdp": 1})
+    assert spec.to_spec().startswith(f"trace={trace.resolve()},")
+    assert spec.queue_limit_bytes() == 30_000  # 12 Mbit/s x 20 ms
+    with pytest.raises(LinkSpecError, match="rate_mbit or trace, not both"):
+        LinkSpec.from_dict({"trace": str(trace), "rate_mbit": 5})
+
+
+def test_live_change_strings():
+    assert change_spec({"loss": 1}) == "loss=1"
+    assert change_spec({"rate_mbit": 5, "delay_ms": 30, "reorder": True}) == \
+        "rate_mbit=5,delay_ms=30,reorder=1"
+    assert change_spec({"ge": (0.1, 0.5)}) == "ge=0.1,0.5"
+    assert change_spec({"ge": None}) == "ge=off"
+    with pytest.raises(LinkSpecError, match="unknown link key speed"):
+        change_spec({"speed": 5})
+    with pytest.raises(LinkSpecError, match="loss=-1"):
+        change_spec({"loss": -1})
+
+
+@pytest.mark.parametrize("spec", [
+    LinkSpec(),
+    LinkSpec(rate_mbit=20, delay_ms=10, delay_cv=0.1, queue_pkts=100, loss=0.01),
+    LinkSpec(rate_mbit=100, burst_bytes=15000, delay_ms=5, jitter_ms=2, dist="pareto",
+             reorder=True, ge=(0.01, 0.3, 1, 0)),
+    LinkSpec(rate_mbit=50, delay_ms=20, queue_bdp=2),
+])
+def test_the_binary_accepts_every_generated_spec(spec):
+    # linkem parses SPECs before it looks at interfaces: reaching the interface check means
+    # the SPEC was accepted.
+    proc = subprocess.run([str(LINKEM), "-i", "nosuchif0", "-i", "nosuchif1", "--ab",
+                           spec.to_spec(), "--ba", spec.to_spec()], capture_output=True,
+                          text=True, timeout=10)
+    assert proc.returncode == 2 and "no interface 'nosuchif0'" in proc.stderr, proc.stderr
+
+
+def test_netem_arguments():
+    spec = LinkSpec(rate_mbit=20, delay_ms=10, delay_cv=0.1, loss=0.01, queue_pkts=100)
+    assert tc.netem_args(spec) == ["delay", "10ms", "1ms", "distribution", "normal", "loss",
+                                   "random", "1%", "rate", "20000kbit", "limit", "100"]
+    # uniform: netem's jitter is the half-width, sd x sqrt(3); its default distribution.
+    uni = tc.netem_args(LinkSpec(delay_ms=10, jitter_ms=3, dist="uniform"))
+    assert uni == ["delay", "10ms", "3ms"]
+    ge = tc.netem_args(LinkSpec(ge=(0.01, 0.3, 1, 0)))
+    assert ge == ["loss", "gemodel", "1%", "30%", "100%", "0%"]
+
+
+@pytest.mark.parametrize("spec, message", [
+    (LinkSpec(queue_bytes=30000), "netem limits its queue in packets"),
+    (LinkSpec(rate_mbit=20, burst_bytes=3000), "no token bucket burst"),
+    (LinkSpec(loss=0.01, ge=(0.1,)), "one loss model"),
+])
+def test_what_netem_cannot_do_names_linkem(spec, message):
+    with pytest.raises(tc.TcError, match=message):
+        tc.netem_args(spec)
+
+
+def test_netem_cannot_replay_traces(tmp_path):
+    trace = tmp_path / "t.mahi"
+    trace.write_text("1\n2\n")
+    with pytest.raises(tc.TcError, match="use linkem"):
+        tc.netem_args(LinkSpec(trace=str(trace)))
+
+
+def test_unknown_link_kind():
+    with pytest.raises(LinkSpecError, match="link kind 'dummynet': expected linkem or netem"):
+        start_link("dummynet", "a", "b", LinkSpec(), LinkSpec())
