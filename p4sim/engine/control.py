@@ -471,7 +471,12 @@ class BlockCompiler(ExprCompiler):
 
                 return flat
         g = self.expr(e)
-        return flatten_fn(t, g, e.pos)
+        flat = flatten_fn(t, g, e.pos)
+        if isinstance(e, ir.Member) and isinstance(e.expr.type, HeaderT) and e.expr.type.kind == "header":
+            # BMv2 leaves the fields of invalid headers out of hash/checksum data.
+            valid = self.expr(e.expr)
+            return lambda f: flat(f) if valid(f).valid else []
+        return flat
 
 
 def flatten_fn(t, g, pos):
@@ -488,8 +493,12 @@ def flatten_fn(t, g, pos):
         for i, (n, ft) in enumerate(t.fields):
             subs.append(flatten_fn(ft, (lambda i: (lambda v: v.v[i]))(i), pos))
 
+        header = t.kind == "header"
+
         def flat(f):
             v = g(f)
+            if header and not v.valid:
+                return []  # BMv2 leaves invalid headers out of hash/checksum data
             out = []
             for s in subs:
                 out += s(v)

@@ -6,7 +6,8 @@ zero bits at the end to a whole byte), then
 - crc32: CRC-32 as in Ethernet/zlib (reflected 0x04C11DB7, init and xorout 0xFFFFFFFF)
 - csum16: the Internet checksum (RFC 1071) of the buffer, odd length padded with a zero byte
 - xor16: XOR of the 16-bit words of the buffer
-- identity: the buffer read as a big-endian integer
+- identity: the first 8 bytes of the buffer read as a big-endian integer
+Fields of invalid headers are left out of the buffer, as BMv2's BufBuilder does.
 """
 
 from __future__ import annotations
@@ -166,7 +167,7 @@ def xor16(data: bytes) -> int:
 
 
 def identity(data: bytes) -> int:
-    return int.from_bytes(data, "big")
+    return int.from_bytes(data[:8], "big")  # BMv2: the first 8 bytes of the buffer
 
 
 # HashAlgorithm member -> function over bytes. crc32_custom / crc16_custom need the

@@ -202,21 +202,29 @@ class V1ModelDevice(Runtime):
             if self.tracing:
                 trace.debug("Clone session %s is not configured: no clone", cur.clone_session)
             return
-        meta = default_value(self.meta_type)
+        idx = self.sm_index
+        port = cur.sm.v[idx["ingress_port"]]
+        if original:
+            # I2E (BMv2): the frame as received is parsed again; metadata starts from zero
+            # except the preserved fields, which carry their values from the end of ingress.
+            hdr = default_value(self.hdr_type)
+            meta = default_value(self.meta_type)
+            sm = self._new_sm(port, cur.length, instance_type)
+            pk = PacketIn(cur.frame)
+            self.cur = PacketState(hdr, meta, sm, b"", cur.length, cur.frame, cur.depth)
+            sm.v[idx["parser_error"]] = self.run_parser([pk, hdr, meta, sm] + [None] * (self.frame_sizes[0] - 4))
+            payload = cur.frame[pk.pos :]
+        else:
+            # E2E (BMv2): headers as egress left them, metadata reset, preserved fields kept.
+            hdr = cur.hdr
+            meta = default_value(self.meta_type)
+            sm = self._new_sm(port, cur.length, instance_type)
+            payload = cur.payload
         for i in cur.clone_fields or ():
             meta.v[i] = copy_value(cur.meta.v[i])
-        if original:
-            hdr = default_value(self.hdr_type)
-            payload = cur.frame
-        else:
-            hdr = copy_value(cur.hdr)
-            payload = cur.payload
-        idx = self.sm_index
         for r in session.replicas:
-            sm = self._new_sm(cur.sm.v[idx["ingress_port"]], cur.length, instance_type)
-            c = PacketState(copy_value(hdr), copy_value(meta), sm, payload, cur.length, cur.frame, cur.depth)
-            if session.packet_length_bytes:
-                c.truncate = session.packet_length_bytes
+            c = PacketState(copy_value(hdr), copy_value(meta), copy_value(sm), payload, cur.length, cur.frame, cur.depth)
+            c.truncate = session.packet_length_bytes
             self._egress(c, r.egress_port, r.instance, instance_type, out, keep_truncate=True)
 
     def _egress(self, cur: PacketState, port: int, rid: int, instance_type: int, out, keep_truncate=False) -> None:
@@ -227,6 +235,8 @@ class V1ModelDevice(Runtime):
         sm = cur.sm
         idx = self.sm_index
         sm.v[idx["egress_port"]] = port
+        sm.v[idx["egress_spec"]] = 0  # BMv2 clears egress_spec when egress starts
+        sm.v[idx["packet_length"]] = cur.length
         sm.v[idx["egress_rid"]] = rid
         sm.v[idx["instance_type"]] = instance_type
         sm.v[idx["egress_global_timestamp"]] = self.now_us()

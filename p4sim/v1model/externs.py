@@ -77,9 +77,8 @@ class V1ModelExterns:
 
             def hash_(f):
                 h = algo(pack_fields(data(f)))
-                m = mx(f)
-                # BMv2: base + (h % max); with max 0 the modulo is skipped (no division by 0).
-                out(f, base(f) + (h % m if m else h))
+                # BMv2: (h % max) + base, and a max of 0 is treated as 1.
+                out(f, (h % (mx(f) or 1)) + base(f))
 
             return hash_
         if name == "random":
