@@ -50,7 +50,9 @@ struct headers_t {
     ipv4_t       ipv4;
 }
 
-struct metadata_t { }
+struct metadata_t {
+    bool forwarded;  // set by every action that picks an output; else the frame is dropped
+}
 
 parser FwdParser(packet_in packet, out headers_t hdr, inout metadata_t meta,
                  inout standard_metadata_t standard_metadata) {
@@ -92,21 +94,25 @@ control FwdIngress(inout headers_t hdr, inout metadata_t meta,
     }
     action forward(port_t port) {
         standard_metadata.egress_spec = port;
+        meta.forwarded = true;
     }
     action send_to_cpu() {
         standard_metadata.egress_spec = CPU_PORT;
         hdr.packet_in.setValid();
         hdr.packet_in.ingress_port = standard_metadata.ingress_port;
         hdr.packet_in._pad = 0;
+        meta.forwarded = true;
     }
     action flood(bit<16> group) {
         standard_metadata.mcast_grp = group;
+        meta.forwarded = true;
     }
     action route(port_t port, mac_t next_hop) {
         standard_metadata.egress_spec = port;
         hdr.ethernet.src_addr = hdr.ethernet.dst_addr;
         hdr.ethernet.dst_addr = next_hop;
         hdr.ipv4.ttl = hdr.ipv4.ttl - 1;
+        meta.forwarded = true;
     }
 
     table l2_fwd {
@@ -140,12 +146,15 @@ control FwdIngress(inout headers_t hdr, inout metadata_t meta,
             exit;
         }
         last_src_mac.write((bit<32>) standard_metadata.ingress_port[3:0], hdr.ethernet.src_addr);
-        mark_to_drop(standard_metadata);
+        meta.forwarded = false;
         if (hdr.ipv4.isValid() && hdr.ipv4.ttl > 1) {
             ipv4_lpm.apply();
         }
         l2_fwd.apply();
         acl.apply();
+        if (!meta.forwarded) {
+            mark_to_drop(standard_metadata);
+        }
     }
 }
 
