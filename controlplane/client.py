@@ -134,11 +134,25 @@ class P4RuntimeClient:
         except grpc.RpcError as exc:
             self._responses.put(exc)
 
+    def arbitrate(self, election_id: int, timeout_s: float = CONNECT_TIMEOUT_S) -> None:
+        """Send a new MasterArbitrationUpdate on the open stream with another election id
+        (e.g. to become primary again after a controller with a higher id has left: P4Runtime
+        servers remember the highest election id they have seen)."""
+        self.election_id = election_id
+        self._arbitrate(timeout_s)
+
     def _arbitrate(self, timeout_s: float) -> None:
         request = p4runtime_pb2.StreamMessageRequest()
         request.arbitration.device_id = self.device_id
         request.arbitration.election_id.high = self.election_id >> 64
         request.arbitration.election_id.low = self.election_id & ((1 << 64) - 1)
+        # Drop stale notifications (the server tells every client when the primary changes):
+        # the answer to this request is the next arbitration message.
+        while True:
+            try:
+                self._responses.get_nowait()
+            except queue.Empty:
+                break
         self._requests.put(request)
         while True:
             try:
@@ -158,7 +172,10 @@ class P4RuntimeClient:
                              f"{(primary.high << 64) | primary.low}): {status.message}")
 
     def close(self) -> None:
+        """End the stream and wait (briefly) for the server to close it, so that the next
+        client may reuse this election id at once; then close the channel."""
         self._requests.put(None)
+        self._reader.join(timeout=2.0)
         self._channel.close()
 
     def __enter__(self) -> P4RuntimeClient:

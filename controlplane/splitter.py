@@ -460,7 +460,7 @@ class Splitter:
         else:
             cfg = UserConfig(addr, "sc", batch, reduced_ratio(k, batch), *legs, port=p["port"])
         cfg.name = meta.get("name")
-        return _Installed(cfg, p["user_idx"], p.get("session", 0), dec.raw)
+        return _Installed(cfg, p["user_idx"], p.get("session", meta.get("session", 0)), dec.raw)
 
     def users(self) -> list[UserConfig]:
         """Every configured user, read back from the switch."""
@@ -483,8 +483,10 @@ class Splitter:
     def _user_writes(self, kind: str, cfg: UserConfig, index: int, session: int
                      ) -> p4runtime_pb2.Update:
         table = T_UE_V4 if ipaddress.ip_address(cfg.addr).version == 4 else T_UE_V6
+        # The session goes into the metadata too: forward_sc has no session parameter, and
+        # an sc user turned back into a DC user must keep its SN.
         meta = {"name": cfg.name, "batch": cfg.batch, "k": cfg.k, "leg_a": cfg.leg_a,
-                "leg_b": cfg.leg_b}
+                "leg_b": cfg.leg_b, "session": session}
         if cfg.mode == "dc-split":
             action, params = A_SPLIT, {"user_idx": index, "session": session,
                                        "batch": cfg.batch, "leg_a_count": cfg.k,

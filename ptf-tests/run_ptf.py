@@ -89,10 +89,14 @@ def main(argv=None) -> int:
     prefix = unique_prefix("pt")
     switch_ifs = [f"{prefix}s{i}" for i in PORTS]
     ptf_ifs = [f"{prefix}p{i}" for i in PORTS]
-    test_params = ";".join([f"grpc_addr='{GRPC_ADDR}'", "device_id=0", "election_id=1"]
+    test_params = ";".join([f"grpc_addr='{GRPC_ADDR}'", "device_id=0"]
                            + [f"{k}='{v}'" for k, v in files.items()])
     specs = args.tests or (["all"] if args.target == "p4sim" else ["all", "^regwrite"])
     with Namespace(prefix) as ns:
+        # No IPv6 on the test ports: the kernel's MLD and router solicitations would be
+        # frames the tests did not send.
+        for scope in ("all", "default"):
+            ns.run(["sysctl", "-q", "-w", f"net.ipv6.conf.{scope}.disable_ipv6=1"])
         for s_if, p_if in zip(switch_ifs, ptf_ifs):
             veth_pair(s_if, ns, p_if, ns, mtu=LEG_MTU)
         log_path = args.out / f"{args.target}.log"

@@ -1,13 +1,15 @@
 """Generic P4Runtime PTF test base: connect and arbitrate, push the pipeline (once per run,
 recognised by its cookie), look names up in the P4Info, and undo every write a test made.
 
-Test parameters (ptf --test-params): grpc_addr, device_id, election_id, p4info, config.
+Test parameters (ptf --test-params): grpc_addr, device_id, p4info, config, and election_id
+(default: the clock in ns, so every test's client is the newest primary).
 Run through `make ptf` (ptf-tests/run_ptf.py), never by hand outside the namespace.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 import zlib
 from pathlib import Path
 
@@ -39,9 +41,11 @@ class P4RuntimeTest(BaseTest):
         self.dataplane.flush()
         params = testutils.test_params_get()
         self.params = params
+        # Servers remember the highest election id they have seen (a controller started by a
+        # test may have used a higher one): a clock-based id is always the highest so far.
+        election_id = int(params.get("election_id", 0)) or time.time_ns()
         self.client = P4RuntimeClient(params.get("grpc_addr", "127.0.0.1:9559"),
-                                      int(params.get("device_id", 0)),
-                                      int(params.get("election_id", 1)),
+                                      int(params.get("device_id", 0)), election_id,
                                       timeout_s=self.CONNECT_TIMEOUT_S)
         self._undo: list[p4runtime_pb2.Update] = []
         self._raw_write = self.client.write

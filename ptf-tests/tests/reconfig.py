@@ -105,9 +105,11 @@ class DcctlLiveScenarioTest(SplitterTest):
     PACKETS = 400
 
     def dcctl(self, *argv):
+        """A real dcctl process; it becomes primary with a higher election id than ours."""
         addr = self.params.get("grpc_addr", "127.0.0.1:9559")
+        self.election_ids += 1
         proc = subprocess.run([sys.executable, "-m", "controlplane.cli", "--addr", addr,
-                               "--election-id", "10", *argv],
+                               "--election-id", str(self.election_ids), *argv],
                               capture_output=True, text=True, timeout=60, check=False)
         self.assertEqual(proc.returncode, 0, f"dcctl {' '.join(argv)}: {proc.stderr}")
 
@@ -125,6 +127,7 @@ class DcctlLiveScenarioTest(SplitterTest):
             except Exception as exc:  # noqa: BLE001 - reported by the main thread
                 errors.append(exc)
 
+        self.election_ids = self.client.election_id
         thread = threading.Thread(target=sender)
         thread.start()
         try:
@@ -135,6 +138,7 @@ class DcctlLiveScenarioTest(SplitterTest):
         finally:
             thread.join()
         self.assertEqual(errors, [])
+        self.client.arbitrate(self.election_ids + 1)  # primary again, for the undo
         self.wait_user_packets("10.0.0.2", base + self.PACKETS)
 
         seen = {LEG_A: [], LEG_B: []}
