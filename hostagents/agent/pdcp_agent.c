@@ -40,10 +40,11 @@
 #define RX_DESC 1024
 #define TX_DESC 1024
 #define BURST_SIZE 32
-/* PDUs waiting for a gap hold their mbufs: the pool covers a deep reordering buffer plus
- * the rings. 18-bit SN allows 131072 waiting PDUs; a pool that size would not fit in
- * `-m 256`, and a gap that deep drains when t-Reordering expires anyway. */
-#define NUM_MBUFS 32767
+/* PDUs waiting for a gap hold their mbufs, so the pool bounds the reordering buffer in
+ * practice (18-bit SN allows 131072 waiting PDUs, about 300 MB of mbufs). The pool is as
+ * large as EAL memory allows, from NUM_MBUFS down to MIN_MBUFS; `-m 256` gives 65535. */
+#define NUM_MBUFS 65535
+#define MIN_MBUFS 4095
 #define MBUF_CACHE_SIZE 256
 #define HOST_TX_BUF 512       /* deliveries queue here until the end of the poll round */
 #define TX_RETRIES 64         /* tx_burst attempts before frames count as dropped */
@@ -175,6 +176,12 @@ static void handle_leg_frame(struct agent *ag, struct rte_mbuf *m, uint64_t rx_n
 
 static void write_stats(struct agent *ag, bool final)
 {
+	for (int leg = 0; leg < 2; leg++) {
+		struct rte_eth_stats es;
+
+		if (rte_eth_stats_get(ag->opt.leg_port[leg], &es) == 0)
+			ag->stats.rx_missed_leg[leg] = es.imissed + es.rx_nombuf;
+	}
 	stats_write(ag->stats_out, now_ns() / 1000000, &ag->stats, ag->core, final);
 }
 
@@ -364,9 +371,15 @@ int main(int argc, char **argv)
 		.deliver = deliver_to_host,
 		.ctx = &ag,
 	});
-	ag.pool = rte_pktmbuf_pool_create("pdcp_agent_pool", NUM_MBUFS, MBUF_CACHE_SIZE,
-					  RTE_ALIGN(sizeof(struct mbuf_priv), RTE_MBUF_PRIV_ALIGN),
-					  RTE_MBUF_DEFAULT_BUF_SIZE, rte_socket_id());
+	for (unsigned int n = NUM_MBUFS; ag.pool == NULL && n >= MIN_MBUFS; n = n / 2) {
+		ag.pool = rte_pktmbuf_pool_create("pdcp_agent_pool", n, MBUF_CACHE_SIZE,
+						  RTE_ALIGN(sizeof(struct mbuf_priv),
+							    RTE_MBUF_PRIV_ALIGN),
+						  RTE_MBUF_DEFAULT_BUF_SIZE, rte_socket_id());
+		if (ag.pool != NULL && n < NUM_MBUFS)
+			fprintf(stderr, "pdcp-agent: warning: only %u mbufs fit in EAL memory; "
+				"fewer PDUs can wait for a gap (give EAL more with -m)\n", n);
+	}
 	if (ag.core == NULL || ag.pool == NULL) {
 		fprintf(stderr, "pdcp-agent: out of memory for the reordering buffer or the "
 			"mbuf pool (give EAL more with -m)\n");

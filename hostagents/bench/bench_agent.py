@@ -1,0 +1,258 @@
+"""pdcp-agent benchmark on veths: sustained packets/s and the delay it adds to in-order PDUs.
+
+    .venv/bin/python hostagents/bench/bench_agent.py --build build/hostagents   (as root)
+
+Throughput: `pdcp-blast` (C, AF_PACKET + sendmmsg) sends in-order PDUs on leg A; the rate
+is what the agent delivered to the host port, from its own stats lines. Added delay: a
+probe goes leg A -> agent -> client, another the same way over a plain veth pair; both are
+timed from just before send() to the kernel's receive timestamp (SO_TIMESTAMPNS) at the
+client, and the difference of the percentiles is what the agent adds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+from experiments import netns
+
+ETH_P_ALL = 0x0003
+SO_TIMESTAMPNS = 35
+SO_RCVBUFFORCE = 33
+PACKET_OUTGOING = 4
+CLONE_NEWNET = 0x40000000
+PROBES = 3000
+THROUGHPUT_FRAMES = 2_000_000
+PACED_PPS = 300_000
+PACED_FRAMES = 1_500_000
+
+
+def in_netns(name: str):
+    import ctypes
+    import os
+
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    @contextmanager
+    def ctx():
+        own = os.open("/proc/self/ns/net", os.O_RDONLY)
+        target = os.open(f"/var/run/netns/{name}", os.O_RDONLY)
+        try:
+            if libc.setns(target, CLONE_NEWNET) != 0:
+                raise OSError(ctypes.get_errno(), f"setns into {name}")
+            try:
+                yield
+            finally:
+                libc.setns(own, CLONE_NEWNET)
+        finally:
+            os.close(target)
+            os.close(own)
+
+    return ctx()
+
+
+def l2_socket(ns: str, ifname: str, timestamps: bool = False) -> socket.socket:
+    with in_netns(ns):
+        sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
+        sock.bind((ifname, 0))
+    sock.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, 8 << 20)
+    if timestamps:
+        sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+    return sock
+
+
+def probe_frame(seq: int, pdcp: bool) -> bytes:
+    macs = bytes.fromhex("02000000 0c01 0200 00000a01".replace(" ", ""))
+    ip = bytes.fromhex("4500003c000000004011000 00a0900010a090002".replace(" ", ""))
+    payload = ip + struct.pack("!HHHH", 40000, 5000, 40, 0) + struct.pack("!Q", seq) + bytes(24)
+    if pdcp:
+        sn = seq & 0x3FFFF
+        return macs + b"\x88\xb5" + bytes([0x80 | sn >> 16, (sn >> 8) & 0xFF, sn & 0xFF]) \
+            + b"\x08\x00" + payload
+    return macs + b"\x08\x00" + payload
+
+
+def one_way_delays_us(tx: socket.socket, rx: socket.socket, pdcp: bool, first_seq: int) -> list[float]:
+    """PROBES probes, one at a time, ~2000/s; send() to the client's kernel rx timestamp."""
+    delays = []
+    rx.settimeout(1.0)
+    for i in range(PROBES):
+        seq = first_seq + i
+        frame = probe_frame(seq, pdcp)
+        t_send = time.time_ns()
+        tx.send(frame)
+        while True:
+            data, anc, _flags, addr = rx.recvmsg(2048, 256)
+            if addr[2] != PACKET_OUTGOING and data.endswith(struct.pack("!Q", seq) + bytes(24)):
+                break
+        for level, kind, value in anc:
+            if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS:
+                sec, nsec = struct.unpack("qq", value[:16])
+                delays.append((sec * 1_000_000_000 + nsec - t_send) / 1000)
+        time.sleep(0.0005)
+    return delays
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q / 100 * len(ordered)))]
+
+
+def hist_percentile_us(hist: dict, q: float) -> str:
+    """Upper edge of the histogram bucket holding the q-th percentile ('<= N us')."""
+    counts, edges = hist["counts"], hist["edges_us"]
+    total = sum(counts)
+    if total == 0:
+        return "n/a"
+    running = 0
+    for i, c in enumerate(counts):
+        running += c
+        if running >= q / 100 * total:
+            return f"< {edges[i]}" if i < len(edges) else f">= {edges[-1]}"
+    return "n/a"
+
+
+class Bench:
+    def __init__(self, topo: netns.Topology, build: Path, tmp: Path):
+        self.build, self.tmp = build, tmp
+        self.p = p = netns.unique_prefix("pab")
+        self.ns_legs, self.ns_agent, self.ns_client = (topo.ns(p + s) for s in "lac")
+        for ns in (self.ns_legs, self.ns_agent, self.ns_client):
+            ns.run(["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1",
+                    "net.ipv6.conf.default.disable_ipv6=1"])
+        netns.veth_pair(p + "la", self.ns_legs, p + "la1", self.ns_agent, mtu=1600)
+        netns.veth_pair(p + "lb", self.ns_legs, p + "lb1", self.ns_agent, mtu=1600)
+        netns.veth_pair(p + "h", self.ns_agent, p + "c", self.ns_client)
+        # the reference path: the same sender, a plain veth pair to the client namespace
+        netns.veth_pair(p + "d", self.ns_legs, p + "e", self.ns_client)
+        self.agent = None
+        self.runs = 0
+
+    @contextmanager
+    def agent_running(self, *app_args: str):
+        p = self.p
+        self.runs += 1
+        stats = self.tmp / f"stats{self.runs}.jsonl"
+        err_path = self.tmp / f"agent{self.runs}.stderr"
+        argv = [str(self.build / "pdcp-agent"), "-l", "0", "--no-huge", "-m", "256",
+                "--no-pci", "--file-prefix", p,
+                "--vdev", f"net_af_packet0,iface={p}la1,framecnt=4096",
+                "--vdev", f"net_af_packet1,iface={p}lb1,framecnt=4096",
+                "--vdev", f"net_af_packet2,iface={p}h,framecnt=4096",
+                "--", "--stats", str(stats), *app_args]
+        with open(err_path, "wb") as err:
+            proc = self.ns_agent.popen(argv, stdout=subprocess.DEVNULL, stderr=err)
+        try:
+            deadline = time.monotonic() + 30
+            while b"legs on ports" not in err_path.read_bytes():
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("pdcp-agent did not start:\n" + err_path.read_text())
+                time.sleep(0.05)
+            self.stats_path = stats
+            yield proc
+        finally:
+            rc = netns.stop_process(proc, grace_s=10)
+            if rc != 0:
+                raise RuntimeError(f"pdcp-agent exited with {rc}:\n" + err_path.read_text())
+
+    def stats_lines(self) -> list[dict]:
+        return [json.loads(line) for line in self.stats_path.read_text().splitlines()]
+
+    def blast(self, frames: int, pps: int, first: int) -> dict:
+        out = self.ns_legs.run([str(self.build / "pdcp-blast"), self.p + "la", str(frames),
+                                str(pps), "18", str(first)], timeout=120).stdout
+        return json.loads(out)
+
+
+def sustained_rate(lines: list[dict]) -> float:
+    """Delivered PDUs/s between the first and the last stats line that saw deliveries."""
+    def delivered(line):
+        return line["delivered_in_order"] + line["delivered_reordered"]
+    active = [line for line in lines if not line.get("final")]
+    first = next(i for i, line in enumerate(active) if delivered(line) > 0)
+    last = max(i for i, line in enumerate(active) if delivered(line) > delivered(active[first])
+               or i == first)
+    while last > first and delivered(active[last]) == delivered(active[last - 1]):
+        last -= 1
+    if last == first:
+        return float("nan")
+    return ((delivered(active[last]) - delivered(active[first]))
+            / ((active[last]["ts_ms"] - active[first]["ts_ms"]) / 1000))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--build", type=Path, default=Path("build/hostagents"),
+                        help="directory holding pdcp-agent and pdcp-blast (default: %(default)s)")
+    args = parser.parse_args()
+    for tool in ("pdcp-agent", "pdcp-blast"):
+        if not (args.build / tool).exists():
+            print(f"bench_agent: {args.build / tool} is missing: run `make hostagents-build`",
+                  file=sys.stderr)
+            return 2
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp, netns.Topology() as topo:
+        bench = Bench(topo, args.build.resolve(), Path(tmp))
+        count = 0
+        with bench.agent_running("--idle-sleep-us", "0", "--stats-interval-ms", "100"):
+            sent = bench.blast(THROUGHPUT_FRAMES, 0, count)
+            count += THROUGHPUT_FRAMES
+            time.sleep(0.5)
+        lines = bench.stats_lines()
+        final = lines[-1]
+        delivered = final["delivered_in_order"] + final["delivered_reordered"]
+        rows.append(("offered, unpaced (pdcp-blast)", f"{sent['pps']:,.0f} pps", ""))
+        rows.append(("sustained through agent (busy poll)", f"{sustained_rate(lines):,.0f} pps",
+                     f">= {PACED_PPS:,}"))
+        rows.append(("delivered / sent, unpaced", f"{delivered:,} / {sent['sent']:,}", ""))
+
+        with bench.agent_running("--idle-sleep-us", "0", "--stats-interval-ms", "100"):
+            sent = bench.blast(PACED_FRAMES, PACED_PPS, 0)
+            time.sleep(0.5)
+        final = bench.stats_lines()[-1]
+        delivered = final["delivered_in_order"] + final["delivered_reordered"]
+        rows.append((f"loss at {PACED_PPS:,} pps offered ({sent['pps']:,.0f} reached)",
+                     f"{100 * (1 - delivered / sent['sent']):.3f} %", ""))
+
+        tx_direct = l2_socket(bench.ns_legs.name, bench.p + "d")
+        rx_direct = l2_socket(bench.ns_client.name, bench.p + "e", timestamps=True)
+        tx_leg = l2_socket(bench.ns_legs.name, bench.p + "la")
+        rx_client = l2_socket(bench.ns_client.name, bench.p + "c", timestamps=True)
+        direct = one_way_delays_us(tx_direct, rx_direct, pdcp=False, first_seq=0)
+        rows.append(("reference veth path p50 / p99",
+                     f"{percentile(direct, 50):.1f} / {percentile(direct, 99):.1f} us", ""))
+        for sleep_us in ("0", "50"):
+            with bench.agent_running("--idle-sleep-us", sleep_us, "--stats-interval-ms", "0"):
+                time.sleep(0.2)
+                via = one_way_delays_us(tx_leg, rx_client, pdcp=True, first_seq=0)
+            hist = bench.stats_lines()[-1]["delay_us_hist"]
+            mode = "busy poll" if sleep_us == "0" else f"--idle-sleep-us {sleep_us}"
+            rows.append((f"added delay p50 / p99 ({mode})",
+                         f"{percentile(via, 50) - percentile(direct, 50):.1f} / "
+                         f"{percentile(via, 99) - percentile(direct, 99):.1f} us",
+                         "p50 <= 20 us"))
+            rows.append((f"  agent's own histogram p50 / p99 ({mode})",
+                         f"{hist_percentile_us(hist, 50)} / {hist_percentile_us(hist, 99)} us",
+                         ""))
+        for sock in (tx_direct, rx_direct, tx_leg, rx_client):
+            sock.close()
+
+    width = max(len(r[0]) for r in rows)
+    print(f"pdcp-agent on veth ({THROUGHPUT_FRAMES:,} frames unpaced; {PROBES} delay probes)")
+    print(f"| {'metric':<{width}} | {'value':<28} | {'goal':<13} |")
+    print(f"|{'-' * (width + 2)}|{'-' * 30}|{'-' * 15}|")
+    for name, value, goal in rows:
+        print(f"| {name:<{width}} | {value:<28} | {goal:<13} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
