@@ -29,6 +29,7 @@ SOL_PACKET = 263
 PACKET_IGNORE_OUTGOING = 23  # Linux >= 4.20; the pkttype check below covers older kernels
 _RECV_SIZE = 65536 + 64
 _RCVBUF = 4 * 1024 * 1024
+_BURST = 64  # frames read from one socket before looking at the others again
 
 # `ethtool -k` feature names that must be off on an interface read by a packet socket.
 _OFFLOADS = ("tx-checksumming", "tcp-segmentation-offload", "generic-segmentation-offload",
@@ -66,6 +67,7 @@ class AfPacketPorts:
         self._thread: threading.Thread | None = None
         self._wake_r, self._wake_w = os.pipe()
         self._stopping = False
+        self.tx_dropped = 0
         try:
             for port, ifname in self.ports.items():
                 self._socks[port] = self._open(ifname)
@@ -89,6 +91,7 @@ class AfPacketPorts:
         try:
             sock.bind((ifname, ETH_P_ALL))
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, _RCVBUF)
+            sock.setblocking(False)
             try:
                 sock.setsockopt(SOL_PACKET, PACKET_IGNORE_OUTGOING, 1)
             except OSError:
@@ -114,19 +117,23 @@ class AfPacketPorts:
                 if fd == self._wake_r:
                     return
                 port = self._by_fd[fd]
-                try:
-                    frame, addr = self._socks[port].recvfrom(_RECV_SIZE)
-                except BlockingIOError:
-                    continue
-                except OSError as exc:
-                    log.warning("port %d (%s): receive failed: %s", port, self.ports[port], exc)
-                    continue
-                if addr[2] == PACKET_OUTGOING:
-                    continue
-                try:
-                    on_frame(port, frame)
-                except Exception:  # the switch must survive any one frame
-                    log.exception("port %d: processing a frame failed", port)
+                recvfrom = self._socks[port].recvfrom
+                # Drain a burst per wake-up: one select() per frame costs as much as the I/O.
+                for _ in range(_BURST):
+                    try:
+                        frame, addr = recvfrom(_RECV_SIZE)
+                    except BlockingIOError:
+                        break
+                    except OSError as exc:
+                        log.warning("port %d (%s): receive failed: %s", port, self.ports[port],
+                                    exc)
+                        break
+                    if addr[2] == PACKET_OUTGOING:
+                        continue
+                    try:
+                        on_frame(port, frame)
+                    except Exception:  # the switch must survive any one frame
+                        log.exception("port %d: processing a frame failed", port)
 
     def send(self, port: int, frame: bytes) -> None:
         sock = self._socks.get(port)
@@ -135,6 +142,8 @@ class AfPacketPorts:
             return
         try:
             sock.send(frame)
+        except BlockingIOError:  # transmit queue full: drop, as a switch port would
+            self.tx_dropped += 1
         except OSError as exc:
             log.warning("port %d (%s): send of %d bytes failed: %s", port, self.ports[port],
                         len(frame), exc.strerror)
