@@ -183,7 +183,9 @@ class V1ModelDevice(Runtime):
             if self.tracing:
                 trace.debug("Dropped at the end of ingress (egress_spec 511)")
             return
-        self._egress(cur, spec, 0, NORMAL, out)
+        # Unicast keeps the instance_type ingress saw (BMv2: 6 after resubmit, 4 after
+        # recirculation).
+        self._egress(cur, spec, 0, sm.v[idx["instance_type"]], out)
 
     def _copy_state(self, cur: PacketState) -> PacketState:
         c = PacketState(copy_value(cur.hdr), copy_value(cur.meta), copy_value(cur.sm), cur.payload, cur.length, cur.frame, cur.depth)
