@@ -8,6 +8,7 @@ import pandas as pd
 import yaml
 
 from experiments import analysis, plots
+from experiments.scenario import variant_label
 
 
 def _table(df: pd.DataFrame, floatfmt: str = "{:.2f}") -> str:
@@ -28,13 +29,16 @@ def _table(df: pd.DataFrame, floatfmt: str = "{:.2f}") -> str:
     return "\n".join(lines)
 
 
-def _in_order(df: pd.DataFrame, order: list) -> pd.DataFrame:
-    """Rows in the scenario's sweep order (run directories sort as strings: 100 < 2)."""
+def _in_order(df: pd.DataFrame, order: list, variants: list) -> pd.DataFrame:
+    """Rows in the scenario's sweep and variant order (run directories sort as strings)."""
     if df.empty or "point" not in df:
         return df
     rank = {p: i for i, p in enumerate(order)}
-    return df.sort_values("point", key=lambda col: col.map(lambda p: rank.get(p, len(rank))),
-                          kind="stable").reset_index(drop=True)
+    vrank = {v: i for i, v in enumerate(variants)}
+    return df.sort_values(
+        ["point", "variant"], kind="stable",
+        key=lambda col: col.map(lambda v: (rank if col.name == "point" else vrank).get(
+            v, len(rank) + len(vrank)))).reset_index(drop=True)
 
 
 def report(out: Path) -> tuple[str, list[Path]]:
@@ -46,10 +50,11 @@ def report(out: Path) -> tuple[str, list[Path]]:
     manifests = analysis.load_manifests(out)
     flows = analysis.load_runs(out)
     order = [analysis._point_label(v) for v in (doc.get("sweep") or {}).get("values", [])]
-    summary = _in_order(analysis.throughput_summary(flows), order)
-    fair = _in_order(analysis.fairness_summary(out), order)
-    dup = _in_order(analysis.duplication_summary(out), order)
-    reord = _in_order(analysis.reordering_summary(out), order)
+    variants = [variant_label(v) for v in doc.get("variants") or []]
+    summary = _in_order(analysis.throughput_summary(flows), order, variants)
+    fair = _in_order(analysis.fairness_summary(out), order, variants)
+    dup = _in_order(analysis.duplication_summary(out), order, variants)
+    reord = _in_order(analysis.reordering_summary(out), order, variants)
 
     figures: list[Path] = []
     figures += plots.throughput_vs_param(summary, param, fig_dir)
