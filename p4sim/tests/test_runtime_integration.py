@@ -226,3 +226,52 @@ def test_routing_rewrites_and_decrements_ttl(rig):
     assert routed[IP].ttl == Ether(frame)[IP].ttl - 1
     del routed[IP].chksum
     assert Ether(out)[IP].chksum == Ether(bytes(routed))[IP].chksum  # checksum recomputed
+
+
+def _write_codes(client, *updates) -> list[int]:
+    from google.rpc import status_pb2
+
+    with pytest.raises(grpc.RpcError) as info:
+        client.write(*updates)
+    assert info.value.code() == grpc.StatusCode.UNKNOWN
+    [details] = [v for k, v in info.value.trailing_metadata() if k == "grpc-status-details-bin"]
+    codes = []
+    for any_ in status_pb2.Status.FromString(details).details:
+        err = p4runtime_pb2.Error()
+        any_.Unpack(err)
+        codes.append(err.canonical_code)
+    return codes
+
+
+def test_engine_errors_map_to_status_codes(rig):
+    """Errors the engine raises (duplicate, absent) reach the client with the right codes."""
+    client, _, _ = rig
+    add = client.l2("INSERT", 0x020000000002, "forward", port=b"\x01")
+    codes = _write_codes(client, add, add,
+                         client.l2("DELETE", 0x020000000003, "forward", port=b"\x01"),
+                         client.l2("MODIFY", 0x020000000004, "forward", port=b"\x01"))
+    assert codes == [code_pb2.OK, code_pb2.ALREADY_EXISTS, code_pb2.NOT_FOUND,
+                     code_pb2.NOT_FOUND]
+
+
+def test_ternary_and_optional_acl_drops_by_priority(rig):
+    client, ports, _ = rig
+    client.write(client.l2("INSERT", 0x020000000002, "forward", port=b"\x02"))
+
+    def acl(priority: int, in_port: int | None) -> p4runtime_pb2.Update:
+        u = p4runtime_pb2.Update(type=Update.INSERT)
+        e = u.entity.table_entry
+        e.table_id, e.priority = client.ids["FwdIngress.acl"], priority
+        t = e.match.add(field_id=1).ternary
+        t.value, t.mask = b"\x08\x00", b"\xff\xff"
+        if in_port is not None:
+            e.match.add(field_id=2).optional.value = bytes([in_port])
+        e.action.action.action_id = client.ids["FwdIngress.drop"]
+        return u
+
+    assert _write_codes(client, acl(0, 1)) == [code_pb2.INVALID_ARGUMENT]  # priority needed
+    client.write(acl(10, 1))
+    frame = frame_to("02:00:00:00:00:02")
+    ports.inject(1, frame)
+    ports.inject(0, frame)
+    assert ports.collect() == [(2, frame)]  # only the frame from port 1 was dropped
