@@ -119,6 +119,12 @@ def test_jenkins_hash_gives_p4c_ids():
     assert (0x02 << 24) | (p4info.jenkins_one_at_a_time("MyIngress.ipv4_lpm") & 0xFFFFFF) \
         == 37375156
     assert (0x01 << 24) | (p4info.jenkins_one_at_a_time("NoAction") & 0xFFFFFF) == 21257015
+    # stratum/fabric-tna: @controller_header("packet_in") header packet_in_header_t has id
+    # 81826293 in its P4Info: the header *type* name is hashed, not "packet_in"
+    header = ControllerHeaderDef("packet_in", [ParamDef("ingress_port", 9)],
+                                 ['@controller_header("packet_in")'], "packet_in_header_t")
+    [h] = p4info.generate(minimal(headers=[header])).controller_packet_metadata
+    assert h.preamble.id == 81826293
 
 
 def minimal(tables=(), actions=(), registers=(), counters=(), headers=()) -> ProgramModel:
