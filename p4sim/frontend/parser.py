@@ -98,7 +98,9 @@ class Parser:
             if self.accept(";"):
                 continue
             decls.append(self.declaration())
-        return ir.Program(decls, self.text)
+        prog = ir.Program(decls, self.text)
+        prog.end_pos = self.tok.pos
+        return prog
 
     def annotations(self) -> list[ir.Annotation]:
         out = []

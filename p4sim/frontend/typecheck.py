@@ -164,7 +164,10 @@ class Checker:
         for d in self.program.decls:
             self.declaration(d)
         if self.main is None:
-            raise P4Error("no package instantiation named 'main' (expected V1Switch(...) main;)")
+            raise P4Error.at(
+                getattr(self.program, "end_pos", None),
+                "no package instantiation named 'main' (expected V1Switch(...) main;)",
+            )
 
     def declare(self, scope: Scope, name: str, obj, pos) -> None:
         old = scope.names.get(name)

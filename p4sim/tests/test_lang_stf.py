@@ -22,7 +22,7 @@ def cases():
         yield pytest.param(program, stf, id=stf.stem)
 
 
-@pytest.mark.parametrize("program, stf", cases())
+@pytest.mark.parametrize("program, stf", list(cases()))
 def test_stf(program: Path, stf: Path):
     result = run_stf(program, stf)
     assert result.ok, "\n".join(result.failures)
