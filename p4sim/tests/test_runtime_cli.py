@@ -39,8 +39,14 @@ def test_compile_writes_p4info_in_every_format_and_device_config(tmp_path):
     assert set(tables) == {"FwdIngress.l2_fwd", "FwdIngress.ipv4_lpm", "FwdIngress.acl"}
     assert [m.name for m in tables["FwdIngress.l2_fwd"].match_fields] == ["dst_mac"]
     assert tables["FwdIngress.l2_fwd"].preamble.alias == "l2_fwd"
-    assert {h.preamble.name for h in info.controller_packet_metadata} == {"packet_in",
-                                                                         "packet_out"}
+    # p4c hashes the header *type* name for controller headers (see test_runtime_p4info.py)
+    from p4sim.p4info import jenkins_one_at_a_time
+
+    headers = {h.preamble.name: h.preamble.id for h in info.controller_packet_metadata}
+    assert headers == {name: (0x04 << 24) | (jenkins_one_at_a_time(type_name) & 0xFFFFFF)
+                       for name, type_name in (("packet_in", "packet_in_t"),
+                                               ("packet_out", "packet_out_t"))}, \
+        "the front end must fill ControllerHeaderDef.type_name (p4sim/model.py)"
     assert json_format.Parse(js.read_text(), p4info_pb2.P4Info()) == info
     assert p4info_pb2.P4Info.FromString(binary.read_bytes()) == info
     doc = json.loads(config.read_text())
