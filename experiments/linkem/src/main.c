@@ -45,7 +45,9 @@
 #define SLOT_BYTES 2048         /* one frame buffer: MTU up to SLOT_BYTES - 18 */
 #define FRAMES_PER_DIRECTION 65536 /* frames held at once (queue + delay line) */
 #define BATCH 64                /* frames per recvmmsg / sendmmsg */
-#define RX_BATCHES_PER_WAKE 16  /* bound the receive work between departures */
+#define RX_FRAMES_PER_WAKE 1024 /* bound the receive work between departures */
+#define RING_FRAME_BYTES 4096   /* one frame per page: header + up to SLOT_BYTES of frame */
+#define RING_FRAMES 4096        /* 16 MiB receive ring per interface */
 #define MAX_CLIENTS 8
 #define CLIENT_BUF 4096
 #define DEFAULT_BUSY_POLL_US 20
@@ -67,7 +69,9 @@ struct direction {
 	uint8_t *slots;
 	uint32_t *free_slots;
 	uint32_t nfree;
-	uint64_t drop_oversize, drop_tx;
+	uint8_t *ring; /* receive ring of in_fd */
+	uint32_t ring_idx;
+	uint64_t drop_oversize, drop_tx, drop_rx;
 	struct window file_win, ctl_win;
 };
 
@@ -119,24 +123,6 @@ static uint64_t realtime_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-/* A frame's arrival is when the kernel received it (SO_TIMESTAMPNS, CLOCK_REALTIME, moved to
- * CLOCK_MONOTONIC), not when linkem woke up to read it: wake-up latency does not add delay. */
-static uint64_t kernel_arrival(struct msghdr *mh, uint64_t real_minus_mono, uint64_t now)
-{
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c)) {
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_TIMESTAMPNS)
-			continue;
-		struct timespec ts;
-		memcpy(&ts, CMSG_DATA(c), sizeof(ts));
-		uint64_t real = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-		uint64_t mono = real - real_minus_mono;
-		/* Guard against a stepped wall clock: never in the future, at most 1 s old. */
-		if (mono <= now && now - mono < 1000000000ULL)
-			return mono;
-	}
-	return now;
-}
-
 /* ---- frame buffers -------------------------------------------------------------------- */
 
 static void release_slot(void *ctx, uint32_t handle)
@@ -144,6 +130,16 @@ static void release_slot(void *ctx, uint32_t handle)
 	struct direction *d = ctx;
 
 	d->free_slots[d->nfree++] = handle;
+}
+
+/* Frames the kernel dropped because the ring was full (the counter resets on read). */
+static void collect_ring_drops(struct direction *d)
+{
+	struct tpacket_stats st;
+	socklen_t len = sizeof(st);
+
+	if (getsockopt(d->in_fd, SOL_PACKET, PACKET_STATISTICS, &st, &len) == 0)
+		d->drop_rx += st.tp_drops;
 }
 
 static void direction_alloc(struct direction *d)
@@ -215,7 +211,7 @@ static void check_interface(const char *ifname)
 		    ifname, on, ifname);
 }
 
-static int open_packet_socket(const char *ifname)
+static int open_packet_socket(const char *ifname, uint8_t **ring)
 {
 	unsigned ifindex = if_nametoindex(ifname);
 	int fd = socket(AF_PACKET, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -234,14 +230,26 @@ static int open_packet_socket(const char *ifname)
 	/* Our own transmissions on this interface are not input. */
 	if (setsockopt(fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof(one)) < 0)
 		die("PACKET_IGNORE_OUTGOING on %s: %s (needs Linux >= 4.20)", ifname, strerror(errno));
-	if (setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one)) < 0)
-		die("SO_TIMESTAMPNS on %s: %s", ifname, strerror(errno));
 	/* linkem is the qdisc: skip the kernel's. */
 	setsockopt(fd, SOL_PACKET, PACKET_QDISC_BYPASS, &one, sizeof(one));
 	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &bufsize, sizeof(bufsize)) < 0)
 		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bufsize, sizeof(bufsize));
 	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &bufsize, sizeof(bufsize)) < 0)
 		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bufsize, sizeof(bufsize));
+	int version = TPACKET_V2;
+	struct tpacket_req req = {
+		.tp_block_size = RING_FRAME_BYTES,
+		.tp_block_nr = RING_FRAMES,
+		.tp_frame_size = RING_FRAME_BYTES,
+		.tp_frame_nr = RING_FRAMES,
+	};
+	if (setsockopt(fd, SOL_PACKET, PACKET_VERSION, &version, sizeof(version)) < 0 ||
+	    setsockopt(fd, SOL_PACKET, PACKET_RX_RING, &req, sizeof(req)) < 0)
+		die("receive ring on %s: %s", ifname, strerror(errno));
+	*ring = mmap(NULL, (size_t)RING_FRAMES * RING_FRAME_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED,
+		     fd, 0);
+	if (*ring == MAP_FAILED)
+		die("mmap receive ring of %s: %s", ifname, strerror(errno));
 	if (bind(fd, (struct sockaddr *)&sll, sizeof(sll)) < 0)
 		die("bind AF_PACKET to %s: %s", ifname, strerror(errno));
 	if (setsockopt(fd, SOL_PACKET, PACKET_ADD_MEMBERSHIP, &mr, sizeof(mr)) < 0)
@@ -318,17 +326,19 @@ static void sb_direction(struct strbuf *sb, struct direction *d, struct window *
 	const struct link *l = &d->link;
 	const struct link_counters *c = &l->c;
 
+	collect_ring_drops(d);
 	sb_printf(sb,
 		  "\"frames\":%llu,\"bytes\":%llu,\"rx_frames\":%llu,\"rx_bytes\":%llu,"
 		  "\"queue_pkts\":%u,\"queue_bytes\":%llu,\"in_flight\":%u,"
 		  "\"drops\":{\"queue\":%llu,\"loss\":%llu,\"ge\":%llu,\"nobuf\":%llu,\"oversize\":%llu,"
-		  "\"tx\":%llu},",
+		  "\"tx\":%llu,\"rx\":%llu},",
 		  (unsigned long long)c->tx_frames, (unsigned long long)c->tx_bytes,
 		  (unsigned long long)c->rx_frames, (unsigned long long)c->rx_bytes, link_queue_len(l),
 		  (unsigned long long)link_queue_bytes(l), link_delay_line_len(l),
 		  (unsigned long long)c->drop_queue, (unsigned long long)c->drop_loss,
 		  (unsigned long long)c->drop_ge, (unsigned long long)c->drop_nobuf,
-		  (unsigned long long)d->drop_oversize, (unsigned long long)d->drop_tx);
+		  (unsigned long long)d->drop_oversize, (unsigned long long)d->drop_tx,
+		  (unsigned long long)d->drop_rx);
 	sb_printf(sb,
 		  "\"delay_us\":{\"n\":%llu,\"mean\":%.1f,\"p50\":%llu,\"p99\":%llu,\"max\":%llu},"
 		  "\"late_us\":{\"p50\":%llu,\"p99\":%llu,\"max\":%llu},",
@@ -365,72 +375,42 @@ static void write_stats(struct linkem *e, uint64_t now, int final)
 
 /* ---- forwarding ----------------------------------------------------------------------- */
 
-static void receive(struct linkem *e, struct direction *d)
+/* Frames arrive in a TPACKET_V2 ring: the kernel copies each one there in its receive
+ * softirq (on the sender's CPU for a veth) and linkem reads them without a system call. */
+static void receive(struct direction *d)
 {
-	struct mmsghdr msgs[BATCH];
-	struct iovec iov[BATCH];
-	struct sockaddr_ll from[BATCH];
-	uint32_t handles[BATCH];
-	union {
-		char buf[CMSG_SPACE(sizeof(struct timespec))];
-		struct cmsghdr align;
-	} ctrl[BATCH];
+	uint64_t t = now_ns();
+	uint64_t real_minus_mono = realtime_ns() - t;
 
-	for (int round = 0; round < RX_BATCHES_PER_WAKE; round++) {
-		unsigned n = d->nfree < BATCH ? d->nfree : BATCH;
-		char scratch[SLOT_BYTES];
-
-		if (n == 0) {
-			/* Out of buffers: read one frame into scratch to count and drop it. */
-			ssize_t r = recv(d->in_fd, scratch, sizeof(scratch), MSG_DONTWAIT | MSG_TRUNC);
-			if (r < 0)
-				return;
-			d->link.c.rx_frames++;
-			d->link.c.rx_bytes += (uint64_t)r;
-			d->link.c.drop_nobuf++;
-			continue;
-		}
-		for (unsigned i = 0; i < n; i++) {
-			handles[i] = d->free_slots[d->nfree - 1 - i];
-			iov[i].iov_base = d->slots + (size_t)handles[i] * SLOT_BYTES;
-			iov[i].iov_len = SLOT_BYTES;
-			memset(&msgs[i].msg_hdr, 0, sizeof(msgs[i].msg_hdr));
-			msgs[i].msg_hdr.msg_iov = &iov[i];
-			msgs[i].msg_hdr.msg_iovlen = 1;
-			msgs[i].msg_hdr.msg_name = &from[i];
-			msgs[i].msg_hdr.msg_namelen = sizeof(from[i]);
-			msgs[i].msg_hdr.msg_control = ctrl[i].buf;
-			msgs[i].msg_hdr.msg_controllen = sizeof(ctrl[i].buf);
-		}
-		int got = recvmmsg(d->in_fd, msgs, n, MSG_DONTWAIT | MSG_TRUNC, NULL);
-		if (got <= 0)
+	for (unsigned n = 0; n < RX_FRAMES_PER_WAKE; n++) {
+		struct tpacket2_hdr *h =
+			(struct tpacket2_hdr *)(d->ring + (size_t)d->ring_idx * RING_FRAME_BYTES);
+		if (!(__atomic_load_n(&h->tp_status, __ATOMIC_ACQUIRE) & TP_STATUS_USER))
 			return;
-		d->nfree -= n; /* taken; the unused ones go back below */
-		uint64_t t = now_ns();
-		uint64_t real_minus_mono = realtime_ns() - t;
-		for (int i = 0; i < got; i++) {
-			uint32_t len = msgs[i].msg_len;
-			uint64_t arrival = kernel_arrival(&msgs[i].msg_hdr, real_minus_mono, t);
-			if (from[i].sll_pkttype == PACKET_OUTGOING) {
-				release_slot(d, handles[i]);
-				continue;
-			}
-			if (len > SLOT_BYTES) {
-				d->link.c.rx_frames++;
-				d->link.c.rx_bytes += len;
+		uint32_t len = h->tp_len;
+		uint64_t real = (uint64_t)h->tp_sec * 1000000000ULL + h->tp_nsec;
+		uint64_t arrival = real - real_minus_mono;
+		/* Guard against a stepped wall clock: never in the future, at most 1 s old. */
+		if (arrival > t || t - arrival > 1000000000ULL)
+			arrival = t;
+
+		if (len > SLOT_BYTES || h->tp_snaplen < len || d->nfree == 0) {
+			/* Not forwarded: counted here (link_enqueue counts the others). */
+			d->link.c.rx_frames++;
+			d->link.c.rx_bytes += len;
+			if (d->nfree == 0)
+				d->link.c.drop_nobuf++;
+			else
 				d->drop_oversize++;
-				release_slot(d, handles[i]);
-				continue;
-			}
-			if (link_enqueue(&d->link, arrival, handles[i], len) != LINK_ACCEPTED)
-				release_slot(d, handles[i]);
+		} else {
+			uint32_t handle = d->free_slots[--d->nfree];
+			memcpy(d->slots + (size_t)handle * SLOT_BYTES, (uint8_t *)h + h->tp_mac, len);
+			if (link_enqueue(&d->link, arrival, handle, len) != LINK_ACCEPTED)
+				release_slot(d, handle);
 		}
-		for (int i = (int)n - 1; i >= got; i--)
-			release_slot(d, handles[i]);
-		if ((unsigned)got < n)
-			return; /* drained */
+		__atomic_store_n(&h->tp_status, TP_STATUS_KERNEL, __ATOMIC_RELEASE);
+		d->ring_idx = (d->ring_idx + 1) % RING_FRAMES;
 	}
-	(void)e;
 }
 
 static void transmit(struct direction *d, uint64_t now)
@@ -718,7 +698,7 @@ static void run(struct linkem *e)
 		for (int i = 0; i < n; i++) {
 			uint64_t tag = evs[i].data.u64;
 			if (tag < NDIR) {
-				receive(e, &e->dir[tag]);
+				receive(&e->dir[tag]);
 			} else if (tag == EV_TIMER) {
 				uint64_t expirations;
 				if (read(e->timerfd, &expirations, sizeof(expirations)) < 0) {
@@ -892,7 +872,7 @@ int main(int argc, char **argv)
 		e.clients[i].fd = -1;
 
 	for (int i = 0; i < NDIR; i++)
-		e.sock[i] = open_packet_socket(e.ifname[i]);
+		e.sock[i] = open_packet_socket(e.ifname[i], &e.dir[i].ring);
 	uint64_t now = now_ns();
 	for (int i = 0; i < NDIR; i++) {
 		struct direction *d = &e.dir[i];
