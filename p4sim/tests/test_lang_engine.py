@@ -1,0 +1,170 @@
+"""Engine and v1model: the runtime objects the control plane drives (tables, registers,
+counters, PRE), robustness against malformed frames, the per-packet trace.
+
+Run: .venv/bin/pytest p4sim/tests/test_lang_engine.py
+"""
+
+import logging
+import random
+from pathlib import Path
+
+import pytest
+
+from p4sim.engine import bench_inprocess
+from p4sim.frontend import compile_file
+from p4sim.model import (
+    ConstViolation,
+    EntryExists,
+    EntryNotFound,
+    FieldMatch,
+    InvalidEntry,
+    Replica,
+    TableEntry,
+    TableFull,
+)
+
+STF_DIR = Path(__file__).parent / "stf"
+SPLITTER = Path(__file__).resolve().parents[2] / "p4src" / "dc_splitter.p4"
+
+
+@pytest.fixture(scope="module")
+def tables_prog():
+    return compile_file(STF_DIR / "tables.p4")
+
+
+@pytest.fixture(scope="module")
+def splitter():
+    return compile_file(SPLITTER)
+
+
+def frame(mode, kx=0, lpm=0, tern=0, opt=0, rng=0):
+    return bytes([mode, kx]) + lpm.to_bytes(4, "big") + bytes([tern, opt]) + rng.to_bytes(2, "big") + b"\0\0"
+
+
+def test_exact_table_crud(tables_prog):
+    dev = tables_prog.new_device()
+    t = dev.tables["I.t_exact"]
+    e = TableEntry({"kx": FieldMatch("exact", 5)}, "I.set_out", {"v": 0x11})
+    t.insert(e)
+    with pytest.raises(EntryExists):
+        t.insert(TableEntry({"kx": FieldMatch("exact", 5)}, "I.set_out", {"v": 0x22}))
+    assert dev.process(0, frame(0, kx=5))[0][1][-2:] == b"\x11\xa1"
+    t.modify(TableEntry({"kx": FieldMatch("exact", 5)}, "I.set_out", {"v": 0x33}))
+    assert dev.process(0, frame(0, kx=5))[0][1][-2:] == b"\x33\xa1"
+    assert t.find({"kx": FieldMatch("exact", 5)}, 0).args == {"v": 0x33}
+    t.delete(TableEntry({"kx": FieldMatch("exact", 5)}, "", {}))
+    assert dev.process(0, frame(0, kx=5))[0][1][-2:] == b"\x00\xa0"
+    with pytest.raises(EntryNotFound):
+        t.delete(TableEntry({"kx": FieldMatch("exact", 5)}, "", {}))
+    with pytest.raises(EntryNotFound):
+        t.modify(TableEntry({"kx": FieldMatch("exact", 6)}, "I.set_out", {"v": 1}))
+
+
+def test_entry_validation(tables_prog):
+    dev = tables_prog.new_device()
+    t = dev.tables["I.t_exact"]
+    bad = [
+        TableEntry({"kx": FieldMatch("exact", 256)}, "I.set_out", {"v": 1}),  # too wide
+        TableEntry({}, "I.set_out", {"v": 1}),  # exact key missing
+        TableEntry({"kx": FieldMatch("exact", 1)}, "I.set_out2", {"v": 1}),  # not in table
+        TableEntry({"kx": FieldMatch("exact", 1)}, "I.set_out", {}),  # missing param
+        TableEntry({"kx": FieldMatch("exact", 1)}, "I.set_out", {"v": 300}),  # param too wide
+        TableEntry({"kx": FieldMatch("exact", 1)}, "I.set_out", {"v": 1}, priority=5),  # no priority here
+        TableEntry({"nope": FieldMatch("exact", 1)}, "I.set_out", {"v": 1}),
+    ]
+    for e in bad:
+        with pytest.raises(InvalidEntry):
+            t.insert(e)
+    tern = dev.tables["I.t_tern"]
+    with pytest.raises(InvalidEntry, match="priority"):
+        tern.insert(TableEntry({"hdr.h.k_tern": FieldMatch("ternary", 1, mask=0xFF)}, "I.set_out2", {"v": 1}))
+    with pytest.raises(InvalidEntry, match="outside its mask"):
+        tern.insert(TableEntry({"hdr.h.k_tern": FieldMatch("ternary", 0x11, mask=0xF0)}, "I.set_out2", {"v": 1}, 1))
+    lpm = dev.tables["I.t_lpm"]
+    with pytest.raises(InvalidEntry):
+        lpm.insert(TableEntry({"hdr.h.k_lpm": FieldMatch("lpm", 0x0A000001, prefix_len=8)}, "I.set_out", {"v": 1}))
+
+
+def test_default_actions_and_const_tables(tables_prog):
+    dev = tables_prog.new_device()
+    lpm = dev.tables["I.t_lpm"]
+    assert lpm.default_entry().action == "I.set_out" and lpm.default_entry().args == {"v": 0xEE}
+    lpm.set_default("I.set_out", {"v": 0x42})
+    assert dev.process(0, frame(1, lpm=0x0B000001))[0][1][-2:] == b"\x42\x00"
+    lpm.reset_default()
+    assert dev.process(0, frame(1, lpm=0x0B000001))[0][1][-2:] == b"\xee\x00"
+    const = dev.tables["I.t_const"]
+    assert len(const.entries()) == 3 and all(e.is_const for e in const.entries())
+    with pytest.raises(ConstViolation):
+        const.insert(TableEntry({"hdr.h.k_tern": FieldMatch("ternary", 1, mask=0xFF)}, "I.set_out2", {"v": 1}, 1))
+
+
+def test_table_size_is_enforced(tables_prog):
+    dev = tables_prog.new_device()
+    t = dev.tables["I.t_exact"]  # size = 16
+    for k in range(16):
+        t.insert(TableEntry({"kx": FieldMatch("exact", k)}, "I.set_out", {"v": k}))
+    with pytest.raises(TableFull):
+        t.insert(TableEntry({"kx": FieldMatch("exact", 99)}, "I.set_out", {"v": 1}))
+    t.clear()
+    assert t.entries() == []
+
+
+def test_splitter_counters_registers_and_pre(splitter):
+    dev = splitter.new_device()
+    dev.tables["DcIngress.ue_sessions.ue_sessions_v4"].insert(
+        TableEntry(
+            {"ue_addr": FieldMatch("exact", 0x0A000003)},
+            "DcIngress.ue_sessions.duplicate_dc",
+            {"user_idx": 1, "session": 9, "mcast_grp": 7},
+        )
+    )
+    dev.pre.multicast_groups[7] = [Replica(1, 0), Replica(2, 0)]
+    dev.registers["DcIngress.pdcp_sequencer.user_session"].write(1, 9)
+    dev.registers["DcIngress.pdcp_sequencer.next_sn"].write(1, (1 << 18) - 1)  # SN wraps next
+    ip = bytes.fromhex("4500001c00010000401100000a0900010a000003") + bytes(8)
+    eth = bytes(6) + bytes(5) + b"\x01" + b"\x08\x00"
+    out = dev.process(0, eth + ip)
+    assert sorted(p for p, _ in out) == [1, 2]
+    assert out[0][1][12:17] == b"\x88\xb5\x83\xff\xff"  # D/C=1, SN = 2^18-1
+    out = dev.process(0, eth + ip)
+    assert out[0][1][14:17] == b"\x80\x00\x00"  # bit<18> wrapped to 0
+    assert dev.counters["DcIngress.ue_sessions.user_counter"].read(1) == (2, 2 * len(eth + ip))
+    dev.counters["DcIngress.ue_sessions.user_counter"].write(1, 0, 0)
+    assert dev.counters["DcIngress.ue_sessions.user_counter"].read(1) == (0, 0)
+    with pytest.raises(IndexError):
+        dev.registers["DcIngress.pdcp_sequencer.next_sn"].read(5000)
+
+
+def test_malformed_frames_never_raise(splitter, tables_prog):
+    rng = random.Random(7)
+    good = bytes.fromhex("00000000000200000000000108004500002000010000401166c10a0900010a00000213881770000ce80f64617461")
+    for prog in (splitter, tables_prog, compile_file(STF_DIR / "parser.p4")):
+        dev = prog.new_device()
+        samples = [b"", b"\x00", good[:13], good[:14], good[:33], good[:40]]
+        samples += [bytes(rng.randrange(256) for _ in range(rng.randrange(80))) for _ in range(300)]
+        samples += [good[: rng.randrange(len(good))] for _ in range(100)]
+        for s in samples:
+            for port, data in dev.process(rng.randrange(512), s):
+                assert 0 <= port < 512 and isinstance(data, bytes)
+
+
+def test_trace_logging_is_off_by_default_and_shows_the_path(splitter, caplog):
+    dev = splitter.new_device()
+    good = bytes.fromhex("00000000000200000000000108004500002000010000401166c10a0900010a00000213881770000ce80f64617461")
+    with caplog.at_level(logging.INFO, logger="p4sim.trace"):
+        dev.process(0, good)
+    assert not [r for r in caplog.records if r.name == "p4sim.trace"]
+    with caplog.at_level(logging.DEBUG, logger="p4sim.trace"):
+        dev.process(0, good)
+    text = "\n".join(r.getMessage() for r in caplog.records if r.name == "p4sim.trace")
+    assert "Parser state parse_ipv4" in text
+    assert "Table DcIngress.ue_sessions.ue_sessions_v4: miss" in text
+    assert "Table DcIngress.l2_forwarding.l2_forwards: miss, default action DcIngress.l2_forwarding.drop" in text
+    assert "Dropped at the end of ingress" in text
+
+
+def test_bench_inprocess_reports_rates(splitter):
+    good = bytes.fromhex("00000000000200000000000108004500002000010000401166c10a0900010a00000213881770000ce80f64617461")
+    r = bench_inprocess(splitter, [(0, good)] * 50)
+    assert r["packets"] == 50 and r["pps"] > 0 and r["p99_us"] >= r["p50_us"] > 0
