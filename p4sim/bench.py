@@ -128,8 +128,47 @@ def _frame(size: int, dst_ip: str, dst_mac: str = "02:00:00:00:00:02") -> bytes:
     return bytes(head) + bytes(size - len(head))
 
 
-class _Client:
-    """A minimal P4Runtime client for installing benchmark entries."""
+class _EntryWriter:
+    """Installs benchmark entries by name; subclasses say where the Update goes."""
+
+    p4info = None
+
+    def _find(self, kind: str, suffix: str):
+        for obj in getattr(self.p4info, kind):
+            if obj.preamble.name == suffix or obj.preamble.name.endswith("." + suffix):
+                return obj
+        raise LookupError(f"no {kind[:-1]} named *{suffix} in the P4Info")
+
+    def insert(self, table: str, match: dict[str, tuple], action: str,
+               params: dict[str, int]) -> None:
+        from p4.v1 import p4runtime_pb2
+
+        t = self._find("tables", table)
+        a = self._find("actions", action)
+        update = p4runtime_pb2.Update(type=p4runtime_pb2.Update.INSERT)
+        entry = update.entity.table_entry
+        entry.table_id = t.preamble.id
+        fields = {m.name: m for m in t.match_fields}
+        for name, value in match.items():
+            m = entry.match.add(field_id=fields[name].id)
+            nbytes = (fields[name].bitwidth + 7) // 8
+            if len(value) == 2:  # (value, prefix_len)
+                m.lpm.value, m.lpm.prefix_len = value[0].to_bytes(nbytes, "big"), value[1]
+            else:
+                m.exact.value = value[0].to_bytes(nbytes, "big")
+        entry.action.action.action_id = a.preamble.id
+        for p in a.params:
+            entry.action.action.params.add(
+                param_id=p.id, value=params.get(p.name, 0).to_bytes((p.bitwidth + 7) // 8,
+                                                                     "big"))
+        self._apply(update)
+
+    def _apply(self, update) -> None:
+        raise NotImplementedError
+
+
+class _Client(_EntryWriter):
+    """A minimal P4Runtime client (primary, election id 1)."""
 
     def __init__(self, address: str) -> None:
         import queue
@@ -152,33 +191,10 @@ class _Client:
             p4runtime_pb2.GetForwardingPipelineConfigRequest(device_id=0),
             timeout=10).config.p4info
 
-    def _find(self, kind: str, suffix: str):
-        for obj in getattr(self.p4info, kind):
-            if obj.preamble.name == suffix or obj.preamble.name.endswith("." + suffix):
-                return obj
-        raise LookupError(f"no {kind[:-1]} named *{suffix} in the P4Info")
-
-    def insert(self, table: str, match: dict[str, tuple], action: str,
-               params: dict[str, int]) -> None:
-        t = self._find("tables", table)
-        a = self._find("actions", action)
+    def _apply(self, update) -> None:
         req = self.pb.WriteRequest(device_id=0)
         req.election_id.low = 1
-        entry = req.updates.add(type=self.pb.Update.INSERT).entity.table_entry
-        entry.table_id = t.preamble.id
-        fields = {m.name: m for m in t.match_fields}
-        for name, value in match.items():
-            m = entry.match.add(field_id=fields[name].id)
-            nbytes = (fields[name].bitwidth + 7) // 8
-            if len(value) == 2:  # (value, prefix_len)
-                m.lpm.value, m.lpm.prefix_len = value[0].to_bytes(nbytes, "big"), value[1]
-            else:
-                m.exact.value = value[0].to_bytes(nbytes, "big")
-        entry.action.action.action_id = a.preamble.id
-        for p in a.params:
-            entry.action.action.params.add(
-                param_id=p.id, value=params.get(p.name, 0).to_bytes((p.bitwidth + 7) // 8,
-                                                                     "big"))
+        req.updates.append(update)
         self.stub.Write(req, timeout=10)
 
     def close(self) -> None:
@@ -186,13 +202,40 @@ class _Client:
         self.channel.close()
 
 
-def _fwd_entries(client: _Client) -> None:
+class _Local(_EntryWriter):
+    """The same entries written straight into an in-process device (no I/O, no gRPC)."""
+
+    def __init__(self, program: Path) -> None:
+        from p4sim import frontend
+        from p4sim.p4runtime.pipeline import from_program
+
+        self.pipeline = from_program(frontend.compile_file(str(program)), b"", None)
+        self.p4info = self.pipeline.p4info
+
+    def _apply(self, update) -> None:
+        from p4sim.p4runtime.entities import apply_update
+
+        apply_update(self.pipeline.index, self.pipeline.device, update)
+
+
+def engine_rate(case: "Case", frames: int = 3000) -> float:
+    """Packets/s of device.process alone: the ceiling the packet I/O path adds to."""
+    local = _Local(case.program)
+    case.entries(local)
+    device = local.pipeline.device
+    start = time.perf_counter()
+    for _ in range(frames):
+        device.process(0, case.frame)
+    return frames / (time.perf_counter() - start)
+
+
+def _fwd_entries(client: _EntryWriter) -> None:
     client.insert("ipv4_lpm", {"ipv4_dst": (0x0A000100, 24)}, "route",
                   {"port": 1, "next_hop": 0x020000000102})
     client.insert("l2_fwd", {"dst_mac": (0x020000000102,)}, "forward", {"port": 1})
 
 
-def _splitter_entries(client: _Client) -> None:
+def _splitter_entries(client: _EntryWriter) -> None:
     client.insert("ue_sessions_v4", {"ue_addr": (0x0A000102,)}, "split_dc",
                   {"user_idx": 0, "batch": 4, "leg_a_count": 2, "leg_a_port": 1,
                    "leg_b_port": 2})
@@ -277,17 +320,19 @@ def main(argv: list[str] | None = None) -> int:
                           _frame(args.frame_size, "10.0.1.2"), 1, _splitter_entries))
     print(f"p4sim forwarding benchmark: {args.frame_size}-byte frames on veth, p4sim on one "
           f"core (CPU {P4SIM_CPU}), traffic on CPU {TRAFFIC_CPU}")
-    print(f"{'program':<26}{'packets/s':>12}{'p50 latency':>14}{'p99 latency':>14}")
+    print(f"{'program':<26}{'packets/s':>12}{'p50 latency':>14}{'p99 latency':>14}"
+          f"{'engine only':>14}")
     failed = False
     for case in cases:
         try:
             r = run_case(case, args)
+            r["engine_pps"] = engine_rate(case)
         except Exception as exc:  # noqa: BLE001 - one failing case must not hide the others
             print(f"{case.name:<26}  not run: {exc}")
             failed = True
             continue
         print(f"{case.name:<26}{r['rate_pps']:>12,.0f}{r['p50_us']:>11,.0f} us"
-              f"{r['p99_us']:>11,.0f} us")
+              f"{r['p99_us']:>11,.0f} us{r['engine_pps']:>10,.0f} p/s")
         if r["lost_latency_probes"]:
             print(f"{'':<26}({r['lost_latency_probes']} latency probes got no answer)")
         if case.program == SPLITTER_PROGRAM:
