@@ -218,7 +218,7 @@ class _Local(_EntryWriter):
         apply_update(self.pipeline.index, self.pipeline.device, update)
 
 
-def engine_rate(case: "Case", frames: int = 3000) -> float:
+def engine_rate(case: Case, frames: int = 3000) -> float:
     """Packets/s of device.process alone: the ceiling the packet I/O path adds to."""
     local = _Local(case.program)
     case.entries(local)
