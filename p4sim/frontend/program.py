@@ -115,7 +115,7 @@ class ModelBuilder:
             a = ir.annotation(t.annotations, "controller_header")
             name = a.args[0] if a.args else t.type_name
             fields = [ParamDef(n, bit_width(ft), []) for n, ft in t.fields]
-            controller.append(ControllerHeaderDef(name, fields, annotation_texts(t.annotations)))
+            controller.append(ControllerHeaderDef(name, fields, annotation_texts(t.annotations), t.type_name))
         digests = []
         for t in self.checker.digest_types:
             if isinstance(t, HeaderT) and all(d.name != t.type_name for d in digests):
