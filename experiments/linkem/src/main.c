@@ -92,7 +92,7 @@ struct linkem {
 	uint64_t stats_interval_ns, next_stats_ns, last_stats_ns;
 	uint64_t busy_ns;
 	uint64_t timer_armed_ns;
-	int quit;
+	int quit, exit_code;
 };
 
 static void die(const char *fmt, ...)
@@ -665,6 +665,23 @@ static void arm_timer(struct linkem *e, uint64_t at_ns)
 	e->timer_armed_ns = at_ns;
 }
 
+/* An interface went down (frames resume when it is up again) or away (nothing more will
+ * come: stop, with the final stats). Reading SO_ERROR clears the condition. */
+static void socket_error(struct linkem *e, int i)
+{
+	int err = 0;
+	socklen_t len = sizeof(err);
+
+	getsockopt(e->sock[i], SOL_SOCKET, SO_ERROR, &err, &len);
+	if (!if_nametoindex(e->ifname[i])) {
+		fprintf(stderr, "linkem: interface '%s' disappeared; stopping\n", e->ifname[i]);
+		e->quit = 1;
+		e->exit_code = 1;
+	} else if (err) {
+		fprintf(stderr, "linkem: interface '%s': %s\n", e->ifname[i], strerror(err));
+	}
+}
+
 static void run(struct linkem *e)
 {
 	struct epoll_event evs[16];
@@ -698,6 +715,8 @@ static void run(struct linkem *e)
 		for (int i = 0; i < n; i++) {
 			uint64_t tag = evs[i].data.u64;
 			if (tag < NDIR) {
+				if (evs[i].events & (EPOLLERR | EPOLLHUP))
+					socket_error(e, (int)tag);
 				receive(&e->dir[tag]);
 			} else if (tag == EV_TIMER) {
 				uint64_t expirations;
@@ -910,5 +929,5 @@ int main(int argc, char **argv)
 		unlink(e.ctl_path);
 	for (int i = 0; i < NDIR; i++)
 		link_free(&e.dir[i].link);
-	return 0;
+	return e.exit_code;
 }
