@@ -865,8 +865,12 @@ int main(int argc, char **argv)
 		/* Opt-in: departures preempt ordinary tasks on a crowded machine. linkem's work is
 		 * bounded by its links' rates, and the kernel's RT throttling still applies. */
 		struct sched_param sp = { .sched_priority = (int)rt_priority };
-		if (sched_setscheduler(0, SCHED_FIFO, &sp) < 0)
-			die("--rt-priority %ld: %s", rt_priority, strerror(errno));
+		if (sched_setscheduler(0, SCHED_FIFO, &sp) < 0) {
+			/* e.g. a container without CAP_SYS_NICE: still a working link, less precise. */
+			fprintf(stderr, "linkem: --rt-priority %ld: %s; running as an ordinary task\n",
+				rt_priority, strerror(errno));
+			rt_priority = 0;
+		}
 	}
 	/* Timers fire when asked, not up to 50 us later (the default slack). */
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
