@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -31,6 +32,7 @@
 #include <rte_log.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
+#include <rte_ring.h>
 
 #include "options.h"
 #include "pdcp_frame.h"
@@ -40,13 +42,20 @@
 #define RX_DESC 1024
 #define TX_DESC 1024
 #define BURST_SIZE 32
+#define RX_BURSTS_PER_ROUND 16 /* up to 512 frames per leg per poll round */
 /* PDUs waiting for a gap hold their mbufs, so the pool bounds the reordering buffer in
  * practice (18-bit SN allows 131072 waiting PDUs, about 300 MB of mbufs). The pool is as
  * large as EAL memory allows, from NUM_MBUFS down to MIN_MBUFS; `-m 256` gives 65535. */
 #define NUM_MBUFS 65535
 #define MIN_MBUFS 4095
 #define MBUF_CACHE_SIZE 256
-#define HOST_TX_BUF 512       /* deliveries queue here until the end of the poll round */
+/* Frames for the host port wait in a FIFO that holds every mbuf of the pool, so enqueue
+ * never fails; each poll round sends at most HOST_TX_PER_ROUND of them. A t-Reordering
+ * expiry that releases thousands of PDUs then does not stop the legs from being polled
+ * (their kernel rings would overflow meanwhile). */
+#define HOST_TXQ_SIZE 65536
+#define HOST_TX_BURST 64
+#define HOST_TX_PER_ROUND 256
 #define TX_RETRIES 64         /* tx_burst attempts before frames count as dropped */
 
 /* Per-mbuf private area: when the frame entered the agent. */
@@ -60,8 +69,7 @@ struct agent {
 	struct pdcp_rx *core;
 	struct rte_mempool *pool;
 	FILE *stats_out;
-	struct rte_mbuf *host_tx[HOST_TX_BUF];
-	unsigned int host_tx_n;
+	struct rte_ring *host_txq;
 	uint16_t started[3];
 	unsigned int n_started;
 	struct agent_stats stats;
@@ -102,34 +110,46 @@ static unsigned int tx_all(uint16_t port, struct rte_mbuf **pkts, unsigned int n
 	return sent;
 }
 
-static void host_tx_flush(struct agent *ag)
+/* Send up to `max` frames of the host queue; returns how many left the queue. */
+static unsigned int host_tx_drain(struct agent *ag, unsigned int max)
 {
-	uint64_t t = now_ns();
-	uint64_t delays[HOST_TX_BUF];
-	unsigned int n = ag->host_tx_n, sent, i;
+	struct rte_mbuf *pkts[HOST_TX_BURST];
+	uint64_t delays[HOST_TX_BURST];
+	unsigned int done = 0;
 
-	if (n == 0)
-		return;
-	/* Read the timestamps before the port takes (and may free) the mbufs. */
-	for (i = 0; i < n; i++) {
-		struct mbuf_priv *p = priv_of(ag->host_tx[i]);
+	while (done < max) {
+		unsigned int n, sent, i;
+		uint64_t t;
 
-		delays[i] = p->is_pdu ? t - p->rx_ns : UINT64_MAX;
-		if (ag->opt.rewrite_dst_mac)
-			memcpy(rte_pktmbuf_mtod(ag->host_tx[i], uint8_t *), ag->opt.host_dst_mac, 6);
+		n = rte_ring_sc_dequeue_burst(ag->host_txq, (void **)pkts,
+					      RTE_MIN((unsigned int)HOST_TX_BURST, max - done), NULL);
+		if (n == 0)
+			break;
+		/* Read the timestamps before the port takes (and may free) the mbufs. */
+		t = now_ns();
+		for (i = 0; i < n; i++) {
+			struct mbuf_priv *p = priv_of(pkts[i]);
+
+			delays[i] = p->is_pdu ? t - p->rx_ns : UINT64_MAX;
+			if (ag->opt.rewrite_dst_mac)
+				memcpy(rte_pktmbuf_mtod(pkts[i], uint8_t *), ag->opt.host_dst_mac,
+				       RTE_ETHER_ADDR_LEN);
+		}
+		sent = tx_all(ag->opt.host_port, pkts, n, &ag->stats.tx_dropped_host);
+		for (i = 0; i < sent; i++)
+			if (delays[i] != UINT64_MAX)
+				stats_record_delay_ns(&ag->stats, delays[i]);
+		done += n;
 	}
-	sent = tx_all(ag->opt.host_port, ag->host_tx, n, &ag->stats.tx_dropped_host);
-	for (i = 0; i < sent; i++)
-		if (delays[i] != UINT64_MAX)
-			stats_record_delay_ns(&ag->stats, delays[i]);
-	ag->host_tx_n = 0;
+	return done;
 }
 
 static inline void host_tx_enqueue(struct agent *ag, struct rte_mbuf *m)
 {
-	if (ag->host_tx_n == HOST_TX_BUF)
-		host_tx_flush(ag);
-	ag->host_tx[ag->host_tx_n++] = m;
+	if (unlikely(rte_ring_sp_enqueue(ag->host_txq, m) != 0)) {
+		rte_pktmbuf_free(m); /* cannot happen: the queue holds the whole pool */
+		ag->stats.tx_dropped_host++;
+	}
 }
 
 /* Delivery callback of the reordering core: the PDU is an mbuf already stripped. */
@@ -198,21 +218,33 @@ static void lcore_rx_reorder_tx(struct agent *ag)
 	uint64_t next_stats_ns = now_ns() + interval_ns;
 	struct rte_mbuf *pkts[BURST_SIZE];
 
+	/* The default 50 us timer slack would double a 50 us idle sleep, and the delay of a
+	 * PDU that arrives during it. */
+	if (ag->opt.idle_sleep_us != 0)
+		prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+
 	while (!quit_signal) {
 		uint64_t t = now_ns();
 		unsigned int seen = 0;
 
+		/* Legs first and deeper than the host queue is drained: their kernel rings
+		 * overflow if a round of transmissions outlasts them. */
 		for (int leg = 0; leg < 2; leg++) {
-			uint16_t n = rte_eth_rx_burst(ag->opt.leg_port[leg], 0, pkts, BURST_SIZE);
+			for (int burst = 0; burst < RX_BURSTS_PER_ROUND; burst++) {
+				uint16_t n = rte_eth_rx_burst(ag->opt.leg_port[leg], 0, pkts,
+							      BURST_SIZE);
 
-			ag->stats.rx_leg[leg] += n;
-			seen += n;
-			for (uint16_t i = 0; i < n; i++)
-				handle_leg_frame(ag, pkts[i], t);
+				ag->stats.rx_leg[leg] += n;
+				seen += n;
+				for (uint16_t i = 0; i < n; i++)
+					handle_leg_frame(ag, pkts[i], t);
+				if (n < BURST_SIZE)
+					break;
+			}
 		}
 		/* Expiries are served even when nothing arrives. */
 		pdcp_rx_poll(ag->core, t / 1000);
-		host_tx_flush(ag);
+		seen += host_tx_drain(ag, HOST_TX_PER_ROUND);
 
 		uint16_t n = rte_eth_rx_burst(ag->opt.host_port, 0, pkts, BURST_SIZE);
 		if (n > 0) {
@@ -313,7 +345,7 @@ static bool wants_help(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-	static struct agent ag; /* large (tx buffer, stats): not on the stack */
+	static struct agent ag;
 	char runtime_dir[4096];
 	int app_argc, eal_argc, ret;
 	char **app_argv;
@@ -380,7 +412,9 @@ int main(int argc, char **argv)
 			fprintf(stderr, "pdcp-agent: warning: only %u mbufs fit in EAL memory; "
 				"fewer PDUs can wait for a gap (give EAL more with -m)\n", n);
 	}
-	if (ag.core == NULL || ag.pool == NULL) {
+	ag.host_txq = rte_ring_create("host_txq", HOST_TXQ_SIZE, rte_socket_id(),
+				      RING_F_SP_ENQ | RING_F_SC_DEQ);
+	if (ag.core == NULL || ag.pool == NULL || ag.host_txq == NULL) {
 		fprintf(stderr, "pdcp-agent: out of memory for the reordering buffer or the "
 			"mbuf pool (give EAL more with -m)\n");
 		ret = 1;
@@ -404,7 +438,8 @@ int main(int argc, char **argv)
 
 	/* Shutdown: everything still buffered goes to the host, in COUNT order. */
 	pdcp_rx_flush(ag.core);
-	host_tx_flush(&ag);
+	while (host_tx_drain(&ag, UINT32_MAX) > 0)
+		;
 	write_stats(&ag, true);
 	ret = 0;
 
@@ -418,6 +453,7 @@ out_eal:
 	if (ag.stats_out != NULL && ag.stats_out != stdout)
 		fclose(ag.stats_out);
 	pdcp_rx_free(ag.core);
+	rte_ring_free(ag.host_txq);
 	rte_eal_cleanup();
 	remove_runtime_dir(runtime_dir);
 	return ret;
