@@ -1,11 +1,11 @@
 """`dcctl`: drive the PDCP splitter on a P4Runtime target (p4sim, BMv2, a hardware switch).
 
-    dcctl push build/p4/dc_splitter.p4info.txtpb ... (see `dcctl push --help`)
-    dcctl port set --server 0 --leg-a 1 --leg-b 2
-    dcctl user add 10.0.0.2 --name ue1 --mode dc-split --batch 100 --ratio 1:1
-    dcctl user set ue1 --ratio 9:1 ; dcctl user set ue1 --dup on
-    dcctl stats --watch
-    dcctl apply controlplane/examples/testbed.yaml
+dcctl push build/p4/dc_splitter.p4info.txtpb ... (see `dcctl push --help`)
+dcctl port set --server 0 --leg-a 1 --leg-b 2
+dcctl user add 10.0.0.2 --name ue1 --mode dc-split --batch 100 --ratio 1:1
+dcctl user set ue1 --ratio 9:1 ; dcctl user set ue1 --dup on
+dcctl stats --watch
+dcctl apply controlplane/examples/testbed.yaml
 """
 
 from __future__ import annotations
@@ -54,7 +54,8 @@ def port_number(text: str) -> int:
         port = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(
-            f"{text!r} is not a port number (allowed 0..{MAX_PORT})") from None
+            f"{text!r} is not a port number (allowed 0..{MAX_PORT})"
+        ) from None
     if not 0 <= port <= MAX_PORT:
         raise argparse.ArgumentTypeError(f"port {port} is out of range (allowed 0..{MAX_PORT})")
     return port
@@ -67,7 +68,8 @@ def batch_size(text: str) -> int:
         batch = -1
     if not 1 <= batch <= MAX_BATCH:
         raise argparse.ArgumentTypeError(
-            f"batch {text!r} must be a whole number from 1 to {MAX_BATCH}")
+            f"batch {text!r} must be a whole number from 1 to {MAX_BATCH}"
+        )
     return batch
 
 
@@ -92,7 +94,8 @@ def mac_rule(text: str) -> tuple[int, str, str | None]:
     port, sep, macs = text.partition("=")
     if not sep:
         raise argparse.ArgumentTypeError(
-            f"{text!r}: expected PORT=SRC_MAC[,DST_MAC], e.g. 1=02:00:00:00:01:01,02:00:00:00:01:02")
+            f"{text!r}: expected PORT=SRC_MAC[,DST_MAC], e.g. 1=02:00:00:00:01:01,02:00:00:00:01:02"
+        )
     src, _, dst = macs.partition(",")
     return port_number(port), src, dst or None
 
@@ -114,55 +117,84 @@ def positive_float(text: str) -> float:
 
 def build_parser() -> argparse.ArgumentParser:
     fmt = argparse.ArgumentDefaultsHelpFormatter
-    parser = argparse.ArgumentParser(prog=PROG, formatter_class=fmt,
-                                     description="Control the PDCP splitter over P4Runtime.")
+    parser = argparse.ArgumentParser(
+        prog=PROG, formatter_class=fmt, description="Control the PDCP splitter over P4Runtime."
+    )
     parser.add_argument("--addr", default=DEFAULT_ADDR, help="P4Runtime server host:port")
     parser.add_argument("--device-id", type=int, default=0, help="P4Runtime device id")
-    parser.add_argument("--election-id", type=int, default=1,
-                        help="election id (the highest one is primary)")
+    parser.add_argument(
+        "--election-id", type=int, default=1, help="election id (the highest one is primary)"
+    )
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    push = sub.add_parser("push", formatter_class=fmt,
-                          help="push the pipeline (compile PROGRAM.p4 with p4sim, or give "
-                               "--p4info and --config as produced by p4sim compile or p4c)")
+    push = sub.add_parser(
+        "push",
+        formatter_class=fmt,
+        help="push the pipeline (compile PROGRAM.p4 with p4sim, or give "
+        "--p4info and --config as produced by p4sim compile or p4c)",
+    )
     push.add_argument("program", nargs="?", type=Path, help="P4 source (compiled with p4sim)")
-    push.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=VAL]",
-                      help="preprocessor define for PROGRAM.p4, e.g. -D PDCP_SN_12")
+    push.add_argument(
+        "-D",
+        dest="defines",
+        action="append",
+        default=[],
+        metavar="NAME[=VAL]",
+        help="preprocessor define for PROGRAM.p4, e.g. -D PDCP_SN_12",
+    )
     push.add_argument("--p4info", type=Path, help="P4Info file (text or binary)")
-    push.add_argument("--config", type=Path,
-                      help="device config: p4sim JSON or BMv2 JSON from p4c-bm2-ss")
+    push.add_argument(
+        "--config", type=Path, help="device config: p4sim JSON or BMv2 JSON from p4c-bm2-ss"
+    )
 
     port = sub.add_parser("port", help="port roles and MAC rewrite").add_subparsers(
-        dest="port_command", required=True, metavar="PORT_COMMAND")
-    pset = port.add_parser("set", formatter_class=fmt,
-                           help="set the server and leg ports, MAC rewrite, flooding")
+        dest="port_command", required=True, metavar="PORT_COMMAND"
+    )
+    pset = port.add_parser(
+        "set", formatter_class=fmt, help="set the server and leg ports, MAC rewrite, flooding"
+    )
     pset.add_argument("--server", type=port_number, default=0, help="server/core port")
     pset.add_argument("--leg-a", type=port_number, default=1, help="leg A port")
     pset.add_argument("--leg-b", type=port_number, default=2, help="leg B port")
-    pset.add_argument("--mac", type=mac_rule, action="append", default=[],
-                      metavar="PORT=SRC[,DST]",
-                      help="rewrite MACs of frames leaving PORT (repeatable)")
-    pset.add_argument("--flood-unknown", action="store_true",
-                      help="flood non-user downlink frames to both legs instead of dropping")
+    pset.add_argument(
+        "--mac",
+        type=mac_rule,
+        action="append",
+        default=[],
+        metavar="PORT=SRC[,DST]",
+        help="rewrite MACs of frames leaving PORT (repeatable)",
+    )
+    pset.add_argument(
+        "--flood-unknown",
+        action="store_true",
+        help="flood non-user downlink frames to both legs instead of dropping",
+    )
     port.add_parser("list", help="show the port configuration")
 
     user = sub.add_parser("user", help="DC and SC users").add_subparsers(
-        dest="user_command", required=True, metavar="USER_COMMAND")
+        dest="user_command", required=True, metavar="USER_COMMAND"
+    )
     add = user.add_parser("add", formatter_class=fmt, help="add a user")
-    add.add_argument("user_addr", metavar="ADDR", type=ip_addr,
-                     help="the user's IPv4 or IPv6 address")
+    add.add_argument(
+        "user_addr", metavar="ADDR", type=ip_addr, help="the user's IPv4 or IPv6 address"
+    )
     add.add_argument("--name", help="a name to refer to the user by (e.g. ue1)")
     add.add_argument("--mode", choices=MODES, default="dc-split")
     add.add_argument("--batch", type=batch_size, default=100, help="batch size B (packets)")
-    add.add_argument("--ratio", type=ratio_arg, default="1:1",
-                     help="leg A:leg B as a:b (a+b = B, or dividing B) or leg A percent (70%%)")
+    add.add_argument(
+        "--ratio",
+        type=ratio_arg,
+        default="1:1",
+        help="leg A:leg B as a:b (a+b = B, or dividing B) or leg A percent (70%%)",
+    )
     add.add_argument("--leg-a", type=port_number, default=1, help="leg A port")
     add.add_argument("--leg-b", type=port_number, default=2, help="leg B port")
     add.add_argument("--port", type=port_number, help="the port of an sc user")
 
-    uset = user.add_parser("set", formatter_class=fmt,
-                           help="change a user live (the PDCP SN continues)")
+    uset = user.add_parser(
+        "set", formatter_class=fmt, help="change a user live (the PDCP SN continues)"
+    )
     uset.add_argument("user", help="name or address")
     uset.add_argument("--mode", choices=MODES)
     uset.add_argument("--batch", type=batch_size, help="batch size B")
@@ -177,13 +209,16 @@ def build_parser() -> argparse.ArgumentParser:
     udel.add_argument("user", help="name or address")
     user.add_parser("list", help="list users")
 
-    stats = sub.add_parser("stats", formatter_class=fmt,
-                           help="per-user and per-port packets, bytes and rates")
+    stats = sub.add_parser(
+        "stats", formatter_class=fmt, help="per-user and per-port packets, bytes and rates"
+    )
     stats.add_argument("--watch", action="store_true", help="refresh until Ctrl-C")
-    stats.add_argument("--interval", type=positive_float, default=1.0,
-                       help="seconds between refreshes")
-    stats.add_argument("--count", type=int, default=0,
-                       help="stop after this many refreshes (0 = until Ctrl-C)")
+    stats.add_argument(
+        "--interval", type=positive_float, default=1.0, help="seconds between refreshes"
+    )
+    stats.add_argument(
+        "--count", type=int, default=0, help="stop after this many refreshes (0 = until Ctrl-C)"
+    )
 
     apply = sub.add_parser("apply", help="make the switch hold exactly a YAML desired state")
     apply.add_argument("file", type=Path, help="YAML file (schema: controlplane/README.md)")
@@ -206,8 +241,10 @@ def _user_row(u: UserConfig) -> str:
     if u.mode == "sc":
         return f"{name:<10} {u.addr:<26} sc        port {u.port}"
     a, b = u.ratio
-    return (f"{name:<10} {u.addr:<26} {u.mode:<9} batch {u.batch} ratio {a}:{b} "
-            f"(k={u.k}) legs {u.leg_a}/{u.leg_b}")
+    return (
+        f"{name:<10} {u.addr:<26} {u.mode:<9} batch {u.batch} ratio {a}:{b} "
+        f"(k={u.k}) legs {u.leg_a}/{u.leg_b}"
+    )
 
 
 def _user_dict(u: UserConfig) -> dict:
@@ -215,8 +252,13 @@ def _user_dict(u: UserConfig) -> dict:
     if u.mode == "sc":
         d["port"] = u.port
     else:
-        d.update(batch=u.batch, ratio=f"{u.ratio[0]}:{u.ratio[1]}", leg_a_count=u.k,
-                 leg_a=u.leg_a, leg_b=u.leg_b)
+        d.update(
+            batch=u.batch,
+            ratio=f"{u.ratio[0]}:{u.ratio[1]}",
+            leg_a_count=u.k,
+            leg_a=u.leg_a,
+            leg_b=u.leg_b,
+        )
     return d
 
 
@@ -226,11 +268,20 @@ def cmd_push(args, sw: Splitter) -> None:
     if args.program:
         with tempfile.TemporaryDirectory(prefix="dcctl-") as tmp:
             p4info, config = Path(tmp) / "p4info.txtpb", Path(tmp) / "config.json"
-            argv = [sys.executable, "-m", "p4sim.cli", "compile", str(args.program),
-                    "--p4runtime-files", str(p4info), "-o", str(config)]
+            argv = [
+                sys.executable,
+                "-m",
+                "p4sim.cli",
+                "compile",
+                str(args.program),
+                "--p4runtime-files",
+                str(p4info),
+                "-o",
+                str(config),
+            ]
             for define in args.defines:
                 argv += ["-D", define]
-            proc = subprocess.run(argv, capture_output=True, text=True)
+            proc = subprocess.run(argv, capture_output=True, text=True, check=False)
             if proc.returncode != 0:
                 raise SplitterError(f"compiling {args.program} failed:\n{proc.stderr.strip()}")
             sw.push_pipeline(p4info, config)
@@ -246,16 +297,23 @@ def cmd_push(args, sw: Splitter) -> None:
 def cmd_port(args, sw: Splitter) -> None:
     if args.port_command == "set":
         macs = {port: (src, dst) for port, src, dst in args.mac}
-        changes = sw.configure_ports(args.server, args.leg_a, args.leg_b, macs,
-                                     args.flood_unknown)
+        changes = sw.configure_ports(args.server, args.leg_a, args.leg_b, macs, args.flood_unknown)
         _print(args, {"changes": changes}, "\n".join(changes) or "no change")
         return
     ports = sw.ports()
-    data = {"server": ports.server, "leg_a": ports.leg_a, "leg_b": ports.leg_b,
-            "flood_unknown": ports.flood_unknown,
-            "macs": {str(p): {"src": s, "dst": d} for p, (s, d) in ports.macs.items()}}
-    lines = [f"server {ports.server}  leg A {ports.leg_a}  leg B {ports.leg_b}  "
-             f"flood unknown: {'on' if ports.flood_unknown else 'off'}"]
+    data = {
+        "server": ports.server,
+        "leg_a": ports.leg_a,
+        "leg_b": ports.leg_b,
+        "flood_unknown": ports.flood_unknown,
+        "macs": {str(p): {"src": s, "dst": d} for p, (s, d) in ports.macs.items()},
+    }
+    lines = [
+        (
+            f"server {ports.server}  leg A {ports.leg_a}  leg B {ports.leg_b}  "
+            f"flood unknown: {'on' if ports.flood_unknown else 'off'}"
+        )
+    ]
     lines += [f"port {p}: src {s} dst {d or '(unchanged)'}" for p, (s, d) in ports.macs.items()]
     _print(args, data, "\n".join(lines))
 
@@ -264,22 +322,42 @@ def cmd_user(args, sw: Splitter) -> None:
     if args.user_command == "add":
         if args.mode == "sc" and args.port is None:
             raise SplitterError("--mode sc needs --port (a leg port)")
-        cfg = sw.add_user(UserConfig(addr=args.user_addr, mode=args.mode, batch=args.batch,
-                                     ratio=args.ratio, leg_a=args.leg_a, leg_b=args.leg_b,
-                                     port=args.port, name=args.name))
+        cfg = sw.add_user(
+            UserConfig(
+                addr=args.user_addr,
+                mode=args.mode,
+                batch=args.batch,
+                ratio=args.ratio,
+                leg_a=args.leg_a,
+                leg_b=args.leg_b,
+                port=args.port,
+                name=args.name,
+            )
+        )
         _print(args, _user_dict(cfg), "added " + _user_row(cfg))
     elif args.user_command == "set":
-        cfg = sw.set_user(args.user, dup=args.dup, mode=args.mode, batch=args.batch,
-                          ratio=args.ratio, leg_a=args.leg_a, leg_b=args.leg_b,
-                          port=args.port, name=args.name)
+        cfg = sw.set_user(
+            args.user,
+            dup=args.dup,
+            mode=args.mode,
+            batch=args.batch,
+            ratio=args.ratio,
+            leg_a=args.leg_a,
+            leg_b=args.leg_b,
+            port=args.port,
+            name=args.name,
+        )
         _print(args, _user_dict(cfg), "set " + _user_row(cfg))
     elif args.user_command == "del":
         cfg = sw.del_user(args.user)
         _print(args, _user_dict(cfg), "deleted " + _user_row(cfg))
     else:
         users = sw.users()
-        _print(args, [_user_dict(u) for u in users],
-               "\n".join(_user_row(u) for u in users) or "no users")
+        _print(
+            args,
+            [_user_dict(u) for u in users],
+            "\n".join(_user_row(u) for u in users) or "no users",
+        )
 
 
 def _rate(now: dict, before: dict | None, key_path: tuple, dt: float) -> float:
@@ -287,30 +365,36 @@ def _rate(now: dict, before: dict | None, key_path: tuple, dt: float) -> float:
         return 0.0
     a, b = now, before
     for k in key_path:
-        a, b = a.get(k, {}) if isinstance(a, dict) else 0, \
+        a, b = a.get(k, {}) if isinstance(a, dict) else 0, (
             b.get(k, {}) if isinstance(b, dict) else 0
+        )
     return max(0.0, ((a or 0) - (b or 0)) / dt)
 
 
 def render_stats(now: dict, before: dict | None) -> str:
     dt = now["time"] - before["time"] if before else 0.0
-    lines = [f"{'user':<26} {'mode':<9} {'packets':>12} {'bytes':>14} {'pkt/s':>10} "
-             f"{'Mbit/s':>9}"]
+    lines = [f"{'user':<26} {'mode':<9} {'packets':>12} {'bytes':>14} {'pkt/s':>10} {'Mbit/s':>9}"]
     for addr, u in now["users"].items():
         pps = _rate(now, before, ("users", addr, "packets"), dt)
         bps = _rate(now, before, ("users", addr, "bytes"), dt) * 8 / 1e6
         label = f"{u['name']} ({addr})" if u["name"] else addr
-        lines.append(f"{label:<26} {u['mode']:<9} {u['packets']:>12} {u['bytes']:>14} "
-                     f"{pps:>10.1f} {bps:>9.3f}")
+        lines.append(
+            f"{label:<26} {u['mode']:<9} {u['packets']:>12} {u['bytes']:>14} "
+            f"{pps:>10.1f} {bps:>9.3f}"
+        )
     lines.append("")
-    lines.append(f"{'port':<12} {'rx pkts':>10} {'rx bytes':>12} {'tx pkts':>10} "
-                 f"{'tx bytes':>12} {'tx pkt/s':>9} {'tx Mbit/s':>9}")
+    lines.append(
+        f"{'port':<12} {'rx pkts':>10} {'rx bytes':>12} {'tx pkts':>10} "
+        f"{'tx bytes':>12} {'tx pkt/s':>9} {'tx Mbit/s':>9}"
+    )
     for role, p in now["ports"].items():
         pps = _rate(now, before, ("ports", role, "tx_packets"), dt)
         bps = _rate(now, before, ("ports", role, "tx_bytes"), dt) * 8 / 1e6
-        lines.append(f"{role + ' (' + str(p['port']) + ')':<12} {p['rx_packets']:>10} "
-                     f"{p['rx_bytes']:>12} {p['tx_packets']:>10} {p['tx_bytes']:>12} "
-                     f"{pps:>9.1f} {bps:>9.3f}")
+        lines.append(
+            f"{role + ' (' + str(p['port']) + ')':<12} {p['rx_packets']:>10} "
+            f"{p['rx_bytes']:>12} {p['tx_packets']:>10} {p['tx_bytes']:>12} "
+            f"{pps:>9.1f} {bps:>9.3f}"
+        )
     return "\n".join(lines)
 
 
@@ -361,8 +445,14 @@ def cmd_reset(args, sw: Splitter) -> None:
     _print(args, {"changes": changes}, "\n".join(changes) or "nothing to remove")
 
 
-COMMANDS = {"push": cmd_push, "port": cmd_port, "user": cmd_user, "stats": cmd_stats,
-            "apply": cmd_apply, "reset": cmd_reset}
+COMMANDS = {
+    "push": cmd_push,
+    "port": cmd_port,
+    "user": cmd_user,
+    "stats": cmd_stats,
+    "apply": cmd_apply,
+    "reset": cmd_reset,
+}
 
 
 def main(argv: list[str] | None = None) -> int:

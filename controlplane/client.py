@@ -10,6 +10,7 @@ from __future__ import annotations
 import queue
 import threading
 from collections.abc import Callable, Iterable
+from typing import Self
 
 import grpc
 from google.rpc import code_pb2, status_pb2
@@ -20,7 +21,16 @@ CONNECT_TIMEOUT_S = 5.0
 
 
 class P4RuntimeError(Exception):
-    """Any failure talking to the target; the message is meant for a person."""
+    """Any failure talking to the target; the message is meant for a person. `codes` holds
+    the status code names (the failed updates' codes for a batch error)."""
+
+    def __init__(self, message: str, code: str | None = None):
+        super().__init__(message)
+        self.code = code
+
+    @property
+    def codes(self) -> set[str]:
+        return {self.code} if self.code else set()
 
 
 class ConnectionFailed(P4RuntimeError):
@@ -37,6 +47,7 @@ class P4RuntimeWriteError(P4RuntimeError):
     def __init__(self, summary: str, failures: list[tuple[int, str, str]], lines: list[str]):
         self.failures = failures
         super().__init__("\n".join([summary] + lines))
+        self.code = "UNKNOWN"
 
     @property
     def codes(self) -> set[str]:
@@ -50,10 +61,12 @@ def _code_name(code: int) -> str:
         return f"CODE_{code}"
 
 
-def translate_rpc_error(exc: grpc.RpcError, what: str,
-                        updates: list[p4runtime_pb2.Update] | None = None,
-                        describe: Callable[[p4runtime_pb2.Update], str] | None = None,
-                        ) -> P4RuntimeError:
+def translate_rpc_error(
+    exc: grpc.RpcError,
+    what: str,
+    updates: list[p4runtime_pb2.Update] | None = None,
+    describe: Callable[[p4runtime_pb2.Update], str] | None = None,
+) -> P4RuntimeError:
     """A P4RuntimeError whose message names the call, the status and each failed update."""
     code = exc.code() if hasattr(exc, "code") else None
     details = exc.details() if hasattr(exc, "details") else str(exc)
@@ -70,14 +83,17 @@ def translate_rpc_error(exc: grpc.RpcError, what: str,
             failures.append((i, name, error.message))
             subject = ""
             if updates is not None and i < len(updates):
-                subject = " " + (describe(updates[i]) if describe else
-                                 p4runtime_pb2.Update.Type.Name(updates[i].type))
+                subject = " " + (
+                    describe(updates[i])
+                    if describe
+                    else p4runtime_pb2.Update.Type.Name(updates[i].type)
+                )
             lines.append(f"  update {i}{subject}: {name}: {error.message}")
     if failures:
         return P4RuntimeWriteError(summary, failures, lines)
     if code == grpc.StatusCode.UNAVAILABLE:
-        return ConnectionFailed(summary)
-    return P4RuntimeError(summary)
+        return ConnectionFailed(summary, code.name)
+    return P4RuntimeError(summary, code.name if code else None)
 
 
 def _status_details(exc: grpc.RpcError) -> status_pb2.Status | None:
@@ -99,8 +115,13 @@ class P4RuntimeClient:
     election id.
     """
 
-    def __init__(self, addr: str = DEFAULT_ADDR, device_id: int = 0, election_id: int = 1,
-                 timeout_s: float = CONNECT_TIMEOUT_S):
+    def __init__(
+        self,
+        addr: str = DEFAULT_ADDR,
+        device_id: int = 0,
+        election_id: int = 1,
+        timeout_s: float = CONNECT_TIMEOUT_S,
+    ):
         self.addr = addr
         self.device_id = device_id
         self.election_id = election_id
@@ -110,9 +131,11 @@ class P4RuntimeClient:
             grpc.channel_ready_future(self._channel).result(timeout=timeout_s)
         except grpc.FutureTimeoutError:
             self._channel.close()
-            raise ConnectionFailed(f"cannot connect to the P4Runtime target at {addr} "
-                                   f"(no answer within {timeout_s:g} s; is the switch "
-                                   f"running with --grpc-server-addr {addr}?)") from None
+            raise ConnectionFailed(
+                f"cannot connect to the P4Runtime target at {addr} "
+                f"(no answer within {timeout_s:g} s; is the switch "
+                f"running with --grpc-server-addr {addr}?)"
+            ) from None
         self.stub = p4runtime_pb2_grpc.P4RuntimeStub(self._channel)
         self._requests: queue.Queue = queue.Queue()
         self._responses: queue.Queue = queue.Queue()
@@ -158,8 +181,9 @@ class P4RuntimeClient:
             try:
                 response = self._responses.get(timeout=timeout_s)
             except queue.Empty:
-                raise P4RuntimeError(f"{self.addr}: no arbitration answer within "
-                                     f"{timeout_s:g} s") from None
+                raise P4RuntimeError(
+                    f"{self.addr}: no arbitration answer within " f"{timeout_s:g} s"
+                ) from None
             if isinstance(response, grpc.RpcError):
                 raise translate_rpc_error(response, f"arbitration with {self.addr}")
             if response.HasField("arbitration"):
@@ -167,9 +191,11 @@ class P4RuntimeClient:
         status = response.arbitration.status
         if status.code != code_pb2.OK:
             primary = response.arbitration.election_id
-            raise NotPrimary(f"{self.addr} device {self.device_id}: election id "
-                             f"{self.election_id} is not primary (primary holds "
-                             f"{(primary.high << 64) | primary.low}): {status.message}")
+            raise NotPrimary(
+                f"{self.addr} device {self.device_id}: election id "
+                f"{self.election_id} is not primary (primary holds "
+                f"{(primary.high << 64) | primary.low}): {status.message}"
+            )
 
     def close(self) -> None:
         """End the stream and wait (briefly) for the server to close it, so that the next
@@ -178,7 +204,7 @@ class P4RuntimeClient:
         self._reader.join(timeout=2.0)
         self._channel.close()
 
-    def __enter__(self) -> P4RuntimeClient:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -193,7 +219,8 @@ class P4RuntimeClient:
     def set_pipeline(self, p4info, device_config: bytes, cookie: int = 0) -> None:
         request = p4runtime_pb2.SetForwardingPipelineConfigRequest(
             device_id=self.device_id,
-            action=p4runtime_pb2.SetForwardingPipelineConfigRequest.VERIFY_AND_COMMIT)
+            action=p4runtime_pb2.SetForwardingPipelineConfigRequest.VERIFY_AND_COMMIT,
+        )
         self._election(request)
         request.config.p4info.CopyFrom(p4info)
         request.config.p4_device_config = device_config
@@ -207,7 +234,8 @@ class P4RuntimeClient:
         """The cookie of the pipeline on the device, None when it has none."""
         request = p4runtime_pb2.GetForwardingPipelineConfigRequest(
             device_id=self.device_id,
-            response_type=p4runtime_pb2.GetForwardingPipelineConfigRequest.COOKIE_ONLY)
+            response_type=p4runtime_pb2.GetForwardingPipelineConfigRequest.COOKIE_ONLY,
+        )
         try:
             response = self.stub.GetForwardingPipelineConfig(request)
         except grpc.RpcError as exc:
@@ -219,14 +247,16 @@ class P4RuntimeClient:
     def get_p4info(self):
         request = p4runtime_pb2.GetForwardingPipelineConfigRequest(
             device_id=self.device_id,
-            response_type=p4runtime_pb2.GetForwardingPipelineConfigRequest.P4INFO_AND_COOKIE)
+            response_type=p4runtime_pb2.GetForwardingPipelineConfigRequest.P4INFO_AND_COOKIE,
+        )
         try:
             response = self.stub.GetForwardingPipelineConfig(request)
         except grpc.RpcError as exc:
             raise translate_rpc_error(exc, f"reading the pipeline of {self.addr}") from None
         if not response.config.HasField("p4info"):
-            raise P4RuntimeError(f"{self.addr} has no pipeline yet (push one first: "
-                                 f"dcctl push)")
+            raise P4RuntimeError(
+                f"{self.addr} has no pipeline yet (push one first: " f"dcctl push)"
+            )
         return response.config.p4info
 
     def write(self, updates: Iterable[p4runtime_pb2.Update]) -> None:
@@ -238,8 +268,9 @@ class P4RuntimeClient:
         try:
             self.stub.Write(request)
         except grpc.RpcError as exc:
-            raise translate_rpc_error(exc, f"write to {self.addr}", updates,
-                                      self.describe_update) from None
+            raise translate_rpc_error(
+                exc, f"write to {self.addr}", updates, self.describe_update
+            ) from None
 
     def read(self, entities: Iterable[p4runtime_pb2.Entity]) -> list[p4runtime_pb2.Entity]:
         request = p4runtime_pb2.ReadRequest(device_id=self.device_id, entities=list(entities))

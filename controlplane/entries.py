@@ -16,13 +16,20 @@ from controlplane.p4info import P4InfoError, P4InfoIndex, decode, encode, parse_
 MatchValue = int | str | bytes | tuple  # ternary: (value, mask); lpm: (value, prefix_len)
 
 
-def table_entry(index: P4InfoIndex, table: str, match: dict[str, MatchValue],
-                action: str | None = None, params: dict[str, int | str] | None = None,
-                priority: int = 0, metadata: bytes = b"") -> p4runtime_pb2.TableEntry:
+def table_entry(
+    index: P4InfoIndex,
+    table: str,
+    match: dict[str, MatchValue],
+    action: str | None = None,
+    params: dict[str, int | str] | None = None,
+    priority: int = 0,
+    metadata: bytes = b"",
+) -> p4runtime_pb2.TableEntry:
     """A TableEntry; match fields set to None (or omitted, for non-exact kinds) are wildcards."""
     tinfo = index.table(table)
-    entry = p4runtime_pb2.TableEntry(table_id=tinfo.preamble.id, priority=priority,
-                                     metadata=metadata)
+    entry = p4runtime_pb2.TableEntry(
+        table_id=tinfo.preamble.id, priority=priority, metadata=metadata
+    )
     for name, value in match.items():
         if value is None:
             continue
@@ -35,8 +42,9 @@ def table_entry(index: P4InfoIndex, table: str, match: dict[str, MatchValue],
         elif kind == p4info_pb2.MatchField.TERNARY:
             val, mask = value if isinstance(value, tuple) else (value, (1 << mf.bitwidth) - 1)
             mask_int = parse_value(mask, mf.bitwidth, what + " mask")
-            fm.ternary.value = encode(parse_value(val, mf.bitwidth, what) & mask_int,
-                                      mf.bitwidth, what)
+            fm.ternary.value = encode(
+                parse_value(val, mf.bitwidth, what) & mask_int, mf.bitwidth, what
+            )
             fm.ternary.mask = encode(mask_int, mf.bitwidth, what + " mask")
         elif kind == p4info_pb2.MatchField.LPM:
             val, plen = value if isinstance(value, tuple) else (value, mf.bitwidth)
@@ -51,18 +59,21 @@ def table_entry(index: P4InfoIndex, table: str, match: dict[str, MatchValue],
     return entry
 
 
-def action_msg(index: P4InfoIndex, action: str, params: dict[str, int | str]
-               ) -> p4runtime_pb2.Action:
+def action_msg(
+    index: P4InfoIndex, action: str, params: dict[str, int | str]
+) -> p4runtime_pb2.Action:
     ainfo = index.action(action)
     msg = p4runtime_pb2.Action(action_id=ainfo.preamble.id)
     missing = [p.name for p in ainfo.params if p.name not in params]
     if missing:
-        raise P4InfoError(f"action {ainfo.preamble.name}: missing parameter(s) "
-                          f"{', '.join(missing)}")
+        raise P4InfoError(
+            f"action {ainfo.preamble.name}: missing parameter(s) " f"{', '.join(missing)}"
+        )
     for name, value in params.items():
         pinfo = index.param(ainfo, name)
-        msg.params.add(param_id=pinfo.id,
-                       value=encode(value, pinfo.bitwidth, f"{ainfo.preamble.name} {name}"))
+        msg.params.add(
+            param_id=pinfo.id, value=encode(value, pinfo.bitwidth, f"{ainfo.preamble.name} {name}")
+        )
     return msg
 
 
@@ -101,8 +112,9 @@ def decode_table_entry(index: P4InfoIndex, entry: p4runtime_pb2.TableEntry) -> D
         action = ainfo.preamble.name
         pnames = {p.id: p.name for p in ainfo.params}
         params = {pnames[p.param_id]: decode(p.value) for p in entry.action.action.params}
-    decoded = DecodedEntry(tinfo.preamble.name, match, action, params, entry.priority,
-                           entry.metadata, raw=entry)
+    decoded = DecodedEntry(
+        tinfo.preamble.name, match, action, params, entry.priority, entry.metadata, raw=entry
+    )
     if entry.HasField("counter_data"):
         decoded.packets = entry.counter_data.packet_count
         decoded.bytes = entry.counter_data.byte_count
@@ -123,8 +135,7 @@ def table_read(index: P4InfoIndex, table: str) -> p4runtime_pb2.Entity:
     return entity
 
 
-def counter_read(index: P4InfoIndex, counter: str, idx: int | None = None
-                 ) -> p4runtime_pb2.Entity:
+def counter_read(index: P4InfoIndex, counter: str, idx: int | None = None) -> p4runtime_pb2.Entity:
     entity = p4runtime_pb2.Entity()
     entity.counter_entry.counter_id = index.counter(counter).preamble.id
     if idx is not None:
@@ -132,8 +143,9 @@ def counter_read(index: P4InfoIndex, counter: str, idx: int | None = None
     return entity
 
 
-def register_entity(index: P4InfoIndex, register: str, idx: int, value: int | None = None
-                    ) -> p4runtime_pb2.Entity:
+def register_entity(
+    index: P4InfoIndex, register: str, idx: int, value: int | None = None
+) -> p4runtime_pb2.Entity:
     """A register cell to read, or (with `value`) to write."""
     rinfo = index.register(register)
     entity = p4runtime_pb2.Entity()

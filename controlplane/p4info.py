@@ -12,6 +12,7 @@ import ipaddress
 from pathlib import Path
 
 from google.protobuf import text_format
+from google.protobuf.message import DecodeError
 from p4.config.v1 import p4info_pb2
 
 
@@ -37,8 +38,10 @@ def parse_value(value: int | str | bytes, bitwidth: int, what: str = "value") ->
     else:
         raise P4InfoError(f"{what}: expected a number or an address, got {value!r}")
     if number < 0 or number >= (1 << bitwidth):
-        raise P4InfoError(f"{what}: {value!r} does not fit in {bitwidth} bits "
-                          f"(allowed 0..{(1 << bitwidth) - 1})")
+        raise P4InfoError(
+            f"{what}: {value!r} does not fit in {bitwidth} bits "
+            f"(allowed 0..{(1 << bitwidth) - 1})"
+        )
     return number
 
 
@@ -55,8 +58,9 @@ def _parse_text(text: str, what: str) -> int:
     try:
         return int(text, 0)
     except ValueError:
-        raise P4InfoError(f"{what}: {text!r} is neither a number, an IPv4/IPv6 address "
-                          f"nor a MAC address") from None
+        raise P4InfoError(
+            f"{what}: {text!r} is neither a number, an IPv4/IPv6 address " f"nor a MAC address"
+        ) from None
 
 
 def encode(value: int | str | bytes, bitwidth: int, what: str = "value") -> bytes:
@@ -90,7 +94,7 @@ def load_p4info(path: str | Path) -> p4info_pb2.P4Info:
         pass
     try:
         info.ParseFromString(data)
-    except Exception as exc:  # protobuf raises DecodeError, a bare Exception subclass
+    except DecodeError as exc:
         raise P4InfoError(f"{path}: neither a text nor a binary P4Info ({exc})") from None
     return info
 
@@ -122,8 +126,10 @@ class P4InfoIndex:
             return self._by_name[kind][name]
         except KeyError:
             known = sorted(o.preamble.name for o in getattr(self.p4info, kind))
-            raise P4InfoError(f"no {kind[:-1].replace('_', ' ')} named {name!r} in the P4Info "
-                              f"(known: {', '.join(known) or 'none'})") from None
+            raise P4InfoError(
+                f"no {kind[:-1].replace('_', ' ')} named {name!r} in the P4Info "
+                f"(known: {', '.join(known) or 'none'})"
+            ) from None
 
     def table(self, name: str) -> p4info_pb2.Table:
         return self._get("tables", name)
@@ -150,8 +156,9 @@ class P4InfoIndex:
             if field.name == name:
                 return field
         known = ", ".join(f.name for f in table.match_fields)
-        raise P4InfoError(f"table {table.preamble.name} has no match field {name!r} "
-                          f"(fields: {known})")
+        raise P4InfoError(
+            f"table {table.preamble.name} has no match field {name!r} " f"(fields: {known})"
+        )
 
     @staticmethod
     def param(action: p4info_pb2.Action, name: str) -> p4info_pb2.Action.Param:
@@ -159,5 +166,6 @@ class P4InfoIndex:
             if param.name == name:
                 return param
         known = ", ".join(p.name for p in action.params) or "none"
-        raise P4InfoError(f"action {action.preamble.name} has no parameter {name!r} "
-                          f"(parameters: {known})")
+        raise P4InfoError(
+            f"action {action.preamble.name} has no parameter {name!r} " f"(parameters: {known})"
+        )

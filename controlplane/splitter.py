@@ -21,6 +21,7 @@ import secrets
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Self
 
 from p4.v1 import p4runtime_pb2
 
@@ -75,16 +76,20 @@ def parse_ratio(value) -> tuple[int, int] | float:
         try:
             pct = float(value.strip()[:-1])
         except ValueError:
-            raise SplitterError(f"ratio {value!r}: a percentage must be a number from 0 to "
-                                f"100 followed by '%', e.g. 70%") from None
+            raise SplitterError(
+                f"ratio {value!r}: a percentage must be a number from 0 to "
+                f"100 followed by '%', e.g. 70%"
+            ) from None
         if not 0 <= pct <= 100:
             raise SplitterError(f"ratio {value!r}: the percentage must be from 0% to 100%")
         return pct
     elif isinstance(value, str) and value.count(":") == 1:
         a, b = value.split(":")
     else:
-        raise SplitterError(f"ratio {value!r}: expected 'a:b' (packets on leg A : leg B, "
-                            f"e.g. 9:1) or a percentage on leg A (e.g. 70%)")
+        raise SplitterError(
+            f"ratio {value!r}: expected 'a:b' (packets on leg A : leg B, "
+            f"e.g. 9:1) or a percentage on leg A (e.g. 70%)"
+        )
     try:
         a, b = int(a), int(b)
     except (TypeError, ValueError):
@@ -102,14 +107,18 @@ def leg_a_count(ratio, batch: int) -> int:
     if isinstance(parsed, float):
         k = parsed * batch / 100
         if abs(k - round(k)) > 1e-9:
-            raise SplitterError(f"ratio {ratio}: {parsed:g}% of batch {batch} is {k:g} packets;"
-                                f" choose a percentage that gives a whole number of packets "
-                                f"(multiples of {100 / math.gcd(batch, 100):g}%) or use a:b")
-        return int(round(k))
+            raise SplitterError(
+                f"ratio {ratio}: {parsed:g}% of batch {batch} is {k:g} packets;"
+                f" choose a percentage that gives a whole number of packets "
+                f"(multiples of {100 / math.gcd(batch, 100):g}%) or use a:b"
+            )
+        return round(k)
     a, b = parsed
     if batch % (a + b):
-        raise SplitterError(f"ratio {a}:{b} does not fit batch {batch}: a+b ({a + b}) must "
-                            f"equal the batch size or divide it")
+        raise SplitterError(
+            f"ratio {a}:{b} does not fit batch {batch}: a+b ({a + b}) must "
+            f"equal the batch size or divide it"
+        )
     return a * (batch // (a + b))
 
 
@@ -176,8 +185,9 @@ def _check_port(value, what: str) -> int:
         try:
             value = int(value)
         except (TypeError, ValueError):
-            raise SplitterError(f"{what}: {value!r} is not a port number "
-                                f"(allowed 0..{MAX_PORT})") from None
+            raise SplitterError(
+                f"{what}: {value!r} is not a port number " f"(allowed 0..{MAX_PORT})"
+            ) from None
     if not 0 <= value <= MAX_PORT:
         raise SplitterError(f"{what}: port {value} is out of range (allowed 0..{MAX_PORT})")
     return value
@@ -187,28 +197,34 @@ def _check_mac(value, what: str) -> str:
     try:
         return format_mac(parse_value(str(value), 48, what))
     except P4InfoError:
-        raise SplitterError(f"{what}: {value!r} is not a MAC address (e.g. 02:00:00:00:00:01)"
-                            ) from None
+        raise SplitterError(
+            f"{what}: {value!r} is not a MAC address (e.g. 02:00:00:00:00:01)"
+        ) from None
 
 
 def validate_ports(ports: PortConfig) -> PortConfig:
     for role, port in ports.roles.items():
         _check_port(port, role)
     if len(set(ports.roles.values())) != 3:
-        raise SplitterError(f"server, leg_a and leg_b must be three different ports, got "
-                            f"{ports.roles}")
+        raise SplitterError(
+            f"server, leg_a and leg_b must be three different ports, got " f"{ports.roles}"
+        )
     macs = {}
     for port, pair in ports.macs.items():
         port = _check_port(port, "macs")
         if isinstance(pair, dict):
             unknown = set(pair) - {"src", "dst"}
             if unknown or "src" not in pair:
-                raise SplitterError(f"macs for port {port}: expected keys src and optionally "
-                                    f"dst, got {sorted(pair)}")
+                raise SplitterError(
+                    f"macs for port {port}: expected keys src and optionally "
+                    f"dst, got {sorted(pair)}"
+                )
             pair = (pair["src"], pair.get("dst"))
         src, dst = pair
-        macs[port] = (_check_mac(src, f"port {port} src mac"),
-                      None if dst is None else _check_mac(dst, f"port {port} dst mac"))
+        macs[port] = (
+            _check_mac(src, f"port {port} src mac"),
+            None if dst is None else _check_mac(dst, f"port {port} dst mac"),
+        )
     return replace(ports, macs=macs, flood_unknown=bool(ports.flood_unknown))
 
 
@@ -217,8 +233,7 @@ def validate_user(cfg: UserConfig, ports: PortConfig) -> UserConfig:
     try:
         addr = str(ipaddress.ip_address(str(cfg.addr).strip()))
     except ValueError:
-        raise SplitterError(f"user address {cfg.addr!r} is not an IPv4 or IPv6 address"
-                            ) from None
+        raise SplitterError(f"user address {cfg.addr!r} is not an IPv4 or IPv6 address") from None
     if cfg.mode not in MODES:
         raise SplitterError(f"mode {cfg.mode!r} is not one of {', '.join(MODES)}")
     if cfg.name is not None and (not str(cfg.name) or len(str(cfg.name)) > 64):
@@ -231,10 +246,18 @@ def validate_user(cfg: UserConfig, ports: PortConfig) -> UserConfig:
         port = _check_port(cfg.port, "port")
         if port not in user_ports:
             raise SplitterError(f"port {port} is not a leg port: allowed {allowed}")
-        return replace(cfg, addr=addr, port=port, batch=int(cfg.batch),
-                       name=None if cfg.name is None else str(cfg.name))
-    if isinstance(cfg.batch, bool) or not isinstance(cfg.batch, int) \
-            or not 1 <= cfg.batch <= MAX_BATCH:
+        return replace(
+            cfg,
+            addr=addr,
+            port=port,
+            batch=int(cfg.batch),
+            name=None if cfg.name is None else str(cfg.name),
+        )
+    if (
+        isinstance(cfg.batch, bool)
+        or not isinstance(cfg.batch, int)
+        or not 1 <= cfg.batch <= MAX_BATCH
+    ):
         raise SplitterError(f"batch {cfg.batch!r} must be a whole number from 1 to {MAX_BATCH}")
     for what in ("leg_a", "leg_b"):
         port = _check_port(getattr(cfg, what), what)
@@ -243,8 +266,13 @@ def validate_user(cfg: UserConfig, ports: PortConfig) -> UserConfig:
     if cfg.leg_a == cfg.leg_b:
         raise SplitterError(f"leg_a and leg_b must differ (both are {cfg.leg_a})")
     k = leg_a_count(cfg.ratio, cfg.batch)
-    return replace(cfg, addr=addr, ratio=reduced_ratio(k, cfg.batch), port=None,
-                   name=None if cfg.name is None else str(cfg.name))
+    return replace(
+        cfg,
+        addr=addr,
+        ratio=reduced_ratio(k, cfg.batch),
+        port=None,
+        name=None if cfg.name is None else str(cfg.name),
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -264,8 +292,10 @@ def parse_state(state: dict) -> tuple[PortConfig, list[UserConfig]]:
         raise SplitterError(f"unknown top-level key(s) {sorted(unknown)}: allowed ports, users")
     pdict = state.get("ports") or {}
     if not isinstance(pdict, dict) or set(pdict) - PORT_KEYS:
-        raise SplitterError(f"ports: unknown key(s) {sorted(set(pdict) - PORT_KEYS)}: allowed "
-                            f"{', '.join(sorted(PORT_KEYS))}")
+        raise SplitterError(
+            f"ports: unknown key(s) {sorted(set(pdict) - PORT_KEYS)}: allowed "
+            f"{', '.join(sorted(PORT_KEYS))}"
+        )
     ports = validate_ports(PortConfig(**pdict))
     udict = state.get("users") or {}
     if not isinstance(udict, dict):
@@ -276,15 +306,18 @@ def parse_state(state: dict) -> tuple[PortConfig, list[UserConfig]]:
             raise SplitterError(f"user {name!r}: expected a mapping with at least addr")
         bad = set(settings) - USER_KEYS
         if bad:
-            raise SplitterError(f"user {name!r}: unknown key(s) {sorted(bad)}: allowed "
-                                f"{', '.join(sorted(USER_KEYS))}")
+            raise SplitterError(
+                f"user {name!r}: unknown key(s) {sorted(bad)}: allowed "
+                f"{', '.join(sorted(USER_KEYS))}"
+            )
         try:
             cfg = validate_user(UserConfig(name=str(name), **settings), ports)
         except SplitterError as exc:
             raise SplitterError(f"user {name!r}: {exc}") from None
         if cfg.addr in seen:
-            raise SplitterError(f"users {seen[cfg.addr]!r} and {name!r} have the same address "
-                                f"{cfg.addr}")
+            raise SplitterError(
+                f"users {seen[cfg.addr]!r} and {name!r} have the same address " f"{cfg.addr}"
+            )
         seen[cfg.addr] = name
         users.append(cfg)
     return ports, users
@@ -301,15 +334,20 @@ class Splitter:
         self._index: P4InfoIndex | None = None
 
     @classmethod
-    def connect(cls, addr: str = DEFAULT_ADDR, device_id: int = 0, election_id: int = 1,
-                timeout_s: float = 5.0) -> Splitter:
+    def connect(
+        cls,
+        addr: str = DEFAULT_ADDR,
+        device_id: int = 0,
+        election_id: int = 1,
+        timeout_s: float = 5.0,
+    ) -> Splitter:
         """Connect and become primary. The pipeline is read from the target when it has one."""
         return cls(P4RuntimeClient(addr, device_id, election_id, timeout_s))
 
     def close(self) -> None:
         self.client.close()
 
-    def __enter__(self) -> Splitter:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -338,31 +376,32 @@ class Splitter:
     # -- low-level helpers -----------------------------------------------------
 
     def _read_table(self, table: str) -> list[E.DecodedEntry]:
-        return [E.decode_table_entry(self.index, ent.table_entry)
-                for ent in self.client.read([E.table_read(self.index, table)])]
+        return [
+            E.decode_table_entry(self.index, ent.table_entry)
+            for ent in self.client.read([E.table_read(self.index, table)])
+        ]
 
     def _entry(self, table, match, action=None, params=None, priority=0, metadata=b""):
         return E.table_entry(self.index, table, match, action, params, priority, metadata)
 
-    def _group_exists(self, group_id: int) -> bool:
-        try:
-            found = self.client.read([E.multicast_group(group_id, [])])
-        except P4RuntimeError:  # an absent group reads as NOT_FOUND on some targets
-            return False
-        return any(e.packet_replication_engine_entry.multicast_group_entry.multicast_group_id
-                   == group_id for e in found)
-
     # -- ports -----------------------------------------------------------------
 
-    def configure_ports(self, server_port: int = 0, leg_a_port: int = 1, leg_b_port: int = 2,
-                        macs: dict | None = None, flood_unknown: bool = False) -> list[str]:
+    def configure_ports(
+        self,
+        server_port: int = 0,
+        leg_a_port: int = 1,
+        leg_b_port: int = 2,
+        macs: dict | None = None,
+        flood_unknown: bool = False,
+    ) -> list[str]:
         """Forwarding for everything that is not a user's downlink: the legs go to the server
         port; ARP from the server is flooded to both legs (multicast group FLOOD_GROUP); with
         flood_unknown, every other non-user frame from the server is flooded too, else it is
         dropped. `macs` maps an egress port to (src_mac, dst_mac | None): frames leaving that
         port get those addresses. Applied as a diff; returns what changed."""
-        ports = validate_ports(PortConfig(server_port, leg_a_port, leg_b_port, macs or {},
-                                          flood_unknown))
+        ports = validate_ports(
+            PortConfig(server_port, leg_a_port, leg_b_port, macs or {}, flood_unknown)
+        )
         return self._sync_ports(ports)
 
     def ports(self) -> PortConfig:
@@ -378,8 +417,10 @@ class Splitter:
                 flood_unknown = True
         for dec in self._read_table(T_MACS):
             dst = dec.params.get("dst_mac")
-            macs[dec.match["egress_port"]] = (format_mac(dec.params["src_mac"]),
-                                              None if dst is None else format_mac(dst))
+            macs[dec.match["egress_port"]] = (
+                format_mac(dec.params["src_mac"]),
+                None if dst is None else format_mac(dst),
+            )
         if not {"server", "leg_a", "leg_b"} <= set(roles):
             return PortConfig(macs=macs, flood_unknown=flood_unknown)
         return PortConfig(roles["server"], roles["leg_a"], roles["leg_b"], macs, flood_unknown)
@@ -387,34 +428,77 @@ class Splitter:
     def _desired_port_entries(self, ports: PortConfig) -> list[p4runtime_pb2.TableEntry]:
         entries = []
         for role in ("leg_a", "leg_b"):
-            entries.append(self._entry(
-                T_L2, {"ingress_port": ports.roles[role], "ether_type": None}, A_FORWARD,
-                {"port": ports.server}, PRIO_ANY, _dump_meta({"role": role})))
-        entries.append(self._entry(
-            T_L2, {"ingress_port": ports.server, "ether_type": ETHERTYPE_ARP}, A_FLOOD,
-            {"mcast_grp": FLOOD_GROUP}, PRIO_ETHERTYPE, _dump_meta({"rule": "arp"})))
+            entries.append(
+                self._entry(
+                    T_L2,
+                    {"ingress_port": ports.roles[role], "ether_type": None},
+                    A_FORWARD,
+                    {"port": ports.server},
+                    PRIO_ANY,
+                    _dump_meta({"role": role}),
+                )
+            )
+        entries.append(
+            self._entry(
+                T_L2,
+                {"ingress_port": ports.server, "ether_type": ETHERTYPE_ARP},
+                A_FLOOD,
+                {"mcast_grp": FLOOD_GROUP},
+                PRIO_ETHERTYPE,
+                _dump_meta({"rule": "arp"}),
+            )
+        )
         if ports.flood_unknown:
-            entries.append(self._entry(
-                T_L2, {"ingress_port": ports.server, "ether_type": None}, A_FLOOD,
-                {"mcast_grp": FLOOD_GROUP}, PRIO_ANY, _dump_meta({"rule": "flood_unknown"})))
+            entries.append(
+                self._entry(
+                    T_L2,
+                    {"ingress_port": ports.server, "ether_type": None},
+                    A_FLOOD,
+                    {"mcast_grp": FLOOD_GROUP},
+                    PRIO_ANY,
+                    _dump_meta({"rule": "flood_unknown"}),
+                )
+            )
         for port, (src, dst) in sorted(ports.macs.items()):
             if dst is None:
-                entries.append(self._entry(T_MACS, {"egress_port": port}, A_SET_SRC_MAC,
-                                           {"src_mac": src}))
+                entries.append(
+                    self._entry(T_MACS, {"egress_port": port}, A_SET_SRC_MAC, {"src_mac": src})
+                )
             else:
-                entries.append(self._entry(T_MACS, {"egress_port": port}, A_SET_MACS,
-                                           {"src_mac": src, "dst_mac": dst}))
+                entries.append(
+                    self._entry(
+                        T_MACS, {"egress_port": port}, A_SET_MACS, {"src_mac": src, "dst_mac": dst}
+                    )
+                )
         return entries
 
     def _sync_ports(self, ports: PortConfig) -> list[str]:
         changes: list[str] = []
         flood = E.multicast_group(FLOOD_GROUP, [(ports.leg_a, 1), (ports.leg_b, 2)])
-        exists = self._group_exists(FLOOD_GROUP)
-        self.client.write([E.update("MODIFY" if exists else "INSERT",
-                                    "packet_replication_engine_entry",
-                                    flood.packet_replication_engine_entry)])
-        if not exists:
+        # INSERT, or MODIFY when it exists: no PRE read needed (not every target has one).
+        try:
+            self.client.write(
+                [
+                    E.update(
+                        "INSERT",
+                        "packet_replication_engine_entry",
+                        flood.packet_replication_engine_entry,
+                    )
+                ]
+            )
             changes.append(f"flood group {FLOOD_GROUP} -> ports {ports.leg_a}, {ports.leg_b}")
+        except P4RuntimeError as exc:
+            if exc.codes != {"ALREADY_EXISTS"}:
+                raise
+            self.client.write(
+                [
+                    E.update(
+                        "MODIFY",
+                        "packet_replication_engine_entry",
+                        flood.packet_replication_engine_entry,
+                    )
+                ]
+            )
         desired = self._desired_port_entries(ports)
         for table in (T_L2, T_MACS):
             tid = self.index.table(table).preamble.id
@@ -445,8 +529,11 @@ class Splitter:
 
     def _decode_user(self, dec: E.DecodedEntry) -> _Installed:
         width = 32 if dec.table == T_UE_V4 else 128
-        addr = str(ipaddress.ip_address(dec.match["ue_addr"]) if width == 32
-                   else ipaddress.IPv6Address(dec.match["ue_addr"]))
+        addr = str(
+            ipaddress.ip_address(dec.match["ue_addr"])
+            if width == 32
+            else ipaddress.IPv6Address(dec.match["ue_addr"])
+        )
         meta = _load_meta(dec.metadata)
         p = dec.params
         batch = meta.get("batch", 100)
@@ -464,8 +551,7 @@ class Splitter:
 
     def users(self) -> list[UserConfig]:
         """Every configured user, read back from the switch."""
-        return [inst.config for inst in sorted(self._installed().values(),
-                                               key=lambda i: i.index)]
+        return [inst.config for inst in sorted(self._installed().values(), key=lambda i: i.index)]
 
     def _find(self, user: str, installed: dict[str, _Installed]) -> _Installed:
         try:
@@ -480,38 +566,54 @@ class Splitter:
         known = ", ".join(f"{i.config.name or '-'} ({a})" for a, i in installed.items())
         raise SplitterError(f"unknown user {user!r}: configured users are {known or 'none'}")
 
-    def _user_writes(self, kind: str, cfg: UserConfig, index: int, session: int
-                     ) -> p4runtime_pb2.Update:
+    def _user_writes(
+        self, kind: str, cfg: UserConfig, index: int, session: int
+    ) -> p4runtime_pb2.Update:
         table = T_UE_V4 if ipaddress.ip_address(cfg.addr).version == 4 else T_UE_V6
         # The session goes into the metadata too: forward_sc has no session parameter, and
         # an sc user turned back into a DC user must keep its SN.
-        meta = {"name": cfg.name, "batch": cfg.batch, "k": cfg.k, "leg_a": cfg.leg_a,
-                "leg_b": cfg.leg_b, "session": session}
+        meta = {
+            "name": cfg.name,
+            "batch": cfg.batch,
+            "k": cfg.k,
+            "leg_a": cfg.leg_a,
+            "leg_b": cfg.leg_b,
+            "session": session,
+        }
         if cfg.mode == "dc-split":
-            action, params = A_SPLIT, {"user_idx": index, "session": session,
-                                       "batch": cfg.batch, "leg_a_count": cfg.k,
-                                       "leg_a_port": cfg.leg_a, "leg_b_port": cfg.leg_b}
+            action, params = A_SPLIT, {
+                "user_idx": index,
+                "session": session,
+                "batch": cfg.batch,
+                "leg_a_count": cfg.k,
+                "leg_a_port": cfg.leg_a,
+                "leg_b_port": cfg.leg_b,
+            }
         elif cfg.mode == "dc-dup":
-            action, params = A_DUP, {"user_idx": index, "session": session,
-                                     "mcast_grp": DUP_GROUP_BASE + index}
+            action, params = A_DUP, {
+                "user_idx": index,
+                "session": session,
+                "mcast_grp": DUP_GROUP_BASE + index,
+            }
         else:
             action, params = A_SC, {"user_idx": index, "port": cfg.port}
-        entry = self._entry(table, {"ue_addr": cfg.addr}, action, params,
-                            metadata=_dump_meta(meta))
+        entry = self._entry(table, {"ue_addr": cfg.addr}, action, params, metadata=_dump_meta(meta))
         return E.update(kind, "table_entry", entry)
 
     def _dup_group(self, kind: str, cfg: UserConfig, index: int) -> p4runtime_pb2.Update:
         group = E.multicast_group(DUP_GROUP_BASE + index, [(cfg.leg_a, 1), (cfg.leg_b, 2)])
-        return E.update(kind, "packet_replication_engine_entry",
-                        group.packet_replication_engine_entry)
+        return E.update(
+            kind, "packet_replication_engine_entry", group.packet_replication_engine_entry
+        )
 
     def add_user(self, cfg: UserConfig) -> UserConfig:
         """Install a new user; its SN starts at 0 and its batch at position 0."""
         cfg = validate_user(cfg, self.ports())
         installed = self._installed()
         if cfg.addr in installed:
-            raise SplitterError(f"user {cfg.addr} already exists (change it with set_user / "
-                                f"dcctl user set)")
+            raise SplitterError(
+                f"user {cfg.addr} already exists (change it with set_user / " f"dcctl user set)"
+            )
         if cfg.name and any(i.config.name == cfg.name for i in installed.values()):
             raise SplitterError(f"a user named {cfg.name!r} already exists")
         used = {i.index for i in installed.values()}
@@ -526,10 +628,19 @@ class Splitter:
         self.client.write([self._user_writes("INSERT", cfg, index, session)])
         return cfg
 
-    def set_user(self, user: str, *, dup: bool | None = None, mode: str | None = None,
-                 batch: int | None = None, ratio=None, leg_a: int | None = None,
-                 leg_b: int | None = None, port: int | None = None,
-                 name: str | None = None) -> UserConfig:
+    def set_user(
+        self,
+        user: str,
+        *,
+        dup: bool | None = None,
+        mode: str | None = None,
+        batch: int | None = None,
+        ratio=None,
+        leg_a: int | None = None,
+        leg_b: int | None = None,
+        port: int | None = None,
+        name: str | None = None,
+    ) -> UserConfig:
         """Change a user live (one MODIFY of its entry: SN and batch continue). `user` is the
         address or the name. dup=True/False turns duplication on/off keeping batch and ratio.
         A new batch without a ratio keeps the current proportion (it must fit the batch)."""
@@ -541,8 +652,10 @@ class Splitter:
             if mode is not None:
                 raise SplitterError("give either dup or mode, not both")
             if old.mode == "sc":
-                raise SplitterError(f"user {user} is an sc user: duplication needs a DC user "
-                                    f"(set mode dc-dup with leg_a and leg_b)")
+                raise SplitterError(
+                    f"user {user} is an sc user: duplication needs a DC user "
+                    f"(set mode dc-dup with leg_a and leg_b)"
+                )
             new.mode = "dc-dup" if dup else "dc-split"
         if mode is not None:
             new.mode = mode
@@ -553,10 +666,11 @@ class Splitter:
         elif batch is not None and old.mode != "sc":
             a, b = old.ratio
             if batch % (a + b):
-                raise SplitterError(f"batch {batch} does not fit the current ratio {a}:{b} "
-                                    f"(a+b = {a + b} must divide it): give a ratio too")
-        for attr, value in (("leg_a", leg_a), ("leg_b", leg_b), ("port", port),
-                            ("name", name)):
+                raise SplitterError(
+                    f"batch {batch} does not fit the current ratio {a}:{b} "
+                    f"(a+b = {a + b} must divide it): give a ratio too"
+                )
+        for attr, value in (("leg_a", leg_a), ("leg_b", leg_b), ("port", port), ("name", name)):
             if value is not None:
                 setattr(new, attr, value)
         if new.mode != "sc":
@@ -569,8 +683,7 @@ class Splitter:
         was_dup, is_dup = old.mode == "dc-dup", new.mode == "dc-dup"
         if is_dup:
             # The group must hold the right legs before the entry points to it.
-            self.client.write([self._dup_group("MODIFY" if was_dup else "INSERT", new,
-                                               inst.index)])
+            self.client.write([self._dup_group("MODIFY" if was_dup else "INSERT", new, inst.index)])
         self.client.write([self._user_writes("MODIFY", new, inst.index, inst.session)])
         if was_dup and not is_dup:
             self.client.write([self._dup_group("DELETE", old, inst.index)])
@@ -590,8 +703,11 @@ class Splitter:
         reads, which BMv2's P4Runtime server does not implement)."""
         inst = self._find(user, self._installed())
         values = {}
-        for key, reg in (("next_sn", R_NEXT_SN), ("batch_pos", R_BATCH_POS),
-                         ("session", R_SESSION)):
+        for key, reg in (
+            ("next_sn", R_NEXT_SN),
+            ("batch_pos", R_BATCH_POS),
+            ("session", R_SESSION),
+        ):
             ent = self.client.read([E.register_entity(self.index, reg, inst.index)])
             values[key] = E.decode(ent[0].register_entry.data.bitstring)
         if values["session"] != inst.session:  # no packet since the index was (re)assigned
@@ -607,8 +723,10 @@ class Splitter:
         ports = self.ports()
         requests = [E.counter_read(self.index, C_USER, i.index) for i in installed.values()]
         for port in ports.roles.values():
-            requests += [E.counter_read(self.index, C_PORT_RX, port),
-                         E.counter_read(self.index, C_PORT_TX, port)]
+            requests += [
+                E.counter_read(self.index, C_PORT_RX, port),
+                E.counter_read(self.index, C_PORT_TX, port),
+            ]
         now = time.time()
         values: dict[tuple[int, int], tuple[int, int]] = {}
         for ent in self.client.read(requests):
@@ -618,14 +736,23 @@ class Splitter:
         users = {}
         for addr, inst in sorted(installed.items(), key=lambda kv: kv[1].index):
             pkts, byts = values.get((cid[C_USER], inst.index), (0, 0))
-            users[addr] = {"name": inst.config.name, "mode": inst.config.mode,
-                           "packets": pkts, "bytes": byts}
+            users[addr] = {
+                "name": inst.config.name,
+                "mode": inst.config.mode,
+                "packets": pkts,
+                "bytes": byts,
+            }
         port_stats = {}
         for role, port in ports.roles.items():
             rx = values.get((cid[C_PORT_RX], port), (0, 0))
             tx = values.get((cid[C_PORT_TX], port), (0, 0))
-            port_stats[role] = {"port": port, "rx_packets": rx[0], "rx_bytes": rx[1],
-                                "tx_packets": tx[0], "tx_bytes": tx[1]}
+            port_stats[role] = {
+                "port": port,
+                "rx_packets": rx[0],
+                "rx_bytes": rx[1],
+                "tx_packets": tx[0],
+                "tx_bytes": tx[1],
+            }
         return {"time": now, "users": users, "ports": port_stats}
 
     # -- whole state ---------------------------------------------------------------
@@ -647,9 +774,16 @@ class Splitter:
                 self.add_user(cfg)
                 changes.append(f"add user {cfg.name or addr}")
             elif installed[addr].config.key() != cfg.key():
-                self.set_user(addr, mode=cfg.mode, batch=cfg.batch if cfg.mode != "sc" else None,
-                              ratio=cfg.ratio if cfg.mode != "sc" else None,
-                              leg_a=cfg.leg_a, leg_b=cfg.leg_b, port=cfg.port, name=cfg.name)
+                self.set_user(
+                    addr,
+                    mode=cfg.mode,
+                    batch=cfg.batch if cfg.mode != "sc" else None,
+                    ratio=cfg.ratio if cfg.mode != "sc" else None,
+                    leg_a=cfg.leg_a,
+                    leg_b=cfg.leg_b,
+                    port=cfg.port,
+                    name=cfg.name,
+                )
                 changes.append(f"set user {cfg.name or addr}")
         return changes
 
@@ -663,17 +797,28 @@ class Splitter:
             updates = [E.update("DELETE", "table_entry", d.raw) for d in self._read_table(table)]
             self.client.write(updates)
             changes += [E.describe_update(self.index, u) for u in updates]
-        if self._group_exists(FLOOD_GROUP):
-            group = E.multicast_group(FLOOD_GROUP, [])
-            self.client.write([E.update("DELETE", "packet_replication_engine_entry",
-                                        group.packet_replication_engine_entry)])
+        group = E.multicast_group(FLOOD_GROUP, [])
+        try:
+            self.client.write(
+                [
+                    E.update(
+                        "DELETE",
+                        "packet_replication_engine_entry",
+                        group.packet_replication_engine_entry,
+                    )
+                ]
+            )
             changes.append(f"DELETE multicast group {FLOOD_GROUP}")
+        except P4RuntimeError as exc:
+            if exc.codes != {"NOT_FOUND"}:
+                raise
         return changes
 
 
 def _dump_meta(meta: dict) -> bytes:
-    return json.dumps({k: v for k, v in meta.items() if v is not None},
-                      separators=(",", ":"), sort_keys=True).encode()
+    return json.dumps(
+        {k: v for k, v in meta.items() if v is not None}, separators=(",", ":"), sort_keys=True
+    ).encode()
 
 
 def _load_meta(data: bytes) -> dict:
@@ -711,6 +856,7 @@ def _same_action(a: p4runtime_pb2.TableEntry, b: p4runtime_pb2.TableEntry) -> bo
         for p in sorted(e.action.action.params, key=lambda p: p.param_id):
             act.params.add(param_id=p.param_id, value=_canon(p.value))
         return act.SerializeToString(deterministic=True), e.metadata
+
     return norm(a) == norm(b)
 
 

@@ -27,15 +27,28 @@ LEG_MTU = 1600  # DESIGN.md section 3: room for the 5-byte shim
 
 def parse_args(argv=None) -> argparse.Namespace:
     build = ROOT / "build"
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0],
-                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
+    )
     p.add_argument("--target", choices=("p4sim", "bmv2"), default="p4sim")
-    p.add_argument("--p4-dir", type=Path, default=build / "p4",
-                   help="where `make p4` (or `make p4c-bmv2`) put the compiled program")
-    p.add_argument("--out", type=Path, default=build / "ptf",
-                   help="PTF's working directory (ptf.log, ptf.pcap, switch log)")
-    p.add_argument("--tests", nargs="*", default=[],
-                   help="PTF test specs (modules, Module.Test, groups); default: all")
+    p.add_argument(
+        "--p4-dir",
+        type=Path,
+        default=build / "p4",
+        help="where `make p4` (or `make p4c-bmv2`) put the compiled program",
+    )
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=build / "ptf",
+        help="PTF's working directory (ptf.log, ptf.pcap, switch log)",
+    )
+    p.add_argument(
+        "--tests",
+        nargs="*",
+        default=[],
+        help="PTF test specs (modules, Module.Test, groups); default: all",
+    )
     return p.parse_args(argv)
 
 
@@ -43,43 +56,78 @@ def pipeline_files(args) -> dict[str, Path]:
     """The P4Info/config pairs each target needs, or exit naming what is missing."""
     d = args.p4_dir
     if args.target == "p4sim":
-        files = {"p4info": d / "dc_splitter.p4info.txtpb", "config": d / "dc_splitter.p4sim.json",
-                 "sn12_p4info": d / "dc_splitter_sn12.p4info.txtpb",
-                 "sn12_config": d / "dc_splitter_sn12.p4sim.json"}
+        files = {
+            "p4info": d / "dc_splitter.p4info.txtpb",
+            "config": d / "dc_splitter.p4sim.json",
+            "sn12_p4info": d / "dc_splitter_sn12.p4info.txtpb",
+            "sn12_config": d / "dc_splitter_sn12.p4sim.json",
+        }
         hint = "run `make p4` first"
     else:
-        files = {"p4info": d / "dc_splitter.bmv2.p4info.txtpb", "config": d / "dc_splitter.json",
-                 "sn12_p4info": d / "dc_splitter_sn12.bmv2.p4info.txtpb",
-                 "sn12_config": d / "dc_splitter_sn12.json"}
+        files = {
+            "p4info": d / "dc_splitter.bmv2.p4info.txtpb",
+            "config": d / "dc_splitter.json",
+            "sn12_p4info": d / "dc_splitter_sn12.bmv2.p4info.txtpb",
+            "sn12_config": d / "dc_splitter_sn12.json",
+        }
         hint = "run `make p4c-bmv2` first (needs p4c-bm2-ss from https://github.com/p4lang/p4c)"
     missing = [str(f) for f in files.values() if not f.is_file()]
-    if missing:
-        sys.exit(f"run_ptf: missing {', '.join(missing)}: {hint}")
+    problems = [f"missing {', '.join(missing)}: {hint}"] if missing else []
+    if args.target == "bmv2" and shutil.which("simple_switch_grpc") is None:
+        problems.append(
+            "simple_switch_grpc is not on PATH (build BMv2 from "
+            "https://github.com/p4lang/behavioral-model with --with-pi)"
+        )
+    if problems:
+        sys.exit(
+            "run_ptf: TARGET="
+            + args.target
+            + " cannot run:\n  "
+            + "\n  ".join(problems)
+            + (
+                "\n  (TARGET=p4sim runs the same suite on the embedded target)"
+                if args.target == "bmv2"
+                else ""
+            )
+        )
     return files
 
 
 def switch_argv(args, ifaces: list[str]) -> list[str]:
     ports = [arg for i, name in zip(PORTS, ifaces) for arg in ("-i", f"{i}@{name}")]
     if args.target == "p4sim":
-        return [str(ROOT / ".venv" / "bin" / "p4sim"), str(ROOT / "p4src" / "dc_splitter.p4"),
-                *ports, "--grpc-server-addr", GRPC_ADDR]
+        return [
+            str(ROOT / ".venv" / "bin" / "p4sim"),
+            str(ROOT / "p4src" / "dc_splitter.p4"),
+            *ports,
+            "--grpc-server-addr",
+            GRPC_ADDR,
+        ]
     exe = shutil.which("simple_switch_grpc")
     if exe is None:
-        sys.exit("run_ptf: TARGET=bmv2 needs BMv2's simple_switch_grpc on PATH, and it is not "
-                 "installed (build it from https://github.com/p4lang/behavioral-model with "
-                 "--with-pi); TARGET=p4sim runs the same suite on the embedded target")
-    return [exe, "--device-id", "0", *ports, "--no-p4", "--",
-            "--grpc-server-addr", GRPC_ADDR]
+        sys.exit(
+            "run_ptf: TARGET=bmv2 needs BMv2's simple_switch_grpc on PATH, and it is not "
+            "installed (build it from https://github.com/p4lang/behavioral-model with "
+            "--with-pi); TARGET=p4sim runs the same suite on the embedded target"
+        )
+    return [exe, "--device-id", "0", *ports, "--no-p4", "--", "--grpc-server-addr", GRPC_ADDR]
 
 
 def wait_for_grpc(ns: Namespace, switch: subprocess.Popen, timeout_s: float = 60) -> None:
-    probe = ("import grpc, sys; ch = grpc.insecure_channel(sys.argv[1]); "
-             "grpc.channel_ready_future(ch).result(timeout=float(sys.argv[2]))")
-    proc = ns.run([sys.executable, "-c", probe, GRPC_ADDR, str(timeout_s)], check=False,
-                  timeout=timeout_s + 10)
+    probe = (
+        "import grpc, sys; ch = grpc.insecure_channel(sys.argv[1]); "
+        "grpc.channel_ready_future(ch).result(timeout=float(sys.argv[2]))"
+    )
+    proc = ns.run(
+        [sys.executable, "-c", probe, GRPC_ADDR, str(timeout_s)],
+        check=False,
+        timeout=timeout_s + 10,
+    )
     if proc.returncode != 0 or switch.poll() is not None:
-        raise RuntimeError(f"the switch did not serve P4Runtime on {GRPC_ADDR} within "
-                           f"{timeout_s:g} s (exit status {switch.poll()}); see its log")
+        raise RuntimeError(
+            f"the switch did not serve P4Runtime on {GRPC_ADDR} within "
+            f"{timeout_s:g} s (exit status {switch.poll()}); see its log"
+        )
 
 
 def main(argv=None) -> int:
@@ -89,8 +137,9 @@ def main(argv=None) -> int:
     prefix = unique_prefix("pt")
     switch_ifs = [f"{prefix}s{i}" for i in PORTS]
     ptf_ifs = [f"{prefix}p{i}" for i in PORTS]
-    test_params = ";".join([f"grpc_addr='{GRPC_ADDR}'", "device_id=0"]
-                           + [f"{k}='{v}'" for k, v in files.items()])
+    test_params = ";".join(
+        [f"grpc_addr='{GRPC_ADDR}'", "device_id=0"] + [f"{k}='{v}'" for k, v in files.items()]
+    )
     specs = args.tests or (["all"] if args.target == "p4sim" else ["all", "^regwrite"])
     with Namespace(prefix) as ns:
         # No IPv6 on the test ports: the kernel's MLD and router solicitations would be
@@ -101,27 +150,41 @@ def main(argv=None) -> int:
             veth_pair(s_if, ns, p_if, ns, mtu=LEG_MTU)
         log_path = args.out / f"{args.target}.log"
         with open(log_path, "w") as log:
-            switch = ns.popen(switch_argv(args, switch_ifs), stdout=log,
-                              stderr=subprocess.STDOUT, cwd=args.out)
+            switch = ns.popen(
+                switch_argv(args, switch_ifs), stdout=log, stderr=subprocess.STDOUT, cwd=args.out
+            )
             wait_for_grpc(ns, switch)
-            ptf_argv = [str(ROOT / ".venv" / "bin" / "ptf"),
-                        "--test-dir", str(ROOT / "ptf-tests" / "tests"),
-                        "--test-params", test_params, "--qlen", "20000",
-                        "--default-timeout", "5", "--default-negative-timeout", "0.5",
-                        *[a for i, name in zip(PORTS, ptf_ifs)
-                          for a in ("--interface", f"{i}@{name}")],
-                        *specs]
-            print(f"run_ptf: {args.target} in namespace {prefix}; logs in {args.out}",
-                  flush=True)
-            result = subprocess.run(["ip", "netns", "exec", prefix, *ptf_argv], cwd=args.out,
-                                    check=False)
+            ptf_argv = [
+                str(ROOT / ".venv" / "bin" / "ptf"),
+                "--test-dir",
+                str(ROOT / "ptf-tests" / "tests"),
+                "--test-params",
+                test_params,
+                "--qlen",
+                "20000",
+                "--default-timeout",
+                "5",
+                "--default-negative-timeout",
+                "0.5",
+                *[a for i, name in zip(PORTS, ptf_ifs) for a in ("--interface", f"{i}@{name}")],
+                *specs,
+            ]
+            print(f"run_ptf: {args.target} in namespace {prefix}; logs in {args.out}", flush=True)
+            result = subprocess.run(
+                ["ip", "netns", "exec", prefix, *ptf_argv], cwd=args.out, check=False
+            )
             if switch.poll() is not None:
-                print(f"run_ptf: the switch exited during the run ({switch.returncode}); "
-                      f"see {log_path}", file=sys.stderr)
+                print(
+                    f"run_ptf: the switch exited during the run ({switch.returncode}); "
+                    f"see {log_path}",
+                    file=sys.stderr,
+                )
                 return 1
     if result.returncode != 0:
-        print(f"run_ptf: PTF failed ({result.returncode}); see {args.out}/ptf.log and "
-              f"{log_path}", file=sys.stderr)
+        print(
+            f"run_ptf: PTF failed ({result.returncode}); see {args.out}/ptf.log and " f"{log_path}",
+            file=sys.stderr,
+        )
     return result.returncode
 
 

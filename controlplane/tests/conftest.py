@@ -19,25 +19,55 @@ EXACT, TERNARY = p4info_pb2.MatchField.EXACT, p4info_pb2.MatchField.TERNARY
 
 # (name, [(key, width, kind)], [actions], size) -- mirrors p4src/include/*.p4
 TABLES = [
-    ("DcIngress.ue_sessions.ue_sessions_v4", [("ue_addr", 32, EXACT)],
-     ["DcIngress.ue_sessions.split_dc", "DcIngress.ue_sessions.duplicate_dc",
-      "DcIngress.ue_sessions.forward_sc", "DcIngress.ue_sessions.miss"], 1024),
-    ("DcIngress.ue_sessions.ue_sessions_v6", [("ue_addr", 128, EXACT)],
-     ["DcIngress.ue_sessions.split_dc", "DcIngress.ue_sessions.duplicate_dc",
-      "DcIngress.ue_sessions.forward_sc", "DcIngress.ue_sessions.miss"], 1024),
-    ("DcIngress.l2_forwarding.l2_forwards", [("ingress_port", 9, EXACT),
-                                             ("ether_type", 16, TERNARY)],
-     ["DcIngress.l2_forwarding.forward", "DcIngress.l2_forwarding.flood",
-      "DcIngress.l2_forwarding.drop"], 256),
-    ("DcEgress.egress_macs", [("egress_port", 9, EXACT)],
-     ["DcEgress.set_macs", "DcEgress.set_src_mac", "NoAction"], 64),
+    (
+        "DcIngress.ue_sessions.ue_sessions_v4",
+        [("ue_addr", 32, EXACT)],
+        [
+            "DcIngress.ue_sessions.split_dc",
+            "DcIngress.ue_sessions.duplicate_dc",
+            "DcIngress.ue_sessions.forward_sc",
+            "DcIngress.ue_sessions.miss",
+        ],
+        1024,
+    ),
+    (
+        "DcIngress.ue_sessions.ue_sessions_v6",
+        [("ue_addr", 128, EXACT)],
+        [
+            "DcIngress.ue_sessions.split_dc",
+            "DcIngress.ue_sessions.duplicate_dc",
+            "DcIngress.ue_sessions.forward_sc",
+            "DcIngress.ue_sessions.miss",
+        ],
+        1024,
+    ),
+    (
+        "DcIngress.l2_forwarding.l2_forwards",
+        [("ingress_port", 9, EXACT), ("ether_type", 16, TERNARY)],
+        [
+            "DcIngress.l2_forwarding.forward",
+            "DcIngress.l2_forwarding.flood",
+            "DcIngress.l2_forwarding.drop",
+        ],
+        256,
+    ),
+    (
+        "DcEgress.egress_macs",
+        [("egress_port", 9, EXACT)],
+        ["DcEgress.set_macs", "DcEgress.set_src_mac", "NoAction"],
+        64,
+    ),
 ]
 ACTIONS = {
-    "DcIngress.ue_sessions.split_dc": [("user_idx", 16), ("session", 32), ("batch", 16),
-                                       ("leg_a_count", 16), ("leg_a_port", 9),
-                                       ("leg_b_port", 9)],
-    "DcIngress.ue_sessions.duplicate_dc": [("user_idx", 16), ("session", 32),
-                                           ("mcast_grp", 16)],
+    "DcIngress.ue_sessions.split_dc": [
+        ("user_idx", 16),
+        ("session", 32),
+        ("batch", 16),
+        ("leg_a_count", 16),
+        ("leg_a_port", 9),
+        ("leg_b_port", 9),
+    ],
+    "DcIngress.ue_sessions.duplicate_dc": [("user_idx", 16), ("session", 32), ("mcast_grp", 16)],
     "DcIngress.ue_sessions.forward_sc": [("user_idx", 16), ("port", 9)],
     "DcIngress.ue_sessions.miss": [],
     "DcIngress.l2_forwarding.forward": [("port", 9)],
@@ -47,11 +77,16 @@ ACTIONS = {
     "DcEgress.set_src_mac": [("src_mac", 48)],
     "NoAction": [],
 }
-COUNTERS = [("DcIngress.ue_sessions.user_counter", 1024), ("DcIngress.port_rx_counter", 512),
-            ("DcEgress.port_tx_counter", 512)]
-REGISTERS = [("DcIngress.pdcp_sequencer.next_sn", 1024, 18),
-             ("DcIngress.pdcp_sequencer.batch_pos", 1024, 16),
-             ("DcIngress.pdcp_sequencer.user_session", 1024, 32)]
+COUNTERS = [
+    ("DcIngress.ue_sessions.user_counter", 1024),
+    ("DcIngress.port_rx_counter", 512),
+    ("DcEgress.port_tx_counter", 512),
+]
+REGISTERS = [
+    ("DcIngress.pdcp_sequencer.next_sn", 1024, 18),
+    ("DcIngress.pdcp_sequencer.batch_pos", 1024, 16),
+    ("DcIngress.pdcp_sequencer.user_session", 1024, 32),
+]
 
 
 def build_p4info() -> p4info_pb2.P4Info:
@@ -121,8 +156,9 @@ class FakeP4Runtime(p4runtime_pb2_grpc.P4RuntimeServicer):
         for request in request_iterator:
             if request.HasField("arbitration"):
                 self.arbitrations.append(request.arbitration)
-                eid = (request.arbitration.election_id.high << 64) | \
-                    request.arbitration.election_id.low
+                eid = (
+                    request.arbitration.election_id.high << 64
+                ) | request.arbitration.election_id.low
                 response = p4runtime_pb2.StreamMessageResponse()
                 response.arbitration.CopyFrom(request.arbitration)
                 if eid >= self.primary_election_id:
@@ -167,8 +203,10 @@ class FakeP4Runtime(p4runtime_pb2_grpc.P4RuntimeServicer):
             key = self._key(upd.entity.table_entry)
             present = key in self.entries
             if (kind == "INSERT") == present:
-                context.abort(grpc.StatusCode.ALREADY_EXISTS if present
-                              else grpc.StatusCode.NOT_FOUND, f"{kind} {which}")
+                context.abort(
+                    grpc.StatusCode.ALREADY_EXISTS if present else grpc.StatusCode.NOT_FOUND,
+                    f"{kind} {which}",
+                )
             if kind == "DELETE":
                 del self.entries[key]
             else:
@@ -177,8 +215,10 @@ class FakeP4Runtime(p4runtime_pb2_grpc.P4RuntimeServicer):
             group = upd.entity.packet_replication_engine_entry.multicast_group_entry
             present = group.multicast_group_id in self.groups
             if (kind == "INSERT") == present:
-                context.abort(grpc.StatusCode.ALREADY_EXISTS if present
-                              else grpc.StatusCode.NOT_FOUND, f"{kind} group")
+                context.abort(
+                    grpc.StatusCode.ALREADY_EXISTS if present else grpc.StatusCode.NOT_FOUND,
+                    f"{kind} group",
+                )
             if kind == "DELETE":
                 del self.groups[group.multicast_group_id]
             else:
@@ -194,11 +234,11 @@ class FakeP4Runtime(p4runtime_pb2_grpc.P4RuntimeServicer):
                     if entry.table_id == ent.table_entry.table_id:
                         response.entities.add().table_entry.CopyFrom(entry)
             elif which == "packet_replication_engine_entry":
-                gid = ent.packet_replication_engine_entry.multicast_group_entry \
-                    .multicast_group_id
+                gid = ent.packet_replication_engine_entry.multicast_group_entry.multicast_group_id
                 if gid in self.groups:
-                    response.entities.add().packet_replication_engine_entry \
-                        .multicast_group_entry.CopyFrom(self.groups[gid])
+                    response.entities.add().packet_replication_engine_entry.multicast_group_entry.CopyFrom(
+                        self.groups[gid]
+                    )
             elif which == "counter_entry":
                 c = ent.counter_entry
                 out = response.entities.add().counter_entry

@@ -17,18 +17,24 @@ def parse_error(argv, capsys) -> str:
     return capsys.readouterr().err
 
 
-@pytest.mark.parametrize("argv,message", [
-    (["user", "add", "10.0.0.2", "--ratio", "7"], "expected 'a:b'"),
-    (["user", "add", "10.0.0.2", "--ratio", "120%"], "from 0% to 100%"),
-    (["user", "add", "10.0.0.999"], "'10.0.0.999' is not an IPv4 or IPv6 address"),
-    (["user", "add", "10.0.0.2", "--leg-a", "600"], r"port 600 is out of range (allowed 0..510)"),
-    (["user", "add", "10.0.0.2", "--leg-a", "x"], "'x' is not a port number"),
-    (["user", "add", "10.0.0.2", "--batch", "0"], "batch '0' must be a whole number from 1"),
-    (["user", "add", "10.0.0.2", "--mode", "split"], "invalid choice: 'split'"),
-    (["user", "set", "ue1", "--dup", "maybe"], "'maybe': expected on or off"),
-    (["port", "set", "--mac", "1"], "expected PORT=SRC_MAC[,DST_MAC]"),
-    (["stats", "--interval", "0"], "must be a positive number of seconds"),
-])
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["user", "add", "10.0.0.2", "--ratio", "7"], "expected 'a:b'"),
+        (["user", "add", "10.0.0.2", "--ratio", "120%"], "from 0% to 100%"),
+        (["user", "add", "10.0.0.999"], "'10.0.0.999' is not an IPv4 or IPv6 address"),
+        (
+            ["user", "add", "10.0.0.2", "--leg-a", "600"],
+            r"port 600 is out of range (allowed 0..510)",
+        ),
+        (["user", "add", "10.0.0.2", "--leg-a", "x"], "'x' is not a port number"),
+        (["user", "add", "10.0.0.2", "--batch", "0"], "batch '0' must be a whole number from 1"),
+        (["user", "add", "10.0.0.2", "--mode", "split"], "invalid choice: 'split'"),
+        (["user", "set", "ue1", "--dup", "maybe"], "'maybe': expected on or off"),
+        (["port", "set", "--mac", "1"], "expected PORT=SRC_MAC[,DST_MAC]"),
+        (["stats", "--interval", "0"], "must be a positive number of seconds"),
+    ],
+)
 def test_parser_refuses_with_allowed_values(argv, message, capsys):
     assert message in parse_error(argv, capsys)
 
@@ -47,27 +53,45 @@ def run(addr, argv, capsys):
 
 def test_user_lifecycle_through_the_cli(fake_target, capsys):
     _, addr = fake_target
-    assert run(addr, ["user", "add", "10.0.0.2", "--name", "ue1", "--batch", "10",
-                      "--ratio", "70%"], capsys)[0] == 0
+    assert (
+        run(
+            addr,
+            ["user", "add", "10.0.0.2", "--name", "ue1", "--batch", "10", "--ratio", "70%"],
+            capsys,
+        )[0]
+        == 0
+    )
     code, out, _ = run(addr, ["--json", "user", "set", "ue1", "--ratio", "9:1"], capsys)
     assert code == 0 and json.loads(out)["leg_a_count"] == 9
     code, out, _ = run(addr, ["user", "set", "ue1", "--dup", "on"], capsys)
     assert code == 0 and "dc-dup" in out
     code, out, _ = run(addr, ["--json", "user", "list"], capsys)
-    assert json.loads(out) == [{"name": "ue1", "addr": "10.0.0.2", "mode": "dc-dup",
-                                "batch": 10, "ratio": "9:1", "leg_a_count": 9, "leg_a": 1,
-                                "leg_b": 2}]
+    assert json.loads(out) == [
+        {
+            "name": "ue1",
+            "addr": "10.0.0.2",
+            "mode": "dc-dup",
+            "batch": 10,
+            "ratio": "9:1",
+            "leg_a_count": 9,
+            "leg_a": 1,
+            "leg_b": 2,
+        }
+    ]
     code, _, err = run(addr, ["user", "del", "ue7"], capsys)
     assert code == 1 and "unknown user 'ue7': configured users are ue1 (10.0.0.2)" in err
 
 
 def test_ratio_that_does_not_fit_the_batch(fake_target, capsys):
     _, addr = fake_target
-    code, _, err = run(addr, ["user", "add", "10.0.0.2", "--batch", "100", "--ratio", "2:1"],
-                       capsys)
+    code, _, err = run(
+        addr, ["user", "add", "10.0.0.2", "--batch", "100", "--ratio", "2:1"], capsys
+    )
     assert code == 1
-    assert err.strip() == ("dcctl: error: ratio 2:1 does not fit batch 100: a+b (3) must equal "
-                           "the batch size or divide it")
+    assert err.strip() == (
+        "dcctl: error: ratio 2:1 does not fit batch 100: a+b (3) must equal "
+        "the batch size or divide it"
+    )
 
 
 def test_apply_yaml_and_bad_yaml(fake_target, capsys, tmp_path):
@@ -96,14 +120,36 @@ def test_missing_push_arguments(fake_target, capsys):
 
 
 def test_stats_rates():
-    before = {"time": 10.0, "users": {"10.0.0.2": {"name": "ue1", "mode": "dc-split",
-                                                   "packets": 100, "bytes": 100_000}},
-              "ports": {"leg_a": {"port": 1, "rx_packets": 0, "rx_bytes": 0,
-                                  "tx_packets": 50, "tx_bytes": 50_000}}}
-    now = {"time": 12.0, "users": {"10.0.0.2": {"name": "ue1", "mode": "dc-split",
-                                                "packets": 300, "bytes": 350_000}},
-           "ports": {"leg_a": {"port": 1, "rx_packets": 0, "rx_bytes": 0,
-                               "tx_packets": 150, "tx_bytes": 150_000}}}
+    before = {
+        "time": 10.0,
+        "users": {
+            "10.0.0.2": {"name": "ue1", "mode": "dc-split", "packets": 100, "bytes": 100_000}
+        },
+        "ports": {
+            "leg_a": {
+                "port": 1,
+                "rx_packets": 0,
+                "rx_bytes": 0,
+                "tx_packets": 50,
+                "tx_bytes": 50_000,
+            }
+        },
+    }
+    now = {
+        "time": 12.0,
+        "users": {
+            "10.0.0.2": {"name": "ue1", "mode": "dc-split", "packets": 300, "bytes": 350_000}
+        },
+        "ports": {
+            "leg_a": {
+                "port": 1,
+                "rx_packets": 0,
+                "rx_bytes": 0,
+                "tx_packets": 150,
+                "tx_bytes": 150_000,
+            }
+        },
+    }
     text = render_stats(now, before)
     user_line = next(line for line in text.splitlines() if line.startswith("ue1"))
     assert user_line.split()[-2:] == ["100.0", "1.000"]  # 200 pkts and 2 Mbit in 2 s

@@ -26,9 +26,22 @@ def compiled(tmp_path_factory):
     """(p4info, config) from `p4sim compile`, as `make p4` produces them."""
     out = tmp_path_factory.mktemp("p4")
     p4info, config = out / "dc.p4info.txtpb", out / "dc.p4sim.json"
-    proc = subprocess.run([sys.executable, "-m", "p4sim.cli", "compile", str(PROGRAM),
-                           "--p4runtime-files", str(p4info), "-o", str(config)],
-                          capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "p4sim.cli",
+            "compile",
+            str(PROGRAM),
+            "--p4runtime-files",
+            str(p4info),
+            "-o",
+            str(config),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr
     return p4info, config
 
@@ -51,8 +64,19 @@ def target(compiled):
 
 
 def frame(dst: str, seq: int) -> bytes:
-    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 28, seq, 0, 64, 17, 0,
-                     bytes([10, 0, 0, 1]), bytes(int(x) for x in dst.split(".")))
+    ip = struct.pack(
+        "!BBHHHBBH4s4s",
+        0x45,
+        0,
+        28,
+        seq,
+        0,
+        64,
+        17,
+        0,
+        bytes([10, 0, 0, 1]),
+        bytes(int(x) for x in dst.split(".")),
+    )
     udp = struct.pack("!HHHH", 4433, 5555, 8, 0)
     return bytes.fromhex("0200000000fe020000000001") + b"\x08\x00" + ip + udp
 
@@ -91,18 +115,29 @@ def test_users_read_back_and_reset(target):
     sw, _, _ = target
     sw.add_user(UserConfig(addr="10.0.0.2", mode="dc-dup", batch=100, ratio="9:1", name="ue1"))
     sw.add_user(UserConfig(addr="2001:db8::2", mode="sc", port=2, name="ue6"))
-    assert [(u.name, u.mode, u.k) for u in sw.users()] == [("ue1", "dc-dup", 90),
-                                                           ("ue6", "sc", 50)]
+    assert [(u.name, u.mode, u.k) for u in sw.users()] == [("ue1", "dc-dup", 90), ("ue6", "sc", 50)]
     sw.reset()
     assert sw.users() == []
 
 
 def test_dcctl_against_p4sim(target, capsys):
-    sw, ports, addr = target
-    assert dcctl(["--addr", addr, "--election-id", "5", "apply",
-                  str(ROOT / "controlplane" / "examples" / "testbed.yaml")]) == 0
-    assert dcctl(["--addr", addr, "--election-id", "5", "user", "set", "ue1", "--ratio",
-                  "100%"]) == 0
+    _sw, ports, addr = target
+    assert (
+        dcctl(
+            [
+                "--addr",
+                addr,
+                "--election-id",
+                "5",
+                "apply",
+                str(ROOT / "controlplane" / "examples" / "testbed.yaml"),
+            ]
+        )
+        == 0
+    )
+    assert (
+        dcctl(["--addr", addr, "--election-id", "5", "user", "set", "ue1", "--ratio", "100%"]) == 0
+    )
     ports.inject(0, frame("10.0.0.2", 0))
     ports.inject(0, frame("10.0.0.3", 1))  # sc user ue2 on port 1: unchanged
     sent = ports.collect()

@@ -10,8 +10,11 @@ from controlplane import splitter as S
 from controlplane.p4info import P4InfoIndex
 from controlplane.splitter import Splitter, SplitterError, UserConfig, leg_a_count
 
-INSERT, MODIFY, DELETE = (p4runtime_pb2.Update.INSERT, p4runtime_pb2.Update.MODIFY,
-                          p4runtime_pb2.Update.DELETE)
+INSERT, MODIFY, DELETE = (
+    p4runtime_pb2.Update.INSERT,
+    p4runtime_pb2.Update.MODIFY,
+    p4runtime_pb2.Update.DELETE,
+)
 
 
 @pytest.fixture
@@ -30,25 +33,45 @@ def action_of(index, upd):
     entry = upd.entity.table_entry
     action = index.by_id(entry.action.action.action_id)
     names = {p.id: p.name for p in action.params}
-    return action.preamble.alias, {names[p.param_id]: int.from_bytes(p.value, "big")
-                                   for p in entry.action.action.params}
+    return action.preamble.alias, {
+        names[p.param_id]: int.from_bytes(p.value, "big") for p in entry.action.action.params
+    }
 
 
-@pytest.mark.parametrize("ratio,batch,k", [((7, 3), 10, 7), ((9, 1), 100, 90), ((1, 1), 100, 50),
-                                           ("0:1", 10, 0), ("1:0", 10, 10), ("70%", 10, 7),
-                                           ("100%", 3, 3), ("0%", 3, 0)])
+@pytest.mark.parametrize(
+    "ratio,batch,k",
+    [
+        ((7, 3), 10, 7),
+        ((9, 1), 100, 90),
+        ((1, 1), 100, 50),
+        ("0:1", 10, 0),
+        ("1:0", 10, 10),
+        ("70%", 10, 7),
+        ("100%", 3, 3),
+        ("0%", 3, 0),
+    ],
+)
 def test_ratio_rule(ratio, batch, k):
     assert leg_a_count(ratio, batch) == k
 
 
-@pytest.mark.parametrize("ratio,batch,message", [
-    ((2, 1), 100, r"ratio 2:1 does not fit batch 100: a\+b \(3\) must equal the batch size or "
-                  r"divide it"),
-    ("50%", 3, r"50% of batch 3 is 1.5 packets"),
-    ("1:x", 10, "must be whole numbers"),
-    ("0:0", 10, "not both 0"),
-    ("150%", 10, "from 0% to 100%"),
-])
+@pytest.mark.parametrize(
+    "ratio,batch,message",
+    [
+        (
+            (2, 1),
+            100,
+            (
+                r"ratio 2:1 does not fit batch 100: a\+b \(3\) must equal the batch size or "
+                r"divide it"
+            ),
+        ),
+        ("50%", 3, r"50% of batch 3 is 1.5 packets"),
+        ("1:x", 10, "must be whole numbers"),
+        ("0:0", 10, "not both 0"),
+        ("150%", 10, "from 0% to 100%"),
+    ],
+)
 def test_ratio_refused(ratio, batch, message):
     with pytest.raises(SplitterError, match=message):
         leg_a_count(ratio, batch)
@@ -56,8 +79,11 @@ def test_ratio_refused(ratio, batch, message):
 
 def test_add_split_user_writes_one_entry(sw):
     n = len(sw.servicer.writes)
-    sw.add_user(UserConfig(addr="10.0.0.2", mode="dc-split", batch=10, ratio=(7, 3),
-                           leg_a=1, leg_b=2, name="ue1"))
+    sw.add_user(
+        UserConfig(
+            addr="10.0.0.2", mode="dc-split", batch=10, ratio=(7, 3), leg_a=1, leg_b=2, name="ue1"
+        )
+    )
     (upd,) = updates_since(sw.servicer, n)
     assert upd.type == INSERT
     entry = upd.entity.table_entry
@@ -67,7 +93,12 @@ def test_add_split_user_writes_one_entry(sw):
     assert name == "split_dc"
     assert params["session"] != 0
     assert {k: v for k, v in params.items() if k != "session"} == {
-        "user_idx": 0, "batch": 10, "leg_a_count": 7, "leg_a_port": 1, "leg_b_port": 2}
+        "user_idx": 0,
+        "batch": 10,
+        "leg_a_count": 7,
+        "leg_a_port": 1,
+        "leg_b_port": 2,
+    }
     assert sw.users() == [UserConfig("10.0.0.2", "dc-split", 10, (7, 3), 1, 2, None, "ue1")]
 
 
@@ -132,16 +163,25 @@ def test_del_user_and_index_reuse_gets_new_session(sw):
     assert second["session"] != first["session"]
 
 
-@pytest.mark.parametrize("cfg,message", [
-    (UserConfig(addr="10.0.0.256"), "not an IPv4 or IPv6 address"),
-    (UserConfig(addr="10.0.0.2", mode="split"), "mode 'split' is not one of dc-split, dc-dup, sc"),
-    (UserConfig(addr="10.0.0.2", batch=0), "batch 0 must be a whole number from 1 to 65535"),
-    (UserConfig(addr="10.0.0.2", leg_a=7), r"leg_a port 7 is not a leg port: allowed 1 \(leg A\)"),
-    (UserConfig(addr="10.0.0.2", leg_a=2, leg_b=2), "leg_a and leg_b must differ"),
-    (UserConfig(addr="10.0.0.2", mode="sc"), "an sc user needs a port"),
-    (UserConfig(addr="10.0.0.2", mode="sc", port=0), "port 0 is not a leg port"),
-    (UserConfig(addr="10.0.0.2", batch=100, ratio=(2, 1)), "does not fit batch 100"),
-])
+@pytest.mark.parametrize(
+    "cfg,message",
+    [
+        (UserConfig(addr="10.0.0.256"), "not an IPv4 or IPv6 address"),
+        (
+            UserConfig(addr="10.0.0.2", mode="split"),
+            "mode 'split' is not one of dc-split, dc-dup, sc",
+        ),
+        (UserConfig(addr="10.0.0.2", batch=0), "batch 0 must be a whole number from 1 to 65535"),
+        (
+            UserConfig(addr="10.0.0.2", leg_a=7),
+            r"leg_a port 7 is not a leg port: allowed 1 \(leg A\)",
+        ),
+        (UserConfig(addr="10.0.0.2", leg_a=2, leg_b=2), "leg_a and leg_b must differ"),
+        (UserConfig(addr="10.0.0.2", mode="sc"), "an sc user needs a port"),
+        (UserConfig(addr="10.0.0.2", mode="sc", port=0), "port 0 is not a leg port"),
+        (UserConfig(addr="10.0.0.2", batch=100, ratio=(2, 1)), "does not fit batch 100"),
+    ],
+)
 def test_bad_user_refused_before_any_write(sw, cfg, message):
     n = len(sw.servicer.writes)
     with pytest.raises(SplitterError, match=message):
@@ -151,8 +191,9 @@ def test_bad_user_refused_before_any_write(sw, cfg, message):
 
 def test_unknown_and_duplicate_users(sw):
     sw.add_user(UserConfig(addr="10.0.0.2", name="ue1"))
-    with pytest.raises(SplitterError, match=r"unknown user 'ue9': configured users are ue1 "
-                                            r"\(10.0.0.2\)"):
+    with pytest.raises(
+        SplitterError, match=r"unknown user 'ue9': configured users are ue1 " r"\(10.0.0.2\)"
+    ):
         sw.set_user("ue9", batch=10)
     with pytest.raises(SplitterError, match="already exists"):
         sw.add_user(UserConfig(addr="10.0.0.2"))
@@ -162,27 +203,45 @@ def test_unknown_and_duplicate_users(sw):
 
 def test_configure_ports_entries_and_roles(sw):
     sw.configure_ports(0, 1, 2, macs={1: ("02:00:00:00:00:01", "02:00:00:00:01:01")})
-    l2 = [e for k, e in sw.servicer.entries.items()
-          if e.table_id == sw.index.table(S.T_L2).preamble.id]
-    rules = sorted((e.match[0].exact.value, len(e.match), e.priority,
-                    sw.index.by_id(e.action.action.action_id).preamble.alias,
-                    e.action.action.params[0].value) for e in l2)
-    assert rules == [(b"\x00", 2, S.PRIO_ETHERTYPE, "flood", bytes([S.FLOOD_GROUP])),
-                     (b"\x01", 1, S.PRIO_ANY, "forward", b"\x00"),
-                     (b"\x02", 1, S.PRIO_ANY, "forward", b"\x00")]
+    l2 = [
+        e
+        for k, e in sw.servicer.entries.items()
+        if e.table_id == sw.index.table(S.T_L2).preamble.id
+    ]
+    rules = sorted(
+        (
+            e.match[0].exact.value,
+            len(e.match),
+            e.priority,
+            sw.index.by_id(e.action.action.action_id).preamble.alias,
+            e.action.action.params[0].value,
+        )
+        for e in l2
+    )
+    assert rules == [
+        (b"\x00", 2, S.PRIO_ETHERTYPE, "flood", bytes([S.FLOOD_GROUP])),
+        (b"\x01", 1, S.PRIO_ANY, "forward", b"\x00"),
+        (b"\x02", 1, S.PRIO_ANY, "forward", b"\x00"),
+    ]
     ports = sw.ports()
     assert (ports.server, ports.leg_a, ports.leg_b) == (0, 1, 2)
     assert ports.macs == {1: ("02:00:00:00:00:01", "02:00:00:00:01:01")}
     n = len(sw.servicer.writes)
-    assert sw.configure_ports(0, 1, 2, macs={1: ("02:00:00:00:00:01", "02:00:00:00:01:01")}) \
-        == []
-    assert all(u.type == MODIFY for u in updates_since(sw.servicer, n))  # only the flood group
+    assert sw.configure_ports(0, 1, 2, macs={1: ("02:00:00:00:00:01", "02:00:00:00:01:01")}) == []
+    # Nothing but the flood group (INSERT refused as existing, then MODIFY) is written again.
+    assert {u.entity.WhichOneof("entity") for u in updates_since(sw.servicer, n)} == {
+        "packet_replication_engine_entry"
+    }
 
 
 def test_apply_is_a_diff(sw):
-    state = {"ports": {"server": 0, "leg_a": 1, "leg_b": 2},
-             "users": {"ue1": {"addr": "10.0.0.2", "batch": 10, "ratio": "7:3"},
-                       "ue2": {"addr": "10.0.0.3", "mode": "sc", "port": 1}}}
+    state = {
+        "ports": {"server": 0, "leg_a": 1, "leg_b": 2},
+        "users": {
+            "ue1": {"addr": "10.0.0.2", "batch": 10, "ratio": "7:3"},
+            "ue2": {"addr": "10.0.0.3", "mode": "sc", "port": 1},
+        },
+    }
     changes = sw.apply(state)
     assert "add user ue1" in changes and "add user ue2" in changes
     assert sw.apply(state) == []
@@ -190,18 +249,27 @@ def test_apply_is_a_diff(sw):
     del state["users"]["ue2"]
     n = len(sw.servicer.writes)
     assert sw.apply(state) == ["del user ue2", "set user ue1"]
-    kinds = [u.type for u in updates_since(sw.servicer, n)
-             if u.entity.WhichOneof("entity") == "table_entry"]
+    kinds = [
+        u.type
+        for u in updates_since(sw.servicer, n)
+        if u.entity.WhichOneof("entity") == "table_entry"
+    ]
     assert kinds == [DELETE, MODIFY]
 
 
-@pytest.mark.parametrize("state,message", [
-    ({"userz": {}}, r"unknown top-level key\(s\) \['userz'\]"),
-    ({"users": {"ue1": {"addr": "10.0.0.2", "batchsize": 3}}}, r"unknown key\(s\) \['batchsize'\]"),
-    ({"users": {"ue1": {"addr": "10.0.0.2"}, "ue2": {"addr": "10.0.0.2"}}}, "same address"),
-    ({"ports": {"server": 1, "leg_a": 1, "leg_b": 2}}, "three different ports"),
-    ({"ports": {"macs": {1: {"src": "zz"}}}}, "not a MAC address"),
-])
+@pytest.mark.parametrize(
+    "state,message",
+    [
+        ({"userz": {}}, r"unknown top-level key\(s\) \['userz'\]"),
+        (
+            {"users": {"ue1": {"addr": "10.0.0.2", "batchsize": 3}}},
+            r"unknown key\(s\) \['batchsize'\]",
+        ),
+        ({"users": {"ue1": {"addr": "10.0.0.2"}, "ue2": {"addr": "10.0.0.2"}}}, "same address"),
+        ({"ports": {"server": 1, "leg_a": 1, "leg_b": 2}}, "three different ports"),
+        ({"ports": {"macs": {1: {"src": "zz"}}}}, "not a MAC address"),
+    ],
+)
 def test_apply_refuses_bad_state_before_writing(sw, state, message):
     n = len(sw.servicer.writes)
     with pytest.raises(SplitterError, match=message):
@@ -215,10 +283,19 @@ def test_stats_reads_user_and_port_counters(sw):
     sw.servicer.counters[(cid[S.C_USER], 0)] = (5, 500)
     sw.servicer.counters[(cid[S.C_PORT_TX], 1)] = (3, 300)
     stats = sw.stats()
-    assert stats["users"]["10.0.0.2"] == {"name": "ue1", "mode": "dc-split", "packets": 5,
-                                          "bytes": 500}
-    assert stats["ports"]["leg_a"] == {"port": 1, "rx_packets": 0, "rx_bytes": 0,
-                                       "tx_packets": 3, "tx_bytes": 300}
+    assert stats["users"]["10.0.0.2"] == {
+        "name": "ue1",
+        "mode": "dc-split",
+        "packets": 5,
+        "bytes": 500,
+    }
+    assert stats["ports"]["leg_a"] == {
+        "port": 1,
+        "rx_packets": 0,
+        "rx_bytes": 0,
+        "tx_packets": 3,
+        "tx_bytes": 300,
+    }
 
 
 def test_push_pipeline_sends_files(sw, tmp_path, p4info):

@@ -39,9 +39,12 @@ class CountersTest(SplitterTest):
         leg_a_bytes = sum(n for i, n in enumerate(frames) if i % 4 < 3) + dup_len
         leg_b_bytes = sum(n for i, n in enumerate(frames) if i % 4 == 3) + dup_len
         # Byte counters count the frame as it entered the switch (as BMv2 does).
-        self.assertEqual((delta("leg_a", "tx_packets"), delta("leg_a", "tx_bytes")),
-                         (7, leg_a_bytes))
-        self.assertEqual((delta("leg_b", "tx_packets"), delta("leg_b", "tx_bytes")),
-                         (3, leg_b_bytes))
-        self.assertEqual((delta("server", "rx_packets"), delta("server", "rx_bytes")),
-                         (9, sum(frames) + dup_len))
+        self.assertEqual(
+            (delta("leg_a", "tx_packets"), delta("leg_a", "tx_bytes")), (7, leg_a_bytes)
+        )
+        self.assertEqual(
+            (delta("leg_b", "tx_packets"), delta("leg_b", "tx_bytes")), (3, leg_b_bytes)
+        )
+        self.assertEqual(
+            (delta("server", "rx_packets"), delta("server", "rx_bytes")), (9, sum(frames) + dup_len)
+        )

@@ -90,9 +90,12 @@ class TcpDownlinkTest(SplitterTest):
 
         self.add_user("10.0.0.2", batch=2, ratio="1:1")
         for i in range(4):
-            pkt = Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:fe") / \
-                IP(src="10.0.0.1", dst="10.0.0.2") / TCP(sport=80, dport=5555, seq=i) / \
-                bytes(60)
+            pkt = (
+                Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:fe")
+                / IP(src="10.0.0.1", dst="10.0.0.2")
+                / TCP(sport=80, dport=5555, seq=i)
+                / bytes(60)
+            )
             self.send(SERVER, pkt)
             self.expect(LEG_A if i % 2 == 0 else LEG_B, dc_frame(pkt, sn=i))
         self.verify_no_other_packets()

@@ -4,9 +4,16 @@ Run: make ptf PTF_TESTS=forwarding
 """
 
 from scapy.layers.l2 import Ether
-
-from splitter_test import (CLIENT_MAC, LEG_A, LEG_B, SERVER, SERVER_IP, SERVER_MAC,
-                           SplitterTest, dc_frame)
+from splitter_test import (
+    CLIENT_MAC,
+    LEG_A,
+    LEG_B,
+    SERVER,
+    SERVER_IP,
+    SERVER_MAC,
+    SplitterTest,
+    dc_frame,
+)
 
 
 class ScPassthroughTest(SplitterTest):
@@ -77,8 +84,12 @@ class MacRewriteTest(SplitterTest):
     def runTest(self):
         leg_mac, host_mac = "02:00:00:00:0a:01", "02:00:00:00:0a:02"
         srv_side, srv_mac = "02:00:00:00:0b:01", "02:00:00:00:0b:02"
-        self.sw.configure_ports(SERVER, LEG_A, LEG_B, macs={
-            LEG_A: (leg_mac, host_mac), SERVER: (srv_side, srv_mac), LEG_B: (leg_mac, None)})
+        self.sw.configure_ports(
+            SERVER,
+            LEG_A,
+            LEG_B,
+            macs={LEG_A: (leg_mac, host_mac), SERVER: (srv_side, srv_mac), LEG_B: (leg_mac, None)},
+        )
         self.add_user("10.0.0.2", batch=1, ratio="1:0")
         self.add_user("10.0.0.4", mode="sc", port=LEG_B)
         pkt = self.udp_packet("10.0.0.2", seq=0)

@@ -6,7 +6,6 @@ Run: make ptf PTF_TESTS=malformed
 import struct
 
 from scapy.layers.l2 import Ether
-
 from splitter_test import LEG_A, LEG_B, SERVER, SERVER_MAC, SWITCH_MAC, SplitterTest
 
 
@@ -65,8 +64,7 @@ class PdcpFromLegNotRenumberedTest(SplitterTest):
     def runTest(self):
         self.add_user("10.0.0.1", batch=1, ratio="1:0")  # the uplink destination as a user
         inner = self.udp_packet("10.0.0.1", seq=7)
-        frame = bytes(inner)[:12] + struct.pack("!H", 0x88B5) + b"\x80\x00\x05" + \
-            bytes(inner)[12:]
+        frame = bytes(inner)[:12] + struct.pack("!H", 0x88B5) + b"\x80\x00\x05" + bytes(inner)[12:]
         self.send(LEG_A, frame)
         self.expect(SERVER, frame)
         self.verify_no_other_packets()

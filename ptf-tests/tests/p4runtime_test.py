@@ -15,8 +15,8 @@ from pathlib import Path
 
 import ptf
 from p4.v1 import p4runtime_pb2
-from ptf.base_tests import BaseTest
 from ptf import testutils
+from ptf.base_tests import BaseTest
 
 from controlplane import entries as E
 from controlplane.client import P4RuntimeClient, P4RuntimeError
@@ -44,9 +44,12 @@ class P4RuntimeTest(BaseTest):
         # Servers remember the highest election id they have seen (a controller started by a
         # test may have used a higher one): a clock-based id is always the highest so far.
         election_id = int(params.get("election_id", 0)) or time.time_ns()
-        self.client = P4RuntimeClient(params.get("grpc_addr", "127.0.0.1:9559"),
-                                      int(params.get("device_id", 0)), election_id,
-                                      timeout_s=self.CONNECT_TIMEOUT_S)
+        self.client = P4RuntimeClient(
+            params.get("grpc_addr", "127.0.0.1:9559"),
+            int(params.get("device_id", 0)),
+            election_id,
+            timeout_s=self.CONNECT_TIMEOUT_S,
+        )
         self._undo: list[p4runtime_pb2.Update] = []
         self._raw_write = self.client.write
         self.client.write = self._recording_write
@@ -98,8 +101,7 @@ class P4RuntimeTest(BaseTest):
                     return found
             return None
         if which == "packet_replication_engine_entry":
-            gid = entity.packet_replication_engine_entry.multicast_group_entry \
-                .multicast_group_id
+            gid = entity.packet_replication_engine_entry.multicast_group_entry.multicast_group_id
             query = E.multicast_group(gid, [])
             try:
                 found = self._raw_read([query])

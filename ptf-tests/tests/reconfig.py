@@ -108,9 +108,22 @@ class DcctlLiveScenarioTest(SplitterTest):
         """A real dcctl process; it becomes primary with a higher election id than ours."""
         addr = self.params.get("grpc_addr", "127.0.0.1:9559")
         self.election_ids += 1
-        proc = subprocess.run([sys.executable, "-m", "controlplane.cli", "--addr", addr,
-                               "--election-id", str(self.election_ids), *argv],
-                              capture_output=True, text=True, timeout=60, check=False)
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "controlplane.cli",
+                "--addr",
+                addr,
+                "--election-id",
+                str(self.election_ids),
+                *argv,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
         self.assertEqual(proc.returncode, 0, f"dcctl {' '.join(argv)}: {proc.stderr}")
 
     def runTest(self):
@@ -131,8 +144,9 @@ class DcctlLiveScenarioTest(SplitterTest):
         thread = threading.Thread(target=sender)
         thread.start()
         try:
-            for step, argv in enumerate((["--ratio", "9:1"], ["--dup", "on"], ["--dup", "off"],
-                                         ["--ratio", "1:1"])):
+            for step, argv in enumerate(
+                (["--ratio", "9:1"], ["--dup", "on"], ["--dup", "off"], ["--ratio", "1:1"])
+            ):
                 self.wait_user_packets("10.0.0.2", base + (step + 1) * self.PACKETS // 5)
                 self.dcctl("user", "set", "ue1", *argv)
         finally:
@@ -154,8 +168,9 @@ class DcctlLiveScenarioTest(SplitterTest):
             for frame in frames:
                 sn = sn_of(frame)
                 self.assertNotIn(sn, on_leg[port], f"SN {sn} twice on port {port}")
-                self.assertEqual(frame, dc_frame(packets[sn], sn=sn),
-                                 f"SN {sn} does not carry packet {sn}")
+                self.assertEqual(
+                    frame, dc_frame(packets[sn], sn=sn), f"SN {sn} does not carry packet {sn}"
+                )
                 on_leg[port][sn] = frame
         all_sns = set(on_leg[LEG_A]) | set(on_leg[LEG_B])
         self.assertEqual(all_sns, set(range(self.PACKETS)), "lost or renumbered packets")
@@ -163,5 +178,5 @@ class DcctlLiveScenarioTest(SplitterTest):
         self.assertTrue(both, "duplication was on for a while: some SNs must be on both legs")
         self.assertTrue(set(on_leg[LEG_A]) - both and set(on_leg[LEG_B]) - both)
         # Order per leg is the SN order (a switch does not reorder within a port).
-        for port in seen:
-            self.assertEqual([sn_of(f) for f in seen[port]], sorted(on_leg[port]))
+        for port, frames in seen.items():
+            self.assertEqual([sn_of(f) for f in frames], sorted(on_leg[port]))

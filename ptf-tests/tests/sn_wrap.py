@@ -7,10 +7,10 @@ P4Runtime server writes registers; BMv2's does not, so TARGET=bmv2 runs `^regwri
 import time
 
 from ptf.testutils import group
+from splitter_test import LEG_A, SERVER, SplitterTest, dc_frame
 
 from controlplane import entries as E
 from controlplane import splitter as S
-from splitter_test import LEG_A, SERVER, SplitterTest, dc_frame
 
 
 class Wrap12BitTest(SplitterTest):
@@ -48,18 +48,32 @@ class Wrap18BitTest(SplitterTest):
         self.add_user("10.0.0.2", batch=2, ratio="1:1")
         inst = self.sw._installed()["10.0.0.2"]
         # The session register must name this user, or the data plane would restart at 0.
-        self.client.write([
-            E.update("MODIFY", "register_entry",
-                     E.register_entity(self.index, S.R_SESSION, inst.index, inst.session)
-                     .register_entry),
-            E.update("MODIFY", "register_entry",
-                     E.register_entity(self.index, S.R_NEXT_SN, inst.index, (1 << 18) - 2)
-                     .register_entry),
-            E.update("MODIFY", "register_entry",
-                     E.register_entity(self.index, S.R_BATCH_POS, inst.index, 0)
-                     .register_entry)])
-        self.assertEqual(self.sw.user_registers("10.0.0.2"),
-                         {"next_sn": (1 << 18) - 2, "batch_pos": 0})
+        self.client.write(
+            [
+                E.update(
+                    "MODIFY",
+                    "register_entry",
+                    E.register_entity(
+                        self.index, S.R_SESSION, inst.index, inst.session
+                    ).register_entry,
+                ),
+                E.update(
+                    "MODIFY",
+                    "register_entry",
+                    E.register_entity(
+                        self.index, S.R_NEXT_SN, inst.index, (1 << 18) - 2
+                    ).register_entry,
+                ),
+                E.update(
+                    "MODIFY",
+                    "register_entry",
+                    E.register_entity(self.index, S.R_BATCH_POS, inst.index, 0).register_entry,
+                ),
+            ]
+        )
+        self.assertEqual(
+            self.sw.user_registers("10.0.0.2"), {"next_sn": (1 << 18) - 2, "batch_pos": 0}
+        )
         for i, sn in enumerate(((1 << 18) - 2, (1 << 18) - 1, 0, 1)):
             pkt = self.udp_packet("10.0.0.2", seq=i)
             self.send(SERVER, pkt)

@@ -9,6 +9,7 @@ import random
 import struct
 import time
 
+from p4runtime_test import P4RuntimeTest
 from ptf import testutils
 from ptf.mask import Mask
 from scapy.layers.inet import IP, TCP, UDP
@@ -18,8 +19,6 @@ from scapy.layers.l2 import ARP, Ether
 from controlplane import entries as E
 from controlplane import splitter as S
 from controlplane.splitter import Splitter, UserConfig
-
-from p4runtime_test import P4RuntimeTest
 
 SERVER, LEG_A, LEG_B = 0, 1, 2
 SERVER_MAC = "02:00:00:00:00:01"
@@ -72,10 +71,16 @@ class SplitterTest(P4RuntimeTest):
     def add_ue_sessions_v4_entry(self, ue_addr: str, action: str, params: dict) -> None:
         self._insert(S.T_UE_V4, {"ue_addr": ue_addr}, action, params)
 
-    def add_l2_forwards_entry(self, ingress_port: int, ether_type, action: str, params: dict,
-                              priority: int) -> None:
-        self._insert(S.T_L2, {"ingress_port": ingress_port, "ether_type": ether_type}, action,
-                     params, priority)
+    def add_l2_forwards_entry(
+        self, ingress_port: int, ether_type, action: str, params: dict, priority: int
+    ) -> None:
+        self._insert(
+            S.T_L2,
+            {"ingress_port": ingress_port, "ether_type": ether_type},
+            action,
+            params,
+            priority,
+        )
 
     def add_egress_macs_entry(self, egress_port: int, action: str, params: dict) -> None:
         self._insert(S.T_MACS, {"egress_port": egress_port}, action, params)
@@ -97,33 +102,44 @@ class SplitterTest(P4RuntimeTest):
         deadline = time.monotonic() + timeout_s
         while self.user_counter(addr)[0] < packets:
             if time.monotonic() > deadline:
-                self.fail(f"the switch counted {self.user_counter(addr)[0]} of {packets} "
-                          f"packets for {addr} within {timeout_s:g} s")
+                self.fail(
+                    f"the switch counted {self.user_counter(addr)[0]} of {packets} "
+                    f"packets for {addr} within {timeout_s:g} s"
+                )
             time.sleep(0.1)
 
     # -- packets -------------------------------------------------------------------
 
     @staticmethod
-    def udp_packet(dst: str, seq: int, size: int = 100, src: str = SERVER_IP, sport: int = 4433,
-                   dport: int = 5555):
+    def udp_packet(
+        dst: str,
+        seq: int,
+        size: int = 100,
+        src: str = SERVER_IP,
+        sport: int = 4433,
+        dport: int = 5555,
+    ):
         """A downlink UDP packet whose payload carries `seq` (to recognise it later)."""
         payload = struct.pack("!I", seq) + bytes(max(0, size - 4))
         if ":" in dst:
             l3 = IPv6(src=SERVER_IP6 if src == SERVER_IP else src, dst=dst, hlim=64)
         else:
             l3 = IP(src=src, dst=dst, ttl=64, id=seq & 0xFFFF)
-        return Ether(src=SERVER_MAC, dst=SWITCH_MAC) / l3 / UDP(sport=sport, dport=dport) / \
-            payload
+        return Ether(src=SERVER_MAC, dst=SWITCH_MAC) / l3 / UDP(sport=sport, dport=dport) / payload
 
     @staticmethod
     def tcp_ack(src: str, dst: str = SERVER_IP, seq: int = 1):
-        return Ether(src=CLIENT_MAC, dst=SERVER_MAC) / IP(src=src, dst=dst) / \
-            TCP(sport=5555, dport=4433, flags="A", seq=seq, ack=1000)
+        return (
+            Ether(src=CLIENT_MAC, dst=SERVER_MAC)
+            / IP(src=src, dst=dst)
+            / TCP(sport=5555, dport=4433, flags="A", seq=seq, ack=1000)
+        )
 
     @staticmethod
     def arp_request(src_mac: str, src_ip: str, dst_ip: str):
         return Ether(src=src_mac, dst="ff:ff:ff:ff:ff:ff") / ARP(
-            op=1, hwsrc=src_mac, psrc=src_ip, pdst=dst_ip)
+            op=1, hwsrc=src_mac, psrc=src_ip, pdst=dst_ip
+        )
 
     def send(self, port: int, pkt) -> None:
         testutils.send_packet(self, port, bytes(pkt))
