@@ -18,6 +18,8 @@ comment). Names of tables, actions, registers and counters may be written in ful
     register_check <register> <index> <value>
     counter_check <counter> <index> packets <n> [bytes <n>]
     direct_counter_check <table> <key>:<match> ... [<priority>] packets <n> [bytes <n>]
+    meter_config <meter> <index> <cir> <cburst> <pir> <pburst>
+    direct_meter_config <table> <key>:<match> ... [<priority>] <cir> <cburst> <pir> <pburst>
     packet <port> <hex bytes>                   spaces inside the hex are ignored
     expect <port> <hex bytes>                   `*` is a wildcard nibble
     expect_drop                                 the previous packet must produce no output
@@ -200,6 +202,19 @@ class StfRunner:
         session = parse_value(rest[0])
         trunc = parse_value(rest[2]) if len(rest) > 2 else 0
         self.device.pre.clone_sessions[session] = CloneSession([Replica(parse_value(rest[1]), 0)], 0, trunc)
+
+    def cmd_meter_config(self, rest, line) -> None:
+        m = self.device.meters[_resolve(rest[0], self.device.meters, "meter")]
+        m.set_config(parse_value(rest[1]), tuple(parse_value(x) for x in rest[2:6]))
+
+    def cmd_direct_meter_config(self, rest, line) -> None:
+        table = self._table(rest[0])
+        split = len(rest) - 4
+        match, priority = self._matches(table, rest[1:split])
+        entry = table.find(match, priority)
+        if entry is None:
+            raise StfError(f"no entry with this match in table {rest[0]}")
+        entry.meter_config = tuple(parse_value(x) for x in rest[split:])
 
     def _register(self, name):
         return self.device.registers[_resolve(name, self.device.registers, "register")]

@@ -334,6 +334,7 @@ class BlockCompiler(ExprCompiler):
         rt = self.rt
         name = tdef.name
         counted = tdef.direct_counter is not None
+        meter = self.rt.meters.get(tdef.direct_meter) if tdef.direct_meter else None
         lookup = table.lookup
         k0 = key_fns[0] if len(key_fns) == 1 else None
 
@@ -344,6 +345,10 @@ class BlockCompiler(ExprCompiler):
                 if counted:
                     rec.entry.packets += 1
                     rec.entry.bytes += rt.packet_length()
+                if meter is not None:
+                    e = rec.entry
+                    size = rt.packet_length() if meter.definition.unit == "bytes" else 1
+                    rt.direct_meter_color(meter.definition.name, meter.execute_entry(id(rec), e.meter_config, size))
                 if rt.tracing:
                     trace.debug("Table %s: hit, action %s%s", name, rec.entry.action, _args(rec.entry.args))
                 rec.action_fn(f, rec.argv)

@@ -96,8 +96,19 @@ class Meter:
         cfg = self.configs.get(index)
         if cfg is None:
             return GREEN
+        return self._mark(cfg, self.state[index], size)
+
+    def execute_entry(self, key, config, size: int) -> int:
+        """Direct meters: the configuration lives on the table entry."""
+        if config is None:
+            return GREEN
+        st = self.state.get(key)
+        if st is None or st[3] != config:
+            st = self.state[key] = [float(config[1]), float(config[3]), self.clock(), config]
+        return self._mark(config, st, size)
+
+    def _mark(self, cfg, st, size: int) -> int:
         cir, cburst, pir, pburst = cfg
-        st = self.state[index]
         now = self.clock()
         dt = now - st[2]
         st[2] = now

@@ -81,6 +81,9 @@ class Runtime:
     def packet_length(self) -> int:
         return 0
 
+    def direct_meter_color(self, meter: str, color: int) -> None:
+        pass
+
     def trace_state(self, name: str) -> None:
         trace.debug("Parser state %s", name)
 

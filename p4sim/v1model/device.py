@@ -108,6 +108,9 @@ class V1ModelDevice(Runtime):
     def packet_length(self) -> int:
         return self.cur.length if self.cur is not None else 0
 
+    def direct_meter_color(self, meter: str, color: int) -> None:
+        self.cur.direct_colors[meter] = color
+
     def now_us(self) -> int:
         return int((time.monotonic() - self.start) * 1e6) & ((1 << 48) - 1)
 
