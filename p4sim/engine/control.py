@@ -179,9 +179,13 @@ class BlockCompiler(ExprCompiler):
             if e.target == "isValid":
                 return lambda f: g(f).valid
             if e.target == "setValid":
+                zeros = [default_value(ft) for _, ft in e.func.expr.type.fields]
 
                 def set_valid(f):
-                    g(f).valid = True
+                    h = g(f)
+                    if not h.valid:  # BMv2 (add_header) zeroes a header that becomes valid
+                        h.v = list(zeros)
+                        h.valid = True
 
                 return set_valid
 
