@@ -123,8 +123,11 @@ def _frame(size: int, dst_ip: str, dst_mac: str = "02:00:00:00:00:02") -> bytes:
     from scapy.layers.inet import IP, UDP
     from scapy.layers.l2 import Ether
 
-    head = Ether(dst=dst_mac, src="02:00:00:00:00:01") / IP(src="10.0.0.1", dst=dst_ip) / \
-        UDP(sport=4433, dport=4433)
+    head = (
+        Ether(dst=dst_mac, src="02:00:00:00:00:01")
+        / IP(src="10.0.0.1", dst=dst_ip)
+        / UDP(sport=4433, dport=4433)
+    )
     return bytes(head) + bytes(size - len(head))
 
 
@@ -139,8 +142,9 @@ class _EntryWriter:
                 return obj
         raise LookupError(f"no {kind[:-1]} named *{suffix} in the P4Info")
 
-    def insert(self, table: str, match: dict[str, tuple], action: str,
-               params: dict[str, int]) -> None:
+    def insert(
+        self, table: str, match: dict[str, tuple], action: str, params: dict[str, int]
+    ) -> None:
         from p4.v1 import p4runtime_pb2
 
         t = self._find("tables", table)
@@ -159,8 +163,8 @@ class _EntryWriter:
         entry.action.action.action_id = a.preamble.id
         for p in a.params:
             entry.action.action.params.add(
-                param_id=p.id, value=params.get(p.name, 0).to_bytes((p.bitwidth + 7) // 8,
-                                                                     "big"))
+                param_id=p.id, value=params.get(p.name, 0).to_bytes((p.bitwidth + 7) // 8, "big")
+            )
         self._apply(update)
 
     def _apply(self, update) -> None:
@@ -188,8 +192,8 @@ class _Client(_EntryWriter):
         self._stream = self.stub.StreamChannel(iter(self._requests.get, None))
         next(self._stream)
         self.p4info = self.stub.GetForwardingPipelineConfig(
-            p4runtime_pb2.GetForwardingPipelineConfigRequest(device_id=0),
-            timeout=10).config.p4info
+            p4runtime_pb2.GetForwardingPipelineConfigRequest(device_id=0), timeout=10
+        ).config.p4info
 
     def _apply(self, update) -> None:
         req = self.pb.WriteRequest(device_id=0)
@@ -230,15 +234,19 @@ def engine_rate(case: Case, frames: int = 3000) -> float:
 
 
 def _fwd_entries(client: _EntryWriter) -> None:
-    client.insert("ipv4_lpm", {"ipv4_dst": (0x0A000100, 24)}, "route",
-                  {"port": 1, "next_hop": 0x020000000102})
+    client.insert(
+        "ipv4_lpm", {"ipv4_dst": (0x0A000100, 24)}, "route", {"port": 1, "next_hop": 0x020000000102}
+    )
     client.insert("l2_fwd", {"dst_mac": (0x020000000102,)}, "forward", {"port": 1})
 
 
 def _splitter_entries(client: _EntryWriter) -> None:
-    client.insert("ue_sessions_v4", {"ue_addr": (0x0A000102,)}, "split_dc",
-                  {"user_idx": 0, "batch": 4, "leg_a_count": 2, "leg_a_port": 1,
-                   "leg_b_port": 2})
+    client.insert(
+        "ue_sessions_v4",
+        {"ue_addr": (0x0A000102,)},
+        "split_dc",
+        {"user_idx": 0, "batch": 4, "leg_a_count": 2, "leg_a_port": 1, "leg_b_port": 2},
+    )
 
 
 def run_case(case: Case, args: argparse.Namespace) -> dict:
@@ -246,8 +254,7 @@ def run_case(case: Case, args: argparse.Namespace) -> dict:
 
     prefix = unique_prefix("p4b")
     p4sim = str(Path(sys.executable).parent / "p4sim")
-    with tempfile.TemporaryDirectory(prefix="p4sim-bench-") as tmp, \
-            Namespace(f"{prefix}ns") as ns:
+    with tempfile.TemporaryDirectory(prefix="p4sim-bench-") as tmp, Namespace(f"{prefix}ns") as ns:
         for i in range(3):
             veth_pair(f"h{i}", ns, f"s{i}", ns, mtu=case.mtu)
         ns.run(["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1"])
@@ -256,9 +263,25 @@ def run_case(case: Case, args: argparse.Namespace) -> dict:
         with open(log_path, "w") as log:
             cpus = os.sched_getaffinity(0)
             pin = (lambda: os.sched_setaffinity(0, {P4SIM_CPU})) if len(cpus) > 1 else None
-            proc = ns.popen([p4sim, str(case.program), "-i", "0@s0", "-i", "1@s1", "-i", "2@s2",
-                             "--grpc-server-addr", sock, "--log-level", "warn"],
-                            stdout=log, stderr=log, preexec_fn=pin)
+            proc = ns.popen(
+                [
+                    p4sim,
+                    str(case.program),
+                    "-i",
+                    "0@s0",
+                    "-i",
+                    "1@s1",
+                    "-i",
+                    "2@s2",
+                    "--grpc-server-addr",
+                    sock,
+                    "--log-level",
+                    "warn",
+                ],
+                stdout=log,
+                stderr=log,
+                preexec_fn=pin,
+            )
             try:
                 client = _Client(sock)
             except Exception as exc:  # noqa: BLE001 - report why this case did not run
@@ -269,13 +292,29 @@ def run_case(case: Case, args: argparse.Namespace) -> dict:
                 case.entries(client)
             finally:
                 client.close()
-            out = ns.run([sys.executable, "-m", "p4sim.bench", "traffic", "--send-if", "h0",
-                          "--recv-ifs", "h1,h2", "--frame", case.frame.hex(),
-                          "--duration", str(args.duration),
-                          "--latency-samples", str(args.latency_samples),
-                          "--window", str(args.window),
-                          "--copies-per-frame", str(case.copies_per_frame)],
-                         timeout=args.duration + args.latency_samples + 120)
+            out = ns.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "p4sim.bench",
+                    "traffic",
+                    "--send-if",
+                    "h0",
+                    "--recv-ifs",
+                    "h1,h2",
+                    "--frame",
+                    case.frame.hex(),
+                    "--duration",
+                    str(args.duration),
+                    "--latency-samples",
+                    str(args.latency_samples),
+                    "--window",
+                    str(args.window),
+                    "--copies-per-frame",
+                    str(case.copies_per_frame),
+                ],
+                timeout=args.duration + args.latency_samples + 120,
+            )
         result = json.loads(out.stdout)
     lat = sorted(result["latencies_us"])
     return {
@@ -288,8 +327,11 @@ def run_case(case: Case, args: argparse.Namespace) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m p4sim.bench", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m p4sim.bench",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--frame-size", type=int, default=1500, help="bytes per frame")
     parser.add_argument("--duration", type=float, default=5.0, help="seconds of rate test")
     parser.add_argument("--latency-samples", type=int, default=2000)
@@ -313,15 +355,27 @@ def main(argv: list[str] | None = None) -> int:
     if not 64 <= args.frame_size <= 1500:
         print("p4sim.bench: --frame-size must be 64..1500", file=sys.stderr)
         return 1
-    cases = [Case("L2/L3 forwarding", FWD_PROGRAM, _frame(args.frame_size, "10.0.1.2"), 1,
-                  _fwd_entries)]
+    cases = [
+        Case("L2/L3 forwarding", FWD_PROGRAM, _frame(args.frame_size, "10.0.1.2"), 1, _fwd_entries)
+    ]
     if SPLITTER_PROGRAM.exists():
-        cases.append(Case("dc_splitter (DC split)", SPLITTER_PROGRAM,
-                          _frame(args.frame_size, "10.0.1.2"), 1, _splitter_entries))
-    print(f"p4sim forwarding benchmark: {args.frame_size}-byte frames on veth, p4sim on one "
-          f"core (CPU {P4SIM_CPU}), traffic on CPU {TRAFFIC_CPU}")
-    print(f"{'program':<26}{'packets/s':>12}{'p50 latency':>14}{'p99 latency':>14}"
-          f"{'engine only':>14}")
+        cases.append(
+            Case(
+                "dc_splitter (DC split)",
+                SPLITTER_PROGRAM,
+                _frame(args.frame_size, "10.0.1.2"),
+                1,
+                _splitter_entries,
+            )
+        )
+    print(
+        f"p4sim forwarding benchmark: {args.frame_size}-byte frames on veth, p4sim on one "
+        f"core (CPU {P4SIM_CPU}), traffic on CPU {TRAFFIC_CPU}"
+    )
+    print(
+        f"{'program':<26}{'packets/s':>12}{'p50 latency':>14}{'p99 latency':>14}"
+        f"{'engine only':>14}"
+    )
     failed = False
     for case in cases:
         try:
@@ -331,8 +385,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{case.name:<26}  not run: {exc}")
             failed = True
             continue
-        print(f"{case.name:<26}{r['rate_pps']:>12,.0f}{r['p50_us']:>11,.0f} us"
-              f"{r['p99_us']:>11,.0f} us{r['engine_pps']:>10,.0f} p/s")
+        print(
+            f"{case.name:<26}{r['rate_pps']:>12,.0f}{r['p50_us']:>11,.0f} us"
+            f"{r['p99_us']:>11,.0f} us{r['engine_pps']:>10,.0f} p/s"
+        )
         if r["lost_latency_probes"]:
             print(f"{'':<26}({r['lost_latency_probes']} latency probes got no answer)")
         if case.program == SPLITTER_PROGRAM:

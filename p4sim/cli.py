@@ -17,8 +17,14 @@ import threading
 from pathlib import Path
 
 TRACE = 5  # below DEBUG: BMv2's "trace" level
-LOG_LEVELS = {"trace": TRACE, "debug": logging.DEBUG, "info": logging.INFO,
-              "warn": logging.WARNING, "error": logging.ERROR, "off": logging.CRITICAL + 10}
+LOG_LEVELS = {
+    "trace": TRACE,
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "warn": logging.WARNING,
+    "error": logging.ERROR,
+    "off": logging.CRITICAL + 10,
+}
 
 log = logging.getLogger("p4sim")
 
@@ -49,49 +55,108 @@ def _define(text: str) -> tuple[str, str]:
 
 
 def _add_program_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("-I", dest="include_dirs", action="append", default=[], metavar="DIR",
-                   help="add DIR to the #include search path")
-    p.add_argument("-D", dest="defines", action="append", default=[], type=_define,
-                   metavar="NAME[=VAL]", help="define a preprocessor macro (default value 1)")
+    p.add_argument(
+        "-I",
+        dest="include_dirs",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="add DIR to the #include search path",
+    )
+    p.add_argument(
+        "-D",
+        dest="defines",
+        action="append",
+        default=[],
+        type=_define,
+        metavar="NAME[=VAL]",
+        help="define a preprocessor macro (default value 1)",
+    )
 
 
 def build_run_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="p4sim", formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        prog="p4sim",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
         description="Run a P4_16 v1model program on Linux interfaces and serve P4Runtime "
-                    "(like simple_switch_grpc). `p4sim compile -h` for the compiler.")
-    p.add_argument("program", nargs="?", metavar="PROGRAM.p4",
-                   help="P4_16 program to run; omit with --no-p4 and push one over P4Runtime")
-    p.add_argument("--no-p4", action="store_true",
-                   help="start without a program (wait for SetForwardingPipelineConfig)")
-    p.add_argument("-i", "--interface", dest="interfaces", action="append", default=[],
-                   type=_interface, metavar="PORT@IF", help="attach interface IF as port PORT")
-    p.add_argument("--grpc-server-addr", default="127.0.0.1:9559", metavar="HOST:PORT",
-                   help="P4Runtime server address")
+        "(like simple_switch_grpc). `p4sim compile -h` for the compiler.",
+    )
+    p.add_argument(
+        "program",
+        nargs="?",
+        metavar="PROGRAM.p4",
+        help="P4_16 program to run; omit with --no-p4 and push one over P4Runtime",
+    )
+    p.add_argument(
+        "--no-p4",
+        action="store_true",
+        help="start without a program (wait for SetForwardingPipelineConfig)",
+    )
+    p.add_argument(
+        "-i",
+        "--interface",
+        dest="interfaces",
+        action="append",
+        default=[],
+        type=_interface,
+        metavar="PORT@IF",
+        help="attach interface IF as port PORT",
+    )
+    p.add_argument(
+        "--grpc-server-addr",
+        default="127.0.0.1:9559",
+        metavar="HOST:PORT",
+        help="P4Runtime server address",
+    )
     p.add_argument("--device-id", type=int, default=0, help="P4Runtime device id")
-    p.add_argument("--cpu-port", type=int, default=None, metavar="N",
-                   help="the CPU port (PacketIn/PacketOut); none by default")
-    p.add_argument("--log-level", choices=list(LOG_LEVELS), default="info",
-                   help="debug and trace show the per-packet trace of the pipeline")
-    p.add_argument("--pcap-dir", metavar="DIR",
-                   help="write <port>-in.pcap and <port>-out.pcap for every port into DIR")
-    p.add_argument("--thrift-port", type=int, metavar="N",
-                   help="accepted for simple_switch_grpc compatibility and ignored")
+    p.add_argument(
+        "--cpu-port",
+        type=int,
+        default=None,
+        metavar="N",
+        help="the CPU port (PacketIn/PacketOut); none by default",
+    )
+    p.add_argument(
+        "--log-level",
+        choices=list(LOG_LEVELS),
+        default="info",
+        help="debug and trace show the per-packet trace of the pipeline",
+    )
+    p.add_argument(
+        "--pcap-dir",
+        metavar="DIR",
+        help="write <port>-in.pcap and <port>-out.pcap for every port into DIR",
+    )
+    p.add_argument(
+        "--thrift-port",
+        type=int,
+        metavar="N",
+        help="accepted for simple_switch_grpc compatibility and ignored",
+    )
     _add_program_options(p)
     return p
 
 
 def build_compile_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="p4sim compile", formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        prog="p4sim compile",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
         description="Check a P4_16 v1model program and write its P4Info "
-                    "(like p4c-bm2-ss --p4runtime-files) and p4sim device config.")
+        "(like p4c-bm2-ss --p4runtime-files) and p4sim device config.",
+    )
     p.add_argument("program", metavar="PROGRAM.p4")
-    p.add_argument("--p4runtime-files", metavar="FILES",
-                   help="comma-separated P4Info outputs; format by suffix: .txt/.txtpb text, "
-                        ".json JSON, .bin binary")
-    p.add_argument("-o", "--output", metavar="OUT.p4sim.json",
-                   help="write the p4sim device config (JSON) for SetForwardingPipelineConfig")
+    p.add_argument(
+        "--p4runtime-files",
+        metavar="FILES",
+        help="comma-separated P4Info outputs; format by suffix: .txt/.txtpb text, "
+        ".json JSON, .bin binary",
+    )
+    p.add_argument(
+        "-o",
+        "--output",
+        metavar="OUT.p4sim.json",
+        help="write the p4sim device config (JSON) for SetForwardingPipelineConfig",
+    )
     _add_program_options(p)
     return p
 
@@ -105,8 +170,11 @@ def setup_logging(level_name: str) -> None:
     logging.addLevelName(TRACE, "trace")
     level = LOG_LEVELS[level_name]
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("[%(asctime)s.%(msecs)03d] [%(levelname)s] "
-                                           "%(name)s: %(message)s", datefmt="%H:%M:%S"))
+    handler.setFormatter(
+        logging.Formatter(
+            "[%(asctime)s.%(msecs)03d] [%(levelname)s] " "%(name)s: %(message)s", datefmt="%H:%M:%S"
+        )
+    )
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)
@@ -123,8 +191,7 @@ def compile_program(path: str, include_dirs: list[str], defines: list[tuple[str,
     from p4sim.errors import P4Error
 
     try:
-        return frontend.compile_file(path, include_dirs=tuple(include_dirs),
-                                     defines=dict(defines))
+        return frontend.compile_file(path, include_dirs=tuple(include_dirs), defines=dict(defines))
     except P4Error as exc:
         raise UsageError(str(exc)) from None
     except RecursionError:
@@ -181,8 +248,9 @@ def run_main(argv: list[str]) -> int:
     if args.program and args.no_p4:
         raise UsageError("give a PROGRAM.p4 or --no-p4, not both")
     if not args.program and not args.no_p4:
-        raise UsageError("give a PROGRAM.p4 to run, or --no-p4 to wait for a pipeline over "
-                         "P4Runtime")
+        raise UsageError(
+            "give a PROGRAM.p4 to run, or --no-p4 to wait for a pipeline over " "P4Runtime"
+        )
     interfaces: dict[int, str] = {}
     for port, name in args.interfaces:
         if port in interfaces:
@@ -191,8 +259,9 @@ def run_main(argv: list[str]) -> int:
             raise UsageError(f"port {port} is the CPU port; it cannot also be an interface")
         interfaces[port] = name
     if args.thrift_port is not None:
-        log.info("--thrift-port %d ignored: p4sim has no Thrift runtime, use P4Runtime",
-                 args.thrift_port)
+        log.info(
+            "--thrift-port %d ignored: p4sim has no Thrift runtime, use P4Runtime", args.thrift_port
+        )
 
     from p4sim.io import AfPacketPorts, PortError, offload_warnings
     from p4sim.p4runtime import P4RuntimeServer
@@ -204,8 +273,9 @@ def run_main(argv: list[str]) -> int:
     if args.program:
         program = compile_program(args.program, args.include_dirs, args.defines)
         try:
-            pipeline = from_program(program, device_config_for(program, args.program),
-                                    args.cpu_port)
+            pipeline = from_program(
+                program, device_config_for(program, args.program), args.cpu_port
+            )
         except P4RuntimeError as exc:
             raise UsageError(f"{args.program}: {exc.message}") from None
     try:
@@ -224,9 +294,13 @@ def run_main(argv: list[str]) -> int:
             raise UsageError(f"P4Runtime server: {exc}") from None
         switch.start()
         server.start()
-        log.info("P4Runtime server on %s (device %d); ports %s%s", server.address,
-                 args.device_id, ", ".join(f"{p}@{n}" for p, n in sorted(interfaces.items()))
-                 or "none", f"; CPU port {args.cpu_port}" if args.cpu_port is not None else "")
+        log.info(
+            "P4Runtime server on %s (device %d); ports %s%s",
+            server.address,
+            args.device_id,
+            ", ".join(f"{p}@{n}" for p, n in sorted(interfaces.items())) or "none",
+            f"; CPU port {args.cpu_port}" if args.cpu_port is not None else "",
+        )
         stop = threading.Event()
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, lambda *_: stop.set())
@@ -248,8 +322,7 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as exc:
         message = str(exc)
         # front end errors already read `file:line:col: error: ...`
-        print(message if ": error: " in message else f"p4sim: error: {message}",
-              file=sys.stderr)
+        print(message if ": error: " in message else f"p4sim: error: {message}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130

@@ -151,8 +151,10 @@ class SymbolTable:
                     continue
                 top = wanted & 0xFF000000
                 if top and top != prefix << 24:
-                    raise P4InfoError(f"{name}: @id {wanted:#x} has the wrong 8-bit prefix "
-                                      f"(expected {prefix:#04x})")
+                    raise P4InfoError(
+                        f"{name}: @id {wanted:#x} has the wrong 8-bit prefix "
+                        f"(expected {prefix:#04x})"
+                    )
                 full = wanted | (prefix << 24)
                 if full in assigned:
                     raise P4InfoError(f"@id {wanted} is assigned to multiple declarations")
@@ -221,8 +223,14 @@ def build_symbols(model: ProgramModel) -> SymbolTable:
     return symbols
 
 
-def _preamble(msg, symbols: SymbolTable, prefix: int, name: str, annotations: list[str],
-              shown_name: str | None = None) -> None:
+def _preamble(
+    msg,
+    symbols: SymbolTable,
+    prefix: int,
+    name: str,
+    annotations: list[str],
+    shown_name: str | None = None,
+) -> None:
     msg.preamble.id = symbols.id(prefix, name)
     msg.preamble.name = shown_name or name
     msg.preamble.alias = shown_name or symbols.alias(name)
@@ -245,12 +253,15 @@ def generate(model: ProgramModel) -> p4info_pb2.P4Info:
         t = info.tables.add()
         _preamble(t, symbols, PREFIX_TABLE, table.name, table.annotations)
         for key, fid in zip(table.keys, _field_ids([k.annotations for k in table.keys])):
-            mf = t.match_fields.add(id=fid, name=key.name, bitwidth=key.bitwidth,
-                                    match_type=_MATCH_TYPES[key.match_kind])
+            mf = t.match_fields.add(
+                id=fid,
+                name=key.name,
+                bitwidth=key.bitwidth,
+                match_type=_MATCH_TYPES[key.match_kind],
+            )
             mf.annotations.extend(serialized_annotations(key.annotations))
         for ref in table.actions:
-            ar = t.action_refs.add(id=symbols.id(PREFIX_ACTION, ref.name),
-                                   scope=_SCOPES[ref.scope])
+            ar = t.action_refs.add(id=symbols.id(PREFIX_ACTION, ref.name), scope=_SCOPES[ref.scope])
             ar.annotations.extend(serialized_annotations(ref.annotations))
         if table.const_default_action:
             t.const_default_action_id = symbols.id(PREFIX_ACTION, table.default_action)
@@ -303,8 +314,14 @@ def generate(model: ProgramModel) -> p4info_pb2.P4Info:
         if is_hidden(header.annotations):
             continue
         h = info.controller_packet_metadata.add()
-        _preamble(h, symbols, PREFIX_CONTROLLER_HEADER, header.type_name or header.name,
-                  header.annotations, shown_name=header.name)
+        _preamble(
+            h,
+            symbols,
+            PREFIX_CONTROLLER_HEADER,
+            header.type_name or header.name,
+            header.annotations,
+            shown_name=header.name,
+        )
         for fld, fid in zip(header.fields, _field_ids([f.annotations for f in header.fields])):
             md = h.metadata.add(id=fid, name=fld.name, bitwidth=fld.bitwidth)
             md.annotations.extend(serialized_annotations(fld.annotations))
@@ -340,8 +357,10 @@ def p4info_format(path: str | Path) -> str:
     try:
         return P4INFO_FORMATS[suffix]
     except KeyError:
-        raise P4InfoError(f"{path}: cannot tell the P4Info format from the suffix "
-                          f"{suffix or '(none)'}; use one of {', '.join(P4INFO_FORMATS)}") from None
+        raise P4InfoError(
+            f"{path}: cannot tell the P4Info format from the suffix "
+            f"{suffix or '(none)'}; use one of {', '.join(P4INFO_FORMATS)}"
+        ) from None
 
 
 def serialize(info: p4info_pb2.P4Info, fmt: str) -> bytes:

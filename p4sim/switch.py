@@ -45,8 +45,9 @@ PacketInListener = Callable[[bytes], None]
 
 
 class Switch:
-    def __init__(self, ports: PortSet, cpu_port: int | None = None,
-                 pcap_dir: str | Path | None = None) -> None:
+    def __init__(
+        self, ports: PortSet, cpu_port: int | None = None, pcap_dir: str | Path | None = None
+    ) -> None:
         self.ports = ports
         self.cpu_port = cpu_port
         self.pipeline: Pipeline | None = None
@@ -58,7 +59,8 @@ class Switch:
             for port in list(ports.ports) + ([cpu_port] if cpu_port is not None else []):
                 for direction in ("in", "out"):  # BMv2's --pcap naming: <port>-in.pcap
                     self._pcaps[(port, direction)] = PcapWriter(
-                        Path(pcap_dir) / f"{port}-{direction}.pcap")
+                        Path(pcap_dir) / f"{port}-{direction}.pcap"
+                    )
         self.stats = {"rx": 0, "tx": 0, "packet_in": 0, "dropped_no_pipeline": 0}
 
     # -- lifecycle --------------------------------------------------------------------------

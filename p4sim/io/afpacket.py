@@ -32,20 +32,30 @@ _RCVBUF = 4 * 1024 * 1024
 _BURST = 64  # frames read from one socket before looking at the others again
 
 # `ethtool -k` feature names that must be off on an interface read by a packet socket.
-_OFFLOADS = ("tx-checksumming", "tcp-segmentation-offload", "generic-segmentation-offload",
-             "generic-receive-offload")
+_OFFLOADS = (
+    "tx-checksumming",
+    "tcp-segmentation-offload",
+    "generic-segmentation-offload",
+    "generic-receive-offload",
+)
 
 
 def offload_warnings(ifname: str) -> list[str]:
     """Messages for every offload that is on (or for being unable to check)."""
     fix = f"ethtool -K {ifname} tx off tso off gso off gro off"
     ethtool = shutil.which("ethtool") or next(
-        (p for p in ("/usr/sbin/ethtool", "/sbin/ethtool") if os.path.exists(p)), None)
+        (p for p in ("/usr/sbin/ethtool", "/sbin/ethtool") if os.path.exists(p)), None
+    )
     if ethtool is None:
-        return [(f"{ifname}: cannot check offloads (ethtool not installed); if frames are lost "
-                 f"or TCP stalls, run: {fix} (on both ends of a veth)")]
-    proc = subprocess.run([ethtool, "-k", ifname], capture_output=True, text=True, timeout=10,
-                          check=False)
+        return [
+            (
+                f"{ifname}: cannot check offloads (ethtool not installed); if frames are lost "
+                f"or TCP stalls, run: {fix} (on both ends of a veth)"
+            )
+        ]
+    proc = subprocess.run(
+        [ethtool, "-k", ifname], capture_output=True, text=True, timeout=10, check=False
+    )
     if proc.returncode != 0:
         return [f"{ifname}: `ethtool -k` failed ({proc.stderr.strip()}); cannot check offloads"]
     on = []
@@ -55,8 +65,12 @@ def offload_warnings(ifname: str) -> list[str]:
             on.append(name)
     if not on:
         return []
-    return [(f"{ifname}: offloads on ({', '.join(on)}): frames may carry partial checksums or "
-             f"arrive as GSO super-frames; fix with: {fix} (on both ends of a veth)")]
+    return [
+        (
+            f"{ifname}: offloads on ({', '.join(on)}): frames may carry partial checksums or "
+            f"arrive as GSO super-frames; fix with: {fix} (on both ends of a veth)"
+        )
+    ]
 
 
 class AfPacketPorts:
@@ -81,13 +95,13 @@ class AfPacketPorts:
         try:
             socket.if_nametoindex(ifname)
         except OSError:
-            raise PortError(f"interface {ifname!r} does not exist (in this network namespace)") \
-                from None
+            raise PortError(
+                f"interface {ifname!r} does not exist (in this network namespace)"
+            ) from None
         try:
             sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
         except PermissionError:
-            raise PortError(f"{ifname}: opening a packet socket needs root (CAP_NET_RAW)") \
-                from None
+            raise PortError(f"{ifname}: opening a packet socket needs root (CAP_NET_RAW)") from None
         try:
             sock.bind((ifname, ETH_P_ALL))
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, _RCVBUF)
@@ -102,8 +116,9 @@ class AfPacketPorts:
         return sock
 
     def start(self, on_frame: FrameHandler) -> None:
-        self._thread = threading.Thread(target=self._receive_loop, args=(on_frame,),
-                                        name="p4sim-rx", daemon=True)
+        self._thread = threading.Thread(
+            target=self._receive_loop, args=(on_frame,), name="p4sim-rx", daemon=True
+        )
         self._thread.start()
 
     def _receive_loop(self, on_frame: FrameHandler) -> None:
@@ -125,8 +140,7 @@ class AfPacketPorts:
                     except BlockingIOError:
                         break
                     except OSError as exc:
-                        log.warning("port %d (%s): receive failed: %s", port, self.ports[port],
-                                    exc)
+                        log.warning("port %d (%s): receive failed: %s", port, self.ports[port], exc)
                         break
                     if addr[2] == PACKET_OUTGOING:
                         continue
@@ -145,8 +159,13 @@ class AfPacketPorts:
         except BlockingIOError:  # transmit queue full: drop, as a switch port would
             self.tx_dropped += 1
         except OSError as exc:
-            log.warning("port %d (%s): send of %d bytes failed: %s", port, self.ports[port],
-                        len(frame), exc.strerror)
+            log.warning(
+                "port %d (%s): send of %d bytes failed: %s",
+                port,
+                self.ports[port],
+                len(frame),
+                exc.strerror,
+            )
 
     def close(self) -> None:
         if self._stopping:

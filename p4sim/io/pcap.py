@@ -15,10 +15,9 @@ _SNAPLEN = 262144
 class PcapWriter:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self._file = open(self.path, "wb")
+        self._file = open(self.path, "wb")  # noqa: SIM115 - lives as long as the writer
         self._lock = threading.Lock()
-        self._file.write(struct.pack("<IHHiIII", _MAGIC, 2, 4, 0, 0, _SNAPLEN,
-                                     _LINKTYPE_ETHERNET))
+        self._file.write(struct.pack("<IHHiIII", _MAGIC, 2, 4, 0, 0, _SNAPLEN, _LINKTYPE_ETHERNET))
         self._file.flush()
 
     def write(self, frame: bytes, timestamp: float | None = None) -> None:
@@ -40,12 +39,12 @@ class PcapWriter:
 def read_pcap(path: str | Path) -> list[bytes]:
     """The frames of a pcap file written by PcapWriter (for tests and tools)."""
     data = Path(path).read_bytes()
-    magic, = struct.unpack_from("<I", data, 0)
+    (magic,) = struct.unpack_from("<I", data, 0)
     if magic != _MAGIC:
         raise ValueError(f"{path}: not a little-endian microsecond pcap file")
     frames, offset = [], 24
     while offset + 16 <= len(data):
         _, _, incl, _ = struct.unpack_from("<IIII", data, offset)
-        frames.append(data[offset + 16: offset + 16 + incl])
+        frames.append(data[offset + 16 : offset + 16 + incl])
         offset += 16 + incl
     return frames

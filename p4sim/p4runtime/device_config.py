@@ -35,21 +35,28 @@ class DeviceConfig:
 
 def decode(data: bytes) -> DeviceConfig:
     if not data:
-        raise DeviceConfigError("p4_device_config is empty; p4sim needs a JSON document "
-                                f'{{"{FORMAT_KEY}": {FORMAT_VERSION}, "program": ..., "file": ...}}'
-                                " (write one with `p4sim compile PROGRAM.p4 -o OUT.json`)")
+        raise DeviceConfigError(
+            "p4_device_config is empty; p4sim needs a JSON document "
+            f'{{"{FORMAT_KEY}": {FORMAT_VERSION}, "program": ..., "file": ...}}'
+            " (write one with `p4sim compile PROGRAM.p4 -o OUT.json`)"
+        )
     try:
         doc = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise DeviceConfigError(f"p4_device_config is not a p4sim JSON device config ({exc}); "
-                                "BMv2 JSON or other targets' configs do not work with p4sim") \
-            from None
+        raise DeviceConfigError(
+            f"p4_device_config is not a p4sim JSON device config ({exc}); "
+            "BMv2 JSON or other targets' configs do not work with p4sim"
+        ) from None
     if not isinstance(doc, dict) or FORMAT_KEY not in doc:
-        raise DeviceConfigError(f'p4_device_config lacks the "{FORMAT_KEY}" key: not a p4sim '
-                                "device config (a BMv2 JSON perhaps?)")
+        raise DeviceConfigError(
+            f'p4_device_config lacks the "{FORMAT_KEY}" key: not a p4sim '
+            "device config (a BMv2 JSON perhaps?)"
+        )
     if doc[FORMAT_KEY] != FORMAT_VERSION:
-        raise DeviceConfigError(f"p4sim device config version {doc[FORMAT_KEY]!r} is not "
-                                f"supported (only {FORMAT_VERSION})")
+        raise DeviceConfigError(
+            f"p4sim device config version {doc[FORMAT_KEY]!r} is not "
+            f"supported (only {FORMAT_VERSION})"
+        )
     program, file = doc.get("program"), doc.get("file", "program.p4")
     if not isinstance(program, str) or not isinstance(file, str):
         raise DeviceConfigError('p4sim device config: "program" and "file" must be strings')

@@ -83,9 +83,11 @@ class PipelineIndex:
             definition = actions[a.preamble.name]
             by_name = {p.name: p for p in definition.params}
             index.actions[a.preamble.id] = ActionInfo(
-                id=a.preamble.id, definition=definition,
+                id=a.preamble.id,
+                definition=definition,
                 params={p.id: by_name[p.name] for p in a.params},
-                param_ids={p.name: p.id for p in a.params})
+                param_ids={p.name: p.id for p in a.params},
+            )
             index.action_ids[a.preamble.name] = a.preamble.id
         tables = {t.name: t for t in program.tables}
         for t in info.tables:
@@ -94,11 +96,12 @@ class PipelineIndex:
             refs = {r.name: r for r in definition.actions}
             id_to_name = {a.preamble.id: a.preamble.name for a in info.actions}
             index.tables[t.preamble.id] = TableInfo(
-                id=t.preamble.id, definition=definition,
+                id=t.preamble.id,
+                definition=definition,
                 fields={m.id: keys[m.name] for m in t.match_fields},
                 field_ids={m.name: m.id for m in t.match_fields},
-                actions={r.id: refs[id_to_name[r.id]] for r in t.action_refs
-                         if r.id in id_to_name})
+                actions={r.id: refs[id_to_name[r.id]] for r in t.action_refs if r.id in id_to_name},
+            )
             index.table_ids[t.preamble.name] = t.preamble.id
         counters = {c.name: c for c in program.counters}
         for c in info.counters:
@@ -142,8 +145,10 @@ def decode_match(table: TableInfo, matches) -> dict[str, FieldMatch]:
     for m in matches:
         key = table.fields.get(m.field_id)
         if key is None:
-            raise invalid(f"table {tname}: no match field with id {m.field_id} "
-                          f"(valid: {sorted(table.fields)})")
+            raise invalid(
+                f"table {tname}: no match field with id {m.field_id} "
+                f"(valid: {sorted(table.fields)})"
+            )
         if key.name in result:
             raise invalid(f"table {tname}: match field {key.name} given twice")
         kind = m.WhichOneof("field_match_type")
@@ -154,13 +159,14 @@ def decode_match(table: TableInfo, matches) -> dict[str, FieldMatch]:
         if kind == "exact":
             result[key.name] = FieldMatch("exact", value=codec.decode(m.exact.value, w, what))
         elif kind == "optional":
-            result[key.name] = FieldMatch("optional",
-                                          value=codec.decode(m.optional.value, w, what))
+            result[key.name] = FieldMatch("optional", value=codec.decode(m.optional.value, w, what))
         elif kind == "lpm":
             plen = m.lpm.prefix_len
             if not 0 < plen <= w:
-                raise invalid(f"{what}: prefix_len {plen} must be 1..{w} "
-                              "(a /0 match is a wildcard: omit the field)")
+                raise invalid(
+                    f"{what}: prefix_len {plen} must be 1..{w} "
+                    "(a /0 match is a wildcard: omit the field)"
+                )
             value = codec.decode(m.lpm.value, w, what)
             if value & (_full(w) >> plen):
                 raise invalid(f"{what}: bits past the /{plen} prefix must be zero")
@@ -171,8 +177,9 @@ def decode_match(table: TableInfo, matches) -> dict[str, FieldMatch]:
             if mask == 0:
                 raise invalid(f"{what}: an all-zero mask is a wildcard: omit the field")
             if value & ~mask:
-                raise invalid(f"{what}: value has bits set outside the mask "
-                              "(value & ~mask must be 0)")
+                raise invalid(
+                    f"{what}: value has bits set outside the mask " "(value & ~mask must be 0)"
+                )
             result[key.name] = FieldMatch("ternary", value=value, mask=mask)
         elif kind == "range":
             low = codec.decode(m.range.low, w, what + " (low)")
@@ -186,8 +193,10 @@ def decode_match(table: TableInfo, matches) -> dict[str, FieldMatch]:
             raise invalid(f"{what}: match kind {kind} is not supported")
     for key in table.definition.keys:
         if key.match_kind == "exact" and key.name not in result:
-            raise invalid(f"table {tname}: exact match field {key.name} "
-                          f"(id {table.field_ids.get(key.name)}) is missing")
+            raise invalid(
+                f"table {tname}: exact match field {key.name} "
+                f"(id {table.field_ids.get(key.name)}) is missing"
+            )
     return result
 
 
@@ -195,24 +204,26 @@ def check_priority(table: TableInfo, priority: int) -> None:
     tname = table.definition.name
     if table.definition.needs_priority:
         if priority <= 0:
-            raise invalid(f"table {tname} has ternary/range/optional keys: a priority > 0 "
-                          "is required")
+            raise invalid(
+                f"table {tname} has ternary/range/optional keys: a priority > 0 " "is required"
+            )
         if priority > 0x7FFFFFFF:
             raise invalid(f"table {tname}: priority {priority} exceeds 2^31-1")
     elif priority != 0:
-        raise invalid(f"table {tname} has only exact/lpm keys: priority must be 0 "
-                      f"(got {priority})")
+        raise invalid(
+            f"table {tname} has only exact/lpm keys: priority must be 0 " f"(got {priority})"
+        )
 
 
-def decode_action(index: PipelineIndex, table: TableInfo, table_action,
-                  default_entry: bool) -> tuple[str, dict[str, int]]:
+def decode_action(
+    index: PipelineIndex, table: TableInfo, table_action, default_entry: bool
+) -> tuple[str, dict[str, int]]:
     tname = table.definition.name
     kind = table_action.WhichOneof("type")
     if kind is None:
         raise invalid(f"table {tname}: the entry has no action")
     if kind != "action":
-        raise unimplemented(f"table {tname}: {kind} (action profiles) is not supported by "
-                            "p4sim")
+        raise unimplemented(f"table {tname}: {kind} (action profiles) is not supported by " "p4sim")
     action = table_action.action
     info = index.actions.get(action.action_id)
     if info is None:
@@ -229,12 +240,15 @@ def decode_action(index: PipelineIndex, table: TableInfo, table_action,
     for p in action.params:
         param = info.params.get(p.param_id)
         if param is None:
-            raise invalid(f"action {name}: no parameter with id {p.param_id} "
-                          f"(valid: {sorted(info.params)})")
+            raise invalid(
+                f"action {name}: no parameter with id {p.param_id} "
+                f"(valid: {sorted(info.params)})"
+            )
         if param.name in args:
             raise invalid(f"action {name}: parameter {param.name} given twice")
-        args[param.name] = codec.decode(p.value, param.bitwidth, f"action {name}, parameter "
-                                        f"{param.name}")
+        args[param.name] = codec.decode(
+            p.value, param.bitwidth, f"action {name}, parameter " f"{param.name}"
+        )
     missing = [p.name for p in info.definition.params if p.name not in args]
     if missing:
         raise invalid(f"action {name}: missing parameter(s) {', '.join(missing)}")
@@ -270,20 +284,28 @@ def encode_match(table: TableInfo, entry: TableEntry, out: p4runtime_pb2.TableEn
         out.match.append(fm)
 
 
-def encode_action(index: PipelineIndex, action: str, args: dict[str, int],
-                  out: p4runtime_pb2.TableAction) -> None:
+def encode_action(
+    index: PipelineIndex, action: str, args: dict[str, int], out: p4runtime_pb2.TableAction
+) -> None:
     action_id = index.action_ids.get(action)
     if action_id is None:
         return  # a @hidden action: not visible to P4Runtime
     info = index.actions[action_id]
     out.action.action_id = action_id
     for param in info.definition.params:
-        out.action.params.add(param_id=info.param_ids[param.name],
-                              value=codec.encode(args.get(param.name, 0)))
+        out.action.params.add(
+            param_id=info.param_ids[param.name], value=codec.encode(args.get(param.name, 0))
+        )
 
 
-def encode_entry(index: PipelineIndex, table: TableInfo, entry: TableEntry, *,
-                 default: bool = False, with_counter: bool = False) -> p4runtime_pb2.TableEntry:
+def encode_entry(
+    index: PipelineIndex,
+    table: TableInfo,
+    entry: TableEntry,
+    *,
+    default: bool = False,
+    with_counter: bool = False,
+) -> p4runtime_pb2.TableEntry:
     out = p4runtime_pb2.TableEntry(table_id=table.id)
     if default:
         out.is_default_action = True
@@ -300,20 +322,24 @@ def encode_entry(index: PipelineIndex, table: TableInfo, entry: TableEntry, *,
     return out
 
 
-def write_table_entry(index: PipelineIndex, device: model.Device, update_type: int,
-                      msg: p4runtime_pb2.TableEntry) -> None:
+def write_table_entry(
+    index: PipelineIndex, device: model.Device, update_type: int, msg: p4runtime_pb2.TableEntry
+) -> None:
     table = index.table(msg.table_id)
     state = device.tables[table.definition.name]
     tname = table.definition.name
     if msg.is_default_action:
         if update_type != Update.MODIFY:
-            raise invalid(f"table {tname}: the default entry can only be modified "
-                          "(INSERT/DELETE are not allowed)")
+            raise invalid(
+                f"table {tname}: the default entry can only be modified "
+                "(INSERT/DELETE are not allowed)"
+            )
         if msg.match or msg.priority:
             raise invalid(f"table {tname}: a default entry has no match fields or priority")
         if table.definition.const_default_action:
-            raise P4RuntimeError(grpc.StatusCode.PERMISSION_DENIED,
-                                 f"table {tname}: the default action is const")
+            raise P4RuntimeError(
+                grpc.StatusCode.PERMISSION_DENIED, f"table {tname}: the default action is const"
+            )
         if not msg.HasField("action"):
             state.reset_default()  # spec: MODIFY without action restores the program's default
             return
@@ -321,8 +347,10 @@ def write_table_entry(index: PipelineIndex, device: model.Device, update_type: i
         state.set_default(action, args)
         return
     if table.definition.const_entries is not None:
-        raise P4RuntimeError(grpc.StatusCode.PERMISSION_DENIED,
-                             f"table {tname} has const entries: it cannot be written")
+        raise P4RuntimeError(
+            grpc.StatusCode.PERMISSION_DENIED,
+            f"table {tname} has const entries: it cannot be written",
+        )
     match = decode_match(table, msg.match)
     check_priority(table, msg.priority)
     if msg.HasField("meter_config"):
@@ -333,8 +361,14 @@ def write_table_entry(index: PipelineIndex, device: model.Device, update_type: i
         state.delete(TableEntry(match=match, action="", args={}, priority=msg.priority))
         return
     action, args = decode_action(index, table, msg.action, default_entry=False)
-    entry = TableEntry(match=match, action=action, args=args, priority=msg.priority,
-                       controller_metadata=msg.controller_metadata, metadata=msg.metadata)
+    entry = TableEntry(
+        match=match,
+        action=action,
+        args=args,
+        priority=msg.priority,
+        controller_metadata=msg.controller_metadata,
+        metadata=msg.metadata,
+    )
     if msg.HasField("counter_data"):
         if not table.definition.direct_counter:
             raise invalid(f"table {tname} has no direct counter: counter_data not allowed")
@@ -352,8 +386,9 @@ def write_table_entry(index: PipelineIndex, device: model.Device, update_type: i
         raise invalid("update type must be INSERT, MODIFY or DELETE")
 
 
-def read_table_entries(index: PipelineIndex, device: model.Device,
-                       msg: p4runtime_pb2.TableEntry) -> list[p4runtime_pb2.TableEntry]:
+def read_table_entries(
+    index: PipelineIndex, device: model.Device, msg: p4runtime_pb2.TableEntry
+) -> list[p4runtime_pb2.TableEntry]:
     with_counter = msg.HasField("counter_data")
     tables = [index.table(msg.table_id)] if msg.table_id else list(index.tables.values())
     results = []
@@ -369,10 +404,8 @@ def read_table_entries(index: PipelineIndex, device: model.Device,
             entry = state.find(match, msg.priority)
             entries = [entry] if entry is not None else []
         else:
-            entries = [e for e in state.entries()
-                       if not msg.priority or e.priority == msg.priority]
-        results.extend(encode_entry(index, table, e, with_counter=with_counter)
-                       for e in entries)
+            entries = [e for e in state.entries() if not msg.priority or e.priority == msg.priority]
+        results.extend(encode_entry(index, table, e, with_counter=with_counter) for e in entries)
     return results
 
 
@@ -406,10 +439,17 @@ def read_direct_counters(index, device, msg: p4runtime_pb2.DirectCounterEntry):
         table, _, entry = _find_entry(index, device, msg.table_entry)
         pairs = [(table, entry)]
     else:
-        tables = ([index.table(msg.table_entry.table_id)] if msg.table_entry.table_id
-                  else list(index.tables.values()))
-        pairs = [(t, e) for t in tables if t.definition.direct_counter
-                 for e in device.tables[t.definition.name].entries()]
+        tables = (
+            [index.table(msg.table_entry.table_id)]
+            if msg.table_entry.table_id
+            else list(index.tables.values())
+        )
+        pairs = [
+            (t, e)
+            for t in tables
+            if t.definition.direct_counter
+            for e in device.tables[t.definition.name].entries()
+        ]
     out = []
     for table, entry in pairs:
         item = p4runtime_pb2.DirectCounterEntry()
@@ -434,8 +474,9 @@ def _check_index(what: str, i: int, size: int) -> None:
         raise out_of_range(f"{what}: index {i} is outside 0..{size - 1}")
 
 
-def _counter_data(definition: model.CounterDef, packets: int, bytes_: int,
-                  out: p4runtime_pb2.CounterData) -> None:
+def _counter_data(
+    definition: model.CounterDef, packets: int, bytes_: int, out: p4runtime_pb2.CounterData
+) -> None:
     if definition.unit in ("packets", "packets_and_bytes"):
         out.packet_count = packets
     if definition.unit in ("bytes", "packets_and_bytes"):
@@ -451,8 +492,9 @@ def write_counter(index, device, update_type, msg: p4runtime_pb2.CounterEntry):
     if not msg.HasField("index"):
         raise invalid(f"counter {definition.name}: a write needs an index")
     _check_index(f"counter {definition.name}", msg.index.index, definition.size)
-    device.counters[definition.name].write(msg.index.index, msg.data.packet_count,
-                                           msg.data.byte_count)
+    device.counters[definition.name].write(
+        msg.index.index, msg.data.packet_count, msg.data.byte_count
+    )
 
 
 def read_counters(index, device, msg: p4runtime_pb2.CounterEntry):
@@ -539,8 +581,9 @@ def _replicas(replicas, what: str) -> list[model.Replica]:
     return out
 
 
-def write_pre(device: model.Device, update_type: int,
-              msg: p4runtime_pb2.PacketReplicationEngineEntry) -> None:
+def write_pre(
+    device: model.Device, update_type: int, msg: p4runtime_pb2.PacketReplicationEngineEntry
+) -> None:
     pre = device.pre
     kind = msg.WhichOneof("type")
     if kind == "multicast_group_entry":
@@ -585,10 +628,12 @@ def write_pre(device: model.Device, update_type: int,
         pre.clone_sessions[sid] = model.CloneSession(
             replicas=_replicas(session.replicas, what),
             class_of_service=session.class_of_service,
-            packet_length_bytes=session.packet_length_bytes)
+            packet_length_bytes=session.packet_length_bytes,
+        )
     else:
-        raise invalid("PacketReplicationEngineEntry needs a multicast_group_entry or a "
-                      "clone_session_entry")
+        raise invalid(
+            "PacketReplicationEngineEntry needs a multicast_group_entry or a " "clone_session_entry"
+        )
 
 
 def _encode_replicas(replicas: list[model.Replica], out) -> None:
@@ -623,8 +668,10 @@ def read_pre(device: model.Device, msg: p4runtime_pb2.PacketReplicationEngineEnt
             _encode_replicas(session.replicas, entry.replicas)
             out.append(item)
     else:
-        raise invalid("PacketReplicationEngineEntry read needs a multicast_group_entry or a "
-                      "clone_session_entry")
+        raise invalid(
+            "PacketReplicationEngineEntry read needs a multicast_group_entry or a "
+            "clone_session_entry"
+        )
     return out
 
 
@@ -662,20 +709,30 @@ def read_entity(index: PipelineIndex, device: model.Device, entity: p4runtime_pb
     """Every entity the (possibly wildcard) read `entity` selects, as Entity messages."""
     kind = entity.WhichOneof("entity")
     if kind == "table_entry":
-        return [p4runtime_pb2.Entity(table_entry=e)
-                for e in read_table_entries(index, device, entity.table_entry)]
+        return [
+            p4runtime_pb2.Entity(table_entry=e)
+            for e in read_table_entries(index, device, entity.table_entry)
+        ]
     if kind == "counter_entry":
-        return [p4runtime_pb2.Entity(counter_entry=e)
-                for e in read_counters(index, device, entity.counter_entry)]
+        return [
+            p4runtime_pb2.Entity(counter_entry=e)
+            for e in read_counters(index, device, entity.counter_entry)
+        ]
     if kind == "direct_counter_entry":
-        return [p4runtime_pb2.Entity(direct_counter_entry=e)
-                for e in read_direct_counters(index, device, entity.direct_counter_entry)]
+        return [
+            p4runtime_pb2.Entity(direct_counter_entry=e)
+            for e in read_direct_counters(index, device, entity.direct_counter_entry)
+        ]
     if kind == "register_entry":
-        return [p4runtime_pb2.Entity(register_entry=e)
-                for e in read_registers(index, device, entity.register_entry)]
+        return [
+            p4runtime_pb2.Entity(register_entry=e)
+            for e in read_registers(index, device, entity.register_entry)
+        ]
     if kind == "packet_replication_engine_entry":
-        return [p4runtime_pb2.Entity(packet_replication_engine_entry=e)
-                for e in read_pre(device, entity.packet_replication_engine_entry)]
+        return [
+            p4runtime_pb2.Entity(packet_replication_engine_entry=e)
+            for e in read_pre(device, entity.packet_replication_engine_entry)
+        ]
     if kind is None:
         raise invalid("the read request has an empty entity")
     raise unimplemented(f"reading {kind} is not supported by p4sim")

@@ -20,24 +20,30 @@ def _header_bits(header: p4info_pb2.ControllerPacketMetadata) -> int:
     return sum(m.bitwidth for m in header.metadata)
 
 
-def build_packet_out(header: p4info_pb2.ControllerPacketMetadata | None,
-                     packet: p4runtime_pb2.PacketOut) -> bytes:
+def build_packet_out(
+    header: p4info_pb2.ControllerPacketMetadata | None, packet: p4runtime_pb2.PacketOut
+) -> bytes:
     if header is None:
         if packet.metadata:
-            raise invalid("the program has no @controller_header(\"packet_out\") header: "
-                          "PacketOut metadata cannot be used")
+            raise invalid(
+                'the program has no @controller_header("packet_out") header: '
+                "PacketOut metadata cannot be used"
+            )
         return packet.payload
     fields = {m.id: m for m in header.metadata}
     values: dict[int, int] = {}
     for md in packet.metadata:
         f = fields.get(md.metadata_id)
         if f is None:
-            raise invalid(f"packet_out has no metadata field with id {md.metadata_id} "
-                          f"(valid: {sorted(fields)})")
+            raise invalid(
+                f"packet_out has no metadata field with id {md.metadata_id} "
+                f"(valid: {sorted(fields)})"
+            )
         if md.metadata_id in values:
             raise invalid(f"packet_out metadata {f.name} given twice")
-        values[md.metadata_id] = codec.decode(md.value, f.bitwidth, f"packet_out metadata "
-                                              f"{f.name}")
+        values[md.metadata_id] = codec.decode(
+            md.value, f.bitwidth, f"packet_out metadata " f"{f.name}"
+        )
     missing = [m.name for m in header.metadata if m.id not in values]
     if missing:
         raise invalid(f"packet_out metadata missing: {', '.join(missing)}")
@@ -50,8 +56,9 @@ def build_packet_out(header: p4info_pb2.ControllerPacketMetadata | None,
     return codec.encode_padded(word, bits) + packet.payload
 
 
-def parse_packet_in(header: p4info_pb2.ControllerPacketMetadata | None,
-                    frame: bytes) -> p4runtime_pb2.PacketIn:
+def parse_packet_in(
+    header: p4info_pb2.ControllerPacketMetadata | None, frame: bytes
+) -> p4runtime_pb2.PacketIn:
     if header is None:
         return p4runtime_pb2.PacketIn(payload=frame)
     bits = _header_bits(header)

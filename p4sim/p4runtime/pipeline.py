@@ -33,9 +33,13 @@ def compile_errors() -> tuple[type[BaseException], ...]:
     return (P4Error,)
 
 
-def from_program(program: CompiledProgram, config: bytes, cpu_port: int | None,
-                 client_p4info: p4info_pb2.P4Info | None = None,
-                 cookie: int | None = None) -> Pipeline:
+def from_program(
+    program: CompiledProgram,
+    config: bytes,
+    cpu_port: int | None,
+    client_p4info: p4info_pb2.P4Info | None = None,
+    cookie: int | None = None,
+) -> Pipeline:
     try:
         generated = p4info_gen.generate(program.model)
     except p4info_gen.P4InfoError as exc:
@@ -43,19 +47,27 @@ def from_program(program: CompiledProgram, config: bytes, cpu_port: int | None,
     if client_p4info is not None and client_p4info.ByteSize():
         problems = p4info_mismatches(generated, client_p4info)
         if problems:
-            raise invalid("the P4Info does not describe the program in p4_device_config: "
-                          + "; ".join(problems[:5])
-                          + (f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""))
+            raise invalid(
+                "the P4Info does not describe the program in p4_device_config: "
+                + "; ".join(problems[:5])
+                + (f" (and {len(problems) - 5} more)" if len(problems) > 5 else "")
+            )
         shown = client_p4info
     else:
         shown = generated
-    return Pipeline(program=program, p4info=shown, device_config=config,
-                    device=program.new_device(cpu_port), cookie=cookie,
-                    index=PipelineIndex.build(program.model, generated))
+    return Pipeline(
+        program=program,
+        p4info=shown,
+        device_config=config,
+        device=program.new_device(cpu_port),
+        cookie=cookie,
+        index=PipelineIndex.build(program.model, generated),
+    )
 
 
-def from_config(config: p4runtime_pb2.ForwardingPipelineConfig, compiler: Compiler,
-                cpu_port: int | None) -> Pipeline:
+def from_config(
+    config: p4runtime_pb2.ForwardingPipelineConfig, compiler: Compiler, cpu_port: int | None
+) -> Pipeline:
     """Verify and instantiate `config`; INVALID_ARGUMENT with the reason when it is bad."""
     try:
         doc = device_config.decode(config.p4_device_config)
@@ -74,8 +86,16 @@ def from_config(config: p4runtime_pb2.ForwardingPipelineConfig, compiler: Compil
 def _objects(info: p4info_pb2.P4Info) -> dict[tuple[str, int], str]:
     """(kind, id) -> name for every object a controller addresses by id."""
     out: dict[tuple[str, int], str] = {}
-    for kind in ("tables", "actions", "counters", "direct_counters", "meters",
-                 "direct_meters", "registers", "controller_packet_metadata"):
+    for kind in (
+        "tables",
+        "actions",
+        "counters",
+        "direct_counters",
+        "meters",
+        "direct_meters",
+        "registers",
+        "controller_packet_metadata",
+    ):
         for obj in getattr(info, kind):
             out[(kind, obj.preamble.id)] = obj.preamble.name
     for t in info.tables:

@@ -74,8 +74,10 @@ class Arbiter:
         with self.lock:
             for other in self.clients:
                 if other is not client and other.election_id == election_id:
-                    raise invalid(f"election id {election_id} is already used by another "
-                                  "client of this role")
+                    raise invalid(
+                        f"election id {election_id} is already used by another "
+                        "client of this role"
+                    )
             client.election_id = election_id
             if client not in self.clients:
                 self.clients.append(client)
@@ -134,8 +136,9 @@ class Arbiter:
 
 
 class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
-    def __init__(self, switch: Switch, device_id: int = 0,
-                 compiler: Compiler = default_compiler) -> None:
+    def __init__(
+        self, switch: Switch, device_id: int = 0, compiler: Compiler = default_compiler
+    ) -> None:
         self.switch = switch
         self.device_id = device_id
         self.compiler = compiler
@@ -149,30 +152,38 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
 
     def _check_device(self, device_id: int) -> None:
         if device_id != self.device_id:
-            raise not_found(f"unknown device_id {device_id}; this p4sim serves device "
-                            f"{self.device_id} (--device-id)")
+            raise not_found(
+                f"unknown device_id {device_id}; this p4sim serves device "
+                f"{self.device_id} (--device-id)"
+            )
 
     @staticmethod
     def _check_role(request) -> None:
         role = getattr(request, "role", "")
         role_id = getattr(request, "role_id", 0)
         if role or role_id:
-            raise unimplemented(f"role {role or role_id!r}: p4sim supports only the default "
-                                "role (leave role unset)")
+            raise unimplemented(
+                f"role {role or role_id!r}: p4sim supports only the default "
+                "role (leave role unset)"
+            )
 
     def _check_primary(self, request, what: str) -> None:
         eid = _election_id(request.election_id)
         if not self.arbiter.is_primary(eid):
-            raise P4RuntimeError(grpc.StatusCode.PERMISSION_DENIED,
-                                 f"{what} needs the primary client's election id; {eid} is "
-                                 "not the primary (open a StreamChannel and arbitrate first)")
+            raise P4RuntimeError(
+                grpc.StatusCode.PERMISSION_DENIED,
+                f"{what} needs the primary client's election id; {eid} is "
+                "not the primary (open a StreamChannel and arbitrate first)",
+            )
 
     def _pipeline(self) -> Pipeline:
         pipeline = self.switch.pipeline
         if pipeline is None:
-            raise P4RuntimeError(grpc.StatusCode.FAILED_PRECONDITION,
-                                 "no forwarding pipeline config set (push one with "
-                                 "SetForwardingPipelineConfig, or start p4sim with a program)")
+            raise P4RuntimeError(
+                grpc.StatusCode.FAILED_PRECONDITION,
+                "no forwarding pipeline config set (push one with "
+                "SetForwardingPipelineConfig, or start p4sim with a program)",
+            )
         return pipeline
 
     @staticmethod
@@ -203,15 +214,23 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
             if pipeline is None and request.HasField("config"):
                 pipeline = from_config(request.config, self.compiler, self.switch.cpu_port)
             if pipeline is None:
-                raise P4RuntimeError(grpc.StatusCode.FAILED_PRECONDITION,
-                                     "COMMIT without a config saved by VERIFY_AND_SAVE")
+                raise P4RuntimeError(
+                    grpc.StatusCode.FAILED_PRECONDITION,
+                    "COMMIT without a config saved by VERIFY_AND_SAVE",
+                )
             self._saved = None
             self.switch.set_pipeline(pipeline)
             return
-        if action not in (Action.VERIFY, Action.VERIFY_AND_SAVE, Action.VERIFY_AND_COMMIT,
-                          Action.RECONCILE_AND_COMMIT):
-            raise invalid("action must be VERIFY, VERIFY_AND_SAVE, VERIFY_AND_COMMIT, COMMIT "
-                          "or RECONCILE_AND_COMMIT")
+        if action not in (
+            Action.VERIFY,
+            Action.VERIFY_AND_SAVE,
+            Action.VERIFY_AND_COMMIT,
+            Action.RECONCILE_AND_COMMIT,
+        ):
+            raise invalid(
+                "action must be VERIFY, VERIFY_AND_SAVE, VERIFY_AND_COMMIT, COMMIT "
+                "or RECONCILE_AND_COMMIT"
+            )
         if not request.HasField("config"):
             raise invalid("the request has no config")
         pipeline = from_config(request.config, self.compiler, self.switch.cpu_port)
@@ -265,8 +284,10 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
     def _abort_batch(context, errors: list[P4RuntimeError | None]) -> None:
         status = status_pb2.Status(code=code_pb2.UNKNOWN)
         failed = [e for e in errors if e is not None]
-        status.message = (f"{len(failed)} of {len(errors)} updates failed; first: "
-                          f"{failed[0].code.name}: {failed[0].message}")
+        status.message = (
+            f"{len(failed)} of {len(errors)} updates failed; first: "
+            f"{failed[0].code.name}: {failed[0].message}"
+        )
         for exc in errors:
             detail = p4runtime_pb2.Error()
             if exc is None:
@@ -277,8 +298,7 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
             packed = any_pb2.Any()
             packed.Pack(detail)
             status.details.append(packed)
-        context.set_trailing_metadata((("grpc-status-details-bin",
-                                        status.SerializeToString()),))
+        context.set_trailing_metadata((("grpc-status-details-bin", status.SerializeToString()),))
         context.abort(grpc.StatusCode.UNKNOWN, status.message)
 
     def Read(self, request, context):
@@ -293,15 +313,19 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
         except P4RuntimeError as exc:
             self._abort(context, exc)
         for start in range(0, max(len(found), 1), _READ_CHUNK):
-            yield p4runtime_pb2.ReadResponse(entities=found[start:start + _READ_CHUNK])
+            yield p4runtime_pb2.ReadResponse(entities=found[start : start + _READ_CHUNK])
 
     # -- StreamChannel --------------------------------------------------------------------------
 
     def StreamChannel(self, request_iterator, context):
         client = _Client(ident=next(self._client_ids))
         context.add_callback(lambda: client.outbox.put(_END))
-        reader = threading.Thread(target=self._read_stream, args=(client, request_iterator),
-                                  name=f"p4rt-stream-{client.ident}", daemon=True)
+        reader = threading.Thread(
+            target=self._read_stream,
+            args=(client, request_iterator),
+            name=f"p4rt-stream-{client.ident}",
+            daemon=True,
+        )
         reader.start()
         try:
             while True:
@@ -342,22 +366,28 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
     def _arbitrate(self, client: _Client, update) -> None:
         self._check_device(update.device_id)
         if update.role.name or update.role.id:
-            raise unimplemented(f"role {update.role.name or update.role.id!r}: p4sim supports "
-                                "only the default role")
+            raise unimplemented(
+                f"role {update.role.name or update.role.id!r}: p4sim supports "
+                "only the default role"
+            )
         if client.election_id is not None and update.device_id != client.device_id:
-            raise P4RuntimeError(grpc.StatusCode.FAILED_PRECONDITION,
-                                 "a stream cannot change its device_id")
+            raise P4RuntimeError(
+                grpc.StatusCode.FAILED_PRECONDITION, "a stream cannot change its device_id"
+            )
         client.device_id = update.device_id
         self.arbiter.arbitrate(client, _election_id(update.election_id))
 
     def _packet_out(self, client: _Client, packet) -> None:
         if client.election_id is None or not self.arbiter.is_primary(client.election_id):
-            raise P4RuntimeError(grpc.StatusCode.PERMISSION_DENIED,
-                                 "PacketOut from a client that is not the primary")
+            raise P4RuntimeError(
+                grpc.StatusCode.PERMISSION_DENIED, "PacketOut from a client that is not the primary"
+            )
         pipeline = self._pipeline()
         if self.switch.cpu_port is None:
-            raise P4RuntimeError(grpc.StatusCode.FAILED_PRECONDITION,
-                                 "no CPU port: start p4sim with --cpu-port N for PacketOut")
+            raise P4RuntimeError(
+                grpc.StatusCode.FAILED_PRECONDITION,
+                "no CPU port: start p4sim with --cpu-port N for PacketOut",
+            )
         frame = packets.build_packet_out(pipeline.index.packet_out, packet)
         self.switch.packet_out(frame)
 
@@ -391,11 +421,18 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
 class P4RuntimeServer:
     """The gRPC server: `start()` binds `address` (port 0 = ephemeral, see `.port`)."""
 
-    def __init__(self, switch: Switch, address: str = "127.0.0.1:9559", device_id: int = 0,
-                 compiler: Compiler = default_compiler, max_workers: int = 16) -> None:
+    def __init__(
+        self,
+        switch: Switch,
+        address: str = "127.0.0.1:9559",
+        device_id: int = 0,
+        compiler: Compiler = default_compiler,
+        max_workers: int = 16,
+    ) -> None:
         self.servicer = P4RuntimeServicer(switch, device_id, compiler)
-        self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=max_workers,
-                                                              thread_name_prefix="p4rt"))
+        self._server = grpc.server(
+            futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="p4rt")
+        )
         p4runtime_pb2_grpc.add_P4RuntimeServicer_to_server(self.servicer, self._server)
         try:
             self.port = self._server.add_insecure_port(address)

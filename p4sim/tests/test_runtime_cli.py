@@ -23,15 +23,17 @@ P4SIM = str(Path(sys.executable).parent / "p4sim")
 
 
 def run(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([P4SIM, *args], capture_output=True, text=True, timeout=timeout,
-                          check=False)
+    return subprocess.run(
+        [P4SIM, *args], capture_output=True, text=True, timeout=timeout, check=False
+    )
 
 
 def test_compile_writes_p4info_in_every_format_and_device_config(tmp_path):
     txt, js, binary = tmp_path / "fwd.p4info.txt", tmp_path / "fwd.json", tmp_path / "fwd.bin"
     config = tmp_path / "fwd.p4sim.json"
-    proc = run("compile", str(PROGRAM), "--p4runtime-files", f"{txt},{js},{binary}",
-               "-o", str(config))
+    proc = run(
+        "compile", str(PROGRAM), "--p4runtime-files", f"{txt},{js},{binary}", "-o", str(config)
+    )
     assert proc.returncode == 0, proc.stderr
     info = text_format.Parse(txt.read_text(), p4info_pb2.P4Info())
     assert info.pkg_info.arch == "v1model"
@@ -43,10 +45,10 @@ def test_compile_writes_p4info_in_every_format_and_device_config(tmp_path):
     from p4sim.p4info import jenkins_one_at_a_time
 
     headers = {h.preamble.name: h.preamble.id for h in info.controller_packet_metadata}
-    assert headers == {name: (0x04 << 24) | (jenkins_one_at_a_time(type_name) & 0xFFFFFF)
-                       for name, type_name in (("packet_in", "packet_in_t"),
-                                               ("packet_out", "packet_out_t"))}, \
-        "the front end must fill ControllerHeaderDef.type_name (p4sim/model.py)"
+    assert headers == {
+        name: (0x04 << 24) | (jenkins_one_at_a_time(type_name) & 0xFFFFFF)
+        for name, type_name in (("packet_in", "packet_in_t"), ("packet_out", "packet_out_t"))
+    }, "the front end must fill ControllerHeaderDef.type_name (p4sim/model.py)"
     assert json_format.Parse(js.read_text(), p4info_pb2.P4Info()) == info
     assert p4info_pb2.P4Info.FromString(binary.read_bytes()) == info
     doc = json.loads(config.read_text())
@@ -90,16 +92,31 @@ def test_bad_usage_is_explained():
 def test_program_on_command_line_is_committed_at_once(tmp_path):
     """GetForwardingPipelineConfig returns its P4Info and writes work without a push."""
     sock = f"unix:{tmp_path}/p4rt.sock"
-    proc = subprocess.Popen([P4SIM, str(PROGRAM), "--grpc-server-addr", sock, "--cpu-port",
-                             "64", "--thrift-port", "9090", "--log-level", "info"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        [
+            P4SIM,
+            str(PROGRAM),
+            "--grpc-server-addr",
+            sock,
+            "--cpu-port",
+            "64",
+            "--thrift-port",
+            "9090",
+            "--log-level",
+            "info",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
         channel = grpc.insecure_channel(sock)
         grpc.channel_ready_future(channel).result(timeout=60)
         stub = p4runtime_pb2_grpc.P4RuntimeStub(channel)
         got = stub.GetForwardingPipelineConfig(
-            p4runtime_pb2.GetForwardingPipelineConfigRequest(device_id=0), timeout=10)
+            p4runtime_pb2.GetForwardingPipelineConfigRequest(device_id=0), timeout=10
+        )
         tables = {t.preamble.name: t.preamble.id for t in got.config.p4info.tables}
         actions = {a.preamble.name: a.preamble.id for a in got.config.p4info.actions}
         assert "FwdIngress.l2_fwd" in tables
@@ -109,6 +126,7 @@ def test_program_on_command_line_is_committed_at_once(tmp_path):
         requests[0].arbitration.device_id = 0
         requests[0].arbitration.election_id.low = 1
         import queue
+
         q: queue.Queue = queue.Queue()
         q.put(requests[0])
         stream = stub.StreamChannel(iter(q.get, None))

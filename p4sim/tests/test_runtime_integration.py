@@ -247,11 +247,14 @@ def test_engine_errors_map_to_status_codes(rig):
     """Errors the engine raises (duplicate, absent) reach the client with the right codes."""
     client, _, _ = rig
     add = client.l2("INSERT", 0x020000000002, "forward", port=b"\x01")
-    codes = _write_codes(client, add, add,
-                         client.l2("DELETE", 0x020000000003, "forward", port=b"\x01"),
-                         client.l2("MODIFY", 0x020000000004, "forward", port=b"\x01"))
-    assert codes == [code_pb2.OK, code_pb2.ALREADY_EXISTS, code_pb2.NOT_FOUND,
-                     code_pb2.NOT_FOUND]
+    codes = _write_codes(
+        client,
+        add,
+        add,
+        client.l2("DELETE", 0x020000000003, "forward", port=b"\x01"),
+        client.l2("MODIFY", 0x020000000004, "forward", port=b"\x01"),
+    )
+    assert codes == [code_pb2.OK, code_pb2.ALREADY_EXISTS, code_pb2.NOT_FOUND, code_pb2.NOT_FOUND]
 
 
 def test_ternary_and_optional_acl_drops_by_priority(rig):

@@ -94,18 +94,46 @@ def advanced_tunnel_model() -> ProgramModel:
         ActionDef("MyIngress.myTunnel_egress", [ParamDef("dstAddr", 48), ParamDef("port", 9)]),
     ]
     tables = [
-        TableDef("MyIngress.ipv4_lpm", [MatchFieldDef("hdr.ipv4.dstAddr", 32, "lpm")],
-                 [ActionRefDef(n) for n in ("MyIngress.ipv4_forward",
-                                            "MyIngress.myTunnel_ingress", "MyIngress.drop",
-                                            "NoAction")],
-                 1024, "NoAction", {}, False, None),
-        TableDef("MyIngress.myTunnel_exact", [MatchFieldDef("hdr.myTunnel.dst_id", 16, "exact")],
-                 [ActionRefDef(n) for n in ("MyIngress.myTunnel_forward",
-                                            "MyIngress.myTunnel_egress", "MyIngress.drop")],
-                 1024, "MyIngress.drop", {}, False, None),
+        TableDef(
+            "MyIngress.ipv4_lpm",
+            [MatchFieldDef("hdr.ipv4.dstAddr", 32, "lpm")],
+            [
+                ActionRefDef(n)
+                for n in (
+                    "MyIngress.ipv4_forward",
+                    "MyIngress.myTunnel_ingress",
+                    "MyIngress.drop",
+                    "NoAction",
+                )
+            ],
+            1024,
+            "NoAction",
+            {},
+            False,
+            None,
+        ),
+        TableDef(
+            "MyIngress.myTunnel_exact",
+            [MatchFieldDef("hdr.myTunnel.dst_id", 16, "exact")],
+            [
+                ActionRefDef(n)
+                for n in (
+                    "MyIngress.myTunnel_forward",
+                    "MyIngress.myTunnel_egress",
+                    "MyIngress.drop",
+                )
+            ],
+            1024,
+            "MyIngress.drop",
+            {},
+            False,
+            None,
+        ),
     ]
-    counters = [CounterDef("MyIngress.ingressTunnelCounter", 65536, "packets_and_bytes"),
-                CounterDef("MyIngress.egressTunnelCounter", 65536, "packets_and_bytes")]
+    counters = [
+        CounterDef("MyIngress.ingressTunnelCounter", 65536, "packets_and_bytes"),
+        CounterDef("MyIngress.egressTunnelCounter", 65536, "packets_and_bytes"),
+    ]
     return ProgramModel(tables, actions, [], counters, [], [])
 
 
@@ -116,41 +144,59 @@ def test_matches_p4c_output_for_advanced_tunnel_model():
 
 def test_jenkins_hash_gives_p4c_ids():
     # ids seen in p4c-generated P4Info files of public projects
-    assert (0x02 << 24) | (p4info.jenkins_one_at_a_time("MyIngress.ipv4_lpm") & 0xFFFFFF) \
-        == 37375156
+    assert (0x02 << 24) | (
+        p4info.jenkins_one_at_a_time("MyIngress.ipv4_lpm") & 0xFFFFFF
+    ) == 37375156
     assert (0x01 << 24) | (p4info.jenkins_one_at_a_time("NoAction") & 0xFFFFFF) == 21257015
     # stratum/fabric-tna: @controller_header("packet_in") header packet_in_header_t has id
     # 81826293 in its P4Info: the header *type* name is hashed, not "packet_in"
-    header = ControllerHeaderDef("packet_in", [ParamDef("ingress_port", 9)],
-                                 ['@controller_header("packet_in")'], "packet_in_header_t")
+    header = ControllerHeaderDef(
+        "packet_in",
+        [ParamDef("ingress_port", 9)],
+        ['@controller_header("packet_in")'],
+        "packet_in_header_t",
+    )
     [h] = p4info.generate(minimal(headers=[header])).controller_packet_metadata
     assert h.preamble.id == 81826293
 
 
 def minimal(tables=(), actions=(), registers=(), counters=(), headers=()) -> ProgramModel:
-    return ProgramModel(list(tables), list(actions), list(registers), list(counters), [],
-                        list(headers))
+    return ProgramModel(
+        list(tables), list(actions), list(registers), list(counters), [], list(headers)
+    )
 
 
 def test_aliases_are_shortest_unique_suffixes_across_all_kinds():
     model = minimal(
-        actions=[ActionDef("Ingress.a.drop", []), ActionDef("Egress.b.drop", []),
-                 ActionDef("Ingress.fwd", [])],
-        registers=[RegisterDef("Ingress.fwd_state", 4, 8), RegisterDef("Egress.fwd", 4, 8)])
+        actions=[
+            ActionDef("Ingress.a.drop", []),
+            ActionDef("Egress.b.drop", []),
+            ActionDef("Ingress.fwd", []),
+        ],
+        registers=[RegisterDef("Ingress.fwd_state", 4, 8), RegisterDef("Egress.fwd", 4, 8)],
+    )
     info = p4info.generate(model)
     aliases = {a.preamble.name: a.preamble.alias for a in info.actions}
     aliases.update({r.preamble.name: r.preamble.alias for r in info.registers})
-    assert aliases == {"Ingress.a.drop": "a.drop", "Egress.b.drop": "b.drop",
-                       "Ingress.fwd": "Ingress.fwd", "Egress.fwd": "Egress.fwd",
-                       "Ingress.fwd_state": "fwd_state"}
+    assert aliases == {
+        "Ingress.a.drop": "a.drop",
+        "Egress.b.drop": "b.drop",
+        "Ingress.fwd": "Ingress.fwd",
+        "Egress.fwd": "Egress.fwd",
+        "Ingress.fwd_state": "fwd_state",
+    }
 
 
 def test_id_annotations_and_collision_probing():
     # Two names whose hashes collide in the low 24 bits would be probed; force a collision
     # with an @id that takes the hashed id of another action.
     taken = (0x01 << 24) | (p4info.jenkins_one_at_a_time("Ingress.b") & 0xFFFFFF)
-    model = minimal(actions=[ActionDef("Ingress.a", [], [f"@id({taken & 0xFFFFFF})"]),
-                             ActionDef("Ingress.b", [])])
+    model = minimal(
+        actions=[
+            ActionDef("Ingress.a", [], [f"@id({taken & 0xFFFFFF})"]),
+            ActionDef("Ingress.b", []),
+        ]
+    )
     ids = {a.preamble.name: a.preamble.id for a in p4info.generate(model).actions}
     assert ids["Ingress.a"] == taken  # prefix added to the bare @id
     h = p4info.jenkins_one_at_a_time("Ingress.b")
@@ -164,25 +210,45 @@ def test_table_details_scopes_const_and_direct_counter():
     table = TableDef(
         "Ingress.t",
         [MatchFieldDef("k1", 8, "ternary", ['@name("k1")']), MatchFieldDef("k2", 16, "range")],
-        [ActionRefDef("Ingress.set", "TABLE_ONLY", ["@tableonly"]),
-         ActionRefDef("NoAction", "DEFAULT_ONLY", ["@defaultonly"])],
-        64, "NoAction", {}, True, [], direct_counter="Ingress.t_counter")
+        [
+            ActionRefDef("Ingress.set", "TABLE_ONLY", ["@tableonly"]),
+            ActionRefDef("NoAction", "DEFAULT_ONLY", ["@defaultonly"]),
+        ],
+        64,
+        "NoAction",
+        {},
+        True,
+        [],
+        direct_counter="Ingress.t_counter",
+    )
     model = minimal(
         tables=[table],
-        actions=[ActionDef("NoAction", []),
-                 ActionDef("Ingress.set", [ParamDef("a", 3), ParamDef("b", 5, ["@id(7)"])])],
+        actions=[
+            ActionDef("NoAction", []),
+            ActionDef("Ingress.set", [ParamDef("a", 3), ParamDef("b", 5, ["@id(7)"])]),
+        ],
         counters=[CounterDef("Ingress.t_counter", 0, "packets", direct_table="Ingress.t")],
         registers=[RegisterDef("Ingress.sn", 16, 18)],
-        headers=[ControllerHeaderDef("packet_in", [ParamDef("port", 9), ParamDef("pad", 7)],
-                                     ['@controller_header("packet_in")'], "cpu_in_t")])
+        headers=[
+            ControllerHeaderDef(
+                "packet_in",
+                [ParamDef("port", 9), ParamDef("pad", 7)],
+                ['@controller_header("packet_in")'],
+                "cpu_in_t",
+            )
+        ],
+    )
     info = p4info.generate(model)
     [t] = info.tables
-    assert [(m.id, m.name, m.match_type) for m in t.match_fields] == \
-        [(1, "k1", p4info_pb2.MatchField.TERNARY), (2, "k2", p4info_pb2.MatchField.RANGE)]
+    assert [(m.id, m.name, m.match_type) for m in t.match_fields] == [
+        (1, "k1", p4info_pb2.MatchField.TERNARY),
+        (2, "k2", p4info_pb2.MatchField.RANGE),
+    ]
     assert list(t.match_fields[0].annotations) == []  # @name is consumed, not copied
     assert [(r.scope, list(r.annotations)) for r in t.action_refs] == [
         (p4info_pb2.ActionRef.TABLE_ONLY, ["@tableonly"]),
-        (p4info_pb2.ActionRef.DEFAULT_ONLY, ["@defaultonly"])]
+        (p4info_pb2.ActionRef.DEFAULT_ONLY, ["@defaultonly"]),
+    ]
     assert t.const_default_action_id == info.actions[0].preamble.id
     assert t.is_const_table and t.size == 64
     [dc] = info.direct_counters
@@ -200,13 +266,15 @@ def test_table_details_scopes_const_and_direct_counter():
 
 
 def test_hidden_objects_are_left_out():
-    model = minimal(actions=[ActionDef("Ingress.helper", [], ["@hidden"]),
-                             ActionDef("Ingress.visible", [])])
+    model = minimal(
+        actions=[ActionDef("Ingress.helper", [], ["@hidden"]), ActionDef("Ingress.visible", [])]
+    )
     assert [a.preamble.name for a in p4info.generate(model).actions] == ["Ingress.visible"]
 
 
-@pytest.mark.parametrize("suffix,fmt", [(".txt", "text"), (".txtpb", "text"), (".json", "json"),
-                                        (".bin", "binary")])
+@pytest.mark.parametrize(
+    "suffix,fmt", [(".txt", "text"), (".txtpb", "text"), (".json", "json"), (".bin", "binary")]
+)
 def test_file_formats_round_trip(tmp_path, suffix, fmt):
     info = p4info.generate(advanced_tunnel_model())
     path = tmp_path / f"out.p4info{suffix}"

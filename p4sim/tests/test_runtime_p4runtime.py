@@ -51,55 +51,93 @@ def fake_model() -> ProgramModel:
     fwd = TableDef(
         name="Ingress.fwd",
         keys=[MatchFieldDef("standard_metadata.ingress_port", 9, "exact")],
-        actions=[ActionRefDef("Ingress.set_port"), ActionRefDef("Ingress.to_cpu"),
-                 ActionRefDef("Ingress.drop"),
-                 ActionRefDef("NoAction", "DEFAULT_ONLY", ["@defaultonly"])],
-        size=16, default_action="NoAction", default_args={}, const_default_action=False,
-        const_entries=None, direct_counter="Ingress.fwd_counter")
+        actions=[
+            ActionRefDef("Ingress.set_port"),
+            ActionRefDef("Ingress.to_cpu"),
+            ActionRefDef("Ingress.drop"),
+            ActionRefDef("NoAction", "DEFAULT_ONLY", ["@defaultonly"]),
+        ],
+        size=16,
+        default_action="NoAction",
+        default_args={},
+        const_default_action=False,
+        const_entries=None,
+        direct_counter="Ingress.fwd_counter",
+    )
     acl = TableDef(
         name="Ingress.acl",
-        keys=[MatchFieldDef("dst_mac", 48, "ternary", ['@name("dst_mac")']),
-              MatchFieldDef("ipv4_dst", 32, "lpm"),
-              MatchFieldDef("l4_port", 16, "range"),
-              MatchFieldDef("vlan", 12, "optional")],
-        actions=[ActionRefDef("Ingress.drop", "TABLE_ONLY", ["@tableonly"]),
-                 ActionRefDef("NoAction")],
-        size=1024, default_action="NoAction", default_args={}, const_default_action=False,
-        const_entries=None)
+        keys=[
+            MatchFieldDef("dst_mac", 48, "ternary", ['@name("dst_mac")']),
+            MatchFieldDef("ipv4_dst", 32, "lpm"),
+            MatchFieldDef("l4_port", 16, "range"),
+            MatchFieldDef("vlan", 12, "optional"),
+        ],
+        actions=[
+            ActionRefDef("Ingress.drop", "TABLE_ONLY", ["@tableonly"]),
+            ActionRefDef("NoAction"),
+        ],
+        size=1024,
+        default_action="NoAction",
+        default_args={},
+        const_default_action=False,
+        const_entries=None,
+    )
     fixed = TableDef(
         name="Ingress.fixed",
         keys=[MatchFieldDef("hdr.ethernet.ether_type", 16, "exact")],
         actions=[ActionRefDef("Ingress.drop"), ActionRefDef("NoAction")],
-        size=4, default_action="NoAction", default_args={}, const_default_action=True,
-        const_entries=[ConstEntryDef({"hdr.ethernet.ether_type": FieldMatch("exact", 0x86DD)},
-                                     "Ingress.drop", {}, 0)])
+        size=4,
+        default_action="NoAction",
+        default_args={},
+        const_default_action=True,
+        const_entries=[
+            ConstEntryDef(
+                {"hdr.ethernet.ether_type": FieldMatch("exact", 0x86DD)}, "Ingress.drop", {}, 0
+            )
+        ],
+    )
     return ProgramModel(
         tables=[fwd, acl, fixed],
-        actions=[ActionDef("NoAction", [], ['@noWarn("unused")']),
-                 ActionDef("Ingress.set_port", [ParamDef("port", 9)]),
-                 ActionDef("Ingress.to_cpu", []),
-                 ActionDef("Ingress.drop", [])],
+        actions=[
+            ActionDef("NoAction", [], ['@noWarn("unused")']),
+            ActionDef("Ingress.set_port", [ParamDef("port", 9)]),
+            ActionDef("Ingress.to_cpu", []),
+            ActionDef("Ingress.drop", []),
+        ],
         registers=[RegisterDef("Ingress.next_sn", 8, 18)],
-        counters=[CounterDef("Ingress.port_counter", 4, "packets_and_bytes"),
-                  CounterDef("Ingress.fwd_counter", 0, "packets_and_bytes",
-                             direct_table="Ingress.fwd")],
+        counters=[
+            CounterDef("Ingress.port_counter", 4, "packets_and_bytes"),
+            CounterDef("Ingress.fwd_counter", 0, "packets_and_bytes", direct_table="Ingress.fwd"),
+        ],
         meters=[],
         controller_headers=[
-            ControllerHeaderDef("packet_in", [ParamDef("ingress_port", 9), ParamDef("_pad", 7)],
-                                ['@controller_header("packet_in")'], "packet_in_header_t"),
-            ControllerHeaderDef("packet_out", [ParamDef("egress_port", 9), ParamDef("_pad", 7)],
-                                ['@controller_header("packet_out")'], "packet_out_header_t")])
+            ControllerHeaderDef(
+                "packet_in",
+                [ParamDef("ingress_port", 9), ParamDef("_pad", 7)],
+                ['@controller_header("packet_in")'],
+                "packet_in_header_t",
+            ),
+            ControllerHeaderDef(
+                "packet_out",
+                [ParamDef("egress_port", 9), ParamDef("_pad", 7)],
+                ['@controller_header("packet_out")'],
+                "packet_out_header_t",
+            ),
+        ],
+    )
 
 
 class FakeTable:
     def __init__(self, definition: TableDef) -> None:
         self.definition = definition
         self._entries: dict[tuple, model.TableEntry] = {}
-        self._default = model.TableEntry({}, definition.default_action,
-                                         dict(definition.default_args))
+        self._default = model.TableEntry(
+            {}, definition.default_action, dict(definition.default_args)
+        )
         for e in definition.const_entries or []:
-            entry = model.TableEntry(dict(e.match), e.action, dict(e.args), e.priority,
-                                     is_const=True)
+            entry = model.TableEntry(
+                dict(e.match), e.action, dict(e.args), e.priority, is_const=True
+            )
             self._entries[self._key(entry.match, entry.priority)] = entry
 
     @staticmethod
@@ -137,8 +175,9 @@ class FakeTable:
         self._default = model.TableEntry({}, action, dict(args))
 
     def reset_default(self):
-        self._default = model.TableEntry({}, self.definition.default_action,
-                                         dict(self.definition.default_args))
+        self._default = model.TableEntry(
+            {}, self.definition.default_action, dict(self.definition.default_args)
+        )
 
     def clear(self):
         self._entries = {k: e for k, e in self._entries.items() if e.is_const}
@@ -178,8 +217,9 @@ class FakeDevice:
         self.cpu_port = cpu_port
         self.tables = {t.name: FakeTable(t) for t in program_model.tables}
         self.registers = {r.name: FakeRegister(r) for r in program_model.registers}
-        self.counters = {c.name: FakeCounter(c) for c in program_model.counters
-                         if not c.direct_table}
+        self.counters = {
+            c.name: FakeCounter(c) for c in program_model.counters if not c.direct_table
+        }
         self.pre = model.ReplicationEngine()
 
     def process(self, ingress_port, frame):
@@ -187,7 +227,8 @@ class FakeDevice:
             egress = int.from_bytes(frame[:2], "big") >> 7
             return [(egress, frame[2:])]
         entry = self.tables["Ingress.fwd"].find(
-            {"standard_metadata.ingress_port": FieldMatch("exact", ingress_port)}, 0)
+            {"standard_metadata.ingress_port": FieldMatch("exact", ingress_port)}, 0
+        )
         if entry is None:
             return []
         entry.packets += 1
@@ -265,8 +306,14 @@ class Client:
     def send(self, req):
         self._requests.put(req)
 
-    def set_pipeline(self, program="control C() {}", action="VERIFY_AND_COMMIT",
-                     p4info=None, config_bytes=None, cookie=None):
+    def set_pipeline(
+        self,
+        program="control C() {}",
+        action="VERIFY_AND_COMMIT",
+        p4info=None,
+        config_bytes=None,
+        cookie=None,
+    ):
         req = p4runtime_pb2.SetForwardingPipelineConfigRequest(device_id=self.device_id)
         req.election_id.low = self.election_id
         req.action = p4runtime_pb2.SetForwardingPipelineConfigRequest.Action.Value(action)
@@ -295,9 +342,11 @@ class Client:
 
 
 P4INFO = p4info_gen.generate(fake_model())
-IDS = {o.preamble.name: o.preamble.id
-       for kind in ("tables", "actions", "counters", "direct_counters", "registers")
-       for o in getattr(P4INFO, kind)}
+IDS = {
+    o.preamble.name: o.preamble.id
+    for kind in ("tables", "actions", "counters", "direct_counters", "registers")
+    for o in getattr(P4INFO, kind)
+}
 
 
 @pytest.fixture
@@ -333,8 +382,9 @@ def b(value: int, nbytes: int | None = None) -> bytes:
     return value.to_bytes(nbytes or max(1, (value.bit_length() + 7) // 8), "big")
 
 
-def fwd_entry(in_port: int, out_port: int | None = 2, action="Ingress.set_port",
-              value: bytes | None = None):
+def fwd_entry(
+    in_port: int, out_port: int | None = 2, action="Ingress.set_port", value: bytes | None = None
+):
     e = p4runtime_pb2.TableEntry(table_id=IDS["Ingress.fwd"])
     e.match.add(field_id=1).exact.value = value if value is not None else b(in_port)
     e.action.action.action_id = IDS[action]
@@ -453,7 +503,8 @@ def test_pipeline_push_and_get(server):
         stub = c.stub
         with pytest.raises(grpc.RpcError) as info:
             stub.GetForwardingPipelineConfig(
-                p4runtime_pb2.GetForwardingPipelineConfigRequest(device_id=0), timeout=5)
+                p4runtime_pb2.GetForwardingPipelineConfigRequest(device_id=0), timeout=5
+            )
         assert info.value.code() == grpc.StatusCode.FAILED_PRECONDITION
         c.set_pipeline(program="// verify only", action="VERIFY")
         assert server.switch.pipeline is None
@@ -467,10 +518,12 @@ def test_pipeline_push_and_get(server):
         assert not cookie.config.HasField("p4info") and not cookie.config.p4_device_config
         assert cookie.config.cookie.cookie == 77
         info_only = stub.GetForwardingPipelineConfig(
-            RT(device_id=0, response_type=RT.P4INFO_AND_COOKIE))
+            RT(device_id=0, response_type=RT.P4INFO_AND_COOKIE)
+        )
         assert info_only.config.p4info == P4INFO and not info_only.config.p4_device_config
         dev_only = stub.GetForwardingPipelineConfig(
-            RT(device_id=0, response_type=RT.DEVICE_CONFIG_AND_COOKIE))
+            RT(device_id=0, response_type=RT.DEVICE_CONFIG_AND_COOKIE)
+        )
         assert not dev_only.config.HasField("p4info") and dev_only.config.p4_device_config
         # VERIFY_AND_SAVE then COMMIT
         c.set_pipeline(program="// v2", action="VERIFY_AND_SAVE")
@@ -491,10 +544,10 @@ def test_bad_pipeline_configs(server):
     try:
         c.arbitrate()
         cases = [
-            dict(program="syntax error here"),  # the front end's error text is passed on
-            dict(config_bytes=b"{not json"),
-            dict(config_bytes=b'{"target": "bmv2"}'),
-            dict(config_bytes=b""),
+            {"program": "syntax error here"},  # the front end's error text is passed on
+            {"config_bytes": b"{not json"},
+            {"config_bytes": b'{"target": "bmv2"}'},
+            {"config_bytes": b""},
         ]
         messages = []
         for kwargs in cases:
@@ -531,8 +584,9 @@ def test_write_before_pipeline_is_failed_precondition(server):
 
 def test_table_entry_crud_and_reads(client, server):
     client.write(table_update("INSERT", fwd_entry(0, 1)), table_update("INSERT", fwd_entry(1, 2)))
-    all_fwd = client.read(entity("table_entry",
-                                 p4runtime_pb2.TableEntry(table_id=IDS["Ingress.fwd"])))
+    all_fwd = client.read(
+        entity("table_entry", p4runtime_pb2.TableEntry(table_id=IDS["Ingress.fwd"]))
+    )
     assert sorted(e.table_entry.match[0].exact.value for e in all_fwd) == [b"\x00", b"\x01"]
     # canonical bytestrings on read even when written with leading zeros
     client.write(table_update("MODIFY", fwd_entry(1, 0, value=b"\x00\x01")))
@@ -560,8 +614,11 @@ def test_default_entry_modify_and_read(client):
     assert got.table_entry.is_default_action
     assert got.table_entry.action.action.action_id == IDS["Ingress.drop"]
     # MODIFY without an action restores the program's default
-    client.write(table_update("MODIFY", p4runtime_pb2.TableEntry(table_id=IDS["Ingress.fwd"],
-                                                                 is_default_action=True)))
+    client.write(
+        table_update(
+            "MODIFY", p4runtime_pb2.TableEntry(table_id=IDS["Ingress.fwd"], is_default_action=True)
+        )
+    )
     [got] = client.read(entity("table_entry", req))
     assert got.table_entry.action.action.action_id == IDS["NoAction"]
     # INSERT of a default entry is invalid; the const default action is PERMISSION_DENIED
@@ -571,8 +628,14 @@ def test_default_entry_modify_and_read(client):
     assert [code for code, _ in errors] == [code_pb2.INVALID_ARGUMENT, code_pb2.PERMISSION_DENIED]
 
 
-def acl_entry(priority=10, mac=(0x0A0000000000, 0xFF0000000000), prefix=(0x0A000000, 8),
-              port_range=(1000, 2000), vlan=None, action="Ingress.drop"):
+def acl_entry(
+    priority=10,
+    mac=(0x0A0000000000, 0xFF0000000000),
+    prefix=(0x0A000000, 8),
+    port_range=(1000, 2000),
+    vlan=None,
+    action="Ingress.drop",
+):
     e = p4runtime_pb2.TableEntry(table_id=IDS["Ingress.acl"], priority=priority)
     if mac is not None:
         t = e.match.add(field_id=1).ternary
@@ -590,8 +653,10 @@ def acl_entry(priority=10, mac=(0x0A0000000000, 0xFF0000000000), prefix=(0x0A000
 
 
 def test_ternary_lpm_range_optional_round_trip(client):
-    client.write(table_update("INSERT", acl_entry(vlan=5)),
-                 table_update("INSERT", acl_entry(priority=20, mac=None, port_range=None)))
+    client.write(
+        table_update("INSERT", acl_entry(vlan=5)),
+        table_update("INSERT", acl_entry(priority=20, mac=None, port_range=None)),
+    )
     got = client.read(entity("table_entry", p4runtime_pb2.TableEntry(table_id=IDS["Ingress.acl"])))
     by_priority = {e.table_entry.priority: e.table_entry for e in got}
     assert set(by_priority) == {10, 20}
@@ -649,11 +714,31 @@ def test_every_entry_error_code(client):
     errors = write_error(client, *updates)
     C = code_pb2
     assert [code for code, _ in errors] == [
-        C.OK, C.ALREADY_EXISTS, C.NOT_FOUND, C.NOT_FOUND, C.OUT_OF_RANGE, C.OUT_OF_RANGE,
-        C.INVALID_ARGUMENT, C.NOT_FOUND, C.NOT_FOUND, C.INVALID_ARGUMENT, C.INVALID_ARGUMENT,
-        C.INVALID_ARGUMENT, C.INVALID_ARGUMENT, C.INVALID_ARGUMENT, C.INVALID_ARGUMENT,
-        C.INVALID_ARGUMENT, C.INVALID_ARGUMENT, C.INVALID_ARGUMENT, C.INVALID_ARGUMENT, C.OK,
-        C.INVALID_ARGUMENT, C.PERMISSION_DENIED, C.INVALID_ARGUMENT, C.INVALID_ARGUMENT]
+        C.OK,
+        C.ALREADY_EXISTS,
+        C.NOT_FOUND,
+        C.NOT_FOUND,
+        C.OUT_OF_RANGE,
+        C.OUT_OF_RANGE,
+        C.INVALID_ARGUMENT,
+        C.NOT_FOUND,
+        C.NOT_FOUND,
+        C.INVALID_ARGUMENT,
+        C.INVALID_ARGUMENT,
+        C.INVALID_ARGUMENT,
+        C.INVALID_ARGUMENT,
+        C.INVALID_ARGUMENT,
+        C.INVALID_ARGUMENT,
+        C.INVALID_ARGUMENT,
+        C.INVALID_ARGUMENT,
+        C.INVALID_ARGUMENT,
+        C.INVALID_ARGUMENT,
+        C.OK,
+        C.INVALID_ARGUMENT,
+        C.PERMISSION_DENIED,
+        C.INVALID_ARGUMENT,
+        C.INVALID_ARGUMENT,
+    ]
     messages = dict(enumerate(m for _, m in errors))
     assert "does not fit in 9 bits" in messages[4]
     assert "priority" in messages[14]
@@ -662,8 +747,14 @@ def test_every_entry_error_code(client):
     # both OK updates were applied, and the server is still up
     acl = client.read(entity("table_entry", p4runtime_pb2.TableEntry(table_id=IDS["Ingress.acl"])))
     assert [e.table_entry.priority for e in acl] == [3]
-    assert len(client.read(entity("table_entry",
-                                  p4runtime_pb2.TableEntry(table_id=IDS["Ingress.fwd"])))) == 1
+    assert (
+        len(
+            client.read(
+                entity("table_entry", p4runtime_pb2.TableEntry(table_id=IDS["Ingress.fwd"]))
+            )
+        )
+        == 1
+    )
 
 
 def table_entry_with_priority():
@@ -710,8 +801,10 @@ def test_direct_and_indirect_counters(client, server):
     req = p4runtime_pb2.TableEntry(table_id=IDS["Ingress.fwd"])
     req.counter_data.SetInParent()
     [got] = client.read(entity("table_entry", req))
-    assert (got.table_entry.counter_data.packet_count,
-            got.table_entry.counter_data.byte_count) == (3, 180)
+    assert (got.table_entry.counter_data.packet_count, got.table_entry.counter_data.byte_count) == (
+        3,
+        180,
+    )
     # direct counter entity: read and reset
     dce = p4runtime_pb2.DirectCounterEntry()
     dce.table_entry.CopyFrom(fwd_entry(0, 1))
@@ -731,14 +824,20 @@ def test_direct_and_indirect_counters(client, server):
     ce.index.index = 2
     ce.data.packet_count, ce.data.byte_count = 5, 500
     client.write(update("MODIFY", "counter_entry", ce))
-    cells = client.read(entity("counter_entry",
-                               p4runtime_pb2.CounterEntry(counter_id=IDS["Ingress.port_counter"])))
-    assert [(c.counter_entry.index.index, c.counter_entry.data.packet_count) for c in cells] == \
-        [(0, 0), (1, 0), (2, 5), (3, 0)]
+    cells = client.read(
+        entity("counter_entry", p4runtime_pb2.CounterEntry(counter_id=IDS["Ingress.port_counter"]))
+    )
+    assert [(c.counter_entry.index.index, c.counter_entry.data.packet_count) for c in cells] == [
+        (0, 0),
+        (1, 0),
+        (2, 5),
+        (3, 0),
+    ]
     assert len(client.read(entity("counter_entry", p4runtime_pb2.CounterEntry()))) == 4
     ce.index.index = 4
-    errors = write_error(client, update("MODIFY", "counter_entry", ce),
-                         update("INSERT", "counter_entry", ce))
+    errors = write_error(
+        client, update("MODIFY", "counter_entry", ce), update("INSERT", "counter_entry", ce)
+    )
     assert [c for c, _ in errors] == [code_pb2.OUT_OF_RANGE, code_pb2.INVALID_ARGUMENT]
 
 
@@ -761,13 +860,19 @@ def test_registers(client, server):
     not_bits = p4runtime_pb2.RegisterEntry(register_id=IDS["Ingress.next_sn"])
     not_bits.index.index = 0
     not_bits.data.CopyFrom(p4data_pb2.P4Data(bool=True))
-    errors = write_error(client, update("MODIFY", "register_entry", too_wide),
-                         update("MODIFY", "register_entry", bad_index),
-                         update("MODIFY", "register_entry", not_bits),
-                         update("MODIFY", "register_entry",
-                                p4runtime_pb2.RegisterEntry(register_id=0x16ABCDEF)))
-    assert [c for c, _ in errors] == [code_pb2.OUT_OF_RANGE, code_pb2.OUT_OF_RANGE,
-                                      code_pb2.INVALID_ARGUMENT, code_pb2.NOT_FOUND]
+    errors = write_error(
+        client,
+        update("MODIFY", "register_entry", too_wide),
+        update("MODIFY", "register_entry", bad_index),
+        update("MODIFY", "register_entry", not_bits),
+        update("MODIFY", "register_entry", p4runtime_pb2.RegisterEntry(register_id=0x16ABCDEF)),
+    )
+    assert [c for c, _ in errors] == [
+        code_pb2.OUT_OF_RANGE,
+        code_pb2.OUT_OF_RANGE,
+        code_pb2.INVALID_ARGUMENT,
+        code_pb2.NOT_FOUND,
+    ]
 
 
 def test_pre_multicast_groups_and_clone_sessions(client, server):
@@ -789,8 +894,10 @@ def test_pre_multicast_groups_and_clone_sessions(client, server):
     wildcard = p4runtime_pb2.PacketReplicationEngineEntry()
     wildcard.multicast_group_entry.SetInParent()
     [got] = client.read(entity("packet_replication_engine_entry", wildcard))
-    assert [(r.egress_port, r.instance) for r in got.packet_replication_engine_entry
-            .multicast_group_entry.replicas] == [(1, 1)]
+    assert [
+        (r.egress_port, r.instance)
+        for r in got.packet_replication_engine_entry.multicast_group_entry.replicas
+    ] == [(1, 1)]
     wildcard_clone = p4runtime_pb2.PacketReplicationEngineEntry()
     wildcard_clone.clone_session_entry.SetInParent()
     [got] = client.read(entity("packet_replication_engine_entry", wildcard_clone))
@@ -799,14 +906,21 @@ def test_pre_multicast_groups_and_clone_sessions(client, server):
     absent.multicast_group_entry.multicast_group_id = 9
     zero = p4runtime_pb2.PacketReplicationEngineEntry()
     zero.multicast_group_entry.multicast_group_id = 0
-    errors = write_error(client,
-                         update("INSERT", "packet_replication_engine_entry", pre),
-                         update("MODIFY", "packet_replication_engine_entry", absent),
-                         update("DELETE", "packet_replication_engine_entry", absent),
-                         update("INSERT", "packet_replication_engine_entry", zero),
-                         update("DELETE", "packet_replication_engine_entry", clone))
-    assert [c for c, _ in errors] == [code_pb2.ALREADY_EXISTS, code_pb2.NOT_FOUND,
-                                      code_pb2.NOT_FOUND, code_pb2.INVALID_ARGUMENT, code_pb2.OK]
+    errors = write_error(
+        client,
+        update("INSERT", "packet_replication_engine_entry", pre),
+        update("MODIFY", "packet_replication_engine_entry", absent),
+        update("DELETE", "packet_replication_engine_entry", absent),
+        update("INSERT", "packet_replication_engine_entry", zero),
+        update("DELETE", "packet_replication_engine_entry", clone),
+    )
+    assert [c for c, _ in errors] == [
+        code_pb2.ALREADY_EXISTS,
+        code_pb2.NOT_FOUND,
+        code_pb2.NOT_FOUND,
+        code_pb2.INVALID_ARGUMENT,
+        code_pb2.OK,
+    ]
     assert device.pre.clone_sessions == {}
 
 

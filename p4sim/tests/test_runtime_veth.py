@@ -49,10 +49,13 @@ print(json.dumps(got))
 """
 
 
-def send_and_sniff(ns: Namespace, send_if: str, recv_if: str, frame: bytes,
-                   wait: float) -> list[bytes]:
-    proc = ns.run([sys.executable, "-c", SEND_AND_SNIFF, send_if, recv_if, frame.hex(),
-                   str(wait)], timeout=wait + 30)
+def send_and_sniff(
+    ns: Namespace, send_if: str, recv_if: str, frame: bytes, wait: float
+) -> list[bytes]:
+    proc = ns.run(
+        [sys.executable, "-c", SEND_AND_SNIFF, send_if, recv_if, frame.hex(), str(wait)],
+        timeout=wait + 30,
+    )
     return [bytes.fromhex(h) for h in json.loads(proc.stdout)]
 
 
@@ -69,9 +72,12 @@ class P4RuntimeClient:
         self._stream = self.stub.StreamChannel(iter(self._requests.get, None))
         assert next(self._stream).arbitration.status.code == 0
         config = self.stub.GetForwardingPipelineConfig(
-            p4runtime_pb2.GetForwardingPipelineConfigRequest(device_id=0), timeout=10).config
-        self.ids = {o.preamble.name: o.preamble.id
-                    for o in list(config.p4info.tables) + list(config.p4info.actions)}
+            p4runtime_pb2.GetForwardingPipelineConfigRequest(device_id=0), timeout=10
+        ).config
+        self.ids = {
+            o.preamble.name: o.preamble.id
+            for o in list(config.p4info.tables) + list(config.p4info.actions)
+        }
 
     def l2_update(self, kind: int, dst_mac: str, port: int) -> None:
         req = p4runtime_pb2.WriteRequest(device_id=0)
@@ -96,13 +102,21 @@ def switch_ns(tmp_path):
         veth_pair("h1", ns, "s1", ns)
         ns.run(["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1"])
         sock = f"unix:{tmp_path}/p4rt.sock"
-        log = open(tmp_path / "p4sim.log", "w")
-        ns.popen([P4SIM, str(PROGRAM), "-i", "0@s0", "-i", "1@s1", "--grpc-server-addr", sock,
-                  "--pcap-dir", str(tmp_path / "pcap")], stdout=log, stderr=log)
-        try:
-            yield ns, sock, tmp_path
-        finally:
-            log.close()
+        argv = [
+            P4SIM,
+            str(PROGRAM),
+            "-i",
+            "0@s0",
+            "-i",
+            "1@s1",
+            "--grpc-server-addr",
+            sock,
+            "--pcap-dir",
+            str(tmp_path / "pcap"),
+        ]
+        with open(tmp_path / "p4sim.log", "w") as log:
+            ns.popen(argv, stdout=log, stderr=log)  # the child keeps its own copy of the fd
+        yield ns, sock, tmp_path
 
 
 def test_forwards_by_p4runtime_entry_and_drops_after_delete(switch_ns):
