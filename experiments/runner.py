@@ -35,7 +35,7 @@ from experiments.netns import unique_prefix
 from experiments.sampler import Sampler, saturation
 from experiments.scenario import Run, Scenario
 from experiments.testbed import (AGENT_BIN, P4_PROGRAM, ROOT, SERVER_ADDR, Testbed, TestbedError,
-                                 venv_tool)
+                                 bmv2_missing, venv_tool)
 
 SERVER_SETTLE_S = 0.5      # let servers bind before the first client starts
 FLOW_PORT_BASE = 4433
@@ -100,6 +100,8 @@ def preflight(scenario: Scenario, target: str) -> None:
             problems.append(f"{tool} is missing (Debian package {pkg}): run `make setup`")
     if target == "p4sim" and venv_tool("p4sim") is None:
         problems.append("p4sim is missing: run `make setup`")
+    if target == "bmv2" and bmv2_missing():
+        problems.append(bmv2_missing())
     if not P4_PROGRAM.exists():
         problems.append(f"{P4_PROGRAM} is missing")
     if not AGENT_BIN.exists():

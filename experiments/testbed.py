@@ -47,6 +47,18 @@ def venv_tool(name: str) -> str | None:
     return str(local) if local.exists() else shutil.which(name)
 
 
+def bmv2_missing() -> str | None:
+    """What --target bmv2 lacks on this machine, or None."""
+    missing = []
+    if shutil.which("simple_switch_grpc") is None:
+        missing.append("simple_switch_grpc (BMv2; not packaged for Debian 12: build "
+                       "p4lang/behavioral-model with its gRPC server)")
+    for name in ("dc_splitter.json", "dc_splitter.p4info.txtpb"):
+        if not (BUILD / "p4" / name).exists():
+            missing.append(f"{BUILD / 'p4' / name} (`make p4c-bmv2`, needs p4c)")
+    return "switch: --target bmv2 needs " + " and ".join(missing) if missing else None
+
+
 class TestbedError(RuntimeError):
     """A part of the testbed failed to start; the message names the part and what to do."""
 
@@ -178,15 +190,11 @@ class Testbed:
             argv = [p4sim, str(P4_PROGRAM), *ifaces, "--grpc-server-addr", self.grpc_addr,
                     "--log-level", "warn"]
         elif self.target == "bmv2":
-            ssg = shutil.which("simple_switch_grpc")
-            bmv2_json = BUILD / "p4" / "dc_splitter.json"
-            if ssg is None or not bmv2_json.exists():
-                missing = [w for w, ok in (("simple_switch_grpc (BMv2, not packaged for "
-                                            "Debian 12: build p4lang/behavioral-model)", ssg),
-                                           (f"{bmv2_json} (run `make -C . p4c-bmv2` with p4c)",
-                                            bmv2_json.exists())) if not ok]
-                raise TestbedError("switch: --target bmv2 needs " + " and ".join(missing))
-            argv = [ssg, "--no-p4", *ifaces, "--", "--grpc-server-addr", self.grpc_addr]
+            missing = bmv2_missing()
+            if missing:
+                raise TestbedError(missing)
+            argv = [shutil.which("simple_switch_grpc"), "--no-p4", *ifaces, "--",
+                    "--grpc-server-addr", self.grpc_addr]
         else:
             raise TestbedError(f"switch: target {self.target!r} is not one of p4sim, bmv2")
         out = open(log, "w")

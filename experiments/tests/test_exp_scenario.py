@@ -115,3 +115,14 @@ def test_ratio_must_fit_batch():
     with pytest.raises(ScenarioError, match="at sweep value 5"):
         from_dict(base(dc={"ratio": "1:1"}, sweep={"param": "dc.batch", "values": [4, 5]}))
     assert len(from_dict(base(dc={"batch": 1, "ratio": "1:1", "dup": True})).runs) == 1
+
+
+def test_preflight_names_every_problem(monkeypatch):
+    from experiments import runner
+    from experiments.testbed import TestbedError
+    monkeypatch.setattr(runner.os, "geteuid", lambda: 1000)  # as an ordinary user
+    sc = from_dict(base())
+    with pytest.raises(TestbedError) as exc:
+        runner.preflight(sc, "bmv2")
+    msg = str(exc.value)
+    assert "needs root" in msg and "simple_switch_grpc" in msg
