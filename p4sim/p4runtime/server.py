@@ -36,6 +36,7 @@ log = logging.getLogger("p4sim.p4runtime")
 
 API_VERSION = "1.6.0"
 _READ_CHUNK = 1000  # entities per ReadResponse
+_MAX_MESSAGE = 256 * 1024 * 1024
 _END = object()
 
 Action = p4runtime_pb2.SetForwardingPipelineConfigRequest
@@ -431,7 +432,12 @@ class P4RuntimeServer:
     ) -> None:
         self.servicer = P4RuntimeServicer(switch, device_id, compiler)
         self._server = grpc.server(
-            futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="p4rt")
+            futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="p4rt"),
+            # a device config carries the whole preprocessed program; reads can be large
+            options=[
+                ("grpc.max_receive_message_length", _MAX_MESSAGE),
+                ("grpc.max_send_message_length", _MAX_MESSAGE),
+            ],
         )
         p4runtime_pb2_grpc.add_P4RuntimeServicer_to_server(self.servicer, self._server)
         try:
