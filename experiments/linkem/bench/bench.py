@@ -11,7 +11,8 @@ kernel (SO_TIMESTAMPNS).  At each rate:
                delay), from linkem's stats.  "end to end": the generator's send call to the
                sink's kernel timestamp minus (10 ms + serialization); it adds the kernel
                path and any queueing when the generator falls behind and sends a burst.
-  rate         received rate / configured, offered at 120% of the rate with 1500-byte frames.
+  rate         received rate / configured, offered at 120% of the rate with 1500-byte frames
+               into a deep queue.
 Frame rate: the most 64-byte frames per second linkem forwards with an unlimited link, pinned
 to one core (--cpu 1) while the generator runs on the other.
 Goals (issue 5): delay error p99 <= 100 us at 100 Mbit/s; rate within 1%; >= 300,000 frames/s.
@@ -75,7 +76,9 @@ def delay_error(bed, rate: float) -> dict:
 
 def rate_accuracy(bed, rate: float) -> tuple[float, float]:
     """(received / configured rate, offered / configured rate)."""
-    spec = LinkSpec(rate_mbit=rate, queue_pkts=1000)
+    # A deep queue (10,000 frames: 240 ms at 500 Mbit/s) rides out the generator's stalls on
+    # a busy machine, so the link stays saturated and the figure is linkem's.
+    spec = LinkSpec(rate_mbit=rate, queue_pkts=10_000)
     got, stats = measure(bed, spec, tx=dict(size=1500, mbit=rate * 1.2, duration=DURATION_S),
                          rx=dict(idle_ms=300, duration=DURATION_S + 5))
     offered = stats["rx_bytes"] * 8 / DURATION_S / 1e6
@@ -89,7 +92,7 @@ def frame_rate(bed) -> tuple[float, float, int]:
         stats_path = Path(tmp) / "stats.jsonl"
         link = Linkem().start(bed["a"], bed["b"], LinkSpec(queue_pkts=0), LinkSpec(),
                               netns=bed["nsl"], stats_path=stats_path, cpu=1,
-                              stats_interval_ms=100, rt_priority=0)
+                              stats_interval_ms=100)
         try:
             out = bed["ns1"].run(pktgen(bed["ns1"], "tx", bed["h1"], cpu=0, size=64, batch=64,
                                         duration=DURATION_S), timeout=60).stdout
