@@ -305,3 +305,14 @@ def test_push_pipeline_sends_files(sw, tmp_path, p4info):
     sw.push_pipeline(info_path, tmp_path / "cfg.json")
     assert sw.servicer.pipelines[-1].config.p4_device_config == b"{}"
     assert isinstance(sw.index, P4InfoIndex)
+
+
+def test_sc_and_back_keeps_the_session(sw):
+    """forward_sc has no session parameter: the session survives in the entry's metadata, so
+    the data plane does not restart the SN when the user becomes a DC user again."""
+    sw.add_user(UserConfig(addr="10.0.0.2", batch=4, ratio=(1, 1)))
+    _, first = action_of(sw.index, updates_since(sw.servicer, 0)[-1])
+    sw.set_user("10.0.0.2", mode="sc", port=2)
+    sw.set_user("10.0.0.2", mode="dc-split")
+    name, back = action_of(sw.index, updates_since(sw.servicer, 0)[-1])
+    assert name == "split_dc" and back == first

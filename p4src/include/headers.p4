@@ -89,7 +89,6 @@ struct local_metadata_t {
     batch_size_t leg_a_count;   // k: positions 0..k-1 of a batch go to leg A
     bit<9>       leg_a_port;
     bit<9>       leg_b_port;
-    bit<16>      l3_ether_type; // ethertype of the L3 packet (inner one on DC frames)
 }
 
 #endif // DC_HEADERS_P4

@@ -13,7 +13,6 @@ parser DcParser(packet_in packet,
                 inout standard_metadata_t std_meta) {
     state start {
         packet.extract(hdr.ethernet);
-        meta.l3_ether_type = hdr.ethernet.ether_type;
         transition select(hdr.ethernet.ether_type) {
             ETHERTYPE_PDCP: parse_pdcp;
             ETHERTYPE_IPV4: parse_ipv4;
@@ -25,7 +24,6 @@ parser DcParser(packet_in packet,
     state parse_pdcp {
         packet.extract(hdr.pdcp);
         packet.extract(hdr.inner_ethertype);
-        meta.l3_ether_type = hdr.inner_ethertype.ether_type;
         transition select(hdr.inner_ethertype.ether_type) {
             ETHERTYPE_IPV4: parse_ipv4;
             ETHERTYPE_IPV6: parse_ipv6;
