@@ -414,7 +414,10 @@ class NetemLink:
         _check_direction(direction)
         for d in DIRECTIONS if direction == "both" else (direction,):
             spec = replace(self.specs[d], **changes).validate()
-            tc.set_netem(self.devs[d], spec, self.ns, change=True)
+            try:
+                tc.set_netem(self.devs[d], spec, self.ns, change=True)
+            except tc.TcError as exc:
+                raise LinkError(str(exc)) from None
             self.specs[d] = spec
 
     def stats(self) -> dict:

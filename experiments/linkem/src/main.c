@@ -3,8 +3,8 @@
  *
  * Frames received on IF_A go through the "ab" link (link.c) and leave on IF_B; frames
  * received on IF_B go through "ba" and leave on IF_A.  One thread: an epoll loop over the
- * two AF_PACKET sockets, a timerfd armed for the next departure, a signalfd and the
- * control socket.  Timing is CLOCK_MONOTONIC; the last --busy-poll-us before a departure
+ * two AF_PACKET sockets (frames in through a TPACKET_V2 receive ring, out through sendmmsg),
+ * a timerfd armed for the next departure, a signalfd and the control socket.  Timing is CLOCK_MONOTONIC; the last --busy-poll-us before a departure
  * are spent polling instead of sleeping, so idle costs nothing and a busy link is precise. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -232,8 +232,6 @@ static int open_packet_socket(const char *ifname, uint8_t **ring)
 		die("PACKET_IGNORE_OUTGOING on %s: %s (needs Linux >= 4.20)", ifname, strerror(errno));
 	/* linkem is the qdisc: skip the kernel's. */
 	setsockopt(fd, SOL_PACKET, PACKET_QDISC_BYPASS, &one, sizeof(one));
-	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &bufsize, sizeof(bufsize)) < 0)
-		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bufsize, sizeof(bufsize));
 	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &bufsize, sizeof(bufsize)) < 0)
 		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bufsize, sizeof(bufsize));
 	int version = TPACKET_V2;
