@@ -311,7 +311,9 @@ def encode_entry(
         out.is_default_action = True
     else:
         encode_match(table, entry, out)
-        out.priority = entry.priority
+        # only tables with ternary/range/optional keys have priorities in P4Runtime (const
+        # entries of other tables may carry the engine's program-order rank)
+        out.priority = entry.priority if table.definition.needs_priority else 0
         out.controller_metadata = entry.controller_metadata
         out.metadata = entry.metadata
         out.is_const = entry.is_const
