@@ -52,22 +52,22 @@ class LinkSpecError(ValueError):
 class LinkSpec:
     """One direction of an emulated link, in the scenario files' units."""
 
-    rate_mbit: float | None = None   # None or 0: unlimited
+    rate_mbit: float | None = None  # None or 0: unlimited
     delay_ms: float = 0
-    delay_cv: float | None = None    # sd = delay_cv * delay_ms
-    jitter_ms: float | None = None   # netem's jitter: sd (half-width for dist=uniform)
+    delay_cv: float | None = None  # sd = delay_cv * delay_ms
+    jitter_ms: float | None = None  # netem's jitter: sd (half-width for dist=uniform)
     dist: str = "normal"
-    loss: float = 0                  # Bernoulli
-    ge: tuple | None = None          # Gilbert-Elliott, netem's order: (p, r[, 1-h[, 1-k]])
+    loss: float = 0  # Bernoulli
+    ge: tuple | None = None  # Gilbert-Elliott, netem's order: (p, r[, 1-h[, 1-k]])
     queue_pkts: int | None = None
     queue_bytes: int | None = None
-    queue_bdp: float | None = None   # multiples of rate x round trip (2 x delay_ms)
-    trace: str | None = None         # Mahimahi trace file
+    queue_bdp: float | None = None  # multiples of rate x round trip (2 x delay_ms)
+    trace: str | None = None  # Mahimahi trace file
     reorder: bool = False
     burst_bytes: int | None = None
 
     # -------------------------------------------------------------- validation
-    def validate(self) -> "LinkSpec":
+    def validate(self) -> LinkSpec:
         def number(key, lo=0.0, hi=math.inf, integer=False):
             v = getattr(self, key)
             if v is None:
@@ -96,8 +96,9 @@ class LinkSpec:
             raise LinkSpecError("give delay_cv or jitter_ms, not both (both set the spread)")
         queues = [k for k in ("queue_pkts", "queue_bytes", "queue_bdp") if getattr(self, k)]
         if len(queues) > 1:
-            raise LinkSpecError(f"give one of queue_pkts, queue_bytes, queue_bdp, not "
-                                f"{' and '.join(queues)}")
+            raise LinkSpecError(
+                f"give one of queue_pkts, queue_bytes, queue_bdp, not " f"{' and '.join(queues)}"
+            )
         if self.trace is not None:
             if not isinstance(self.trace, (str, os.PathLike)) or "," in str(self.trace):
                 raise LinkSpecError(f"trace={self.trace!r}: expected a file path without commas")
@@ -107,14 +108,23 @@ class LinkSpec:
                 raise LinkSpecError("give rate_mbit or trace, not both (a trace sets the rate)")
         if self.ge is not None:
             ge = self.ge
-            if (not isinstance(ge, (list, tuple)) or not 1 <= len(ge) <= 4
-                    or not all(isinstance(p, (int, float)) and not isinstance(p, bool)
-                               and 0 <= p <= 1 for p in ge)):
-                raise LinkSpecError(f"ge={ge!r}: expected [p, r, 1-h, 1-k] (netem's gemodel "
-                                    "order; r, 1-h, 1-k optional), probabilities in [0, 1]")
+            if (
+                not isinstance(ge, (list, tuple))
+                or not 1 <= len(ge) <= 4
+                or not all(
+                    isinstance(p, (int, float)) and not isinstance(p, bool) and 0 <= p <= 1
+                    for p in ge
+                )
+            ):
+                raise LinkSpecError(
+                    f"ge={ge!r}: expected [p, r, 1-h, 1-k] (netem's gemodel "
+                    "order; r, 1-h, 1-k optional), probabilities in [0, 1]"
+                )
         if self.queue_bdp and not (self.delay_ms and (self.rate_mbit or self.trace)):
-            raise LinkSpecError("queue_bdp needs delay_ms > 0 and a rate_mbit or trace to "
-                                "resolve the bandwidth-delay product")
+            raise LinkSpecError(
+                "queue_bdp needs delay_ms > 0 and a rate_mbit or trace to "
+                "resolve the bandwidth-delay product"
+            )
         return self
 
     def delay_sd_ms(self) -> float:
@@ -136,7 +146,7 @@ class LinkSpec:
             return int(self.queue_bytes)
         if self.queue_bdp:
             bdp = self.rate_bits() / 8 * 2 * self.delay_ms / 1000
-            return max(MIN_QUEUE_BYTES, int(round(self.queue_bdp * bdp)))
+            return max(MIN_QUEUE_BYTES, round(self.queue_bdp * bdp))
         return None
 
     def queue_limit_pkts(self) -> int | None:
@@ -158,27 +168,32 @@ class LinkSpec:
         if qbytes is not None:
             items.append(("queue_bytes", str(qbytes)))
         else:
-            items.append(("queue_pkts", str(int(self.queue_pkts if self.queue_pkts is not None
-                                                else 1000))))
+            items.append(
+                ("queue_pkts", str(int(self.queue_pkts if self.queue_pkts is not None else 1000)))
+            )
         items.append(("delay_ms", _num(self.delay_ms)))
         if self.delay_cv is not None:
             items.append(("delay_cv", _num(self.delay_cv)))
         else:
             items.append(("jitter_ms", _num(self.jitter_ms or 0)))
-        items += [("dist", self.dist), ("reorder", "1" if self.reorder else "0"),
-                  ("loss", _num(self.loss))]
+        items += [
+            ("dist", self.dist),
+            ("reorder", "1" if self.reorder else "0"),
+            ("loss", _num(self.loss)),
+        ]
         items.append(("ge", ",".join(_num(p) for p in self.ge) if self.ge else "off"))
         return ",".join(f"{k}={v}" for k, v in items)
 
     @classmethod
-    def from_dict(cls, d: dict | None) -> "LinkSpec":
+    def from_dict(cls, d: dict | None) -> LinkSpec:
         """From a scenario's link mapping (keys with units, e.g. rate_mbit, delay_ms)."""
         d = dict(d or {})
         allowed = [f.name for f in fields(cls)]
         unknown = sorted(set(d) - set(allowed))
         if unknown:
-            raise LinkSpecError(f"unknown link key(s) {', '.join(unknown)}: allowed are "
-                                f"{', '.join(allowed)}")
+            raise LinkSpecError(
+                f"unknown link key(s) {', '.join(unknown)}: allowed are " f"{', '.join(allowed)}"
+            )
         if isinstance(d.get("ge"), list):
             d["ge"] = tuple(d["ge"])
         if d.get("reorder") in (0, 1) and not isinstance(d.get("reorder"), bool):
@@ -212,8 +227,14 @@ def change_spec(changes: dict) -> str:
         if key == "trace" and value is not None:
             probe.rate_mbit = None
         probe.validate()
-        if value is None and key in ("rate_mbit", "jitter_ms", "delay_cv", "queue_pkts",
-                                     "queue_bytes", "burst_bytes"):
+        if value is None and key in (
+            "rate_mbit",
+            "jitter_ms",
+            "delay_cv",
+            "queue_pkts",
+            "queue_bytes",
+            "burst_bytes",
+        ):
             value = 0  # "none" of these in linkem's SPEC
         if value is None and key == "ge":
             value = "off"
@@ -247,11 +268,21 @@ class Linkem:
         self._tmpdir: tempfile.TemporaryDirectory | None = None
         self._stderr = None
 
-    def start(self, if_a: str, if_b: str, ab: LinkSpec, ba: LinkSpec,
-              netns: Namespace | None = None, stats_path: str | os.PathLike | None = None,
-              control_path: str | os.PathLike | None = None, seed: int = 1,
-              stats_interval_ms: int = 100, busy_poll_us: int | None = None,
-              cpu: int | None = None, rt_priority: int = DEFAULT_RT_PRIORITY) -> "Linkem":
+    def start(
+        self,
+        if_a: str,
+        if_b: str,
+        ab: LinkSpec,
+        ba: LinkSpec,
+        netns: Namespace | None = None,
+        stats_path: str | os.PathLike | None = None,
+        control_path: str | os.PathLike | None = None,
+        seed: int = 1,
+        stats_interval_ms: int = 100,
+        busy_poll_us: int | None = None,
+        cpu: int | None = None,
+        rt_priority: int = DEFAULT_RT_PRIORITY,
+    ) -> Linkem:
         if not self.binary.exists():
             raise LinkError(f"{self.binary} is missing: run `make build` (or make linkem-build)")
         if control_path is None:
@@ -259,10 +290,23 @@ class Linkem:
             control_path = Path(self._tmpdir.name) / "control.sock"
         self.control_path = Path(control_path)
         self.stats_path = Path(stats_path) if stats_path else None
-        argv = [str(self.binary), "-i", if_a, "-i", if_b, "--ab", ab.to_spec(),
-                "--ba", ba.to_spec(), "--seed", str(int(seed)),
-                "--control", str(self.control_path),
-                "--stats-interval-ms", str(int(stats_interval_ms))]
+        argv = [
+            str(self.binary),
+            "-i",
+            if_a,
+            "-i",
+            if_b,
+            "--ab",
+            ab.to_spec(),
+            "--ba",
+            ba.to_spec(),
+            "--seed",
+            str(int(seed)),
+            "--control",
+            str(self.control_path),
+            "--stats-interval-ms",
+            str(int(stats_interval_ms)),
+        ]
         if self.stats_path:
             argv += ["--stats", str(self.stats_path)]
         if busy_poll_us is not None:
@@ -271,8 +315,9 @@ class Linkem:
             argv += ["--cpu", str(int(cpu))]
         if rt_priority:
             argv += ["--rt-priority", str(int(rt_priority))]
-        self._stderr = tempfile.TemporaryFile()
-        kwargs = dict(stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self._stderr)
+        # Lives as long as the process (read after it exits), closed in stop().
+        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115
+        kwargs = {"stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL, "stderr": self._stderr}
         if netns is not None:
             self.proc = netns.popen(argv, **kwargs)
         else:
@@ -288,15 +333,19 @@ class Linkem:
         deadline = time.monotonic() + START_TIMEOUT_S
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise LinkError(self._error_output() or f"linkem exited with {self.proc.returncode}")
+                raise LinkError(
+                    self._error_output() or f"linkem exited with {self.proc.returncode}"
+                )
             try:
                 self._command("stats")
                 return
             except OSError:
                 time.sleep(0.02)
         stop_process(self.proc)
-        raise LinkError(f"linkem did not open its control socket {self.control_path} "
-                        f"within {START_TIMEOUT_S:g} s: {self._error_output()}")
+        raise LinkError(
+            f"linkem did not open its control socket {self.control_path} "
+            f"within {START_TIMEOUT_S:g} s: {self._error_output()}"
+        )
 
     def _command(self, line: str) -> str:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
@@ -314,7 +363,9 @@ class Linkem:
     def command(self, line: str) -> str:
         """Send one control command; return the reply, raise LinkError on `error: ...`."""
         if self.proc is None or self.proc.poll() is not None:
-            raise LinkError(f"linkem is not running: {self._error_output() if self._stderr else ''}")
+            raise LinkError(
+                f"linkem is not running: {self._error_output() if self._stderr else ''}"
+            )
         reply = self._command(line)
         if reply.startswith("error:"):
             raise LinkError(f"linkem refused '{line}': {reply[len('error:'):].strip()}")
@@ -371,10 +422,21 @@ class NetemLink:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
-    def start(self, if_a: str, if_b: str, ab: LinkSpec, ba: LinkSpec,
-              netns: Namespace | None = None, stats_path: str | os.PathLike | None = None,
-              control_path=None, seed: int = 1, stats_interval_ms: int = 100, **_) -> "NetemLink":
+    def start(
+        self,
+        if_a: str,
+        if_b: str,
+        ab: LinkSpec,
+        ba: LinkSpec,
+        netns: Namespace | None = None,
+        stats_path: str | os.PathLike | None = None,
+        control_path=None,
+        seed: int = 1,
+        stats_interval_ms: int = 100,
+        **_,
+    ) -> NetemLink:
         from experiments.netns import run
+
         self.ns = netns.name if netns else None
         tc.require_netem(if_b, self.ns)
         self.devs = {"ab": if_b, "ba": if_a}
@@ -390,25 +452,31 @@ class NetemLink:
             tc.set_netem(dev, self.specs[direction], self.ns)
         if stats_path:
             self.stats_path = Path(stats_path)
-            self._thread = threading.Thread(target=self._sample, args=(stats_interval_ms,),
-                                            daemon=True)
+            self._thread = threading.Thread(
+                target=self._sample, args=(stats_interval_ms,), daemon=True
+            )
             self._thread.start()
         return self
 
     def _sample(self, interval_ms: int) -> None:
         with open(self.stats_path, "w") as f:
             while not self._stop.wait(interval_ms / 1000):
-                for direction in DIRECTIONS:
-                    f.write(json.dumps(self._record(direction)) + "\n")
+                f.writelines(json.dumps(self._record(direction)) + "\n" for direction in DIRECTIONS)
                 f.flush()
 
     def _record(self, direction: str) -> dict:
         s = tc.qdisc_stats(self.devs[direction], self.ns)
         spec = self.specs[direction]
-        return {"ts_ms": time.monotonic() * 1000, "dir": direction, "frames": s["frames"],
-                "bytes": s["bytes"], "queue_pkts": s["queue_pkts"],
-                "queue_bytes": s["queue_bytes"], "drops": {"netem": s["drops"]},
-                "rate_mbit": (spec.rate_bits() or 0) / 1e6}
+        return {
+            "ts_ms": time.monotonic() * 1000,
+            "dir": direction,
+            "frames": s["frames"],
+            "bytes": s["bytes"],
+            "queue_pkts": s["queue_pkts"],
+            "queue_bytes": s["queue_bytes"],
+            "drops": {"netem": s["drops"]},
+            "rate_mbit": (spec.rate_bits() or 0) / 1e6,
+        }
 
     def set(self, direction: str, **changes) -> None:
         _check_direction(direction)
@@ -425,6 +493,7 @@ class NetemLink:
 
     def stop(self) -> dict:
         from experiments.netns import run
+
         self._stop.set()
         if self._thread:
             self._thread.join()
@@ -440,9 +509,18 @@ class NetemLink:
         return final
 
 
-def start_link(kind: str, if_a: str, if_b: str, ab: LinkSpec, ba: LinkSpec,
-               netns: Namespace | None = None, stats_path: str | os.PathLike | None = None,
-               control_path: str | os.PathLike | None = None, seed: int = 1, **options):
+def start_link(
+    kind: str,
+    if_a: str,
+    if_b: str,
+    ab: LinkSpec,
+    ba: LinkSpec,
+    netns: Namespace | None = None,
+    stats_path: str | os.PathLike | None = None,
+    control_path: str | os.PathLike | None = None,
+    seed: int = 1,
+    **options,
+):
     """Start the emulated link between if_a and if_b: "linkem" (default) or "netem"."""
     if kind == "linkem":
         link = Linkem()
@@ -451,7 +529,16 @@ def start_link(kind: str, if_a: str, if_b: str, ab: LinkSpec, ba: LinkSpec,
     else:
         raise LinkSpecError(f"link kind {kind!r}: expected linkem or netem")
     try:
-        return link.start(if_a, if_b, ab, ba, netns=netns, stats_path=stats_path,
-                          control_path=control_path, seed=seed, **options)
+        return link.start(
+            if_a,
+            if_b,
+            ab,
+            ba,
+            netns=netns,
+            stats_path=stats_path,
+            control_path=control_path,
+            seed=seed,
+            **options,
+        )
     except tc.TcError as exc:
         raise LinkError(str(exc)) from None

@@ -41,19 +41,23 @@ def _pct(p: float) -> str:
     return f"{p * 100:.6g}%"
 
 
-def netem_args(spec: "LinkSpec") -> list[str]:
+def netem_args(spec: LinkSpec) -> list[str]:
     """The netem parameters for one direction of `spec` (after `netem`)."""
     spec.validate()
     if spec.trace:
-        raise TcError(f"netem cannot replay a bandwidth trace ({spec.trace}); use linkem, "
-                      "which replays Mahimahi traces")
+        raise TcError(
+            f"netem cannot replay a bandwidth trace ({spec.trace}); use linkem, "
+            "which replays Mahimahi traces"
+        )
     if spec.burst_bytes:
         raise TcError("netem's rate has no token bucket burst (burst_bytes); use linkem")
     if spec.ge and spec.loss:
         raise TcError("netem takes one loss model: give loss or ge, not both (linkem takes both)")
     if spec.queue_bytes is not None:
-        raise TcError("netem limits its queue in packets, not bytes: use queue_pkts, or "
-                      "queue_bdp with a rate, or linkem")
+        raise TcError(
+            "netem limits its queue in packets, not bytes: use queue_pkts, or "
+            "queue_bdp with a rate, or linkem"
+        )
     args: list[str] = []
     sd = spec.delay_sd_ms()
     if spec.delay_ms or sd:
@@ -95,11 +99,12 @@ def require_netem(dev: str, netns: str | None = None) -> None:
     if not has_netem(dev, netns):
         raise TcError(
             f"this kernel has no netem (`tc qdisc add dev {dev} root netem` answers "
-            f"\"{UNKNOWN_QDISC}\"); use linkem, the user-space link emulator "
-            "(start_link(kind=\"linkem\"), dcexp run --link linkem, the default)")
+            f'"{UNKNOWN_QDISC}"); use linkem, the user-space link emulator '
+            '(start_link(kind="linkem"), dcexp run --link linkem, the default)'
+        )
 
 
-def set_netem(dev: str, spec: "LinkSpec", netns: str | None = None, change: bool = False) -> None:
+def set_netem(dev: str, spec: LinkSpec, netns: str | None = None, change: bool = False) -> None:
     """Install (or change in place) netem as the root qdisc of `dev`."""
     verb = "change" if change else "replace"
     tc(["qdisc", verb, "dev", dev, "root", "handle", "1:", "netem"] + netem_args(spec), netns)

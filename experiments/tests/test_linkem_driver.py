@@ -19,15 +19,20 @@ LINKEM = Path(__file__).resolve().parents[2] / "build" / "linkem" / "linkem"
 
 
 def test_scenario_keys_become_a_full_spec():
-    spec = LinkSpec.from_dict({"rate_mbit": 20, "delay_ms": 10, "delay_cv": 0.1,
-                               "queue_pkts": 100, "loss": 0.01})
-    assert spec.to_spec() == ("rate_mbit=20,burst_bytes=0,queue_pkts=100,delay_ms=10,"
-                              "delay_cv=0.1,dist=normal,reorder=0,loss=0.01,ge=off")
+    spec = LinkSpec.from_dict(
+        {"rate_mbit": 20, "delay_ms": 10, "delay_cv": 0.1, "queue_pkts": 100, "loss": 0.01}
+    )
+    assert spec.to_spec() == (
+        "rate_mbit=20,burst_bytes=0,queue_pkts=100,delay_ms=10,"
+        "delay_cv=0.1,dist=normal,reorder=0,loss=0.01,ge=off"
+    )
 
 
 def test_defaults_are_explicit():
-    assert LinkSpec().to_spec() == ("rate_mbit=0,burst_bytes=0,queue_pkts=1000,delay_ms=0,"
-                                    "jitter_ms=0,dist=normal,reorder=0,loss=0,ge=off")
+    assert LinkSpec().to_spec() == (
+        "rate_mbit=0,burst_bytes=0,queue_pkts=1000,delay_ms=0,"
+        "jitter_ms=0,dist=normal,reorder=0,loss=0,ge=off"
+    )
 
 
 def test_queue_bdp_resolves_to_bytes():
@@ -44,18 +49,21 @@ def test_gilbert_elliott_in_netems_order():
     assert spec.to_spec().endswith(",ge=0.01,0.3,1,0")
 
 
-@pytest.mark.parametrize("d, message", [
-    ({"rate": 20}, r"unknown link key\(s\) rate: allowed are rate_mbit"),
-    ({"loss": 5}, r"loss=5: expected a number in \[0, 1\]"),
-    ({"dist": "gauss"}, "dist='gauss': expected one of const, normal"),
-    ({"delay_ms": 10, "delay_cv": 0.1, "jitter_ms": 1}, "delay_cv or jitter_ms, not both"),
-    ({"queue_pkts": 10, "queue_bytes": 1000}, "one of queue_pkts, queue_bytes, queue_bdp"),
-    ({"queue_pkts": 1.5}, "queue_pkts=1.5: expected an integer"),
-    ({"queue_bdp": 1}, "queue_bdp needs delay_ms > 0 and a rate_mbit or trace"),
-    ({"trace": "/nonexistent.mahi"}, "trace=/nonexistent.mahi: no such file"),
-    ({"ge": [0.1, 2]}, r"ge=\(0.1, 2\): expected \[p, r, 1-h, 1-k\]"),
-    ({"reorder": "yes"}, "reorder='yes': expected true or false"),
-])
+@pytest.mark.parametrize(
+    "d, message",
+    [
+        ({"rate": 20}, r"unknown link key\(s\) rate: allowed are rate_mbit"),
+        ({"loss": 5}, r"loss=5: expected a number in \[0, 1\]"),
+        ({"dist": "gauss"}, "dist='gauss': expected one of const, normal"),
+        ({"delay_ms": 10, "delay_cv": 0.1, "jitter_ms": 1}, "delay_cv or jitter_ms, not both"),
+        ({"queue_pkts": 10, "queue_bytes": 1000}, "one of queue_pkts, queue_bytes, queue_bdp"),
+        ({"queue_pkts": 1.5}, "queue_pkts=1.5: expected an integer"),
+        ({"queue_bdp": 1}, "queue_bdp needs delay_ms > 0 and a rate_mbit or trace"),
+        ({"trace": "/nonexistent.mahi"}, "trace=/nonexistent.mahi: no such file"),
+        ({"ge": [0.1, 2]}, r"ge=\(0.1, 2\): expected \[p, r, 1-h, 1-k\]"),
+        ({"reorder": "yes"}, "reorder='yes': expected true or false"),
+    ],
+)
 def test_bad_link_descriptions_are_refused(d, message):
     with pytest.raises(LinkSpecError, match=message):
         LinkSpec.from_dict(d)
@@ -74,8 +82,10 @@ def test_trace_spec_and_mean(tmp_path):
 
 def test_live_change_strings():
     assert change_spec({"loss": 1}) == "loss=1"
-    assert change_spec({"rate_mbit": 5, "delay_ms": 30, "reorder": True}) == \
-        "rate_mbit=5,delay_ms=30,reorder=1"
+    assert (
+        change_spec({"rate_mbit": 5, "delay_ms": 30, "reorder": True})
+        == "rate_mbit=5,delay_ms=30,reorder=1"
+    )
     assert change_spec({"ge": (0.1, 0.5)}) == "ge=0.1,0.5"
     assert change_spec({"ge": None}) == "ge=off"
     with pytest.raises(LinkSpecError, match="unknown link key speed"):
@@ -84,26 +94,62 @@ def test_live_change_strings():
         change_spec({"loss": -1})
 
 
-@pytest.mark.parametrize("spec", [
-    LinkSpec(),
-    LinkSpec(rate_mbit=20, delay_ms=10, delay_cv=0.1, queue_pkts=100, loss=0.01),
-    LinkSpec(rate_mbit=100, burst_bytes=15000, delay_ms=5, jitter_ms=2, dist="pareto",
-             reorder=True, ge=(0.01, 0.3, 1, 0)),
-    LinkSpec(rate_mbit=50, delay_ms=20, queue_bdp=2),
-])
+@pytest.mark.parametrize(
+    "spec",
+    [
+        LinkSpec(),
+        LinkSpec(rate_mbit=20, delay_ms=10, delay_cv=0.1, queue_pkts=100, loss=0.01),
+        LinkSpec(
+            rate_mbit=100,
+            burst_bytes=15000,
+            delay_ms=5,
+            jitter_ms=2,
+            dist="pareto",
+            reorder=True,
+            ge=(0.01, 0.3, 1, 0),
+        ),
+        LinkSpec(rate_mbit=50, delay_ms=20, queue_bdp=2),
+    ],
+)
 def test_the_binary_accepts_every_generated_spec(spec):
     # linkem parses SPECs before it looks at interfaces: reaching the interface check means
     # the SPEC was accepted.
-    proc = subprocess.run([str(LINKEM), "-i", "nosuchif0", "-i", "nosuchif1", "--ab",
-                           spec.to_spec(), "--ba", spec.to_spec()], capture_output=True,
-                          text=True, timeout=10)
+    proc = subprocess.run(
+        [
+            str(LINKEM),
+            "-i",
+            "nosuchif0",
+            "-i",
+            "nosuchif1",
+            "--ab",
+            spec.to_spec(),
+            "--ba",
+            spec.to_spec(),
+        ],
+        check=False,  # the exit code is asserted below
+        capture_output=True,
+        text=True,
+        timeout=10,
+    )
     assert proc.returncode == 2 and "no interface 'nosuchif0'" in proc.stderr, proc.stderr
 
 
 def test_netem_arguments():
     spec = LinkSpec(rate_mbit=20, delay_ms=10, delay_cv=0.1, loss=0.01, queue_pkts=100)
-    assert tc.netem_args(spec) == ["delay", "10ms", "1ms", "distribution", "normal", "loss",
-                                   "random", "1%", "rate", "20000kbit", "limit", "100"]
+    assert tc.netem_args(spec) == [
+        "delay",
+        "10ms",
+        "1ms",
+        "distribution",
+        "normal",
+        "loss",
+        "random",
+        "1%",
+        "rate",
+        "20000kbit",
+        "limit",
+        "100",
+    ]
     # uniform: netem's jitter is the half-width, sd x sqrt(3); its default distribution.
     uni = tc.netem_args(LinkSpec(delay_ms=10, jitter_ms=3, dist="uniform"))
     assert uni == ["delay", "10ms", "3ms"]
@@ -111,11 +157,14 @@ def test_netem_arguments():
     assert ge == ["loss", "gemodel", "1%", "30%", "100%", "0%"]
 
 
-@pytest.mark.parametrize("spec, message", [
-    (LinkSpec(queue_bytes=30000), "netem limits its queue in packets"),
-    (LinkSpec(rate_mbit=20, burst_bytes=3000), "no token bucket burst"),
-    (LinkSpec(loss=0.01, ge=(0.1,)), "one loss model"),
-])
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        (LinkSpec(queue_bytes=30000), "netem limits its queue in packets"),
+        (LinkSpec(rate_mbit=20, burst_bytes=3000), "no token bucket burst"),
+        (LinkSpec(loss=0.01, ge=(0.1,)), "one loss model"),
+    ],
+)
 def test_what_netem_cannot_do_names_linkem(spec, message):
     with pytest.raises(tc.TcError, match=message):
         tc.netem_args(spec)

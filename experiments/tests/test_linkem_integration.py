@@ -37,26 +37,45 @@ class Bed:
         self.ns1 = topo.ns(f"{prefix}n1")
         self.nsl = topo.ns(f"{prefix}nl")
         self.ns2 = topo.ns(f"{prefix}n2")
-        self.if1, self.if_a, self.if_b, self.if2 = (f"{prefix}{s}" for s in ("h1", "la", "lb", "h2"))
+        self.if1, self.if_a, self.if_b, self.if2 = (
+            f"{prefix}{s}" for s in ("h1", "la", "lb", "h2")
+        )
         for ns in (self.ns1, self.nsl, self.ns2):
             # No IPv6 chatter (router solicitations) mixed into frame counts.
-            ns.run(["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1",
-                    "net.ipv6.conf.default.disable_ipv6=1"])
+            ns.run(
+                [
+                    "sysctl",
+                    "-qw",
+                    "net.ipv6.conf.all.disable_ipv6=1",
+                    "net.ipv6.conf.default.disable_ipv6=1",
+                ]
+            )
         veth_pair(self.if1, self.ns1, self.if_a, self.nsl)
         veth_pair(self.if_b, self.nsl, self.if2, self.ns2)
         self.ns1.add_addr(self.if1, f"{ADDR1}/24")
         self.ns2.add_addr(self.if2, f"{ADDR2}/24")
 
-    def start(self, ab: LinkSpec, ba: LinkSpec | None = None, tmp_path: Path | None = None,
-              **kw):
+    def start(self, ab: LinkSpec, ba: LinkSpec | None = None, tmp_path: Path | None = None, **kw):
         stats = tmp_path / "stats.jsonl" if tmp_path else None
-        return start_link("linkem", self.if_a, self.if_b, ab=ab, ba=ba or LinkSpec(),
-                          netns=self.nsl, stats_path=stats, seed=7, **kw)
+        return start_link(
+            "linkem",
+            self.if_a,
+            self.if_b,
+            ab=ab,
+            ba=ba or LinkSpec(),
+            netns=self.nsl,
+            stats_path=stats,
+            seed=7,
+            **kw,
+        )
 
     def ping(self, count: int, interval: float = 0.01) -> list[float]:
         """RTTs in ms of `count` pings ns1 -> ns2 (lost ones omitted)."""
-        out = self.ns1.run(["ping", "-n", "-c", str(count), "-i", str(interval), "-W", "1",
-                            ADDR2], check=False, timeout=60).stdout
+        out = self.ns1.run(
+            ["ping", "-n", "-c", str(count), "-i", str(interval), "-W", "1", ADDR2],
+            check=False,
+            timeout=60,
+        ).stdout
         return [float(m) for m in re.findall(r"time=([\d.]+) ms", out)]
 
 
@@ -96,8 +115,9 @@ def test_ping_rtt_shows_configured_delay(bed, tmp_path):
 def test_rate_caps_iperf3_tcp(bed, tmp_path):
     """20 Mbit/s on the data direction: TCP goodput just under it (headers), wire rate at it."""
     link = bed.start(LinkSpec(rate_mbit=20, queue_pkts=100), LinkSpec(), tmp_path)
-    server = bed.ns2.popen(["iperf3", "-s", "-1", "-B", ADDR2], stdout=subprocess.DEVNULL,
-                           stderr=subprocess.DEVNULL)
+    server = bed.ns2.popen(
+        ["iperf3", "-s", "-1", "-B", ADDR2], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     try:
         time.sleep(0.3)
         out = bed.ns1.run(["iperf3", "-c", ADDR2, "-t", "4", "-O", "1", "-J"], timeout=30).stdout
@@ -117,8 +137,9 @@ def test_rate_caps_iperf3_tcp(bed, tmp_path):
 
 
 def pktgen_rx(ns, ifname: str, **opts) -> subprocess.Popen:
-    argv = [str(PKTGEN), "rx", "-i", ifname] + [f"--{k.replace('_', '-')}={v}"
-                                                 for k, v in opts.items()]
+    argv = [str(PKTGEN), "rx", "-i", ifname] + [
+        f"--{k.replace('_', '-')}={v}" for k, v in opts.items()
+    ]
     proc = ns.popen(argv, stdout=subprocess.PIPE, text=True)
     assert json.loads(proc.stdout.readline()) == {"ready": True}
     return proc
@@ -172,8 +193,9 @@ def test_trace_of_known_mean_rate(bed, tmp_path):
 
 def test_control_socket_changes_take_effect(bed, tmp_path):
     """Leg down (loss=1) and back up with another delay, without restarting."""
-    link = bed.start(LinkSpec(delay_ms=5, dist="const"), LinkSpec(delay_ms=5, dist="const"),
-                     tmp_path)
+    link = bed.start(
+        LinkSpec(delay_ms=5, dist="const"), LinkSpec(delay_ms=5, dist="const"), tmp_path
+    )
     try:
         bed.ping(2)
         before = bed.ping(20)
@@ -205,10 +227,14 @@ def test_bad_arguments_give_clear_errors(bed):
     cases = [
         (["-i", bed.if_a], "need two interfaces: linkem -i IF_A -i IF_B"),
         (["-i", bed.if_a, "-i", "nosuchif0"], "no interface 'nosuchif0'"),
-        (["-i", bed.if_a, "-i", bed.if_b, "--ab", "rate=20"],
-         "--ab rate=20: unknown key 'rate': allowed keys are rate_mbit"),
-        (["-i", bed.if_a, "-i", bed.if_b, "--both", "dist=gauss"],
-         "dist=gauss: expected one of const, normal, uniform, pareto, paretonormal"),
+        (
+            ["-i", bed.if_a, "-i", bed.if_b, "--ab", "rate=20"],
+            "--ab rate=20: unknown key 'rate': allowed keys are rate_mbit",
+        ),
+        (
+            ["-i", bed.if_a, "-i", bed.if_b, "--both", "dist=gauss"],
+            "dist=gauss: expected one of const, normal, uniform, pareto, paretonormal",
+        ),
         (["-i", bed.if_a, "-i", bed.if_b, "--ba", "delay_ms=ten"], "delay_ms=ten: expected"),
         (["-i", bed.if_a, "-i", bed.if_b, "--seed", "x"], "--seed x: expected an integer"),
     ]
@@ -242,8 +268,14 @@ def test_sigterm_writes_final_stats_and_exits_cleanly(bed, tmp_path):
 def test_netem_alternative_or_clear_error(bed):
     """netem where the kernel has it; otherwise an error that names linkem."""
     if tc.has_netem(bed.if_b, bed.nsl.name):
-        link = start_link("netem", bed.if_a, bed.if_b, ab=LinkSpec(delay_ms=10),
-                          ba=LinkSpec(delay_ms=10), netns=bed.nsl)
+        link = start_link(
+            "netem",
+            bed.if_a,
+            bed.if_b,
+            ab=LinkSpec(delay_ms=10),
+            ba=LinkSpec(delay_ms=10),
+            netns=bed.nsl,
+        )
         try:
             rtts = bed.ping(20)
         finally:
@@ -251,8 +283,14 @@ def test_netem_alternative_or_clear_error(bed):
         assert len(rtts) == 20 and 19.5 <= mean_sd(rtts)[0] <= 22
     else:
         with pytest.raises(LinkError, match=r"Specified qdisc kind is unknown.*use linkem"):
-            start_link("netem", bed.if_a, bed.if_b, ab=LinkSpec(delay_ms=10),
-                       ba=LinkSpec(delay_ms=10), netns=bed.nsl)
+            start_link(
+                "netem",
+                bed.if_a,
+                bed.if_b,
+                ab=LinkSpec(delay_ms=10),
+                ba=LinkSpec(delay_ms=10),
+                netns=bed.nsl,
+            )
         # Nothing was left behind: linkem still bridges the same interfaces.
         link = bed.start(LinkSpec(), LinkSpec())
         try:
@@ -265,8 +303,20 @@ def test_interface_going_away_stops_linkem(bed, tmp_path):
     """Down and up again: linkem carries on. Deleted: it stops (exit 1) with final stats."""
     gone_a, gone_b = f"{bed.prefix}ga", f"{bed.prefix}gb"
     veth_pair(gone_a, bed.nsl, gone_b, bed.nsl)
-    proc = bed.nsl.popen([str(LINKEM), "-i", gone_a, "-i", bed.if_b, "--rt-priority", "10",
-                          "--stats", str(tmp_path / "s.jsonl")], stderr=subprocess.PIPE)
+    proc = bed.nsl.popen(
+        [
+            str(LINKEM),
+            "-i",
+            gone_a,
+            "-i",
+            bed.if_b,
+            "--rt-priority",
+            "10",
+            "--stats",
+            str(tmp_path / "s.jsonl"),
+        ],
+        stderr=subprocess.PIPE,
+    )
     try:
         time.sleep(0.3)
         bed.nsl.run(["ip", "link", "set", gone_a, "down"])

@@ -20,6 +20,7 @@ Goals (issue 5): delay error p99 <= 100 us at 100 Mbit/s; rate within 1%; >= 300
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
@@ -40,20 +41,30 @@ DURATION_S = 2.0
 
 
 def pktgen(ns, mode: str, ifname: str, cpu: int | None = None, **opts) -> list[str]:
-    argv = [str(PKTGEN), mode, "-i", ifname] + [f"--{k.replace('_', '-')}={v}"
-                                                 for k, v in opts.items()]
+    argv = [str(PKTGEN), mode, "-i", ifname] + [
+        f"--{k.replace('_', '-')}={v}" for k, v in opts.items()
+    ]
     return (["taskset", "-c", str(cpu)] + argv) if cpu is not None else argv
 
 
 def measure(bed, ab: LinkSpec, tx: dict, rx: dict, busy_poll_us=None, cpu=None, rt=10):
     """Run one linkem with `ab`, send with pktgen tx options, return (rx result, linkem stats)."""
     with tempfile.TemporaryDirectory() as tmp:
-        link = Linkem().start(bed["a"], bed["b"], ab, LinkSpec(), netns=bed["nsl"],
-                              stats_path=Path(tmp) / "stats.jsonl", busy_poll_us=busy_poll_us,
-                              cpu=cpu, rt_priority=rt)
+        link = Linkem().start(
+            bed["a"],
+            bed["b"],
+            ab,
+            LinkSpec(),
+            netns=bed["nsl"],
+            stats_path=Path(tmp) / "stats.jsonl",
+            busy_poll_us=busy_poll_us,
+            cpu=cpu,
+            rt_priority=rt,
+        )
         try:
-            sink = bed["ns2"].popen(pktgen(bed["ns2"], "rx", bed["h2"], cpu=0, **rx),
-                                    stdout=subprocess.PIPE, text=True)
+            sink = bed["ns2"].popen(
+                pktgen(bed["ns2"], "rx", bed["h2"], cpu=0, **rx), stdout=subprocess.PIPE, text=True
+            )
             assert json.loads(sink.stdout.readline()) == {"ready": True}
             bed["ns1"].run(pktgen(bed["ns1"], "tx", bed["h1"], cpu=0, **tx), timeout=120)
             out, _ = sink.communicate(timeout=60)
@@ -65,13 +76,21 @@ def measure(bed, ab: LinkSpec, tx: dict, rx: dict, busy_poll_us=None, cpu=None, 
 
 def delay_error(bed, rate: float) -> dict:
     spec = LinkSpec(rate_mbit=rate, delay_ms=DELAY_MS, dist="const")
-    got, stats = measure(bed, spec, tx=dict(size=PROBE_BYTES, mbit=rate / 2, duration=DURATION_S),
-                         rx=dict(idle_ms=500, duration=DURATION_S + 5))
+    got, stats = measure(
+        bed,
+        spec,
+        tx={"size": PROBE_BYTES, "mbit": rate / 2, "duration": DURATION_S},
+        rx={"idle_ms": 500, "duration": DURATION_S + 5},
+    )
     configured_us = DELAY_MS * 1000 + PROBE_BYTES * 8 / rate
-    return {"err_p50": stats["late_us"]["p50"], "err_p99": stats["late_us"]["p99"],
-            "e2e_p50": got["owd_us"]["p50"] - configured_us,
-            "e2e_p99": got["owd_us"]["p99"] - configured_us,
-            "frames": got["frames"], "offered_mbit": got["rate_mbit"]}
+    return {
+        "err_p50": stats["late_us"]["p50"],
+        "err_p99": stats["late_us"]["p99"],
+        "e2e_p50": got["owd_us"]["p50"] - configured_us,
+        "e2e_p99": got["owd_us"]["p99"] - configured_us,
+        "frames": got["frames"],
+        "offered_mbit": got["rate_mbit"],
+    }
 
 
 def rate_accuracy(bed, rate: float) -> tuple[float, float]:
@@ -79,8 +98,12 @@ def rate_accuracy(bed, rate: float) -> tuple[float, float]:
     # A deep queue (10,000 frames: 240 ms at 500 Mbit/s) rides out the generator's stalls on
     # a busy machine, so the link stays saturated and the figure is linkem's.
     spec = LinkSpec(rate_mbit=rate, queue_pkts=10_000)
-    got, stats = measure(bed, spec, tx=dict(size=1500, mbit=rate * 1.2, duration=DURATION_S),
-                         rx=dict(idle_ms=300, duration=DURATION_S + 5))
+    got, stats = measure(
+        bed,
+        spec,
+        tx={"size": 1500, "mbit": rate * 1.2, "duration": DURATION_S},
+        rx={"idle_ms": 300, "duration": DURATION_S + 5},
+    )
     offered = stats["rx_bytes"] * 8 / DURATION_S / 1e6
     return got["rate_mbit"] / rate, offered / rate
 
@@ -90,12 +113,27 @@ def frame_rate(bed) -> tuple[float, float, int]:
     linkem because its receive ring was full)."""
     with tempfile.TemporaryDirectory() as tmp:
         stats_path = Path(tmp) / "stats.jsonl"
-        link = Linkem().start(bed["a"], bed["b"], LinkSpec(queue_pkts=0), LinkSpec(),
-                              netns=bed["nsl"], stats_path=stats_path, cpu=1,
-                              stats_interval_ms=100)
+        link = Linkem().start(
+            bed["a"],
+            bed["b"],
+            LinkSpec(queue_pkts=0),
+            LinkSpec(),
+            netns=bed["nsl"],
+            stats_path=stats_path,
+            cpu=1,
+            stats_interval_ms=100,
+        )
         try:
-            out = bed["ns1"].run(pktgen(bed["ns1"], "tx", bed["h1"], cpu=0, size=64, batch=64,
-                                        duration=DURATION_S), timeout=60).stdout
+            out = (
+                bed["ns1"]
+                .run(
+                    pktgen(
+                        bed["ns1"], "tx", bed["h1"], cpu=0, size=64, batch=64, duration=DURATION_S
+                    ),
+                    timeout=60,
+                )
+                .stdout
+            )
             time.sleep(0.3)
         finally:
             link.stop()
@@ -104,8 +142,11 @@ def frame_rate(bed) -> tuple[float, float, int]:
         ring_drops = [r for r in ab if r["dir"] == "ab"][-1]["drops"]["rx"]
         ab = [r for r in ab if r["dir"] == "ab" and not r.get("final")]
     # Forwarding rate over the busy intervals (frames counted at departure).
-    rates = [(b["frames"] - a["frames"]) / (b["ts_ms"] - a["ts_ms"]) * 1000
-             for a, b in zip(ab, ab[1:]) if b["frames"] > a["frames"]]
+    rates = [
+        (b["frames"] - a["frames"]) / (b["ts_ms"] - a["ts_ms"]) * 1000
+        for a, b in itertools.pairwise(ab)
+        if b["frames"] > a["frames"]
+    ]
     rates.sort()
     return (rates[len(rates) // 2] if rates else 0.0), sent["pps"], ring_drops
 
@@ -116,42 +157,66 @@ def main() -> int:
         return 2
     prefix = unique_prefix("lb")
     with Topology() as topo:
-        bed = {"ns1": topo.ns(f"{prefix}n1"), "nsl": topo.ns(f"{prefix}nl"),
-               "ns2": topo.ns(f"{prefix}n2"), "h1": f"{prefix}h1", "a": f"{prefix}la",
-               "b": f"{prefix}lb", "h2": f"{prefix}h2"}
+        bed = {
+            "ns1": topo.ns(f"{prefix}n1"),
+            "nsl": topo.ns(f"{prefix}nl"),
+            "ns2": topo.ns(f"{prefix}n2"),
+            "h1": f"{prefix}h1",
+            "a": f"{prefix}la",
+            "b": f"{prefix}lb",
+            "h2": f"{prefix}h2",
+        }
         for ns in ("ns1", "nsl", "ns2"):
-            bed[ns].run(["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1",
-                         "net.ipv6.conf.default.disable_ipv6=1"])
+            bed[ns].run(
+                [
+                    "sysctl",
+                    "-qw",
+                    "net.ipv6.conf.all.disable_ipv6=1",
+                    "net.ipv6.conf.default.disable_ipv6=1",
+                ]
+            )
         veth_pair(bed["h1"], bed["ns1"], bed["a"], bed["nsl"])
         veth_pair(bed["b"], bed["nsl"], bed["h2"], bed["ns2"])
 
         load = os.getloadavg()[0]
-        print(f"linkem benchmark (2 s per figure; linkem at SCHED_FIFO 10; load average "
-              f"{load:.2f} on {os.cpu_count()} CPUs at start: other work skews the figures)")
-        print(f"{'':>10} | {'delay error (us), linkem':>24} | {'end to end (us)':>17} | {'rate':>10}")
-        print(f"{'rate':>10} | {'p50':>11} {'p99':>12} | {'p50':>8} {'p99':>8} | "
-              f"achieved/configured (offered)")
+        print(
+            f"linkem benchmark (2 s per figure; linkem at SCHED_FIFO 10; load average "
+            f"{load:.2f} on {os.cpu_count()} CPUs at start: other work skews the figures)"
+        )
+        print(
+            f"{'':>10} | {'delay error (us), linkem':>24} | {'end to end (us)':>17} | {'rate':>10}"
+        )
+        print(
+            f"{'rate':>10} | {'p50':>11} {'p99':>12} | {'p50':>8} {'p99':>8} | "
+            f"achieved/configured (offered)"
+        )
         ok = True
         for rate in RATES_MBIT:
             d = delay_error(bed, rate)
             r, offered = rate_accuracy(bed, rate)
             short = offered < 1.02
-            print(f"{rate:>5} Mb/s | {d['err_p50']:>11.0f} {d['err_p99']:>12.0f} | "
-                  f"{d['e2e_p50']:>8.0f} {d['e2e_p99']:>8.0f} | {r:.4f} ({offered:.2f}"
-                  f"{': generator too slow, not a linkem figure' if short else ''})")
+            print(
+                f"{rate:>5} Mb/s | {d['err_p50']:>11.0f} {d['err_p99']:>12.0f} | "
+                f"{d['e2e_p50']:>8.0f} {d['e2e_p99']:>8.0f} | {r:.4f} ({offered:.2f}"
+                f"{': generator too slow, not a linkem figure' if short else ''})"
+            )
             if rate == 100 and d["err_p99"] > 100:
                 ok = False
             if abs(r - 1) > 0.01 and not short:
                 ok = False
         fps, offered, ring_drops = frame_rate(bed)
         limited = ring_drops == 0 and fps >= 0.97 * offered
-        print(f"frame rate: {fps:,.0f} frames/s forwarded on one core (64-byte frames, "
-              f"{offered:,.0f} offered, {ring_drops:,} dropped at linkem's receive ring"
-              f"{'; generator-limited: linkem kept up' if limited else ''})")
+        print(
+            f"frame rate: {fps:,.0f} frames/s forwarded on one core (64-byte frames, "
+            f"{offered:,.0f} offered, {ring_drops:,} dropped at linkem's receive ring"
+            f"{'; generator-limited: linkem kept up' if limited else ''})"
+        )
         ok = ok and fps >= 300_000
         print(f"load average at end: {os.getloadavg()[0]:.2f}")
-        print("goals (linkem's p99 delay error <= 100 us at 100 Mbit/s, rate within 1%, "
-              f">= 300,000 frames/s): {'met' if ok else 'NOT met'}")
+        print(
+            "goals (linkem's p99 delay error <= 100 us at 100 Mbit/s, rate within 1%, "
+            f">= 300,000 frames/s): {'met' if ok else 'NOT met'}"
+        )
     return 0
 
 
