@@ -100,6 +100,26 @@ def mac_rule(text: str) -> tuple[int, str, str | None]:
     return port_number(port), src, dst or None
 
 
+def non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be a whole number >= 0")
+    return value
+
+
+def election_id(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 1 <= value < 1 << 128:
+        raise argparse.ArgumentTypeError(f"{text!r} must be a whole number from 1 to 2^128-1")
+    return value
+
+
 def positive_float(text: str) -> float:
     try:
         value = float(text)
@@ -121,9 +141,12 @@ def build_parser() -> argparse.ArgumentParser:
         prog=PROG, formatter_class=fmt, description="Control the PDCP splitter over P4Runtime."
     )
     parser.add_argument("--addr", default=DEFAULT_ADDR, help="P4Runtime server host:port")
-    parser.add_argument("--device-id", type=int, default=0, help="P4Runtime device id")
+    parser.add_argument("--device-id", type=non_negative_int, default=0, help="P4Runtime device id")
     parser.add_argument(
-        "--election-id", type=int, default=1, help="election id (the highest one is primary)"
+        "--election-id",
+        type=election_id,
+        default=1,
+        help="election id (the highest one is primary)",
     )
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -336,6 +359,12 @@ def cmd_user(args, sw: Splitter) -> None:
         )
         _print(args, _user_dict(cfg), "added " + _user_row(cfg))
     elif args.user_command == "set":
+        options = ("mode", "batch", "ratio", "dup", "leg_a", "leg_b", "port", "name")
+        if all(getattr(args, o) is None for o in options):
+            raise SplitterError(
+                "user set: nothing to change; give at least one of --mode, --batch, --ratio, "
+                "--dup, --leg-a, --leg-b, --port, --name"
+            )
         cfg = sw.set_user(
             args.user,
             dup=args.dup,

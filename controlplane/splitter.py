@@ -70,6 +70,11 @@ class SplitterError(ValueError):
 
 def parse_ratio(value) -> tuple[int, int] | float:
     """(a, b) for 'a:b' / [a, b]; a float percentage for 'p%'."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        raise SplitterError(
+            f"ratio {value}: expected 'a:b' or 'p%'; in YAML write it quoted, e.g. "
+            f'ratio: "9:1" (unquoted, YAML 1.1 reads 9:1 as the base-60 number 541)'
+        )
     if isinstance(value, (tuple, list)) and len(value) == 2:
         a, b = value
     elif isinstance(value, str) and value.strip().endswith("%"):
@@ -240,6 +245,10 @@ def validate_user(cfg: UserConfig, ports: PortConfig) -> UserConfig:
         raise SplitterError(f"user name {cfg.name!r} must be 1 to 64 characters")
     user_ports = sorted(p for p in (ports.leg_a, ports.leg_b))
     allowed = f"{ports.leg_a} (leg A) or {ports.leg_b} (leg B)"
+    if cfg.mode != "sc" and cfg.port is not None:
+        raise SplitterError(
+            f"port applies to sc users only; a {cfg.mode} user uses leg_a and leg_b"
+        )
     if cfg.mode == "sc":
         if cfg.port is None:
             raise SplitterError(f"an sc user needs a port: {allowed}")
@@ -673,8 +682,8 @@ class Splitter:
         for attr, value in (("leg_a", leg_a), ("leg_b", leg_b), ("port", port), ("name", name)):
             if value is not None:
                 setattr(new, attr, value)
-        if new.mode != "sc":
-            new.port = None
+        if new.mode != "sc" and port is None:
+            new.port = None  # leaving sc: its port no longer applies
         new = validate_user(new, self.ports())
         if name and any(i.config.name == name and a != old.addr for a, i in installed.items()):
             raise SplitterError(f"a user named {name!r} already exists")

@@ -39,6 +39,33 @@ def test_parser_refuses_with_allowed_values(argv, message, capsys):
     assert message in parse_error(argv, capsys)
 
 
+def test_bad_global_options(capsys):
+    assert "'0' must be a whole number from 1" in parse_error(
+        ["--election-id", "0", "reset"], capsys
+    )
+    assert "'-1' must be a whole number >= 0" in parse_error(["--device-id", "-1", "reset"], capsys)
+
+
+def test_user_set_without_changes(fake_target, capsys):
+    _, addr = fake_target
+    code, _, err = run(addr, ["user", "set", "ue1"], capsys)
+    assert code == 1 and "nothing to change; give at least one of --mode" in err
+
+
+def test_port_on_a_dc_user_is_refused(fake_target, capsys):
+    _, addr = fake_target
+    code, _, err = run(addr, ["user", "add", "10.0.0.2", "--port", "1"], capsys)
+    assert code == 1 and "port applies to sc users only" in err
+
+
+def test_unquoted_yaml_ratio_explained(fake_target, capsys, tmp_path):
+    _, addr = fake_target
+    state = tmp_path / "state.yaml"
+    state.write_text("users:\n  ue1: {addr: 10.0.0.2, batch: 10, ratio: 9:1}\n")
+    code, _, err = run(addr, ["apply", str(state)], capsys)
+    assert code == 1 and 'write it quoted, e.g. ratio: "9:1"' in err
+
+
 def test_parser_defaults():
     args = build_parser().parse_args(["user", "set", "ue1", "--ratio", "9:1", "--dup", "on"])
     assert (args.addr, args.device_id, args.election_id) == ("127.0.0.1:9559", 0, 1)

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 from splitter_test import LEG_A, LEG_B, SERVER, SplitterTest, dc_frame, sn_of
 
@@ -110,9 +111,7 @@ class DcctlLiveScenarioTest(SplitterTest):
         self.election_ids += 1
         proc = subprocess.run(
             [
-                sys.executable,
-                "-m",
-                "controlplane.cli",
+                str(Path(sys.executable).parent / "dcctl"),
                 "--addr",
                 addr,
                 "--election-id",
