@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 
-from p4sim.engine.expressions import ExprCompiler, copy_if_composite, is_composite
+from p4sim.engine.expressions import ExprCompiler, copy_if_composite, field_path, is_composite
 from p4sim.engine.values import Header, Stack, Struct, copy_value, default_value
 from p4sim.errors import P4Error, unsupported
 from p4sim.frontend import ir
@@ -136,6 +136,38 @@ class BlockCompiler(ExprCompiler):
         g = self.expr(rhs)
         if is_composite(lhs.type):
             g = copy_if_composite(lhs.type, g)
+        elif isinstance(lhs, ir.Member):
+            path = field_path(lhs.expr)
+            i = lhs.expr.type.index.get(lhs.name) if isinstance(lhs.expr.type, HeaderT) else None
+            if path is not None and i is not None:
+                # The common `hdr.h.f = expr` / `meta.f = expr`, without the setter call.
+                if len(path) == 2:
+                    s, j = path
+                    if rhs.const is not None:
+                        c = rhs.const
+
+                        def assign_nested_const(f):
+                            f[s].v[j].v[i] = c
+
+                        return assign_nested_const
+
+                    def assign_nested(f):
+                        f[s].v[j].v[i] = g(f)
+
+                    return assign_nested
+                s = path[0]
+                if rhs.const is not None:
+                    c = rhs.const
+
+                    def assign_field_const(f):
+                        f[s].v[i] = c
+
+                    return assign_field_const
+
+                def assign_field(f):
+                    f[s].v[i] = g(f)
+
+                return assign_field
 
         def assign(f):
             set_(f, g(f))

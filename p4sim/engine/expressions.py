@@ -54,9 +54,15 @@ class ExprCompiler:
         if isinstance(bt, HeaderT):
             i = bt.index[e.name]
             base = e.expr
-            if isinstance(base, ir.Name) and isinstance(base.decl, Var) and base.decl.slot is not None:
-                s = base.decl.slot
-                return lambda f: f[s].v[i]
+            path = field_path(base)
+            if path is not None:
+                # Common shapes compiled flat: `x.f` and `x.h.f` on a frame variable.
+                if len(path) == 1:
+                    s = path[0]
+                    return lambda f: f[s].v[i]
+                if len(path) == 2:
+                    s, j = path
+                    return lambda f: f[s].v[j].v[i]
             g = self.expr(base)
             return lambda f: g(f).v[i]
         if isinstance(bt, StackT):
@@ -133,6 +139,11 @@ class ExprCompiler:
     def _Binary(self, e: ir.Binary):
         op = e.op
         a, b = self.expr(e.left), self.expr(e.right)
+        c = e.right.const
+        if c is not None and op in _CONST_RIGHT and not isinstance(e.type, InfInt):
+            fast = _CONST_RIGHT[op](a, c, e.type)
+            if fast is not None:
+                return fast
         if op == "&&":
             return lambda f: a(f) and b(f)
         if op == "||":
@@ -266,13 +277,21 @@ class ExprCompiler:
             if isinstance(bt, HeaderT):
                 i = bt.index[e.name]
                 base = e.expr
-                if isinstance(base, ir.Name) and base.decl.slot is not None:
-                    s = base.decl.slot
+                path = field_path(base)
+                if path is not None and len(path) == 1:
+                    s = path[0]
 
                     def set_field_direct(f, v):
                         f[s].v[i] = v
 
                     return set_field_direct
+                if path is not None and len(path) == 2:
+                    s, j = path
+
+                    def set_field_nested(f, v):
+                        f[s].v[j].v[i] = v
+
+                    return set_field_nested
                 g = self.expr(base)
 
                 def set_field(f, v):
@@ -291,6 +310,54 @@ class ExprCompiler:
 
             return set_slice
         raise P4Error.at(e.pos, "expression is not assignable")
+
+
+def field_path(e: ir.Expr):
+    """(slot,) for a frame variable, (slot, field index) for `var.field`; else None."""
+    if isinstance(e, ir.Name) and isinstance(e.decl, Var) and e.decl.slot is not None:
+        return (e.decl.slot,)
+    if (
+        isinstance(e, ir.Member)
+        and isinstance(e.expr.type, HeaderT)
+        and isinstance(e.expr, ir.Name)
+        and isinstance(e.expr.decl, Var)
+        and e.expr.decl.slot is not None
+    ):
+        return (e.expr.decl.slot, e.expr.type.index[e.name])
+    return None
+
+
+def _arith_const(op):
+    def build(a, c, t):
+        if not isinstance(t, Bits) or t.signed:
+            return None
+        m = (1 << t.width) - 1
+        if op == "+":
+            return lambda f: (a(f) + c) & m
+        if op == "-":
+            return lambda f: (a(f) - c) & m
+        if op == "&":
+            return lambda f: a(f) & c
+        if op == "|":
+            return lambda f: a(f) | c
+        return None
+
+    return build
+
+
+# Binary operators with a constant right operand, compiled without a second call.
+_CONST_RIGHT = {
+    "==": lambda a, c, t: (lambda f: a(f) == c),
+    "!=": lambda a, c, t: (lambda f: a(f) != c),
+    "<": lambda a, c, t: (lambda f: a(f) < c),
+    ">": lambda a, c, t: (lambda f: a(f) > c),
+    "<=": lambda a, c, t: (lambda f: a(f) <= c),
+    ">=": lambda a, c, t: (lambda f: a(f) >= c),
+    "+": _arith_const("+"),
+    "-": _arith_const("-"),
+    "&": _arith_const("&"),
+    "|": _arith_const("|"),
+}
 
 
 def copy_if_composite(t, g):

@@ -18,7 +18,7 @@ class Header:
     def __init__(self, t: HeaderT, v: list | None = None, valid: bool = False):
         self.t = t
         self.valid = valid
-        self.v = v if v is not None else [default_value(ft) for _, ft in t.fields]
+        self.v = v if v is not None else list(_zeros(t))
 
     def copy(self) -> "Header":
         return Header(self.t, list(self.v), self.valid)
@@ -61,6 +61,62 @@ class Stack:
 
     def copy(self) -> "Stack":
         return Stack(self.t, [h.copy() for h in self.elems], self.next)
+
+
+def _zeros(t: HeaderT) -> tuple:
+    z = getattr(t, "_zeros", None)
+    if z is None:
+        z = t._zeros = tuple(default_value(ft) for _, ft in t.fields)
+    return z
+
+
+def factory(t: Type):
+    """A fast constructor fn() -> fresh default value of type t (cached on the type)."""
+    fn = getattr(t, "_factory", None)
+    if fn is not None:
+        return fn
+    if isinstance(t, HeaderT) and t.kind == "header":
+        zeros = _zeros(t)
+
+        def fn():
+            return Header(t, list(zeros))
+
+    elif isinstance(t, HeaderT):
+        parts = []
+        for _, ft in t.fields:
+            if isinstance(ft, (HeaderT, StackT, TupleT)):
+                parts.append(factory(ft))
+            else:
+                parts.append((lambda c: (lambda: c))(default_value(ft)))
+        scalars = all(not isinstance(ft, (HeaderT, StackT, TupleT)) for _, ft in t.fields)
+        if scalars:
+            zeros = tuple(default_value(ft) for _, ft in t.fields)
+
+            def fn():
+                return Struct(t, list(zeros))
+
+        else:
+
+            def fn():
+                return Struct(t, [p() for p in parts])
+
+    elif isinstance(t, StackT):
+        elem = factory(t.elem)
+        n = t.size
+
+        def fn():
+            return Stack(t, [elem() for _ in range(n)])
+
+    else:
+        value = default_value(t)
+        if isinstance(value, list):
+            return lambda: default_value(t)
+        return lambda: value
+    try:
+        t._factory = fn
+    except AttributeError:
+        pass
+    return fn
 
 
 def default_value(t: Type):

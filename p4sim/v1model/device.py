@@ -22,7 +22,7 @@ from p4sim.engine.deparser import PacketOut
 from p4sim.engine.expressions import StackOutOfBounds
 from p4sim.engine.parser import PacketIn
 from p4sim.engine.runtime import Runtime
-from p4sim.engine.values import Header, Stack, Struct, copy_value, default_value
+from p4sim.engine.values import Header, Stack, Struct, copy_value, default_value, factory
 from p4sim.frontend import ir
 from p4sim.v1model.externs import DROP_PORT, AssertionFailed, V1ModelExterns
 
@@ -76,6 +76,9 @@ class V1ModelDevice(Runtime):
         self.meta_type = pdecl.params[2].type
         self.sm_type = pdecl.params[3].type
         self.sm_index = self.sm_type.index
+        self.new_hdr = factory(self.hdr_type)
+        self.new_meta = factory(self.meta_type)
+        self.new_sm_struct = factory(self.sm_type)
         self.cur: PacketState | None = None
         self.start = time.monotonic()
         self._field_lists = self._collect_field_lists()
@@ -129,7 +132,7 @@ class V1ModelDevice(Runtime):
 
     # -- pipeline ---------------------------------------------------------------------
     def _new_sm(self, port: int, length: int, instance_type: int) -> Struct:
-        sm = Struct(self.sm_type)
+        sm = self.new_sm_struct()
         idx = self.sm_index
         sm.v[idx["ingress_port"]] = port
         sm.v[idx["packet_length"]] = length
@@ -142,8 +145,8 @@ class V1ModelDevice(Runtime):
             log.warning("dropping a frame resubmitted/recirculated more than %d times", MAX_RECIRCULATIONS)
             return
         sm = self._new_sm(port, len(frame), instance_type)
-        hdr = default_value(self.hdr_type)
-        meta = default_value(self.meta_type)
+        hdr = self.new_hdr()
+        meta = self.new_meta()
         if preserved_from is not None:
             for i in fields:
                 meta.v[i] = copy_value(preserved_from.v[i])
@@ -212,8 +215,8 @@ class V1ModelDevice(Runtime):
         if original:
             # I2E (BMv2): the frame as received is parsed again; metadata starts from zero
             # except the preserved fields, which carry their values from the end of ingress.
-            hdr = default_value(self.hdr_type)
-            meta = default_value(self.meta_type)
+            hdr = self.new_hdr()
+            meta = self.new_meta()
             sm = self._new_sm(port, cur.length, instance_type)
             pk = PacketIn(cur.frame)
             self.cur = PacketState(hdr, meta, sm, b"", cur.length, cur.frame, cur.depth)
@@ -222,7 +225,7 @@ class V1ModelDevice(Runtime):
         else:
             # E2E (BMv2): headers as egress left them, metadata reset, preserved fields kept.
             hdr = cur.hdr
-            meta = default_value(self.meta_type)
+            meta = self.new_meta()
             sm = self._new_sm(port, cur.length, instance_type)
             payload = cur.payload
         for i in cur.clone_fields or ():
