@@ -1,11 +1,9 @@
 """The P4Runtime gRPC service (p4runtime 1.6.0 protos) in front of a running `Switch`.
 
-One device (`device_id`), role "default" only. Arbitration per the P4Runtime spec (5.3):
-the client with the highest election id, at least as high as any seen before, is primary.
-Every client of the role learns the outcome: the primary gets OK, backups ALREADY_EXISTS,
-and everyone NOT_FOUND while there is no primary; the election id in the update is the
-primary's (or the highest seen). Only the primary may Write, SetForwardingPipelineConfig and
-send PacketOut; PacketIn goes to the primary.
+One device (`device_id`), role "default" only; arbitration in `arbitration.py`. Only the
+primary may Write, SetForwardingPipelineConfig and send PacketOut; PacketIn goes to the
+primary. Entities are translated and validated in `entities.py`, controller headers in
+`packets.py`, pipelines built in `pipeline.py`.
 
 Write applies each update in order (CONTINUE_ON_ERROR) under the device lock; if any fails,
 the RPC ends with UNKNOWN and `grpc-status-details-bin` holds a google.rpc.Status whose
@@ -17,10 +15,8 @@ from __future__ import annotations
 
 import itertools
 import logging
-import queue
 import threading
 from concurrent import futures
-from dataclasses import dataclass, field
 
 import grpc
 from google.protobuf import any_pb2
@@ -28,6 +24,7 @@ from google.rpc import code_pb2, status_pb2
 from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
 
 from p4sim.p4runtime import entities, packets
+from p4sim.p4runtime.arbitration import Arbiter, Client, election_id
 from p4sim.p4runtime.errors import P4RuntimeError, invalid, not_found, unimplemented
 from p4sim.p4runtime.pipeline import Compiler, default_compiler, from_config
 from p4sim.switch import Pipeline, Switch
@@ -41,99 +38,6 @@ _END = object()
 
 Action = p4runtime_pb2.SetForwardingPipelineConfigRequest
 ResponseType = p4runtime_pb2.GetForwardingPipelineConfigRequest
-
-
-def _election_id(msg) -> int | None:
-    return (msg.high << 64) | msg.low
-
-
-def _uint128(value: int, out) -> None:
-    out.high = value >> 64
-    out.low = value & 0xFFFFFFFFFFFFFFFF
-
-
-@dataclass(eq=False)
-class _Client:
-    """One open StreamChannel."""
-
-    ident: int
-    outbox: queue.Queue = field(default_factory=queue.Queue)
-    election_id: int | None = None  # set by its first arbitration update
-    device_id: int = 0
-
-
-class Arbiter:
-    """Primary/backup election for the default role of one device."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.clients: list[_Client] = []
-        self.highest_seen: int | None = None
-        self.primary: _Client | None = None
-
-    def arbitrate(self, client: _Client, election_id: int) -> None:
-        with self.lock:
-            for other in self.clients:
-                if other is not client and other.election_id == election_id:
-                    raise invalid(
-                        f"election id {election_id} is already used by another "
-                        "client of this role"
-                    )
-            client.election_id = election_id
-            if client not in self.clients:
-                self.clients.append(client)
-            if self.highest_seen is None or election_id > self.highest_seen:
-                self.highest_seen = election_id
-            self._elect()
-            self._notify_all()
-
-    def remove(self, client: _Client) -> None:
-        with self.lock:
-            if client not in self.clients:
-                return
-            self.clients.remove(client)
-            was_primary = client is self.primary
-            self._elect()
-            if was_primary:
-                self._notify_all()
-
-    def _elect(self) -> None:
-        candidates = [c for c in self.clients if c.election_id is not None]
-        best = max(candidates, key=lambda c: c.election_id, default=None)
-        if best is not None and best.election_id >= self.highest_seen:
-            self.primary = best
-        else:
-            self.primary = None  # the primary left: nobody until an id >= highest_seen comes
-
-    def _notify_all(self) -> None:
-        for c in self.clients:
-            c.outbox.put(self._update_for(c))
-
-    def _update_for(self, client: _Client) -> p4runtime_pb2.StreamMessageResponse:
-        msg = p4runtime_pb2.StreamMessageResponse()
-        arb = msg.arbitration
-        arb.device_id = client.device_id
-        if self.primary is None:
-            _uint128(self.highest_seen or 0, arb.election_id)
-            arb.status.code = code_pb2.NOT_FOUND
-            arb.status.message = "no primary client for this role"
-        else:
-            _uint128(self.primary.election_id, arb.election_id)
-            if client is self.primary:
-                arb.status.code = code_pb2.OK
-                arb.status.message = "you are the primary client"
-            else:
-                arb.status.code = code_pb2.ALREADY_EXISTS
-                arb.status.message = "another client is primary; you are a backup"
-        return msg
-
-    def is_primary(self, election_id: int) -> bool:
-        with self.lock:
-            return self.primary is not None and self.primary.election_id == election_id
-
-    def primary_outbox(self) -> queue.Queue | None:
-        with self.lock:
-            return self.primary.outbox if self.primary else None
 
 
 class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
@@ -169,7 +73,7 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
             )
 
     def _check_primary(self, request, what: str) -> None:
-        eid = _election_id(request.election_id)
+        eid = election_id(request.election_id)
         if not self.arbiter.is_primary(eid):
             raise P4RuntimeError(
                 grpc.StatusCode.PERMISSION_DENIED,
@@ -319,7 +223,7 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
     # -- StreamChannel --------------------------------------------------------------------------
 
     def StreamChannel(self, request_iterator, context):
-        client = _Client(ident=next(self._client_ids))
+        client = Client(ident=next(self._client_ids))
         context.add_callback(lambda: client.outbox.put(_END))
         reader = threading.Thread(
             target=self._read_stream,
@@ -339,7 +243,7 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
         finally:
             self.arbiter.remove(client)
 
-    def _read_stream(self, client: _Client, request_iterator) -> None:
+    def _read_stream(self, client: Client, request_iterator) -> None:
         try:
             for request in request_iterator:
                 kind = request.WhichOneof("update")
@@ -364,7 +268,7 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
         finally:
             client.outbox.put(_END)
 
-    def _arbitrate(self, client: _Client, update) -> None:
+    def _arbitrate(self, client: Client, update) -> None:
         self._check_device(update.device_id)
         if update.role.name or update.role.id:
             raise unimplemented(
@@ -376,9 +280,9 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
                 grpc.StatusCode.FAILED_PRECONDITION, "a stream cannot change its device_id"
             )
         client.device_id = update.device_id
-        self.arbiter.arbitrate(client, _election_id(update.election_id))
+        self.arbiter.arbitrate(client, election_id(update.election_id))
 
-    def _packet_out(self, client: _Client, packet) -> None:
+    def _packet_out(self, client: Client, packet) -> None:
         if client.election_id is None or not self.arbiter.is_primary(client.election_id):
             raise P4RuntimeError(
                 grpc.StatusCode.PERMISSION_DENIED, "PacketOut from a client that is not the primary"
