@@ -137,3 +137,17 @@ def test_forwards_by_p4runtime_entry_and_drops_after_delete(switch_ns):
     from p4sim.io.pcap import read_pcap
 
     assert read_pcap(tmp_path / "pcap" / "1-out.pcap") == [frame]
+
+
+def test_offloads_on_are_reported_with_the_fix():
+    """A veth left with offloads on gets a warning naming the exact ethtool command."""
+    with Namespace(f"{unique_prefix('p4of')}ns") as ns:
+        veth_pair("on0", ns, "on1", ns, offloads=True)
+        veth_pair("off0", ns, "off1", ns)
+        script = (
+            "import json; from p4sim.io import offload_warnings; "
+            "print(json.dumps([offload_warnings('on0'), offload_warnings('off0')]))"
+        )
+        on, off = json.loads(ns.run([sys.executable, "-c", script]).stdout)
+    assert off == []
+    assert len(on) == 1 and "ethtool -K on0 tx off tso off gso off gro off" in on[0]
