@@ -191,7 +191,7 @@ def main() -> int:
             f"{'rate':>10} | {'p50':>11} {'p99':>12} | {'p50':>8} {'p99':>8} | "
             f"achieved/configured (offered)"
         )
-        ok = True
+        goals = {}
         for rate in RATES_MBIT:
             d = delay_error(bed, rate)
             r, offered = rate_accuracy(bed, rate)
@@ -201,10 +201,11 @@ def main() -> int:
                 f"{d['e2e_p50']:>8.0f} {d['e2e_p99']:>8.0f} | {r:.4f} ({offered:.2f}"
                 f"{': generator too slow, not a linkem figure' if short else ''})"
             )
-            if rate == 100 and d["err_p99"] > 100:
-                ok = False
-            if abs(r - 1) > 0.01 and not short:
-                ok = False
+            if rate == 100:
+                goals["p99 delay error <= 100 us at 100 Mbit/s"] = d["err_p99"] <= 100
+            if not short:
+                within = goals.get("rate within 1%", True) and abs(r - 1) <= 0.01
+                goals["rate within 1%"] = within
         fps, offered, ring_drops = frame_rate(bed)
         limited = ring_drops == 0 and fps >= 0.97 * offered
         print(
@@ -212,12 +213,17 @@ def main() -> int:
             f"{offered:,.0f} offered, {ring_drops:,} dropped at linkem's receive ring"
             f"{'; generator-limited: linkem kept up' if limited else ''})"
         )
-        ok = ok and fps >= 300_000
+        # A generator-limited figure is a lower bound: it meets the goal or says nothing.
+        if fps >= 300_000 or not limited:
+            goals[">= 300,000 frames/s"] = fps >= 300_000
         print(f"load average at end: {os.getloadavg()[0]:.2f}")
-        print(
-            "goals (linkem's p99 delay error <= 100 us at 100 Mbit/s, rate within 1%, "
-            f">= 300,000 frames/s): {'met' if ok else 'NOT met'}"
-        )
+        for goal in (
+            "p99 delay error <= 100 us at 100 Mbit/s",
+            "rate within 1%",
+            ">= 300,000 frames/s",
+        ):
+            verdict = {True: "met", False: "NOT met", None: "not measured (generator too slow)"}
+            print(f"goal {goal}: {verdict[goals.get(goal)]}")
     return 0
 
 
