@@ -234,6 +234,16 @@ class CounterState(Protocol):
     def write(self, index: int, packets: int, bytes_: int) -> None: ...
 
 
+class MeterState(Protocol):
+    """An indirect meter array (two-rate three-color, RFC 2698 as in BMv2)."""
+
+    definition: MeterDef
+
+    def set_config(self, index: int, config: tuple[int, int, int, int] | None) -> None: ...
+
+    def get_config(self, index: int) -> tuple[int, int, int, int] | None: ...  # cir, cburst, pir, pburst
+
+
 @dataclass
 class Replica:
     egress_port: int
@@ -269,6 +279,7 @@ class Device(Protocol):
     registers: dict[str, RegisterState]
     counters: dict[str, CounterState]  # indirect counters only; direct ones live on entries
     pre: ReplicationEngine
+    meters: dict[str, MeterState]  # indirect and direct (direct configs live on entries)
 
     def process(self, ingress_port: int, frame: bytes) -> list[tuple[int, bytes]]:
         """Run one frame through the whole v1model pipeline; return (egress_port, frame)
