@@ -265,7 +265,7 @@ static void lcore_rx_reorder_tx(struct agent *ag)
 	}
 }
 
-static int port_init(struct agent *ag, uint16_t port, const char *role)
+static int port_init(struct agent *ag, uint16_t port, const char *role, bool promiscuous)
 {
 	struct rte_eth_conf conf;
 	struct rte_eth_dev_info info;
@@ -298,11 +298,15 @@ static int port_init(struct agent *ag, uint16_t port, const char *role)
 			info.driver_name ? info.driver_name : "?", rte_strerror(-ret));
 		return -1;
 	}
-	/* Leg frames carry the client's MAC or the switch's rewrite; take them all. */
-	ret = rte_eth_promiscuous_enable(port);
-	if (ret != 0 && ret != -ENOTSUP)
-		fprintf(stderr, "pdcp-agent: warning: promiscuous mode on %s port %u: %s\n",
-			role, port, rte_strerror(-ret));
+	/* Leg frames carry whatever MAC the switch wrote: take them all. The host port stays
+	 * as it is (a tap in promiscuous mode would make the client's kernel see every frame
+	 * as its own to sniff, without changing which it accepts). */
+	if (promiscuous) {
+		ret = rte_eth_promiscuous_enable(port);
+		if (ret != 0 && ret != -ENOTSUP)
+			fprintf(stderr, "pdcp-agent: warning: promiscuous mode on %s port %u: "
+				"%s\n", role, port, rte_strerror(-ret));
+	}
 	return 0;
 }
 
@@ -420,9 +424,9 @@ int main(int argc, char **argv)
 		ret = 1;
 		goto out_eal;
 	}
-	if (port_init(&ag, ag.opt.leg_port[0], "leg A") < 0 ||
-	    port_init(&ag, ag.opt.leg_port[1], "leg B") < 0 ||
-	    port_init(&ag, ag.opt.host_port, "host") < 0) {
+	if (port_init(&ag, ag.opt.leg_port[0], "leg A", true) < 0 ||
+	    port_init(&ag, ag.opt.leg_port[1], "leg B", true) < 0 ||
+	    port_init(&ag, ag.opt.host_port, "host", false) < 0) {
 		ret = 1;
 		goto out_ports;
 	}

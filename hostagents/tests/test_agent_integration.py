@@ -141,14 +141,14 @@ class AgentTestbed:
         self.stats_path = tmp / "stats.jsonl"
         self.agent: subprocess.Popen | None = None
 
-    def start_agent(self, *app_args: str) -> None:
+    def start_agent(self, *app_args: str, host_vdev: str | None = None) -> None:
         p = self.prefix
         self.stderr_path = self.tmp / "agent.stderr"
         argv = [str(AGENT), "-l", "0", "--no-huge", "-m", "256", "--no-pci",
                 "--file-prefix", p,
                 "--vdev", f"net_af_packet0,iface={p}la1",
                 "--vdev", f"net_af_packet1,iface={p}lb1",
-                "--vdev", f"net_af_packet2,iface={p}h",
+                "--vdev", host_vdev or f"net_af_packet2,iface={p}h",
                 "--", "--stats", str(self.stats_path), *app_args]
         with open(self.stderr_path, "wb") as err:
             self.agent = self.ns_agent.popen(argv, stdout=subprocess.DEVNULL, stderr=err)
@@ -297,6 +297,41 @@ def test_sn12_wraparound_and_zero_timer(testbed):
     assert final["rx_deliv"] == final["rx_next"] == n + 2   # COUNT, with HFN = 2
     assert final["delivered_in_order"] == n
     assert final["t_reordering_expiries"] == 1 and final["skipped"] == 1
+
+
+def test_tap_host_port_feeds_the_client_ip_stack(testbed):
+    """net_tap as the host port: the client's kernel accepts what the agent delivers (the
+    tap's MAC is the frames' destination), and its answers go out on leg A."""
+    bed = testbed
+    tap = bed.prefix + "t"
+    bed.start_agent(host_vdev=f"net_tap0,iface={tap},mac={CLIENT_MAC}")
+    ns = bed.ns_agent
+    ns.add_addr(tap, "10.9.0.2/24")
+    ns.run(["ip", "link", "set", tap, "up"])
+    ns.run(["ip", "neigh", "replace", "10.9.0.1", "lladdr", SENDER_MAC, "dev", tap,
+            "nud", "permanent"])
+    with in_netns(ns.name):
+        udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        udp.bind(("10.9.0.2", 5000))
+        udp.settimeout(5)
+        for sn in (1, 0, 3, 2, 5, 4):
+            bed.send_leg(sn % 2, pdcp_frame(sn))
+        got = [udp.recv(2048) for _ in range(6)]
+        assert got == [bytes(Ether(inner_frame(sn))[UDP].payload) for sn in range(6)]
+
+        drain(bed.legs[0])
+        udp.sendto(b"ack from the client stack", ("10.9.0.1", 40000))
+        frames = [f for f, _ in receive_ours(bed.legs[0], 1, timeout_s=5)]
+        assert len(frames) == 1
+        answer = Ether(frames[0])
+        assert answer[IP].dst == "10.9.0.1" and answer[UDP].dport == 40000
+        assert bytes(answer[UDP].payload) == b"ack from the client stack"
+    finally:
+        udp.close()
+    final = bed.stop_agent()
+    assert final["delivered_in_order"] + final["delivered_reordered"] == 6
+    assert final["uplink"] >= 1 and final["tx_dropped_host"] == 0
 
 
 def test_missing_interface_is_a_clear_error(tmp_path):
