@@ -13,6 +13,7 @@
 #include "include/checksums.p4"
 #include "include/ingress.p4"
 #include "include/egress.p4"
+#include "include/deparser.p4"
 
 V1Switch(DcParser(),
          DcVerifyChecksum(),

@@ -1,4 +1,4 @@
-// Parser and deparser. Parses Ethernet, the PDCP shim (frames already on a DC leg), IPv4,
+// The parser. Parses Ethernet, the PDCP shim (frames already on a DC leg), IPv4,
 // IPv6, UDP and TCP. Anything else is accepted after the last header it recognises and is
 // handled by the port table; a frame too short for a header it announces ends with a parser
 // error and is dropped by the ingress (documented rule, README "Forwarding rules").
@@ -58,18 +58,6 @@ parser DcParser(packet_in packet,
     state parse_tcp {
         packet.extract(hdr.tcp);
         transition accept;
-    }
-}
-
-control DcDeparser(packet_out packet, in parsed_headers_t hdr) {
-    apply {
-        packet.emit(hdr.ethernet);
-        packet.emit(hdr.pdcp);
-        packet.emit(hdr.inner_ethertype);
-        packet.emit(hdr.ipv4);
-        packet.emit(hdr.ipv6);
-        packet.emit(hdr.udp);
-        packet.emit(hdr.tcp);
     }
 }
 
