@@ -221,6 +221,7 @@ def execute_run(run: Run, run_dir: Path, opts: RunOptions, on_tick=None) -> dict
                         "client": flow.spec["client"], "start_s": flow.spec["start_s"],
                         "size_mb": flow.spec["size_mb"], "duration_s": flow.spec["duration_s"],
                         **flow.result()}
+        flow.cleanup()
     rows.extend(_stats_rows(logs / "link_a.jsonl", "link", "a", t0))
     rows.extend(_stats_rows(logs / "link_b.jsonl", "link", "b", t0))
     rows.extend(_stats_rows(logs / "agent.jsonl", "agent", "dc", t0))

@@ -87,10 +87,21 @@ class Flow(ABC):
         """Bytes at the client now, for the progress bar only."""
         return self.bytes_received()
 
+    # Clients that stop by themselves after duration_s (iperf3 -t, our aioquic client); the
+    # others are stopped by running() when their time is up.
+    self_timed: ClassVar[bool] = True
+    stopped_at_duration: bool = False
+
     def running(self) -> bool:
         if self.client is None:
             return False
         if self.client.poll() is None:
+            dur = self.spec["duration_s"]
+            if dur and not self.self_timed and time.monotonic() - self.t_client_start >= dur:
+                self.t_client_end = time.monotonic()
+                stop_process(self.client)
+                self.stopped_at_duration = True
+                return False
             return True
         if self.t_client_end is None:
             self.t_client_end = time.monotonic()
@@ -105,6 +116,9 @@ class Flow(ABC):
         for f in self.logs:
             f.close()
         self.logs.clear()
+
+    def cleanup(self) -> None:
+        """Remove bulky artefacts (downloaded bodies) once result() has checked them."""
 
     @abstractmethod
     def samples(self) -> list[tuple[float, str, float]]: ...

@@ -77,10 +77,11 @@ class AioquicFlow(Flow):
         final = next((r for r in reversed(lines) if r.get("final")), None)
         res = {"bytes": lines[-1]["bytes"] if lines else 0,
                "exit_code": self.client.returncode if self.client else None,
-               "complete": bool(final and final.get("complete"))}
+               "complete": bool(final and (final.get("complete") or (
+                   self.spec["duration_s"] and final["elapsed_s"] >= self.spec["duration_s"])))}
         if self.size_bytes:
             res["intact"] = bool(final and res["bytes"] == self.size_bytes
                                  and final["sha256"] == sha256_file(self.ctx.payload))
-        if final and final.get("complete"):
+        if self.size_bytes and final and final.get("complete"):
             res["completion_s"] = final["elapsed_s"]
         return res

@@ -8,6 +8,7 @@ every 100 ms; RTT and cwnd from the server's (the sender's) qlog `recovery:metri
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from pathlib import Path
 
@@ -20,6 +21,7 @@ DYNAMIC_BYTES = 100 * 10**9  # duration mode: a body the client never finishes
 class Ngtcp2Flow(Flow):
     kind = "ngtcp2"
     tools = ("gtlsserver", "gtlsclient")
+    self_timed = False  # duration mode: the body never ends; running() stops the client
 
     def start_server(self) -> None:
         c = self.ctx
@@ -55,6 +57,9 @@ class Ngtcp2Flow(Flow):
         except FileNotFoundError:
             return 0
 
+    def cleanup(self) -> None:
+        shutil.rmtree(self.ctx.workdir / "download", ignore_errors=True)
+
     def samples(self) -> list[tuple[float, str, float]]:
         """RTT and cwnd from the sender's qlog (times relative to the connection start)."""
         out = []
@@ -77,13 +82,16 @@ class Ngtcp2Flow(Flow):
 
     def result(self) -> dict:
         got = self.bytes_received()
-        complete = self.size_bytes is not None and got == self.size_bytes \
-            and self.client is not None and self.client.returncode == 0
+        if self.size_bytes is not None:
+            complete = got == self.size_bytes and self.client is not None \
+                and self.client.returncode == 0
+        else:
+            complete = self.stopped_at_duration
         res = {"bytes": got, "complete": bool(complete), "exit_code": self.client.returncode
                if self.client else None}
         if self.size_bytes:
             res["intact"] = bool(complete and sha256_file(self._download)
                                  == sha256_file(self.ctx.payload))
-        if self.t_client_start and self.t_client_end:
+        if self.size_bytes and complete:
             res["completion_s"] = self.t_client_end - self.t_client_start
         return res

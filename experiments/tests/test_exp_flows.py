@@ -66,3 +66,28 @@ def test_download_by_size(pair, kind, cc):
         assert max(v for _t, m, v in samples if m == "bytes") >= 4 * MB
     else:
         assert flow.bytes_received() == 4 * MB
+
+
+@pytest.mark.parametrize("kind", ["ngtcp2", "aioquic", "tcp"])
+def test_download_by_duration_stops_on_time(pair, kind):
+    srv, cli, work = pair
+    spec = validate_flow("f", {"kind": kind, "cc": "cubic", "duration_s": 2})
+    cert, key = make_cert(work)
+    (work / "htdocs").mkdir(exist_ok=True)
+    payload = make_payload(work / "htdocs" / "loop.bin", 1 * MB, seed=3)
+    ctx = FlowContext(f"{kind}-dur", srv, cli, "10.0.0.1", 6000 + len(kind), work / f"{kind}-dur",
+                      payload, cert, key, time.monotonic())
+    flow = make_flow(spec, ctx)
+    try:
+        flow.start_server()
+        time.sleep(0.5)
+        flow.start_client()
+        while flow.running() and time.monotonic() - flow.t_client_start < 30:
+            time.sleep(0.05)
+        took = time.monotonic() - flow.t_client_start
+    finally:
+        flow.stop()
+    res = flow.result()
+    assert 1.9 <= took <= 6, f"{kind} ran {took:.1f} s for a 2 s flow"
+    assert res["complete"], res
+    assert res["bytes"] > 2 * MB  # 50 Mbit/s for ~2 s
