@@ -12,7 +12,7 @@ code the P4Runtime spec assigns to it:
   missing on a ternary/range/optional table or present on another: INVALID_ARGUMENT
 - an action the table does not list, or used against its @tableonly/@defaultonly scope:
   INVALID_ARGUMENT; const default action or const table: PERMISSION_DENIED
-- index out of a counter's or register's size: OUT_OF_RANGE
+- index out of a counter's, meter's or register's size: OUT_OF_RANGE
 """
 
 from __future__ import annotations
@@ -67,6 +67,8 @@ class PipelineIndex:
     counters: dict[int, model.CounterDef] = field(default_factory=dict)  # indirect
     direct_counters: dict[int, model.CounterDef] = field(default_factory=dict)
     registers: dict[int, model.RegisterDef] = field(default_factory=dict)
+    meters: dict[int, model.MeterDef] = field(default_factory=dict)  # indirect
+    direct_meters: dict[int, model.MeterDef] = field(default_factory=dict)
     table_ids: dict[str, int] = field(default_factory=dict)
     action_ids: dict[str, int] = field(default_factory=dict)
     counter_ids: dict[str, int] = field(default_factory=dict)
@@ -114,6 +116,11 @@ class PipelineIndex:
         for r in info.registers:
             index.registers[r.preamble.id] = registers[r.preamble.name]
             index.register_ids[r.preamble.name] = r.preamble.id
+        meters = {m.name: m for m in program.meters}
+        for m in info.meters:
+            index.meters[m.preamble.id] = meters[m.preamble.name]
+        for m in info.direct_meters:
+            index.direct_meters[m.preamble.id] = meters[m.preamble.name]
         for h in info.controller_packet_metadata:
             if h.preamble.name == "packet_in":
                 index.packet_in = h
@@ -305,6 +312,7 @@ def encode_entry(
     *,
     default: bool = False,
     with_counter: bool = False,
+    with_meter: bool = False,
 ) -> p4runtime_pb2.TableEntry:
     out = p4runtime_pb2.TableEntry(table_id=table.id)
     if default:
@@ -321,6 +329,8 @@ def encode_entry(
     if with_counter and table.definition.direct_counter:
         out.counter_data.packet_count = entry.packets
         out.counter_data.byte_count = entry.bytes
+    if with_meter and table.definition.direct_meter and entry.meter_config is not None:
+        _encode_meter_config(entry.meter_config, out.meter_config)
     return out
 
 
@@ -355,8 +365,11 @@ def write_table_entry(
         )
     match = decode_match(table, msg.match)
     check_priority(table, msg.priority)
+    meter_config = None
     if msg.HasField("meter_config"):
-        raise unimplemented(f"table {tname}: meter_config is not supported by p4sim")
+        if not table.definition.direct_meter:
+            raise invalid(f"table {tname} has no direct meter: meter_config not allowed")
+        meter_config = decode_meter_config(msg.meter_config, f"table {tname}")
     if msg.idle_timeout_ns:
         raise unimplemented(f"table {tname}: idle timeouts are not supported by p4sim")
     if update_type == Update.DELETE:
@@ -370,6 +383,7 @@ def write_table_entry(
         priority=msg.priority,
         controller_metadata=msg.controller_metadata,
         metadata=msg.metadata,
+        meter_config=meter_config,
     )
     if msg.HasField("counter_data"):
         if not table.definition.direct_counter:
@@ -383,6 +397,8 @@ def write_table_entry(
             old = state.find(match, msg.priority)
             if old is not None:  # MODIFY keeps the counters unless the client sets them
                 entry.packets, entry.bytes = old.packets, old.bytes
+                if not msg.HasField("meter_config"):  # ... and the meter configuration
+                    entry.meter_config = old.meter_config
         state.modify(entry)
     else:
         raise invalid("update type must be INSERT, MODIFY or DELETE")
@@ -392,6 +408,7 @@ def read_table_entries(
     index: PipelineIndex, device: model.Device, msg: p4runtime_pb2.TableEntry
 ) -> list[p4runtime_pb2.TableEntry]:
     with_counter = msg.HasField("counter_data")
+    with_meter = msg.HasField("meter_config")
     tables = [index.table(msg.table_id)] if msg.table_id else list(index.tables.values())
     results = []
     for table in tables:
@@ -407,7 +424,10 @@ def read_table_entries(
             entries = [entry] if entry is not None else []
         else:
             entries = [e for e in state.entries() if not msg.priority or e.priority == msg.priority]
-        results.extend(encode_entry(index, table, e, with_counter=with_counter) for e in entries)
+        results.extend(
+            encode_entry(index, table, e, with_counter=with_counter, with_meter=with_meter)
+            for e in entries
+        )
     return results
 
 
@@ -562,6 +582,114 @@ def read_registers(index, device, msg: p4runtime_pb2.RegisterEntry):
 
 
 # ---------------------------------------------------------------------------
+# Meters (two-rate three-color; rates in units/s, bursts in units, as BMv2 takes them)
+# ---------------------------------------------------------------------------
+
+
+def decode_meter_config(config: p4runtime_pb2.MeterConfig, what: str):
+    values = (config.cir, config.cburst, config.pir, config.pburst)
+    if min(values) < 0:
+        raise invalid(f"{what}: meter rates and bursts must not be negative")
+    if config.cir > config.pir:
+        raise invalid(f"{what}: meter cir {config.cir} exceeds pir {config.pir}")
+    if config.eburst:
+        raise unimplemented(f"{what}: eburst (single-rate meters) is not supported by p4sim")
+    return values
+
+
+def _encode_meter_config(config, out: p4runtime_pb2.MeterConfig) -> None:
+    out.cir, out.cburst, out.pir, out.pburst = config
+
+
+def _meter(index: PipelineIndex, meter_id: int) -> model.MeterDef:
+    if meter_id in index.direct_meters:
+        raise invalid(f"meter id {meter_id} is a direct meter: use DirectMeterEntry")
+    try:
+        return index.meters[meter_id]
+    except KeyError:
+        raise not_found(f"no meter with id {meter_id} in the P4Info") from None
+
+
+def write_meter(index, device, update_type, msg: p4runtime_pb2.MeterEntry):
+    if update_type != Update.MODIFY:
+        raise invalid("meter entries can only be modified (INSERT/DELETE do not apply)")
+    if not msg.meter_id:
+        raise invalid("meter_id 0: a write needs one meter")
+    definition = _meter(index, msg.meter_id)
+    what = f"meter {definition.name}"
+    if not msg.HasField("index"):
+        raise invalid(f"{what}: a write needs an index")
+    _check_index(what, msg.index.index, definition.size)
+    # an unset config returns the cell to its default (unconfigured: everything GREEN)
+    config = decode_meter_config(msg.config, what) if msg.HasField("config") else None
+    device.meters[definition.name].set_config(msg.index.index, config)
+
+
+def read_meters(index, device, msg: p4runtime_pb2.MeterEntry):
+    ids = [msg.meter_id] if msg.meter_id else list(index.meters)
+    out = []
+    for mid in ids:
+        definition = _meter(index, mid)
+        state = device.meters[definition.name]
+        if msg.HasField("index"):
+            _check_index(f"meter {definition.name}", msg.index.index, definition.size)
+            indices = [msg.index.index]
+        else:
+            indices = range(definition.size)
+        for i in indices:
+            item = p4runtime_pb2.MeterEntry(meter_id=mid)
+            item.index.index = i
+            config = state.get_config(i)
+            if config is not None:
+                _encode_meter_config(config, item.config)
+            out.append(item)
+    return out
+
+
+def _find_metered_entry(index, device, msg: p4runtime_pb2.TableEntry):
+    table = index.table(msg.table_id)
+    if not table.definition.direct_meter:
+        raise invalid(f"table {table.definition.name} has no direct meter")
+    entry = device.tables[table.definition.name].find(decode_match(table, msg.match), msg.priority)
+    if entry is None:
+        raise not_found(f"table {table.definition.name}: no such entry")
+    return table, entry
+
+
+def write_direct_meter(index, device, update_type, msg: p4runtime_pb2.DirectMeterEntry):
+    if update_type != Update.MODIFY:
+        raise invalid("direct meter entries can only be modified")
+    table, entry = _find_metered_entry(index, device, msg.table_entry)
+    what = f"table {table.definition.name}"
+    entry.meter_config = decode_meter_config(msg.config, what) if msg.HasField("config") else None
+
+
+def read_direct_meters(index, device, msg: p4runtime_pb2.DirectMeterEntry):
+    if msg.table_entry.table_id and msg.table_entry.match:
+        pairs = [_find_metered_entry(index, device, msg.table_entry)]
+    else:
+        tables = (
+            [index.table(msg.table_entry.table_id)]
+            if msg.table_entry.table_id
+            else list(index.tables.values())
+        )
+        pairs = [
+            (t, e)
+            for t in tables
+            if t.definition.direct_meter
+            for e in device.tables[t.definition.name].entries()
+        ]
+    out = []
+    for table, entry in pairs:
+        item = p4runtime_pb2.DirectMeterEntry()
+        item.table_entry.CopyFrom(encode_entry(index, table, entry))
+        if entry.meter_config is not None:
+            _encode_meter_config(entry.meter_config, item.config)
+        out.append(item)
+    return out
+
+
+# ---------------------------------------------------------------------------
 # Packet replication engine
 # ---------------------------------------------------------------------------
 
@@ -697,6 +825,10 @@ def apply_update(index: PipelineIndex, device: model.Device, update: p4runtime_p
             write_direct_counter(index, device, update.type, entity.direct_counter_entry)
         elif kind == "register_entry":
             write_register(index, device, update.type, entity.register_entry)
+        elif kind == "meter_entry":
+            write_meter(index, device, update.type, entity.meter_entry)
+        elif kind == "direct_meter_entry":
+            write_direct_meter(index, device, update.type, entity.direct_meter_entry)
         elif kind == "packet_replication_engine_entry":
             write_pre(device, update.type, entity.packet_replication_engine_entry)
         elif kind is None:
@@ -729,6 +861,16 @@ def read_entity(index: PipelineIndex, device: model.Device, entity: p4runtime_pb
         return [
             p4runtime_pb2.Entity(register_entry=e)
             for e in read_registers(index, device, entity.register_entry)
+        ]
+    if kind == "meter_entry":
+        return [
+            p4runtime_pb2.Entity(meter_entry=e)
+            for e in read_meters(index, device, entity.meter_entry)
+        ]
+    if kind == "direct_meter_entry":
+        return [
+            p4runtime_pb2.Entity(direct_meter_entry=e)
+            for e in read_direct_meters(index, device, entity.direct_meter_entry)
         ]
     if kind == "packet_replication_engine_entry":
         return [

@@ -30,6 +30,7 @@ from p4sim.model import (
     CounterDef,
     FieldMatch,
     MatchFieldDef,
+    MeterDef,
     ParamDef,
     ProgramModel,
     RegisterDef,
@@ -63,6 +64,7 @@ def fake_model() -> ProgramModel:
         const_default_action=False,
         const_entries=None,
         direct_counter="Ingress.fwd_counter",
+        direct_meter="Ingress.fwd_meter",
     )
     acl = TableDef(
         name="Ingress.acl",
@@ -109,7 +111,10 @@ def fake_model() -> ProgramModel:
             CounterDef("Ingress.port_counter", 4, "packets_and_bytes"),
             CounterDef("Ingress.fwd_counter", 0, "packets_and_bytes", direct_table="Ingress.fwd"),
         ],
-        meters=[],
+        meters=[
+            MeterDef("Ingress.rate", 4, "bytes"),
+            MeterDef("Ingress.fwd_meter", 0, "packets", direct_table="Ingress.fwd"),
+        ],
         controller_headers=[
             ControllerHeaderDef(
                 "packet_in",
@@ -208,6 +213,21 @@ class FakeCounter:
         self.values[index] = (packets, bytes_)
 
 
+class FakeMeter:
+    def __init__(self, definition):
+        self.definition = definition
+        self.configs = {}
+
+    def set_config(self, index, config):
+        if config is None:
+            self.configs.pop(index, None)
+        else:
+            self.configs[index] = config
+
+    def get_config(self, index):
+        return self.configs.get(index)
+
+
 class FakeDevice:
     """Ingress.fwd on the ingress port; packet_out/packet_in headers on the CPU port."""
 
@@ -221,6 +241,7 @@ class FakeDevice:
             c.name: FakeCounter(c) for c in program_model.counters if not c.direct_table
         }
         self.pre = model.ReplicationEngine()
+        self.meters = {m.name: FakeMeter(m) for m in program_model.meters}
 
     def process(self, ingress_port, frame):
         if ingress_port == self.cpu_port:
@@ -344,7 +365,15 @@ class Client:
 P4INFO = p4info_gen.generate(fake_model())
 IDS = {
     o.preamble.name: o.preamble.id
-    for kind in ("tables", "actions", "counters", "direct_counters", "registers")
+    for kind in (
+        "tables",
+        "actions",
+        "counters",
+        "direct_counters",
+        "registers",
+        "meters",
+        "direct_meters",
+    )
     for o in getattr(P4INFO, kind)
 }
 
@@ -784,7 +813,7 @@ def test_read_errors(client):
         client.read(entity("counter_entry", p4runtime_pb2.CounterEntry(counter_id=0x12000001)))
     assert info.value.code() == grpc.StatusCode.NOT_FOUND
     with pytest.raises(grpc.RpcError) as info:
-        client.read(entity("meter_entry", p4runtime_pb2.MeterEntry()))
+        client.read(entity("value_set_entry", p4runtime_pb2.ValueSetEntry()))
     assert info.value.code() == grpc.StatusCode.UNIMPLEMENTED
     req = p4runtime_pb2.ReadRequest(device_id=3)
     req.entities.add().table_entry.table_id = 0
@@ -963,3 +992,62 @@ def test_packet_out_from_backup_is_rejected(client, server):
         assert server.ports.collect() == []
     finally:
         backup.close()
+
+
+def test_meters_indirect_and_direct(client, server):
+    device = server.switch.pipeline.device
+    me = p4runtime_pb2.MeterEntry(meter_id=IDS["Ingress.rate"])
+    me.index.index = 1
+    me.config.cir, me.config.cburst, me.config.pir, me.config.pburst = 1000, 100, 2000, 200
+    client.write(update("MODIFY", "meter_entry", me))
+    assert device.meters["Ingress.rate"].configs == {1: (1000, 100, 2000, 200)}
+    cells = client.read(entity("meter_entry", p4runtime_pb2.MeterEntry()))
+    assert [c.meter_entry.HasField("config") for c in cells] == [False, True, False, False]
+    assert cells[1].meter_entry.config.pir == 2000
+    # unset config: back to unconfigured
+    reset = p4runtime_pb2.MeterEntry(meter_id=IDS["Ingress.rate"])
+    reset.index.index = 1
+    client.write(update("MODIFY", "meter_entry", reset))
+    assert device.meters["Ingress.rate"].configs == {}
+    # direct meter: on the entry (TableEntry.meter_config) and through DirectMeterEntry
+    entry = fwd_entry(0, 1)
+    entry.meter_config.cir, entry.meter_config.cburst = 10, 5
+    entry.meter_config.pir, entry.meter_config.pburst = 20, 5
+    client.write(table_update("INSERT", entry))
+    req = p4runtime_pb2.TableEntry(table_id=IDS["Ingress.fwd"])
+    req.meter_config.SetInParent()
+    [got] = client.read(entity("table_entry", req))
+    assert got.table_entry.meter_config.pir == 20
+    dme = p4runtime_pb2.DirectMeterEntry()
+    dme.table_entry.CopyFrom(fwd_entry(0, 1))
+    dme.config.cir, dme.config.cburst, dme.config.pir, dme.config.pburst = 1, 1, 2, 1
+    client.write(update("MODIFY", "direct_meter_entry", dme))
+    [got] = client.read(entity("direct_meter_entry", p4runtime_pb2.DirectMeterEntry()))
+    assert got.direct_meter_entry.config.pir == 2
+    # MODIFY of the entry without meter_config keeps the configuration
+    client.write(table_update("MODIFY", fwd_entry(0, 2)))
+    [got] = client.read(entity("direct_meter_entry", p4runtime_pb2.DirectMeterEntry()))
+    assert got.direct_meter_entry.config.pir == 2
+    bad = p4runtime_pb2.MeterEntry(meter_id=IDS["Ingress.rate"])
+    bad.index.index = 0
+    bad.config.cir, bad.config.pir = 10, 5
+    far = p4runtime_pb2.MeterEntry(meter_id=IDS["Ingress.rate"])
+    far.index.index = 4
+    direct_as_indirect = p4runtime_pb2.MeterEntry(meter_id=IDS["Ingress.fwd_meter"])
+    direct_as_indirect.index.index = 0
+    codes = [
+        c
+        for c, _ in write_error(
+            client,
+            update("MODIFY", "meter_entry", bad),
+            update("MODIFY", "meter_entry", far),
+            update("MODIFY", "meter_entry", direct_as_indirect),
+            update("INSERT", "meter_entry", me),
+        )
+    ]
+    assert codes == [
+        code_pb2.INVALID_ARGUMENT,
+        code_pb2.OUT_OF_RANGE,
+        code_pb2.INVALID_ARGUMENT,
+        code_pb2.INVALID_ARGUMENT,
+    ]
