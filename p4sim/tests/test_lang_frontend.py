@@ -253,3 +253,27 @@ def test_model_uses_p4c_names():
 def test_anonymous_control_is_named_by_type():
     m = compile_source(NAMING.replace("MyIngress() ig;", "").replace(", ig,", ", MyIngress(),"), "n.p4").model
     assert {t.name for t in m.tables} == {"absolute_table", "MyIngress.with_entries", "MyIngress.nested.inner_t"}
+
+
+def test_token_mutations_only_ever_raise_p4error():
+    """Fuzz-ish: delete, duplicate or insert tokens in valid programs (fixed seed)."""
+    import random
+
+    from p4sim.frontend.lexer import tokenize
+
+    rng = random.Random(4)
+    sources = [preprocess_text((STF_DIR / f"{n}.p4").read_text(), f"{n}.p4") for n in ("tables", "parser", "lang", "tm")]
+    inserts = ["1", "x", "(", ")", "{", "}", ";", "bit<8>", "hdr", "<", ">", ".", "8w3", "true", "-", "_", "default", "apply"]
+    for _ in range(400):
+        src = rng.choice(sources)
+        toks = tokenize(src)
+        start = next(i for i, t in enumerate(toks) if "p4include" not in t.pos.file)
+        t = toks[rng.randrange(start, len(toks) - 1)]
+        if rng.random() < 0.5:
+            mutated = src[: t.start] + src[t.end :]
+        else:
+            mutated = src[: t.start] + rng.choice(inserts) + " " + src[t.start :]
+        try:
+            compile_source(mutated, "m.p4")
+        except P4Error as e:
+            assert e.line > 0 or "main" in e.message, str(e)
