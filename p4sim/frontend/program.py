@@ -75,6 +75,8 @@ def expr_text(e: ir.Expr) -> str:
     if isinstance(e, ir.IntLit):
         return str(e.value)
     if isinstance(e, ir.Call):
+        if isinstance(e.func, ir.Member) and e.func.name == "isValid" and not e.args:
+            return f"{expr_text(e.func.expr)}.$valid$"  # p4c's name for validity keys
         return f"{expr_text(e.func)}()" if not e.args else f"{expr_text(e.func)}(...)"
     if isinstance(e, ir.Cast):
         return f"({expr_text(e.expr)})"

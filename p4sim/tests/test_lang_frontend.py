@@ -225,7 +225,7 @@ def test_model_uses_p4c_names():
     assert [(k.name, k.bitwidth, k.match_kind) for k in t1.keys] == [
         ("first", 8, "exact"),
         ("hdr.h.b[7:0]", 8, "ternary"),
-        ("hdr.h.isValid()", 1, "exact"),
+        ("hdr.h.$valid$", 1, "exact"),
         ("hdr.st[1].a", 8, "lpm"),
     ]
     assert [(a.name, a.scope) for a in t1.actions] == [
