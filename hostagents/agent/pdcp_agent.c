@@ -11,7 +11,6 @@
  * have two cores to share with the switch, the link emulators and the endpoints.
  */
 #include <dirent.h>
-#include <fcntl.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -279,6 +278,7 @@ static int port_init(struct agent *ag, uint16_t port, const char *role, bool pro
 		return -1;
 	}
 	memset(&conf, 0, sizeof(conf));
+	memset(&info, 0, sizeof(info));
 	ret = rte_eth_dev_info_get(port, &info);
 	if (ret == 0)
 		ret = rte_eth_dev_configure(port, 1, 1, &conf);
@@ -372,6 +372,11 @@ int main(int argc, char **argv)
 	if (sep < argc)
 		argv[sep] = "--";
 
+	/* A stop request during start-up is served once the ports are up: the loop sees it
+	 * at once and the shutdown path cleans up as usual. */
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+
 	/* EAL logs to stdout by default, where the stats may go. */
 	rte_openlog_stream(stderr);
 	eal_argc = sep;
@@ -398,7 +403,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "pdcp-agent: --stats %s: %s\n", ag.opt.stats_path,
 				strerror(errno));
 			ret = 1;
-			goto out_eal;
+			goto out_ports;
 		}
 	}
 	ag.core = pdcp_rx_create(&(struct pdcp_rx_config){
@@ -422,7 +427,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "pdcp-agent: out of memory for the reordering buffer or the "
 			"mbuf pool (give EAL more with -m)\n");
 		ret = 1;
-		goto out_eal;
+		goto out_ports;
 	}
 	if (port_init(&ag, ag.opt.leg_port[0], "leg A", true) < 0 ||
 	    port_init(&ag, ag.opt.leg_port[1], "leg B", true) < 0 ||
@@ -431,8 +436,6 @@ int main(int argc, char **argv)
 		goto out_ports;
 	}
 
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
 	fprintf(stderr, "pdcp-agent: legs on ports %u (A) and %u (B), host port %u, uplink "
 		"on leg %c, %u-bit SN, t-Reordering %" PRIu64 " us\n", ag.opt.leg_port[0],
 		ag.opt.leg_port[1], ag.opt.host_port, ag.opt.uplink_leg ? 'B' : 'A',
@@ -447,18 +450,17 @@ int main(int argc, char **argv)
 	write_stats(&ag, true);
 	ret = 0;
 
-out_ports:
+out_ports: /* closing a port also removes what its vdev created (a tap interface) */
 	for (unsigned int i = 0; i < ag.n_started; i++)
 		rte_eth_dev_stop(ag.started[i]);
 	for (uint16_t port = 0; port < RTE_MAX_ETHPORTS; port++)
 		if (rte_eth_dev_is_valid_port(port))
 			rte_eth_dev_close(port);
-out_eal:
 	if (ag.stats_out != NULL && ag.stats_out != stdout)
 		fclose(ag.stats_out);
 	pdcp_rx_free(ag.core);
 	rte_ring_free(ag.host_txq);
 	rte_eal_cleanup();
-	remove_runtime_dir(runtime_dir);
+	remove_runtime_dir(runtime_dir); /* ours: EAL init succeeded, so we are the primary */
 	return ret;
 }

@@ -232,7 +232,7 @@ def main() -> int:
         direct = one_way_delays_us(tx_direct, rx_direct, pdcp=False, first_seq=0)
         rows.append(("reference veth path p50 / p99",
                      f"{percentile(direct, 50):.1f} / {percentile(direct, 99):.1f} us", ""))
-        for sleep_us in ("0", "50"):
+        for sleep_us in ("0", "10", "50"):
             with bench.agent_running("--idle-sleep-us", sleep_us, "--stats-interval-ms", "0"):
                 time.sleep(0.2)
                 via = one_way_delays_us(tx_leg, rx_client, pdcp=True, first_seq=0)
