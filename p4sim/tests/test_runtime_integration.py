@@ -278,3 +278,22 @@ def test_ternary_and_optional_acl_drops_by_priority(rig):
     ports.inject(1, frame)
     ports.inject(0, frame)
     assert ports.collect() == [(2, frame)]  # only the frame from port 1 was dropped
+
+
+def test_meter_config_over_p4runtime_polices_a_port(rig):
+    """rx_meter with cburst = pburst = 2 packets: two frames pass, then RED drops."""
+    client, ports, _ = rig
+    client.write(client.l2("INSERT", 0x020000000002, "forward", port=b"\x02"))
+    meter_id = {m.preamble.name: m.preamble.id for m in client.p4info.meters}["FwdIngress.rx_meter"]
+    u = p4runtime_pb2.Update(type=Update.MODIFY)
+    u.entity.meter_entry.meter_id = meter_id
+    u.entity.meter_entry.index.index = 1
+    cfg = u.entity.meter_entry.config
+    cfg.cir, cfg.cburst, cfg.pir, cfg.pburst = 1, 2, 1, 2
+    client.write(u)
+    frame = frame_to("02:00:00:00:00:02")
+    for _ in range(5):
+        ports.inject(1, frame)
+    for _ in range(3):
+        ports.inject(0, frame)  # port 0's meter is unconfigured: all pass
+    assert ports.collect() == [(2, frame)] * 5

@@ -52,6 +52,7 @@ struct headers_t {
 
 struct metadata_t {
     bool forwarded;  // set by every action that picks an output; else the frame is dropped
+    bit<2> color;    // rx_meter's verdict: V1MODEL_METER_COLOR_RED (2) drops
 }
 
 parser FwdParser(packet_in packet, out headers_t hdr, inout metadata_t meta,
@@ -88,6 +89,7 @@ control FwdIngress(inout headers_t hdr, inout metadata_t meta,
     direct_counter(CounterType.packets_and_bytes) l2_counter;
     counter(512, CounterType.packets_and_bytes) rx_port_counter;
     register<bit<48>>(16) last_src_mac;
+    meter(16, MeterType.packets) rx_meter;  // per ingress port; unconfigured = all GREEN
 
     action drop() {
         mark_to_drop(standard_metadata);
@@ -146,6 +148,11 @@ control FwdIngress(inout headers_t hdr, inout metadata_t meta,
             exit;
         }
         last_src_mac.write((bit<32>) standard_metadata.ingress_port[3:0], hdr.ethernet.src_addr);
+        rx_meter.execute_meter((bit<32>) standard_metadata.ingress_port[3:0], meta.color);
+        if (meta.color == 2) {
+            mark_to_drop(standard_metadata);
+            exit;
+        }
         meta.forwarded = false;
         if (hdr.ipv4.isValid() && hdr.ipv4.ttl > 1) {
             ipv4_lpm.apply();
