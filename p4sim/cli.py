@@ -285,9 +285,14 @@ def run_main(argv: list[str]) -> int:
     for name in interfaces.values():
         for warning in offload_warnings(name):
             log.warning("%s", warning)
-    switch = Switch(ports, cpu_port=args.cpu_port, pcap_dir=args.pcap_dir)
     try:
-        switch.set_pipeline(pipeline)
+        switch = Switch(ports, cpu_port=args.cpu_port, pcap_dir=args.pcap_dir)
+    except OSError as exc:
+        ports.close()
+        raise UsageError(f"--pcap-dir {args.pcap_dir}: {exc.strerror}") from None
+    try:
+        if pipeline is not None:
+            switch.set_pipeline(pipeline)
         try:
             server = P4RuntimeServer(switch, args.grpc_server_addr, device_id=args.device_id)
         except (OSError, RuntimeError) as exc:
