@@ -212,6 +212,13 @@ class V1ModelDevice(Runtime):
             return
         idx = self.sm_index
         port = cur.sm.v[idx["ingress_port"]]
+        if self.tracing:
+            trace.debug(
+                "%s clone to session %d: port(s) %s",
+                "I2E" if original else "E2E",
+                cur.clone_session,
+                ", ".join(str(r.egress_port) for r in session.replicas),
+            )
         if original:
             # I2E (BMv2): the frame as received is parsed again; metadata starts from zero
             # except the preserved fields, which carry their values from the end of ingress.
