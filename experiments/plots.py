@@ -37,6 +37,21 @@ def _numeric(points) -> bool:
     return all(isinstance(p, (int, float)) for p in points)
 
 
+def _mark_events(ax, m: dict) -> None:
+    """Vertical lines at the run's live changes (scenario `events`)."""
+    for ev in m.get("events_applied") or []:
+        what = ", ".join(f"{k}={v}" for k, v in (ev.get("set") or ev.get("dc") or {}).items())
+        where = f"leg {ev['link']}: " if "link" in ev else "dc: "
+        ax.axvline(ev["applied_at_s"], color="grey", linestyle=":", linewidth=1)
+        ax.text(ev["applied_at_s"], ax.get_ylim()[1] * 0.98, " " + where + what, rotation=90,
+                va="top", ha="left", fontsize=6, color="dimgrey")
+
+
+def _run_title(m: dict) -> str:
+    point = m["run_id"].split("__")[0] if m.get("point") is not None else ""
+    return f"{point} ({m['variant']})" if point else m["variant"]
+
+
 def throughput_vs_param(summary: pd.DataFrame, param: str, out_dir: Path,
                         client: str = "dc") -> list[Path]:
     data = summary[summary.client == client]
@@ -121,8 +136,9 @@ def link_utilization(out: Path, manifests: list[dict], out_dir: Path) -> list[Pa
             drawn = True
         ax.set_ylabel("utilization (%)" if m["config"]["links"]["a"].get("rate_mbit")
                       else "Mbit/s")
-        ax.set_title(f"{m['run_id'].split('__')[0]} ({m['variant']})", fontsize=9)
+        ax.set_title(_run_title(m), fontsize=9)
         ax.grid(alpha=0.3)
+        _mark_events(ax, m)
         ax.legend(fontsize=8, loc="lower right")
     axes[-1, 0].set_xlabel("time (s)")
     if not drawn:
@@ -149,7 +165,8 @@ def throughput_over_time(out: Path, manifests: list[dict], out_dir: Path) -> lis
     ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
-    ax.set_title(f"Throughput over time: {m['run_id']}", fontsize=9)
+    ax.set_title(f"Throughput over time: {_run_title(m)}, rep {m['rep']}", fontsize=9)
+    _mark_events(ax, m)
     return _save(fig, out_dir, "throughput_over_time")
 
 

@@ -33,8 +33,8 @@ from experiments import progress
 from experiments.flows import MB, FlowContext, make_cert, make_flow, make_payload, registry
 from experiments.netns import unique_prefix
 from experiments.sampler import Sampler, saturation
-from experiments.scenario import Run, Scenario
-from experiments.testbed import (AGENT_BIN, P4_PROGRAM, ROOT, SERVER_ADDR, Testbed, TestbedError,
+from experiments.scenario import EVENT_DIRECTIONS, Run, Scenario
+from experiments.testbed import (AGENT_BIN, DC_ADDR, P4_PROGRAM, ROOT, SERVER_ADDR, Testbed, TestbedError,
                                  bmv2_missing, venv_tool)
 
 SERVER_SETTLE_S = 0.5      # let servers bind before the first client starts
@@ -155,7 +155,7 @@ def execute_run(run: Run, run_dir: Path, opts: RunOptions, on_tick=None) -> dict
                 "rep": run.rep, "seed": run.seed, "config": run.config, "target": opts.target,
                 "link": opts.link_kind, "prefix": prefix, **provenance(),
                 "started": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
-    flows, rows, results, errors = {}, [], {}, []
+    flows, rows, results, errors, applied = {}, [], {}, [], []
     sampler = None
     testbed = Testbed(prefix=prefix, config=run.config, workdir=logs, target=opts.target,
                       link_kind=opts.link_kind, seed=run.seed)
@@ -181,12 +181,16 @@ def execute_run(run: Run, run_dir: Path, opts: RunOptions, on_tick=None) -> dict
             sampler = Sampler(t0, flows, testbed.switch_stats)
             sampler.start()
             pending = sorted(flows.values(), key=lambda f: f.spec["start_s"])
+            events = list(run.config.get("events") or [])
             deadline = t0 + (opts.timeout_s or _flow_timeout(run))
             expected = max(f.spec["start_s"] + (f.spec["duration_s"] or 0) for f in pending)
             while True:
                 now = time.monotonic() - t0
                 while pending and pending[0].spec["start_s"] <= now:
                     pending.pop(0).start_client()
+                while events and events[0]["at_s"] <= now:
+                    applied.append(apply_event(testbed, events.pop(0), now))
+                    rows.append((now, "event", str(len(applied) - 1), "applied", 1.0))
                 running = [f for f in flows.values() if f.running()]
                 if not pending and not running:
                     break
@@ -238,7 +242,7 @@ def execute_run(run: Run, run_dir: Path, opts: RunOptions, on_tick=None) -> dict
         if flows[fid].spec["size_mb"] and not res.get("complete"):
             errors.append(f"flow {fid} did not complete ({res.get('bytes', 0)} bytes)")
     manifest.update(saturation(rows))
-    manifest.update(flows=results, errors=errors, status="ok" if not errors else "failed",
+    manifest.update(flows=results, errors=errors, events_applied=applied, status="ok" if not errors else "failed",
                     finished=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
     _write_rows(tmp / "samples.csv", rows)
     _write_flows(tmp / "flows.csv", run, results)
@@ -246,6 +250,24 @@ def execute_run(run: Run, run_dir: Path, opts: RunOptions, on_tick=None) -> dict
     shutil.rmtree(run_dir, ignore_errors=True)
     tmp.rename(run_dir)
     return manifest
+
+
+def apply_event(testbed: Testbed, event: dict, now: float) -> dict:
+    """A live change: the legs through linkem's control socket, the DC user through the
+    controller (one MODIFY; the SN continues)."""
+    try:
+        if "link" in event:
+            direction = EVENT_DIRECTIONS[event["direction"]]
+            for leg in ("a", "b") if event["link"] == "both" else (event["link"],):
+                testbed.links[leg].set(direction, **event["set"])
+        else:
+            changes = dict(event["dc"])
+            if "ratio" in changes:
+                changes["ratio"] = tuple(changes["ratio"])
+            testbed.splitter.set_user(DC_ADDR, **changes)
+    except Exception as exc:  # the part's own message names what is wrong
+        raise TestbedError(f"event at {event['at_s']} s ({event}) failed: {exc}") from None
+    return {**event, "applied_at_s": round(now, 3)}
 
 
 def _goodput_mbit(res: dict) -> float | None:

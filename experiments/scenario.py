@@ -75,7 +75,10 @@ TOP_KEYS = {
     "quick": None,
     "timeout_s": None,
     "seed": 1,
+    "events": None,
 }
+EVENT_KEYS = ("at_s", "link", "direction", "set", "dc")
+EVENT_DIRECTIONS = {"down": "ab", "up": "ba", "both": "both"}
 FIGURES = ("throughput", "fairness", "utilization", "duplication")
 
 
@@ -273,6 +276,7 @@ def _validate_doc(doc: dict, where: str) -> dict:
             for j, flow in enumerate(doc["flows"]):
                 over = {k: v for k, v in var.items() if k != "label"}
                 validate_flow(f"{where}.variants[{i}] applied to flows[{j}]", {**flow, **over})
+    doc["events"] = _validate_events(f"{where}.events", doc.get("events"))
     sweep = doc.get("sweep")
     if sweep is not None:
         _check_keys(f"{where}.sweep", sweep, ("param", "values", "set"))
@@ -289,6 +293,48 @@ def _validate_doc(doc: dict, where: str) -> dict:
                 raise ScenarioError(f"{where}.sweep.set.{path}: needs one value per sweep "
                                     f"value ({len(sweep['values'])})")
     return doc
+
+
+def _validate_events(where: str, events: Any) -> list[dict]:
+    """Live changes during a run, applied at `at_s` after the first client could start:
+    {at_s, link: a|b|both, direction: down|up|both (default down), set: {link keys}} changes
+    the leg emulation (e.g. loss: 1 = leg down); {at_s, dc: {batch, ratio, dup}} changes the
+    DC user on the switch (SN continuous)."""
+    if events is None:
+        return []
+    if not isinstance(events, list):
+        raise ScenarioError(f"{where}: expected a list of events")
+    out = []
+    for i, ev in enumerate(events):
+        w = f"{where}[{i}]"
+        _check_keys(w, ev, EVENT_KEYS)
+        _number(f"{w}.at_s", ev.get("at_s"), lo=0)
+        if ("link" in ev) == ("dc" in ev):
+            raise ScenarioError(f"{w}: give either link (with set) or dc")
+        if "link" in ev:
+            if ev["link"] not in ("a", "b", "both"):
+                raise ScenarioError(f"{w}.link: {ev['link']!r} is not one of a, b, both")
+            direction = ev.get("direction", "down")
+            if direction not in EVENT_DIRECTIONS:
+                raise ScenarioError(f"{w}.direction: {direction!r} is not one of "
+                                    f"{', '.join(EVENT_DIRECTIONS)}")
+            changes = validate_link(f"{w}.set", ev.get("set") or {})
+            if not changes:
+                raise ScenarioError(f"{w}.set: give the link keys to change")
+            out.append({"at_s": float(ev["at_s"]), "link": ev["link"], "direction": direction,
+                        "set": dict(changes)})
+        else:
+            dc = _check_keys(f"{w}.dc", ev["dc"], ("batch", "ratio", "dup"))
+            if not dc:
+                raise ScenarioError(f"{w}.dc: give batch, ratio or dup")
+            if "batch" in dc:
+                _number(f"{w}.dc.batch", dc["batch"], lo=1, hi=65535, integer=True)
+            if "ratio" in dc:
+                dc = {**dc, "ratio": list(parse_ratio(f"{w}.dc.ratio", dc["ratio"]))}
+            if "dup" in dc and not isinstance(dc["dup"], bool):
+                raise ScenarioError(f"{w}.dc.dup: expected true or false")
+            out.append({"at_s": float(ev["at_s"]), "dc": dict(dc)})
+    return sorted(out, key=lambda e: e["at_s"])
 
 
 def _label(value: Any) -> str:
@@ -318,7 +364,8 @@ def expand(doc: dict) -> list[Run]:
                                                   range(doc["repetitions"])):
         cfg = {"links": copy.deepcopy(doc["links"]), "dc": dict(doc["dc"]),
                "t_reordering_ms": doc["t_reordering_ms"],
-               "flows": [dict(f) for f in doc["flows"]]}
+               "flows": [dict(f) for f in doc["flows"]],
+               "events": copy.deepcopy(doc["events"])}
         for path, values in sets.items():
             _set_path(cfg, path, values[i])
         for key, value in var.items():

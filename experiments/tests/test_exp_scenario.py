@@ -126,3 +126,18 @@ def test_preflight_names_every_problem(monkeypatch):
         runner.preflight(sc, "bmv2")
     msg = str(exc.value)
     assert "needs root" in msg and "simple_switch_grpc" in msg
+
+
+def test_events_validated_and_sorted():
+    sc = from_dict(base(events=[{"at_s": 9, "link": "b", "set": {"loss": 1}},
+                                {"at_s": 5, "dc": {"ratio": "9:1"}}]))
+    events = sc.runs[0].config["events"]
+    assert [e["at_s"] for e in events] == [5, 9]
+    assert events[0]["dc"]["ratio"] == [9, 1] and events[1]["direction"] == "down"
+    for bad, needle in [({"at_s": 1, "link": "c", "set": {"loss": 1}}, "a, b, both"),
+                        ({"at_s": 1, "link": "a", "set": {"speed": 1}}, "unknown key 'speed'"),
+                        ({"at_s": 1, "dc": {"mode": "sc"}}, "allowed keys: batch, dup, ratio"),
+                        ({"at_s": 1}, "either link (with set) or dc"),
+                        ({"at_s": -1, "dc": {"dup": True}}, "out of range")]:
+        with pytest.raises(ScenarioError, match=needle):
+            from_dict(base(events=[bad]))
