@@ -137,7 +137,7 @@ def test_events_validated_and_sorted():
     for bad, needle in [({"at_s": 1, "link": "c", "set": {"loss": 1}}, "a, b, both"),
                         ({"at_s": 1, "link": "a", "set": {"speed": 1}}, "unknown key 'speed'"),
                         ({"at_s": 1, "dc": {"mode": "sc"}}, "allowed keys: batch, dup, ratio"),
-                        ({"at_s": 1}, "either link (with set) or dc"),
+                        ({"at_s": 1}, r"either link \(with set\) or dc"),
                         ({"at_s": -1, "dc": {"dup": True}}, "out of range")]:
         with pytest.raises(ScenarioError, match=needle):
             from_dict(base(events=[bad]))
