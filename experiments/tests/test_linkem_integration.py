@@ -330,3 +330,15 @@ def test_interface_going_away_stops_linkem(bed, tmp_path):
     assert f"interface '{gone_a}' disappeared" in proc.stderr.read().decode()
     last = json.loads((tmp_path / "s.jsonl").read_text().splitlines()[-1])
     assert last["final"] is True
+
+
+def test_vlan_tags_survive_the_link(bed, tmp_path):
+    """The kernel hands VLAN tags to AF_PACKET out of band; linkem puts them back."""
+    link = bed.start(LinkSpec(), LinkSpec(), tmp_path)
+    try:
+        rx = pktgen_rx(bed.ns2, bed.if2, idle_ms=300, duration=5)
+        pktgen_tx(bed.ns1, bed.if1, count=20, size=200, vlan=7)
+        got = rx_result(rx)
+    finally:
+        link.stop()
+    assert got["frames"] == 20 and got["vlan_frames"] == 20 and got["vlan_tci"] == 7, got

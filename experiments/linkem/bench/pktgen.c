@@ -2,13 +2,15 @@
  * pktgen: a small AF_PACKET frame generator and sink for linkem's tests and benchmark.
  *
  *   pktgen tx -i IF [--size 1000] [--count N] [--pps N | --mbit R] [--duration S] [--batch 64]
+ *             [--vlan ID]
  *   pktgen rx -i IF [--duration S] [--idle-ms 500] [--count N]
  *
  * tx sends Ethernet frames of ethertype 0x88B5 (IEEE local experimental) carrying a magic,
  * a sequence number and the CLOCK_REALTIME send time, paced per frame (--pps/--mbit) or
  * as fast as sendmmsg goes.  rx counts those frames (others are ignored) and prints one JSON
  * line: frames, bytes, first/last arrival, the mean rate between them, one-way delay
- * percentiles (kernel receive timestamp minus send time, us), sequence gaps and inversions. */
+ * percentiles (kernel receive timestamp minus send time, us), sequence gaps and inversions,
+ * and how many arrived with a VLAN tag (the kernel reports it out of band) and the last TCI. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
@@ -85,8 +87,15 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 static int do_tx(const char *ifname, unsigned size, uint64_t count, double pps, double duration,
-		 unsigned batch)
+		 unsigned batch, int vlan)
 {
+	unsigned off = vlan >= 0 ? 18 : 14; /* where the ethertype 0x88B5 payload starts */
+
+	if (size < off + sizeof(struct payload)) {
+		fprintf(stderr, "pktgen: --size must be at least %zu with --vlan\n",
+			off + sizeof(struct payload));
+		return 2;
+	}
 	int ifindex, fd = open_socket(ifname, &ifindex);
 	static uint8_t frames[MAX_BATCH][MAX_FRAME];
 	struct mmsghdr msgs[MAX_BATCH];
@@ -98,8 +107,14 @@ static int do_tx(const char *ifname, unsigned size, uint64_t count, double pps, 
 		memset(frames[i], 0, size);
 		memset(frames[i], 0xff, 6);                            /* broadcast */
 		memcpy(frames[i] + 6, "\x02\x00\x00\x00\x00\x01", 6); /* local MAC */
-		frames[i][12] = ETHERTYPE_BENCH >> 8;
-		frames[i][13] = ETHERTYPE_BENCH & 0xff;
+		if (vlan >= 0) { /* 802.1Q tag: TPID 0x8100, TCI = VLAN id */
+			frames[i][12] = 0x81;
+			frames[i][13] = 0x00;
+			frames[i][14] = (uint8_t)(vlan >> 8);
+			frames[i][15] = (uint8_t)vlan;
+		}
+		frames[i][off - 2] = ETHERTYPE_BENCH >> 8;
+		frames[i][off - 1] = ETHERTYPE_BENCH & 0xff;
 		iov[i].iov_base = frames[i];
 		iov[i].iov_len = size;
 		memset(&msgs[i], 0, sizeof(msgs[i]));
@@ -131,7 +146,7 @@ static int do_tx(const char *ifname, unsigned size, uint64_t count, double pps, 
 		uint64_t now = clock_ns(CLOCK_REALTIME);
 		for (unsigned i = 0; i < n; i++) {
 			struct payload p = { MAGIC, sent + i, now };
-			memcpy(frames[i] + 14, &p, sizeof(p));
+			memcpy(frames[i] + off, &p, sizeof(p));
 		}
 		int r = sendmmsg(fd, msgs, n, 0);
 		if (r < 0) {
@@ -155,12 +170,14 @@ static int do_rx(const char *ifname, double duration, unsigned idle_ms, uint64_t
 	int one = 1, rcvbuf = 32 << 20;
 	uint64_t *owd = malloc(MAX_SAMPLES * sizeof(uint64_t));
 	uint64_t frames = 0, bytes = 0, first = 0, last = 0, gaps = 0, inversions = 0;
-	uint64_t next_seq = 0, nowd = 0;
+	uint64_t next_seq = 0, nowd = 0, vlan_frames = 0;
+	unsigned vlan_tci = 0;
 	struct timeval tv = { .tv_sec = 0, .tv_usec = 50000 };
 
 	if (!owd)
 		die("malloc");
 	setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one));
+	setsockopt(fd, SOL_PACKET, PACKET_AUXDATA, &one, sizeof(one)); /* VLAN tags */
 	setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf));
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	uint64_t start = clock_ns(CLOCK_MONOTONIC);
@@ -195,12 +212,21 @@ static int do_rx(const char *ifname, double duration, unsigned idle_ms, uint64_t
 		if (p.magic != MAGIC)
 			continue;
 		uint64_t rx_ns = 0;
-		for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
+		for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+			if (c->cmsg_level == SOL_PACKET && c->cmsg_type == PACKET_AUXDATA) {
+				struct tpacket_auxdata aux;
+				memcpy(&aux, CMSG_DATA(c), sizeof(aux));
+				if (aux.tp_status & TP_STATUS_VLAN_VALID) {
+					vlan_frames++;
+					vlan_tci = aux.tp_vlan_tci;
+				}
+			}
 			if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
 				struct timespec ts;
 				memcpy(&ts, CMSG_DATA(c), sizeof(ts));
 				rx_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 			}
+		}
 		if (!rx_ns)
 			rx_ns = clock_ns(CLOCK_REALTIME);
 		last_mono = clock_ns(CLOCK_MONOTONIC);
@@ -228,13 +254,14 @@ static int do_rx(const char *ifname, double duration, unsigned idle_ms, uint64_t
 	double rate = frames > 1 && span > 0 ? (double)(bytes - bytes / frames) * 8 / span / 1e6 : 0;
 	printf("{\"frames\":%llu,\"bytes\":%llu,\"span_s\":%.6f,\"rate_mbit\":%.4f,\"fps\":%.0f,"
 	       "\"gaps\":%llu,\"inversions\":%llu,\"owd_us\":{\"mean\":%.1f,\"p50\":%llu,\"p99\":%llu,"
-	       "\"max\":%llu}}\n",
+	       "\"max\":%llu},\"vlan_frames\":%llu,\"vlan_tci\":%u}\n",
 	       (unsigned long long)frames, (unsigned long long)bytes, span, rate,
 	       frames > 1 && span > 0 ? (double)(frames - 1) / span : 0, (unsigned long long)gaps,
 	       (unsigned long long)inversions, mean,
 	       (unsigned long long)(nowd ? owd[nowd / 2] : 0),
 	       (unsigned long long)(nowd ? owd[(nowd * 99) / 100] : 0),
-	       (unsigned long long)(nowd ? owd[nowd - 1] : 0));
+	       (unsigned long long)(nowd ? owd[nowd - 1] : 0), (unsigned long long)vlan_frames,
+	       vlan_tci);
 	return 0;
 }
 
@@ -244,10 +271,12 @@ int main(int argc, char **argv)
 		{ "size", required_argument, NULL, 's' },  { "count", required_argument, NULL, 'n' },
 		{ "pps", required_argument, NULL, 'p' },   { "mbit", required_argument, NULL, 'm' },
 		{ "duration", required_argument, NULL, 'd' }, { "batch", required_argument, NULL, 'b' },
-		{ "idle-ms", required_argument, NULL, 'w' }, { 0 },
+		{ "idle-ms", required_argument, NULL, 'w' }, { "vlan", required_argument, NULL, 'v' },
+		{ 0 },
 	};
 	const char *ifname = NULL;
 	unsigned size = 1000, batch = 64, idle_ms = 500;
+	int vlan = -1;
 	uint64_t count = 0;
 	double pps = 0, mbit = 0, duration = 0;
 	int opt;
@@ -267,6 +296,7 @@ int main(int argc, char **argv)
 		case 'd': duration = atof(optarg); break;
 		case 'b': batch = (unsigned)atoi(optarg); break;
 		case 'w': idle_ms = (unsigned)atoi(optarg); break;
+		case 'v': vlan = atoi(optarg) & 0xfff; break;
 		default: return 2;
 		}
 	}
@@ -279,6 +309,6 @@ int main(int argc, char **argv)
 	if (mbit > 0)
 		pps = mbit * 1e6 / 8 / size;
 	if (!strcmp(argv[1], "tx"))
-		return do_tx(ifname, size, count, pps, duration, batch);
+		return do_tx(ifname, size, count, pps, duration, batch, vlan);
 	return do_rx(ifname, duration, idle_ms, count);
 }

@@ -19,6 +19,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -385,14 +386,18 @@ static void receive(struct direction *d)
 			(struct tpacket2_hdr *)(d->ring + (size_t)d->ring_idx * RING_FRAME_BYTES);
 		if (!(__atomic_load_n(&h->tp_status, __ATOMIC_ACQUIRE) & TP_STATUS_USER))
 			return;
-		uint32_t len = h->tp_len;
+		const uint8_t *frame = (const uint8_t *)h + h->tp_mac;
+		uint32_t captured = h->tp_snaplen;
+		/* The kernel hands a VLAN tag out of band: put it back where it was on the wire. */
+		bool vlan = (h->tp_status & TP_STATUS_VLAN_VALID) && captured >= 12;
+		uint32_t len = h->tp_len + (vlan ? 4 : 0);
 		uint64_t real = (uint64_t)h->tp_sec * 1000000000ULL + h->tp_nsec;
 		uint64_t arrival = real - real_minus_mono;
 		/* Guard against a stepped wall clock: never in the future, at most 1 s old. */
 		if (arrival > t || t - arrival > 1000000000ULL)
 			arrival = t;
 
-		if (len > SLOT_BYTES || h->tp_snaplen < len || d->nfree == 0) {
+		if (len > SLOT_BYTES || captured < h->tp_len || d->nfree == 0) {
 			/* Not forwarded: counted here (link_enqueue counts the others). */
 			d->link.c.rx_frames++;
 			d->link.c.rx_bytes += len;
@@ -402,7 +407,17 @@ static void receive(struct direction *d)
 				d->drop_oversize++;
 		} else {
 			uint32_t handle = d->free_slots[--d->nfree];
-			memcpy(d->slots + (size_t)handle * SLOT_BYTES, (uint8_t *)h + h->tp_mac, len);
+			uint8_t *slot = d->slots + (size_t)handle * SLOT_BYTES;
+			if (vlan) {
+				uint16_t tpid = (h->tp_status & TP_STATUS_VLAN_TPID_VALID) ? h->tp_vlan_tpid
+											     : ETH_P_8021Q;
+				uint16_t tag[2] = { htons(tpid), htons(h->tp_vlan_tci) };
+				memcpy(slot, frame, 12);
+				memcpy(slot + 12, tag, 4);
+				memcpy(slot + 16, frame + 12, captured - 12);
+			} else {
+				memcpy(slot, frame, captured);
+			}
 			if (link_enqueue(&d->link, arrival, handle, len) != LINK_ACCEPTED)
 				release_slot(d, handle);
 		}
