@@ -56,6 +56,11 @@ def split_and_dup(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("smoke")
     flows = [{"kind": "ngtcp2", "cc": "cubic", "size_mb": 3, "client": "dc"}]
     split = run(tmp, "split", dc={"batch": 8, "ratio": f"{SPLIT_A}:{SPLIT_B}"}, flows=flows)
+    # the same study again resumes: the saved run is not repeated
+    again = run_scenario(from_dict({"name": "split", "links": LINKS, "flows": flows,
+                                    "dc": {"batch": 8, "ratio": f"{SPLIT_A}:{SPLIT_B}"}}),
+                         tmp / "split", RunOptions())
+    assert again == {"ok": 0, "failed": 0, "skipped": 1}
     dup = run(tmp, "dup", dc={"batch": 8, "ratio": "1:1", "dup": True}, flows=flows)
     return split, dup
 
