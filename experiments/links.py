@@ -257,7 +257,17 @@ def _check_direction(direction: str) -> None:
         raise LinkSpecError(f"direction {direction!r}: expected ab, ba or both")
 
 
-class Linkem:
+class _StopOnExit:
+    """`with start_link(...) as link:` stops the link however the block ends."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+class Linkem(_StopOnExit):
     """One running linkem process, driven through its control socket."""
 
     def __init__(self, binary: str | os.PathLike = LINKEM_BINARY):
@@ -409,7 +419,7 @@ class Linkem:
         return final
 
 
-class NetemLink:
+class NetemLink(_StopOnExit):
     """The same link with tc netem: a Linux bridge joins if_a and if_b, and each direction is
     a netem qdisc on the interface it leaves by (ab on if_b, ba on if_a)."""
 

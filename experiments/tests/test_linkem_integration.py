@@ -256,13 +256,14 @@ def test_offloads_on_are_refused_with_the_fix(bed):
 
 
 def test_sigterm_writes_final_stats_and_exits_cleanly(bed, tmp_path):
-    link = bed.start(LinkSpec(delay_ms=1), LinkSpec(), tmp_path)
-    bed.ping(5)
-    final = link.stop()  # raises unless linkem exited 0
+    with bed.start(LinkSpec(delay_ms=1), LinkSpec(), tmp_path) as link:
+        bed.ping(5)
+    final = link.stop()  # already stopped by the with block: nothing more to say
+    assert final == {}
     lines = (tmp_path / "stats.jsonl").read_text().splitlines()
     last = [json.loads(line) for line in lines[-2:]]
     assert {r["dir"] for r in last} == {"ab", "ba"} and all(r["final"] for r in last)
-    assert final["ab"]["frames"] >= 5 and final["ba"]["frames"] >= 5
+    assert all(r["frames"] >= 5 for r in last)
 
 
 def test_netem_alternative_or_clear_error(bed):
