@@ -1,6 +1,6 @@
 # p4src: the PDCP splitter P4 program. `make p4` compiles both SN profiles with p4sim
 # (P4Info + p4sim device config); `make p4c-bmv2` runs the real p4c for BMv2 when installed.
-.PHONY: p4 p4c-bmv2
+.PHONY: p4 p4-sn18 p4-sn12 p4c-bmv2
 BUILD_TARGETS += p4
 
 P4_SRC      := $(ROOT)/p4src/dc_splitter.p4
@@ -11,7 +11,9 @@ P4_PROFILES := dc_splitter dc_splitter_sn12
 P4_DEFINES_dc_splitter      :=
 P4_DEFINES_dc_splitter_sn12 := -D PDCP_SN_12=1
 
-p4: $(foreach p,$(P4_PROFILES),$(P4_OUT)/$(p).p4sim.json)
+p4: p4-sn18 p4-sn12
+p4-sn18: $(P4_OUT)/dc_splitter.p4sim.json        # default profile: 18-bit SNs
+p4-sn12: $(P4_OUT)/dc_splitter_sn12.p4sim.json   # -D PDCP_SN_12: 12-bit SNs
 
 $(P4_OUT)/%.p4sim.json: $(P4_SRC) $(P4_INCLUDES)
 	@mkdir -p $(P4_OUT)
