@@ -102,10 +102,11 @@ def test_ping_rtt_shows_configured_delay(bed, tmp_path):
         stats = link.stats()
     finally:
         final = link.stop()
+    # Generous bounds: ping itself is an ordinary task on a machine shared with other suites.
     assert len(rtts) == 200
     mean, sd = mean_sd(rtts)
-    assert 19.7 <= mean <= 21.0, f"RTT mean {mean:.2f} ms"
-    assert 0.9 <= sd <= 2.2, f"RTT sd {sd:.2f} ms, expected about 1.41"
+    assert 19.7 <= mean <= 21.5, f"RTT mean {mean:.2f} ms"
+    assert 0.9 <= sd <= 2.5, f"RTT sd {sd:.2f} ms, expected about 1.41"
     # linkem's own account of the delay it applied agrees.
     for d in ("ab", "ba"):
         assert 9_700 <= stats[d]["delay_us"]["mean"] <= 10_500, stats[d]["delay_us"]
@@ -212,9 +213,9 @@ def test_control_socket_changes_take_effect(bed, tmp_path):
         stats = link.stats()
     finally:
         link.stop()
-    assert len(before) == 20 and 9.8 <= mean_sd(before)[0] <= 11.0, before
+    assert len(before) == 20 and 9.8 <= mean_sd(before)[0] <= 12.0, before
     assert down == [], "a leg with loss=1 carries nothing"
-    assert len(after) == 20 and 29.8 <= mean_sd(after)[0] <= 31.0, after
+    assert len(after) == 20 and 29.8 <= mean_sd(after)[0] <= 32.0, after
     assert stats["ab"]["drops"]["loss"] >= 10
     assert stats["ab"]["config"]["delay_ms"] == 25 and stats["ab"]["config"]["loss"] == 0
 
