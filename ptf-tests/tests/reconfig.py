@@ -179,3 +179,22 @@ class DcctlLiveScenarioTest(SplitterTest):
         # Order per leg is the SN order (a switch does not reorder within a port).
         for port, frames in seen.items():
             self.assertEqual([sn_of(f) for f in frames], sorted(on_leg[port]))
+
+
+class ReaddedUserStartsAtZeroTest(SplitterTest):
+    """A user deleted and added again (same register index, new session) restarts at SN 0
+    and batch position 0, without any register write."""
+
+    def runTest(self):
+        self.add_user("10.0.0.2", batch=4, ratio="1:3")
+        for i in range(3):
+            pkt = self.udp_packet("10.0.0.2", seq=i)
+            self.send(SERVER, pkt)
+            self.expect(LEG_A if i == 0 else LEG_B, dc_frame(pkt, sn=i))
+        self.sw.del_user("10.0.0.2")
+        self.add_user("10.0.0.2", batch=4, ratio="1:3")
+        for i in range(2):
+            pkt = self.udp_packet("10.0.0.2", seq=10 + i)
+            self.send(SERVER, pkt)
+            self.expect(LEG_A if i == 0 else LEG_B, dc_frame(pkt, sn=i))
+        self.verify_no_other_packets()
