@@ -34,8 +34,8 @@ $(LINKEM_OUT)/test_link_san: $(LINKEM_CORE) $(LINKEM_DIR)/tests/test_link.c $(LI
 	$(CC) $(LINKEM_CFLAGS) $(LINKEM_SAN) -I$(LINKEM_DIR)/src -o $@ $(LINKEM_CORE) $(LINKEM_DIR)/tests/test_link.c -lm
 
 linkem-unit: $(LINKEM_OUT)/test_link $(LINKEM_OUT)/test_link_san
-	$(LINKEM_OUT)/test_link $(LINKEM_DIR)/tests
-	$(LINKEM_OUT)/test_link_san $(LINKEM_DIR)/tests
+	$(LINKEM_OUT)/test_link
+	$(LINKEM_OUT)/test_link_san
 
 linkem-test: linkem-build linkem-unit
 	$(PY) -m pytest -q experiments/tests/test_linkem_*.py

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0
  * Unit tests of linkem's scheduling core (link.c) and SPEC parser, driven by an injected
  * clock: every time below is chosen by the test, nothing sleeps.
- * Run: build/linkem/test_link experiments/linkem/tests   (last line: "N passed, N failed") */
+ * Run: make linkem-unit, or build/linkem/test_link   (last line: "N passed, N failed") */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
