@@ -3,6 +3,7 @@ stacks are emitted field by field / element by element, invalid headers are skip
 
 from __future__ import annotations
 
+from p4sim.engine.expressions import field_path
 from p4sim.engine.parser import layout_of
 from p4sim.errors import P4Error, unsupported
 from p4sim.frontend import ir
@@ -52,6 +53,22 @@ def compile_packet_out(c, e: ir.Call, method: str):
         raise unsupported(e.pos, f"packet_out.{method}")
     out_get = c.expr(e.func.expr)
     arg = e.args[0].value
-    em = emitter(arg.type, arg.pos)
+    t = arg.type
+    path = field_path(arg)
+    out_path = field_path(e.func.expr)
+    if isinstance(t, HeaderT) and t.kind == "header" and path and len(path) == 2 and out_path:
+        # `packet.emit(hdr.h)`, the usual deparser statement, in one closure.
+        lay = layout_of(t, arg.pos)
+        n, pack = lay.nbytes, lay.pack
+        s, i = path
+        so = out_path[0]
+
+        def emit_field_header(f):
+            h = f[s].v[i]
+            if h.valid:
+                f[so].parts.append(pack(h.v).to_bytes(n, "big"))
+
+        return emit_field_header
+    em = emitter(t, arg.pos)
     g = c.expr(arg)
     return lambda f: em(out_get(f), g(f))

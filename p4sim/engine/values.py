@@ -186,10 +186,15 @@ class HeaderLayout:
             shift -= w
             self.fields.append((shift, (1 << w) - 1, kind, ft))
         self.plain = all(k == "u" for _, _, k, _ in self.fields)
+        if self.plain:
+            # Straight-line (de)serialisers for the common all-unsigned header: one Python
+            # expression each, generated once per header type.
+            terms = [f"((x >> {s}) & {m:#x})" for s, m, _, _ in self.fields]
+            self.unpack = eval(f"lambda x: [{', '.join(terms)}]")  # noqa: S307 - our own text
+            terms = [f"((v[{i}] & {m:#x}) << {s})" for i, (s, m, _, _) in enumerate(self.fields)]
+            self.pack = eval(f"lambda v: {' | '.join(terms) or '0'}")  # noqa: S307
 
     def unpack(self, value: int) -> list:
-        if self.plain:
-            return [(value >> s) & m for s, m, _, _ in self.fields]
         out = []
         for s, m, kind, ft in self.fields:
             x = (value >> s) & m
