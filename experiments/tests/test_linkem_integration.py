@@ -344,3 +344,15 @@ def test_vlan_tags_survive_the_link(bed, tmp_path):
     finally:
         link.stop()
     assert got["frames"] == 20 and got["vlan_frames"] == 20 and got["vlan_tci"] == 7, got
+
+
+def test_quit_command_stops_with_final_stats(bed, tmp_path):
+    link = bed.start(LinkSpec(), LinkSpec(), tmp_path)
+    proc = link.proc
+    assert link.command("quit") == "ok"
+    assert proc.wait(timeout=5) == 0
+    last = json.loads((tmp_path / "stats.jsonl").read_text().splitlines()[-1])
+    assert last["final"] is True
+    with pytest.raises(LinkError, match="not running"):
+        link.set("ab", loss=0.5)
+    link.stop()
