@@ -182,3 +182,48 @@ def test_stats_rates():
     assert user_line.split()[-2:] == ["100.0", "1.000"]  # 200 pkts and 2 Mbit in 2 s
     leg_line = next(line for line in text.splitlines() if line.startswith("leg_a"))
     assert leg_line.split()[-2:] == ["50.0", "0.400"]
+
+
+def test_stats_watch_json_lines(fake_target, capsys):
+    _, addr = fake_target
+    assert run(addr, ["user", "add", "10.0.0.2", "--name", "ue1"], capsys)[0] == 0
+    code, out, _ = run(
+        addr, ["--json", "stats", "--watch", "--interval", "0.05", "--count", "3"], capsys
+    )
+    lines = out.splitlines()
+    assert code == 0 and len(lines) == 3
+    assert all(json.loads(line)["users"]["10.0.0.2"]["name"] == "ue1" for line in lines)
+
+
+def test_port_set_list_and_reset(fake_target, capsys):
+    _, addr = fake_target
+    code, out, _ = run(
+        addr,
+        [
+            "port",
+            "set",
+            "--server",
+            "3",
+            "--leg-a",
+            "4",
+            "--leg-b",
+            "5",
+            "--mac",
+            "4=02:00:00:00:00:04",
+        ],
+        capsys,
+    )
+    assert code == 0 and "flood group 1 -> ports 4, 5" in out
+    code, out, _ = run(addr, ["--json", "port", "list"], capsys)
+    assert json.loads(out) == {
+        "server": 3,
+        "leg_a": 4,
+        "leg_b": 5,
+        "flood_unknown": False,
+        "macs": {"4": {"src": "02:00:00:00:00:04", "dst": None}},
+    }
+    code, _, err = run(addr, ["user", "add", "10.0.0.2", "--mode", "sc", "--port", "1"], capsys)
+    assert code == 1 and "port 1 is not a leg port: allowed 4 (leg A) or 5 (leg B)" in err
+    code, out, _ = run(addr, ["reset"], capsys)
+    assert code == 0 and "DELETE multicast group 1" in out
+    assert json.loads(run(addr, ["--json", "port", "list"], capsys)[1])["macs"] == {}
