@@ -393,12 +393,14 @@ def write_table_entry(
     if update_type == Update.INSERT:
         state.insert(entry)
     elif update_type == Update.MODIFY:
-        if not msg.HasField("counter_data"):
-            old = state.find(match, msg.priority)
-            if old is not None:  # MODIFY keeps the counters unless the client sets them
+        # MODIFY keeps the direct counter and the meter configuration unless the client sets
+        # them (an absent entry is the engine's NOT_FOUND below)
+        old = state.find(match, msg.priority)
+        if old is not None:
+            if not msg.HasField("counter_data"):
                 entry.packets, entry.bytes = old.packets, old.bytes
-                if not msg.HasField("meter_config"):  # ... and the meter configuration
-                    entry.meter_config = old.meter_config
+            if not msg.HasField("meter_config"):
+                entry.meter_config = old.meter_config
         state.modify(entry)
     else:
         raise invalid("update type must be INSERT, MODIFY or DELETE")
