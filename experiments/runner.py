@@ -347,6 +347,7 @@ def _saved_ok(run_dir: Path) -> bool:
 
 
 def run_scenario(scenario: Scenario, out: Path, opts: RunOptions, stream=sys.stderr) -> dict:
+    out = Path(out).resolve()  # the parts run in their own working directories
     out.mkdir(parents=True, exist_ok=True)
     (out / "scenario.yaml").write_text(yaml.safe_dump(scenario.doc, sort_keys=False))
     preflight(scenario, opts.target)
