@@ -356,3 +356,28 @@ def test_quit_command_stops_with_final_stats(bed, tmp_path):
     with pytest.raises(LinkError, match="not running"):
         link.set("ab", loss=0.5)
     link.stop()
+
+
+def cpu_ticks(pid: int) -> int:
+    """utime + stime of a process, in clock ticks (1/100 s)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])
+
+
+@pytest.mark.parametrize("rt_priority", [0, 10])
+def test_idle_linkem_does_not_spin(bed, tmp_path, rt_priority):
+    """No traffic, a stats line every 10 ms: well under 5% of a core either way."""
+    link = bed.start(
+        LinkSpec(rate_mbit=20, delay_ms=10),
+        LinkSpec(delay_ms=10),
+        tmp_path,
+        rt_priority=rt_priority,
+        stats_interval_ms=10,
+    )
+    try:
+        before = cpu_ticks(link.proc.pid)
+        time.sleep(2)
+        used = cpu_ticks(link.proc.pid) - before
+    finally:
+        link.stop()
+    assert used <= 10, f"{used} ticks of CPU in 2 s idle"
