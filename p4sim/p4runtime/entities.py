@@ -402,6 +402,12 @@ def write_table_entry(
             if not msg.HasField("meter_config"):
                 entry.meter_config = old.meter_config
         state.modify(entry)
+        stored = state.find(match, msg.priority)
+        if msg.HasField("counter_data") and stored is not None:
+            # the engine's modify() keeps the old counters (p4sim.model); P4Runtime lets a
+            # MODIFY set them
+            stored.packets = msg.counter_data.packet_count
+            stored.bytes = msg.counter_data.byte_count
     else:
         raise invalid("update type must be INSERT, MODIFY or DELETE")
 

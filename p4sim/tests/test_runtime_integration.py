@@ -163,6 +163,14 @@ def test_forwarding_follows_entries_and_counters_count(rig):
     reg.register_entry.index.index = 0
     [value] = client.read(reg)
     assert value.register_entry.data.bitstring == bytes.fromhex("020000000009")
+    # a MODIFY that carries counter_data sets the direct counter
+    reset = client.l2("MODIFY", 0x020000000002, "forward", port=b"\x01")
+    reset.entity.table_entry.counter_data.packet_count = 100
+    client.write(reset)
+    ports.inject(0, frame)
+    assert ports.collect() == [(1, frame)]
+    [got] = client.read(req)
+    assert got.table_entry.counter_data.packet_count == 101
     client.write(client.l2("DELETE", 0x020000000002, "forward", port=b"\x02"))
     ports.inject(0, frame)
     assert ports.collect() == []
