@@ -2,6 +2,7 @@
 
     .venv/bin/python hostagents/bench/bench_agent.py --build build/hostagents   (as root)
 
+Ceiling: the agent alone, a pcap of PDUs replayed forever on leg A, net_null elsewhere.
 Throughput: `pdcp-blast` (C, AF_PACKET + sendmmsg) sends in-order PDUs on leg A; the rate
 is what the agent delivered to the host port, from its own stats lines. Added delay: a
 probe goes leg A -> agent -> client, another the same way over a plain veth pair; both are
@@ -12,7 +13,9 @@ client, and the difference of the percentiles is what the agent adds.
 from __future__ import annotations
 
 import argparse
+import ctypes
 import json
+import os
 import socket
 import struct
 import subprocess
@@ -36,28 +39,25 @@ PACED_LADDER_PPS = (100_000, 200_000, 300_000, 400_000)
 PACED_SECONDS = 2
 
 
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+@contextmanager
 def in_netns(name: str):
-    import ctypes
-    import os
-
-    libc = ctypes.CDLL(None, use_errno=True)
-
-    @contextmanager
-    def ctx():
-        own = os.open("/proc/self/ns/net", os.O_RDONLY)
-        target = os.open(f"/var/run/netns/{name}", os.O_RDONLY)
+    """Run the block in namespace `name` (this thread only); sockets opened there stay."""
+    own = os.open("/proc/self/ns/net", os.O_RDONLY)
+    target = os.open(f"/var/run/netns/{name}", os.O_RDONLY)
+    try:
+        if _libc.setns(target, CLONE_NEWNET) != 0:
+            raise OSError(ctypes.get_errno(), f"setns into {name} failed")
         try:
-            if libc.setns(target, CLONE_NEWNET) != 0:
-                raise OSError(ctypes.get_errno(), f"setns into {name}")
-            try:
-                yield
-            finally:
-                libc.setns(own, CLONE_NEWNET)
+            yield
         finally:
-            os.close(target)
-            os.close(own)
-
-    return ctx()
+            if _libc.setns(own, CLONE_NEWNET) != 0:
+                raise OSError(ctypes.get_errno(), "setns back failed")
+    finally:
+        os.close(target)
+        os.close(own)
 
 
 def l2_socket(ns: str, ifname: str, timestamps: bool = False) -> socket.socket:

@@ -14,6 +14,7 @@ Topology (every name carries a per-run prefix from unique_prefix("pa")):
 from __future__ import annotations
 
 import ctypes
+import itertools
 import json
 import os
 import socket
@@ -269,6 +270,9 @@ def test_reorders_two_legs_strips_headers_passes_through_and_sends_uplink(testbe
     assert final["t_reordering_expiries"] == 1
     assert final["flushed"] == 1 and final["buffered"] == 0
     assert final["rx_deliv"] == final["rx_next"] == 45
+    lines = [json.loads(line) for line in bed.stats_path.read_text().splitlines()]
+    assert len(lines) >= 5  # a line every 50 ms over a run of more than half a second
+    assert all(a["ts_ms"] <= b["ts_ms"] for a, b in itertools.pairwise(lines))
     assert sum(final["delay_us_hist"]["counts"]) == 43
     assert len(final["delay_us_hist"]["counts"]) == len(final["delay_us_hist"]["edges_us"]) + 1
     assert final["tx_dropped_host"] == 0
