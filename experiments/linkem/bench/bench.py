@@ -4,7 +4,9 @@
 
 Topology as in the integration tests: ns1 --veth-- [linkem] --veth-- ns2, frames from
 build/linkem/pktgen (AF_PACKET sendmmsg) and counted by its sink, which timestamps them in the
-kernel (SO_TIMESTAMPNS).  At each rate:
+kernel (SO_TIMESTAMPNS).  linkem runs at SCHED_FIFO 10 (the driver's default), the paced
+generator and the sink at SCHED_FIFO 5, so that other work on the machine delays neither.
+At each rate:
   delay error  delay applied minus configured, 10 ms constant, frames offered at half the
                rate: p50, p99.  "linkem": the time linkem sent each frame minus the time its
                model says the frame is due (kernel arrival + queueing + serialization +
