@@ -195,9 +195,10 @@ def execute_run(run: Run, run_dir: Path, opts: RunOptions, on_tick=None) -> dict
                 if not pending and not running:
                     break
                 dead = testbed.alive()
-                if dead:
-                    raise TestbedError(f"{', '.join(dead)} died during the run; see "
-                                       f"{logs}/{dead[0]}.log")
+                if dead:  # the run fails; the study goes on (a resume retries it)
+                    errors.append(f"{', '.join(dead)} died during the run; see "
+                                  f"logs/{dead[0]}.log")
+                    break
                 if time.monotonic() > deadline:
                     errors.append(f"timeout after {deadline - t0:.0f} s; flows still running: "
                                   + ", ".join(f.ctx.flow_id for f in running))
