@@ -14,7 +14,7 @@ class P4Error(Exception):
         self.col = col
 
     @classmethod
-    def at(cls, pos, message: str) -> "P4Error":
+    def at(cls, pos, message: str) -> P4Error:
         """Build an error at a source position (anything with .file .line .col, or None)."""
         if pos is None:
             return cls(message)

@@ -123,7 +123,9 @@ class StfRunner:
             name, argtext = m.group(1), m.group(2)
         else:
             name, argtext = text.strip(), ""
-        names = [a.name for a in table.definition.actions] if table else self.device.program.all_actions
+        names = (
+            [a.name for a in table.definition.actions] if table else self.device.program.all_actions
+        )
         action = _resolve(name, names, "action")
         args = {}
         for part in filter(None, (p.strip() for p in argtext.split(","))):
@@ -145,11 +147,15 @@ class StfRunner:
                 continue
             kname, text = w.split(":", 1)
             if kname not in keys:
-                raise StfError(f"table {table.definition.name} has no key '{kname}' (keys: {', '.join(keys)})")
+                raise StfError(
+                    f"table {table.definition.name} has no key '{kname}' (keys: {', '.join(keys)})"
+                )
             kind = keys[kname].match_kind
             if "&&&" in text:
                 v, m = text.split("&&&")
-                match[kname] = FieldMatch(kind, parse_value(v) & parse_value(m), mask=parse_value(m))
+                match[kname] = FieldMatch(
+                    kind, parse_value(v) & parse_value(m), mask=parse_value(m)
+                )
             elif ".." in text and kind == "range":
                 lo, hi = text.split("..")
                 match[kname] = FieldMatch(kind, low=parse_value(lo), high=parse_value(hi))
@@ -201,7 +207,9 @@ class StfRunner:
     def cmd_clone_session(self, rest, line) -> None:
         session = parse_value(rest[0])
         trunc = parse_value(rest[2]) if len(rest) > 2 else 0
-        self.device.pre.clone_sessions[session] = CloneSession([Replica(parse_value(rest[1]), 0)], 0, trunc)
+        self.device.pre.clone_sessions[session] = CloneSession(
+            [Replica(parse_value(rest[1]), 0)], 0, trunc
+        )
 
     def cmd_meter_config(self, rest, line) -> None:
         m = self.device.meters[_resolve(rest[0], self.device.meters, "meter")]
@@ -227,7 +235,9 @@ class StfRunner:
         want = parse_value(rest[2])
         self.result.checks += 1
         if got != want:
-            self.result.failures.append(f"register {rest[0]}[{rest[1]}] = {got:#x}, expected {want:#x}")
+            self.result.failures.append(
+                f"register {rest[0]}[{rest[1]}] = {got:#x}, expected {want:#x}"
+            )
 
     def _check_counts(self, what: str, got: tuple[int, int], words: list[str]) -> None:
         want = dict(zip(words[0::2], (parse_value(x) for x in words[1::2])))
@@ -248,7 +258,9 @@ class StfRunner:
         entry = table.find(match, priority)
         if entry is None:
             raise StfError(f"no entry with this match in table {rest[0]}")
-        self._check_counts(f"direct counter of {rest[0]} entry", (entry.packets, entry.bytes), rest[split:])
+        self._check_counts(
+            f"direct counter of {rest[0]} entry", (entry.packets, entry.bytes), rest[split:]
+        )
 
     def cmd_packet(self, rest, line) -> None:
         port = parse_value(rest[0])
@@ -274,7 +286,9 @@ class StfRunner:
         self.result.checks += 1
         if self.last_outputs:
             ports = ", ".join(str(p) for p, _ in self.last_outputs)
-            self.result.failures.append(f"expected the last packet to be dropped, it left on port(s) {ports}")
+            self.result.failures.append(
+                f"expected the last packet to be dropped, it left on port(s) {ports}"
+            )
 
     # -- comparison -------------------------------------------------------------------
     def compare(self) -> None:
@@ -283,7 +297,9 @@ class StfRunner:
             got = self.received.get(port, [])
             for i, (value, mask, n) in enumerate(exp):
                 if i >= len(got):
-                    self.result.failures.append(f"port {port}: expected packet #{i + 1} {value.hex()} was not sent")
+                    self.result.failures.append(
+                        f"port {port}: expected packet #{i + 1} {value.hex()} was not sent"
+                    )
                     continue
                 frame = got[i]
                 if len(frame) != n or any((a ^ b) & m for a, b, m in zip(frame, value, mask)):
@@ -291,7 +307,9 @@ class StfRunner:
                         f"port {port}: packet #{i + 1} differs\n    got      {frame.hex()}\n    expected {_show(value, mask)}"
                     )
             for j in range(len(exp), len(got)):
-                self.result.failures.append(f"port {port}: unexpected packet #{j + 1} {got[j].hex()}")
+                self.result.failures.append(
+                    f"port {port}: unexpected packet #{j + 1} {got[j].hex()}"
+                )
 
 
 def _show(value: bytes, mask: bytes) -> str:
@@ -310,7 +328,9 @@ def run_stf(p4_path, stf_path, include_dirs=(), defines=None, verbose: bool = Fa
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m p4sim.stf", description="Run an STF-like test against p4sim.")
+    ap = argparse.ArgumentParser(
+        prog="python -m p4sim.stf", description="Run an STF-like test against p4sim."
+    )
     ap.add_argument("program", help="P4_16 v1model program")
     ap.add_argument("stf", help="test file (format: see the module documentation)")
     ap.add_argument("-I", dest="include", action="append", default=[], help="include directory")
@@ -332,7 +352,9 @@ def main(argv=None) -> int:
     for f in result.failures:
         print("FAIL:", f)
     status = "PASS" if result.ok else "FAIL"
-    print(f"{status}: {args.stf}: {result.packets} packet(s), {result.checks} check(s), {len(result.failures)} failure(s)")
+    print(
+        f"{status}: {args.stf}: {result.packets} packet(s), {result.checks} check(s), {len(result.failures)} failure(s)"
+    )
     return 0 if result.ok else 1
 
 

@@ -9,13 +9,14 @@ data path never looks anything up by name. Control flow uses exceptions for the 
 from __future__ import annotations
 
 import logging
+import operator
 
 from p4sim.engine.expressions import ExprCompiler, copy_if_composite, field_path, is_composite
-from p4sim.engine.values import Header, Stack, Struct, copy_value, default_value
+from p4sim.engine.values import default_value
 from p4sim.errors import P4Error, unsupported
 from p4sim.frontend import ir
-from p4sim.frontend.typecheck import Instance, Var
-from p4sim.frontend.types import BlockT, Bits, BoolT, EnumT, ExternT, HeaderT, StackT, TupleT
+from p4sim.frontend.typecheck import Instance
+from p4sim.frontend.types import Bits, BoolT, EnumT, HeaderT, TupleT
 
 trace = logging.getLogger("p4sim.trace")
 
@@ -188,7 +189,11 @@ class BlockCompiler(ExprCompiler):
                 if label is None:
                     default = body
                 else:
-                    key = self.node_action_name(label.decl) if label.decl is not None and isinstance(label.decl, ir.ActionDecl) else label.const
+                    key = (
+                        self.node_action_name(label.decl)
+                        if label.decl is not None and isinstance(label.decl, ir.ActionDecl)
+                        else label.const
+                    )
                     cases.setdefault(key, body)
             pending = []
         get = cases.get
@@ -285,7 +290,7 @@ class BlockCompiler(ExprCompiler):
             else:
                 ins.append((p, None))
                 outs.append((p, self.lvalue(a.value), a.value))
-        for p in params[len(e.args):]:
+        for p in params[len(e.args) :]:
             if p.default is not None:
                 ins.append((p, self.expr(p.default)))
         return ins, outs
@@ -340,10 +345,8 @@ class BlockCompiler(ExprCompiler):
             g_frame = [None] * size if own else f
             for slot, g, t in bound:
                 g_frame[slot] = default_value(t) if g is None else g(f)
-            i = 0
-            for slot in directionless:
-                g_frame[slot] = argv[i]
-                i += 1
+            for slot, value in zip(directionless, argv):
+                g_frame[slot] = value
             try:
                 body(g_frame)
             except ReturnSignal:
@@ -364,9 +367,7 @@ class BlockCompiler(ExprCompiler):
             table.bound["NoAction"] = lambda f, argv: None
         table.rebind()
         keys = [self.expr(k.expr) for k in t.keys]
-        key_fns = [
-            (lambda g: (lambda f: int(g(f))))(g) if isinstance(k.expr.type, BoolT) else g for g, k in zip(keys, t.keys)
-        ]
+        key_fns = [as_int(g) if isinstance(k.expr.type, BoolT) else g for g, k in zip(keys, t.keys)]
         rt = self.rt
         name = tdef.name
         counted = tdef.direct_counter is not None
@@ -384,9 +385,13 @@ class BlockCompiler(ExprCompiler):
                 if meter is not None:
                     e = rec.entry
                     size = rt.packet_length() if meter.definition.unit == "bytes" else 1
-                    rt.direct_meter_color(meter.definition.name, meter.execute_entry(id(rec), e.meter_config, size))
+                    rt.direct_meter_color(
+                        meter.definition.name, meter.execute_entry(id(rec), e.meter_config, size)
+                    )
                 if rt.tracing:
-                    trace.debug("Table %s: hit, action %s%s", name, rec.entry.action, _args(rec.entry.args))
+                    trace.debug(
+                        "Table %s: hit, action %s%s", name, rec.entry.action, _args(rec.entry.args)
+                    )
                 rec.action_fn(f, rec.argv)
                 return (True, rec.entry.action)
             fn, argv = table._default_bound
@@ -500,20 +505,23 @@ class BlockCompiler(ExprCompiler):
         """fn(f) -> [(value, width)] for hashing/checksums: tuples, headers and structs are
         flattened field by field, in order."""
         t = e.type
-        if isinstance(e, ir.ListExpr) or isinstance(t, TupleT):
-            if isinstance(e, ir.ListExpr):
-                parts = [self.field_list(x) for x in e.items]
+        if isinstance(e, ir.ListExpr):
+            parts = [self.field_list(x) for x in e.items]
 
-                def flat(f):
-                    out = []
-                    for p in parts:
-                        out += p(f)
-                    return out
+            def flat_list(f):
+                out = []
+                for p in parts:
+                    out += p(f)
+                return out
 
-                return flat
+            return flat_list
         g = self.expr(e)
         flat = flatten_fn(t, g, e.pos)
-        if isinstance(e, ir.Member) and isinstance(e.expr.type, HeaderT) and e.expr.type.kind == "header":
+        if (
+            isinstance(e, ir.Member)
+            and isinstance(e.expr.type, HeaderT)
+            and e.expr.type.kind == "header"
+        ):
             # BMv2 leaves the fields of invalid headers out of hash/checksum data.
             valid = self.expr(e.expr)
             return lambda f: flat(f) if valid(f).valid else []
@@ -531,8 +539,8 @@ def flatten_fn(t, g, pos):
         return lambda f: [(g(f), w)]
     if isinstance(t, HeaderT):
         subs = []
-        for i, (n, ft) in enumerate(t.fields):
-            subs.append(flatten_fn(ft, (lambda i: (lambda v: v.v[i]))(i), pos))
+        for i, (_, ft) in enumerate(t.fields):
+            subs.append(flatten_fn(ft, _field_getter(i), pos))
 
         header = t.kind == "header"
 
@@ -547,7 +555,7 @@ def flatten_fn(t, g, pos):
 
         return flat
     if isinstance(t, TupleT):
-        subs = [flatten_fn(it, (lambda i: (lambda v: v[i]))(i), pos) for i, it in enumerate(t.items)]
+        subs = [flatten_fn(it, operator.itemgetter(i), pos) for i, it in enumerate(t.items)]
 
         def flat_t(f):
             v = g(f)
@@ -560,10 +568,16 @@ def flatten_fn(t, g, pos):
     raise P4Error.at(pos, f"a value of type {t} cannot be used as hash or checksum data")
 
 
+def as_int(g):
+    """A getter converting bool to int (table keys and select values are integers)."""
+    return lambda f: int(g(f))
+
+
+def _field_getter(i: int):
+    return lambda v: v.v[i]
+
+
 def _args(args: dict) -> str:
     if not args:
         return ""
     return "(" + ", ".join(f"{k}={v:#x}" for k, v in args.items()) + ")"
-
-
-__all__ = ["BlockCompiler", "ExitSignal", "ReturnSignal", "Header", "Struct", "Stack", "copy_value", "Var", "BlockT", "ExternT", "StackT"]

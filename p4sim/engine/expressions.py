@@ -8,7 +8,7 @@ Arithmetic is exact-width: bit<W> wraps modulo 2^W, int<W> wraps in two's comple
 
 from __future__ import annotations
 
-from p4sim.engine.values import Header, Stack, Struct, assign_into, copy_value
+from p4sim.engine.values import Header, Struct, assign_into, copy_value
 from p4sim.errors import P4Error, unsupported
 from p4sim.frontend import ir
 from p4sim.frontend.typecheck import Var
@@ -69,18 +69,22 @@ class ExprCompiler:
             g = self.expr(e.expr)
             size = bt.size
             if e.name == "next":
+
                 def nxt(f):
                     st = g(f)
                     if st.next >= size:
                         raise StackOutOfBounds()
                     return st.elems[st.next]
+
                 return nxt
             if e.name == "last":
+
                 def last(f):
                     st = g(f)
                     if st.next == 0:
                         raise StackOutOfBounds()
                     return st.elems[st.next - 1]
+
                 return last
             if e.name == "lastIndex":
                 return lambda f: (g(f).next - 1) & 0xFFFFFFFF
@@ -182,9 +186,9 @@ class ExprCompiler:
         if op == "*":
             return (lambda f: wrap(a(f) * b(f))) if signed else (lambda f: (a(f) * b(f)) & m)
         if op in ("/", "%"):
-            pos = e.pos
+            is_div = op == "/"
 
-            def div(f, is_div=op == "/"):
+            def div(f):
                 y = b(f)
                 if y == 0:
                     # BMv2 leaves the result undefined; p4sim gives 0 rather than crash.
@@ -199,9 +203,14 @@ class ExprCompiler:
         if op == "^":
             return lambda f: a(f) ^ b(f)
         if op == "<<":
-            if signed:
-                return lambda f: (lambda s: wrap(a(f) << s) if s < w else 0)(b(f))
-            return lambda f: (lambda s: (a(f) << s) & m if s < w else 0)(b(f))
+
+            def shl(f):
+                s = b(f)
+                if s >= w:
+                    return 0
+                return wrap(a(f) << s) if signed else (a(f) << s) & m
+
+            return shl
         if op == ">>":
             # Python's >> on a negative int is an arithmetic shift: sign fill, -1 past the width.
             return lambda f: a(f) >> b(f)
@@ -365,6 +374,3 @@ def copy_if_composite(t, g):
     if is_composite(t):
         return lambda f: copy_value(g(f))
     return g
-
-
-__all__ = ["ExprCompiler", "StackOutOfBounds", "is_composite", "copy_if_composite", "Stack"]

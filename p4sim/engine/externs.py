@@ -29,12 +29,16 @@ class Register:
 
     def read(self, index: int) -> int:
         if not 0 <= index < self.definition.size:
-            raise IndexError(f"register {self.definition.name} index {index} is outside 0..{self.definition.size - 1}")
+            raise IndexError(
+                f"register {self.definition.name} index {index} is outside 0..{self.definition.size - 1}"
+            )
         return self.values[index] & self.mask
 
     def write(self, index: int, value: int) -> None:
         if not 0 <= index < self.definition.size:
-            raise IndexError(f"register {self.definition.name} index {index} is outside 0..{self.definition.size - 1}")
+            raise IndexError(
+                f"register {self.definition.name} index {index} is outside 0..{self.definition.size - 1}"
+            )
         self.values[index] = value & self.mask
 
 
@@ -48,12 +52,16 @@ class Counter:
 
     def read(self, index: int) -> tuple[int, int]:
         if not 0 <= index < self.definition.size:
-            raise IndexError(f"counter {self.definition.name} index {index} is outside 0..{self.definition.size - 1}")
+            raise IndexError(
+                f"counter {self.definition.name} index {index} is outside 0..{self.definition.size - 1}"
+            )
         return self.packets[index], self.bytes[index]
 
     def write(self, index: int, packets: int, bytes_: int) -> None:
         if not 0 <= index < self.definition.size:
-            raise IndexError(f"counter {self.definition.name} index {index} is outside 0..{self.definition.size - 1}")
+            raise IndexError(
+                f"counter {self.definition.name} index {index} is outside 0..{self.definition.size - 1}"
+            )
         self.packets[index] = packets
         self.bytes[index] = bytes_
 
@@ -85,7 +93,7 @@ class Meter:
             self.configs.pop(index, None)
             self.state.pop(index, None)
             return
-        cir, cburst, pir, pburst = config
+        _, cburst, _, pburst = config
         self.configs[index] = config
         self.state[index] = [float(cburst), float(pburst), self.clock()]
 

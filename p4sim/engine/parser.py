@@ -9,7 +9,7 @@ be whole bytes, as BMv2 requires.
 
 from __future__ import annotations
 
-from p4sim.engine.control import BlockCompiler
+from p4sim.engine.control import BlockCompiler, as_int
 from p4sim.engine.expressions import StackOutOfBounds
 from p4sim.engine.values import Header, HeaderLayout
 from p4sim.errors import P4Error, unsupported
@@ -43,7 +43,10 @@ def layout_of(t: HeaderT, pos=None) -> HeaderLayout:
     if lay is None:
         lay = HeaderLayout(t)
         if lay.bits % 8:
-            raise P4Error.at(pos, f"header {t.type_name} is {lay.bits} bits long: headers must be a whole number of bytes (as in BMv2)")
+            raise P4Error.at(
+                pos,
+                f"header {t.type_name} is {lay.bits} bits long: headers must be a whole number of bytes (as in BMv2)",
+            )
         _LAYOUTS[id(t)] = lay
     return lay
 
@@ -107,7 +110,7 @@ class ParserCompiler(BlockCompiler):
 
     def select(self, tr: ir.Transition):
         keys = [self.expr(e) for e in tr.select]
-        keys = [(lambda g: (lambda f: int(g(f))))(g) if isinstance(e.type, BoolT) else g for g, e in zip(keys, tr.select)]
+        keys = [as_int(g) if isinstance(e.type, BoolT) else g for g, e in zip(keys, tr.select)]
         no_match = self.err_no_match
         cases = []  # (checks or None for default, target)
         for c in tr.cases:
@@ -190,7 +193,11 @@ def compile_packet_in(c: BlockCompiler, e: ir.Call, method: str):
         n = lay.nbytes
         unpack = lay.unpack
         rt = c.rt
-        if isinstance(target, ir.Member) and target.name == "next" and isinstance(target.expr.type, StackT):
+        if (
+            isinstance(target, ir.Member)
+            and target.name == "next"
+            and isinstance(target.expr.type, StackT)
+        ):
             st_get = c.expr(target.expr)
             size = target.expr.type.size
             err_stack = c.rt.error_codes["StackOutOfBounds"]
@@ -239,7 +246,9 @@ def compile_packet_in(c: BlockCompiler, e: ir.Call, method: str):
                 pk = pk_get(f)
                 if pk.pos + n > len(pk.data):
                     raise ParserError(too_short)
-                return Header(t, lay.unpack(int.from_bytes(pk.data[pk.pos : pk.pos + n], "big")), True)
+                return Header(
+                    t, lay.unpack(int.from_bytes(pk.data[pk.pos : pk.pos + n], "big")), True
+                )
 
             return look_header
         if isinstance(t, (Bits, BoolT)):

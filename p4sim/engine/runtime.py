@@ -15,7 +15,6 @@ from p4sim.engine.control import BlockCompiler, ReturnSignal
 from p4sim.engine.externs import Counter, Meter, Register
 from p4sim.engine.parser import ParserCompiler
 from p4sim.engine.tables import Table
-from p4sim.errors import P4Error
 from p4sim.frontend import ir
 from p4sim.model import ReplicationEngine
 
@@ -43,7 +42,9 @@ class Runtime:
         self.counters: dict[str, Counter] = {
             d.name: Counter(d) for d in program.model.counters if d.direct_table is None
         }
-        self.direct_counters = {d.name: d for d in program.model.counters if d.direct_table is not None}
+        self.direct_counters = {
+            d.name: d for d in program.model.counters if d.direct_table is not None
+        }
         self.meters: dict[str, Meter] = {d.name: Meter(d) for d in program.model.meters}
         self._compiled: dict = {}
 
@@ -89,6 +90,3 @@ class Runtime:
 
     def trace_extract(self, header: str, nbytes: int) -> None:
         trace.debug("Extracted %s (%d bytes)", header, nbytes)
-
-
-__all__ = ["Runtime", "P4Error"]

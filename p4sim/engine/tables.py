@@ -24,7 +24,7 @@ from p4sim.model import (
 class _Record:
     """A table entry plus its compiled form."""
 
-    __slots__ = ("entry", "exact", "checks", "rank", "action_fn", "argv", "key")
+    __slots__ = ("action_fn", "argv", "checks", "entry", "exact", "key", "rank")
 
     def __init__(self, entry, exact, checks, rank, action_fn, argv, key):
         self.entry = entry
@@ -58,12 +58,18 @@ class Table:
     def _check_action(self, action: str, args: dict, default: bool) -> list[int]:
         if action not in self.refs:
             allowed = ", ".join(self.refs)
-            raise InvalidEntry(f"action {action} is not an action of table {self.definition.name} (allowed: {allowed})")
+            raise InvalidEntry(
+                f"action {action} is not an action of table {self.definition.name} (allowed: {allowed})"
+            )
         scope = self.refs[action].scope
         if default and scope == "TABLE_ONLY":
-            raise InvalidEntry(f"action {action} is @tableonly in table {self.definition.name}: not allowed as default action")
+            raise InvalidEntry(
+                f"action {action} is @tableonly in table {self.definition.name}: not allowed as default action"
+            )
         if not default and scope == "DEFAULT_ONLY":
-            raise InvalidEntry(f"action {action} is @defaultonly in table {self.definition.name}: not allowed in entries")
+            raise InvalidEntry(
+                f"action {action} is @defaultonly in table {self.definition.name}: not allowed in entries"
+            )
         adef = self.actions[action]
         names = {p.name for p in adef.params}
         extra = set(args) - names
@@ -75,7 +81,9 @@ class Table:
                 raise InvalidEntry(f"action {action}: missing parameter {p.name}")
             v = args[p.name]
             if not 0 <= v < (1 << p.bitwidth):
-                raise InvalidEntry(f"action {action}: value {v} of parameter {p.name} does not fit in {p.bitwidth} bits")
+                raise InvalidEntry(
+                    f"action {action}: value {v} of parameter {p.name} does not fit in {p.bitwidth} bits"
+                )
             argv.append(v)
         return argv
 
@@ -84,12 +92,18 @@ class Table:
         names = {k.name for k in d.keys}
         unknown = set(entry.match) - names
         if unknown:
-            raise InvalidEntry(f"table {d.name} has no key field(s) {', '.join(sorted(unknown))} (keys: {', '.join(names)})")
+            raise InvalidEntry(
+                f"table {d.name} has no key field(s) {', '.join(sorted(unknown))} (keys: {', '.join(names)})"
+            )
         if self.by_priority:
             if entry.priority <= 0 and not entry.is_const:
-                raise InvalidEntry(f"table {d.name} has ternary/range/optional keys: entries need a priority > 0")
+                raise InvalidEntry(
+                    f"table {d.name} has ternary/range/optional keys: entries need a priority > 0"
+                )
         elif entry.priority != 0 and not entry.is_const:
-            raise InvalidEntry(f"table {d.name} has no ternary/range/optional key: priority must be 0")
+            raise InvalidEntry(
+                f"table {d.name} has no ternary/range/optional key: priority must be 0"
+            )
         exact, checks, canon = [], [], []
         prefix = 0
         for i, k in enumerate(d.keys):
@@ -97,7 +111,9 @@ class Table:
             full = (1 << w) - 1
             fm = entry.match.get(k.name)
             if fm is not None and fm.kind != k.match_kind:
-                raise InvalidEntry(f"key {k.name} of table {d.name} is {k.match_kind}, got a {fm.kind} match")
+                raise InvalidEntry(
+                    f"key {k.name} of table {d.name} is {k.match_kind}, got a {fm.kind} match"
+                )
             if k.match_kind == "exact":
                 if fm is None:
                     raise InvalidEntry(f"exact key {k.name} of table {d.name} cannot be omitted")
@@ -112,7 +128,9 @@ class Table:
                 if k.match_kind == "lpm":
                     plen = fm.prefix_len if fm.prefix_len is not None else w
                     if not 0 <= plen <= w:
-                        raise InvalidEntry(f"prefix length {plen} of key {k.name} is outside 0..{w}")
+                        raise InvalidEntry(
+                            f"prefix length {plen} of key {k.name} is outside 0..{w}"
+                        )
                     mask = (full << (w - plen)) & full
                     prefix = plen
                 elif k.match_kind == "ternary":
@@ -122,7 +140,9 @@ class Table:
                     mask = full
                 self._fits(k.name, fm.value, w)
                 if fm.value & ~mask:
-                    raise InvalidEntry(f"key {k.name}: value {fm.value:#x} has bits outside its mask/prefix {mask:#x}")
+                    raise InvalidEntry(
+                        f"key {k.name}: value {fm.value:#x} has bits outside its mask/prefix {mask:#x}"
+                    )
                 if mask:
                     checks.append((i, fm.value, mask, False))
                 canon.append((fm.value, mask))
@@ -149,19 +169,27 @@ class Table:
     # -- TableState -------------------------------------------------------------------
     def insert(self, entry: TableEntry) -> None:
         if self.definition.const_entries is not None and not entry.is_const:
-            raise ConstViolation(f"table {self.definition.name} has const entries and cannot be changed")
+            raise ConstViolation(
+                f"table {self.definition.name} has const entries and cannot be changed"
+            )
         rec = self._compile(entry)
         if rec.key in self.records:
-            raise EntryExists(f"table {self.definition.name} already has an entry with this match key")
+            raise EntryExists(
+                f"table {self.definition.name} already has an entry with this match key"
+            )
         if len(self.records) >= self.definition.size:
-            raise TableFull(f"table {self.definition.name} is full ({self.definition.size} entries)")
+            raise TableFull(
+                f"table {self.definition.name} is full ({self.definition.size} entries)"
+            )
         self.records[rec.key] = rec
         bucket = self.index.setdefault(rec.exact, [])
         bucket.append(rec)
         bucket.sort(key=lambda r: -r.rank)  # stable: equal ranks keep insertion order
 
     def _find_record(self, entry: TableEntry) -> _Record:
-        probe = TableEntry(entry.match, next(iter(self.refs)), {}, entry.priority, is_const=entry.is_const)
+        probe = TableEntry(
+            entry.match, next(iter(self.refs)), {}, entry.priority, is_const=entry.is_const
+        )
         # Only match and priority identify an entry: validate them without the action.
         saved = self._check_action
         self._check_action = lambda *a, **k: []
@@ -176,7 +204,9 @@ class Table:
 
     def modify(self, entry: TableEntry) -> None:
         if self.definition.const_entries is not None:
-            raise ConstViolation(f"table {self.definition.name} has const entries and cannot be changed")
+            raise ConstViolation(
+                f"table {self.definition.name} has const entries and cannot be changed"
+            )
         rec = self._find_record(entry)
         argv = self._check_action(entry.action, entry.args, default=False)
         old = rec.entry
@@ -187,7 +217,9 @@ class Table:
 
     def delete(self, entry: TableEntry) -> None:
         if self.definition.const_entries is not None:
-            raise ConstViolation(f"table {self.definition.name} has const entries and cannot be changed")
+            raise ConstViolation(
+                f"table {self.definition.name} has const entries and cannot be changed"
+            )
         rec = self._find_record(entry)
         del self.records[rec.key]
         bucket = self.index[rec.exact]
@@ -248,7 +280,10 @@ class Table:
         for rec in self.records.values():
             rec.action_fn = self.bound.get(rec.entry.action)
         if self._default_entry is not None:
-            self._default_bound = (self.bound.get(self._default_entry.action), self._default_bound[1])
+            self._default_bound = (
+                self.bound.get(self._default_entry.action),
+                self._default_bound[1],
+            )
 
     # -- data path --------------------------------------------------------------------
     def lookup(self, keyvals: list):

@@ -57,4 +57,11 @@ def compile_file(path, include_dirs=(), defines: dict[str, str] | None = None) -
     return CompiledProgram(text, os.fspath(path))
 
 
-__all__ = ["preprocess", "preprocess_text", "compile_file", "compile_source", "CompiledProgram", "P4Error"]
+__all__ = [
+    "CompiledProgram",
+    "P4Error",
+    "compile_file",
+    "compile_source",
+    "preprocess",
+    "preprocess_text",
+]

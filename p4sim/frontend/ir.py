@@ -36,7 +36,7 @@ class TypeRef:
 @dataclass(eq=False)
 class BaseTypeRef(TypeRef):
     name: str  # bit, int, varbit, bool, string, void, error, match_kind, _ (don't care)
-    width: "Expr | None" = None
+    width: Expr | None = None
 
 
 @dataclass(eq=False)
@@ -48,7 +48,7 @@ class NamedTypeRef(TypeRef):
 @dataclass(eq=False)
 class StackTypeRef(TypeRef):
     elem: TypeRef
-    size: "Expr"
+    size: Expr
 
 
 @dataclass(eq=False)
@@ -114,7 +114,7 @@ class Slice(Expr):
 class Call(Expr):
     func: Expr
     type_args: list[TypeRef]
-    args: list["Arg"]
+    args: list[Arg]
 
 
 @dataclass(eq=False)

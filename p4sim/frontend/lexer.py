@@ -41,7 +41,7 @@ _TOKEN = re.compile(
     + "|".join(re.escape(p) for p in PUNCT)
     + r""")
     """,
-    re.X | re.M,
+    re.VERBOSE | re.MULTILINE,
 )
 
 
@@ -114,7 +114,9 @@ def tokenize(text: str, filename: str = "<input>") -> list[Token]:
             tok.value = parse_int_literal(tok_text, pos)
             tokens.append(tok)
         elif kind == "ident":
-            tokens.append(Token("keyword" if tok_text in KEYWORDS else "ident", tok_text, pos, m.end(), i))
+            tokens.append(
+                Token("keyword" if tok_text in KEYWORDS else "ident", tok_text, pos, m.end(), i)
+            )
         elif kind == "string":
             tokens.append(Token("string", tok_text[1:-1], pos, m.end(), i))
         elif kind == "punct":

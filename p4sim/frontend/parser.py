@@ -287,10 +287,8 @@ class Parser:
 
     def extern_decl(self, annots):
         pos = self.expect("extern").pos
-        # extern function: `extern T name<...>(...);`
-        if self.is_ident() and (self.peek().text in ("{", "<") and self.tok.text not in self.typenames):
-            # `extern Name<T> {` or `extern Name {`
-            pass
+        # `extern Name<T> { methods }` declares an extern object type; anything else is an
+        # extern function `extern T name<...>(...);`.
         start = self.i
         if self.is_ident() and self.peek().text in ("{", "<"):
             name = self.ident()
@@ -385,7 +383,7 @@ class Parser:
         return ir.Transition(pos, state)
 
     def keyset(self) -> list[ir.Expr]:
-        if self.at("(") :
+        if self.at("("):
             # A tuple keyset `(a, b)`; a parenthesised single expression is also fine.
             start = self.i
             self.i += 1
@@ -545,8 +543,18 @@ class Parser:
     def is_type_start(self, tok: Token | None = None) -> bool:
         t = tok or self.tok
         if t.kind == "keyword":
-            return t.text in ("bit", "int", "varbit", "bool", "string", "void", "error", "tuple",
-                              "match_kind", "_")
+            return t.text in (
+                "bit",
+                "int",
+                "varbit",
+                "bool",
+                "string",
+                "void",
+                "error",
+                "tuple",
+                "match_kind",
+                "_",
+            )
         return t.kind == "ident" and t.text in self.typenames
 
     def typeref(self) -> ir.TypeRef:
@@ -567,7 +575,14 @@ class Parser:
             elif t.text == "varbit":
                 raise self.error("varbit needs a maximum width")
             ref = ir.BaseTypeRef(t.pos, t.text, width)
-        elif t.kind == "keyword" and t.text in ("bool", "string", "void", "error", "match_kind", "_"):
+        elif t.kind == "keyword" and t.text in (
+            "bool",
+            "string",
+            "void",
+            "error",
+            "match_kind",
+            "_",
+        ):
             self.i += 1
             ref = ir.BaseTypeRef(t.pos, t.text)
         elif t.kind == "keyword" and t.text in ("tuple", "list"):
@@ -590,7 +605,7 @@ class Parser:
             ref = ir.NamedTypeRef(t.pos, t.text, args)
         else:
             raise self.error("expected a type")
-        while self.at("[") :
+        while self.at("["):
             self.i += 1
             size = self.expression()
             self.expect("]")

@@ -21,7 +21,7 @@ P4INCLUDE = Path(__file__).resolve().parent.parent / "p4include"
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
 # Tokens that macro expansion must step over unchanged: strings and numbers.
 _SKIP = re.compile(r'"(?:\\.|[^"\\])*"|\d[\w.]*')
-_DIRECTIVE = re.compile(r"\s*#\s*(\w*)(.*)$", re.S)
+_DIRECTIVE = re.compile(r"\s*#\s*(\w*)(.*)$", re.DOTALL)
 
 
 class _Pos:
@@ -163,7 +163,7 @@ class Preprocessor:
             else:
                 self.out.append("\n" * consumed)
         if conds:
-            raise P4Error(f"unterminated #if (missing #endif)", file, len(lines), 1)
+            raise P4Error("unterminated #if (missing #endif)", file, len(lines), 1)
         self.depth -= 1
 
     def _directive(self, name: str, rest: str, file: str, pos: _Pos) -> None:
@@ -175,7 +175,7 @@ class Preprocessor:
             inc = self._find_include(m.group(1) or m.group(2), m.group(2) is not None, file, pos)
             self._process(inc.read_text(), str(inc))
         elif name == "define":
-            m = re.match(r"([A-Za-z_]\w*)(\(([^)]*)\))?\s*(.*)$", rest, re.S)
+            m = re.match(r"([A-Za-z_]\w*)(\(([^)]*)\))?\s*(.*)$", rest, re.DOTALL)
             if not m:
                 raise P4Error.at(pos, "#define expects a macro name")
             params = None

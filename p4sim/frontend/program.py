@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 
 from p4sim.errors import P4Error
 from p4sim.frontend import ir
-from p4sim.frontend.typecheck import Checker, Instance, TypeEntry, Var
-from p4sim.frontend.types import BlockT, Bits, BoolT, EnumT, ExternT, HeaderT, bit_width
+from p4sim.frontend.typecheck import Checker, Instance
+from p4sim.frontend.types import Bits, BlockT, BoolT, EnumT, HeaderT, bit_width
 from p4sim.model import (
     ActionDef,
     ActionRefDef,
@@ -108,7 +108,10 @@ class ModelBuilder:
         main = self.checker.main
         pkg = main.type.decl
         if not isinstance(pkg, ir.PackageDecl) or pkg.name != "V1Switch":
-            raise P4Error.at(main.node.pos, f"main must be a V1Switch package (p4sim implements v1model), got {pkg.name}")
+            raise P4Error.at(
+                main.node.pos,
+                f"main must be a V1Switch package (p4sim implements v1model), got {pkg.name}",
+            )
         roots = []
         for arg in main.ctor_args:
             roots.append(self.block(arg, arg.name))
@@ -117,19 +120,31 @@ class ModelBuilder:
             a = ir.annotation(t.annotations, "controller_header")
             name = a.args[0] if a.args else t.type_name
             fields = [ParamDef(n, bit_width(ft), []) for n, ft in t.fields]
-            controller.append(ControllerHeaderDef(name, fields, annotation_texts(t.annotations), t.type_name))
+            controller.append(
+                ControllerHeaderDef(name, fields, annotation_texts(t.annotations), t.type_name)
+            )
         digests = []
         for t in self.checker.digest_types:
             if isinstance(t, HeaderT) and all(d.name != t.type_name for d in digests):
-                digests.append(DigestDef(t.type_name, [ParamDef(n, bit_width(ft), []) for n, ft in t.fields]))
+                digests.append(
+                    DigestDef(t.type_name, [ParamDef(n, bit_width(ft), []) for n, ft in t.fields])
+                )
         model = ProgramModel(
-            self.tables, list(self.actions.values()), self.registers, self.counters, self.meters, controller, digests
+            self.tables,
+            list(self.actions.values()),
+            self.registers,
+            self.counters,
+            self.meters,
+            controller,
+            digests,
         )
         return model, roots
 
     def unique(self, name: str, pos) -> str:
         if name in self.names:
-            raise P4Error.at(pos, f"two control-plane objects are both named '{name}' (use @name to rename one)")
+            raise P4Error.at(
+                pos, f"two control-plane objects are both named '{name}' (use @name to rename one)"
+            )
         self.names.add(name)
         return name
 
@@ -164,8 +179,13 @@ class ModelBuilder:
         if kind == "register":
             elem = inst.binding.get("T")
             if not isinstance(elem, (Bits, BoolT)):
-                raise P4Error.at(pos, f"register {inst.name} needs an element type bit<W> or int<W> (register<bit<32>>(N))")
-            self.registers.append(RegisterDef(self.unique(name, pos), inst.ctor_args[0], bit_width(elem), annots))
+                raise P4Error.at(
+                    pos,
+                    f"register {inst.name} needs an element type bit<W> or int<W> (register<bit<32>>(N))",
+                )
+            self.registers.append(
+                RegisterDef(self.unique(name, pos), inst.ctor_args[0], bit_width(elem), annots)
+            )
         elif kind in ("counter", "direct_counter"):
             ctype = self.enum_member(inst.ctor_args[-1], "CounterType")
             size = inst.ctor_args[0] if kind == "counter" else 0
@@ -208,7 +228,11 @@ class ModelBuilder:
         for k in t.keys:
             a = ir.annotation(k.annotations, "name")
             kname = a.args[0] if a is not None and a.args else expr_text(k.expr)
-            keys.append(MatchFieldDef(kname, value_width(k.expr.type), k.match_kind, annotation_texts(k.annotations)))
+            keys.append(
+                MatchFieldDef(
+                    kname, value_width(k.expr.type), k.match_kind, annotation_texts(k.annotations)
+                )
+            )
         refs = []
         hidden = is_hidden(t.annotations)
         for r in t.action_refs:
@@ -235,7 +259,14 @@ class ModelBuilder:
                     if fm is not None:
                         match[kdef.name] = fm
                 prio = e.priority.const if e.priority is not None else 0
-                const_entries.append(ConstEntryDef(match, self.action_name(node, e.action.decl), self.action_args(e.action), prio))
+                const_entries.append(
+                    ConstEntryDef(
+                        match,
+                        self.action_name(node, e.action.decl),
+                        self.action_args(e.action),
+                        prio,
+                    )
+                )
         td = TableDef(
             name,
             keys,
@@ -266,10 +297,7 @@ class ModelBuilder:
         out = {}
         for p, a in zip(ref.decl.params, ref.args):
             if p.direction == "":
-                v = a.value.const
-                out[p.name] = int(v) if not isinstance(v, bool) else int(v)
-                w = value_width(p.type)
-                out[p.name] &= (1 << w) - 1
+                out[p.name] = int(a.value.const) & ((1 << value_width(p.type)) - 1)
         return out
 
     @staticmethod
@@ -286,7 +314,7 @@ class ModelBuilder:
             if kind == "ternary":
                 return FieldMatch("ternary", v & m, mask=m)
             if kind == "lpm":
-                plen = bin(m).count("1")
+                plen = m.bit_count()
                 if m != (full << (w - plen)) & full:
                     raise P4Error.at(ks.pos, f"mask {m:#x} of lpm key {k.name} is not a prefix")
                 return FieldMatch("lpm", v & m, prefix_len=plen)
@@ -305,6 +333,3 @@ class ModelBuilder:
         if kind == "range":
             return FieldMatch("range", low=v, high=v)
         return FieldMatch("optional", v)
-
-
-__all__ = ["ModelBuilder", "BlockNode", "qualify", "expr_text", "Var", "TypeEntry", "ExternT"]

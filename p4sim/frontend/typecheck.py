@@ -84,7 +84,7 @@ class Frame:
 
 
 class Scope:
-    def __init__(self, parent: "Scope | None" = None):
+    def __init__(self, parent: Scope | None = None):
         self.names: dict[str, object] = {}
         self.parent = parent
 
@@ -97,7 +97,7 @@ class Scope:
             s = s.parent
         return None
 
-    def root(self) -> "Scope":
+    def root(self) -> Scope:
         s = self
         while s.parent is not None:
             s = s.parent
@@ -258,11 +258,14 @@ class Checker:
                 if f.name in seen:
                     raise P4Error.at(f.pos, f"duplicate field '{f.name}' in {d.name}")
                 seen.add(f.name)
-                if d.kind == "header" and not isinstance(ft, (Bits, Varbit, BoolT)) and not (
-                    isinstance(ft, EnumT) and ft.underlying
+                if (
+                    d.kind == "header"
+                    and not isinstance(ft, (Bits, Varbit, BoolT))
+                    and not (isinstance(ft, EnumT) and ft.underlying)
                 ):
                     raise P4Error.at(
-                        f.pos, f"header field {d.name}.{f.name} must be bit<W>, int<W>, bool or a serializable enum, not {ft}"
+                        f.pos,
+                        f"header field {d.name}.{f.name} must be bit<W>, int<W>, bool or a serializable enum, not {ft}",
                     )
                 fields.append((f.name, ft))
             t = HeaderT(d.name, d.kind, fields, d.annotations)
@@ -282,7 +285,9 @@ class Checker:
             for i, (mname, value, mpos) in enumerate(d.members):
                 if under is not None:
                     if value is None:
-                        raise P4Error.at(mpos, f"member {d.name}.{mname} of a serializable enum needs a value")
+                        raise P4Error.at(
+                            mpos, f"member {d.name}.{mname} of a serializable enum needs a value"
+                        )
                     t.values[mname] = under.wrap(self.const_int(value, scope))
                 else:
                     t.values[mname] = i
@@ -293,7 +298,9 @@ class Checker:
             self.expr(d.value, scope, t)
             self.coerce(d.value, t)
             if d.value.const is None:
-                raise P4Error.at(d.value.pos, f"value of constant '{d.name}' is not a compile-time constant")
+                raise P4Error.at(
+                    d.value.pos, f"value of constant '{d.name}' is not a compile-time constant"
+                )
             self.declare(scope, d.name, Var(d.name, t, "const", None, d.value.const, d.pos), d.pos)
             return
         if isinstance(d, ir.ExternDecl):
@@ -328,7 +335,11 @@ class Checker:
         for p in params:
             t = self.resolve_type(p.typeref, scope)
             p.type = t
-            if isinstance(t, ExternT) and frame is not None and t.decl.name not in ("packet_in", "packet_out"):
+            if (
+                isinstance(t, ExternT)
+                and frame is not None
+                and t.decl.name not in ("packet_in", "packet_out")
+            ):
                 raise unsupported(p.pos, "extern object as a parameter")
             var = Var(p.name, t, p.direction, frame.alloc() if frame else None, None, p.pos)
             p.var = var
@@ -358,7 +369,9 @@ class Checker:
             if p.direction == "":
                 seen_directionless = True
             elif seen_directionless:
-                raise P4Error.at(p.pos, "directional action parameters must come before directionless ones")
+                raise P4Error.at(
+                    p.pos, "directional action parameters must come before directionless ones"
+                )
         self.params(d.params, ascope, self.frame)
         prev_action, self.in_action = self.in_action, True
         self.stmt(d.body, ascope)
@@ -388,14 +401,20 @@ class Checker:
                 self.expr(a.value, scope, pt)
                 self.coerce(a.value, pt)
                 if a.value.const is None:
-                    raise P4Error.at(a.value.pos, f"constructor argument '{p.name}' must be a compile-time constant")
+                    raise P4Error.at(
+                        a.value.pos,
+                        f"constructor argument '{p.name}' must be a compile-time constant",
+                    )
                 inst.ctor_args.append(a.value.const)
             inst.binding = binding
             return inst
         if isinstance(t, BlockT):
             if isinstance(t.decl, ir.PackageDecl):
                 if len(d.args) != len(t.decl.params):
-                    raise P4Error.at(d.pos, f"package {t.decl.name} takes {len(t.decl.params)} arguments, got {len(d.args)}")
+                    raise P4Error.at(
+                        d.pos,
+                        f"package {t.decl.name} takes {len(t.decl.params)} arguments, got {len(d.args)}",
+                    )
                 for p, a in zip(t.decl.params, d.args):
                     inst.ctor_args.append(self.block_arg(a.value, scope))
                 return inst
@@ -414,7 +433,9 @@ class Checker:
             entry = scope.lookup(e.name)
             if isinstance(entry, Instance) and isinstance(entry.type, BlockT):
                 return entry
-        raise P4Error.at(e.pos, "package arguments must be parser/control instances such as MyIngress()")
+        raise P4Error.at(
+            e.pos, "package arguments must be parser/control instances such as MyIngress()"
+        )
 
     def bind_type_params(self, names: list[str], args: list[Type]) -> dict[str, Type]:
         binding = {n: TypeVar(n) for n in names}
@@ -444,7 +465,9 @@ class Checker:
         d.state_map = {}
         for s in d.states:
             if s.name in d.state_map or s.name in ("accept", "reject"):
-                raise P4Error.at(s.pos, f"state '{s.name}' is declared twice (or is a reserved state)")
+                raise P4Error.at(
+                    s.pos, f"state '{s.name}' is declared twice (or is a reserved state)"
+                )
             d.state_map[s.name] = s
         if "start" not in d.state_map:
             raise P4Error.at(d.pos, f"parser {d.name} has no 'start' state")
@@ -454,7 +477,9 @@ class Checker:
                 self.stmt(st, sscope)
             tr = s.transition
             if tr is None:
-                raise P4Error.at(s.pos, f"state '{s.name}' has no transition (add 'transition accept;')")
+                raise P4Error.at(
+                    s.pos, f"state '{s.name}' has no transition (add 'transition accept;')"
+                )
             targets = [tr.state] if tr.state is not None else [c.state for c in tr.cases]
             for tname, pos in zip(targets, [tr.pos] if tr.state else [c.pos for c in tr.cases]):
                 if tname not in d.state_map and tname not in ("accept", "reject"):
@@ -470,7 +495,10 @@ class Checker:
                     if len(c.keyset) == 1 and isinstance(c.keyset[0], ir.Default):
                         continue
                     if len(c.keyset) != len(types):
-                        raise P4Error.at(c.pos, f"select has {len(types)} expression(s) but this case has {len(c.keyset)}")
+                        raise P4Error.at(
+                            c.pos,
+                            f"select has {len(types)} expression(s) but this case has {len(c.keyset)}",
+                        )
                     for k, t in zip(c.keyset, types):
                         self.keyset_element(k, t, sscope)
         d.frame_size = self.frame.size
@@ -479,7 +507,11 @@ class Checker:
     def keyset_element(self, k: ir.Expr, t: Type, scope: Scope) -> None:
         if isinstance(k, ir.Default):
             return
-        parts = [k.value, k.mask] if isinstance(k, ir.Mask) else [k.low, k.high] if isinstance(k, ir.Range) else [k]
+        parts = (
+            [k.value, k.mask]
+            if isinstance(k, ir.Mask)
+            else [k.low, k.high] if isinstance(k, ir.Range) else [k]
+        )
         for p in parts:
             self.expr(p, scope, t)
             self.coerce(p, t)
@@ -514,9 +546,6 @@ class Checker:
             self.declare(scope, loc.name, inst, loc.pos)
             if control is not None:
                 control.instances.append(inst)
-            else:
-                if isinstance(inst.type, ExternT) and inst.type.decl.name not in ("Checksum16",):
-                    pass
         elif isinstance(loc, ir.ActionDecl):
             self.action_decl(loc, scope)
             control.local_actions.append(loc)
@@ -545,7 +574,10 @@ class Checker:
             if not isinstance(kt, (Bits, BoolT, ErrorT, EnumT)):
                 raise P4Error.at(k.pos, f"table key of type {kt} is not supported (use bit<W>)")
             if k.match_kind not in self.match_kinds.members:
-                raise P4Error.at(k.pos, f"unknown match kind '{k.match_kind}' (expected one of {', '.join(sorted(self.match_kinds.members))})")
+                raise P4Error.at(
+                    k.pos,
+                    f"unknown match kind '{k.match_kind}' (expected one of {', '.join(sorted(self.match_kinds.members))})",
+                )
             if k.match_kind == "selector":
                 raise unsupported(k.pos, "match kind 'selector' (action selectors)")
             if k.match_kind not in ("exact", "lpm", "ternary", "range", "optional"):
@@ -561,7 +593,10 @@ class Checker:
             p = props["default_action"]
             self.action_ref(p.value, scope, bind_all=True)
             if p.value.decl.name not in names:
-                raise P4Error.at(p.pos, f"default action {p.value.decl.name} is not in the actions of table {t.name}")
+                raise P4Error.at(
+                    p.pos,
+                    f"default action {p.value.decl.name} is not in the actions of table {t.name}",
+                )
             t.default = p.value
             t.const_default = p.is_const
         if "size" in props:
@@ -570,10 +605,17 @@ class Checker:
             if pname in props:
                 e = props[pname].value
                 if not isinstance(e, ir.Name):
-                    raise P4Error.at(props[pname].pos, f"'{pname}' must name a direct_counter/direct_meter instance")
+                    raise P4Error.at(
+                        props[pname].pos,
+                        f"'{pname}' must name a direct_counter/direct_meter instance",
+                    )
                 inst = scope.lookup(e.name)
                 want = "direct_counter" if pname == "counters" else "direct_meter"
-                if not (isinstance(inst, Instance) and isinstance(inst.type, ExternT) and inst.type.decl.name == want):
+                if not (
+                    isinstance(inst, Instance)
+                    and isinstance(inst.type, ExternT)
+                    and inst.type.decl.name == want
+                ):
                     raise P4Error.at(e.pos, f"'{e.name}' is not a {want} instance")
                 if pname == "counters":
                     t.direct_counter = inst
@@ -581,7 +623,9 @@ class Checker:
                     t.direct_meter = inst
                 inst.table = t
         if "implementation" in props:
-            raise unsupported(props["implementation"].pos, "table implementation (action profiles/selectors)")
+            raise unsupported(
+                props["implementation"].pos, "table implementation (action profiles/selectors)"
+            )
         if "entries" in props:
             p = props["entries"]
             t.entries = p.value
@@ -592,33 +636,50 @@ class Checker:
                 if len(e.keyset) == 1 and isinstance(e.keyset[0], ir.Default) and len(t.keys) != 1:
                     e.keyset = [ir.Default(e.pos) for _ in t.keys]
                 if len(e.keyset) != len(t.keys):
-                    raise P4Error.at(e.pos, f"entry has {len(e.keyset)} key value(s), table {t.name} has {len(t.keys)} key(s)")
+                    raise P4Error.at(
+                        e.pos,
+                        f"entry has {len(e.keyset)} key value(s), table {t.name} has {len(t.keys)} key(s)",
+                    )
                 for k, ks in zip(t.keys, e.keyset):
                     self.keyset_element(ks, k.expr.type, scope)
                 self.action_ref(e.action, scope, bind_all=True)
                 if e.action.decl.name not in names:
-                    raise P4Error.at(e.pos, f"action {e.action.decl.name} is not in the actions of table {t.name}")
+                    raise P4Error.at(
+                        e.pos,
+                        f"action {e.action.decl.name} is not in the actions of table {t.name}",
+                    )
                 if e.priority is not None:
                     self.const_int(e.priority, scope)
 
     def action_ref(self, ref: ir.ActionRef, scope: Scope, bind_all: bool) -> None:
-        decl = self.scope.lookup(ref.name.name) if ref.name.absolute else scope.lookup(ref.name.name)
+        decl = (
+            self.scope.lookup(ref.name.name) if ref.name.absolute else scope.lookup(ref.name.name)
+        )
         if not isinstance(decl, ir.ActionDecl):
             raise P4Error.at(ref.pos, f"'{ref.name.name}' is not an action")
         ref.decl = decl
         directional = [p for p in decl.params if p.direction]
         if bind_all:
             if len(ref.args) != len(decl.params):
-                raise P4Error.at(ref.pos, f"action {decl.name} takes {len(decl.params)} argument(s), got {len(ref.args)}")
+                raise P4Error.at(
+                    ref.pos,
+                    f"action {decl.name} takes {len(decl.params)} argument(s), got {len(ref.args)}",
+                )
         elif ref.args and len(ref.args) != len(directional):
-            raise P4Error.at(ref.pos, f"action {decl.name} in an actions list binds its {len(directional)} directional parameter(s), got {len(ref.args)} argument(s)")
+            raise P4Error.at(
+                ref.pos,
+                f"action {decl.name} in an actions list binds its {len(directional)} directional parameter(s), got {len(ref.args)} argument(s)",
+            )
         for p, a in zip(decl.params, ref.args):
             if a.value is None:
                 raise P4Error.at(ref.pos, "'_' is not allowed as an action argument")
             self.expr(a.value, scope, p.type)
             self.coerce(a.value, p.type)
             if p.direction == "" and a.value.const is None:
-                raise P4Error.at(a.value.pos, f"argument for directionless parameter '{p.name}' must be a compile-time constant")
+                raise P4Error.at(
+                    a.value.pos,
+                    f"argument for directionless parameter '{p.name}' must be a compile-time constant",
+                )
             if p.direction in ("out", "inout"):
                 self.check_lvalue(a.value)
 
@@ -650,7 +711,9 @@ class Checker:
                 self.coerce(s.init, t)
             if s.is_const:
                 if s.init is None or s.init.const is None:
-                    raise P4Error.at(s.pos, f"constant '{s.name}' needs a compile-time constant value")
+                    raise P4Error.at(
+                        s.pos, f"constant '{s.name}' needs a compile-time constant value"
+                    )
                 var = Var(s.name, t, "const", None, s.init.const, s.pos)
             else:
                 var = Var(s.name, t, "local", self.frame.alloc(), None, s.pos)
@@ -658,16 +721,17 @@ class Checker:
             self.declare(scope, s.name, var, s.pos)
         elif isinstance(s, ir.Switch):
             t = self.expr(s.expr, scope)
-            seen_default = False
             for c in s.cases:
                 for label in c.labels:
                     if label is None:
-                        seen_default = True
                         continue
                     if isinstance(t, ActionEnumT):
                         names = {r.decl.name: r.decl for r in t.table.action_refs}
                         if not isinstance(label, ir.Name) or label.name not in names:
-                            raise P4Error.at(label.pos, f"switch label must be an action of table {t.table.name} ({', '.join(names)})")
+                            raise P4Error.at(
+                                label.pos,
+                                f"switch label must be an action of table {t.table.name} ({', '.join(names)})",
+                            )
                         label.decl = names[label.name]
                     else:
                         if not isinstance(t, (Bits, EnumT, ErrorT)):
@@ -675,7 +739,9 @@ class Checker:
                         self.expr(label, scope, t)
                         self.coerce(label, t)
                         if label.const is None:
-                            raise P4Error.at(label.pos, "switch labels must be compile-time constants")
+                            raise P4Error.at(
+                                label.pos, "switch labels must be compile-time constants"
+                            )
                 if c.body is not None:
                     self.stmt(c.body, scope)
             if s.cases and s.cases[-1].body is None:
@@ -683,11 +749,15 @@ class Checker:
         elif isinstance(s, ir.Return):
             if s.value is not None:
                 if self.return_type is None or isinstance(self.return_type, VoidT):
-                    raise P4Error.at(s.pos, "return with a value outside a function returning a value")
+                    raise P4Error.at(
+                        s.pos, "return with a value outside a function returning a value"
+                    )
                 self.expr(s.value, scope, self.return_type)
                 self.coerce(s.value, self.return_type)
             elif self.return_type is not None and not isinstance(self.return_type, VoidT):
-                raise P4Error.at(s.pos, f"this function must return a value of type {self.return_type}")
+                raise P4Error.at(
+                    s.pos, f"this function must return a value of type {self.return_type}"
+                )
         elif isinstance(s, (ir.Exit, ir.Empty)):
             pass
         else:
@@ -701,16 +771,27 @@ class Checker:
     def check_lvalue(self, e: ir.Expr) -> None:
         base = e
         while isinstance(base, (ir.Member, ir.Index, ir.Slice)):
-            if isinstance(base, ir.Member) and isinstance(base.expr.type, StackT) and base.name in ("lastIndex", "size"):
+            if (
+                isinstance(base, ir.Member)
+                and isinstance(base.expr.type, StackT)
+                and base.name in ("lastIndex", "size")
+            ):
                 break
             base = base.expr
-        if isinstance(base, ir.Name) and isinstance(base.decl, Var) and base.decl.direction not in ("const", "in"):
+        if (
+            isinstance(base, ir.Name)
+            and isinstance(base.decl, Var)
+            and base.decl.direction not in ("const", "in")
+        ):
             if isinstance(base.decl.type, (ExternT,)):
                 raise P4Error.at(e.pos, "cannot assign to an extern object")
             return
         if isinstance(base, ir.Name) and isinstance(base.decl, Var) and base.decl.direction == "in":
             raise P4Error.at(e.pos, f"cannot assign to '{base.name}': it is an 'in' parameter")
-        raise P4Error.at(e.pos, "expression is not assignable (expected a variable, field, stack element or slice)")
+        raise P4Error.at(
+            e.pos,
+            "expression is not assignable (expected a variable, field, stack element or slice)",
+        )
 
     # -- expressions ------------------------------------------------------------------
     def coerce(self, e: ir.Expr, target: Type) -> None:
@@ -744,14 +825,20 @@ class Checker:
             return
         if isinstance(e, ir.ListExpr):
             if len(e.items) != len(target.fields):
-                raise P4Error.at(e.pos, f"{target} has {len(target.fields)} fields, the list has {len(e.items)} items")
+                raise P4Error.at(
+                    e.pos,
+                    f"{target} has {len(target.fields)} fields, the list has {len(e.items)} items",
+                )
             for item, (_, ft) in zip(e.items, target.fields):
                 self.coerce(item, ft)
             e.order = list(range(len(e.items)))
         else:
             names = [n for n, _ in e.fields]
             if sorted(names) != sorted(n for n, _ in target.fields):
-                raise P4Error.at(e.pos, f"initializer for {target} must set exactly its fields: {', '.join(n for n, _ in target.fields)}")
+                raise P4Error.at(
+                    e.pos,
+                    f"initializer for {target} must set exactly its fields: {', '.join(n for n, _ in target.fields)}",
+                )
             for n, item in e.fields:
                 self.coerce(item, target.field_type(n))
         e.type = target
@@ -809,8 +896,8 @@ class Checker:
             return self.binary(e, scope, expected)
         if isinstance(e, ir.Ternary):
             self.condition(e.cond, scope)
-            a = self.expr(e.then, scope, expected)
-            b = self.expr(e.other, scope, expected)
+            self.expr(e.then, scope, expected)
+            self.expr(e.other, scope, expected)
             t = self.unify(e.then, e.other, e.pos, "?:")
             if isinstance(t, InfInt) and expected is not None and isinstance(expected, Bits):
                 self.coerce(e.then, expected)
@@ -827,7 +914,9 @@ class Checker:
             hint = expected if isinstance(expected, TupleT) else None
             items = []
             for i, item in enumerate(e.items):
-                items.append(self.expr(item, scope, hint.items[i] if hint and i < len(hint.items) else None))
+                items.append(
+                    self.expr(item, scope, hint.items[i] if hint and i < len(hint.items) else None)
+                )
             if isinstance(expected, (HeaderT, TupleT)):
                 t = TupleT(items)
                 e.type = t
@@ -836,7 +925,10 @@ class Checker:
             return TupleT(items)
         if isinstance(e, ir.StructInit):
             if not isinstance(expected, HeaderT):
-                raise P4Error.at(e.pos, "a {field = value} initializer needs a struct or header type from context")
+                raise P4Error.at(
+                    e.pos,
+                    "a {field = value} initializer needs a struct or header type from context",
+                )
             for n, item in e.fields:
                 ft = expected.field_type(n)
                 if ft is None:
@@ -878,12 +970,17 @@ class Checker:
         if isinstance(base, ir.Name) and isinstance(base.decl, TypeEntry):
             if isinstance(bt, ErrorT):
                 if e.name not in bt.members:
-                    raise P4Error.at(e.pos, f"error.{e.name} is not declared (declared: {', '.join(bt.members)})")
+                    raise P4Error.at(
+                        e.pos, f"error.{e.name} is not declared (declared: {', '.join(bt.members)})"
+                    )
                 e.const = bt.members[e.name]
                 return bt
             if isinstance(bt, EnumT):
                 if e.name not in bt.values:
-                    raise P4Error.at(e.pos, f"{bt.enum_name} has no member '{e.name}' (members: {', '.join(bt.members)})")
+                    raise P4Error.at(
+                        e.pos,
+                        f"{bt.enum_name} has no member '{e.name}' (members: {', '.join(bt.members)})",
+                    )
                 e.const = bt.values[e.name]
                 return bt
             raise P4Error.at(e.pos, f"type {bt} has no member '{e.name}'")
@@ -903,13 +1000,18 @@ class Checker:
                 return Bits(32)
             if e.name in ("push_front", "pop_front"):
                 return VoidT()
-            raise P4Error.at(e.pos, f"header stack has no member '{e.name}' (next, last, lastIndex, size, push_front, pop_front)")
+            raise P4Error.at(
+                e.pos,
+                f"header stack has no member '{e.name}' (next, last, lastIndex, size, push_front, pop_front)",
+            )
         if isinstance(bt, ApplyResultT):
             if e.name in ("hit", "miss"):
                 return BoolT()
             if e.name == "action_run":
                 return ActionEnumT(bt.table)
-            raise P4Error.at(e.pos, f"table apply result has no member '{e.name}' (hit, miss, action_run)")
+            raise P4Error.at(
+                e.pos, f"table apply result has no member '{e.name}' (hit, miss, action_run)"
+            )
         if isinstance(bt, (ExternT, TableT, BlockT)):
             return VoidT()  # a method: resolved by call()
         raise P4Error.at(e.pos, f"a value of type {bt} has no member '{e.name}'")
@@ -930,7 +1032,9 @@ class Checker:
             return ta
         if isinstance(ta, ErrorT) and isinstance(tb, ErrorT):
             return ta
-        raise P4Error.at(pos, f"operands of '{op}' have different types: {ta} and {tb} (cast one of them)")
+        raise P4Error.at(
+            pos, f"operands of '{op}' have different types: {ta} and {tb} (cast one of them)"
+        )
 
     def unary(self, e: ir.Unary, scope: Scope, expected) -> Type:
         t = self.expr(e.expr, scope, expected if e.op != "!" else None)
@@ -973,11 +1077,18 @@ class Checker:
             if not isinstance(rt, (Bits, InfInt)) or not isinstance(lt, (Bits, InfInt)):
                 raise P4Error.at(e.pos, f"'{op}' needs integer operands, got {lt} and {rt}")
             if isinstance(lt, InfInt) and e.right.const is None:
-                raise P4Error.at(e.left.pos, "the left operand of a shift by a non-constant needs a width (e.g. 32w1)")
+                raise P4Error.at(
+                    e.left.pos,
+                    "the left operand of a shift by a non-constant needs a width (e.g. 32w1)",
+                )
             if isinstance(rt, InfInt) and e.right.const is not None and e.right.const < 0:
                 raise P4Error.at(e.right.pos, "shift amount must not be negative")
             if e.left.const is not None and e.right.const is not None:
-                e.const = fold(op, e.left.const, e.right.const, lt, e.pos) if e.right.const < 4096 or isinstance(lt, Bits) else 0
+                e.const = (
+                    fold(op, e.left.const, e.right.const, lt, e.pos)
+                    if e.right.const < 4096 or isinstance(lt, Bits)
+                    else 0
+                )
                 if isinstance(lt, Bits) and e.right.const >= lt.width:
                     e.const = (-1 if e.left.const < 0 and op == ">>" else 0) if lt.signed else 0
                     e.const = lt.wrap(e.const)
@@ -985,10 +1096,14 @@ class Checker:
         if op == "++":
             for side, st in ((e.left, lt), (e.right, rt)):
                 if not isinstance(st, Bits):
-                    raise P4Error.at(side.pos, f"'++' needs operands with a width (bit<W>/int<W>), got {st}")
+                    raise P4Error.at(
+                        side.pos, f"'++' needs operands with a width (bit<W>/int<W>), got {st}"
+                    )
             t = Bits(lt.width + rt.width, lt.signed)
             if e.left.const is not None and e.right.const is not None:
-                r = ((e.left.const & ((1 << lt.width) - 1)) << rt.width) | (e.right.const & ((1 << rt.width) - 1))
+                r = ((e.left.const & ((1 << lt.width) - 1)) << rt.width) | (
+                    e.right.const & ((1 << rt.width) - 1)
+                )
                 e.const = t.wrap(r)
             return t
         t = self.unify(e.left, e.right, e.pos, op)
@@ -999,7 +1114,14 @@ class Checker:
                 raise unsupported(e.pos, f"comparison of {t} values")
             a, b = e.left.const, e.right.const
             if a is not None and b is not None:
-                e.const = {"==": a == b, "!=": a != b, "<": a < b, ">": a > b, "<=": a <= b, ">=": a >= b}[op]
+                e.const = {
+                    "==": a == b,
+                    "!=": a != b,
+                    "<": a < b,
+                    ">": a > b,
+                    "<=": a <= b,
+                    ">=": a >= b,
+                }[op]
             return BoolT()
         if not isinstance(t, (Bits, InfInt)):
             raise P4Error.at(e.pos, f"'{op}' needs integer operands, got {t}")
@@ -1097,7 +1219,9 @@ class Checker:
             if isinstance(d, Overloads):
                 cands = [c for c in d.decls if self.arity_ok(c.params, e.args)]
                 if not cands:
-                    raise P4Error.at(e.pos, f"no overload of '{f.name}' takes {len(e.args)} argument(s)")
+                    raise P4Error.at(
+                        e.pos, f"no overload of '{f.name}' takes {len(e.args)} argument(s)"
+                    )
                 decl = cands[0]
                 binding = self.bind_type_params(decl.type_params, targs)
                 e.kind = "function" if isinstance(decl, ir.FunctionDecl) else "extern_func"
@@ -1105,7 +1229,13 @@ class Checker:
                 self.bind_args(e, decl.params, scope, binding, f.name)
                 if f.name == "digest" and len(e.args) == 2 and e.args[1].value is not None:
                     self.digest_types.append(e.args[1].value.type)
-                ret = decl.ret_type if isinstance(decl, ir.FunctionDecl) else self.param_type(ir.Param(decl.pos, "", decl.ret, "", None, []), scope, binding)
+                ret = (
+                    decl.ret_type
+                    if isinstance(decl, ir.FunctionDecl)
+                    else self.param_type(
+                        ir.Param(decl.pos, "", decl.ret, "", None, []), scope, binding
+                    )
+                )
                 return ret
             raise P4Error.at(f.pos, f"'{f.name}' is not a function, action or method")
         raise P4Error.at(e.pos, "this expression cannot be called")
@@ -1119,23 +1249,37 @@ class Checker:
         return required <= len(args) <= len(params)
 
     def extern_method(self, e: ir.Call, et: ExternT, m: str, scope: Scope) -> Type:
-        cands = [md for md in et.decl.methods if md.name == m and md.ret is not None and self.arity_ok(md.params, e.args)]
+        cands = [
+            md
+            for md in et.decl.methods
+            if md.name == m and md.ret is not None and self.arity_ok(md.params, e.args)
+        ]
         if not cands:
             names = sorted({md.name for md in et.decl.methods if md.ret is not None})
-            raise P4Error.at(e.pos, f"{et.decl.name} has no method '{m}' taking {len(e.args)} argument(s) (methods: {', '.join(names)})")
+            raise P4Error.at(
+                e.pos,
+                f"{et.decl.name} has no method '{m}' taking {len(e.args)} argument(s) (methods: {', '.join(names)})",
+            )
         md = cands[0]
         inst = e.func.expr.decl
-        binding = dict(getattr(inst, "binding", None) or self.bind_type_params(et.decl.type_params, et.args))
+        binding = dict(
+            getattr(inst, "binding", None) or self.bind_type_params(et.decl.type_params, et.args)
+        )
         binding.update(self.bind_type_params(md.type_params, e.targs))
         e.kind, e.target, e.method = "extern_method", inst, md
         self.bind_args(e, md.params, scope, binding, f"{et.decl.name}.{m}")
         return self.param_type(ir.Param(md.pos, "", md.ret, "", None, []), scope, binding)
 
-    def bind_args(self, e: ir.Call, params: list[ir.Param], scope: Scope, binding, what: str) -> None:
+    def bind_args(
+        self, e: ir.Call, params: list[ir.Param], scope: Scope, binding, what: str
+    ) -> None:
         if any(a.name for a in e.args):
             by_name = {a.name: a for a in e.args}
             if None in by_name or set(by_name) - {p.name for p in params}:
-                raise P4Error.at(e.pos, f"bad named arguments for {what} (parameters: {', '.join(p.name for p in params)})")
+                raise P4Error.at(
+                    e.pos,
+                    f"bad named arguments for {what} (parameters: {', '.join(p.name for p in params)})",
+                )
             e.args = [by_name.get(p.name, ir.Arg(p.default, p.name, e.pos)) for p in params]
         if not self.arity_ok(params, e.args):
             raise P4Error.at(e.pos, f"{what} takes {len(params)} argument(s), got {len(e.args)}")
@@ -1146,11 +1290,8 @@ class Checker:
                 if p.direction != "out":
                     raise P4Error.at(a.pos, "'_' can only be passed to an out parameter")
                 continue
-            at = self.expr(a.value, scope, pt)
-            if isinstance(pt, TypeVar):
-                if isinstance(at, InfInt) and p.direction == "in" and False:
-                    pass
-            else:
+            self.expr(a.value, scope, pt)
+            if not isinstance(pt, TypeVar):  # generic parameters take any argument type
                 self.coerce(a.value, pt)
             if p.direction in ("out", "inout"):
                 self.check_lvalue(a.value)

@@ -38,7 +38,13 @@ def splitter():
 
 
 def frame(mode, kx=0, lpm=0, tern=0, opt=0, rng=0):
-    return bytes([mode, kx]) + lpm.to_bytes(4, "big") + bytes([tern, opt]) + rng.to_bytes(2, "big") + b"\0\0"
+    return (
+        bytes([mode, kx])
+        + lpm.to_bytes(4, "big")
+        + bytes([tern, opt])
+        + rng.to_bytes(2, "big")
+        + b"\0\0"
+    )
 
 
 def test_exact_table_crud(tables_prog):
@@ -69,7 +75,9 @@ def test_entry_validation(tables_prog):
         TableEntry({"kx": FieldMatch("exact", 1)}, "I.set_out2", {"v": 1}),  # not in table
         TableEntry({"kx": FieldMatch("exact", 1)}, "I.set_out", {}),  # missing param
         TableEntry({"kx": FieldMatch("exact", 1)}, "I.set_out", {"v": 300}),  # param too wide
-        TableEntry({"kx": FieldMatch("exact", 1)}, "I.set_out", {"v": 1}, priority=5),  # no priority here
+        TableEntry(
+            {"kx": FieldMatch("exact", 1)}, "I.set_out", {"v": 1}, priority=5
+        ),  # no priority here
         TableEntry({"nope": FieldMatch("exact", 1)}, "I.set_out", {"v": 1}),
     ]
     for e in bad:
@@ -77,12 +85,24 @@ def test_entry_validation(tables_prog):
             t.insert(e)
     tern = dev.tables["I.t_tern"]
     with pytest.raises(InvalidEntry, match="priority"):
-        tern.insert(TableEntry({"hdr.h.k_tern": FieldMatch("ternary", 1, mask=0xFF)}, "I.set_out2", {"v": 1}))
+        tern.insert(
+            TableEntry(
+                {"hdr.h.k_tern": FieldMatch("ternary", 1, mask=0xFF)}, "I.set_out2", {"v": 1}
+            )
+        )
     with pytest.raises(InvalidEntry, match="outside its mask"):
-        tern.insert(TableEntry({"hdr.h.k_tern": FieldMatch("ternary", 0x11, mask=0xF0)}, "I.set_out2", {"v": 1}, 1))
+        tern.insert(
+            TableEntry(
+                {"hdr.h.k_tern": FieldMatch("ternary", 0x11, mask=0xF0)}, "I.set_out2", {"v": 1}, 1
+            )
+        )
     lpm = dev.tables["I.t_lpm"]
     with pytest.raises(InvalidEntry):
-        lpm.insert(TableEntry({"hdr.h.k_lpm": FieldMatch("lpm", 0x0A000001, prefix_len=8)}, "I.set_out", {"v": 1}))
+        lpm.insert(
+            TableEntry(
+                {"hdr.h.k_lpm": FieldMatch("lpm", 0x0A000001, prefix_len=8)}, "I.set_out", {"v": 1}
+            )
+        )
 
 
 def test_default_actions_and_const_tables(tables_prog):
@@ -96,7 +116,11 @@ def test_default_actions_and_const_tables(tables_prog):
     const = dev.tables["I.t_const"]
     assert len(const.entries()) == 3 and all(e.is_const for e in const.entries())
     with pytest.raises(ConstViolation):
-        const.insert(TableEntry({"hdr.h.k_tern": FieldMatch("ternary", 1, mask=0xFF)}, "I.set_out2", {"v": 1}, 1))
+        const.insert(
+            TableEntry(
+                {"hdr.h.k_tern": FieldMatch("ternary", 1, mask=0xFF)}, "I.set_out2", {"v": 1}, 1
+            )
+        )
 
 
 def test_table_size_is_enforced(tables_prog):
@@ -138,7 +162,9 @@ def test_splitter_counters_registers_and_pre(splitter):
 
 def test_malformed_frames_never_raise(splitter, tables_prog):
     rng = random.Random(7)
-    good = bytes.fromhex("00000000000200000000000108004500002000010000401166c10a0900010a00000213881770000ce80f64617461")
+    good = bytes.fromhex(
+        "00000000000200000000000108004500002000010000401166c10a0900010a00000213881770000ce80f64617461"
+    )
     for prog in (splitter, tables_prog, compile_file(STF_DIR / "parser.p4")):
         dev = prog.new_device()
         samples = [b"", b"\x00", good[:13], good[:14], good[:33], good[:40]]
@@ -151,7 +177,9 @@ def test_malformed_frames_never_raise(splitter, tables_prog):
 
 def test_trace_logging_is_off_by_default_and_shows_the_path(splitter, caplog):
     dev = splitter.new_device()
-    good = bytes.fromhex("00000000000200000000000108004500002000010000401166c10a0900010a00000213881770000ce80f64617461")
+    good = bytes.fromhex(
+        "00000000000200000000000108004500002000010000401166c10a0900010a00000213881770000ce80f64617461"
+    )
     with caplog.at_level(logging.INFO, logger="p4sim.trace"):
         dev.process(0, good)
     assert not [r for r in caplog.records if r.name == "p4sim.trace"]
@@ -160,11 +188,16 @@ def test_trace_logging_is_off_by_default_and_shows_the_path(splitter, caplog):
     text = "\n".join(r.getMessage() for r in caplog.records if r.name == "p4sim.trace")
     assert "Parser state parse_ipv4" in text
     assert "Table DcIngress.ue_sessions.ue_sessions_v4: miss" in text
-    assert "Table DcIngress.l2_forwarding.l2_forwards: miss, default action DcIngress.l2_forwarding.drop" in text
+    assert (
+        "Table DcIngress.l2_forwarding.l2_forwards: miss, default action DcIngress.l2_forwarding.drop"
+        in text
+    )
     assert "Dropped at the end of ingress" in text
 
 
 def test_bench_inprocess_reports_rates(splitter):
-    good = bytes.fromhex("00000000000200000000000108004500002000010000401166c10a0900010a00000213881770000ce80f64617461")
+    good = bytes.fromhex(
+        "00000000000200000000000108004500002000010000401166c10a0900010a00000213881770000ce80f64617461"
+    )
     r = bench_inprocess(splitter, [(0, good)] * 50)
     assert r["packets"] == 50 and r["pps"] > 0 and r["p99_us"] >= r["p50_us"] > 0

@@ -105,19 +105,28 @@ def test_defines_select_profile_of_the_splitter():
     "body, message",
     [
         ("apply { hdr.h.a = hdr.h.c; }", "expected a value of type bit<8>, got bit<16>"),
-        ("apply { hdr.h.a = hdr.h.a + hdr.h.c; }", "operands of '+' have different types: bit<8> and bit<16>"),
+        (
+            "apply { hdr.h.a = hdr.h.a + hdr.h.c; }",
+            "operands of '+' have different types: bit<8> and bit<16>",
+        ),
         ("apply { hdr.h.zz = 1; }", "header h_t has no field 'zz'"),
         ("apply { undefined_thing(); }", "'undefined_thing' is not declared"),
         ("apply { if (hdr.h.a) { } }", "condition must be bool, not bit<8>"),
         ("apply { hdr.h.a = hdr.h.a[8:0]; }", "slice [8:0] out of range for bit<8>"),
-        ("table t { key = { hdr.h.a: fuzzy; } actions = { NoAction; } } apply { t.apply(); }",
-         "unknown match kind 'fuzzy'"),
-        ("table t { key = { hdr.h.a: exact; } actions = { NoAction; } implementation = 1; } apply { }",
-         "is not supported by p4sim"),
+        (
+            "table t { key = { hdr.h.a: fuzzy; } actions = { NoAction; } } apply { t.apply(); }",
+            "unknown match kind 'fuzzy'",
+        ),
+        (
+            "table t { key = { hdr.h.a: exact; } actions = { NoAction; } implementation = 1; } apply { }",
+            "is not supported by p4sim",
+        ),
         ("apply { 3 = hdr.h.a; }", "expression is not assignable"),
         ("apply { for (;;) {} }", "'for' statement is not supported by p4sim"),
-        ("action a(bit<8> x, inout bit<8> y) { } apply { }",
-         "directional action parameters must come before directionless ones"),
+        (
+            "action a(bit<8> x, inout bit<8> y) { } apply { }",
+            "directional action parameters must come before directionless ones",
+        ),
         ("apply { hdr.h.a = (bit<8>) true; }", "cannot cast bool to bit<8>"),
     ],
 )
@@ -155,7 +164,13 @@ def test_truncated_programs_only_ever_raise_p4error():
 
 
 def test_garbage_input_is_a_p4error():
-    for junk in ["\x00\x01", "header {", "control c() { apply { x = ; } }", "@@@", "const bit<8> x = 1 / 0;"]:
+    for junk in [
+        "\x00\x01",
+        "header {",
+        "control c() { apply { x = ; } }",
+        "@@@",
+        "const bit<8> x = 1 / 0;",
+    ]:
         with pytest.raises(P4Error):
             compile_source(junk, "junk.p4")
 
@@ -251,8 +266,14 @@ def test_model_uses_p4c_names():
 
 
 def test_anonymous_control_is_named_by_type():
-    m = compile_source(NAMING.replace("MyIngress() ig;", "").replace(", ig,", ", MyIngress(),"), "n.p4").model
-    assert {t.name for t in m.tables} == {"absolute_table", "MyIngress.with_entries", "MyIngress.nested.inner_t"}
+    m = compile_source(
+        NAMING.replace("MyIngress() ig;", "").replace(", ig,", ", MyIngress(),"), "n.p4"
+    ).model
+    assert {t.name for t in m.tables} == {
+        "absolute_table",
+        "MyIngress.with_entries",
+        "MyIngress.nested.inner_t",
+    }
 
 
 def test_token_mutations_only_ever_raise_p4error():
@@ -262,8 +283,30 @@ def test_token_mutations_only_ever_raise_p4error():
     from p4sim.frontend.lexer import tokenize
 
     rng = random.Random(4)
-    sources = [preprocess_text((STF_DIR / f"{n}.p4").read_text(), f"{n}.p4") for n in ("tables", "parser", "lang", "tm")]
-    inserts = ["1", "x", "(", ")", "{", "}", ";", "bit<8>", "hdr", "<", ">", ".", "8w3", "true", "-", "_", "default", "apply"]
+    sources = [
+        preprocess_text((STF_DIR / f"{n}.p4").read_text(), f"{n}.p4")
+        for n in ("tables", "parser", "lang", "tm")
+    ]
+    inserts = [
+        "1",
+        "x",
+        "(",
+        ")",
+        "{",
+        "}",
+        ";",
+        "bit<8>",
+        "hdr",
+        "<",
+        ">",
+        ".",
+        "8w3",
+        "true",
+        "-",
+        "_",
+        "default",
+        "apply",
+    ]
     for _ in range(400):
         src = rng.choice(sources)
         toks = tokenize(src)

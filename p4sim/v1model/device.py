@@ -22,7 +22,7 @@ from p4sim.engine.deparser import PacketOut
 from p4sim.engine.expressions import StackOutOfBounds
 from p4sim.engine.parser import PacketIn
 from p4sim.engine.runtime import Runtime
-from p4sim.engine.values import Header, Stack, Struct, copy_value, default_value, factory
+from p4sim.engine.values import Struct, copy_value, factory
 from p4sim.frontend import ir
 from p4sim.v1model.externs import DROP_PORT, AssertionFailed, V1ModelExterns
 
@@ -37,8 +37,20 @@ class PacketState:
     """One packet in flight, with the traffic-manager requests made by externs."""
 
     __slots__ = (
-        "hdr", "meta", "sm", "payload", "length", "clone_type", "clone_session", "clone_fields",
-        "resubmit_fields", "recirculate_fields", "truncate", "direct_colors", "frame", "depth",
+        "clone_fields",
+        "clone_session",
+        "clone_type",
+        "depth",
+        "direct_colors",
+        "frame",
+        "hdr",
+        "length",
+        "meta",
+        "payload",
+        "recirculate_fields",
+        "resubmit_fields",
+        "sm",
+        "truncate",
     )  # fmt: skip
 
     def __init__(self, hdr, meta, sm, payload: bytes, length: int, frame: bytes, depth: int):
@@ -142,7 +154,9 @@ class V1ModelDevice(Runtime):
 
     def _ingress(self, port, frame, instance_type, preserved_from, fields, out, depth) -> None:
         if depth > MAX_RECIRCULATIONS:
-            log.warning("dropping a frame resubmitted/recirculated more than %d times", MAX_RECIRCULATIONS)
+            log.warning(
+                "dropping a frame resubmitted/recirculated more than %d times", MAX_RECIRCULATIONS
+            )
             return
         sm = self._new_sm(port, len(frame), instance_type)
         hdr = self.new_hdr()
@@ -154,7 +168,9 @@ class V1ModelDevice(Runtime):
         cur = PacketState(hdr, meta, sm, b"", len(frame), frame, depth)
         self.cur = cur
         if self.tracing:
-            trace.debug("Ingress port %d: %d bytes, instance_type %d", port, len(frame), instance_type)
+            trace.debug(
+                "Ingress port %d: %d bytes, instance_type %d", port, len(frame), instance_type
+            )
         err = self.run_parser([pk, hdr, meta, sm] + [None] * (self.frame_sizes[0] - 4))
         sm.v[self.sm_index["parser_error"]] = err
         cur.payload = frame[pk.pos :]
@@ -164,7 +180,10 @@ class V1ModelDevice(Runtime):
             self._control(self.run_verify, 1, [hdr, meta])
             self._control(self.run_ingress, 2, [hdr, meta, sm])
         except (StackOutOfBounds, AssertionFailed) as e:
-            log.error("dropping packet: %s in ingress", type(e).__name__ if isinstance(e, StackOutOfBounds) else e)
+            log.error(
+                "dropping packet: %s in ingress",
+                type(e).__name__ if isinstance(e, StackOutOfBounds) else e,
+            )
             return
         idx = self.sm_index
         # I2E clone: the frame as received, headers unparsed, metadata reset except the
@@ -194,7 +213,15 @@ class V1ModelDevice(Runtime):
         self._egress(cur, spec, 0, sm.v[idx["instance_type"]], out)
 
     def _copy_state(self, cur: PacketState) -> PacketState:
-        c = PacketState(copy_value(cur.hdr), copy_value(cur.meta), copy_value(cur.sm), cur.payload, cur.length, cur.frame, cur.depth)
+        c = PacketState(
+            copy_value(cur.hdr),
+            copy_value(cur.meta),
+            copy_value(cur.sm),
+            cur.payload,
+            cur.length,
+            cur.frame,
+            cur.depth,
+        )
         return c
 
     def _control(self, run, root: int, args: list) -> None:
@@ -227,7 +254,9 @@ class V1ModelDevice(Runtime):
             sm = self._new_sm(port, cur.length, instance_type)
             pk = PacketIn(cur.frame)
             self.cur = PacketState(hdr, meta, sm, b"", cur.length, cur.frame, cur.depth)
-            sm.v[idx["parser_error"]] = self.run_parser([pk, hdr, meta, sm] + [None] * (self.frame_sizes[0] - 4))
+            sm.v[idx["parser_error"]] = self.run_parser(
+                [pk, hdr, meta, sm] + [None] * (self.frame_sizes[0] - 4)
+            )
             payload = cur.frame[pk.pos :]
         else:
             # E2E (BMv2): headers as egress left them, metadata reset, preserved fields kept.
@@ -238,11 +267,21 @@ class V1ModelDevice(Runtime):
         for i in cur.clone_fields or ():
             meta.v[i] = copy_value(cur.meta.v[i])
         for r in session.replicas:
-            c = PacketState(copy_value(hdr), copy_value(meta), copy_value(sm), payload, cur.length, cur.frame, cur.depth)
+            c = PacketState(
+                copy_value(hdr),
+                copy_value(meta),
+                copy_value(sm),
+                payload,
+                cur.length,
+                cur.frame,
+                cur.depth,
+            )
             c.truncate = session.packet_length_bytes
             self._egress(c, r.egress_port, r.instance, instance_type, out, keep_truncate=True)
 
-    def _egress(self, cur: PacketState, port: int, rid: int, instance_type: int, out, keep_truncate=False) -> None:
+    def _egress(
+        self, cur: PacketState, port: int, rid: int, instance_type: int, out, keep_truncate=False
+    ) -> None:
         truncate = cur.truncate if keep_truncate else 0
         cur.clear_requests()
         cur.truncate = truncate
@@ -260,7 +299,10 @@ class V1ModelDevice(Runtime):
         try:
             self._control(self.run_egress, 3, [cur.hdr, cur.meta, sm])
         except (StackOutOfBounds, AssertionFailed) as e:
-            log.error("dropping packet: %s in egress", type(e).__name__ if isinstance(e, StackOutOfBounds) else e)
+            log.error(
+                "dropping packet: %s in egress",
+                type(e).__name__ if isinstance(e, StackOutOfBounds) else e,
+            )
             return
         if cur.clone_session is not None and cur.clone_type == 1:
             self._clone(cur, EGRESS_CLONE, out, original=False)
@@ -278,7 +320,15 @@ class V1ModelDevice(Runtime):
         if cur.recirculate_fields is not None:
             if self.tracing:
                 trace.debug("Recirculating %d bytes", len(frame))
-            self._ingress(sm.v[idx["ingress_port"]], frame, RECIRC, cur.meta, cur.recirculate_fields, out, cur.depth + 1)
+            self._ingress(
+                sm.v[idx["ingress_port"]],
+                frame,
+                RECIRC,
+                cur.meta,
+                cur.recirculate_fields,
+                out,
+                cur.depth + 1,
+            )
             return
         if self.tracing:
             trace.debug("Transmit on port %d: %d bytes", port, len(frame))
@@ -289,6 +339,3 @@ class V1ModelDevice(Runtime):
             if v == code:
                 return n
         return str(code)
-
-
-__all__ = ["V1ModelDevice", "Header", "Stack"]

@@ -8,9 +8,7 @@ Each `compile_*` returns a closure over the device; calls that affect the traffi
 from __future__ import annotations
 
 import logging
-import random
 
-from p4sim.engine.control import flatten_fn
 from p4sim.engine.externs import HASH_ALGORITHMS, csum16, pack_fields
 from p4sim.errors import P4Error, unsupported
 from p4sim.frontend import ir
@@ -58,7 +56,10 @@ class V1ModelExterns:
         sm = dev.sm_index
         if name == "mark_to_drop":
             if not e.args:
-                raise unsupported(e.pos, "mark_to_drop() without arguments (deprecated; use mark_to_drop(standard_metadata))")
+                raise unsupported(
+                    e.pos,
+                    "mark_to_drop() without arguments (deprecated; use mark_to_drop(standard_metadata))",
+                )
             g = c.arg(e, 0)
             spec, grp = sm["egress_spec"], sm["mcast_grp"]
 
@@ -142,7 +143,12 @@ class V1ModelExterns:
                 cur.clone_fields = fields if fields is not None else dev.field_list(fl)
 
             return clone
-        if name in ("resubmit", "resubmit_preserving_field_list", "recirculate", "recirculate_preserving_field_list"):
+        if name in (
+            "resubmit",
+            "resubmit_preserving_field_list",
+            "recirculate",
+            "recirculate_preserving_field_list",
+        ):
             if name.endswith("field_list"):
                 fl = e.args[0].value.const
                 if fl is None:
@@ -257,6 +263,3 @@ def _elem_conv(inst):
     if isinstance(t, Bits) and t.signed:
         return t.wrap
     return lambda v: v
-
-
-__all__ = ["V1ModelExterns", "AssertionFailed", "DROP_PORT", "flatten_fn"]
