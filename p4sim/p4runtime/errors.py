@@ -35,6 +35,11 @@ def unimplemented(message: str) -> P4RuntimeError:
     return P4RuntimeError(grpc.StatusCode.UNIMPLEMENTED, message)
 
 
+def internal(exc: BaseException) -> P4RuntimeError:
+    """A bug in p4sim, reported as INTERNAL with the exception (the server stays up)."""
+    return P4RuntimeError(grpc.StatusCode.INTERNAL, f"p4sim internal error: {exc!r}")
+
+
 # The engine's table errors (p4sim.model) and the status code each maps to.
 _ENGINE_CODES = {
     model.EntryExists: grpc.StatusCode.ALREADY_EXISTS,

@@ -25,7 +25,7 @@ from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
 
 from p4sim.p4runtime import entities, packets
 from p4sim.p4runtime.arbitration import Arbiter, Client, election_id
-from p4sim.p4runtime.errors import P4RuntimeError, invalid, not_found, unimplemented
+from p4sim.p4runtime.errors import P4RuntimeError, internal, invalid, not_found, unimplemented
 from p4sim.p4runtime.pipeline import Compiler, default_compiler, from_config
 from p4sim.switch import Pipeline, Switch
 
@@ -181,6 +181,9 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
                 except P4RuntimeError as exc:
                     log.info("Write: update failed (%s): %s", exc.code.name, exc.message)
                     errors.append(exc)
+                except Exception as exc:  # a bug must not take the server down
+                    log.exception("Write: internal error on an update")
+                    errors.append(internal(exc))
         if any(errors):
             self._abort_batch(context, errors)
         return p4runtime_pb2.WriteResponse()
@@ -217,6 +220,9 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
                     found.extend(entities.read_entity(pipeline.index, pipeline.device, entity))
         except P4RuntimeError as exc:
             self._abort(context, exc)
+        except Exception as exc:  # a bug must not take the server down
+            log.exception("Read: internal error")
+            self._abort(context, internal(exc))
         for start in range(0, max(len(found), 1), _READ_CHUNK):
             yield p4runtime_pb2.ReadResponse(entities=found[start : start + _READ_CHUNK])
 

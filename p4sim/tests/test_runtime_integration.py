@@ -305,3 +305,88 @@ def test_meter_config_over_p4runtime_polices_a_port(rig):
     for _ in range(3):
         ports.inject(0, frame)  # port 0's meter is unconfigured: all pass
     assert ports.collect() == [(2, frame)] * 5
+
+
+def test_random_updates_on_the_real_engine_get_spec_codes(rig):
+    """Random valid-looking and malformed entries for every table of the program: the engine
+    and the translation agree (no INTERNAL), and forwarding still works afterwards."""
+    import random
+
+    client, ports, _ = rig
+    rng = random.Random(7)
+    allowed = {
+        code_pb2.OK,
+        code_pb2.INVALID_ARGUMENT,
+        code_pb2.NOT_FOUND,
+        code_pb2.OUT_OF_RANGE,
+        code_pb2.ALREADY_EXISTS,
+        code_pb2.PERMISSION_DENIED,
+        code_pb2.RESOURCE_EXHAUSTED,
+    }
+    tables = list(client.p4info.tables)
+    actions = {a.preamble.id: a for a in client.p4info.actions}
+    for _ in range(40):
+        batch = []
+        for _ in range(5):
+            t = rng.choice(tables)
+            u = p4runtime_pb2.Update(type=rng.choice([1, 1, 2, 3]))
+            e = u.entity.table_entry
+            e.table_id = t.preamble.id
+            for f in t.match_fields:
+                if rng.random() < 0.8:
+                    nbytes = (f.bitwidth + 7) // 8
+                    value = rng.getrandbits(f.bitwidth).to_bytes(nbytes, "big")
+                    m = e.match.add(field_id=f.id)
+                    if f.match_type == f.EXACT:
+                        m.exact.value = value
+                    elif f.match_type == f.LPM:
+                        m.lpm.value, m.lpm.prefix_len = value, rng.randint(0, f.bitwidth)
+                    elif f.match_type == f.TERNARY:
+                        m.ternary.value, m.ternary.mask = value, value
+                    elif f.match_type == f.OPTIONAL:
+                        m.optional.value = value
+            if any(f.match_type in (f.TERNARY, f.OPTIONAL) for f in t.match_fields):
+                e.priority = rng.randint(0, 3)
+            ref = rng.choice(t.action_refs)
+            e.action.action.action_id = ref.id
+            for p in actions[ref.id].params:
+                e.action.action.params.add(
+                    param_id=p.id, value=rng.getrandbits(p.bitwidth + 1).to_bytes(8, "big")
+                )
+            batch.append(u)
+        try:
+            client.write(*batch)
+        except grpc.RpcError as exc:
+            assert exc.code() == grpc.StatusCode.UNKNOWN, exc.details()
+            codes = _write_codes_from(exc)
+            assert set(codes) <= allowed, codes
+    everything = p4runtime_pb2.Entity()
+    everything.table_entry.SetInParent()
+    assert client.read(everything) is not None
+    # clear the random ACL entries, then a fresh L2 entry forwards a non-IP frame
+    acl = p4runtime_pb2.Entity()
+    acl.table_entry.table_id = client.ids["FwdIngress.acl"]
+    deletes = []
+    for found in client.read(acl):
+        d = p4runtime_pb2.Update(type=Update.DELETE)
+        d.entity.table_entry.CopyFrom(found.table_entry)
+        deletes.append(d)
+    if deletes:
+        client.write(*deletes)
+    assert client.read(acl) == []
+    client.write(client.l2("INSERT", 0x02AABBCCDDEE, "forward", port=b"\x03"))
+    frame = bytes.fromhex("02aabbccddee020000000009" "88b5") + bytes(60)
+    ports.inject(0, frame)
+    assert ports.collect() == [(3, frame)]
+
+
+def _write_codes_from(exc: grpc.RpcError) -> list[int]:
+    from google.rpc import status_pb2
+
+    [details] = [v for k, v in exc.trailing_metadata() if k == "grpc-status-details-bin"]
+    codes = []
+    for any_ in status_pb2.Status.FromString(details).details:
+        err = p4runtime_pb2.Error()
+        any_.Unpack(err)
+        codes.append(err.canonical_code)
+    return codes

@@ -1051,3 +1051,98 @@ def test_meters_indirect_and_direct(client, server):
         code_pb2.INVALID_ARGUMENT,
         code_pb2.INVALID_ARGUMENT,
     ]
+
+
+ALLOWED = {
+    code_pb2.OK,
+    code_pb2.INVALID_ARGUMENT,
+    code_pb2.NOT_FOUND,
+    code_pb2.OUT_OF_RANGE,
+    code_pb2.ALREADY_EXISTS,
+    code_pb2.PERMISSION_DENIED,
+    code_pb2.RESOURCE_EXHAUSTED,
+    code_pb2.UNIMPLEMENTED,
+}
+
+
+def random_update(rng) -> p4runtime_pb2.Update:
+    """A random, mostly malformed update built from valid and invalid ids and values."""
+    u = p4runtime_pb2.Update(type=rng.choice([0, 1, 2, 3]))
+    ids = list(IDS.values()) + [0, rng.getrandbits(32)]
+
+    def blob():
+        return bytes(rng.getrandbits(8) for _ in range(rng.choice([0, 1, 2, 6, 9])))
+
+    kind = rng.choice(["table", "counter", "register", "pre", "meter", "direct_counter"])
+    if kind in ("table", "direct_counter"):
+        e = p4runtime_pb2.TableEntry(table_id=rng.choice(ids))
+        e.priority = rng.choice([0, 0, 1, 7, -1, 2**31 - 1])
+        e.is_default_action = rng.random() < 0.1
+        for _ in range(rng.choice([0, 1, 1, 2, 4])):
+            m = e.match.add(field_id=rng.choice([0, 1, 2, 3, 4, 9]))
+            which = rng.choice(["exact", "lpm", "ternary", "range", "optional"])
+            if which == "exact":
+                m.exact.value = blob()
+            elif which == "lpm":
+                m.lpm.value, m.lpm.prefix_len = blob(), rng.choice([0, 1, 8, 32, 33, -1])
+            elif which == "ternary":
+                m.ternary.value, m.ternary.mask = blob(), blob()
+            elif which == "range":
+                m.range.low, m.range.high = blob(), blob()
+            else:
+                m.optional.value = blob()
+        if rng.random() < 0.8:
+            e.action.action.action_id = rng.choice(ids)
+            for _ in range(rng.choice([0, 1, 2])):
+                e.action.action.params.add(param_id=rng.choice([0, 1, 2]), value=blob())
+        if kind == "table":
+            u.entity.table_entry.CopyFrom(e)
+        else:
+            u.entity.direct_counter_entry.table_entry.CopyFrom(e)
+            u.entity.direct_counter_entry.data.packet_count = rng.getrandbits(16)
+    elif kind == "counter":
+        u.entity.counter_entry.counter_id = rng.choice(ids)
+        if rng.random() < 0.8:
+            u.entity.counter_entry.index.index = rng.choice([0, 3, 4, -1, 2**40])
+    elif kind == "register":
+        u.entity.register_entry.register_id = rng.choice(ids)
+        if rng.random() < 0.8:
+            u.entity.register_entry.index.index = rng.choice([0, 7, 8, -5])
+        u.entity.register_entry.data.bitstring = blob()
+    elif kind == "meter":
+        u.entity.meter_entry.meter_id = rng.choice(ids)
+        u.entity.meter_entry.index.index = rng.choice([0, 3, 4])
+        u.entity.meter_entry.config.cir = rng.choice([-1, 0, 5, 10])
+        u.entity.meter_entry.config.pir = rng.choice([0, 5, 10])
+    else:
+        g = u.entity.packet_replication_engine_entry.multicast_group_entry
+        g.multicast_group_id = rng.choice([0, 1, 2, 2**32 - 1])
+        for _ in range(rng.choice([0, 1, 2])):
+            g.replicas.add(egress_port=rng.choice([0, 1, 511]), instance=rng.choice([0, 1]))
+    return u
+
+
+def test_random_malformed_writes_and_reads_get_spec_codes(client, server):
+    """300 random updates in batches and 100 random reads: every outcome is a code the
+    spec assigns (never INTERNAL/UNKNOWN per update), and the server keeps serving."""
+    import random
+
+    rng = random.Random(20261122)
+    for _ in range(60):
+        batch = [random_update(rng) for _ in range(5)]
+        try:
+            client.write(*batch)
+            codes = [code_pb2.OK] * len(batch)
+        except grpc.RpcError as exc:
+            assert exc.code() == grpc.StatusCode.UNKNOWN, exc.details()
+            codes = [c for c, _ in batch_errors(exc)]
+        assert len(codes) == len(batch)
+        assert set(codes) <= ALLOWED, codes
+    for _ in range(100):
+        u = random_update(rng)
+        try:
+            client.read(u.entity)
+        except grpc.RpcError as exc:
+            assert exc.code().value[0] in ALLOWED - {code_pb2.OK}, exc.details()
+    stub = p4runtime_pb2_grpc.P4RuntimeStub(grpc.insecure_channel(server.address))
+    assert stub.Capabilities(p4runtime_pb2.CapabilitiesRequest(), timeout=5).p4runtime_api_version
