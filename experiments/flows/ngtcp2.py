@@ -7,6 +7,7 @@ every 100 ms; RTT and cwnd from the server's (the sender's) qlog `recovery:metri
 
 from __future__ import annotations
 
+import gzip
 import json
 import shutil
 import time
@@ -43,10 +44,9 @@ class Ngtcp2Flow(Flow):
     def start_client(self) -> None:
         c = self.ctx
         (c.workdir / "download").mkdir(exist_ok=True)
-        (c.workdir / "qlog-client").mkdir(exist_ok=True)
         argv = ["gtlsclient", "--quiet", "--no-quic-dump", "--no-http-dump",
                 "--exit-on-all-streams-close", f"--download={c.workdir / 'download'}",
-                f"--qlog-dir={c.workdir / 'qlog-client'}", "--timeout=10s",
+                "--timeout=10s",
                 c.server_addr, str(c.port), f"https://{c.server_addr}:{c.port}/{self._resource}"]
         self.t_client_start = time.monotonic()
         self.client = self._popen(c.client_ns, argv, "client.log")
@@ -58,7 +58,12 @@ class Ngtcp2Flow(Flow):
             return 0
 
     def cleanup(self) -> None:
+        """Drop the body; compress the sender's qlog (tens of MB per 100 MB download)."""
         shutil.rmtree(self.ctx.workdir / "download", ignore_errors=True)
+        for path in (self.ctx.workdir / "qlog-server").glob("*.sqlog"):
+            with open(path, "rb") as src, gzip.open(f"{path}.gz", "wb") as dst:
+                shutil.copyfileobj(src, dst)
+            path.unlink()
 
     def samples(self) -> list[tuple[float, str, float]]:
         """RTT and cwnd from the sender's qlog (times relative to the connection start)."""
