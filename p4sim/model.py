@@ -280,6 +280,9 @@ class Device(Protocol):
     counters: dict[str, CounterState]  # indirect counters only; direct ones live on entries
     pre: ReplicationEngine
     meters: dict[str, MeterState]  # indirect and direct (direct configs live on entries)
+    # digest() calls of processed packets, in order: (DigestDef.name, receiver, field values
+    # in DigestDef.fields order). The engine appends; the switch drains it after each packet.
+    digests: list[tuple[str, int, list[int]]]
 
     def process(self, ingress_port: int, frame: bytes) -> list[tuple[int, bytes]]:
         """Run one frame through the whole v1model pipeline; return (egress_port, frame)
