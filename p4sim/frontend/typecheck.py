@@ -158,6 +158,7 @@ class Checker:
         self.controller_headers: list[HeaderT] = []
         self.digest_types: list[HeaderT] = []
         self.actions: list[ir.ActionDecl] = []
+        self.in_parser = False
 
     # -- entry ------------------------------------------------------------------------
     def run(self) -> None:
@@ -458,6 +459,7 @@ class Checker:
         if d.ctor_params:
             raise unsupported(d.pos, "parser constructor parameters")
         self.frame = Frame()
+        self.in_parser = True
         pscope = Scope(self.scope)
         self.params(d.params, pscope, self.frame)
         for loc in d.locals:
@@ -503,6 +505,7 @@ class Checker:
                         self.keyset_element(k, t, sscope)
         d.frame_size = self.frame.size
         self.frame = None
+        self.in_parser = False
 
     def keyset_element(self, k: ir.Expr, t: Type, scope: Scope) -> None:
         if isinstance(k, ir.Default):
@@ -1226,6 +1229,8 @@ class Checker:
                 binding = self.bind_type_params(decl.type_params, targs)
                 e.kind = "function" if isinstance(decl, ir.FunctionDecl) else "extern_func"
                 e.target = decl
+                if f.name == "verify" and not self.in_parser:
+                    raise P4Error.at(e.pos, "verify() can only be called in a parser")
                 self.bind_args(e, decl.params, scope, binding, f.name)
                 if f.name == "digest" and len(e.args) == 2 and e.args[1].value is not None:
                     self.digest_types.append(e.args[1].value.type)

@@ -128,6 +128,7 @@ def test_defines_select_profile_of_the_splitter():
             "directional action parameters must come before directionless ones",
         ),
         ("apply { hdr.h.a = (bit<8>) true; }", "cannot cast bool to bit<8>"),
+        ("apply { verify(true, error.NoMatch); }", "verify() can only be called in a parser"),
     ],
 )
 def test_type_errors_are_reported_with_position(body, message):

@@ -222,6 +222,7 @@ class V1ModelDevice(Runtime):
             cur.frame,
             cur.depth,
         )
+        c.truncate = cur.truncate  # truncate() in ingress applies to every copy
         return c
 
     def _control(self, run, root: int, args: list) -> None:
@@ -277,12 +278,12 @@ class V1ModelDevice(Runtime):
                 cur.depth,
             )
             c.truncate = session.packet_length_bytes
-            self._egress(c, r.egress_port, r.instance, instance_type, out, keep_truncate=True)
+            self._egress(c, r.egress_port, r.instance, instance_type, out)
 
-    def _egress(
-        self, cur: PacketState, port: int, rid: int, instance_type: int, out, keep_truncate=False
-    ) -> None:
-        truncate = cur.truncate if keep_truncate else 0
+    def _egress(self, cur: PacketState, port: int, rid: int, instance_type: int, out) -> None:
+        # Requests made in ingress do not carry over, except truncate (BMv2 keeps the
+        # truncation length with the packet; clones get their session's).
+        truncate = cur.truncate
         cur.clear_requests()
         cur.truncate = truncate
         self.cur = cur

@@ -1,6 +1,6 @@
 // The v1model traffic manager as BMv2 runs it: multicast replicas (egress_rid),
 // I2E and E2E clones with preserved metadata (@field_list), clone truncation, resubmit
-// and recirculate, and the instance_type each copy carries.
+// and recirculate, truncate, and the instance_type each copy carries.
 #include <core.p4>
 #include <v1model.p4>
 
@@ -60,6 +60,9 @@ control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) 
         } else if (hdr.h.mode == 5) {
             sm.egress_spec = 2;
             clone(CloneType.I2E, 6);
+        } else if (hdr.h.mode == 7) {
+            sm.egress_spec = 2;
+            truncate(3);
         } else {
             sm.mcast_grp = 9;  // no such group: no copies
         }
