@@ -107,3 +107,14 @@ def test_report_writes_table_figures_and_summary(tmp_path, capsys):
 def test_report_of_empty_dir_is_a_clear_error(tmp_path, capsys):
     assert dcexp(["report", str(tmp_path)]) == 1
     assert "holds no runs" in capsys.readouterr().err
+
+
+def test_duplication_summary_compares_goodput_with_both_legs(tmp_path):
+    out = tmp_path / "dup"
+    # both legs deliver 20 Mbit/s for 2.9 s; the flow took 2.9 s at 19 Mbit/s of goodput
+    _fake_run(out, "loss=0__rep0", 0, "ngtcp2-cubic", 0,
+              {"f0-dc": {"client": "dc", "goodput_mbit": 19.0, "completion_s": 2.9}},
+              {"f0-dc": [19.0] * 29}, dup=True)
+    dup = analysis.duplication_summary(out)
+    assert dup.links_mbit.iloc[0] == pytest.approx(40.0)
+    assert dup.goodput_mbit.iloc[0] == 19.0 and bool(dup.dup.iloc[0])
