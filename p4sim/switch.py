@@ -6,7 +6,8 @@ atomic for packets). A new pipeline replaces the old one by swapping one referen
 runs entirely on the pipeline it started on, none is processed half on each.
 
 Frames the pipeline sends to the CPU port go to the packet-in listeners (the P4Runtime
-server); PacketOut frames enter the pipeline as if received on the CPU port.
+server), digest() records to the digest listeners; PacketOut frames enter the pipeline as if
+received on the CPU port.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ class Pipeline:
 
 
 PacketInListener = Callable[[bytes], None]
+DigestListener = Callable[[list[tuple[str, int, list[int]]]], None]  # see model.Device.digests
 
 
 class Switch:
@@ -52,6 +54,7 @@ class Switch:
         self.cpu_port = cpu_port
         self.pipeline: Pipeline | None = None
         self._listeners: list[PacketInListener] = []
+        self._digest_listeners: list[DigestListener] = []
         self._listeners_lock = threading.Lock()
         self._pcaps: dict[tuple[int, str], PcapWriter] = {}
         if pcap_dir is not None:
@@ -89,6 +92,13 @@ class Switch:
             if listener in self._listeners:
                 self._listeners.remove(listener)
 
+    def add_digest_listener(self, listener: DigestListener) -> None:
+        self._digest_listeners.append(listener)
+
+    def remove_digest_listener(self, listener: DigestListener) -> None:
+        if listener in self._digest_listeners:
+            self._digest_listeners.remove(listener)
+
     def receive(self, port: int, frame: bytes) -> None:
         """A frame arrived on `port` (from the port set, or a PacketOut on the CPU port)."""
         self.stats["rx"] += 1
@@ -100,6 +110,15 @@ class Switch:
         device = pipeline.device
         with device.lock:
             outputs = device.process(port, frame)
+            digests = getattr(device, "digests", None)
+            if digests:
+                batch = list(digests)
+                digests.clear()
+            else:
+                batch = None
+        if batch and self._digest_listeners:
+            for listener in list(self._digest_listeners):
+                listener(batch)
         for egress_port, out in outputs:
             self._transmit(egress_port, out)
 

@@ -68,6 +68,10 @@ class PipelineIndex:
     direct_counters: dict[int, model.CounterDef] = field(default_factory=dict)
     registers: dict[int, model.RegisterDef] = field(default_factory=dict)
     meters: dict[int, model.MeterDef] = field(default_factory=dict)  # indirect
+    digests: dict[int, model.DigestDef] = field(default_factory=dict)
+    digest_ids: dict[str, int] = field(default_factory=dict)
+    # P4Runtime-side state of this pipeline: DigestEntry configs by digest id
+    digest_configs: dict[int, p4runtime_pb2.DigestEntry.Config] = field(default_factory=dict)
     direct_meters: dict[int, model.MeterDef] = field(default_factory=dict)
     table_ids: dict[str, int] = field(default_factory=dict)
     action_ids: dict[str, int] = field(default_factory=dict)
@@ -121,6 +125,10 @@ class PipelineIndex:
             index.meters[m.preamble.id] = meters[m.preamble.name]
         for m in info.direct_meters:
             index.direct_meters[m.preamble.id] = meters[m.preamble.name]
+        digests = {d.name: d for d in program.digests}
+        for d in info.digests:
+            index.digests[d.preamble.id] = digests[d.preamble.name]
+            index.digest_ids[d.preamble.name] = d.preamble.id
         for h in info.controller_packet_metadata:
             if h.preamble.name == "packet_in":
                 index.packet_in = h
@@ -698,6 +706,48 @@ def read_direct_meters(index, device, msg: p4runtime_pb2.DirectMeterEntry):
 
 
 # ---------------------------------------------------------------------------
+# Digests: which digest() calls reach the controller (as DigestList on the stream)
+# ---------------------------------------------------------------------------
+
+
+def write_digest(index: PipelineIndex, update_type: int, msg: p4runtime_pb2.DigestEntry):
+    if not msg.digest_id:
+        raise invalid("digest_id 0: a write needs one digest")
+    if msg.digest_id not in index.digests:
+        raise not_found(f"no digest with id {msg.digest_id} in the P4Info")
+    name = index.digests[msg.digest_id].name
+    exists = msg.digest_id in index.digest_configs
+    if update_type == Update.INSERT and exists:
+        raise P4RuntimeError(grpc.StatusCode.ALREADY_EXISTS, f"digest {name} is configured")
+    if update_type in (Update.MODIFY, Update.DELETE) and not exists:
+        raise not_found(f"digest {name} is not configured")
+    if update_type == Update.DELETE:
+        del index.digest_configs[msg.digest_id]
+    else:
+        index.digest_configs[msg.digest_id] = msg.config
+
+
+def read_digests(index: PipelineIndex, msg: p4runtime_pb2.DigestEntry):
+    if msg.digest_id and msg.digest_id not in index.digests:
+        raise not_found(f"no digest with id {msg.digest_id} in the P4Info")
+    ids = [msg.digest_id] if msg.digest_id else sorted(index.digest_configs)
+    return [
+        p4runtime_pb2.DigestEntry(digest_id=i, config=index.digest_configs[i])
+        for i in ids
+        if i in index.digest_configs
+    ]
+
+
+def digest_data(definition: model.DigestDef, values: list[int]) -> p4data_pb2.P4Data:
+    """One digest() record as the P4Data struct P4Runtime sends in a DigestList."""
+    data = p4data_pb2.P4Data()
+    data.struct.SetInParent()
+    for fld, value in zip(definition.fields, values):
+        data.struct.members.add(bitstring=codec.encode(value & ((1 << fld.bitwidth) - 1)))
+    return data
+
+
+# ---------------------------------------------------------------------------
 # Packet replication engine
 # ---------------------------------------------------------------------------
 
@@ -839,6 +889,8 @@ def apply_update(index: PipelineIndex, device: model.Device, update: p4runtime_p
             write_direct_meter(index, device, update.type, entity.direct_meter_entry)
         elif kind == "packet_replication_engine_entry":
             write_pre(device, update.type, entity.packet_replication_engine_entry)
+        elif kind == "digest_entry":
+            write_digest(index, update.type, entity.digest_entry)
         elif kind is None:
             raise invalid("the update has no entity")
         else:
@@ -879,6 +931,10 @@ def read_entity(index: PipelineIndex, device: model.Device, entity: p4runtime_pb
         return [
             p4runtime_pb2.Entity(direct_meter_entry=e)
             for e in read_direct_meters(index, device, entity.direct_meter_entry)
+        ]
+    if kind == "digest_entry":
+        return [
+            p4runtime_pb2.Entity(digest_entry=e) for e in read_digests(index, entity.digest_entry)
         ]
     if kind == "packet_replication_engine_entry":
         return [

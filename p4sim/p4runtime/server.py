@@ -16,6 +16,7 @@ from __future__ import annotations
 import itertools
 import logging
 import threading
+import time
 from concurrent import futures
 
 import grpc
@@ -52,6 +53,8 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
         self._config_lock = threading.Lock()
         self._client_ids = itertools.count(1)
         switch.add_packet_in_listener(self._packet_in)
+        switch.add_digest_listener(self._digests)
+        self._digest_list_ids = itertools.count(1)
 
     # -- helpers ------------------------------------------------------------------------------
 
@@ -259,7 +262,7 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
                     elif kind == "packet":
                         self._packet_out(client, request.packet)
                     elif kind == "digest_ack":
-                        pass  # p4sim generates no digests
+                        pass  # p4sim does not wait for acks before sending the next list
                     else:
                         raise invalid(f"unsupported stream message {kind!r}")
                 except P4RuntimeError as exc:
@@ -321,8 +324,28 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
         msg.packet.CopyFrom(packets.parse_packet_in(pipeline.index.packet_in, frame))
         outbox.put(msg)
 
+    def _digests(self, records: list[tuple[str, int, list[int]]]) -> None:
+        """digest() records of one packet: a DigestList per record for configured digests.
+        p4sim sends each at once (no batching by max_list_size/max_timeout_ns, no ack wait)."""
+        pipeline = self.switch.pipeline
+        outbox = self.arbiter.primary_outbox()
+        if pipeline is None or outbox is None:
+            return
+        index = pipeline.index
+        for name, _receiver, values in records:
+            digest_id = index.digest_ids.get(name)
+            if digest_id is None or digest_id not in index.digest_configs:
+                continue
+            msg = p4runtime_pb2.StreamMessageResponse()
+            msg.digest.digest_id = digest_id
+            msg.digest.list_id = next(self._digest_list_ids)
+            msg.digest.timestamp = time.time_ns()
+            msg.digest.data.append(entities.digest_data(index.digests[digest_id], values))
+            outbox.put(msg)
+
     def close(self) -> None:
         self.switch.remove_packet_in_listener(self._packet_in)
+        self.switch.remove_digest_listener(self._digests)
         with self.arbiter.lock:
             clients = list(self.arbiter.clients)
         for c in clients:

@@ -59,6 +59,7 @@ class Client:
         self.stub = p4runtime_pb2_grpc.P4RuntimeStub(self.channel)
         self._requests: queue.Queue = queue.Queue()
         self.packets: queue.Queue = queue.Queue()
+        self.digests: queue.Queue = queue.Queue()
         arb = p4runtime_pb2.StreamMessageRequest()
         arb.arbitration.device_id = 0
         arb.arbitration.election_id.low = 1
@@ -74,6 +75,8 @@ class Client:
             for msg in self._stream:
                 if msg.WhichOneof("update") == "packet":
                     self.packets.put(msg.packet)
+                elif msg.WhichOneof("update") == "digest":
+                    self.digests.put(msg.digest)
         except grpc.RpcError:
             pass
 
@@ -390,3 +393,26 @@ def _write_codes_from(exc: grpc.RpcError) -> list[int]:
         any_.Unpack(err)
         codes.append(err.canonical_code)
     return codes
+
+
+def test_digest_reaches_the_controller_once_configured(rig):
+    client, ports, _ = rig
+    [digest] = client.p4info.digests
+    assert digest.preamble.name == "mac_learn_t"
+    frame = bytes.fromhex("020000000002" "0200000000aa" "88b6") + bytes(50)
+    ports.inject(2, frame)  # not configured yet: nothing is sent
+    u = p4runtime_pb2.Update(type=Update.INSERT)
+    u.entity.digest_entry.digest_id = digest.preamble.id
+    u.entity.digest_entry.config.max_list_size = 1
+    client.write(u)
+    ports.inject(2, frame)
+    lst = client.digests.get(timeout=5)
+    assert lst.digest_id == digest.preamble.id and lst.list_id >= 1
+    [data] = lst.data
+    assert [m.bitstring for m in data.struct.members] == [bytes.fromhex("0200000000aa"), b"\x02"]
+    assert client.digests.empty()
+    read = p4runtime_pb2.Entity()
+    read.digest_entry.SetInParent()
+    [entry] = client.read(read)
+    assert entry.digest_entry.config.max_list_size == 1
+    assert _write_codes(client, u) == [code_pb2.ALREADY_EXISTS]

@@ -43,6 +43,13 @@ header ipv4_t {
     bit<32> dst_addr;
 }
 
+// Sent to the controller (P4Runtime DigestList) for frames of ethertype 0x88B6, a stand-in
+// for "unknown source, please learn".
+struct mac_learn_t {
+    mac_t  src_addr;
+    port_t ingress_port;
+}
+
 struct headers_t {
     packet_out_t packet_out;
     packet_in_t  packet_in;
@@ -149,6 +156,9 @@ control FwdIngress(inout headers_t hdr, inout metadata_t meta,
         }
         last_src_mac.write((bit<32>) standard_metadata.ingress_port[3:0], hdr.ethernet.src_addr);
         rx_meter.execute_meter((bit<32>) standard_metadata.ingress_port[3:0], meta.color);
+        if (hdr.ethernet.ether_type == 0x88B6) {
+            digest<mac_learn_t>(1, { hdr.ethernet.src_addr, standard_metadata.ingress_port });
+        }
         if (meta.color == 2) {
             mark_to_drop(standard_metadata);
             exit;
