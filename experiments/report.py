@@ -19,10 +19,11 @@ def _table(df: pd.DataFrame, floatfmt: str = "{:.2f}") -> str:
     lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
     for _, row in df.iterrows():
         cells = []
-        for c in cols:
+        for i, c in enumerate(cols):
             v = row[c]
             if isinstance(v, float):
-                cells.append("-" if pd.isna(v) else floatfmt.format(v))
+                # the first column is the swept value: shown as given (0.001 is not 0.00)
+                cells.append("-" if pd.isna(v) else f"{v:g}" if i == 0 else floatfmt.format(v))
             else:
                 cells.append(str(v))
         lines.append("| " + " | ".join(cells) + " |")
