@@ -178,10 +178,10 @@ def duplication(dup: pd.DataFrame, param: str, out_dir: Path) -> list[Path]:
     fig, ax = plt.subplots(figsize=FIGSIZE)
     points = list(dict.fromkeys(g.point))
     xs = range(len(points))
-    for variant, gv in g.groupby("variant", sort=False):
+    for n, (variant, gv) in enumerate(g.groupby("variant", sort=False)):
         idx = [points.index(p) for p in gv.point]
-        ax.plot(idx, gv.goodput_mbit, marker="o", label=f"{variant} goodput")
-        ax.plot(idx, gv.links_mbit, marker="s", linestyle="--",
+        ax.plot(idx, gv.goodput_mbit, marker="o", color=f"C{n}", label=f"{variant} goodput")
+        ax.plot(idx, gv.links_mbit, marker="s", linestyle="--", color=f"C{n}",
                 label=f"{variant} both legs together")
     ax.set_xticks(list(xs), [str(p) for p in points])
     ax.set_xlabel(param)
