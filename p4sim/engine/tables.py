@@ -51,6 +51,15 @@ class Table:
         self.index: dict = {}  # exact tuple -> list[_Record] sorted by rank
         self.const_records: list[_Record] = []
         self.refs = {r.name: r for r in definition.actions}
+        # Tables whose only non-exact key is one lpm key (routing tables) get a per-prefix-
+        # length hash index, rebuilt lazily after a change: lookup cost is the number of
+        # distinct prefix lengths, not the number of entries.
+        self.lpm_pos = (
+            self.other_pos[0]
+            if (len(self.other_pos) == 1 and definition.keys[self.other_pos[0]].match_kind == "lpm")
+            else None
+        )
+        self._lpm_index: dict | None = None
         self._default_entry: TableEntry | None = None
         self._default_bound = None
 
@@ -182,6 +191,7 @@ class Table:
                 f"table {self.definition.name} is full ({self.definition.size} entries)"
             )
         self.records[rec.key] = rec
+        self._lpm_index = None
         bucket = self.index.setdefault(rec.exact, [])
         bucket.append(rec)
         bucket.sort(key=lambda r: -r.rank)  # stable: equal ranks keep insertion order
@@ -222,6 +232,7 @@ class Table:
             )
         rec = self._find_record(entry)
         del self.records[rec.key]
+        self._lpm_index = None
         bucket = self.index[rec.exact]
         bucket.remove(rec)
         if not bucket:
@@ -272,6 +283,7 @@ class Table:
                 continue  # a later duplicate of an earlier const entry can never match
             self.records[rec.key] = rec
             self.index.setdefault(rec.exact, []).append(rec)
+        self._lpm_index = None
         for bucket in self.index.values():
             bucket.sort(key=lambda r: -r.rank)
 
@@ -286,8 +298,33 @@ class Table:
             )
 
     # -- data path --------------------------------------------------------------------
+    def _build_lpm_index(self) -> dict:
+        index: dict = {}
+        for exact, bucket in self.index.items():
+            levels: dict = {}
+            for rec in bucket:  # sorted by prefix length, longest first
+                mask = rec.checks[0][2] if rec.checks else 0
+                value = rec.checks[0][1] if rec.checks else 0
+                levels.setdefault(mask, {}).setdefault(value, rec)
+            index[exact] = sorted(levels.items(), key=lambda kv: -kv[0].bit_count())
+        self._lpm_index = index
+        return index
+
     def lookup(self, keyvals: list):
         """The winning record for these key values, or None (miss)."""
+        if self.lpm_pos is not None:
+            index = self._lpm_index
+            if index is None:
+                index = self._build_lpm_index()
+            levels = index.get(tuple(keyvals[i] for i in self.exact_pos) if self.exact_pos else ())
+            if levels is None:
+                return None
+            x = keyvals[self.lpm_pos]
+            for mask, entries in levels:
+                rec = entries.get(x & mask)
+                if rec is not None:
+                    return rec
+            return None
         if self.exact_pos:
             bucket = self.index.get(tuple(keyvals[i] for i in self.exact_pos))
             if bucket is None:
