@@ -1146,3 +1146,37 @@ def test_random_malformed_writes_and_reads_get_spec_codes(client, server):
             assert exc.code().value[0] in ALLOWED - {code_pb2.OK}, exc.details()
     stub = p4runtime_pb2_grpc.P4RuntimeStub(grpc.insecure_channel(server.address))
     assert stub.Capabilities(p4runtime_pb2.CapabilitiesRequest(), timeout=5).p4runtime_api_version
+
+
+def test_random_stream_messages_keep_the_stream_and_server_alive(client, server):
+    """Malformed PacketOuts get StreamErrors with spec codes; the stream stays usable."""
+    import random
+
+    rng = random.Random(5)
+    sent_bad = 0
+    for _ in range(40):
+        msg = p4runtime_pb2.StreamMessageRequest()
+        msg.packet.payload = bytes(rng.getrandbits(8) for _ in range(rng.randint(0, 30)))
+        for _ in range(rng.choice([0, 1, 2, 3])):
+            msg.packet.metadata.add(
+                metadata_id=rng.choice([0, 1, 2, 5]),
+                value=bytes(rng.getrandbits(8) for _ in range(rng.choice([0, 1, 2, 3]))),
+            )
+        client.send(msg)
+        sent_bad += 1
+    errors = 0
+    while True:
+        try:
+            err = client.next("error", timeout=1.0)
+        except queue.Empty:
+            break
+        assert err.canonical_code in (code_pb2.INVALID_ARGUMENT, code_pb2.OUT_OF_RANGE)
+        errors += 1
+    assert 0 < errors <= sent_bad
+    server.ports.collect()
+    good = p4runtime_pb2.StreamMessageRequest()
+    good.packet.payload = b"\xaa" * 20
+    good.packet.metadata.add(metadata_id=1, value=b"\x02")
+    good.packet.metadata.add(metadata_id=2, value=b"\x00")
+    client.send(good)
+    assert server.ports.wait_for(1, timeout=5) == [(2, b"\xaa" * 20)]
