@@ -195,12 +195,6 @@ static void handle_leg_frame(struct agent *ag, struct rte_mbuf *m, uint64_t rx_n
 
 static void write_stats(struct agent *ag, bool final)
 {
-	for (int leg = 0; leg < 2; leg++) {
-		struct rte_eth_stats es;
-
-		if (rte_eth_stats_get(ag->opt.leg_port[leg], &es) == 0)
-			ag->stats.rx_missed_leg[leg] = es.imissed + es.rx_nombuf;
-	}
 	stats_write(ag->stats_out, now_ns() / 1000000, &ag->stats, ag->core, final);
 }
 

@@ -33,13 +33,11 @@ void stats_write(FILE *out, uint64_t ts_ms, const struct agent_stats *s,
 
 	fprintf(out,
 		"{\"ts_ms\": %" PRIu64 ", \"rx_leg_a\": %" PRIu64 ", \"rx_leg_b\": %" PRIu64
-		", \"rx_missed_leg_a\": %" PRIu64 ", \"rx_missed_leg_b\": %" PRIu64
 		", \"rx_host\": %" PRIu64 ", \"delivered_in_order\": %" PRIu64
 		", \"delivered_reordered\": %" PRIu64 ", \"duplicates\": %" PRIu64
 		", \"out_of_window\": %" PRIu64 ", \"malformed\": %" PRIu64
 		", \"malformed_reasons\": {",
-		ts_ms, s->rx_leg[0], s->rx_leg[1], s->rx_missed_leg[0], s->rx_missed_leg[1],
-		s->rx_host, c->delivered_in_order,
+		ts_ms, s->rx_leg[0], s->rx_leg[1], s->rx_host, c->delivered_in_order,
 		c->delivered_reordered, c->duplicates, c->out_of_window, s->malformed);
 	for (i = PDCP_FRAME_FIRST_MALFORMED; i < PDCP_FRAME_KIND_COUNT; i++)
 		fprintf(out, "%s\"%s\": %" PRIu64, i == PDCP_FRAME_FIRST_MALFORMED ? "" : ", ",

@@ -25,8 +25,6 @@
 
 struct agent_stats {
 	uint64_t rx_leg[2];
-	uint64_t rx_missed_leg[2];     /* dropped before the agent saw them (port imissed +
-					* rx_nombuf), read from the port at write time */
 	uint64_t rx_host;
 	uint64_t passthrough;          /* non-PDCP frames from the legs sent to the host port */
 	uint64_t uplink;               /* frames from the host port sent on the uplink leg */
