@@ -13,8 +13,8 @@ What "p4c's conventions" means here, as implemented in p4c's `control-plane/`
   order, unless `@id` says otherwise (ids are never reused).
 - Controller headers: the preamble's name and alias are the `@controller_header` string, the
   id is hashed from the header *type* name.
-- `@hidden` objects get no P4Info entry. `@name`, `@id` and documentation annotations are not
-  copied into `annotations`.
+- `@hidden` objects get no P4Info entry. `@name`, `@id`, `@brief` and `@description` are not
+  copied into `annotations`; the last two fill the `doc` fields instead.
 """
 
 from __future__ import annotations
@@ -101,6 +101,19 @@ def is_hidden(annotations: list[str]) -> bool:
 
 def serialized_annotations(annotations: list[str]) -> list[str]:
     return [a for a in annotations if annotation_name(a) not in _NOT_SERIALIZED]
+
+
+_DOC_ANNOTATION = re.compile(
+    r'^@\s*(brief|description)\s*\(\s*"((?:[^"\\]|\\.)*)"\s*\)$', re.DOTALL
+)
+
+
+def set_doc(msg, annotations: list[str]) -> None:
+    """@brief("...") / @description("...") become the `doc` field, as p4c does."""
+    for text in annotations:
+        m = _DOC_ANNOTATION.match(text.strip())
+        if m:
+            setattr(msg.doc, m.group(1), m.group(2).replace('\\"', '"'))
 
 
 class _SuffixSet:
@@ -235,6 +248,7 @@ def _preamble(
     msg.preamble.name = shown_name or name
     msg.preamble.alias = shown_name or symbols.alias(name)
     msg.preamble.annotations.extend(serialized_annotations(annotations))
+    set_doc(msg.preamble, annotations)
 
 
 def generate(model: ProgramModel) -> p4info_pb2.P4Info:
@@ -260,6 +274,7 @@ def generate(model: ProgramModel) -> p4info_pb2.P4Info:
                 match_type=_MATCH_TYPES[key.match_kind],
             )
             mf.annotations.extend(serialized_annotations(key.annotations))
+            set_doc(mf, key.annotations)
         for ref in table.actions:
             ar = t.action_refs.add(id=symbols.id(PREFIX_ACTION, ref.name), scope=_SCOPES[ref.scope])
             ar.annotations.extend(serialized_annotations(ref.annotations))
@@ -281,6 +296,7 @@ def generate(model: ProgramModel) -> p4info_pb2.P4Info:
         for param, pid in zip(action.params, _field_ids([p.annotations for p in action.params])):
             p = a.params.add(id=pid, name=param.name, bitwidth=param.bitwidth)
             p.annotations.extend(serialized_annotations(param.annotations))
+            set_doc(p, param.annotations)
 
     for counter in model.counters:
         if is_hidden(counter.annotations):

@@ -293,3 +293,18 @@ def test_compiled_program_matches_p4c_output():
 
     program = frontend.compile_file(str(HERE / "p4" / "advanced_tunnel.p4"))
     assert by_id(p4info.generate(program.model)) == by_id(reference())
+
+
+def test_brief_and_description_become_doc():
+    action = ActionDef(
+        "Ingress.fwd",
+        [ParamDef("port", 9, ['@brief("egress port")'])],
+        ['@brief("Forward")', '@description("Sets \\"egress_spec\\".")', "@my_note"],
+    )
+    [a] = p4info.generate(minimal(actions=[action])).actions
+    assert (a.preamble.doc.brief, a.preamble.doc.description) == (
+        "Forward",
+        'Sets "egress_spec".',
+    )
+    assert list(a.preamble.annotations) == ["@my_note"]
+    assert a.params[0].doc.brief == "egress port" and not a.params[0].annotations
