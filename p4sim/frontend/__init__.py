@@ -47,9 +47,9 @@ class CompiledProgram:
 
 
 def compile_source(text: str, filename: str = "<input>") -> CompiledProgram:
-    if "#include" in text or "#define" in text or "#if" in text:
-        text = preprocess_text(text, filename)
-    return CompiledProgram(text, filename)
+    """Compile source text. Raw source is preprocessed (includes resolve against p4sim's
+    p4include); preprocessed text passes through unchanged, its line markers included."""
+    return CompiledProgram(preprocess_text(text, filename), filename)
 
 
 def compile_file(path, include_dirs=(), defines: dict[str, str] | None = None) -> CompiledProgram:

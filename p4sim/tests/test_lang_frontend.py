@@ -321,3 +321,23 @@ def test_token_mutations_only_ever_raise_p4error():
             compile_source(mutated, "m.p4")
         except P4Error as e:
             assert e.line > 0 or "main" in e.message, str(e)
+
+
+def test_compile_source_round_trips_its_own_preprocessed_output():
+    """The device config carries `.source`; compiling it again gives the same program and
+    errors still point into the original files."""
+    repo = Path(__file__).resolve().parents[2]
+    first = compile_file(repo / "p4src" / "dc_splitter.p4")
+    again = compile_source(first.source, "config")
+    assert [t.name for t in again.model.tables] == [t.name for t in first.model.tables]
+    broken = first.source.replace("size = 1024;", "size = 1024", 1)  # MAX_USERS, expanded
+    with pytest.raises(P4Error) as info:
+        compile_source(broken, "config")
+    assert info.value.file.endswith("ue_sessions.p4")
+
+
+def test_compile_source_accepts_comments_without_directives():
+    text = (SKELETON % "apply { }").replace("#include <core.p4>\n#include <v1model.p4>\n", "")
+    header = preprocess_text("#include <core.p4>\n#include <v1model.p4>\n", "x.p4")
+    prog = compile_source(header + "// a comment\n/* another */\n" + text, "x.p4")
+    assert prog.model.tables == []
