@@ -341,3 +341,38 @@ def test_compile_source_accepts_comments_without_directives():
     header = preprocess_text("#include <core.p4>\n#include <v1model.p4>\n", "x.p4")
     prog = compile_source(header + "// a comment\n/* another */\n" + text, "x.p4")
     assert prog.model.tables == []
+
+
+@pytest.mark.parametrize(
+    "decl, value",
+    [
+        ("const bit<8> X = 8w255;", 255),
+        ("const int<8> X = 8s-1;", -1),
+        ("const bit<8> X = (bit<8>) 8s-1;", 0xFF),
+        ("const bit<16> X = 0x_ff_00;", 0xFF00),
+        ("const bit<8> X = 0b1010_1010;", 0xAA),
+        ("const bit<8> X = 0o17;", 15),
+        ("const bit<8> X = 300;", 44),  # wraps to the declared width
+        ("const bit<8> X = 8w200 + 8w100;", 44),
+        ("const bit<8> X = 8w200 |+| 8w100;", 255),
+        ("const bit<8> X = 8w100 |-| 8w200;", 0),
+        ("const int<8> X = 8s100 |+| 8s100;", 127),
+        ("const int<8> X = -8s128;", -128),
+        ("const bit<8> X = 8w1 << 9;", 0),
+        ("const int<8> X = 8s-128 >> 9;", -1),
+        ("const bit<16> X = 8w0xab ++ 8w0xcd;", 0xABCD),
+        ("const bit<4> X = (16w0xabcd)[11:8];", 0xB),
+        ("const bool X = (bool) 1w1;", True),
+        ("const bit<1> X = (bit<1>) false;", 0),
+        ("const bit<8> X = 8w5 > 8w3 ? 8w1 : 8w2;", 1),
+        ("const int X = 2 ** 3;", None),  # not P4: a syntax error
+    ],
+)
+def test_literals_and_constant_folding(decl, value):
+    src = decl + "\n" + SKELETON % "apply { }"
+    if value is None:
+        with pytest.raises(P4Error):
+            compile_source(src, "c.p4")
+        return
+    prog = compile_source(src, "c.p4")
+    assert prog.checker.scope.lookup("X").const == value
