@@ -21,7 +21,7 @@ def jain(values) -> float:
     x = np.asarray(list(values), dtype=float)
     if x.size == 0 or not np.any(x):
         return float("nan")
-    return float(x.sum() ** 2 / (x.size * (x ** 2).sum()))
+    return float(x.sum() ** 2 / (x.size * (x**2).sum()))
 
 
 def session_fairness(slots: pd.DataFrame) -> pd.Series:
@@ -43,7 +43,7 @@ def session_fairness(slots: pd.DataFrame) -> pd.Series:
     if x.shape[0] == 0:
         return pd.Series(np.nan, index=slots.columns)
     n = x.shape[1]
-    unfair = 1 - (x.sum(axis=1) ** 2) / (n * (x ** 2).sum(axis=1))
+    unfair = 1 - (x.sum(axis=1) ** 2) / (n * (x**2).sum(axis=1))
     dominance = np.sign(x - x.mean(axis=1, keepdims=True))
     return pd.Series((dominance * unfair[:, None]).mean(axis=0), index=slots.columns)
 
@@ -55,9 +55,18 @@ def load_runs(out: Path) -> pd.DataFrame:
     for manifest_path in sorted(Path(out, "runs").glob("*/manifest.json")):
         m = json.loads(manifest_path.read_text())
         for fid, res in m.get("flows", {}).items():
-            rows.append({"run_id": m["run_id"], "point": _point_label(m.get("point")),
-                         "variant": m["variant"], "rep": m["rep"], "status": m["status"],
-                         "cpu_saturated": m.get("cpu_saturated", False), "flow": fid, **res})
+            rows.append(
+                {
+                    "run_id": m["run_id"],
+                    "point": _point_label(m.get("point")),
+                    "variant": m["variant"],
+                    "rep": m["rep"],
+                    "status": m["status"],
+                    "cpu_saturated": m.get("cpu_saturated", False),
+                    "flow": fid,
+                    **res,
+                }
+            )
     df = pd.DataFrame(rows)
     for col in FLOW_COLUMNS:  # duration runs have no completion time, failed runs no goodput
         if col not in df:
@@ -95,7 +104,7 @@ def flow_goodput_series(samples: pd.DataFrame, slot_s: float = SLOT_S) -> pd.Dat
         g = g.sort_values("t_s")
         slot = (g.t_s // slot_s).astype(int)
         last = g.groupby(slot).value.max()
-        full = last.reindex(range(0, last.index.max() + 1)).ffill().fillna(0)
+        full = last.reindex(range(last.index.max() + 1)).ffill().fillna(0)
         series[fid] = full.diff().fillna(full.iloc[0]).clip(lower=0) * 8 / slot_s / 1e6
     df = pd.DataFrame(series).fillna(0)
     df.index = df.index * slot_s
@@ -149,9 +158,12 @@ def throughput_summary(flows: pd.DataFrame) -> pd.DataFrame:
         return flows
     ok = flows[flows.status == "ok"]
     g = ok.groupby(["point", "variant", "client"], sort=False).agg(
-        goodput_mbit_mean=("goodput_mbit", "mean"), goodput_mbit_sd=("goodput_mbit", "std"),
-        completion_s_mean=("completion_s", "mean"), runs=("run_id", "nunique"),
-        cpu_saturated_runs=("cpu_saturated", "sum"))
+        goodput_mbit_mean=("goodput_mbit", "mean"),
+        goodput_mbit_sd=("goodput_mbit", "std"),
+        completion_s_mean=("completion_s", "mean"),
+        runs=("run_id", "nunique"),
+        cpu_saturated_runs=("cpu_saturated", "sum"),
+    )
     return g.reset_index()
 
 
@@ -163,8 +175,11 @@ def run_fairness(run_dir: Path) -> dict:
         return {}
     active = series[(series > 0).all(axis=1)]
     means = active.mean() if not active.empty else series.mean()
-    return {"jfi": jain(means.to_numpy()), "sfa": session_fairness(series).to_dict(),
-            "mean_goodput_mbit": means.to_dict()}
+    return {
+        "jfi": jain(means.to_numpy()),
+        "sfa": session_fairness(series).to_dict(),
+        "mean_goodput_mbit": means.to_dict(),
+    }
 
 
 def fairness_summary(out: Path) -> pd.DataFrame:
@@ -176,10 +191,19 @@ def fairness_summary(out: Path) -> pd.DataFrame:
         if not fair:
             continue
         for fid, sfa in fair["sfa"].items():
-            rows.append({"run_id": m["run_id"], "point": _point_label(m.get("point")),
-                         "variant": m["variant"], "rep": m["rep"], "flow": fid,
-                         "client": m["flows"][fid]["client"], "jfi": fair["jfi"], "sfa": sfa,
-                         "goodput_mbit": fair["mean_goodput_mbit"][fid]})
+            rows.append(
+                {
+                    "run_id": m["run_id"],
+                    "point": _point_label(m.get("point")),
+                    "variant": m["variant"],
+                    "rep": m["rep"],
+                    "flow": fid,
+                    "client": m["flows"][fid]["client"],
+                    "jfi": fair["jfi"],
+                    "sfa": sfa,
+                    "goodput_mbit": fair["mean_goodput_mbit"][fid],
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -196,20 +220,39 @@ def duplication_summary(out: Path) -> pd.DataFrame:
             continue
         # Frame bytes both legs delivered downlink over the DC flow's lifetime (Ethernet and
         # PDCP headers included; one DC flow per run, as in the paper's duplication study).
-        rows.append({"run_id": m["run_id"], "point": _point_label(m.get("point")),
-                     "variant": m["variant"], "dup": m["config"]["dc"]["dup"],
-                     "goodput_mbit": dc[0].get("goodput_mbit"),
-                     "links_mbit": (link["a/ab/bytes"] + link["b/ab/bytes"]) * 8 / span / 1e6})
+        rows.append(
+            {
+                "run_id": m["run_id"],
+                "point": _point_label(m.get("point")),
+                "variant": m["variant"],
+                "dup": m["config"]["dc"]["dup"],
+                "goodput_mbit": dc[0].get("goodput_mbit"),
+                "links_mbit": (link["a/ab/bytes"] + link["b/ab/bytes"]) * 8 / span / 1e6,
+            }
+        )
     return pd.DataFrame(rows)
 
 
 def reordering_summary(out: Path) -> pd.DataFrame:
     rows = []
-    keys = ("delivered_in_order", "delivered_reordered", "duplicates", "out_of_window",
-            "t_reordering_expiries", "rx_leg_a", "rx_leg_b")
+    keys = (
+        "delivered_in_order",
+        "delivered_reordered",
+        "duplicates",
+        "out_of_window",
+        "t_reordering_expiries",
+        "rx_leg_a",
+        "rx_leg_b",
+    )
     for m in load_manifests(out):
         final = agent_final(load_samples(Path(out, "runs", m["run_id"])))
         if final:
-            rows.append({"run_id": m["run_id"], "point": _point_label(m.get("point")),
-                         "variant": m["variant"], **{k: final.get(k) for k in keys}})
+            rows.append(
+                {
+                    "run_id": m["run_id"],
+                    "point": _point_label(m.get("point")),
+                    "variant": m["variant"],
+                    **{k: final.get(k) for k in keys},
+                }
+            )
     return pd.DataFrame(rows)

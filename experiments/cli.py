@@ -1,10 +1,10 @@
 """dcexp: run DC experiments, report on them, clean up after dead runs.
 
-    dcexp run SCENARIO.yaml [--reps N] [--quick] [--target p4sim|bmv2] [--link linkem|netem]
-              [--out DIR]
-    dcexp report DIR
-    dcexp validate SCENARIO.yaml...
-    dcexp clean
+dcexp run SCENARIO.yaml [--reps N] [--quick] [--target p4sim|bmv2] [--link linkem|netem]
+          [--out DIR]
+dcexp report DIR
+dcexp validate SCENARIO.yaml...
+dcexp clean
 """
 
 from __future__ import annotations
@@ -21,20 +21,28 @@ from experiments.scenario import ScenarioError, load
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="dcexp", description="Dual Connectivity testbed: run "
-                                "scenarios, analyse and plot their results.",
-                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="dcexp",
+        description="Dual Connectivity testbed: run " "scenarios, analyse and plot their results.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
     sub = p.add_subparsers(dest="cmd", required=True)
-    run = sub.add_parser("run", help="run a scenario (resumes an interrupted one in --out)",
-                         formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    run = sub.add_parser(
+        "run",
+        help="run a scenario (resumes an interrupted one in --out)",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
     run.add_argument("scenario", type=Path)
     run.add_argument("--reps", type=int, help="repetitions per point (overrides the file)")
-    run.add_argument("--quick", action="store_true",
-                     help="apply the scenario's `quick:` overrides (smaller downloads, fewer points)")
-    run.add_argument("--target", choices=("p4sim", "bmv2"), default="p4sim",
-                     help="switch target")
-    run.add_argument("--link", choices=("linkem", "netem"), default="linkem",
-                     help="link emulator on the legs")
+    run.add_argument(
+        "--quick",
+        action="store_true",
+        help="apply the scenario's `quick:` overrides (smaller downloads, fewer points)",
+    )
+    run.add_argument("--target", choices=("p4sim", "bmv2"), default="p4sim", help="switch target")
+    run.add_argument(
+        "--link", choices=("linkem", "netem"), default="linkem", help="link emulator on the legs"
+    )
     run.add_argument("--out", type=Path, help="output directory (default results/<name>)")
     run.add_argument("--timeout-s", type=float, help="per-run limit (default from the flows)")
     rep = sub.add_parser("report", help="analyse saved runs: figures, summary.md, table")
@@ -49,6 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
 def cmd_run(args) -> int:
     from experiments.runner import Interrupted, RunOptions, run_scenario
     from experiments.testbed import TestbedError
+
     if args.reps is not None and args.reps < 1:
         print("dcexp: --reps must be at least 1", file=sys.stderr)
         return 2
@@ -56,24 +65,32 @@ def cmd_run(args) -> int:
     out = args.out or Path("results") / scenario.name
     print(f"dcexp: {scenario.name}: {len(scenario.runs)} runs -> {out}", file=sys.stderr)
     try:
-        summary = run_scenario(scenario, out, RunOptions(target=args.target,
-                                                         link_kind=args.link,
-                                                         timeout_s=args.timeout_s))
+        summary = run_scenario(
+            scenario,
+            out,
+            RunOptions(target=args.target, link_kind=args.link, timeout_s=args.timeout_s),
+        )
     except TestbedError as exc:
         print(f"dcexp: {exc}", file=sys.stderr)
         return 1
     except Interrupted:
         return 130
-    print(f"dcexp: {summary['ok']} ok, {summary['failed']} failed, {summary['skipped']} "
-          f"already saved; results in {out}", file=sys.stderr)
+    print(
+        f"dcexp: {summary['ok']} ok, {summary['failed']} failed, {summary['skipped']} "
+        f"already saved; results in {out}",
+        file=sys.stderr,
+    )
     return 0 if summary["failed"] == 0 else 1
 
 
 def cmd_report(args) -> int:
     from experiments.report import report
+
     if not (args.dir / "runs").is_dir():
-        print(f"dcexp: {args.dir} holds no runs (expected {args.dir}/runs/*/manifest.json)",
-              file=sys.stderr)
+        print(
+            f"dcexp: {args.dir} holds no runs (expected {args.dir}/runs/*/manifest.json)",
+            file=sys.stderr,
+        )
         return 1
     text, figures = report(args.dir)
     print(text)
@@ -93,10 +110,11 @@ def cmd_validate(args) -> int:
 def cmd_clean(_args) -> int:
     """Namespaces named dx#### whose owner (recorded in /run/dcexp/<prefix>.pid) is gone."""
     from experiments.testbed import DPDK_RUN_DIR, RUN_DIR
+
     if os.geteuid() != 0:
         print("dcexp clean needs root", file=sys.stderr)
         return 1
-    out = subprocess.run(["ip", "-j", "netns", "list"], capture_output=True, text=True)
+    out = subprocess.run(["ip", "-j", "netns", "list"], capture_output=True, text=True, check=True)
     names = [n["name"] for n in json.loads(out.stdout or "[]")]
     prefixes = {n[:6] for n in names if len(n) > 6 and n.startswith("dx") and n[2:6].isdigit()}
     prefixes |= {p.name[:6] for p in RUN_DIR.glob("dx*.pid")} if RUN_DIR.exists() else set()
@@ -106,14 +124,20 @@ def cmd_clean(_args) -> int:
             print(f"keeping {prefix}*: its run is alive")
             continue
         for ns in [n for n in names if n.startswith(prefix)]:
-            pids = subprocess.run(["ip", "netns", "pids", ns], capture_output=True,
-                                  text=True).stdout.split()
+            pids = subprocess.run(  # empty when the namespace is already going away
+                ["ip", "netns", "pids", ns], capture_output=True, text=True, check=False
+            ).stdout.split()
             for pid in pids:  # leftovers of the dead run, stopped by their own ids
                 try:
                     os.kill(int(pid), 9)
                 except (ProcessLookupError, ValueError):
                     pass
-            subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+            gone = subprocess.run(
+                ["ip", "netns", "del", ns], capture_output=True, text=True, check=False
+            )
+            if gone.returncode != 0:
+                print(f"could not remove namespace {ns}: {gone.stderr.strip()}")
+                continue
             print(f"removed namespace {ns}")
             removed += 1
         shutil.rmtree(DPDK_RUN_DIR / prefix, ignore_errors=True)
@@ -140,8 +164,9 @@ def _owner_alive(pidfile: Path) -> bool:
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return {"run": cmd_run, "report": cmd_report, "validate": cmd_validate,
-                "clean": cmd_clean}[args.cmd](args)
+        return {"run": cmd_run, "report": cmd_report, "validate": cmd_validate, "clean": cmd_clean}[
+            args.cmd
+        ](args)
     except ScenarioError as exc:
         print(f"dcexp: {exc}", file=sys.stderr)
         return 2

@@ -14,10 +14,10 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
+import matplotlib.pyplot as plt
+import pandas as pd
 
-from experiments import analysis  # noqa: E402
+from experiments import analysis
 
 FIGSIZE = (6.4, 4.0)
 
@@ -43,8 +43,16 @@ def _mark_events(ax, m: dict) -> None:
         what = ", ".join(f"{k}={v}" for k, v in (ev.get("set") or ev.get("dc") or {}).items())
         where = f"leg {ev['link']}: " if "link" in ev else "dc: "
         ax.axvline(ev["applied_at_s"], color="grey", linestyle=":", linewidth=1)
-        ax.text(ev["applied_at_s"], ax.get_ylim()[1] * 0.98, " " + where + what, rotation=90,
-                va="top", ha="left", fontsize=6, color="dimgrey")
+        ax.text(
+            ev["applied_at_s"],
+            ax.get_ylim()[1] * 0.98,
+            " " + where + what,
+            rotation=90,
+            va="top",
+            ha="left",
+            fontsize=6,
+            color="dimgrey",
+        )
 
 
 def _run_title(m: dict) -> str:
@@ -52,8 +60,9 @@ def _run_title(m: dict) -> str:
     return f"{point} ({m['variant']})" if point else m["variant"]
 
 
-def throughput_vs_param(summary: pd.DataFrame, param: str, out_dir: Path,
-                        client: str = "dc") -> list[Path]:
+def throughput_vs_param(
+    summary: pd.DataFrame, param: str, out_dir: Path, client: str = "dc"
+) -> list[Path]:
     data = summary[summary.client == client]
     if data.empty:
         return []
@@ -62,13 +71,25 @@ def throughput_vs_param(summary: pd.DataFrame, param: str, out_dir: Path,
     numeric = _numeric(points)
     for variant, g in data.groupby("variant", sort=False):
         xs = g.point if numeric else [points.index(p) for p in g.point]
-        ax.errorbar(xs, g.goodput_mbit_mean, yerr=g.goodput_mbit_sd.fillna(0), marker="o",
-                    capsize=3, label=variant)
+        ax.errorbar(
+            xs,
+            g.goodput_mbit_mean,
+            yerr=g.goodput_mbit_sd.fillna(0),
+            marker="o",
+            capsize=3,
+            label=variant,
+        )
         sat = g[g.cpu_saturated_runs > 0]
         if not sat.empty:
             sx = sat.point if numeric else [points.index(p) for p in sat.point]
-            ax.scatter(sx, sat.goodput_mbit_mean, marker="x", color="red", zorder=5,
-                       label="CPU saturated" if variant == data.variant.iloc[0] else None)
+            ax.scatter(
+                sx,
+                sat.goodput_mbit_mean,
+                marker="x",
+                color="red",
+                zorder=5,
+                label="CPU saturated" if variant == data.variant.iloc[0] else None,
+            )
     if numeric and len(points) > 2 and max(points) / max(min(points), 1e-9) >= 100:
         ax.set_xscale("log")
     if not numeric:
@@ -94,13 +115,25 @@ def fairness_bars(fair: pd.DataFrame, out_dir: Path) -> list[Path]:
         per_flow = g.groupby("client", sort=False).goodput_mbit.agg(["mean", "std"])
         jfi = g.groupby("rep").jfi.first().mean()
         xs = [x + i * 0.8 for i in range(len(per_flow))]
-        ax.bar(xs, per_flow["mean"], yerr=per_flow["std"].fillna(0), width=0.7, capsize=3,
-               color=[f"C{i}" for i in range(len(per_flow))])
+        ax.bar(
+            xs,
+            per_flow["mean"],
+            yerr=per_flow["std"].fillna(0),
+            width=0.7,
+            capsize=3,
+            color=[f"C{i}" for i in range(len(per_flow))],
+        )
         for xi, client in zip(xs, per_flow.index):
-            ax.text(xi, 0.3, client, ha="center", va="bottom", fontsize=7, rotation=90,
-                    color="white")
-        ax.text(sum(xs) / len(xs), per_flow["mean"].max() * 1.08, f"JFI {jfi:.3f}",
-                ha="center", fontsize=8)
+            ax.text(
+                xi, 0.3, client, ha="center", va="bottom", fontsize=7, rotation=90, color="white"
+            )
+        ax.text(
+            sum(xs) / len(xs),
+            per_flow["mean"].max() * 1.08,
+            f"JFI {jfi:.3f}",
+            ha="center",
+            fontsize=8,
+        )
         ticks.append(sum(xs) / len(xs))
         labels.append(f"{variant}" + (f"\n{point}" if point != "-" else ""))
         x = xs[-1] + 1.6
@@ -120,10 +153,14 @@ def link_utilization(out: Path, manifests: list[dict], out_dir: Path) -> list[Pa
     variant = cands[0]["variant"]
     cands = [m for m in cands if m["variant"] == variant]
     pts = [m for m in cands if isinstance(m.get("point"), (int, float))]
-    chosen = [min(pts, key=lambda m: m["point"]), max(pts, key=lambda m: m["point"])] \
-        if len(pts) >= 2 else cands[:2]
-    fig, axes = plt.subplots(len(chosen), 1, figsize=(6.4, 2.4 * len(chosen)), sharex=True,
-                             squeeze=False)
+    chosen = (
+        [min(pts, key=lambda m: m["point"]), max(pts, key=lambda m: m["point"])]
+        if len(pts) >= 2
+        else cands[:2]
+    )
+    fig, axes = plt.subplots(
+        len(chosen), 1, figsize=(6.4, 2.4 * len(chosen)), sharex=True, squeeze=False
+    )
     drawn = False
     for ax, m in zip(axes[:, 0], chosen):
         samples = analysis.load_samples(Path(out, "runs", m["run_id"]))
@@ -134,8 +171,7 @@ def link_utilization(out: Path, manifests: list[dict], out_dir: Path) -> list[Pa
             util = series / rate * 100 if rate else series
             ax.plot(util.index, util, label=f"leg {leg.upper()}")
             drawn = True
-        ax.set_ylabel("utilization (%)" if m["config"]["links"]["a"].get("rate_mbit")
-                      else "Mbit/s")
+        ax.set_ylabel("utilization (%)" if m["config"]["links"]["a"].get("rate_mbit") else "Mbit/s")
         ax.set_title(_run_title(m), fontsize=9)
         ax.grid(alpha=0.3)
         _mark_events(ax, m)
@@ -149,8 +185,9 @@ def link_utilization(out: Path, manifests: list[dict], out_dir: Path) -> list[Pa
 
 def throughput_over_time(out: Path, manifests: list[dict], out_dir: Path) -> list[Path]:
     """Goodput of every flow over time for the first repetition of the first fairness run."""
-    m = next((m for m in manifests if len(m.get("flows", {})) > 1 and m["status"] == "ok"),
-             None) or next((m for m in manifests if m["status"] == "ok"), None)
+    m = next(
+        (m for m in manifests if len(m.get("flows", {})) > 1 and m["status"] == "ok"), None
+    ) or next((m for m in manifests if m["status"] == "ok"), None)
     if m is None:
         return []
     series = analysis.flow_goodput_series(analysis.load_samples(Path(out, "runs", m["run_id"])))
@@ -181,8 +218,14 @@ def duplication(dup: pd.DataFrame, param: str, out_dir: Path) -> list[Path]:
     for n, (variant, gv) in enumerate(g.groupby("variant", sort=False)):
         idx = [points.index(p) for p in gv.point]
         ax.plot(idx, gv.goodput_mbit, marker="o", color=f"C{n}", label=f"{variant} goodput")
-        ax.plot(idx, gv.links_mbit, marker="s", linestyle="--", color=f"C{n}",
-                label=f"{variant} both legs together")
+        ax.plot(
+            idx,
+            gv.links_mbit,
+            marker="s",
+            linestyle="--",
+            color=f"C{n}",
+            label=f"{variant} both legs together",
+        )
     ax.set_xticks(list(xs), [str(p) for p in points])
     ax.set_xlabel(param)
     ax.set_ylabel("Mbit/s")

@@ -25,7 +25,7 @@ class Progress:
         self.total, self.done, self.stream = total, done, stream
         self.tty = hasattr(stream, "isatty") and stream.isatty()
         self.t_start = time.monotonic()
-        self.finished_now = 0          # runs finished in this invocation (for the ETA)
+        self.finished_now = 0  # runs finished in this invocation (for the ETA)
         self.run_id = ""
         self.t_run = 0.0
         self._last_draw = 0.0
@@ -57,12 +57,15 @@ class Progress:
             got = flow.progress_bytes()
             if size and got is not None:
                 fracs.append(got / size)
-        run_frac = (sum(fracs) / len(fracs)) if fracs else (
-            now_s / expected_s if expected_s else 0.0)
+        run_frac = (
+            (sum(fracs) / len(fracs)) if fracs else (now_s / expected_s if expected_s else 0.0)
+        )
         run_frac = min(run_frac, 0.99)
         overall = (self.done + run_frac) / self.total
-        line = (f"\r[{self.done + 1}/{self.total}] {self.run_id[:40]:40s} [{_bar(run_frac, 12)}]"
-                f" {now_s:5.1f}s | all [{_bar(overall)}] {overall:4.0%} ETA {self._eta(run_frac)}")
+        line = (
+            f"\r[{self.done + 1}/{self.total}] {self.run_id[:40]:40s} [{_bar(run_frac, 12)}]"
+            f" {now_s:5.1f}s | all [{_bar(overall)}] {overall:4.0%} ETA {self._eta(run_frac)}"
+        )
         self.stream.write(line[:160])
         self.stream.flush()
 
@@ -71,10 +74,13 @@ class Progress:
         self.finished_now += 1
         took = time.monotonic() - self.t_run
         self._clear()
-        print(f"[{self.done}/{self.total}] {self.run_id}: {text} ({took:.0f}s, "
-              f"ETA {self._eta(0)})", file=self.stream, flush=True)
+        print(
+            f"[{self.done}/{self.total}] {self.run_id}: {text} ({took:.0f}s, "
+            f"ETA {self._eta(0)})",
+            file=self.stream,
+            flush=True,
+        )
 
     def _clear(self) -> None:
         if self.tty:
             self.stream.write("\r\033[K")
-

@@ -37,15 +37,21 @@ def _in_order(df: pd.DataFrame, order: list, variants: list) -> pd.DataFrame:
     rank = {p: i for i, p in enumerate(order)}
     vrank = {v: i for i, v in enumerate(variants)}
     return df.sort_values(
-        ["point", "variant"], kind="stable",
-        key=lambda col: col.map(lambda v: (rank if col.name == "point" else vrank).get(
-            v, len(rank) + len(vrank)))).reset_index(drop=True)
+        ["point", "variant"],
+        kind="stable",
+        key=lambda col: col.map(
+            lambda v: (rank if col.name == "point" else vrank).get(v, len(rank) + len(vrank))
+        ),
+    ).reset_index(drop=True)
 
 
 def report(out: Path) -> tuple[str, list[Path]]:
     out = Path(out)
-    doc = yaml.safe_load((out / "scenario.yaml").read_text()) if (out / "scenario.yaml").exists() \
+    doc = (
+        yaml.safe_load((out / "scenario.yaml").read_text())
+        if (out / "scenario.yaml").exists()
         else {}
+    )
     param = (doc.get("sweep") or {}).get("param", "run")
     fig_dir = out / "figures"
     manifests = analysis.load_manifests(out)
@@ -70,43 +76,82 @@ def report(out: Path) -> tuple[str, list[Path]]:
     parts = [f"# {doc.get('name', out.name)}", "", doc.get("description", "").strip(), ""]
     if manifests:
         m0 = manifests[0]
-        parts += [f"Commit {m0.get('git_commit', '?')[:12]}"
-                  f"{' (dirty tree)' if m0.get('git_dirty') else ''}, target {m0['target']}, "
-                  f"links {m0['link']}, host {m0['host']['hostname']} "
-                  f"({m0['host']['cpus']} CPUs); tools: "
-                  + ", ".join(f"{k} {v}" for k, v in m0["tools"].items()), ""]
-    parts += [f"{len(manifests)} runs, {len(failed)} failed, {len(saturated)} with a saturated "
-              "CPU core (these measure the machine as much as the protocol).", ""]
+        parts += [
+            f"Commit {m0.get('git_commit', '?')[:12]}"
+            f"{' (dirty tree)' if m0.get('git_dirty') else ''}, target {m0['target']}, "
+            f"links {m0['link']}, host {m0['host']['hostname']} "
+            f"({m0['host']['cpus']} CPUs); tools: "
+            + ", ".join(f"{k} {v}" for k, v in m0["tools"].items()),
+            "",
+        ]
+    parts += [
+        (
+            f"{len(manifests)} runs, {len(failed)} failed, {len(saturated)} with a saturated "
+            "CPU core (these measure the machine as much as the protocol)."
+        ),
+        "",
+    ]
     table = summary.rename(columns={"point": param}) if not summary.empty else summary
     parts += ["## Goodput (mean and sd over repetitions)", "", _table(table), ""]
     if not fair.empty:
-        f = fair.groupby(["point", "variant", "client"], sort=False).agg(
-            goodput_mbit=("goodput_mbit", "mean"), jfi=("jfi", "mean"),
-            sfa=("sfa", "mean")).reset_index().rename(columns={"point": param})
-        parts += ["## Fairness (JFI over competing flows; SFA per flow, Corbel et al.)", "",
-                  _table(f, "{:.3f}"), ""]
+        f = (
+            fair.groupby(["point", "variant", "client"], sort=False)
+            .agg(goodput_mbit=("goodput_mbit", "mean"), jfi=("jfi", "mean"), sfa=("sfa", "mean"))
+            .reset_index()
+            .rename(columns={"point": param})
+        )
+        parts += [
+            "## Fairness (JFI over competing flows; SFA per flow, Corbel et al.)",
+            "",
+            _table(f, "{:.3f}"),
+            "",
+        ]
     if not dup.empty and dup.dup.any():
-        d = dup.groupby(["point", "variant"], sort=False)[["goodput_mbit", "links_mbit"]] \
-            .mean().reset_index().rename(columns={"point": param})
+        d = (
+            dup.groupby(["point", "variant"], sort=False)[["goodput_mbit", "links_mbit"]]
+            .mean()
+            .reset_index()
+            .rename(columns={"point": param})
+        )
         parts += ["## Duplication: goodput vs both legs together", "", _table(d), ""]
     if not reord.empty:
-        r = reord.groupby(["point", "variant"], sort=False).mean(numeric_only=True) \
-            .reset_index().drop(columns=["rep"], errors="ignore") \
+        r = (
+            reord.groupby(["point", "variant"], sort=False)
+            .mean(numeric_only=True)
+            .reset_index()
+            .drop(columns=["rep"], errors="ignore")
             .rename(columns={"point": param})
-        parts += ["## Reordering at the DC client (pdcp-agent, mean per run)", "",
-                  _table(r, "{:.0f}"), ""]
+        )
+        parts += [
+            "## Reordering at the DC client (pdcp-agent, mean per run)",
+            "",
+            _table(r, "{:.0f}"),
+            "",
+        ]
     if failed:
-        parts += ["## Failed runs", ""] + [f"- {m['run_id']}: {'; '.join(m['errors'])}"
-                                           for m in failed] + [""]
+        parts += (
+            ["## Failed runs", ""]
+            + [f"- {m['run_id']}: {'; '.join(m['errors'])}" for m in failed]
+            + [""]
+        )
     if saturated:
         parts += ["## Runs with a saturated CPU core", ""] + [f"- {r}" for r in saturated] + [""]
-    parts += ["## Figures", ""] + [f"![{p.stem}](figures/{p.name})" for p in figures
-                                   if p.suffix == ".png"] + [""]
+    parts += (
+        ["## Figures", ""]
+        + [f"![{p.stem}](figures/{p.name})" for p in figures if p.suffix == ".png"]
+        + [""]
+    )
     text = "\n".join(parts)
     (out / "summary.md").write_text(text)
     # What is printed: the goodput table (plus fairness when present).
-    printed = [f"{doc.get('name', out.name)}: {len(manifests)} runs ({len(failed)} failed, "
-               f"{len(saturated)} CPU-saturated)", "", _table(table)]
+    printed = [
+        (
+            f"{doc.get('name', out.name)}: {len(manifests)} runs ({len(failed)} failed, "
+            f"{len(saturated)} CPU-saturated)"
+        ),
+        "",
+        _table(table),
+    ]
     if not fair.empty:
         printed += ["", _table(f, "{:.3f}")]
     printed += ["", f"summary: {out / 'summary.md'}"]

@@ -29,17 +29,29 @@ from pathlib import Path
 
 import yaml
 
+from controlplane.client import P4RuntimeError
+from controlplane.splitter import SplitterError
 from experiments import progress
 from experiments.flows import MB, FlowContext, make_cert, make_flow, make_payload, registry
+from experiments.links import LinkError, LinkSpecError
 from experiments.netns import unique_prefix
 from experiments.sampler import Sampler, saturation
 from experiments.scenario import EVENT_DIRECTIONS, Run, Scenario
-from experiments.testbed import (AGENT_BIN, DC_ADDR, P4_PROGRAM, ROOT, SERVER_ADDR, Testbed, TestbedError,
-                                 bmv2_missing, venv_tool)
+from experiments.testbed import (
+    AGENT_BIN,
+    DC_ADDR,
+    P4_PROGRAM,
+    ROOT,
+    SERVER_ADDR,
+    Testbed,
+    TestbedError,
+    bmv2_missing,
+    venv_tool,
+)
 
-SERVER_SETTLE_S = 0.5      # let servers bind before the first client starts
+SERVER_SETTLE_S = 0.5  # let servers bind before the first client starts
 FLOW_PORT_BASE = 4433
-TAIL_S = 0.5               # keep sampling briefly after the last flow ends
+TAIL_S = 0.5  # keep sampling briefly after the last flow ends
 SAMPLE_COLUMNS = ("t_s", "source", "id", "metric", "value")
 
 
@@ -54,7 +66,7 @@ def _raise_interrupted(signum, _frame):
 # ---------------------------------------------------------------- provenance
 def _cmd_version(argv: list[str]) -> str:
     try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=10)
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=10, check=False)
     except (OSError, subprocess.TimeoutExpired):
         return "absent"
     text = (proc.stdout or proc.stderr).strip().splitlines()
@@ -68,17 +80,34 @@ def _dpkg_version(pkg: str) -> str:
 def provenance() -> dict:
     """Commit and tool versions stamped on every run."""
     import aioquic
+
     git = ["git", "-C", str(ROOT)]
     commit = _cmd_version(git + ["rev-parse", "HEAD"])
-    dirty = subprocess.run(git + ["status", "--porcelain", "--untracked-files=no"],
-                           capture_output=True, text=True).stdout.strip() != ""
+    dirty = (
+        subprocess.run(
+            git + ["status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            check=False,  # outside a git checkout: not dirty, commit "absent"
+        ).stdout.strip()
+        != ""
+    )
     return {
-        "git_commit": commit, "git_dirty": dirty,
-        "tools": {"ngtcp2": _dpkg_version("ngtcp2-client"), "iperf3": _dpkg_version("iperf3"),
-                  "dpdk": _dpkg_version("dpdk"), "aioquic": aioquic.__version__,
-                  "python": platform.python_version(), "kernel": platform.release()},
-        "host": {"hostname": platform.node(), "cpus": os.cpu_count(),
-                 "machine": platform.machine()},
+        "git_commit": commit,
+        "git_dirty": dirty,
+        "tools": {
+            "ngtcp2": _dpkg_version("ngtcp2-client"),
+            "iperf3": _dpkg_version("iperf3"),
+            "dpdk": _dpkg_version("dpdk"),
+            "aioquic": aioquic.__version__,
+            "python": platform.python_version(),
+            "kernel": platform.release(),
+        },
+        "host": {
+            "hostname": platform.node(),
+            "cpus": os.cpu_count(),
+            "machine": platform.machine(),
+        },
     }
 
 
@@ -94,7 +123,8 @@ def preflight(scenario: Scenario, target: str) -> None:
         for flow in run.config["flows"]:
             for tool in plugins[flow["kind"]].tools:
                 needed[tool] = {"gtlsserver": "ngtcp2-server", "gtlsclient": "ngtcp2-client"}.get(
-                    tool, tool)
+                    tool, tool
+                )
     for tool, pkg in needed.items():
         if shutil.which(tool) is None:
             problems.append(f"{tool} is missing (Debian package {pkg}): run `make setup`")
@@ -139,8 +169,13 @@ def _expand_flows(run: Run) -> list[tuple[str, dict, int]]:
         for j in range(spec["count"]):
             client_index = per_client[spec["client"]] if spec["client"] != "dc" else 0
             per_client[spec["client"]] += 1
-            out.append((f"f{i}{'' if spec['count'] == 1 else f'.{j}'}-{spec['client']}",
-                        spec, client_index))
+            out.append(
+                (
+                    f"f{i}{'' if spec['count'] == 1 else f'.{j}'}-{spec['client']}",
+                    spec,
+                    client_index,
+                )
+            )
     return out
 
 
@@ -151,14 +186,29 @@ def execute_run(run: Run, run_dir: Path, opts: RunOptions, on_tick=None) -> dict
     logs = tmp / "logs"
     logs.mkdir(parents=True)
     prefix = unique_prefix("dx")
-    manifest = {"run_id": run.run_id, "point": run.point, "variant": run.variant,
-                "rep": run.rep, "seed": run.seed, "config": run.config, "target": opts.target,
-                "link": opts.link_kind, "prefix": prefix, **provenance(),
-                "started": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+    manifest = {
+        "run_id": run.run_id,
+        "point": run.point,
+        "variant": run.variant,
+        "rep": run.rep,
+        "seed": run.seed,
+        "config": run.config,
+        "target": opts.target,
+        "link": opts.link_kind,
+        "prefix": prefix,
+        **provenance(),
+        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
     flows, rows, results, errors, applied = {}, [], {}, [], []
     sampler = None
-    testbed = Testbed(prefix=prefix, config=run.config, workdir=logs, target=opts.target,
-                      link_kind=opts.link_kind, seed=run.seed)
+    testbed = Testbed(
+        prefix=prefix,
+        config=run.config,
+        workdir=logs,
+        target=opts.target,
+        link_kind=opts.link_kind,
+        seed=run.seed,
+    )
     cert, key = make_cert(logs)
     payload_dir = tmp / "htdocs"
     payload_dir.mkdir()
@@ -169,8 +219,18 @@ def execute_run(run: Run, run_dir: Path, opts: RunOptions, on_tick=None) -> dict
                 nbytes = int(spec["size_mb"] * MB) if spec["size_mb"] else 4 * 1024 * 1024
                 payload = make_payload(payload_dir / f"payload-{nbytes}.bin", nbytes, run.seed)
                 host = testbed.host(spec["client"], idx)
-                ctx = FlowContext(fid, testbed.hosts["server"].ns, host.ns, SERVER_ADDR,
-                                  FLOW_PORT_BASE + n, logs / fid, payload, cert, key, t0)
+                ctx = FlowContext(
+                    fid,
+                    testbed.hosts["server"].ns,
+                    host.ns,
+                    SERVER_ADDR,
+                    FLOW_PORT_BASE + n,
+                    logs / fid,
+                    payload,
+                    cert,
+                    key,
+                    t0,
+                )
                 flows[fid] = make_flow(spec, ctx)
             for flow in flows.values():
                 flow.start_server()
@@ -196,12 +256,15 @@ def execute_run(run: Run, run_dir: Path, opts: RunOptions, on_tick=None) -> dict
                     break
                 dead = testbed.alive()
                 if dead:  # the run fails; the study goes on (a resume retries it)
-                    errors.append(f"{', '.join(dead)} died during the run; see "
-                                  f"logs/{dead[0]}.log")
+                    errors.append(
+                        f"{', '.join(dead)} died during the run; see " f"logs/{dead[0]}.log"
+                    )
                     break
                 if time.monotonic() > deadline:
-                    errors.append(f"timeout after {deadline - t0:.0f} s; flows still running: "
-                                  + ", ".join(f.ctx.flow_id for f in running))
+                    errors.append(
+                        f"timeout after {deadline - t0:.0f} s; flows still running: "
+                        + ", ".join(f.ctx.flow_id for f in running)
+                    )
                     break
                 if on_tick:
                     on_tick(now, expected, flows)
@@ -222,10 +285,15 @@ def execute_run(run: Run, run_dir: Path, opts: RunOptions, on_tick=None) -> dict
     t0 = flows[next(iter(flows))].ctx.t0
     for fid, flow in flows.items():
         rows.extend(_thin((t, "flow", fid, metric, value) for t, metric, value in flow.samples()))
-        results[fid] = {"kind": flow.spec["kind"], "cc": flow.spec["cc"],
-                        "client": flow.spec["client"], "start_s": flow.spec["start_s"],
-                        "size_mb": flow.spec["size_mb"], "duration_s": flow.spec["duration_s"],
-                        **flow.result()}
+        results[fid] = {
+            "kind": flow.spec["kind"],
+            "cc": flow.spec["cc"],
+            "client": flow.spec["client"],
+            "start_s": flow.spec["start_s"],
+            "size_mb": flow.spec["size_mb"],
+            "duration_s": flow.spec["duration_s"],
+            **flow.result(),
+        }
         flow.cleanup()
     rows.extend(_stats_rows(logs / "link_a.jsonl", "link", "a", t0))
     rows.extend(_stats_rows(logs / "link_b.jsonl", "link", "b", t0))
@@ -233,9 +301,12 @@ def execute_run(run: Run, run_dir: Path, opts: RunOptions, on_tick=None) -> dict
     final_switch = getattr(testbed, "final_switch_stats", None)
     if final_switch:
         from experiments.sampler import flatten_switch_stats
+
         (logs / "switch_stats.json").write_text(json.dumps(final_switch, indent=1, default=str))
-        rows.extend((time.monotonic() - t0, "switch", k, m, v)
-                    for k, m, v in flatten_switch_stats(final_switch))
+        rows.extend(
+            (time.monotonic() - t0, "switch", k, m, v)
+            for k, m, v in flatten_switch_stats(final_switch)
+        )
     shutil.rmtree(payload_dir, ignore_errors=True)
 
     for fid, res in results.items():
@@ -243,8 +314,13 @@ def execute_run(run: Run, run_dir: Path, opts: RunOptions, on_tick=None) -> dict
         if flows[fid].spec["size_mb"] and not res.get("complete"):
             errors.append(f"flow {fid} did not complete ({res.get('bytes', 0)} bytes)")
     manifest.update(saturation(rows))
-    manifest.update(flows=results, errors=errors, events_applied=applied, status="ok" if not errors else "failed",
-                    finished=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
+    manifest.update(
+        flows=results,
+        errors=errors,
+        events_applied=applied,
+        status="ok" if not errors else "failed",
+        finished=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    )
     _write_rows(tmp / "samples.csv", rows)
     _write_flows(tmp / "flows.csv", run, results)
     (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1, default=str))
@@ -266,7 +342,7 @@ def apply_event(testbed: Testbed, event: dict, now: float) -> dict:
             if "ratio" in changes:
                 changes["ratio"] = tuple(changes["ratio"])
             testbed.splitter.set_user(DC_ADDR, **changes)
-    except Exception as exc:  # the part's own message names what is wrong
+    except (LinkError, LinkSpecError, SplitterError, P4RuntimeError, OSError) as exc:
         raise TestbedError(f"event at {event['at_s']} s ({event}) failed: {exc}") from None
     return {**event, "applied_at_s": round(now, 3)}
 
@@ -302,7 +378,7 @@ def _stats_rows(path: Path, source: str, ident: str, t0: float) -> list[tuple]:
             continue
         t = rec["ts_ms"] / 1000 - t0
         sub = f"{ident}/{rec['dir']}" if "dir" in rec else ident
-        _flatten(rec, [], lambda key, v: out.append((t, source, sub, key, v)))
+        _flatten(rec, [], lambda key, v, t=t, sub=sub: out.append((t, source, sub, key, v)))
     return out
 
 
@@ -313,9 +389,13 @@ def _flatten(node, path, emit) -> None:
                 _flatten(v, path + [str(k)], emit)
     elif isinstance(node, list):
         pass  # histograms stay in the raw JSON-lines logs; the tidy table holds scalars
-    elif isinstance(node, (int, float)) and not isinstance(node, bool) and path:
-        emit(".".join(path), float(node))
-    elif isinstance(node, bool) and path:
+    elif (
+        isinstance(node, (int, float))
+        and not isinstance(node, bool)
+        and path
+        or isinstance(node, bool)
+        and path
+    ):
         emit(".".join(path), float(node))
 
 
@@ -328,14 +408,25 @@ def _write_rows(path: Path, rows) -> None:
 
 
 def _write_flows(path: Path, run: Run, results: dict) -> None:
-    cols = ["flow", "kind", "cc", "client", "start_s", "size_mb", "duration_s", "bytes",
-            "completion_s", "goodput_mbit", "complete", "intact"]
+    cols = [
+        "flow",
+        "kind",
+        "cc",
+        "client",
+        "start_s",
+        "size_mb",
+        "duration_s",
+        "bytes",
+        "completion_s",
+        "goodput_mbit",
+        "complete",
+        "intact",
+    ]
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(cols)
         for fid, res in results.items():
-            w.writerow([fid] + [res.get(c, "") if res.get(c) is not None else ""
-                                for c in cols[1:]])
+            w.writerow([fid] + [res.get(c, "") if res.get(c) is not None else "" for c in cols[1:]])
 
 
 # ---------------------------------------------------------------- a whole scenario
@@ -365,15 +456,22 @@ def run_scenario(scenario: Scenario, out: Path, opts: RunOptions, stream=sys.std
         for run in todo:
             bar.start_run(run.run_id)
             try:
-                m = execute_run(run, runs_dir / run.run_id, opts,
-                                on_tick=lambda now, exp, flows: bar.tick(now, exp, flows))
+                m = execute_run(
+                    run,
+                    runs_dir / run.run_id,
+                    opts,
+                    on_tick=lambda now, exp, flows: bar.tick(now, exp, flows),
+                )
             except TestbedError:
                 bar.finish_run("FAILED (the testbed could not be built, see below)")
                 summary["failed"] += 1
                 raise
             summary[m["status"]] += 1
-            goodputs = [f"{r['goodput_mbit']:.1f}" for r in m["flows"].values()
-                        if r.get("goodput_mbit") is not None]
+            goodputs = [
+                f"{r['goodput_mbit']:.1f}"
+                for r in m["flows"].values()
+                if r.get("goodput_mbit") is not None
+            ]
             flag = " [CPU saturated]" if m["cpu_saturated"] else ""
             status = "ok" if m["status"] == "ok" else "FAILED: " + "; ".join(m["errors"])
             bar.finish_run(f"{status}; goodput Mbit/s {', '.join(goodputs) or '-'}{flag}")

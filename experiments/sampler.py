@@ -12,9 +12,9 @@ import threading
 import time
 
 SAMPLE_INTERVAL_S = 0.1
-SWITCH_EVERY = 10            # switch counters every 10th sample (1 s)
-SATURATED_BUSY = 0.95        # a core busier than this over a sample interval is saturated
-SATURATED_SHARE = 0.25       # a run is flagged when some core was saturated this often
+SWITCH_EVERY = 10  # switch counters every 10th sample (1 s)
+SATURATED_BUSY = 0.95  # a core busier than this over a sample interval is saturated
+SATURATED_SHARE = 0.25  # a run is flagged when some core was saturated this often
 
 
 def read_cpu_times() -> dict[str, tuple[int, int]]:
@@ -26,7 +26,7 @@ def read_cpu_times() -> dict[str, tuple[int, int]]:
                 name, *vals = line.split()
                 vals = [int(v) for v in vals]
                 idle = vals[3] + vals[4]  # idle + iowait
-                total = sum(vals[:8])     # guest time is already counted in user
+                total = sum(vals[:8])  # guest time is already counted in user
                 out[name] = (total - idle, total)
     return out
 
@@ -45,8 +45,8 @@ class Sampler(threading.Thread):
     def __init__(self, t0: float, flows: dict, switch_stats=None) -> None:
         super().__init__(daemon=True, name="sampler")
         self.t0 = t0
-        self.flows = flows                 # flow id -> Flow
-        self.switch_stats = switch_stats   # callable or None
+        self.flows = flows  # flow id -> Flow
+        self.switch_stats = switch_stats  # callable or None
         self.rows: list[tuple] = []
         self.errors: list[str] = []
         self._halt = threading.Event()
@@ -73,11 +73,13 @@ class Sampler(threading.Thread):
     def sample_switch(self, t: float) -> None:
         try:
             stats = self.switch_stats()
-        except Exception as exc:  # keep sampling the rest; the runner reports it
+        except Exception as exc:  # noqa: BLE001 - keep sampling the rest; the run reports it
             self.errors.append(f"switch stats at t={t:.1f}s: {exc}")
             return
-        self.rows.extend((t, "switch", key, metric, float(value))
-                         for key, metric, value in flatten_switch_stats(stats))
+        self.rows.extend(
+            (t, "switch", key, metric, float(value))
+            for key, metric, value in flatten_switch_stats(stats)
+        )
 
     def stop(self) -> None:
         self._halt.set()
@@ -105,8 +107,14 @@ def saturation(rows: list[tuple]) -> dict:
     for _t, source, core, _metric, value in rows:
         if source == "cpu":
             per_core.setdefault(core, []).append(value)
-    shares = {core: sum(v >= SATURATED_BUSY for v in vals) / len(vals)
-              for core, vals in per_core.items() if vals}
+    shares = {
+        core: sum(v >= SATURATED_BUSY for v in vals) / len(vals)
+        for core, vals in per_core.items()
+        if vals
+    }
     mean = {core: sum(vals) / len(vals) for core, vals in per_core.items() if vals}
-    return {"saturated_share": shares, "mean_busy": mean,
-            "cpu_saturated": any(s >= SATURATED_SHARE for s in shares.values())}
+    return {
+        "saturated_share": shares,
+        "mean_busy": mean,
+        "cpu_saturated": any(s >= SATURATED_SHARE for s in shares.values()),
+    }

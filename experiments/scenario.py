@@ -88,16 +88,18 @@ def _allowed(keys) -> str:
 
 def _check_keys(where: str, d: Any, allowed) -> dict:
     if not isinstance(d, dict):
-        raise ScenarioError(f"{where}: expected a mapping with keys {_allowed(allowed)}, "
-                            f"got {type(d).__name__}")
+        raise ScenarioError(
+            f"{where}: expected a mapping with keys {_allowed(allowed)}, " f"got {type(d).__name__}"
+        )
     for key in d:
         if key not in allowed:
             raise ScenarioError(f"{where}: unknown key {key!r}; allowed keys: {_allowed(allowed)}")
     return d
 
 
-def _number(where: str, value: Any, lo: float | None = None, hi: float | None = None,
-            integer: bool = False) -> float:
+def _number(
+    where: str, value: Any, lo: float | None = None, hi: float | None = None, integer: bool = False
+) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ScenarioError(f"{where}: expected a number, got {value!r}")
     if integer and int(value) != value:
@@ -120,11 +122,14 @@ def parse_ratio(where: str, value: Any) -> tuple[int, int]:
             raise ScenarioError(f"{where}: percentage {value!r} must be within 0%..100%")
         a, b = round(pct), 100 - round(pct)
     else:
-        raise ScenarioError(f"{where}: ratio must be 'A:B' (packets on leg A : leg B), [A, B] "
-                            f"or 'P%' (share of leg A), got {value!r}")
+        raise ScenarioError(
+            f"{where}: ratio must be 'A:B' (packets on leg A : leg B), [A, B] "
+            f"or 'P%' (share of leg A), got {value!r}"
+        )
     if not all(isinstance(x, int) and x >= 0 for x in (a, b)) or a + b == 0:
-        raise ScenarioError(f"{where}: ratio parts must be non-negative integers, not both 0, "
-                            f"got {value!r}")
+        raise ScenarioError(
+            f"{where}: ratio parts must be non-negative integers, not both 0, " f"got {value!r}"
+        )
     return a, b
 
 
@@ -132,8 +137,9 @@ def validate_link(where: str, d: Any) -> dict:
     _check_keys(where, d, LINK_KEYS)
     queues = [k for k in ("queue_pkts", "queue_bytes", "queue_bdp") if d.get(k) is not None]
     if len(queues) > 1:
-        raise ScenarioError(f"{where}: give one of queue_pkts, queue_bytes, queue_bdp, "
-                            f"not {', '.join(queues)}")
+        raise ScenarioError(
+            f"{where}: give one of queue_pkts, queue_bytes, queue_bdp, " f"not {', '.join(queues)}"
+        )
     for key in ("rate_mbit", "delay_ms", "delay_cv", "jitter_ms", "queue_bdp"):
         if d.get(key) is not None:
             _number(f"{where}.{key}", d[key], lo=0)
@@ -157,17 +163,23 @@ def validate_flow(where: str, d: Any) -> dict:
     if flow["kind"] == "aioquic" and flow["cc"] == "bbr":
         raise ScenarioError(f"{where}.cc: aioquic supports newreno and cubic, not bbr")
     if flow["client"] not in FLOW_CLIENTS:
-        raise ScenarioError(f"{where}.client: {flow['client']!r} is not one of "
-                            f"{', '.join(FLOW_CLIENTS)}")
+        raise ScenarioError(
+            f"{where}.client: {flow['client']!r} is not one of " f"{', '.join(FLOW_CLIENTS)}"
+        )
     if flow["udp_rcvbuf"] not in ("default", "large"):
-        raise ScenarioError(f"{where}.udp_rcvbuf: {flow['udp_rcvbuf']!r} is not one of "
-                            "default, large")
+        raise ScenarioError(
+            f"{where}.udp_rcvbuf: {flow['udp_rcvbuf']!r} is not one of " "default, large"
+        )
     if flow["udp_rcvbuf"] == "large" and flow["kind"] != "aioquic":
-        raise ScenarioError(f"{where}.udp_rcvbuf: 'large' is implemented for aioquic only "
-                            "(our client enlarges its own socket buffer)")
+        raise ScenarioError(
+            f"{where}.udp_rcvbuf: 'large' is implemented for aioquic only "
+            "(our client enlarges its own socket buffer)"
+        )
     if (flow["size_mb"] is None) == (flow["duration_s"] is None):
-        raise ScenarioError(f"{where}: give exactly one of size_mb (download size) or "
-                            "duration_s (download for that long)")
+        raise ScenarioError(
+            f"{where}: give exactly one of size_mb (download size) or "
+            "duration_s (download for that long)"
+        )
     if flow["size_mb"] is not None:
         _number(f"{where}.size_mb", flow["size_mb"], lo=0.001)
     if flow["duration_s"] is not None:
@@ -199,8 +211,10 @@ def _get_path(doc: dict, path: str) -> Any:
     return node
 
 
-SWEEPABLE = re.compile(r"^(links\.(a|b|a_uplink|b_uplink|both)\.\w+|dc\.(batch|ratio|dup)|"
-                       r"t_reordering_ms|flows\.\w+)$")
+SWEEPABLE = re.compile(
+    r"^(links\.(a|b|a_uplink|b_uplink|both)\.\w+|dc\.(batch|ratio|dup)|"
+    r"t_reordering_ms|flows\.\w+)$"
+)
 
 
 @dataclass
@@ -208,17 +222,17 @@ class Run:
     """One experiment run: a fully resolved configuration plus its place in the study."""
 
     run_id: str
-    point: Any            # the swept value (x axis), or None
-    variant: str          # label of the protocol variant
+    point: Any  # the swept value (x axis), or None
+    variant: str  # label of the protocol variant
     rep: int
     seed: int
-    config: dict          # links, dc, t_reordering_ms, flows (resolved)
+    config: dict  # links, dc, t_reordering_ms, flows (resolved)
 
 
 @dataclass
 class Scenario:
     name: str
-    doc: dict                          # validated, defaults filled
+    doc: dict  # validated, defaults filled
     path: Path | None = None
     runs: list[Run] = field(default_factory=list)
 
@@ -233,8 +247,9 @@ def _resolve_links(links: dict) -> dict:
     out = {}
     for leg in ("a", "b"):
         out[leg] = {**both, **(links.get(leg) or {})}
-        uplink = {k: out[leg][k] for k in ("delay_ms", "delay_cv", "jitter_ms", "dist")
-                  if k in out[leg]}
+        uplink = {
+            k: out[leg][k] for k in ("delay_ms", "delay_cv", "jitter_ms", "dist") if k in out[leg]
+        }
         out[f"{leg}_uplink"] = {**uplink, **(links.get(f"{leg}_uplink") or {})}
     return out
 
@@ -280,18 +295,25 @@ def _validate_doc(doc: dict, where: str) -> dict:
     sweep = doc.get("sweep")
     if sweep is not None:
         _check_keys(f"{where}.sweep", sweep, ("param", "values", "set"))
-        if not sweep.get("param") or not isinstance(sweep.get("values"), list) \
-                or not sweep["values"]:
+        if (
+            not sweep.get("param")
+            or not isinstance(sweep.get("values"), list)
+            or not sweep["values"]
+        ):
             raise ScenarioError(f"{where}.sweep: needs 'param' and a non-empty 'values' list")
         sets = sweep.get("set") or {sweep["param"]: sweep["values"]}
         for path, values in sets.items():
             if not SWEEPABLE.match(path):
-                raise ScenarioError(f"{where}.sweep.set: {path!r} is not sweepable; use "
-                                    "links.<a|b|both|a_uplink|b_uplink>.<key>, dc.batch, "
-                                    "dc.ratio, dc.dup, t_reordering_ms or flows.<key>")
+                raise ScenarioError(
+                    f"{where}.sweep.set: {path!r} is not sweepable; use "
+                    "links.<a|b|both|a_uplink|b_uplink>.<key>, dc.batch, "
+                    "dc.ratio, dc.dup, t_reordering_ms or flows.<key>"
+                )
             if not isinstance(values, list) or len(values) != len(sweep["values"]):
-                raise ScenarioError(f"{where}.sweep.set.{path}: needs one value per sweep "
-                                    f"value ({len(sweep['values'])})")
+                raise ScenarioError(
+                    f"{where}.sweep.set.{path}: needs one value per sweep "
+                    f"value ({len(sweep['values'])})"
+                )
     return doc
 
 
@@ -316,13 +338,20 @@ def _validate_events(where: str, events: Any) -> list[dict]:
                 raise ScenarioError(f"{w}.link: {ev['link']!r} is not one of a, b, both")
             direction = ev.get("direction", "down")
             if direction not in EVENT_DIRECTIONS:
-                raise ScenarioError(f"{w}.direction: {direction!r} is not one of "
-                                    f"{', '.join(EVENT_DIRECTIONS)}")
+                raise ScenarioError(
+                    f"{w}.direction: {direction!r} is not one of " f"{', '.join(EVENT_DIRECTIONS)}"
+                )
             changes = validate_link(f"{w}.set", ev.get("set") or {})
             if not changes:
                 raise ScenarioError(f"{w}.set: give the link keys to change")
-            out.append({"at_s": float(ev["at_s"]), "link": ev["link"], "direction": direction,
-                        "set": dict(changes)})
+            out.append(
+                {
+                    "at_s": float(ev["at_s"]),
+                    "link": ev["link"],
+                    "direction": direction,
+                    "set": dict(changes),
+                }
+            )
         else:
             dc = _check_keys(f"{w}.dc", ev["dc"], ("batch", "ratio", "dup"))
             if not dc:
@@ -360,12 +389,16 @@ def expand(doc: dict) -> list[Run]:
     sets = (sweep.get("set") or {sweep["param"]: sweep["values"]}) if sweep else {}
     variants = doc.get("variants") or [{}]
     runs = []
-    for (i, point), var, rep in itertools.product(enumerate(points), variants,
-                                                  range(doc["repetitions"])):
-        cfg = {"links": copy.deepcopy(doc["links"]), "dc": dict(doc["dc"]),
-               "t_reordering_ms": doc["t_reordering_ms"],
-               "flows": [dict(f) for f in doc["flows"]],
-               "events": copy.deepcopy(doc["events"])}
+    for (i, point), var, rep in itertools.product(
+        enumerate(points), variants, range(doc["repetitions"])
+    ):
+        cfg = {
+            "links": copy.deepcopy(doc["links"]),
+            "dc": dict(doc["dc"]),
+            "t_reordering_ms": doc["t_reordering_ms"],
+            "flows": [dict(f) for f in doc["flows"]],
+            "events": copy.deepcopy(doc["events"]),
+        }
         for path, values in sets.items():
             _set_path(cfg, path, values[i])
         for key, value in var.items():
@@ -379,14 +412,24 @@ def expand(doc: dict) -> list[Run]:
         a, b = cfg["dc"]["ratio"]
         if not cfg["dc"]["dup"] and cfg["dc"]["batch"] % (a + b) != 0:
             # The splitter sends k = batch * a / (a+b) packets of each batch on leg A.
-            raise ScenarioError(f"dc.ratio {a}:{b} does not fit dc.batch {cfg['dc']['batch']}"
-                                f"{' at sweep value ' + repr(point) if sweep else ''}: a+b "
-                                "must equal the batch size or divide it")
+            raise ScenarioError(
+                f"dc.ratio {a}:{b} does not fit dc.batch {cfg['dc']['batch']}"
+                f"{' at sweep value ' + repr(point) if sweep else ''}: a+b "
+                "must equal the batch size or divide it"
+            )
         label = variant_label(var)
         point_part = f"{_label(sweep['param'])}={_label(point)}__" if sweep else ""
         run_id = f"{point_part}{_label(label)}__rep{rep}"
-        runs.append(Run(run_id=run_id, point=point, variant=label, rep=rep,
-                        seed=doc["seed"] * 1000 + rep, config=cfg))
+        runs.append(
+            Run(
+                run_id=run_id,
+                point=point,
+                variant=label,
+                rep=rep,
+                seed=doc["seed"] * 1000 + rep,
+                config=cfg,
+            )
+        )
     return runs
 
 
@@ -398,8 +441,10 @@ def apply_quick(doc: dict, where: str) -> dict:
     doc = copy.deepcopy(doc)
     for path, value in quick.items():
         if path.split(".")[0] not in TOP_KEYS:
-            raise ScenarioError(f"{where}.quick: {path!r} does not start with a top-level key "
-                                f"({_allowed(TOP_KEYS)})")
+            raise ScenarioError(
+                f"{where}.quick: {path!r} does not start with a top-level key "
+                f"({_allowed(TOP_KEYS)})"
+            )
         _set_path(doc, path, value)
     doc.pop("quick", None)
     return doc
@@ -416,8 +461,13 @@ def load(path: str | Path, quick: bool = False, reps: int | None = None) -> Scen
     return from_dict(raw, where=path.name, quick=quick, reps=reps, path=path)
 
 
-def from_dict(raw: Any, where: str = "scenario", quick: bool = False, reps: int | None = None,
-              path: Path | None = None) -> Scenario:
+def from_dict(
+    raw: Any,
+    where: str = "scenario",
+    quick: bool = False,
+    reps: int | None = None,
+    path: Path | None = None,
+) -> Scenario:
     _check_keys(where, raw, TOP_KEYS)
     doc = {k: copy.deepcopy(v) for k, v in TOP_KEYS.items()}
     doc.update(copy.deepcopy(raw))
@@ -440,6 +490,7 @@ TRACE_DIR = Path(__file__).resolve().parent / "traces"
 
 def _resolve_traces(doc: dict, base: Path) -> None:
     """Trace paths are relative to the scenario file, else to experiments/traces/."""
+
     def resolve(spec: dict, where: str) -> None:
         trace = spec.get("trace")
         if trace is None:
@@ -448,8 +499,10 @@ def _resolve_traces(doc: dict, base: Path) -> None:
             if candidate.is_file():
                 spec["trace"] = str(candidate.resolve())
                 return
-        raise ScenarioError(f"{where}.trace: {trace!r} not found (looked next to the scenario "
-                            f"and in {TRACE_DIR})")
+        raise ScenarioError(
+            f"{where}.trace: {trace!r} not found (looked next to the scenario "
+            f"and in {TRACE_DIR})"
+        )
 
     for leg, spec in doc["links"].items():
         resolve(spec, f"links.{leg}")

@@ -25,6 +25,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Self
 
 from experiments.netns import Namespace, NetnsError, Topology, bridge, offloads_off, veth_pair
 
@@ -32,9 +33,9 @@ ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "build"
 P4_PROGRAM = ROOT / "p4src" / "dc_splitter.p4"
 AGENT_BIN = BUILD / "hostagents" / "pdcp-agent"
-RUN_DIR = Path("/run/dcexp")        # owner PID files and short socket paths (108-char limit)
+RUN_DIR = Path("/run/dcexp")  # owner PID files and short socket paths (108-char limit)
 DPDK_RUN_DIR = Path("/var/run/dpdk")
-LEG_MTU = 1600                      # PDCP header + inner ethertype add 5 bytes on the legs
+LEG_MTU = 1600  # PDCP header + inner ethertype add 5 bytes on the legs
 SERVER_ADDR = "10.0.0.1"
 DC_ADDR = "10.0.0.2"
 PREFIXLEN = 24
@@ -51,8 +52,10 @@ def bmv2_missing() -> str | None:
     """What --target bmv2 lacks on this machine, or None."""
     missing = []
     if shutil.which("simple_switch_grpc") is None:
-        missing.append("simple_switch_grpc (BMv2; not packaged for Debian 12: build "
-                       "p4lang/behavioral-model with its gRPC server)")
+        missing.append(
+            "simple_switch_grpc (BMv2; not packaged for Debian 12: build "
+            "p4lang/behavioral-model with its gRPC server)"
+        )
     for name in ("dc_splitter.json", "dc_splitter.p4info.txtpb"):
         if not (BUILD / "p4" / name).exists():
             missing.append(f"{BUILD / 'p4' / name} (`make p4c-bmv2`, needs p4c)")
@@ -69,7 +72,7 @@ def sc_addr(leg: str, index: int) -> str:
 
 @dataclass
 class Host:
-    name: str                # role: server, dc, sc-a0, ...
+    name: str  # role: server, dc, sc-a0, ...
     ns: Namespace
     ifname: str
     addr: str
@@ -78,13 +81,21 @@ class Host:
 
 def link_mac(ns: Namespace | None, ifname: str) -> str:
     argv = ["ip", "-j", "link", "show", "dev", ifname]
-    out = ns.run(argv).stdout if ns else subprocess.run(argv, capture_output=True, text=True,
-                                                        check=True).stdout
+    out = (
+        ns.run(argv).stdout
+        if ns
+        else subprocess.run(argv, capture_output=True, text=True, check=True).stdout
+    )
     return json.loads(out)[0]["address"]
 
 
-def wait_for(predicate, timeout_s: float, what: str, proc: subprocess.Popen | None = None,
-             log: Path | None = None) -> None:
+def wait_for(
+    predicate,
+    timeout_s: float,
+    what: str,
+    proc: subprocess.Popen | None = None,
+    log: Path | None = None,
+) -> None:
     """Poll `predicate` until true; fail naming `what` (with the log tail) on timeout or exit."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -96,8 +107,11 @@ def wait_for(predicate, timeout_s: float, what: str, proc: subprocess.Popen | No
     tail = ""
     if log is not None and log.exists():
         tail = "\n  " + "\n  ".join(log.read_text(errors="replace").splitlines()[-8:])
-    state = f"exited with {proc.returncode}" if proc is not None and proc.poll() is not None \
+    state = (
+        f"exited with {proc.returncode}"
+        if proc is not None and proc.poll() is not None
         else f"not ready after {timeout_s:.0f} s"
+    )
     raise TestbedError(f"{what} {state}; log {log}:{tail}" if log else f"{what} {state}")
 
 
@@ -106,19 +120,19 @@ class Testbed:
     """One run's topology and the parts running in it."""
 
     prefix: str
-    config: dict                     # a resolved run config (links, dc, t_reordering_ms, flows)
+    config: dict  # a resolved run config (links, dc, t_reordering_ms, flows)
     workdir: Path
     target: str = "p4sim"
     link_kind: str = "linkem"
     seed: int = 1
     hosts: dict[str, Host] = field(default_factory=dict)
-    links: dict = field(default_factory=dict)      # leg -> running link emulator
+    links: dict = field(default_factory=dict)  # leg -> running link emulator
     splitter: object | None = None
     procs: dict[str, subprocess.Popen] = field(default_factory=dict)
     _topo: Topology | None = None
 
     # ------------------------------------------------------------------ build
-    def __enter__(self) -> "Testbed":
+    def __enter__(self) -> Self:
         try:
             self.build()
         except BaseException:
@@ -144,8 +158,9 @@ class Testbed:
 
         veth_pair(f"{p}p0", switch, f"{p}s0", server)
         server.add_addr(f"{p}s0", f"{SERVER_ADDR}/{PREFIXLEN}")
-        self.hosts["server"] = Host("server", server, f"{p}s0", SERVER_ADDR,
-                                    link_mac(server, f"{p}s0"))
+        self.hosts["server"] = Host(
+            "server", server, f"{p}s0", SERVER_ADDR, link_mac(server, f"{p}s0")
+        )
         nsc = self._sc_counts()
         for leg in ("a", "b"):
             ns = enb[leg]
@@ -160,8 +175,9 @@ class Testbed:
                 members.append(f"{p}{leg}c{i}")
                 ifname, addr = f"{p}sc{leg}{i}", sc_addr(leg, i)
                 client.add_addr(ifname, f"{addr}/{PREFIXLEN}")
-                self.hosts[f"sc-{leg}{i}"] = Host(f"sc-{leg}{i}", client, ifname, addr,
-                                                  link_mac(client, ifname))
+                self.hosts[f"sc-{leg}{i}"] = Host(
+                    f"sc-{leg}{i}", client, ifname, addr, link_mac(client, ifname)
+                )
             bridge(ns, f"{p}{leg}brg", members, mtu=LEG_MTU)
 
         self._start_switch(switch)
@@ -187,20 +203,32 @@ class Testbed:
             p4sim = venv_tool("p4sim")
             if p4sim is None:
                 raise TestbedError("switch: the p4sim command is missing; run `make setup`")
-            argv = [p4sim, str(P4_PROGRAM), *ifaces, "--grpc-server-addr", self.grpc_addr,
-                    "--log-level", "warn"]
+            argv = [
+                p4sim,
+                str(P4_PROGRAM),
+                *ifaces,
+                "--grpc-server-addr",
+                self.grpc_addr,
+                "--log-level",
+                "warn",
+            ]
         elif self.target == "bmv2":
             missing = bmv2_missing()
             if missing:
                 raise TestbedError(missing)
-            argv = [shutil.which("simple_switch_grpc"), "--no-p4", *ifaces, "--",
-                    "--grpc-server-addr", self.grpc_addr]
+            argv = [
+                shutil.which("simple_switch_grpc"),
+                "--no-p4",
+                *ifaces,
+                "--",
+                "--grpc-server-addr",
+                self.grpc_addr,
+            ]
         else:
             raise TestbedError(f"switch: target {self.target!r} is not one of p4sim, bmv2")
-        out = open(log, "w")
-        self.procs["switch"] = switch.popen(argv, stdout=out, stderr=subprocess.STDOUT)
-        out.close()
-        sock = Path(self.grpc_addr[len("unix:"):])
+        with open(log, "w") as out:  # the child keeps its own descriptor
+            self.procs["switch"] = switch.popen(argv, stdout=out, stderr=subprocess.STDOUT)
+        sock = Path(self.grpc_addr[len("unix:") :])
         wait_for(sock.exists, 60, f"switch ({self.target})", self.procs["switch"], log)
 
     def _configure_splitter(self) -> None:
@@ -210,18 +238,26 @@ class Testbed:
             raise TestbedError(f"controller: controlplane.splitter is missing ({exc})") from None
         self.splitter = Splitter.connect(self.grpc_addr, device_id=0, election_id=1)
         if self.target == "bmv2":
-            self.splitter.push_pipeline(BUILD / "p4" / "dc_splitter.p4info.txtpb",
-                                        BUILD / "p4" / "dc_splitter.json")
-        self.splitter.configure_ports(server_port=PORTS["server"], leg_a_port=PORTS["a"],
-                                      leg_b_port=PORTS["b"])
+            self.splitter.push_pipeline(
+                BUILD / "p4" / "dc_splitter.p4info.txtpb", BUILD / "p4" / "dc_splitter.json"
+            )
+        self.splitter.configure_ports(
+            server_port=PORTS["server"], leg_a_port=PORTS["a"], leg_b_port=PORTS["b"]
+        )
         dc = self.config["dc"]
-        self.splitter.add_user(UserConfig(
-            addr=DC_ADDR, mode="dc-dup" if dc["dup"] else "dc-split", batch=dc["batch"],
-            ratio=tuple(dc["ratio"]), leg_a=PORTS["a"], leg_b=PORTS["b"]))
+        self.splitter.add_user(
+            UserConfig(
+                addr=DC_ADDR,
+                mode="dc-dup" if dc["dup"] else "dc-split",
+                batch=dc["batch"],
+                ratio=tuple(dc["ratio"]),
+                leg_a=PORTS["a"],
+                leg_b=PORTS["b"],
+            )
+        )
         for name, host in self.hosts.items():
             if name.startswith("sc-"):
-                self.splitter.add_user(UserConfig(addr=host.addr, mode="sc",
-                                                  port=PORTS[name[3]]))
+                self.splitter.add_user(UserConfig(addr=host.addr, mode="sc", port=PORTS[name[3]]))
 
     # ------------------------------------------------------------------ agent
     def _start_agent(self, dc: Namespace) -> None:
@@ -230,19 +266,43 @@ class Testbed:
         p = self.prefix
         tap = f"{p}dctap"
         self.agent_stats = self.workdir / "agent.jsonl"
-        argv = [str(AGENT_BIN), "-l", "0", "--no-huge", "-m", "256", "--no-pci",
-                "--file-prefix", p,
-                "--vdev", f"net_af_packet0,iface={p}dca", "--vdev", f"net_af_packet1,iface={p}dcb",
-                "--vdev", f"net_tap0,iface={tap}", "--",
-                "--leg-a", "0", "--leg-b", "1", "--host", "2",
-                "--sn-bits", str(self.config["dc"]["sn_bits"]),
-                "--t-reordering-us", str(int(self.config["t_reordering_ms"] * 1000)),
-                "--uplink-leg", "a", "--stats", str(self.agent_stats),
-                "--stats-interval-ms", "100"]
+        argv = [
+            str(AGENT_BIN),
+            "-l",
+            "0",
+            "--no-huge",
+            "-m",
+            "256",
+            "--no-pci",
+            "--file-prefix",
+            p,
+            "--vdev",
+            f"net_af_packet0,iface={p}dca",
+            "--vdev",
+            f"net_af_packet1,iface={p}dcb",
+            "--vdev",
+            f"net_tap0,iface={tap}",
+            "--",
+            "--leg-a",
+            "0",
+            "--leg-b",
+            "1",
+            "--host",
+            "2",
+            "--sn-bits",
+            str(self.config["dc"]["sn_bits"]),
+            "--t-reordering-us",
+            str(int(self.config["t_reordering_ms"] * 1000)),
+            "--uplink-leg",
+            "a",
+            "--stats",
+            str(self.agent_stats),
+            "--stats-interval-ms",
+            "100",
+        ]
         log = self.workdir / "agent.log"
-        out = open(log, "w")
-        self.procs["agent"] = dc.popen(argv, stdout=out, stderr=subprocess.STDOUT)
-        out.close()
+        with open(log, "w") as out:  # the child keeps its own descriptor
+            self.procs["agent"] = dc.popen(argv, stdout=out, stderr=subprocess.STDOUT)
 
         def tap_up() -> bool:
             return dc.run(["ip", "link", "show", "dev", tap], check=False).returncode == 0
@@ -258,10 +318,34 @@ class Testbed:
         for name, host in self.hosts.items():
             if name == "server":
                 continue
-            server.ns.run(["ip", "neigh", "replace", host.addr, "lladdr", host.mac, "nud",
-                           "permanent", "dev", server.ifname])
-            host.ns.run(["ip", "neigh", "replace", server.addr, "lladdr", server.mac, "nud",
-                         "permanent", "dev", host.ifname])
+            server.ns.run(
+                [
+                    "ip",
+                    "neigh",
+                    "replace",
+                    host.addr,
+                    "lladdr",
+                    host.mac,
+                    "nud",
+                    "permanent",
+                    "dev",
+                    server.ifname,
+                ]
+            )
+            host.ns.run(
+                [
+                    "ip",
+                    "neigh",
+                    "replace",
+                    server.addr,
+                    "lladdr",
+                    server.mac,
+                    "nud",
+                    "permanent",
+                    "dev",
+                    host.ifname,
+                ]
+            )
 
     # ------------------------------------------------------------------ links
     def _start_links(self, enb: dict[str, Namespace]) -> None:
@@ -275,12 +359,20 @@ class Testbed:
                 down = LinkSpec.from_dict(self.config["links"][leg])
                 up = LinkSpec.from_dict(self.config["links"][f"{leg}_uplink"])
                 self.links[leg] = start_link(
-                    kind=self.link_kind, if_a=f"{p}{leg}in", if_b=f"{p}{leg}out", ab=down,
-                    ba=up, netns=enb[leg], stats_path=self.workdir / f"link_{leg}.jsonl",
-                    control_path=RUN_DIR / f"{p}.{leg}.ctl", seed=self.seed * 10 + i)
+                    kind=self.link_kind,
+                    if_a=f"{p}{leg}in",
+                    if_b=f"{p}{leg}out",
+                    ab=down,
+                    ba=up,
+                    netns=enb[leg],
+                    stats_path=self.workdir / f"link_{leg}.jsonl",
+                    control_path=RUN_DIR / f"{p}.{leg}.ctl",
+                    seed=self.seed * 10 + i,
+                )
             except (LinkError, LinkSpecError) as exc:
-                raise TestbedError(f"link emulation ({self.link_kind}) on leg {leg.upper()}: "
-                                   f"{exc}") from None
+                raise TestbedError(
+                    f"link emulation ({self.link_kind}) on leg {leg.upper()}: " f"{exc}"
+                ) from None
 
     # ------------------------------------------------------------------ run time
     def host(self, client: str, index: int = 0) -> Host:
@@ -300,23 +392,24 @@ class Testbed:
         if self.splitter is not None:
             try:
                 self.final_switch_stats = self.splitter.stats()
-            except Exception as exc:  # the switch may be the part that died
+            except Exception as exc:  # noqa: BLE001 - teardown goes on; the switch may be dead
                 errors.append(f"switch stats: {exc}")
             try:
                 self.splitter.close()
-            except Exception:
-                pass
+            except Exception as exc:  # noqa: BLE001 - teardown goes on whatever failed
+                errors.append(f"controller close: {exc}")
             self.splitter = None
         for leg, link in list(self.links.items()):
             try:
                 link.stop()
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - teardown goes on whatever failed
                 errors.append(f"link {leg}: {exc}")
         self.links.clear()
         for name in ("agent", "switch"):
             proc = self.procs.get(name)
             if proc is not None:
                 from experiments.netns import stop_process
+
                 stop_process(proc, grace_s=5)
         if self._topo is not None:
             self._topo.close()
@@ -332,9 +425,9 @@ class Testbed:
 
 def leftovers(prefix: str) -> list[str]:
     """Namespaces still named with `prefix` (for tests and `dcexp clean`)."""
-    out = subprocess.run(["ip", "-j", "netns", "list"], capture_output=True, text=True)
+    out = subprocess.run(["ip", "-j", "netns", "list"], capture_output=True, text=True, check=True)
     names = [n["name"] for n in json.loads(out.stdout or "[]")]
     return [n for n in names if n.startswith(prefix)]
 
 
-__all__ = ["Testbed", "TestbedError", "Host", "leftovers", "NetnsError"]
+__all__ = ["Host", "NetnsError", "Testbed", "TestbedError", "leftovers"]

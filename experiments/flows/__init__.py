@@ -38,11 +38,11 @@ class FlowContext:
     client_ns: Namespace
     server_addr: str
     port: int
-    workdir: Path              # per-flow directory for logs, qlogs, downloads
-    payload: Path              # the file served (exact size in size mode)
+    workdir: Path  # per-flow directory for logs, qlogs, downloads
+    payload: Path  # the file served (exact size in size mode)
     cert: Path
     key: Path
-    t0: float                  # run start, time.monotonic()
+    t0: float  # run start, time.monotonic()
 
 
 @dataclass
@@ -64,7 +64,7 @@ class Flow(ABC):
         return int(self.spec["size_mb"] * MB) if self.spec["size_mb"] is not None else None
 
     def _log(self, name: str):
-        f = open(self.ctx.workdir / name, "w")
+        f = open(self.ctx.workdir / name, "w")  # noqa: SIM115 - open while the process runs
         self.logs.append(f)
         return f
 
@@ -142,6 +142,7 @@ def make_payload(path: Path, nbytes: int, seed: int) -> Path:
     """Random bytes (checksummed after download); reused if already the right size."""
     if not path.exists() or path.stat().st_size != nbytes:
         import random
+
         rng = random.Random(seed)
         with open(path, "wb") as f:
             left = nbytes
@@ -156,10 +157,25 @@ def make_cert(directory: Path) -> tuple[Path, Path]:
     """An EC P-256 self-signed certificate for the QUIC servers."""
     key, cert = directory / "server.key", directory / "server.crt"
     if not cert.exists():
-        argv = ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
-                "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", str(key), "-out", str(cert),
-                "-days", "30", "-subj", "/CN=dcexp-server"]
-        proc = subprocess.run(argv, capture_output=True, text=True)
+        argv = [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-nodes",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+            "-days",
+            "30",
+            "-subj",
+            "/CN=dcexp-server",
+        ]
+        proc = subprocess.run(argv, capture_output=True, text=True, check=False)
         if proc.returncode != 0:
             raise RuntimeError(f"openssl failed: {proc.stderr.strip()}")
     return cert, key
@@ -169,6 +185,7 @@ def registry() -> dict[str, type[Flow]]:
     from experiments.flows.aioquic_flow import AioquicFlow
     from experiments.flows.ngtcp2 import Ngtcp2Flow
     from experiments.flows.tcp import TcpFlow
+
     return {cls.kind: cls for cls in (Ngtcp2Flow, AioquicFlow, TcpFlow)}
 
 

@@ -21,20 +21,38 @@ class AioquicFlow(Flow):
 
     def _endpoint(self, role: str) -> list[str]:
         c = self.ctx
-        return [sys.executable, "-m", "experiments.flows.quic_endpoint", role,
-                "--addr", c.server_addr, "--port", str(c.port),
-                "--cc", CC_NAMES[self.spec["cc"]]]
+        return [
+            sys.executable,
+            "-m",
+            "experiments.flows.quic_endpoint",
+            role,
+            "--addr",
+            c.server_addr,
+            "--port",
+            str(c.port),
+            "--cc",
+            CC_NAMES[self.spec["cc"]],
+        ]
 
     def start_server(self) -> None:
         c = self.ctx
-        argv = self._endpoint("server") + ["--cert", str(c.cert), "--key", str(c.key),
-                                           "--file", str(c.payload)]
+        argv = self._endpoint("server") + [
+            "--cert",
+            str(c.cert),
+            "--key",
+            str(c.key),
+            "--file",
+            str(c.payload),
+        ]
         self.server = self._popen(c.server_ns, argv, "server.log")
 
     def start_client(self) -> None:
         argv = self._endpoint("client") + ["--log", str(self.ctx.workdir / "client.jsonl")]
-        argv += ["--bytes", str(self.size_bytes)] if self.size_bytes else \
-            ["--duration-s", str(self.spec["duration_s"])]
+        argv += (
+            ["--bytes", str(self.size_bytes)]
+            if self.size_bytes
+            else ["--duration-s", str(self.spec["duration_s"])]
+        )
         if self.spec["udp_rcvbuf"] == "large":
             argv += ["--rcvbuf", str(LARGE_RCVBUF)]
         self.t_client_start = time.monotonic()
@@ -75,13 +93,23 @@ class AioquicFlow(Flow):
     def result(self) -> dict:
         lines = self._lines()
         final = next((r for r in reversed(lines) if r.get("final")), None)
-        res = {"bytes": lines[-1]["bytes"] if lines else 0,
-               "exit_code": self.client.returncode if self.client else None,
-               "complete": bool(final and (final.get("complete") or (
-                   self.spec["duration_s"] and final["elapsed_s"] >= self.spec["duration_s"])))}
+        res = {
+            "bytes": lines[-1]["bytes"] if lines else 0,
+            "exit_code": self.client.returncode if self.client else None,
+            "complete": bool(
+                final
+                and (
+                    final.get("complete")
+                    or (self.spec["duration_s"] and final["elapsed_s"] >= self.spec["duration_s"])
+                )
+            ),
+        }
         if self.size_bytes:
-            res["intact"] = bool(final and res["bytes"] == self.size_bytes
-                                 and final["sha256"] == sha256_file(self.ctx.payload))
+            res["intact"] = bool(
+                final
+                and res["bytes"] == self.size_bytes
+                and final["sha256"] == sha256_file(self.ctx.payload)
+            )
         if self.size_bytes and final and final.get("complete"):
             res["completion_s"] = final["elapsed_s"]
         return res

@@ -27,10 +27,20 @@ class Ngtcp2Flow(Flow):
     def start_server(self) -> None:
         c = self.ctx
         (c.workdir / "qlog-server").mkdir(exist_ok=True)
-        argv = ["gtlsserver", "--quiet", "--no-quic-dump", "--no-http-dump",
-                f"--htdocs={c.payload.parent}", f"--cc={CC_NAMES[self.spec['cc']]}",
-                f"--qlog-dir={c.workdir / 'qlog-server'}", f"--max-dyn-length={DYNAMIC_BYTES}",
-                c.server_addr, str(c.port), str(c.key), str(c.cert)]
+        argv = [
+            "gtlsserver",
+            "--quiet",
+            "--no-quic-dump",
+            "--no-http-dump",
+            f"--htdocs={c.payload.parent}",
+            f"--cc={CC_NAMES[self.spec['cc']]}",
+            f"--qlog-dir={c.workdir / 'qlog-server'}",
+            f"--max-dyn-length={DYNAMIC_BYTES}",
+            c.server_addr,
+            str(c.port),
+            str(c.key),
+            str(c.cert),
+        ]
         self.server = self._popen(c.server_ns, argv, "server.log")
 
     @property
@@ -44,10 +54,18 @@ class Ngtcp2Flow(Flow):
     def start_client(self) -> None:
         c = self.ctx
         (c.workdir / "download").mkdir(exist_ok=True)
-        argv = ["gtlsclient", "--quiet", "--no-quic-dump", "--no-http-dump",
-                "--exit-on-all-streams-close", f"--download={c.workdir / 'download'}",
-                "--timeout=10s",
-                c.server_addr, str(c.port), f"https://{c.server_addr}:{c.port}/{self._resource}"]
+        argv = [
+            "gtlsclient",
+            "--quiet",
+            "--no-quic-dump",
+            "--no-http-dump",
+            "--exit-on-all-streams-close",
+            f"--download={c.workdir / 'download'}",
+            "--timeout=10s",
+            c.server_addr,
+            str(c.port),
+            f"https://{c.server_addr}:{c.port}/{self._resource}",
+        ]
         self.t_client_start = time.monotonic()
         self.client = self._popen(c.client_ns, argv, "client.log")
 
@@ -88,15 +106,20 @@ class Ngtcp2Flow(Flow):
     def result(self) -> dict:
         got = self.bytes_received()
         if self.size_bytes is not None:
-            complete = got == self.size_bytes and self.client is not None \
-                and self.client.returncode == 0
+            complete = (
+                got == self.size_bytes and self.client is not None and self.client.returncode == 0
+            )
         else:
             complete = self.stopped_at_duration
-        res = {"bytes": got, "complete": bool(complete), "exit_code": self.client.returncode
-               if self.client else None}
+        res = {
+            "bytes": got,
+            "complete": bool(complete),
+            "exit_code": self.client.returncode if self.client else None,
+        }
         if self.size_bytes:
-            res["intact"] = bool(complete and sha256_file(self._download)
-                                 == sha256_file(self.ctx.payload))
+            res["intact"] = bool(
+                complete and sha256_file(self._download) == sha256_file(self.ctx.payload)
+            )
         if self.size_bytes and complete:
             res["completion_s"] = self.t_client_end - self.t_client_start
         return res

@@ -54,7 +54,7 @@ class DownloadServerProtocol(QuicConnectionProtocol):
             if written - stream.sender.highest_offset < UNSENT_HIGH_WATER:
                 pos = written % len(payload)
                 size = CHUNK if forever else min(CHUNK, nbytes - written)
-                chunk = payload[pos:pos + size]
+                chunk = payload[pos : pos + size]
                 self._quic.send_stream_data(stream_id, chunk)
                 written += len(chunk)
                 self.transmit()
@@ -65,19 +65,20 @@ class DownloadServerProtocol(QuicConnectionProtocol):
 
 
 def _configuration(is_client: bool, cc: str) -> QuicConfiguration:
-    config = QuicConfiguration(alpn_protocols=ALPN, is_client=is_client,
-                               congestion_control_algorithm=cc,
-                               max_data=16 * 1024 * 1024, max_stream_data=16 * 1024 * 1024)
+    config = QuicConfiguration(
+        alpn_protocols=ALPN,
+        is_client=is_client,
+        congestion_control_algorithm=cc,
+        max_data=16 * 1024 * 1024,
+        max_stream_data=16 * 1024 * 1024,
+    )
     return config
 
 
 async def run_server(args) -> None:
     config = _configuration(False, args.cc)
     config.load_cert_chain(args.cert, args.key)
-    with open(args.file, "rb") as f:
-        DownloadServerProtocol.payload = f.read()
-    await serve(args.addr, args.port, configuration=config,
-                create_protocol=DownloadServerProtocol)
+    await serve(args.addr, args.port, configuration=config, create_protocol=DownloadServerProtocol)
     print("listening", flush=True)
     await asyncio.Event().wait()
 
@@ -102,19 +103,20 @@ class DownloadClientProtocol(QuicConnectionProtocol):
 async def run_client(args) -> int:
     config = _configuration(True, args.cc)
     config.verify_mode = False  # self-signed test certificate
-    log = open(args.log, "w") if args.log else sys.stdout
+    # Opened once before the transfer; lives as long as the client.
+    log = open(args.log, "w") if args.log else sys.stdout  # noqa: SIM115, ASYNC230
     stop = asyncio.Event()
     loop = asyncio.get_event_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     t_start = time.monotonic()
-    async with connect(args.addr, args.port, configuration=config,
-                       create_protocol=DownloadClientProtocol) as proto:
+    async with connect(
+        args.addr, args.port, configuration=config, create_protocol=DownloadClientProtocol
+    ) as proto:
         if args.rcvbuf:
             sock = proto._transport.get_extra_info("socket")
             # SO_RCVBUFFORCE (root) goes past net.core.rmem_max, which is not per namespace.
-            sock.setsockopt(socket.SOL_SOCKET, getattr(socket, "SO_RCVBUFFORCE", 33),
-                            args.rcvbuf)
+            sock.setsockopt(socket.SOL_SOCKET, getattr(socket, "SO_RCVBUFFORCE", 33), args.rcvbuf)
         stream_id = proto._quic.get_next_available_stream_id()
         nbytes = args.bytes if args.bytes is not None else -1
         proto._quic.send_stream_data(stream_id, f"GET {nbytes}\n".encode())
@@ -123,12 +125,19 @@ async def run_client(args) -> int:
 
         def report(final: bool = False) -> None:
             rec = proto._quic._loss  # aioquic keeps RTT and cwnd in its recovery object
-            line = {"ts": time.monotonic(), "bytes": proto.received,
-                    "srtt_ms": rec._rtt_smoothed * 1000, "cwnd": rec.congestion_window}
+            line = {
+                "ts": time.monotonic(),
+                "bytes": proto.received,
+                "srtt_ms": rec._rtt_smoothed * 1000,
+                "cwnd": rec.congestion_window,
+            }
             if final:
-                line.update(final=True, sha256=proto.digest.hexdigest(),
-                            complete=proto.finished.done() and proto.finished.result(),
-                            elapsed_s=time.monotonic() - t_start)
+                line.update(
+                    final=True,
+                    sha256=proto.digest.hexdigest(),
+                    complete=proto.finished.done() and proto.finished.result(),
+                    elapsed_s=time.monotonic() - t_start,
+                )
             log.write(json.dumps(line) + "\n")
             log.flush()
 
@@ -138,7 +147,7 @@ async def run_client(args) -> int:
             report()
             try:
                 await asyncio.wait_for(asyncio.shield(proto.finished), REPORT_INTERVAL_S)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass
         report(final=True)
         proto.close()
@@ -165,6 +174,8 @@ def main(argv=None) -> int:
     cli.add_argument("--log", help="JSON lines progress (default stdout)")
     args = p.parse_args(argv)
     if args.role == "server":
+        with open(args.file, "rb") as f:
+            DownloadServerProtocol.payload = f.read()
         asyncio.run(run_server(args))
         return 0
     return asyncio.run(run_client(args))

@@ -22,17 +22,41 @@ class TcpFlow(Flow):
 
     def start_server(self) -> None:
         c = self.ctx
-        argv = ["iperf3", "--server", "--one-off", "--json", "--interval", "0.1", "--bind",
-                c.server_addr, "--port", str(c.port)]
+        argv = [
+            "iperf3",
+            "--server",
+            "--one-off",
+            "--json",
+            "--interval",
+            "0.1",
+            "--bind",
+            c.server_addr,
+            "--port",
+            str(c.port),
+        ]
         self.server = self._popen(c.server_ns, argv, "server.log")
 
     def start_client(self) -> None:
         c = self.ctx
-        argv = ["iperf3", "--client", c.server_addr, "--port", str(c.port), "--reverse",
-                "--json", "--interval", "0.1", "--get-server-output",
-                "--congestion", CC_NAMES[self.spec["cc"]]]
-        argv += ["--bytes", str(self.size_bytes)] if self.size_bytes else \
-            ["--time", str(self.spec["duration_s"])]
+        argv = [
+            "iperf3",
+            "--client",
+            c.server_addr,
+            "--port",
+            str(c.port),
+            "--reverse",
+            "--json",
+            "--interval",
+            "0.1",
+            "--get-server-output",
+            "--congestion",
+            CC_NAMES[self.spec["cc"]],
+        ]
+        argv += (
+            ["--bytes", str(self.size_bytes)]
+            if self.size_bytes
+            else ["--time", str(self.spec["duration_s"])]
+        )
         self.t_client_start = time.monotonic()
         self.client = self._popen(c.client_ns, argv, "client.json")
 
@@ -64,17 +88,22 @@ class TcpFlow(Flow):
 
     def result(self) -> dict:
         rep = self._report()
-        res = {"exit_code": self.client.returncode if self.client else None, "bytes": 0,
-               "complete": False}
+        res = {
+            "exit_code": self.client.returncode if self.client else None,
+            "bytes": 0,
+            "complete": False,
+        }
         if not rep or "end" not in rep:
             res["error"] = (rep or {}).get("error", "no iperf3 report")
             return res
         received = rep["end"].get("sum_received", {})
         res["bytes"] = int(received.get("bytes", 0))
         res["complete"] = self.client.returncode == 0 and (
-            self.size_bytes is None or res["bytes"] >= self.size_bytes)
-        res["cc_used"] = rep["end"].get("receiver_tcp_congestion") or \
-            rep["end"].get("sender_tcp_congestion")
+            self.size_bytes is None or res["bytes"] >= self.size_bytes
+        )
+        res["cc_used"] = rep["end"].get("receiver_tcp_congestion") or rep["end"].get(
+            "sender_tcp_congestion"
+        )
         if self.size_bytes and res["complete"]:
             res["completion_s"] = received.get("seconds")
         return res

@@ -37,8 +37,12 @@ def test_sfa_three_sessions_sign_and_bound():
 
 
 def test_goodput_series_from_cumulative_bytes():
-    rows = [(0.05, "flow", "f", "bytes", 0), (0.15, "flow", "f", "bytes", 125_000),
-            (0.25, "flow", "f", "bytes", 250_000), (0.35, "flow", "f", "bytes", 250_000)]
+    rows = [
+        (0.05, "flow", "f", "bytes", 0),
+        (0.15, "flow", "f", "bytes", 125_000),
+        (0.25, "flow", "f", "bytes", 250_000),
+        (0.35, "flow", "f", "bytes", 250_000),
+    ]
     s = pd.DataFrame(rows, columns=["t_s", "source", "id", "metric", "value"])
     series = analysis.flow_goodput_series(s)
     assert list(series["f"].round(3)) == [0.0, 10.0, 10.0, 0.0]  # 125 kB per 100 ms
@@ -60,33 +64,69 @@ def _fake_run(out, run_id, point, variant, rep, flows, series, links=(20.0, 20.0
     rows.append((3.0, "agent", "dc", "delivered_reordered", 7.0))
     rows.append((3.0, "agent", "dc", "delivered_in_order", 100.0))
     pd.DataFrame(rows, columns=["t_s", "source", "id", "metric", "value"]).to_csv(
-        d / "samples.csv", index=False)
-    manifest = {"run_id": run_id, "point": point, "variant": variant, "rep": rep, "seed": 1,
-                "status": "ok", "errors": [], "cpu_saturated": False, "target": "p4sim",
-                "link": "linkem", "git_commit": "abc", "git_dirty": False,
-                "host": {"hostname": "h", "cpus": 2}, "tools": {"ngtcp2": "0.12.1"},
-                "config": {"dc": {"dup": dup},
-                           "links": {"a": {"rate_mbit": links[0]}, "b": {"rate_mbit": links[1]}}},
-                "flows": flows}
+        d / "samples.csv", index=False
+    )
+    manifest = {
+        "run_id": run_id,
+        "point": point,
+        "variant": variant,
+        "rep": rep,
+        "seed": 1,
+        "status": "ok",
+        "errors": [],
+        "cpu_saturated": False,
+        "target": "p4sim",
+        "link": "linkem",
+        "git_commit": "abc",
+        "git_dirty": False,
+        "host": {"hostname": "h", "cpus": 2},
+        "tools": {"ngtcp2": "0.12.1"},
+        "config": {
+            "dc": {"dup": dup},
+            "links": {"a": {"rate_mbit": links[0]}, "b": {"rate_mbit": links[1]}},
+        },
+        "flows": flows,
+    }
     (d / "manifest.json").write_text(json.dumps(manifest))
 
 
 def test_report_writes_table_figures_and_summary(tmp_path, capsys):
     out = tmp_path / "res"
     out.mkdir()
-    (out / "scenario.yaml").write_text(yaml.safe_dump({"name": "fake", "sweep": {
-        "param": "dc.batch", "values": [1, 100]}}))
+    (out / "scenario.yaml").write_text(
+        yaml.safe_dump({"name": "fake", "sweep": {"param": "dc.batch", "values": [1, 100]}})
+    )
     for point, good in ((1, 30.0), (100, 36.0)):
         for rep in range(2):
-            _fake_run(out, f"b={point}__ngtcp2__rep{rep}", point, "ngtcp2-cubic", rep,
-                      {"f0-dc": {"client": "dc", "goodput_mbit": good + rep, "complete": True,
-                                 "completion_s": 2.0}},
-                      {"f0-dc": [good + rep] * 30})
-    _fake_run(out, "fair__rep0", None, "tcp-cubic", 0,
-              {"f0-dc": {"client": "dc", "goodput_mbit": 20.0},
-               "f1-sc-a": {"client": "sc-a", "goodput_mbit": 10.0},
-               "f2-sc-b": {"client": "sc-b", "goodput_mbit": 10.0}},
-              {"f0-dc": [20] * 30, "f1-sc-a": [10] * 30, "f2-sc-b": [10] * 30})
+            _fake_run(
+                out,
+                f"b={point}__ngtcp2__rep{rep}",
+                point,
+                "ngtcp2-cubic",
+                rep,
+                {
+                    "f0-dc": {
+                        "client": "dc",
+                        "goodput_mbit": good + rep,
+                        "complete": True,
+                        "completion_s": 2.0,
+                    }
+                },
+                {"f0-dc": [good + rep] * 30},
+            )
+    _fake_run(
+        out,
+        "fair__rep0",
+        None,
+        "tcp-cubic",
+        0,
+        {
+            "f0-dc": {"client": "dc", "goodput_mbit": 20.0},
+            "f1-sc-a": {"client": "sc-a", "goodput_mbit": 10.0},
+            "f2-sc-b": {"client": "sc-b", "goodput_mbit": 10.0},
+        },
+        {"f0-dc": [20] * 30, "f1-sc-a": [10] * 30, "f2-sc-b": [10] * 30},
+    )
     assert dcexp(["report", str(out)]) == 0
     printed = capsys.readouterr().out
     assert "dc.batch" in printed and "30.50" in printed and "36.50" in printed  # means
@@ -94,8 +134,12 @@ def test_report_writes_table_figures_and_summary(tmp_path, capsys):
     fair = analysis.fairness_summary(out)
     assert fair.jfi.iloc[0] == pytest.approx(analysis.jain([20, 10, 10]))
     assert (out / "summary.md").read_text().count("![") >= 3
-    for name in ("throughput_vs_param", "fairness_bars", "link_utilization",
-                 "throughput_over_time"):
+    for name in (
+        "throughput_vs_param",
+        "fairness_bars",
+        "link_utilization",
+        "throughput_over_time",
+    ):
         for ext in ("png", "pdf"):
             path = out / "figures" / f"{name}.{ext}"
             assert path.stat().st_size > 1000, path
@@ -112,9 +156,16 @@ def test_report_of_empty_dir_is_a_clear_error(tmp_path, capsys):
 def test_duplication_summary_compares_goodput_with_both_legs(tmp_path):
     out = tmp_path / "dup"
     # both legs deliver 20 Mbit/s for 2.9 s; the flow took 2.9 s at 19 Mbit/s of goodput
-    _fake_run(out, "loss=0__rep0", 0, "ngtcp2-cubic", 0,
-              {"f0-dc": {"client": "dc", "goodput_mbit": 19.0, "completion_s": 2.9}},
-              {"f0-dc": [19.0] * 29}, dup=True)
+    _fake_run(
+        out,
+        "loss=0__rep0",
+        0,
+        "ngtcp2-cubic",
+        0,
+        {"f0-dc": {"client": "dc", "goodput_mbit": 19.0, "completion_s": 2.9}},
+        {"f0-dc": [19.0] * 29},
+        dup=True,
+    )
     dup = analysis.duplication_summary(out)
     assert dup.links_mbit.iloc[0] == pytest.approx(40.0)
     assert dup.goodput_mbit.iloc[0] == 19.0 and bool(dup.dup.iloc[0])

@@ -25,14 +25,37 @@ def pair(tmp_path_factory):
         srv.add_addr(prefix + "s0", "10.0.0.1/24")
         cli.add_addr(prefix + "c0", "10.0.0.2/24")
         # 50 Mbit/s so that a 4 MB download spans several 100 ms sampling intervals
-        srv.run(["tc", "qdisc", "add", "dev", prefix + "s0", "root", "tbf", "rate", "50mbit",
-                 "burst", "32kb", "latency", "50ms"])
+        srv.run(
+            [
+                "tc",
+                "qdisc",
+                "add",
+                "dev",
+                prefix + "s0",
+                "root",
+                "tbf",
+                "rate",
+                "50mbit",
+                "burst",
+                "32kb",
+                "latency",
+                "50ms",
+            ]
+        )
         yield srv, cli, tmp_path_factory.mktemp("flows")
     assert leftovers(prefix) == []
 
 
-@pytest.mark.parametrize("kind,cc", [("ngtcp2", "cubic"), ("ngtcp2", "newreno"),
-                                     ("aioquic", "cubic"), ("tcp", "cubic"), ("tcp", "newreno")])
+@pytest.mark.parametrize(
+    "kind,cc",
+    [
+        ("ngtcp2", "cubic"),
+        ("ngtcp2", "newreno"),
+        ("aioquic", "cubic"),
+        ("tcp", "cubic"),
+        ("tcp", "newreno"),
+    ],
+)
 def test_download_by_size(pair, kind, cc):
     srv, cli, work = pair
     spec = validate_flow("f", {"kind": kind, "cc": cc, "size_mb": 4})
@@ -40,8 +63,18 @@ def test_download_by_size(pair, kind, cc):
     (work / "htdocs").mkdir(exist_ok=True)
     payload = make_payload(work / "htdocs" / "payload.bin", 4 * MB, seed=7)
     port = 5000 + hash((kind, cc)) % 1000
-    ctx = FlowContext(f"{kind}-{cc}", srv, cli, "10.0.0.1", port, work / f"{kind}-{cc}",
-                      payload, cert, key, time.monotonic())
+    ctx = FlowContext(
+        f"{kind}-{cc}",
+        srv,
+        cli,
+        "10.0.0.1",
+        port,
+        work / f"{kind}-{cc}",
+        payload,
+        cert,
+        key,
+        time.monotonic(),
+    )
     flow = make_flow(spec, ctx)
     try:
         flow.start_server()
@@ -75,8 +108,18 @@ def test_download_by_duration_stops_on_time(pair, kind):
     cert, key = make_cert(work)
     (work / "htdocs").mkdir(exist_ok=True)
     payload = make_payload(work / "htdocs" / "loop.bin", 1 * MB, seed=3)
-    ctx = FlowContext(f"{kind}-dur", srv, cli, "10.0.0.1", 6000 + len(kind), work / f"{kind}-dur",
-                      payload, cert, key, time.monotonic())
+    ctx = FlowContext(
+        f"{kind}-dur",
+        srv,
+        cli,
+        "10.0.0.1",
+        6000 + len(kind),
+        work / f"{kind}-dur",
+        payload,
+        cert,
+        key,
+        time.monotonic(),
+    )
     flow = make_flow(spec, ctx)
     try:
         flow.start_server()

@@ -11,8 +11,11 @@ SCENARIOS = sorted((Path(__file__).resolve().parent.parent / "scenarios").glob("
 
 
 def base(**over):
-    doc = {"name": "t", "links": {"both": {"rate_mbit": 20, "delay_ms": 10, "delay_cv": 0.1}},
-           "flows": [{"kind": "ngtcp2", "cc": "cubic", "size_mb": 1, "client": "dc"}]}
+    doc = {
+        "name": "t",
+        "links": {"both": {"rate_mbit": 20, "delay_ms": 10, "delay_cv": 0.1}},
+        "flows": [{"kind": "ngtcp2", "cc": "cubic", "size_mb": 1, "client": "dc"}],
+    }
     doc.update(over)
     return doc
 
@@ -38,16 +41,19 @@ def test_unknown_link_key_names_allowed_keys():
     assert "rate_mbit" in str(exc.value) and "queue_bdp" in str(exc.value)
 
 
-@pytest.mark.parametrize("flow,needle", [
-    ({"kind": "quiche", "size_mb": 1}, "ngtcp2, aioquic, tcp"),
-    ({"cc": "vegas", "size_mb": 1}, "newreno, cubic, bbr"),
-    ({"kind": "aioquic", "cc": "bbr", "size_mb": 1}, "newreno and cubic"),
-    ({"client": "sc-c", "size_mb": 1}, "dc, sc-a, sc-b"),
-    ({}, "exactly one of size_mb"),
-    ({"size_mb": 1, "duration_s": 3}, "exactly one of size_mb"),
-    ({"size_mb": 1, "udp_rcvbuf": "large"}, "aioquic only"),
-    ({"size_mb": -1}, "out of range"),
-])
+@pytest.mark.parametrize(
+    "flow,needle",
+    [
+        ({"kind": "quiche", "size_mb": 1}, "ngtcp2, aioquic, tcp"),
+        ({"cc": "vegas", "size_mb": 1}, "newreno, cubic, bbr"),
+        ({"kind": "aioquic", "cc": "bbr", "size_mb": 1}, "newreno and cubic"),
+        ({"client": "sc-c", "size_mb": 1}, "dc, sc-a, sc-b"),
+        ({}, "exactly one of size_mb"),
+        ({"size_mb": 1, "duration_s": 3}, "exactly one of size_mb"),
+        ({"size_mb": 1, "udp_rcvbuf": "large"}, "aioquic only"),
+        ({"size_mb": -1}, "out of range"),
+    ],
+)
 def test_bad_flows_are_named(flow, needle):
     with pytest.raises(ScenarioError) as exc:
         from_dict(base(flows=[flow]))
@@ -68,8 +74,13 @@ def test_ratio_forms():
 
 
 def test_sweep_variants_reps_expand_with_resolved_links():
-    sc = from_dict(base(sweep={"param": "dc.batch", "values": [2, 10]}, repetitions=2,
-                        variants=[{"kind": "tcp"}, {"kind": "ngtcp2", "cc": "newreno"}]))
+    sc = from_dict(
+        base(
+            sweep={"param": "dc.batch", "values": [2, 10]},
+            repetitions=2,
+            variants=[{"kind": "tcp"}, {"kind": "ngtcp2", "cc": "newreno"}],
+        )
+    )
     assert len(sc.runs) == 2 * 2 * 2
     assert len({r.run_id for r in sc.runs}) == 8
     run = sc.runs[0]
@@ -82,8 +93,15 @@ def test_sweep_variants_reps_expand_with_resolved_links():
 
 
 def test_sweep_set_moves_several_keys_together():
-    sc = from_dict(base(sweep={"param": "bw", "values": ["1:1", "3:1"],
-                               "set": {"links.b.rate_mbit": [20, 10], "dc.ratio": ["1:1", "3:1"]}}))
+    sc = from_dict(
+        base(
+            sweep={
+                "param": "bw",
+                "values": ["1:1", "3:1"],
+                "set": {"links.b.rate_mbit": [20, 10], "dc.ratio": ["1:1", "3:1"]},
+            }
+        )
+    )
     assert [r.config["links"]["b"]["rate_mbit"] for r in sc.runs] == [20, 10]
     assert [r.config["dc"]["ratio"] for r in sc.runs] == [[1, 1], [3, 1]]
     with pytest.raises(ScenarioError, match="not sweepable"):
@@ -93,8 +111,7 @@ def test_sweep_set_moves_several_keys_together():
 
 
 def test_quick_overrides_and_reps():
-    sc = from_dict(base(repetitions=10, quick={"repetitions": 1, "flows.size_mb": 0.5}),
-                   quick=True)
+    sc = from_dict(base(repetitions=10, quick={"repetitions": 1, "flows.size_mb": 0.5}), quick=True)
     assert len(sc.runs) == 1 and sc.runs[0].config["flows"][0]["size_mb"] == 0.5
     assert len(from_dict(base(), reps=3).runs) == 3
 
@@ -120,6 +137,7 @@ def test_ratio_must_fit_batch():
 def test_preflight_names_every_problem(monkeypatch):
     from experiments import runner
     from experiments.testbed import TestbedError
+
     monkeypatch.setattr(runner.os, "geteuid", lambda: 1000)  # as an ordinary user
     sc = from_dict(base())
     with pytest.raises(TestbedError) as exc:
@@ -129,15 +147,23 @@ def test_preflight_names_every_problem(monkeypatch):
 
 
 def test_events_validated_and_sorted():
-    sc = from_dict(base(events=[{"at_s": 9, "link": "b", "set": {"loss": 1}},
-                                {"at_s": 5, "dc": {"ratio": "9:1"}}]))
+    sc = from_dict(
+        base(
+            events=[
+                {"at_s": 9, "link": "b", "set": {"loss": 1}},
+                {"at_s": 5, "dc": {"ratio": "9:1"}},
+            ]
+        )
+    )
     events = sc.runs[0].config["events"]
     assert [e["at_s"] for e in events] == [5, 9]
     assert events[0]["dc"]["ratio"] == [9, 1] and events[1]["direction"] == "down"
-    for bad, needle in [({"at_s": 1, "link": "c", "set": {"loss": 1}}, "a, b, both"),
-                        ({"at_s": 1, "link": "a", "set": {"speed": 1}}, "unknown key 'speed'"),
-                        ({"at_s": 1, "dc": {"mode": "sc"}}, "allowed keys: batch, dup, ratio"),
-                        ({"at_s": 1}, r"either link \(with set\) or dc"),
-                        ({"at_s": -1, "dc": {"dup": True}}, "out of range")]:
+    for bad, needle in [
+        ({"at_s": 1, "link": "c", "set": {"loss": 1}}, "a, b, both"),
+        ({"at_s": 1, "link": "a", "set": {"speed": 1}}, "unknown key 'speed'"),
+        ({"at_s": 1, "dc": {"mode": "sc"}}, "allowed keys: batch, dup, ratio"),
+        ({"at_s": 1}, r"either link \(with set\) or dc"),
+        ({"at_s": -1, "dc": {"dup": True}}, "out of range"),
+    ]:
         with pytest.raises(ScenarioError, match=needle):
             from_dict(base(events=[bad]))

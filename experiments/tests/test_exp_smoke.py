@@ -57,9 +57,18 @@ def split_and_dup(tmp_path_factory):
     flows = [{"kind": "ngtcp2", "cc": "cubic", "size_mb": 3, "client": "dc"}]
     split = run(tmp, "split", dc={"batch": 8, "ratio": f"{SPLIT_A}:{SPLIT_B}"}, flows=flows)
     # the same study again resumes: the saved run is not repeated
-    again = run_scenario(from_dict({"name": "split", "links": LINKS, "flows": flows,
-                                    "dc": {"batch": 8, "ratio": f"{SPLIT_A}:{SPLIT_B}"}}),
-                         tmp / "split", RunOptions())
+    again = run_scenario(
+        from_dict(
+            {
+                "name": "split",
+                "links": LINKS,
+                "flows": flows,
+                "dc": {"batch": 8, "ratio": f"{SPLIT_A}:{SPLIT_B}"},
+            }
+        ),
+        tmp / "split",
+        RunOptions(),
+    )
     assert again == {"ok": 0, "failed": 0, "skipped": 1}
     dup = run(tmp, "dup", dc={"batch": 8, "ratio": "1:1", "dup": True}, flows=flows)
     return split, dup
@@ -100,14 +109,19 @@ def test_duplication_doubles_leg_bytes_not_goodput(split_and_dup):
     assert a + b >= 2 * flow["bytes"] * 0.98, "legs together carry twice the download"
     assert flow["goodput_mbit"] <= 20 * 1.05, "goodput is that of one 20 Mbit/s leg"
     agent = analysis.agent_final(analysis.load_samples(out / "runs" / m["run_id"]))
-    assert agent["duplicates"] >= 0.9 * (agent["delivered_in_order"]
-                                         + agent["delivered_reordered"])
+    assert agent["duplicates"] >= 0.9 * (agent["delivered_in_order"] + agent["delivered_reordered"])
 
 
 def test_fairness_run_jfi_sfa_report_and_cleanup(split_and_dup, tmp_path, capsys):
-    out, manifests = run(tmp_path, "fair", dc={"batch": 10, "ratio": "1:1"}, flows=[
-        {"kind": "tcp", "cc": "cubic", "duration_s": 4, "client": c}
-        for c in ("dc", "sc-a", "sc-b")])
+    out, manifests = run(
+        tmp_path,
+        "fair",
+        dc={"batch": 10, "ratio": "1:1"},
+        flows=[
+            {"kind": "tcp", "cc": "cubic", "duration_s": 4, "client": c}
+            for c in ("dc", "sc-a", "sc-b")
+        ],
+    )
     fair = analysis.fairness_summary(out)
     assert len(fair) == 3
     assert 1 / 3 <= fair.jfi.iloc[0] <= 1
@@ -116,5 +130,5 @@ def test_fairness_run_jfi_sfa_report_and_cleanup(split_and_dup, tmp_path, capsys
     printed = capsys.readouterr().out
     assert "fairness_bars.png" in printed and (out / "summary.md").exists()
     assert (out / "figures" / "throughput_over_time.pdf").stat().st_size > 1000
-    (split_out, split_m), (dup_out, dup_m) = split_and_dup
+    (_, split_m), (_, dup_m) = split_and_dup
     assert_nothing_left(manifests + split_m + dup_m)

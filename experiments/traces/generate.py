@@ -30,11 +30,17 @@ STEP_MS = 10
 CORRELATION_S = 1.0  # how long a capacity level tends to persist
 
 
-def generate(mean_mbit: float, cv: float, seconds: float, seed: int,
-             outages_per_min: float = 0.0, outage_ms: int = 300) -> list[int]:
+def generate(
+    mean_mbit: float,
+    cv: float,
+    seconds: float,
+    seed: int,
+    outages_per_min: float = 0.0,
+    outage_ms: int = 300,
+) -> list[int]:
     rng = random.Random(seed)
-    sigma = math.sqrt(math.log(1 + cv * cv))          # log-normal with this cv
-    mu = math.log(mean_mbit) - sigma * sigma / 2      # ... and this mean
+    sigma = math.sqrt(math.log(1 + cv * cv))  # log-normal with this cv
+    mu = math.log(mean_mbit) - sigma * sigma / 2  # ... and this mean
     theta = STEP_MS / 1000 / CORRELATION_S
     x = mu
     stamps: list[int] = []
@@ -50,7 +56,7 @@ def generate(mean_mbit: float, cv: float, seconds: float, seed: int,
         for ms in range(step * STEP_MS, (step + 1) * STEP_MS):
             credit += rate * 1e6 / 1000 / PACKET_BITS
             while credit >= 1:
-                stamps.append(ms + 1)   # Mahimahi timestamps start at 1 ms
+                stamps.append(ms + 1)  # Mahimahi timestamps start at 1 ms
                 credit -= 1
     if not stamps or stamps[-1] != int(seconds * 1000):
         stamps.append(int(seconds * 1000))  # fix the period at exactly `seconds`
@@ -68,8 +74,9 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     if args.mean_mbit <= 0 or args.cv < 0 or args.seconds <= 0:
         p.error("--mean-mbit and --seconds must be positive, --cv non-negative")
-    stamps = generate(args.mean_mbit, args.cv, args.seconds, args.seed, args.outages_per_min,
-                      args.outage_ms)
+    stamps = generate(
+        args.mean_mbit, args.cv, args.seconds, args.seed, args.outages_per_min, args.outage_ms
+    )
     sys.stdout.write("\n".join(map(str, stamps)) + "\n")
     return 0
 
