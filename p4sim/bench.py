@@ -222,15 +222,25 @@ class _Local(_EntryWriter):
         apply_update(self.pipeline.index, self.pipeline.device, update)
 
 
-def engine_rate(case: Case, frames: int = 3000) -> float:
-    """Packets/s of device.process alone: the ceiling the packet I/O path adds to."""
+def engine_rate(case: Case, frames: int = 5000, repeats: int = 3) -> float:
+    """Packets/s of device.process alone (best of `repeats`, on p4sim's CPU): the ceiling
+    the packet I/O path adds to."""
     local = _Local(case.program)
     case.entries(local)
     device = local.pipeline.device
-    start = time.perf_counter()
-    for _ in range(frames):
-        device.process(0, case.frame)
-    return frames / (time.perf_counter() - start)
+    before = os.sched_getaffinity(0)
+    if len(before) > 1:
+        os.sched_setaffinity(0, {P4SIM_CPU})
+    try:
+        best = 0.0
+        for _ in range(repeats):
+            start = time.perf_counter()
+            for _ in range(frames):
+                device.process(0, case.frame)
+            best = max(best, frames / (time.perf_counter() - start))
+        return best
+    finally:
+        os.sched_setaffinity(0, before)
 
 
 def _fwd_entries(client: _EntryWriter) -> None:
