@@ -11,7 +11,14 @@ from __future__ import annotations
 import logging
 import operator
 
-from p4sim.engine.expressions import ExprCompiler, copy_if_composite, field_path, is_composite
+from p4sim.engine.expressions import (
+    ExprCompiler,
+    ParserError,
+    ParserReject,
+    copy_if_composite,
+    field_path,
+    is_composite,
+)
 from p4sim.engine.values import default_value
 from p4sim.errors import P4Error, unsupported
 from p4sim.frontend import ir
@@ -447,6 +454,21 @@ class BlockCompiler(ExprCompiler):
                 plan.append((p.var.slot, g, self.lvalue(a.value)))
         size = decl.frame_size
         outs = [(slot, s) for slot, _, s in plan if s is not None]
+        if isinstance(decl, ir.ParserDecl):
+
+            def apply_parser(f):
+                g_frame = [None] * size
+                for slot, g, _ in plan:
+                    g_frame[slot] = g(f)
+                code = runner(g_frame)
+                for slot, s in outs:
+                    s(f, g_frame[slot])
+                if code == -1:
+                    raise ParserReject()
+                if code:
+                    raise ParserError(code)
+
+            return apply_parser
 
         def apply_block(f):
             g_frame = [None] * size

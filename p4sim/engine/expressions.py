@@ -19,6 +19,17 @@ class StackOutOfBounds(Exception):
     """Raised at run time for a header stack access outside its bounds."""
 
 
+class ParserError(Exception):
+    """A parser error (error code) ends parsing in `reject`."""
+
+    def __init__(self, code: int):
+        self.code = code
+
+
+class ParserReject(Exception):
+    """A sub-parser ended in `reject` without an error: the caller rejects too."""
+
+
 def is_composite(t) -> bool:
     return isinstance(t, (HeaderT, StackT, TupleT))
 

@@ -1,8 +1,8 @@
 """Parsers: states, select, and the packet_in extern (extract, lookahead, advance, length).
 
-A parser compiles to `run(f) -> error code` (0 = error.NoError). On a parser error (packet too
-short, no select match, stack overflow, failed verify) the parser stops in `reject` and
-returns the error; what happens next is the architecture's business (v1model: the packet
+A parser compiles to `run(f) -> error code` (0 = error.NoError, -1 = an explicit `reject`
+without an error). On a parser error (packet too short, no select match, stack overflow,
+failed verify) the parser stops in `reject` and returns the error; what happens next is the architecture's business (v1model: the packet
 continues into ingress with standard_metadata.parser_error set, as BMv2 does). Headers must
 be whole bytes, as BMv2 requires.
 """
@@ -10,13 +10,14 @@ be whole bytes, as BMv2 requires.
 from __future__ import annotations
 
 from p4sim.engine.control import BlockCompiler, as_int
-from p4sim.engine.expressions import StackOutOfBounds
+from p4sim.engine.expressions import ParserError, ParserReject, StackOutOfBounds
 from p4sim.engine.values import Header, HeaderLayout
 from p4sim.errors import P4Error, unsupported
 from p4sim.frontend import ir
 from p4sim.frontend.types import Bits, BoolT, HeaderT, StackT
 
 ACCEPT, REJECT = -1, -2
+REJECTED = -1  # run() result for an explicit `transition reject` without an error
 MAX_TRANSITIONS = 10_000  # guard against parser loops; reported as error.ParserTimeout
 
 
@@ -28,11 +29,6 @@ class PacketIn:
     def __init__(self, data: bytes):
         self.data = data
         self.pos = 0
-
-
-class ParserError(Exception):
-    def __init__(self, code: int):
-        self.code = code
 
 
 _LAYOUTS: dict = {}
@@ -83,9 +79,11 @@ class ParserCompiler(BlockCompiler):
                         return timeout
             except ParserError as e:
                 return e.code
+            except ParserReject:
+                return REJECTED
             except StackOutOfBounds:
                 return err_stack
-            return 0
+            return REJECTED if i == REJECT else 0
 
         return run
 

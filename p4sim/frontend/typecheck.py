@@ -814,6 +814,8 @@ class Checker:
             return
         if isinstance(t, (ErrorT, MatchKindT)) and type(t) is type(target):
             return
+        if isinstance(t, ExternT) and isinstance(target, ExternT) and t.decl is target.decl:
+            return
         if t == target and isinstance(t, (Bits, BoolT, StringT, InfInt)):
             return
         raise P4Error.at(e.pos, f"expected a value of type {target}, got {t}")
@@ -1204,6 +1206,15 @@ class Checker:
             if isinstance(bt, BlockT) and m == "apply":
                 inst = f.expr.decl
                 decl = bt.decl
+                want = ir.ParserDecl if self.in_parser else ir.ControlDecl
+                if not isinstance(decl, want) or not isinstance(inst, Instance):
+                    where = "a parser" if self.in_parser else "a control"
+                    raise P4Error.at(
+                        e.pos,
+                        f"{where} can only apply {'parser' if self.in_parser else 'control'} instances",
+                    )
+                if self.in_action:
+                    raise P4Error.at(e.pos, "controls cannot be applied inside actions")
                 e.kind, e.target = "block_apply", inst
                 self.bind_args(e, decl.params, scope, {}, decl.name)
                 return VoidT()

@@ -171,7 +171,7 @@ class V1ModelDevice(Runtime):
             trace.debug(
                 "Ingress port %d: %d bytes, instance_type %d", port, len(frame), instance_type
             )
-        err = self.run_parser([pk, hdr, meta, sm] + [None] * (self.frame_sizes[0] - 4))
+        err = self._parse(pk, hdr, meta, sm)
         sm.v[self.sm_index["parser_error"]] = err
         cur.payload = frame[pk.pos :]
         if self.tracing and err:
@@ -211,6 +211,11 @@ class V1ModelDevice(Runtime):
         # Unicast keeps the instance_type ingress saw (BMv2: 6 after resubmit, 4 after
         # recirculation).
         self._egress(cur, spec, 0, sm.v[idx["instance_type"]], out)
+
+    def _parse(self, pk, hdr, meta, sm) -> int:
+        err = self.run_parser([pk, hdr, meta, sm] + [None] * (self.frame_sizes[0] - 4))
+        # An explicit `transition reject` records no error: v1model goes on to ingress.
+        return 0 if err < 0 else err
 
     def _copy_state(self, cur: PacketState) -> PacketState:
         c = PacketState(
@@ -255,9 +260,7 @@ class V1ModelDevice(Runtime):
             sm = self._new_sm(port, cur.length, instance_type)
             pk = PacketIn(cur.frame)
             self.cur = PacketState(hdr, meta, sm, b"", cur.length, cur.frame, cur.depth)
-            sm.v[idx["parser_error"]] = self.run_parser(
-                [pk, hdr, meta, sm] + [None] * (self.frame_sizes[0] - 4)
-            )
+            sm.v[idx["parser_error"]] = self._parse(pk, hdr, meta, sm)
             payload = cur.frame[pk.pos :]
         else:
             # E2E (BMv2): headers as egress left them, metadata reset, preserved fields kept.
