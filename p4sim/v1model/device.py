@@ -215,7 +215,7 @@ class V1ModelDevice(Runtime):
     def _parse(self, pk, hdr, meta, sm) -> int:
         err = self.run_parser([pk, hdr, meta, sm] + [None] * (self.frame_sizes[0] - 4))
         # An explicit `transition reject` records no error: v1model goes on to ingress.
-        return 0 if err < 0 else err
+        return max(err, 0)
 
     def _copy_state(self, cur: PacketState) -> PacketState:
         c = PacketState(
