@@ -145,8 +145,8 @@ class Bench:
         err_path = self.tmp / f"agent{self.runs}.stderr"
         argv = [str(self.build / "pdcp-agent"), "-l", "0", "--no-huge", "-m", "256",
                 "--no-pci", "--file-prefix", p,
-                "--vdev", f"net_af_packet0,iface={p}la1,framecnt=4096",
-                "--vdev", f"net_af_packet1,iface={p}lb1,framecnt=4096",
+                "--vdev", f"net_af_packet0,iface={p}la1,framecnt=16384",
+                "--vdev", f"net_af_packet1,iface={p}lb1,framecnt=16384",
                 "--vdev", f"net_af_packet2,iface={p}h,framecnt=4096",
                 "--", "--stats", str(stats), *app_args]
         with open(err_path, "wb") as err:
