@@ -8,7 +8,8 @@ exists) the benchmark builds a namespace with veths h0-s0, h1-s1, h2-s2, starts 
 a traffic generator pinned to CPU 1 on h0..h2:
 
 - rate: a closed loop keeps up to --window frames in flight (never more, so no frame is lost
-  to a full socket buffer) for --duration seconds; rate = frames out / time.
+  to a full socket buffer) for --duration seconds; rate = frames out / time, and the best
+  whole second (other work on a shared machine shows as a gap between the two).
 - latency: one frame at a time, send -> first copy seen on an output veth (the AF_PACKET
   path in and out included), --latency-samples times; p50 and p99.
 """
@@ -86,6 +87,7 @@ def traffic(args: argparse.Namespace) -> None:
     in_flight, received, sent = 0, 0, 0
     start = time.perf_counter()
     deadline = start + args.duration
+    per_second: dict[int, int] = {}  # whole seconds since start -> frames received
     while time.perf_counter() < deadline:
         while in_flight < args.window:
             try:
@@ -98,9 +100,14 @@ def traffic(args: argparse.Namespace) -> None:
         if got == 0 and in_flight:
             in_flight = 0  # frames lost (should not happen); refill the window
         received += got
+        second = int(time.perf_counter() - start)
+        per_second[second] = per_second.get(second, 0) + got
         in_flight = max(0, in_flight - got // args.copies_per_frame)
     elapsed = time.perf_counter() - start
-    result.update(sent=sent, received=received, elapsed_s=elapsed)
+    full_seconds = [n for s, n in per_second.items() if s < int(elapsed)]
+    result.update(
+        sent=sent, received=received, elapsed_s=elapsed, best_second=max(full_seconds, default=0)
+    )
     print(json.dumps(result))
 
 
@@ -329,6 +336,7 @@ def run_case(case: Case, args: argparse.Namespace) -> dict:
     lat = sorted(result["latencies_us"])
     return {
         "rate_pps": result["received"] / result["elapsed_s"],
+        "best_second_pps": result["best_second"],
         "received": result["received"],
         "p50_us": statistics.median(lat) if lat else float("nan"),
         "p99_us": lat[min(len(lat) - 1, int(len(lat) * 0.99))] if lat else float("nan"),
@@ -383,7 +391,7 @@ def main(argv: list[str] | None = None) -> int:
         f"core (CPU {P4SIM_CPU}), traffic on CPU {TRAFFIC_CPU}"
     )
     print(
-        f"{'program':<26}{'packets/s':>12}{'p50 latency':>14}{'p99 latency':>14}"
+        f"{'program':<26}{'packets/s':>12}{'best 1 s':>10}{'p50 latency':>14}{'p99 latency':>14}"
         f"{'engine only':>14}"
     )
     failed = False
@@ -396,13 +404,15 @@ def main(argv: list[str] | None = None) -> int:
             failed = True
             continue
         print(
-            f"{case.name:<26}{r['rate_pps']:>12,.0f}{r['p50_us']:>11,.0f} us"
-            f"{r['p99_us']:>11,.0f} us{r['engine_pps']:>10,.0f} p/s"
+            f"{case.name:<26}{r['rate_pps']:>12,.0f}{r['best_second_pps']:>10,.0f}"
+            f"{r['p50_us']:>11,.0f} us{r['p99_us']:>11,.0f} us{r['engine_pps']:>10,.0f} p/s"
         )
         if r["lost_latency_probes"]:
             print(f"{'':<26}({r['lost_latency_probes']} latency probes got no answer)")
         if case.program == SPLITTER_PROGRAM:
             verdict = "met" if r["rate_pps"] >= GOAL_SPLITTER_PPS else "NOT met"
+            if verdict != "met" and r["best_second_pps"] >= GOAL_SPLITTER_PPS:
+                verdict = "met in the best second only (other load on the machine?)"
             print(f"{'':<26}goal {GOAL_SPLITTER_PPS:,} packets/s: {verdict}")
     return 1 if failed else 0
 
