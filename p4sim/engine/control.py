@@ -23,7 +23,7 @@ from p4sim.engine.values import default_value
 from p4sim.errors import P4Error, unsupported
 from p4sim.frontend import ir
 from p4sim.frontend.typecheck import Instance
-from p4sim.frontend.types import Bits, BoolT, EnumT, HeaderT, TupleT
+from p4sim.frontend.types import Bits, BoolT, EnumT, HeaderT, TupleT, Varbit
 
 trace = logging.getLogger("p4sim.trace")
 
@@ -551,6 +551,8 @@ class BlockCompiler(ExprCompiler):
 
 
 def flatten_fn(t, g, pos):
+    if isinstance(t, Varbit):
+        return lambda f: [tuple(reversed(g(f)))]  # (width, value) -> (value, width)
     if isinstance(t, Bits):
         w = t.width
         return lambda f: [(g(f), w)]

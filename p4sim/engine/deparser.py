@@ -21,6 +21,14 @@ def emitter(t, pos):
     """fn(packet_out, value) for a value of type t."""
     if isinstance(t, HeaderT) and t.kind == "header":
         lay = layout_of(t, pos)
+        if lay.has_varbit:
+            pack_var = lay.pack_var
+
+            def emit_varbit_header(out, h):
+                if h.valid:
+                    out.parts.append(pack_var(h.v))
+
+            return emit_varbit_header
         n = lay.nbytes
         pack = lay.pack
 
@@ -56,9 +64,9 @@ def compile_packet_out(c, e: ir.Call, method: str):
     t = arg.type
     path = field_path(arg)
     out_path = field_path(e.func.expr)
-    if isinstance(t, HeaderT) and t.kind == "header" and path and len(path) == 2 and out_path:
+    lay = layout_of(t, arg.pos) if isinstance(t, HeaderT) and t.kind == "header" else None
+    if lay is not None and not lay.has_varbit and path and len(path) == 2 and out_path:
         # `packet.emit(hdr.h)`, the usual deparser statement, in one closure.
-        lay = layout_of(t, arg.pos)
         n, pack = lay.nbytes, lay.pack
         s, i = path
         so = out_path[0]

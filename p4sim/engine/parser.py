@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from p4sim.engine.control import BlockCompiler, as_int
 from p4sim.engine.expressions import ParserError, ParserReject, StackOutOfBounds
-from p4sim.engine.values import Header, HeaderLayout
+from p4sim.engine.values import Header, HeaderLayout, VarbitLayout
 from p4sim.errors import P4Error, unsupported
 from p4sim.frontend import ir
-from p4sim.frontend.types import Bits, BoolT, HeaderT, StackT
+from p4sim.frontend.types import Bits, BoolT, HeaderT, StackT, Varbit
 
 ACCEPT, REJECT = -1, -2
 REJECTED = -1  # run() result for an explicit `transition reject` without an error
@@ -34,9 +34,12 @@ class PacketIn:
 _LAYOUTS: dict = {}
 
 
-def layout_of(t: HeaderT, pos=None) -> HeaderLayout:
+def layout_of(t: HeaderT, pos=None):
     lay = _LAYOUTS.get(id(t))
     if lay is None:
+        if any(isinstance(ft, Varbit) for _, ft in t.fields):
+            lay = _LAYOUTS[id(t)] = VarbitLayout(t)
+            return lay
         lay = HeaderLayout(t)
         if lay.bits % 8:
             raise P4Error.at(
@@ -181,13 +184,18 @@ def compile_packet_in(c: BlockCompiler, e: ir.Call, method: str):
     pk_get = c.expr(e.func.expr)
     too_short = c.rt.error_codes["PacketTooShort"]
     if method == "extract":
-        if len(e.args) != 1:
-            raise unsupported(e.pos, "extract with a varbit size (varbit)")
         target = e.args[0].value
         t = target.type
         if not (isinstance(t, HeaderT) and t.kind == "header"):
             raise P4Error.at(target.pos, f"extract needs a header, got {t}")
         lay = layout_of(t, target.pos)
+        if lay.has_varbit != (len(e.args) == 2):
+            raise P4Error.at(
+                e.pos,
+                "extract(hdr, size_in_bits) is for headers with a varbit field, extract(hdr) for the others",
+            )
+        if lay.has_varbit:
+            return compile_extract_varbit(c, e, pk_get, lay)
         n = lay.nbytes
         unpack = lay.unpack
         rt = c.rt
@@ -238,6 +246,8 @@ def compile_packet_in(c: BlockCompiler, e: ir.Call, method: str):
         t = e.targs[0]
         if isinstance(t, HeaderT) and t.kind == "header":
             lay = layout_of(t, e.pos)
+            if lay.has_varbit:
+                raise unsupported(e.pos, "lookahead of a header with a varbit field")
             n = lay.nbytes
 
             def look_header(f):
@@ -280,6 +290,43 @@ def compile_packet_in(c: BlockCompiler, e: ir.Call, method: str):
     if method == "length":
         return lambda f: len(pk_get(f).data) & 0xFFFFFFFF
     raise unsupported(e.pos, f"packet_in.{method}")
+
+
+def compile_extract_varbit(c: BlockCompiler, e: ir.Call, pk_get, lay: VarbitLayout):
+    """extract(hdr, bits): the varbit field takes `bits` bits (spec: HeaderTooShort when
+    more than its maximum width; the size must keep the header whole bytes)."""
+    errors = c.rt.error_codes
+    too_short, too_long, bad = (
+        errors["PacketTooShort"],
+        errors["HeaderTooShort"],
+        errors["ParserInvalidArgument"],
+    )
+    h_get = c.expr(e.args[0].value)
+    size = c.arg(e, 1)
+    fixed, max_bits = lay.bits, lay.max_bits
+    unpack = lay.unpack_var
+
+    def extract_varbit(f):
+        pk = pk_get(f)
+        h = h_get(f)
+        var = size(f)
+        total = fixed + var
+        if total > max_bits:
+            h.valid = False
+            raise ParserError(too_long)
+        if total % 8:
+            h.valid = False
+            raise ParserError(bad)
+        n = total // 8
+        p = pk.pos
+        if p + n > len(pk.data):
+            h.valid = False
+            raise ParserError(too_short)
+        h.v = unpack(int.from_bytes(pk.data[p : p + n], "big"), total, var)
+        h.valid = True
+        pk.pos = p + n
+
+    return extract_varbit
 
 
 def compile_verify(c: BlockCompiler, e: ir.Call):

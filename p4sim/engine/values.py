@@ -7,7 +7,7 @@ compiled field access is one list index.
 
 from __future__ import annotations
 
-from p4sim.frontend.types import Bits, BoolT, EnumT, ErrorT, HeaderT, StackT, TupleT, Type
+from p4sim.frontend.types import Bits, BoolT, EnumT, ErrorT, HeaderT, StackT, TupleT, Type, Varbit
 
 
 class Header:
@@ -139,6 +139,8 @@ def default_value(t: Type):
         return Stack(t)
     if isinstance(t, TupleT):
         return [default_value(x) for x in t.items]
+    if isinstance(t, Varbit):
+        return (0, 0)  # varbit values are (width in bits, value)
     return None
 
 
@@ -167,8 +169,60 @@ def assign_into(dst, src) -> None:
         dst.next = src.next
 
 
+class VarbitLayout:
+    """Headers with a varbit field: sizes known per packet, so (de)serialised field by field."""
+
+    has_varbit = True
+
+    def __init__(self, t: HeaderT):
+        self.t = t
+        self.fields = []  # (width or None for the varbit, kind, type)
+        for name, ft in t.fields:
+            if isinstance(ft, Varbit):
+                self.fields.append((None, "v", ft))
+            elif isinstance(ft, Bits):
+                self.fields.append((ft.width, "s" if ft.signed else "u", ft))
+            elif isinstance(ft, BoolT):
+                self.fields.append((1, "b", ft))
+            elif isinstance(ft, EnumT) and ft.underlying is not None:
+                u = ft.underlying
+                self.fields.append((u.width, "s" if u.signed else "u", u))
+            else:
+                raise TypeError(f"field {name} of {t.type_name} is not serialisable")
+        self.bits = sum(w for w, _, _ in self.fields if w is not None)  # fixed part
+        self.max_bits = self.bits + next(ft.max_width for w, _, ft in self.fields if w is None)
+
+    def unpack_var(self, value: int, total_bits: int, var_bits: int) -> list:
+        out = []
+        shift = total_bits
+        for w, kind, ft in self.fields:
+            w = var_bits if w is None else w
+            shift -= w
+            x = (value >> shift) & ((1 << w) - 1)
+            if kind == "v":
+                x = (w, x)
+            elif kind == "b":
+                x = bool(x)
+            elif kind == "s":
+                x = ft.wrap(x)
+            out.append(x)
+        return out
+
+    def pack_var(self, values: list) -> bytes:
+        acc, bits = 0, 0
+        for (w, _, _), x in zip(self.fields, values):
+            if w is None:
+                w, x = x
+            acc = (acc << w) | (int(x) & ((1 << w) - 1))
+            bits += w
+        pad = (-bits) % 8  # only for a varbit whose size is not whole bytes (never extracted)
+        return (acc << pad).to_bytes((bits + pad) // 8, "big")
+
+
 class HeaderLayout:
     """How a header type maps to bytes: per field (shift, mask, kind) from the MSB."""
+
+    has_varbit = False
 
     def __init__(self, t: HeaderT):
         self.t = t

@@ -193,7 +193,10 @@ class Checker:
                     raise P4Error.at(ref.pos, f"width of {n}<{w}> must be between 1 and 4096")
                 return Bits(w, n == "int")
             if n == "varbit":
-                raise unsupported(ref.pos, "varbit")
+                w = self.const_int(ref.width, scope)
+                if w <= 0 or w > 4096:
+                    raise P4Error.at(ref.pos, f"width of varbit<{w}> must be between 1 and 4096")
+                return Varbit(w)
             return {
                 "bool": BoolT(),
                 "string": StringT(),
@@ -268,6 +271,11 @@ class Checker:
                         f.pos,
                         f"header field {d.name}.{f.name} must be bit<W>, int<W>, bool or a serializable enum, not {ft}",
                     )
+                if isinstance(ft, Varbit):
+                    if d.kind != "header":
+                        raise unsupported(f.pos, "varbit outside a header")
+                    if any(isinstance(x, Varbit) for _, x in fields):
+                        raise P4Error.at(f.pos, f"header {d.name} has more than one varbit field")
                 fields.append((f.name, ft))
             t = HeaderT(d.name, d.kind, fields, d.annotations)
             t.field_annotations = [f.annotations for f in d.fields]
@@ -816,7 +824,7 @@ class Checker:
             return
         if isinstance(t, ExternT) and isinstance(target, ExternT) and t.decl is target.decl:
             return
-        if t == target and isinstance(t, (Bits, BoolT, StringT, InfInt)):
+        if t == target and isinstance(t, (Bits, BoolT, StringT, InfInt, Varbit)):
             return
         raise P4Error.at(e.pos, f"expected a value of type {target}, got {t}")
 
@@ -1031,7 +1039,7 @@ class Checker:
             return ta
         if isinstance(ta, InfInt) and isinstance(tb, InfInt):
             return ta
-        if ta == tb and isinstance(ta, (Bits, BoolT)):
+        if ta == tb and isinstance(ta, (Bits, BoolT, Varbit)):
             return ta
         if ta is tb:
             return ta
@@ -1115,7 +1123,7 @@ class Checker:
         if op in COMPARE:
             if op not in ("==", "!=") and not isinstance(t, (Bits, InfInt)):
                 raise P4Error.at(e.pos, f"'{op}' needs integer operands, got {t}")
-            if not isinstance(t, (Bits, InfInt, BoolT, EnumT, ErrorT)):
+            if not isinstance(t, (Bits, InfInt, BoolT, EnumT, ErrorT, Varbit)):
                 raise unsupported(e.pos, f"comparison of {t} values")
             a, b = e.left.const, e.right.const
             if a is not None and b is not None:

@@ -376,3 +376,16 @@ def test_literals_and_constant_folding(decl, value):
         return
     prog = compile_source(src, "c.p4")
     assert prog.checker.scope.lookup("X").const == value
+
+
+def test_varbit_rules():
+    two = SKELETON.replace("header h_t {", "header v_t { varbit<8> a; varbit<8> b; }\nheader h_t {")
+    with pytest.raises(P4Error, match="more than one varbit field"):
+        compile_source(two % "apply { }", "v.p4")
+    one_arg = (
+        SKELETON.replace("header h_t {", "header v_t { varbit<16> a; }\nheader h_t {")
+        .replace("struct headers_t { h_t h; }", "struct headers_t { h_t h; v_t v; }")
+        .replace("pkt.extract(hdr.h);", "pkt.extract(hdr.h); pkt.extract(hdr.v);")
+    )
+    with pytest.raises(P4Error, match=r"extract\(hdr, size_in_bits\) is for headers with a varbit"):
+        compile_source(one_arg % "apply { }", "v.p4")
