@@ -145,12 +145,16 @@ def fairness_bars(fair: pd.DataFrame, out_dir: Path) -> list[Path]:
     return _save(fig, out_dir, "fairness_bars")
 
 
-def link_utilization(out: Path, manifests: list[dict], out_dir: Path) -> list[Path]:
-    """Per-leg throughput over time for the smallest and largest swept value (rep 0)."""
+def link_utilization(
+    out: Path, manifests: list[dict], out_dir: Path, variants: list[str] = ()
+) -> list[Path]:
+    """Per-leg throughput over time for the smallest and largest swept value (rep 0) of the
+    scenario's first variant."""
     cands = [m for m in manifests if m["rep"] == 0 and m["status"] == "ok"]
     if not cands:
         return []
-    variant = cands[0]["variant"]
+    present = [v for v in variants if any(m["variant"] == v for m in cands)]
+    variant = present[0] if present else cands[0]["variant"]
     cands = [m for m in cands if m["variant"] == variant]
     pts = [m for m in cands if isinstance(m.get("point"), (int, float))]
     chosen = (

@@ -66,7 +66,7 @@ def report(out: Path) -> tuple[str, list[Path]]:
     figures: list[Path] = []
     figures += plots.throughput_vs_param(summary, param, fig_dir)
     figures += plots.fairness_bars(fair, fig_dir)
-    figures += plots.link_utilization(out, manifests, fig_dir)
+    figures += plots.link_utilization(out, manifests, fig_dir, variants)
     figures += plots.throughput_over_time(out, manifests, fig_dir)
     if not dup.empty and dup.dup.any():
         figures += plots.duplication(dup, param, fig_dir)
