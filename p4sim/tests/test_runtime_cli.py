@@ -6,6 +6,7 @@ Run: .venv/bin/pytest -q p4sim/tests/test_runtime_cli.py
 from __future__ import annotations
 
 import json
+import queue
 import subprocess
 import sys
 from pathlib import Path
@@ -122,14 +123,12 @@ def test_program_on_command_line_is_committed_at_once(tmp_path):
         assert "FwdIngress.l2_fwd" in tables
         assert json.loads(got.config.p4_device_config)["file"] == "runtime_fwd.p4"
         # become primary and write at once
-        requests = [p4runtime_pb2.StreamMessageRequest()]
-        requests[0].arbitration.device_id = 0
-        requests[0].arbitration.election_id.low = 1
-        import queue
-
-        q: queue.Queue = queue.Queue()
-        q.put(requests[0])
-        stream = stub.StreamChannel(iter(q.get, None))
+        arbitration = p4runtime_pb2.StreamMessageRequest()
+        arbitration.arbitration.device_id = 0
+        arbitration.arbitration.election_id.low = 1
+        requests: queue.Queue = queue.Queue()
+        requests.put(arbitration)
+        stream = stub.StreamChannel(iter(requests.get, None))
         assert next(stream).arbitration.status.code == 0
         write = p4runtime_pb2.WriteRequest(device_id=0)
         write.election_id.low = 1
@@ -139,7 +138,12 @@ def test_program_on_command_line_is_committed_at_once(tmp_path):
         entry.action.action.action_id = actions["FwdIngress.forward"]
         entry.action.action.params.add(param_id=1, value=b"\x01")
         stub.Write(write, timeout=10)
-        q.put(None)
+        # the entry is there: read it back
+        read = p4runtime_pb2.ReadRequest(device_id=0)
+        read.entities.add().table_entry.table_id = tables["FwdIngress.l2_fwd"]
+        [response] = stub.Read(read, timeout=10)
+        assert len(response.entities) == 1
+        requests.put(None)
         channel.close()
     finally:
         stop_process(proc)
