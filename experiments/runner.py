@@ -248,17 +248,19 @@ def execute_run(run: Run, run_dir: Path, opts: RunOptions, on_tick=None) -> dict
                 now = time.monotonic() - t0
                 while pending and pending[0].spec["start_s"] <= now:
                     pending.pop(0).start_client()
-                while events and events[0]["at_s"] <= now:
-                    applied.append(apply_event(testbed, events.pop(0), now))
-                    rows.append((now, "event", str(len(applied) - 1), "applied", 1.0))
+                try:
+                    while events and events[0]["at_s"] <= now:
+                        applied.append(apply_event(testbed, events.pop(0), now))
+                        rows.append((now, "event", str(len(applied) - 1), "applied", 1.0))
+                except TestbedError as exc:  # this run is void; the study goes on
+                    errors.append(str(exc))
+                    break
                 running = [f for f in flows.values() if f.running()]
                 if not pending and not running:
                     break
                 dead = testbed.alive()
                 if dead:  # the run fails; the study goes on (a resume retries it)
-                    errors.append(
-                        f"{', '.join(dead)} died during the run; see " f"logs/{dead[0]}.log"
-                    )
+                    errors.append(f"{', '.join(dead)} died during the run; see logs/{dead[0]}.log")
                     break
                 if time.monotonic() > deadline:
                     errors.append(
