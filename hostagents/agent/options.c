@@ -23,6 +23,7 @@ enum {
 	OPT_STATS_INTERVAL_MS,
 	OPT_IDLE_SLEEP_US,
 	OPT_HOST_DST_MAC,
+	OPT_INITIAL_SN,
 	OPT_HELP,
 };
 
@@ -37,6 +38,7 @@ static const struct option long_options[] = {
 	{"stats-interval-ms", required_argument, NULL, OPT_STATS_INTERVAL_MS},
 	{"idle-sleep-us", required_argument, NULL, OPT_IDLE_SLEEP_US},
 	{"host-dst-mac", required_argument, NULL, OPT_HOST_DST_MAC},
+	{"initial-sn", required_argument, NULL, OPT_INITIAL_SN},
 	{"help", no_argument, NULL, OPT_HELP},
 	{NULL, 0, NULL, 0},
 };
@@ -68,6 +70,9 @@ void agent_usage(const char *prog, FILE *out)
 		"                           (default %u)\n"
 		"  --host-dst-mac MAC       rewrite the destination MAC of frames sent to the host\n"
 		"                           port (default: keep it as received)\n"
+		"  --initial-sn N|auto      RX_DELIV and RX_NEXT start at SN N (HFN 0), or at the\n"
+		"                           first PDU's SN with auto, for an agent started after\n"
+		"                           the switch (default 0, as in TS 38.323)\n"
 		"  --help                   this text\n",
 		prog, DEFAULT_LEG_A_PORT, DEFAULT_LEG_B_PORT, DEFAULT_HOST_PORT, DEFAULT_SN_BITS,
 		MAX_T_REORDERING_US, DEFAULT_T_REORDERING_US, DEFAULT_STATS_INTERVAL_MS,
@@ -191,6 +196,18 @@ int agent_parse_options(int argc, char **argv, struct agent_options *opt, FILE *
 			}
 			opt->rewrite_dst_mac = true;
 			break;
+		case OPT_INITIAL_SN:
+			if (strcmp(arg, "auto") == 0) {
+				opt->initial_sn_auto = true;
+			} else if (parse_uint(arg, (1u << 18) - 1, &v) == 0) {
+				opt->initial_sn_auto = false;
+				opt->initial_sn = (uint32_t)v;
+			} else {
+				fprintf(err, "%s: --initial-sn '%s' is not allowed: use auto or an SN "
+					"from 0 to 2^sn-bits - 1\n", prog, arg);
+				return -1;
+			}
+			break;
 		case OPT_HELP:
 			agent_usage(prog, stdout);
 			return 1;
@@ -207,6 +224,12 @@ int agent_parse_options(int argc, char **argv, struct agent_options *opt, FILE *
 	}
 	if (optind < argc) {
 		fprintf(err, "%s: unexpected argument '%s' (see --help)\n", prog, argv[optind]);
+		return -1;
+	}
+	if (opt->initial_sn >> opt->sn_bits) {
+		fprintf(err, "%s: --initial-sn %u is not allowed with --sn-bits %u: use auto or an "
+			"SN from 0 to %u\n", prog, opt->initial_sn, opt->sn_bits,
+			(1u << opt->sn_bits) - 1);
 		return -1;
 	}
 	if (opt->leg_port[0] == opt->leg_port[1] || opt->leg_port[0] == opt->host_port ||

@@ -28,6 +28,8 @@ struct agent_options {
 	const char *stats_path;    /* NULL: stdout */
 	uint64_t stats_interval_ms; /* 0: only the final line */
 	uint64_t idle_sleep_us;    /* 0: busy poll */
+	bool initial_sn_auto;      /* RX_DELIV starts at the first PDU's SN */
+	uint32_t initial_sn;       /* otherwise RX_DELIV starts here (spec: 0) */
 	bool rewrite_dst_mac;
 	uint8_t host_dst_mac[6];
 };

@@ -69,6 +69,7 @@ struct agent {
 	struct rte_mempool *pool;
 	FILE *stats_out;
 	struct rte_ring *host_txq;
+	bool initial_sn_pending; /* --initial-sn auto: take the first PDU's SN */
 	uint16_t started[3];
 	unsigned int n_started;
 	struct agent_stats stats;
@@ -189,6 +190,10 @@ static void handle_leg_frame(struct agent *ag, struct rte_mbuf *m, uint64_t rx_n
 	pdcp_frame_strip(rte_pktmbuf_mtod(m, uint8_t *), &info);
 	rte_pktmbuf_adj(m, info.strip_len);
 	p->is_pdu = 1;
+	if (unlikely(ag->initial_sn_pending)) {
+		pdcp_rx_set_initial_count(ag->core, info.sn);
+		ag->initial_sn_pending = false;
+	}
 	if (pdcp_rx_receive(ag->core, info.sn, m, rx_ns / 1000) != PDCP_RX_ACCEPTED)
 		rte_pktmbuf_free(m); /* duplicate or out of window: counted by the core */
 }
@@ -423,6 +428,8 @@ int main(int argc, char **argv)
 		ret = 1;
 		goto out_ports;
 	}
+	pdcp_rx_set_initial_count(ag.core, ag.opt.initial_sn);
+	ag.initial_sn_pending = ag.opt.initial_sn_auto;
 	if (port_init(&ag, ag.opt.leg_port[0], "leg A", true) < 0 ||
 	    port_init(&ag, ag.opt.leg_port[1], "leg B", true) < 0 ||
 	    port_init(&ag, ag.opt.host_port, "host", false) < 0) {

@@ -258,6 +258,15 @@ struct pdcp_rx *pdcp_rx_create(const struct pdcp_rx_config *cfg)
 	return rx;
 }
 
+int pdcp_rx_set_initial_count(struct pdcp_rx *rx, uint64_t count)
+{
+	if (rx->stats.received != 0)
+		return -1;
+	rx->rx_deliv = count;
+	rx->rx_next = count;
+	return 0;
+}
+
 void pdcp_rx_free(struct pdcp_rx *rx)
 {
 	free(rx);

@@ -75,6 +75,12 @@ bool pdcp_rx_poll(struct pdcp_rx *rx, uint64_t now_us);
  * RX_DELIV to RX_NEXT. For shutdown. Returns how many were delivered. */
 uint64_t pdcp_rx_flush(struct pdcp_rx *rx);
 
+/* Start RX_DELIV and RX_NEXT at `count` instead of 0 (38.323 section 7.1). For an emulator
+ * whose receiver starts after the sender: without it, a first SN at or beyond Window_Size
+ * reads as HFN -1 and is discarded until the SN wraps. Only before the first PDU: returns -1
+ * (and changes nothing) once a PDU was received. */
+int pdcp_rx_set_initial_count(struct pdcp_rx *rx, uint64_t count);
+
 /* State, for stats and tests. */
 uint64_t pdcp_rx_deliv(const struct pdcp_rx *rx);   /* RX_DELIV */
 uint64_t pdcp_rx_next(const struct pdcp_rx *rx);    /* RX_NEXT  */

@@ -305,6 +305,21 @@ def test_sn12_wraparound_and_zero_timer(testbed):
     assert final["t_reordering_expiries"] == 1 and final["skipped"] == 1
 
 
+def test_initial_sn_auto_joins_a_running_sender(testbed):
+    """Started after the switch: with --initial-sn auto the window opens at the first SN
+    seen, where the spec's start at 0 would discard SNs from 2^17 on until the wrap."""
+    bed = testbed
+    bed.start_agent("--t-reordering-us", "1000000", "--initial-sn", "auto")
+    first = 200_000
+    for count in (first, first + 2, first + 1, first + 3):
+        bed.send_leg(count % 2, pdcp_frame(count))
+    got = receive_ours(bed.client, 4, timeout_s=5)
+    assert [f for f, _ in got] == [inner_frame(first + i) for i in range(4)]
+    final = bed.stop_agent()
+    assert final["rx_deliv"] == final["rx_next"] == first + 4
+    assert final["out_of_window"] == 0
+
+
 def test_tap_host_port_feeds_the_client_ip_stack(testbed):
     """net_tap as the host port: the client's kernel accepts what the agent delivers (the
     tap's MAC is the frames' destination), and its answers go out on leg A."""
@@ -361,6 +376,7 @@ def test_missing_interface_is_a_clear_error(tmp_path):
     (["--host", "1"], "must be three different ports"),
     (["--host-dst-mac", "02:00"], "is not a MAC address"),
     (["--frobnicate"], "unknown option '--frobnicate'"),
+    (["--sn-bits", "12", "--initial-sn", "5000"], "--initial-sn 5000 is not allowed with"),
 ])
 def test_bad_flag_values_are_refused_before_eal(args, message):
     if not AGENT.exists():

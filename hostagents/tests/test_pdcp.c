@@ -454,6 +454,28 @@ static void test_flush(void)
 	pdcp_rx_free(rx);
 }
 
+/* A receiver that starts after the sender: SN 200000 is HFN -1 from RX_DELIV = 0, but in
+ * the window once RX_DELIV starts there. */
+static void test_initial_count(void)
+{
+	struct pdcp_rx *rx = make_rx(18, T_REORD);
+
+	CHECK_EQ(rx_sn(rx, 200000, 0), PDCP_RX_OUT_OF_WINDOW);  /* spec start: RX_DELIV = 0 */
+	CHECK_EQ(pdcp_rx_set_initial_count(rx, 200000), -1);    /* too late: a PDU came */
+	pdcp_rx_free(rx);
+
+	rx = make_rx(18, T_REORD);
+	CHECK_EQ(pdcp_rx_set_initial_count(rx, 200000), 0);
+	/* RX_DELIV = RX_NEXT = 200000, stored = {} */
+	CHECK_EQ(rx_sn(rx, 200000, 0), PDCP_RX_ACCEPTED);
+	CHECK_EQ(rx_sn(rx, 200001, 0), PDCP_RX_ACCEPTED);
+	CHECK(DELIVERED(0, 200000, 200001));
+	/* SN 5 after the wrap: SN 5 < SN(RX_DELIV) - Window_Size, so HFN 1: COUNT 262149 */
+	CHECK_EQ(rx_sn(rx, 5, 0), PDCP_RX_ACCEPTED);
+	CHECK(pdcp_rx_is_stored(rx, (1u << 18) + 5));
+	pdcp_rx_free(rx);
+}
+
 static void test_create_rejects_bad_config(void)
 {
 	struct pdcp_rx_config cfg = {.sn_bits = 16, .deliver = record};
@@ -582,6 +604,7 @@ static const struct {
 	TEST(test_wrap_around_18bit),
 	TEST(test_t_reordering_zero),
 	TEST(test_flush),
+	TEST(test_initial_count),
 	TEST(test_create_rejects_bad_config),
 	TEST(test_frame_data_18bit),
 	TEST(test_frame_data_12bit),
