@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0
  *
  * libFuzzer target: the frame parser and the receive path together, as the agent drives
- * them. Input: one config byte, then records of [time step (2 bytes, 10 us units)]
+ * them. Input: one config byte (SN length, t-Reordering, optional initial SN in two more
+ * bytes), then records of [time step (2 bytes, 10 us units)]
  * [frame length (1 byte)][frame bytes]. Every accepted PDU is a heap copy that the
  * delivery callback frees, so ASan reports a PDU delivered twice or never (leak).
  * Invariants checked: COUNTs delivered strictly increasing, buffered <= Window_Size,
@@ -49,6 +50,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	rx = pdcp_rx_create(&cfg);
 	if (rx == NULL)
 		abort();
+	/* config bit 3: start the window at an SN taken from the next two bytes */
+	if ((data[-1] & 8) && size >= 2) {
+		if (pdcp_rx_set_initial_count(rx, ((uint32_t)data[0] << 8 | data[1]) &
+					      ((1u << cfg.sn_bits) - 1)) != 0)
+			abort();
+		data += 2;
+		size -= 2;
+	}
 	while (size >= 3) {
 		size_t len = data[2];
 		struct pdcp_frame_info info;
