@@ -406,7 +406,9 @@ def expand(doc: dict) -> list[Run]:
                 _set_path(cfg, f"flows.{key}", value)
         cfg["links"] = _resolve_links(cfg["links"])
         for leg, spec in cfg["links"].items():
-            validate_link(f"run links.{leg}", spec)
+            at = f" at sweep value {point!r}" if sweep else ""
+            validate_link(f"links.{leg}{at}", spec)
+            _check_with_link_driver(f"links.{leg}{at}", spec)
         cfg["flows"] = [validate_flow(f"run flows[{j}]", f) for j, f in enumerate(cfg["flows"])]
         cfg["dc"]["ratio"] = list(parse_ratio("run dc.ratio", cfg["dc"]["ratio"]))
         a, b = cfg["dc"]["ratio"]
@@ -431,6 +433,17 @@ def expand(doc: dict) -> list[Run]:
             )
         )
     return runs
+
+
+def _check_with_link_driver(where: str, spec: dict) -> None:
+    """The link driver's own rules (rate_mbit or trace, ranges, trace file format), at load
+    time rather than in the middle of a study."""
+    from experiments.links import LinkSpec, LinkSpecError
+
+    try:
+        LinkSpec.from_dict(spec).to_spec()
+    except LinkSpecError as exc:
+        raise ScenarioError(f"{where}: {exc}") from None
 
 
 def apply_quick(doc: dict, where: str) -> dict:

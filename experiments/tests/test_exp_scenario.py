@@ -167,3 +167,11 @@ def test_events_validated_and_sorted():
     ]:
         with pytest.raises(ScenarioError, match=needle):
             from_dict(base(events=[bad]))
+
+
+def test_link_driver_rules_apply_at_load_time():
+    with pytest.raises(ScenarioError, match="links.a: .*rate_mbit or trace"):
+        from_dict(
+            base(links={"both": {"rate_mbit": 20}, "a": {"trace": "lte_var20.mahi"}}),
+            path=SCENARIOS[0],
+        )
