@@ -19,7 +19,7 @@ from p4sim.engine.expressions import (
     field_path,
     is_composite,
 )
-from p4sim.engine.values import default_value
+from p4sim.engine.values import default_value, make_sibling_invalidator
 from p4sim.errors import P4Error, unsupported
 from p4sim.frontend import ir
 from p4sim.frontend.typecheck import Instance
@@ -224,12 +224,15 @@ class BlockCompiler(ExprCompiler):
                 return lambda f: g(f).valid
             if e.target == "setValid":
                 zeros = [default_value(ft) for _, ft in e.func.expr.type.fields]
+                siblings = self.union_siblings(e.func.expr)
 
                 def set_valid(f):
                     h = g(f)
                     if not h.valid:  # BMv2 (add_header) zeroes a header that becomes valid
                         h.v = list(zeros)
                         h.valid = True
+                    if siblings is not None:
+                        siblings(f)
 
                 return set_valid
 
@@ -250,6 +253,17 @@ class BlockCompiler(ExprCompiler):
         if kind in ("extern_method", "extern_func"):
             return self.extern_call(e)
         raise unsupported(e.pos, f"call of kind {kind}")
+
+    def union_siblings(self, header_expr: ir.Expr):
+        """For a member of a header_union, fn(f) invalidating the other members; else None."""
+        if (
+            isinstance(header_expr, ir.Member)
+            and isinstance(header_expr.expr.type, HeaderT)
+            and header_expr.expr.type.kind == "header_union"
+        ):
+            union = header_expr.expr
+            return make_sibling_invalidator(self.expr(union), union.type.index[header_expr.name])
+        return None
 
     def stack_method(self, e: ir.Call):
         g = self.expr(e.func.expr)

@@ -225,6 +225,15 @@ def compile_packet_in(c: BlockCompiler, e: ir.Call, method: str):
 
             return extract_next
         h_get = c.expr(target)
+        siblings = c.union_siblings(target)
+        if siblings is not None:
+            plain = compile_extract_plain(h_get, pk_get, n, unpack, too_short)
+
+            def extract_union_member(f):
+                plain(f)
+                siblings(f)
+
+            return extract_union_member
 
         def extract(f):
             pk = pk_get(f)
@@ -290,6 +299,21 @@ def compile_packet_in(c: BlockCompiler, e: ir.Call, method: str):
     if method == "length":
         return lambda f: len(pk_get(f).data) & 0xFFFFFFFF
     raise unsupported(e.pos, f"packet_in.{method}")
+
+
+def compile_extract_plain(h_get, pk_get, n, unpack, too_short):
+    def extract(f):
+        pk = pk_get(f)
+        h = h_get(f)
+        p = pk.pos
+        if p + n > len(pk.data):
+            h.valid = False
+            raise ParserError(too_short)
+        h.v = unpack(int.from_bytes(pk.data[p : p + n], "big"))
+        h.valid = True
+        pk.pos = p + n
+
+    return extract
 
 
 def compile_extract_varbit(c: BlockCompiler, e: ir.Call, pk_get, lay: VarbitLayout):

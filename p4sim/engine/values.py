@@ -49,6 +49,30 @@ class Struct:
         return f"{self.t.type_name}({', '.join(f'{n}={x}' for (n, _), x in zip(self.t.fields, self.v))})"
 
 
+class Union(Struct):
+    """A header_union: member headers, at most one valid; valid when one member is."""
+
+    __slots__ = ()
+
+    def copy(self) -> Union:
+        return Union(self.t, [h.copy() for h in self.v])
+
+    @property
+    def valid(self) -> bool:
+        return any(h.valid for h in self.v)
+
+
+def make_sibling_invalidator(union_get, index: int):
+    """fn(f) making every other member of a header_union invalid (spec: at most one valid)."""
+
+    def invalidate_siblings(f):
+        for j, h in enumerate(union_get(f).v):
+            if j != index:
+                h.valid = False
+
+    return invalidate_siblings
+
+
 class Stack:
     """A header stack: elements plus nextIndex (the spec's name)."""
 
@@ -84,6 +108,12 @@ def factory(t: Type):
 
         def fn():
             return Header(t, list(zeros))
+
+    elif isinstance(t, HeaderT) and t.kind == "header_union":
+        members = [factory(ft) for _, ft in t.fields]
+
+        def fn():
+            return Union(t, [m() for m in members])
 
     elif isinstance(t, HeaderT):
         parts = []
@@ -134,6 +164,8 @@ def default_value(t: Type):
     if isinstance(t, EnumT):
         return t.values[t.members[0]] if t.members else 0
     if isinstance(t, HeaderT):
+        if t.kind == "header_union":
+            return Union(t)
         return Header(t) if t.kind == "header" else Struct(t)
     if isinstance(t, StackT):
         return Stack(t)

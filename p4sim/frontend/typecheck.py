@@ -251,8 +251,6 @@ class Checker:
             self.declare(scope, d.name, TypeEntry(self.resolve_type(d.typeref, scope)), d.pos)
             return
         if isinstance(d, ir.HeaderDecl):
-            if d.kind == "header_union":
-                raise unsupported(d.pos, "header_union")
             if d.type_params:
                 raise unsupported(d.pos, "generic struct/header")
             fields = []
@@ -270,6 +268,12 @@ class Checker:
                     raise P4Error.at(
                         f.pos,
                         f"header field {d.name}.{f.name} must be bit<W>, int<W>, bool or a serializable enum, not {ft}",
+                    )
+                if d.kind == "header_union" and not (
+                    isinstance(ft, HeaderT) and ft.kind == "header"
+                ):
+                    raise P4Error.at(
+                        f.pos, f"header_union {d.name} may only contain headers, not {ft}"
                     )
                 if isinstance(ft, Varbit):
                     if d.kind != "header":
@@ -1002,6 +1006,8 @@ class Checker:
             if ft is None:
                 if bt.kind == "header" and e.name in ("isValid", "setValid", "setInvalid"):
                     return VoidT()  # resolved by call()
+                if bt.kind == "header_union" and e.name == "isValid":
+                    return VoidT()  # resolved by call()
                 raise P4Error.at(e.pos, f"{bt.kind} {bt.type_name} has no field '{e.name}'")
             return ft
         if isinstance(bt, StackT):
@@ -1196,7 +1202,15 @@ class Checker:
         if isinstance(f, ir.Member):
             bt = self.expr(f.expr, scope)
             m = f.name
-            if isinstance(bt, HeaderT) and m in ("isValid", "setValid", "setInvalid"):
+            if isinstance(bt, HeaderT) and bt.kind == "header_union" and m == "isValid":
+                self.no_args(e, 0)
+                e.kind, e.target = "header_method", m
+                return BoolT()
+            if (
+                isinstance(bt, HeaderT)
+                and bt.kind == "header"
+                and m in ("isValid", "setValid", "setInvalid")
+            ):
                 self.no_args(e, 0)
                 e.kind, e.target = "header_method", m
                 return BoolT() if m == "isValid" else VoidT()
