@@ -31,22 +31,22 @@ class PacketIn:
         self.pos = 0
 
 
-_LAYOUTS: dict = {}
-
-
 def layout_of(t: HeaderT, pos=None):
-    lay = _LAYOUTS.get(id(t))
+    """The (cached) byte layout of a header type. Cached on the type object itself: a cache
+    keyed by id() could hand a new program's type the layout of a freed one."""
+    lay = getattr(t, "_layout", None)
     if lay is None:
         if any(isinstance(ft, Varbit) for _, ft in t.fields):
-            lay = _LAYOUTS[id(t)] = VarbitLayout(t)
-            return lay
-        lay = HeaderLayout(t)
-        if lay.bits % 8:
-            raise P4Error.at(
-                pos,
-                f"header {t.type_name} is {lay.bits} bits long: headers must be a whole number of bytes (as in BMv2)",
-            )
-        _LAYOUTS[id(t)] = lay
+            lay = VarbitLayout(t)
+        else:
+            lay = HeaderLayout(t)
+            if lay.bits % 8:
+                raise P4Error.at(
+                    pos,
+                    f"header {t.type_name} is {lay.bits} bits long: headers must be a whole "
+                    "number of bytes (as in BMv2)",
+                )
+        t._layout = lay
     return lay
 
 
