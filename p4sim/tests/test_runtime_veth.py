@@ -30,10 +30,12 @@ P4SIM = str(Path(sys.executable).parent / "p4sim")
 DST = "02:00:00:00:00:02"
 
 # Sends one frame on argv[1] and prints (as JSON hex) every frame of ethertype 0x88b5 that
-# arrives on argv[2] within argv[4] seconds. Runs inside the namespace.
+# arrives on argv[2] within argv[4] seconds (0.3 s after the first one, when argv[5] is
+# "early": a loaded machine gets time, duplicates still show). Runs inside the namespace.
 SEND_AND_SNIFF = r"""
 import json, select, socket, sys, time
 send_if, recv_if, frame, wait = sys.argv[1], sys.argv[2], bytes.fromhex(sys.argv[3]), float(sys.argv[4])
+early = sys.argv[5] == "early"
 rx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
 rx.bind((recv_if, 3))
 tx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
@@ -45,17 +47,17 @@ while (left := deadline - time.monotonic()) > 0:
         data, addr = rx.recvfrom(65536)
         if addr[2] != socket.PACKET_OUTGOING and data[12:14] == b"\x88\xb5":
             got.append(data.hex())
+            if early:
+                deadline = min(deadline, time.monotonic() + 0.3)
 print(json.dumps(got))
 """
 
 
 def send_and_sniff(
-    ns: Namespace, send_if: str, recv_if: str, frame: bytes, wait: float
+    ns: Namespace, send_if: str, recv_if: str, frame: bytes, wait: float, early: bool = False
 ) -> list[bytes]:
-    proc = ns.run(
-        [sys.executable, "-c", SEND_AND_SNIFF, send_if, recv_if, frame.hex(), str(wait)],
-        timeout=wait + 30,
-    )
+    argv = [sys.executable, "-c", SEND_AND_SNIFF, send_if, recv_if, frame.hex(), str(wait)]
+    proc = ns.run(argv + ["early" if early else "full"], timeout=wait + 30)
     return [bytes.fromhex(h) for h in json.loads(proc.stdout)]
 
 
@@ -126,7 +128,7 @@ def test_forwards_by_p4runtime_entry_and_drops_after_delete(switch_ns):
         frame = bytes(Ether(dst=DST, src="02:00:00:00:00:01", type=0x88B5) / Raw(b"p4sim" * 20))
         assert send_and_sniff(ns, "h0", "h1", frame, wait=1.0) == []  # no entry: dropped
         client.l2_update(p4runtime_pb2.Update.INSERT, DST, port=1)
-        assert send_and_sniff(ns, "h0", "h1", frame, wait=3.0) == [frame]
+        assert send_and_sniff(ns, "h0", "h1", frame, wait=15.0, early=True) == [frame]
         client.l2_update(p4runtime_pb2.Update.DELETE, DST, port=1)
         assert send_and_sniff(ns, "h0", "h1", frame, wait=1.0) == []
     finally:
