@@ -407,7 +407,7 @@ class BlockCompiler(ExprCompiler):
                     e = rec.entry
                     size = rt.packet_length() if meter.definition.unit == "bytes" else 1
                     rt.direct_meter_color(
-                        meter.definition.name, meter.execute_entry(id(rec), e.meter_config, size)
+                        meter.definition.name, meter.execute_entry(rec, e.meter_config, size)
                     )
                 if rt.tracing:
                     trace.debug(

@@ -106,13 +106,14 @@ class Meter:
             return GREEN
         return self._mark(cfg, self.state[index], size)
 
-    def execute_entry(self, key, config, size: int) -> int:
-        """Direct meters: the configuration lives on the table entry."""
+    def execute_entry(self, rec, config, size: int) -> int:
+        """Direct meters: the configuration lives on the table entry, the bucket state on
+        the table's record of it (`rec.meter_state`)."""
         if config is None:
             return GREEN
-        st = self.state.get(key)
+        st = rec.meter_state
         if st is None or st[3] != config:
-            st = self.state[key] = [float(config[1]), float(config[3]), self.clock(), config]
+            st = rec.meter_state = [float(config[1]), float(config[3]), self.clock(), config]
         return self._mark(config, st, size)
 
     def _mark(self, cfg, st, size: int) -> int:

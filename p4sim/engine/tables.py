@@ -24,7 +24,7 @@ from p4sim.model import (
 class _Record:
     """A table entry plus its compiled form."""
 
-    __slots__ = ("action_fn", "argv", "checks", "entry", "exact", "key", "rank")
+    __slots__ = ("action_fn", "argv", "checks", "entry", "exact", "key", "meter_state", "rank")
 
     def __init__(self, entry, exact, checks, rank, action_fn, argv, key):
         self.entry = entry
@@ -34,6 +34,7 @@ class _Record:
         self.action_fn = action_fn
         self.argv = argv
         self.key = key  # identity of the entry: canonical match + priority
+        self.meter_state = None  # direct meter buckets of this entry
 
 
 class Table:
