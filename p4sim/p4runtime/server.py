@@ -361,9 +361,10 @@ class P4RuntimeServer:
         address: str = "127.0.0.1:9559",
         device_id: int = 0,
         compiler: Compiler = default_compiler,
-        max_workers: int = 16,
+        max_workers: int = 64,
     ) -> None:
         self.servicer = P4RuntimeServicer(switch, device_id, compiler)
+        # every open StreamChannel holds a worker for its lifetime: keep plenty for unary RPCs
         self._server = grpc.server(
             futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="p4rt"),
             # a device config carries the whole preprocessed program; reads can be large
