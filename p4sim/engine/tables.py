@@ -97,7 +97,7 @@ class Table:
             argv.append(v)
         return argv
 
-    def _compile(self, entry: TableEntry) -> _Record:
+    def _compile(self, entry: TableEntry, with_action: bool = True) -> _Record:
         d = self.definition
         names = {k.name for k in d.keys}
         unknown = set(entry.match) - names
@@ -166,7 +166,7 @@ class Table:
                 if (lo, hi) != (0, full):
                     checks.append((i, lo, hi, True))
                 canon.append((lo, hi))
-        argv = self._check_action(entry.action, entry.args, default=False)
+        argv = self._check_action(entry.action, entry.args, default=False) if with_action else []
         rank = entry.priority if self.by_priority else prefix
         key = (tuple(canon), entry.priority if self.by_priority else 0)
         return _Record(entry, tuple(exact), checks, rank, self.bound.get(entry.action), argv, key)
@@ -198,16 +198,8 @@ class Table:
         bucket.sort(key=lambda r: -r.rank)  # stable: equal ranks keep insertion order
 
     def _find_record(self, entry: TableEntry) -> _Record:
-        probe = TableEntry(
-            entry.match, next(iter(self.refs)), {}, entry.priority, is_const=entry.is_const
-        )
-        # Only match and priority identify an entry: validate them without the action.
-        saved = self._check_action
-        self._check_action = lambda *a, **k: []
-        try:
-            key = self._compile(probe).key
-        finally:
-            self._check_action = saved
+        # Only match and priority identify an entry: the action is not looked at.
+        key = self._compile(entry, with_action=False).key
         rec = self.records.get(key)
         if rec is None:
             raise EntryNotFound(f"table {self.definition.name} has no entry with this match key")
