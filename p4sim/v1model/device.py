@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import random
 import time
+from collections import deque
 
 from p4sim.engine.control import ExitSignal
 from p4sim.engine.deparser import PacketOut
@@ -30,6 +31,7 @@ log = logging.getLogger("p4sim")
 trace = logging.getLogger("p4sim.trace")
 
 NORMAL, INGRESS_CLONE, EGRESS_CLONE, RECIRC, REPLICATION, RESUBMIT = 0, 1, 2, 4, 5, 6
+MAX_DIGESTS = 4096
 MAX_RECIRCULATIONS = 16  # resubmit/recirculate loops end here (BMv2 has no limit)
 
 
@@ -78,7 +80,9 @@ class V1ModelDevice(Runtime):
         super().__init__(program, None, cpu_port)
         self.arch = V1ModelExterns(self)
         self.rng = random.Random(seed)
-        self.digests: list = []
+        # The most recent digest() messages (not sent over P4Runtime): bounded so that a
+        # long-running switch does not grow without limit.
+        self.digests: deque = deque(maxlen=MAX_DIGESTS)
         roots = program.roots
         parser, verify, ingress, egress, compute, deparser = roots
         pdecl = parser.decl
