@@ -241,3 +241,41 @@ def test_lpm_index_agrees_with_longest_prefix_rule(tables_prog):
             assert out[-2:] == b"\xee\x00"
         else:
             assert out[-2:] == bytes([best[1], 1])
+
+
+DIGEST_PROGRAM = """
+#include <core.p4>
+#include <v1model.p4>
+header h_t { bit<8> a; bit<16> b; }
+struct headers_t { h_t h; }
+struct learn_t { bit<8> a; bit<9> port; }
+struct meta_t { }
+parser P(packet_in pkt, out headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    state start { pkt.extract(hdr.h); transition accept; }
+}
+control VC(inout headers_t hdr, inout meta_t meta) { apply { } }
+control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    apply {
+        digest<learn_t>(1, { hdr.h.a, sm.ingress_port });
+        assert(hdr.h.b != 0);
+        sm.egress_spec = 1;
+    }
+}
+control E(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) { apply { } }
+control CC(inout headers_t hdr, inout meta_t meta) { apply { } }
+control D(packet_out pkt, in headers_t hdr) { apply { pkt.emit(hdr.h); } }
+V1Switch(P(), VC(), I(), E(), CC(), D()) main;
+"""
+
+
+def test_digest_and_assert():
+    from p4sim.frontend import compile_source
+
+    prog = compile_source(DIGEST_PROGRAM, "digest.p4")
+    assert [(d.name, [(f.name, f.bitwidth) for f in d.fields]) for d in prog.model.digests] == [
+        ("learn_t", [("a", 8), ("port", 9)])
+    ]
+    dev = prog.new_device()
+    assert dev.process(5, b"\x2a\x00\x01") == [(1, b"\x2a\x00\x01")]
+    assert list(dev.digests) == [("learn_t", 1, [0x2A, 5])]
+    assert dev.process(5, b"\x2a\x00\x00") == []  # assert() failed: dropped, not raised
