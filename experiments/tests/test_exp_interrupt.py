@@ -1,0 +1,76 @@
+"""Ctrl-C in the middle of a run (root): `dcexp run` exits 130, tears the testbed down
+(no namespace, no process of the run left) and saves nothing half-done."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from experiments.testbed import RUN_DIR, leftovers
+
+pytestmark = pytest.mark.netns
+if os.geteuid() != 0:
+    raise RuntimeError("the interrupt test needs root (network namespaces); run as root")
+
+
+def owned_prefix(pid: int) -> str | None:
+    for pidfile in RUN_DIR.glob("dx*.pid"):
+        try:
+            if int(pidfile.read_text()) == pid:
+                return pidfile.name[: -len(".pid")]
+        except (OSError, ValueError):
+            continue
+    return None
+
+
+def test_sigint_tears_everything_down(tmp_path):
+    scenario = tmp_path / "long.yaml"
+    scenario.write_text(
+        yaml.safe_dump(
+            {
+                "name": "long",
+                "links": {"both": {"rate_mbit": 20, "delay_ms": 5}},
+                "flows": [{"kind": "tcp", "cc": "cubic", "duration_s": 60, "client": "dc"}],
+            }
+        )
+    )
+    out = tmp_path / "out"
+    dcexp = Path(sys.executable).parent / "dcexp"
+    proc = subprocess.Popen(
+        [str(dcexp), "run", str(scenario), "--out", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        prefix = None
+        while time.monotonic() < deadline and proc.poll() is None:
+            prefix = prefix or owned_prefix(proc.pid)
+            # the flow is running once iperf3 has written its first interval
+            if prefix and list(out.glob("runs/*.partial/logs/f0-dc/client.json")):
+                break
+            time.sleep(0.2)
+        assert prefix and proc.poll() is None, proc.stdout.read() if proc.poll() else "no run"
+        time.sleep(1.5)
+        proc.send_signal(signal.SIGINT)
+        output, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, output
+    assert "interrupted by SIGINT" in output
+    assert leftovers(prefix) == []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        assert prefix.encode() not in cmdline, cmdline
+    assert not list(out.glob("runs/*/manifest.json")), "a half run was saved as done"
+    assert not list(RUN_DIR.glob(f"{prefix}.*"))
