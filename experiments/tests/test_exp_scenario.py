@@ -146,6 +146,15 @@ def test_preflight_names_every_problem(monkeypatch):
     assert "needs root" in msg and "simple_switch_grpc" in msg
 
 
+def test_preflight_names_a_missing_part(monkeypatch, tmp_path):
+    from experiments import runner
+    from experiments.testbed import TestbedError
+
+    monkeypatch.setattr(runner, "AGENT_BIN", tmp_path / "pdcp-agent")
+    with pytest.raises(TestbedError, match=r"pdcp-agent is missing: run `make build`"):
+        runner.preflight(from_dict(base()), "p4sim")
+
+
 def test_events_validated_and_sorted():
     sc = from_dict(
         base(
