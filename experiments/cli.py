@@ -45,6 +45,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--out", type=Path, help="output directory (default results/<name>)")
     run.add_argument("--timeout-s", type=float, help="per-run limit (default from the flows)")
+    run.add_argument(
+        "--variant",
+        action="append",
+        metavar="LABEL",
+        help="run only this protocol/CC variant (e.g. ngtcp2-cubic); repeatable",
+    )
     rep = sub.add_parser("report", help="analyse saved runs: figures, summary.md, table")
     rep.add_argument("dir", type=Path)
     val = sub.add_parser("validate", help="check scenario files without running anything")
@@ -62,6 +68,17 @@ def cmd_run(args) -> int:
         print("dcexp: --reps must be at least 1", file=sys.stderr)
         return 2
     scenario = load(args.scenario, quick=args.quick, reps=args.reps)
+    if args.variant:
+        labels = list(dict.fromkeys(r.variant for r in scenario.runs))
+        unknown = [v for v in args.variant if v not in labels]
+        if unknown:
+            print(
+                f"dcexp: --variant {', '.join(unknown)}: not in this scenario; its variants: "
+                f"{', '.join(labels)}",
+                file=sys.stderr,
+            )
+            return 2
+        scenario.runs = [r for r in scenario.runs if r.variant in args.variant]
     out = args.out or Path("results") / scenario.name
     print(f"dcexp: {scenario.name}: {len(scenario.runs)} runs -> {out}", file=sys.stderr)
     try:

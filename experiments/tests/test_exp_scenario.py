@@ -184,3 +184,9 @@ def test_link_driver_rules_apply_at_load_time():
             base(links={"both": {"rate_mbit": 20}, "a": {"trace": "lte_var20.mahi"}}),
             path=SCENARIOS[0],
         )
+
+
+def test_cli_unknown_variant_lists_the_scenario_variants(capsys):
+    assert dcexp(["run", str(SCENARIOS[0]), "--variant", "quiche-cubic"]) == 2
+    err = capsys.readouterr().err
+    assert "not in this scenario" in err and "ngtcp2-cubic" in err
