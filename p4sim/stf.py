@@ -15,8 +15,8 @@ comment). Names of tables, actions, registers and counters may be written in ful
     mcast <group> <port>[:<rid>] ...            multicast group with its replicas
     clone_session <session> <port> [<truncate_bytes>]
     register_write <register> <index> <value>
-    register_check <register> <index> <value>
-    counter_check <counter> <index> packets <n> [bytes <n>]
+    register_check <register> <index> <value>                    (alias: check_register)
+    counter_check <counter> <index> packets <n> [bytes <n>]      (alias: check_counter)
     direct_counter_check <table> <key>:<match> ... [<priority>] packets <n> [bytes <n>]
     meter_config <meter> <index> <cir> <cburst> <pir> <pburst>
     direct_meter_config <table> <key>:<match> ... [<priority>] <cir> <cburst> <pir> <pburst>
@@ -250,6 +250,13 @@ class StfRunner:
     def cmd_counter_check(self, rest, line) -> None:
         c = self.device.counters[_resolve(rest[0], self.device.counters, "counter")]
         self._check_counts(f"counter {rest[0]}[{rest[1]}]", c.read(parse_value(rest[1])), rest[2:])
+
+    # p4c's STF spells some checks the other way round.
+    def cmd_check_counter(self, rest, line) -> None:
+        self.cmd_counter_check(rest, line)
+
+    def cmd_check_register(self, rest, line) -> None:
+        self.cmd_register_check(rest, line)
 
     def cmd_direct_counter_check(self, rest, line) -> None:
         table = self._table(rest[0])
