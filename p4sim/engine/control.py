@@ -352,6 +352,12 @@ class BlockCompiler(ExprCompiler):
         body = self.action_body(decl)
         directional = [p for p in decl.params if p.direction]
         directionless = [p.var.slot for p in decl.params if not p.direction]
+        # Control-plane values are unsigned bit strings: int<W> parameters get their sign.
+        signed = [
+            (i, p.type.wrap)
+            for i, p in enumerate(x for x in decl.params if not x.direction)
+            if isinstance(p.type, Bits) and p.type.signed
+        ]
         bound = []
         outs = []
         if ref is not None and ref.args:
@@ -368,6 +374,8 @@ class BlockCompiler(ExprCompiler):
                 g_frame[slot] = default_value(t) if g is None else g(f)
             for slot, value in zip(directionless, argv):
                 g_frame[slot] = value
+            for i, wrap in signed:
+                g_frame[directionless[i]] = wrap(argv[i])
             try:
                 body(g_frame)
             except ReturnSignal:
@@ -388,7 +396,7 @@ class BlockCompiler(ExprCompiler):
             table.bound["NoAction"] = lambda f, argv: None
         table.rebind()
         keys = [self.expr(k.expr) for k in t.keys]
-        key_fns = [as_int(g) if isinstance(k.expr.type, BoolT) else g for g, k in zip(keys, t.keys)]
+        key_fns = [key_value(g, k.expr.type) for g, k in zip(keys, t.keys)]
         rt = self.rt
         name = tdef.name
         counted = tdef.direct_counter is not None
@@ -609,6 +617,17 @@ def flatten_fn(t, g, pos):
 def as_int(g):
     """A getter converting bool to int (table keys and select values are integers)."""
     return lambda f: int(g(f))
+
+
+def key_value(g, t):
+    """Table keys are matched as unsigned bit strings (P4Runtime): bool -> int, int<W> -> its
+    two's complement bits."""
+    if isinstance(t, BoolT):
+        return as_int(g)
+    if isinstance(t, Bits) and t.signed:
+        m = (1 << t.width) - 1
+        return lambda f: g(f) & m
+    return g
 
 
 def _field_getter(i: int):

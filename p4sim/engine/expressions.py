@@ -325,6 +325,15 @@ class ExprCompiler:
             m = (1 << (e.hi.const - lo + 1)) - 1
             clear = ~(m << lo)
 
+            base_t = e.expr.type
+            if base_t.signed:  # keep int<W> values in their signed range
+                wrap = base_t.wrap
+
+                def set_slice_signed(f, v):
+                    setter(f, wrap((g(f) & clear) | ((v & m) << lo)))
+
+                return set_slice_signed
+
             def set_slice(f, v):
                 setter(f, (g(f) & clear) | ((v & m) << lo))
 
