@@ -7,8 +7,11 @@
 
 #include "core.p4"
 
+// p4c's default. p4sim declares the generic forms of counter<I>, meter<I> and
+// register<T, I> (20200408) whatever the version, and accepts them with fewer type
+// arguments (register<bit<32>>), so programs written for either version compile.
 #ifndef V1MODEL_VERSION
-#define V1MODEL_VERSION 20200408
+#define V1MODEL_VERSION 20180101
 #endif
 
 match_kind {
