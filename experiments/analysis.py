@@ -74,7 +74,15 @@ def load_runs(out: Path) -> pd.DataFrame:
     return df
 
 
-FLOW_COLUMNS = ("client", "goodput_mbit", "completion_s", "bytes", "intact", "complete")
+FLOW_COLUMNS = (
+    "client",
+    "goodput_mbit",
+    "completion_s",
+    "rtt_ms_mean",
+    "bytes",
+    "intact",
+    "complete",
+)
 
 
 def load_manifests(out: Path) -> list[dict]:
@@ -161,6 +169,7 @@ def throughput_summary(flows: pd.DataFrame) -> pd.DataFrame:
         goodput_mbit_mean=("goodput_mbit", "mean"),
         goodput_mbit_sd=("goodput_mbit", "std"),
         completion_s_mean=("completion_s", "mean"),
+        rtt_ms_mean=("rtt_ms_mean", "mean"),
         runs=("run_id", "nunique"),
         cpu_saturated_runs=("cpu_saturated", "sum"),
     )

@@ -286,8 +286,11 @@ def execute_run(run: Run, run_dir: Path, opts: RunOptions, on_tick=None) -> dict
 
     t0 = flows[next(iter(flows))].ctx.t0
     for fid, flow in flows.items():
-        rows.extend(_thin((t, "flow", fid, metric, value) for t, metric, value in flow.samples()))
+        samples = _thin((t, "flow", fid, metric, value) for t, metric, value in flow.samples())
+        rows.extend(samples)
+        rtts = [row[4] for row in samples if row[3] == "rtt_ms"]
         results[fid] = {
+            "rtt_ms_mean": sum(rtts) / len(rtts) if rtts else None,
             "kind": flow.spec["kind"],
             "cc": flow.spec["cc"],
             "client": flow.spec["client"],
@@ -421,6 +424,7 @@ def _write_flows(path: Path, run: Run, results: dict) -> None:
         "bytes",
         "completion_s",
         "goodput_mbit",
+        "rtt_ms_mean",
         "complete",
         "intact",
     ]

@@ -97,7 +97,7 @@ class Ngtcp2Flow(Flow):
                     continue
                 data = ev.get("data", {})
                 t = base + float(ev.get("time", 0)) / 1000
-                if "smoothed_rtt" in data:
+                if data.get("latest_rtt"):  # before the first RTT sample it is the 333 ms guess
                     out.append((t, "rtt_ms", float(data["smoothed_rtt"])))
                 if "congestion_window" in data:
                     out.append((t, "cwnd_bytes", float(data["congestion_window"])))
