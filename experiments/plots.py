@@ -103,6 +103,40 @@ def throughput_vs_param(
     return _save(fig, out_dir, "throughput_vs_param")
 
 
+def throughput_bars(summary: pd.DataFrame, out_dir: Path, client: str = "dc") -> list[Path]:
+    """Without a sweep: one bar per protocol/CC variant (mean goodput, sd as error bar)."""
+    data = summary[summary.client == client]
+    if data.empty:
+        return []
+    fig, ax = plt.subplots(figsize=(max(4.8, 1.2 * len(data)), 4.0))
+    xs = range(len(data))
+    ax.bar(
+        xs,
+        data.goodput_mbit_mean,
+        yerr=data.goodput_mbit_sd.fillna(0),
+        capsize=4,
+        color=[f"C{i}" for i in xs],
+    )
+    for x, (_, row) in zip(xs, data.iterrows()):
+        mark = " *" if row.cpu_saturated_runs else ""
+        ax.text(
+            x,
+            row.goodput_mbit_mean / 2,
+            f"{row.goodput_mbit_mean:.1f}{mark}",
+            ha="center",
+            color="white",
+            fontsize=9,
+        )
+    ax.set_xticks(list(xs), list(data.variant), fontsize=8)
+    ax.set_ylabel(f"goodput of the {client.upper()} client (Mbit/s)")
+    ax.grid(axis="y", alpha=0.3)
+    title = "Goodput per protocol/CC"
+    if data.cpu_saturated_runs.any():
+        title += " (* some runs CPU-saturated)"
+    ax.set_title(title, fontsize=10)
+    return _save(fig, out_dir, "throughput_bars")
+
+
 def fairness_bars(fair: pd.DataFrame, out_dir: Path) -> list[Path]:
     """Mean goodput per flow (client) per variant, JFI annotated."""
     if fair.empty:

@@ -64,7 +64,10 @@ def report(out: Path) -> tuple[str, list[Path]]:
     reord = _in_order(analysis.reordering_summary(out), order, variants)
 
     figures: list[Path] = []
-    figures += plots.throughput_vs_param(summary, param, fig_dir)
+    if doc.get("sweep"):
+        figures += plots.throughput_vs_param(summary, param, fig_dir)
+    elif len(fair) == 0:
+        figures += plots.throughput_bars(summary, fig_dir)
     figures += plots.fairness_bars(fair, fig_dir)
     figures += plots.link_utilization(out, manifests, fig_dir, variants)
     figures += plots.throughput_over_time(out, manifests, fig_dir)
