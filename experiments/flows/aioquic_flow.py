@@ -110,6 +110,8 @@ class AioquicFlow(Flow):
                 and res["bytes"] == self.size_bytes
                 and final["sha256"] == sha256_file(self.ctx.payload)
             )
+        if final:
+            res["udp_rcvbuf_bytes"] = final.get("rcvbuf")
         if self.size_bytes and final and final.get("complete"):
             res["completion_s"] = final["elapsed_s"]
         return res

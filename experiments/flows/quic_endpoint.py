@@ -113,10 +113,11 @@ async def run_client(args) -> int:
     async with connect(
         args.addr, args.port, configuration=config, create_protocol=DownloadClientProtocol
     ) as proto:
+        sock = proto._transport.get_extra_info("socket")
         if args.rcvbuf:
-            sock = proto._transport.get_extra_info("socket")
             # SO_RCVBUFFORCE (root) goes past net.core.rmem_max, which is not per namespace.
             sock.setsockopt(socket.SOL_SOCKET, getattr(socket, "SO_RCVBUFFORCE", 33), args.rcvbuf)
+        rcvbuf = sock.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF)  # as the kernel set it
         stream_id = proto._quic.get_next_available_stream_id()
         nbytes = args.bytes if args.bytes is not None else -1
         proto._quic.send_stream_data(stream_id, f"GET {nbytes}\n".encode())
@@ -137,6 +138,7 @@ async def run_client(args) -> int:
                     sha256=proto.digest.hexdigest(),
                     complete=proto.finished.done() and proto.finished.result(),
                     elapsed_s=time.monotonic() - t_start,
+                    rcvbuf=rcvbuf,
                 )
             log.write(json.dumps(line) + "\n")
             log.flush()
