@@ -1,14 +1,14 @@
 """The DC testbed of DESIGN.md section 2, built in network namespaces for one run.
 
     server ns --veth(port 0)-- switch ns [p4sim | simple_switch_grpc]
-    switch ns --veth(port 1)-- eNB-A ns [linkem A between its two legs, bridge] --veth-- DC client
+    switch ns --veth(port 1)-- eNB-A ns [linkem A: that veth <-> a veth into the bridge] --veth-- DC client
     switch ns --veth(port 2)-- eNB-B ns [linkem B ...]                           --veth-- DC client
     DC client ns: pdcp-agent on its two leg veths, a tap carrying the client's IP
     SC clients hang off the eNB bridges (one namespace each).
 
 Addressing is one IPv4 subnet with static neighbour entries everywhere: the server holds each
-client's real MAC (the DC client's is its tap's), so the switch only rewrites nothing but
-source MACs and the eNB bridges deliver by destination MAC. The switch's P4Runtime server
+client's real MAC (the DC client's is its tap's), so the switch needs no MAC rewrite and the
+eNB bridges deliver by destination MAC (no ARP crosses the switch). The switch's P4Runtime server
 listens on a Unix socket, which every namespace shares, so the controller (this process, in
 the root namespace) reaches it without any address in the root namespace.
 
@@ -135,6 +135,9 @@ class Testbed:
     def __enter__(self) -> Self:
         try:
             self.build()
+        except NetnsError as exc:  # a plumbing command failed: name it, no traceback
+            self.close()
+            raise TestbedError(f"testbed plumbing: {exc}") from None
         except BaseException:
             self.close()
             raise
@@ -428,6 +431,3 @@ def leftovers(prefix: str) -> list[str]:
     out = subprocess.run(["ip", "-j", "netns", "list"], capture_output=True, text=True, check=True)
     names = [n["name"] for n in json.loads(out.stdout or "[]")]
     return [n for n in names if n.startswith(prefix)]
-
-
-__all__ = ["Host", "NetnsError", "Testbed", "TestbedError", "leftovers"]
