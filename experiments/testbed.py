@@ -236,9 +236,18 @@ class Testbed:
 
     def _configure_splitter(self) -> None:
         try:
-            from controlplane.splitter import Splitter, UserConfig
+            from controlplane.client import P4RuntimeError
+            from controlplane.splitter import SplitterError
         except ImportError as exc:
-            raise TestbedError(f"controller: controlplane.splitter is missing ({exc})") from None
+            raise TestbedError(f"controller: controlplane is missing ({exc})") from None
+        try:
+            self._install_users()
+        except (P4RuntimeError, SplitterError) as exc:
+            raise TestbedError(f"controller ({self.target} at {self.grpc_addr}): {exc}") from None
+
+    def _install_users(self) -> None:
+        from controlplane.splitter import Splitter, UserConfig
+
         self.splitter = Splitter.connect(self.grpc_addr, device_id=0, election_id=1)
         if self.target == "bmv2":
             self.splitter.push_pipeline(
