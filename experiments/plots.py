@@ -69,6 +69,7 @@ def throughput_vs_param(
     fig, ax = plt.subplots(figsize=FIGSIZE)
     points = list(dict.fromkeys(data.point))
     numeric = _numeric(points)
+    saturated_labelled = False  # one legend entry for the marker, whichever variant has it
     for variant, g in data.groupby("variant", sort=False):
         xs = g.point if numeric else [points.index(p) for p in g.point]
         ax.errorbar(
@@ -88,8 +89,9 @@ def throughput_vs_param(
                 marker="x",
                 color="red",
                 zorder=5,
-                label="CPU saturated" if variant == data.variant.iloc[0] else None,
+                label=None if saturated_labelled else "CPU saturated",
             )
+            saturated_labelled = True
     if numeric and len(points) > 2 and max(points) / max(min(points), 1e-9) >= 100:
         ax.set_xscale("log")
     if not numeric:

@@ -38,7 +38,7 @@ LINK_KEYS = {
     "jitter_ms": "delay standard deviation in ms (alternative to delay_cv)",
     "dist": "delay distribution: const|normal|uniform|pareto|paretonormal",
     "loss": "Bernoulli loss probability 0..1",
-    "ge": "Gilbert-Elliott loss [p, r, 1-k, 1-h]",
+    "ge": "Gilbert-Elliott loss [p, r, 1-h, 1-k] (netem order)",
     "queue_pkts": "drop-tail queue size in packets",
     "queue_bytes": "drop-tail queue size in bytes",
     "queue_bdp": "drop-tail queue size in multiples of the bandwidth-delay product",
