@@ -371,6 +371,10 @@ class P4RuntimeServer:
             options=[
                 ("grpc.max_receive_message_length", _MAX_MESSAGE),
                 ("grpc.max_send_message_length", _MAX_MESSAGE),
+                # grpc binds with SO_REUSEPORT by default: a second switch on the same port
+                # would start silently and clients would be spread over both. Refuse instead,
+                # as simple_switch_grpc does.
+                ("grpc.so_reuseport", 0),
             ],
         )
         p4runtime_pb2_grpc.add_P4RuntimeServicer_to_server(self.servicer, self._server)
