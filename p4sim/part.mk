@@ -1,9 +1,13 @@
 # p4sim: the embedded P4_16 v1model target (front end, engine, P4Runtime server).
-.PHONY: p4sim-test p4sim-bench
+.PHONY: p4sim-test p4sim-bench p4rt-shell-venv
 TEST_TARGETS  += p4sim-test
 BENCH_TARGETS += p4sim-bench
 
-p4sim-test:
+# p4runtime-shell in a venv of its own, for the interop test (test_runtime_interop.py)
+p4rt-shell-venv:
+	@bash tools/setup_p4runtime_shell.sh
+
+p4sim-test: p4rt-shell-venv
 	$(PY) -m pytest -q p4sim/tests
 
 p4sim-bench:
