@@ -21,11 +21,30 @@ comment). Names of tables, actions, registers and counters may be written in ful
     meter_config <meter> <index> <cir> <cburst> <pir> <pburst>
     direct_meter_config <table> <key>:<match> ... [<priority>] <cir> <cburst> <pir> <pburst>
     packet <port> <hex bytes>                   spaces inside the hex are ignored
-    expect <port> <hex bytes>                   `*` is a wildcard nibble
+    expect <port> <hex bytes>[$]                `*` is a wildcard nibble; `$`: see below
+    expect <port>                               any number of frames may leave on <port>
     expect_drop                                 the previous packet must produce no output
 
-Packets are processed when they appear. At the end, the frames sent on each port must be
-exactly the expected ones, in order; frames on ports with no `expect` are failures too.
+p4c's STF syntax (testdata/p4_16_samples/*.stf, run on BMv2 by p4c's bmv2stf.py) is accepted
+with p4c's meaning:
+
+    mirroring_add <session> <port>              (simple_switch_CLI) clone session to a port
+    mc_mgrp_create <group>                      (simple_switch_CLI) empty multicast group
+    mc_node_create <rid> <port> ...             node; handles count 0, 1, ... as in BMv2
+    mc_node_associate <group> <handle>          the node's ports join the group
+    check_counter <counter>(<index>) [packets|bytes] [==|!=|<|<=|>|>= <n>]
+    wait                                        (nothing to wait for: packets run at once)
+    key names: any dotted suffix of the key's name, `hdr.h.$valid$` also as `hdr.h.valid`
+        or `hdr.h`, `st$1.f` for `st[1].f`; an omitted exact key matches 0
+    ternary key without `&&&`: 0x/0b/0o digits give the mask (`0x1*` = 0x10&&&0xf0,
+        `0x0001` = 0x0001&&&0xffff); decimal, IPv4 or MAC values are exact
+    lpm key without `/`: the prefix is the number of 0x/0b/0o digits before any `*`
+        (`0x0a01****` = 0x0a010000/16); decimal, IPv4 or MAC values are full length
+
+Packets are processed when they appear; `expect` lines may come before or after their packet.
+At the end, each port must have sent exactly as many frames as it has `expect` lines, in
+order (frames on ports with no `expect` are failures too). As in p4c, a frame matches when
+it starts with the expected bytes; an expectation ending in `$` must match the whole frame.
 """
 
 from __future__ import annotations
@@ -71,6 +90,59 @@ def parse_value(text: str) -> int:
         raise StfError(f"bad value '{text}' (expected decimal, 0x.., 0b.., IPv4 or MAC)") from None
 
 
+_RADIX = {"0x": (16, 4), "0b": (2, 1), "0o": (8, 3)}
+
+
+def _based_digits(text: str):
+    """(digits, radix, bits per digit) of a 0x/0b/0o literal, else None (p4c's STF only
+    derives masks and prefixes from such literals)."""
+    text = text.strip().replace("_", "")
+    prefix = text[:2].lower()
+    if prefix not in _RADIX or len(text) < 3:
+        return None
+    radix, bits = _RADIX[prefix]
+    return text[2:], radix, bits
+
+
+def _digit_mask(text: str, width: int) -> tuple[int, int]:
+    """A ternary key value as p4c's STF reads it: every written digit is matched, `*`
+    digits are wildcards (`0x1*` = 0x10&&&0xf0); other notations match all bits."""
+    based = _based_digits(text)
+    if based is None:
+        return parse_value(text), (1 << width) - 1
+    digits, radix, bits = based
+    try:
+        value = int(digits.replace("*", "0"), radix)
+    except ValueError:
+        raise StfError(f"bad ternary value '{text}'") from None
+    mask = 0
+    for ch in digits:
+        mask = (mask << bits) | (0 if ch == "*" else (1 << bits) - 1)
+    return value, mask & ((1 << width) - 1)
+
+
+def _digit_prefix(text: str, width: int) -> tuple[int, int]:
+    """An lpm key value without /len as p4c's STF reads it: the prefix is the written
+    digits that are not `*` (`0x0a01****` = 0x0a010000/16); other notations: full length."""
+    based = _based_digits(text)
+    if based is None:
+        return parse_value(text), width
+    digits, radix, bits = based
+    try:
+        value = int(digits.replace("*", "0"), radix)
+    except ValueError:
+        raise StfError(f"bad lpm value '{text}'") from None
+    return value, min(width, (len(digits) - digits.count("*")) * bits)
+
+
+def _lpm(kind: str, value: int, prefix_len: int, width: int) -> FieldMatch:
+    """Bits past the prefix are ignored, as simple_switch_CLI's table_add does."""
+    if not 0 <= prefix_len <= width:
+        raise StfError(f"prefix length {prefix_len} outside 0..{width}")
+    mask = ((1 << prefix_len) - 1) << (width - prefix_len)
+    return FieldMatch(kind, value & mask, prefix_len=prefix_len)
+
+
 def _resolve(name: str, names, what: str) -> str:
     names = list(names)
     if name in names:
@@ -91,10 +163,12 @@ class StfRunner:
         self.program = program
         self.device = program.new_device(seed=1)
         self.verbose = verbose
-        self.expected: dict[int, list[tuple[bytes, bytes, int]]] = {}
+        self.expected: dict[int, list[tuple[str, bool]]] = {}  # (hex pattern, exact)
         self.received: dict[int, list[bytes]] = {}
         self.result = Result()
         self.last_outputs: list | None = None
+        self.any_output: set[int] = set()  # ports with a bare `expect <port>`
+        self.mc_nodes: list[list[Replica]] = []  # mc_node_create, by handle
 
     def run_text(self, text: str, filename: str = "<stf>") -> Result:
         for lineno, raw in enumerate(text.splitlines(), 1):
@@ -103,7 +177,7 @@ class StfRunner:
                 continue
             try:
                 self.command(line)
-            except (StfError, ControlPlaneError, IndexError) as e:
+            except (StfError, ControlPlaneError, IndexError, ValueError) as e:
                 raise StfError(f"{filename}:{lineno}: {e}") from None
         self.compare()
         return self.result
@@ -111,7 +185,7 @@ class StfRunner:
     # -- commands ---------------------------------------------------------------------
     def command(self, line: str) -> None:
         words = line.split()
-        cmd, rest = words[0], words[1:]
+        cmd, rest = words[0].lower(), words[1:]
         handler = getattr(self, "cmd_" + cmd, None)
         if handler is None:
             raise StfError(f"unknown command '{cmd}'")
@@ -138,6 +212,24 @@ class StfRunner:
     def _table(self, name: str):
         return self.device.tables[_resolve(name, self.device.tables, "table")]
 
+    def _key_name(self, table, name: str) -> str:
+        """The key a name in an `add` line means, with p4c's STF lookup rules."""
+        keys = [k.name for k in table.definition.keys]
+        name = re.sub(r"\$([0-9]+)", r"[\1]", name)  # st$1.f -> st[1].f
+        for candidate in (name, name + ".$valid$", re.sub(r"\.valid$", ".$valid$", name)):
+            if candidate in keys:
+                return candidate
+        found = [k for k in keys if k.endswith("." + name) or k.endswith("." + name + ".$valid$")]
+        if name == "valid":
+            found = [k for k in keys if k.endswith("$valid$")]
+        if len(found) == 1:
+            return found[0]
+        if not found:
+            raise StfError(
+                f"table {table.definition.name} has no key '{name}' (keys: {', '.join(keys)})"
+            )
+        raise StfError(f"key name '{name}' is ambiguous: {', '.join(found)}")
+
     def _matches(self, table, words: list[str]) -> tuple[dict, int]:
         keys = {k.name: k for k in table.definition.keys}
         match, priority = {}, 0
@@ -146,11 +238,9 @@ class StfRunner:
                 priority = parse_value(w)
                 continue
             kname, text = w.split(":", 1)
-            if kname not in keys:
-                raise StfError(
-                    f"table {table.definition.name} has no key '{kname}' (keys: {', '.join(keys)})"
-                )
+            kname = self._key_name(table, kname)
             kind = keys[kname].match_kind
+            width = keys[kname].bitwidth
             if "&&&" in text:
                 v, m = text.split("&&&")
                 match[kname] = FieldMatch(
@@ -161,18 +251,21 @@ class StfRunner:
                 match[kname] = FieldMatch(kind, low=parse_value(lo), high=parse_value(hi))
             elif "/" in text:
                 v, plen = text.split("/")
-                match[kname] = FieldMatch(kind, parse_value(v), prefix_len=int(plen))
-            else:
+                match[kname] = _lpm(kind, parse_value(v), int(plen), width)
+            elif kind == "ternary":
+                v, mask = _digit_mask(text, width)
+                match[kname] = FieldMatch(kind, v & mask, mask=mask)
+            elif kind == "lpm":
+                match[kname] = _lpm(kind, *_digit_prefix(text, width), width)
+            elif kind == "range":
                 v = parse_value(text)
-                w_ = keys[kname].bitwidth
-                if kind == "ternary":
-                    match[kname] = FieldMatch(kind, v, mask=(1 << w_) - 1)
-                elif kind == "lpm":
-                    match[kname] = FieldMatch(kind, v, prefix_len=w_)
-                elif kind == "range":
-                    match[kname] = FieldMatch(kind, low=v, high=v)
-                else:
-                    match[kname] = FieldMatch(kind, v)
+                match[kname] = FieldMatch(kind, low=v, high=v)
+            else:
+                match[kname] = FieldMatch(kind, parse_value(text))
+        # p4c's STF: an exact key left out of an `add` line matches 0.
+        for name, key in keys.items():
+            if name not in match and key.match_kind == "exact":
+                match[name] = FieldMatch("exact", 0)
         return match, priority
 
     def cmd_add(self, rest, line) -> None:
@@ -181,6 +274,7 @@ class StfRunner:
         table = self._table(rest[0])
         # The action call may contain spaces inside its parentheses.
         body = line.split(None, 2)[2]
+        body = re.sub(r"\)\s*=\s*\w+\s*$", ")", body)  # p4c's `= handle` suffix: unused
         m = re.search(r"([\w.]+\s*\(.*\))\s*$", body)
         if m:
             action_text, key_text = m.group(1), body[: m.start()]
@@ -251,9 +345,34 @@ class StfRunner:
         c = self.device.counters[_resolve(rest[0], self.device.counters, "counter")]
         self._check_counts(f"counter {rest[0]}[{rest[1]}]", c.read(parse_value(rest[1])), rest[2:])
 
-    # p4c's STF spells some checks the other way round.
+    _COMPARE = {
+        "==": int.__eq__,
+        "!=": int.__ne__,
+        "<": int.__lt__,
+        "<=": int.__le__,
+        ">": int.__gt__,
+        ">=": int.__ge__,
+    }
+
     def cmd_check_counter(self, rest, line) -> None:
-        self.cmd_counter_check(rest, line)
+        """p4c: check_counter name(index) [packets|bytes] [op value]; also p4sim's
+        counter_check word order."""
+        m = re.fullmatch(
+            r"check_counter\s+([\w.]+)\s*\(\s*(\w+)\s*\)\s*(?:(packets|bytes)\s*"
+            r"(?:(==|!=|<=|>=|<|>)\s*(\S+))?)?\s*",
+            line,
+        )
+        if m is None:
+            self.cmd_counter_check(rest, line)
+            return
+        name, index, kind, op, value = m.groups()
+        c = self.device.counters[_resolve(name, self.device.counters, "counter")]
+        got = c.read(parse_value(index))[1 if kind == "bytes" else 0]
+        self.result.checks += 1
+        if value is not None and not self._COMPARE[op](got, parse_value(value)):
+            self.result.failures.append(
+                f"counter {name}({index}) {kind} = {got}, expected {op} {value}"
+            )
 
     def cmd_check_register(self, rest, line) -> None:
         self.cmd_register_check(rest, line)
@@ -283,11 +402,49 @@ class StfRunner:
     def cmd_expect(self, rest, line) -> None:
         port = parse_value(rest[0])
         pattern = "".join(rest[1:])
-        if len(pattern) % 2:
-            raise StfError("expected packet has an odd number of hex digits")
-        value = bytes.fromhex(pattern.replace("*", "0"))
-        mask = bytes.fromhex("".join("0" if ch == "*" else "f" for ch in pattern))
-        self.expected.setdefault(port, []).append((value, mask, len(value)))
+        if not pattern:  # p4c: any number of frames may leave on this port
+            self.any_output.add(port)
+            return
+        exact = pattern.endswith("$")
+        pattern = pattern.removesuffix("$").lower()
+        if not re.fullmatch(r"[0-9a-f*]+", pattern):
+            raise StfError(f"bad expected packet '{pattern}' (hex digits and * wildcards)")
+        # Compared nibble by nibble as p4c does, so an odd number of digits is allowed.
+        self.expected.setdefault(port, []).append((pattern, exact))
+
+    # -- p4c STF / simple_switch_CLI commands ------------------------------------------
+    def cmd_mirroring_add(self, rest, line) -> None:
+        if len(rest) != 2:
+            raise StfError("mirroring_add needs <session> <port>")
+        self.device.pre.clone_sessions[parse_value(rest[0])] = CloneSession(
+            [Replica(parse_value(rest[1]), 0)]
+        )
+
+    def cmd_mc_mgrp_create(self, rest, line) -> None:
+        if len(rest) != 1:
+            raise StfError("mc_mgrp_create needs <group>")
+        self.device.pre.multicast_groups[parse_value(rest[0])] = []
+
+    def cmd_mc_node_create(self, rest, line) -> None:
+        if len(rest) < 2:
+            raise StfError("mc_node_create needs <rid> <port> ...")
+        rid = parse_value(rest[0])
+        # BMv2 keeps a node's ports as a bitmap: copies leave in port order.
+        ports = sorted({parse_value(p) for p in rest[1:]})
+        self.mc_nodes.append([Replica(port, rid) for port in ports])
+
+    def cmd_mc_node_associate(self, rest, line) -> None:
+        if len(rest) != 2:
+            raise StfError("mc_node_associate needs <group> <node handle>")
+        group, handle = parse_value(rest[0]), parse_value(rest[1])
+        if group not in self.device.pre.multicast_groups:
+            raise StfError(f"multicast group {group} was not created (mc_mgrp_create)")
+        if not 0 <= handle < len(self.mc_nodes):
+            raise StfError(f"no multicast node with handle {handle} (mc_node_create)")
+        self.device.pre.multicast_groups[group].extend(self.mc_nodes[handle])
+
+    def cmd_wait(self, rest, line) -> None:
+        pass  # packets are processed synchronously
 
     def cmd_expect_drop(self, rest, line) -> None:
         self.result.checks += 1
@@ -300,18 +457,20 @@ class StfRunner:
     # -- comparison -------------------------------------------------------------------
     def compare(self) -> None:
         for port in sorted(set(self.expected) | set(self.received)):
+            if port in self.any_output:
+                continue
             exp = self.expected.get(port, [])
             got = self.received.get(port, [])
-            for i, (value, mask, n) in enumerate(exp):
+            for i, (pattern, exact) in enumerate(exp):
                 if i >= len(got):
                     self.result.failures.append(
-                        f"port {port}: expected packet #{i + 1} {value.hex()} was not sent"
+                        f"port {port}: expected packet #{i + 1} {pattern} was not sent"
                     )
                     continue
-                frame = got[i]
-                if len(frame) != n or any((a ^ b) & m for a, b, m in zip(frame, value, mask)):
+                if not _frame_matches(got[i].hex(), pattern, exact):
                     self.result.failures.append(
-                        f"port {port}: packet #{i + 1} differs\n    got      {frame.hex()}\n    expected {_show(value, mask)}"
+                        f"port {port}: packet #{i + 1} differs\n    got      {got[i].hex()}"
+                        f"\n    expected {pattern}{'$' if exact else ''}"
                     )
             for j in range(len(exp), len(got)):
                 self.result.failures.append(
@@ -319,13 +478,12 @@ class StfRunner:
                 )
 
 
-def _show(value: bytes, mask: bytes) -> str:
-    out = []
-    for v, m in zip(value, mask):
-        hi = f"{v >> 4:x}" if m & 0xF0 else "*"
-        lo = f"{v & 0xF:x}" if m & 0x0F else "*"
-        out.append(hi + lo)
-    return "".join(out)
+def _frame_matches(frame_hex: str, pattern: str, exact: bool) -> bool:
+    """p4c's comparison: the frame starts with the pattern (`*` nibbles match anything);
+    with `$` it must also end there."""
+    if len(frame_hex) < len(pattern) or (exact and len(frame_hex) != len(pattern)):
+        return False
+    return all(p == "*" or p == f for p, f in zip(pattern, frame_hex))
 
 
 def run_stf(p4_path, stf_path, include_dirs=(), defines=None, verbose: bool = False) -> Result:
