@@ -1,10 +1,15 @@
-"""Client arbitration for one device and the default role (P4Runtime spec 5.3).
+"""Client arbitration for one device and the default role (P4Runtime spec 5.3, 5.4).
 
-The client with the highest election id, at least as high as any the server has seen, is
-primary. Every client learns the outcome in a MasterArbitrationUpdate: the primary gets OK,
-backups ALREADY_EXISTS, everyone NOT_FOUND while there is no primary (after the primary left,
-until a client arbitrates with an id >= the highest seen); the election id in the update is
-the primary's, or the highest seen.
+The primary is the client whose election id is at least as high as any the server has ever
+seen (`highest_seen`). When the primary leaves nobody is promoted: the server has no primary
+until a client arbitrates with an id >= the highest seen. A client that sends no election id
+at all is a backup that never becomes primary (and is not checked for duplicates).
+
+Notifications (MasterArbitrationUpdate, spec 5.4): when the primary changes (a new primary, a
+primary that downgraded itself or left) every client hears of it; a client that arbitrates
+without changing the primary hears only its own answer. The primary gets OK, backups
+ALREADY_EXISTS, everyone NOT_FOUND while there is no primary; the election id is the highest
+seen, left unset while there has never been a primary.
 """
 
 from __future__ import annotations
@@ -34,7 +39,8 @@ class Client:
 
     ident: int
     outbox: queue.Queue = field(default_factory=queue.Queue)
-    election_id: int | None = None  # set by its first arbitration update
+    arbitrated: bool = False  # it has sent a MasterArbitrationUpdate
+    election_id: int | None = None  # None: none sent (a backup for good)
     device_id: int = 0
 
 
@@ -47,21 +53,29 @@ class Arbiter:
         self.highest_seen: int | None = None
         self.primary: Client | None = None
 
-    def arbitrate(self, client: Client, election_id: int) -> None:
+    def arbitrate(self, client: Client, election_id: int | None) -> None:
         with self.lock:
-            for other in self.clients:
-                if other is not client and other.election_id == election_id:
-                    raise invalid(
-                        f"election id {election_id} is already used by another "
-                        "client of this role"
-                    )
+            if election_id is not None:
+                for other in self.clients:
+                    if other is not client and other.election_id == election_id:
+                        raise invalid(
+                            f"election id {election_id} is already used by another "
+                            "client of this role"
+                        )
+            previous = self.primary
+            client.arbitrated = True
             client.election_id = election_id
             if client not in self.clients:
                 self.clients.append(client)
-            if self.highest_seen is None or election_id > self.highest_seen:
+            if election_id is not None and (
+                self.highest_seen is None or election_id > self.highest_seen
+            ):
                 self.highest_seen = election_id
             self._elect()
-            self._notify_all()
+            if self.primary is not previous or client is previous:
+                self._notify_all()  # a new primary, or the primary re-arbitrated
+            else:
+                client.outbox.put(self._update_for(client))  # a backup: only its answer
 
     def remove(self, client: Client) -> None:
         with self.lock:
@@ -90,7 +104,8 @@ class Arbiter:
         arb = msg.arbitration
         arb.device_id = client.device_id
         if self.primary is None:
-            _uint128(self.highest_seen or 0, arb.election_id)
+            if self.highest_seen is not None:  # unset while there has never been a primary
+                _uint128(self.highest_seen, arb.election_id)
             arb.status.code = code_pb2.NOT_FOUND
             arb.status.message = "no primary client for this role"
         else:

@@ -76,6 +76,11 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
             )
 
     def _check_primary(self, request, what: str) -> None:
+        if not request.HasField("election_id"):
+            raise P4RuntimeError(
+                grpc.StatusCode.PERMISSION_DENIED,
+                f"{what} needs the primary client's election id; the request has none",
+            )
         eid = election_id(request.election_id)
         if not self.arbiter.is_primary(eid):
             raise P4RuntimeError(
@@ -117,16 +122,12 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
 
     def _set_pipeline(self, request) -> None:
         action = request.action
-        if action == Action.COMMIT:
-            pipeline = self._saved
-            if pipeline is None and request.HasField("config"):
-                pipeline = from_config(request.config, self.compiler, self.switch.cpu_port)
-            if pipeline is None:
-                raise P4RuntimeError(
-                    grpc.StatusCode.FAILED_PRECONDITION,
-                    "COMMIT without a config saved by VERIFY_AND_SAVE",
-                )
-            self._saved = None
+        if action == Action.COMMIT:  # spec: the saved config; no config in the request
+            if request.HasField("config"):
+                raise invalid("COMMIT takes no config: it commits the one VERIFY_AND_SAVE saved")
+            if self._saved is None:
+                raise not_found("COMMIT without a config saved by VERIFY_AND_SAVE")
+            pipeline, self._saved = self._saved, None
             self.switch.set_pipeline(pipeline)
             return
         if action not in (
@@ -141,12 +142,31 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
             )
         if not request.HasField("config"):
             raise invalid("the request has no config")
+        if action == Action.RECONCILE_AND_COMMIT:
+            self._reconcile(request.config)
+            return
         pipeline = from_config(request.config, self.compiler, self.switch.cpu_port)
         if action == Action.VERIFY_AND_SAVE:
             self._saved = pipeline
-        elif action in (Action.VERIFY_AND_COMMIT, Action.RECONCILE_AND_COMMIT):
-            # RECONCILE_AND_COMMIT is a full replacement in p4sim: state is not carried over.
+        elif action == Action.VERIFY_AND_COMMIT:
             self.switch.set_pipeline(pipeline)
+
+    def _reconcile(self, config) -> None:
+        """RECONCILE_AND_COMMIT must keep the forwarding state (spec). p4sim can do that only
+        for the program it runs (a controller reconnecting and pushing its pipeline again):
+        the entries stay, the P4Info and cookie are taken from the request. Another program
+        is INVALID_ARGUMENT, as the spec says for state that cannot be preserved."""
+        current = self.switch.pipeline
+        candidate = from_config(config, self.compiler, self.switch.cpu_port)  # verify first
+        if current is None or current.device_config != config.p4_device_config:
+            raise invalid(
+                "RECONCILE_AND_COMMIT: p4sim can preserve the forwarding state only when "
+                "the program stays the same; use VERIFY_AND_COMMIT to change it (state is "
+                "cleared)"
+            )
+        with current.device.lock:
+            current.p4info = candidate.p4info
+            current.cookie = candidate.cookie
 
     def GetForwardingPipelineConfig(self, request, context):
         try:
@@ -284,12 +304,14 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
                 f"role {update.role.name or update.role.id!r}: p4sim supports "
                 "only the default role"
             )
-        if client.election_id is not None and update.device_id != client.device_id:
+        if client.arbitrated and update.device_id != client.device_id:
             raise P4RuntimeError(
                 grpc.StatusCode.FAILED_PRECONDITION, "a stream cannot change its device_id"
             )
         client.device_id = update.device_id
-        self.arbiter.arbitrate(client, election_id(update.election_id))
+        # no election id: a backup for good (it can read and receive arbitration updates)
+        eid = election_id(update.election_id) if update.HasField("election_id") else None
+        self.arbiter.arbitrate(client, eid)
 
     def _packet_out(self, client: Client, packet) -> None:
         if client.election_id is None or not self.arbiter.is_primary(client.election_id):

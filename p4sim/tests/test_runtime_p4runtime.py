@@ -305,12 +305,15 @@ class Client:
             self.stream_error = exc
         self.responses.put(None)
 
-    def arbitrate(self, election_id: int | None = None, role: str = ""):
+    def arbitrate(self, election_id: int | None = None, role: str = "", unset: bool = False):
+        """Send a MasterArbitrationUpdate (`unset`: without an election id) and return the
+        server's answer."""
         if election_id is not None:
             self.election_id = election_id
         req = p4runtime_pb2.StreamMessageRequest()
         req.arbitration.device_id = self.device_id
-        req.arbitration.election_id.low = self.election_id
+        if not unset:
+            req.arbitration.election_id.low = self.election_id
         if role:
             req.arbitration.role.name = role
         self._requests.put(req)
@@ -506,6 +509,67 @@ def test_arbitration_primary_backup_and_permission(server):
         b_.close()
 
 
+def no_message(client: Client, kind: str, wait: float = 0.3) -> bool:
+    """True if `client` receives no `kind` message within `wait` seconds."""
+    try:
+        return client.next(kind, timeout=wait) is None
+    except queue.Empty:
+        return True
+
+
+def test_backup_joining_is_answered_alone(server):
+    """Spec 5.3: a client that becomes a backup (and was not primary) is the only one told;
+    the primary hears nothing. A primary that downgrades itself tells everyone."""
+    a = Client(server.address, election_id=5)
+    b_ = Client(server.address, election_id=3)
+    try:
+        assert a.arbitrate().status.code == code_pb2.OK
+        upd = b_.arbitrate()
+        assert upd.status.code == code_pb2.ALREADY_EXISTS and upd.election_id.low == 5
+        assert no_message(a, "arbitration")
+        # the backup re-arbitrates with another id that is still lower: again only itself
+        assert b_.arbitrate(4).status.code == code_pb2.ALREADY_EXISTS
+        assert no_message(a, "arbitration")
+        # the primary downgrades itself: below the highest seen (5), nobody is primary
+        upd = a.arbitrate(2)
+        assert upd.status.code == code_pb2.NOT_FOUND and upd.election_id.low == 5
+        upd = b_.next("arbitration")
+        assert upd.status.code == code_pb2.NOT_FOUND and upd.election_id.low == 5
+    finally:
+        a.close()
+        b_.close()
+
+
+def test_client_without_election_id_is_a_backup(server):
+    """An arbitration without election id (an observer) never becomes primary and is not a
+    duplicate of another one; before any primary the update carries no election id."""
+    x = Client(server.address, election_id=0)
+    y = Client(server.address, election_id=0)
+    p = Client(server.address, election_id=1)
+    try:
+        upd = x.arbitrate(unset=True)
+        assert upd.status.code == code_pb2.NOT_FOUND and not upd.HasField("election_id")
+        upd = y.arbitrate(unset=True)  # not INVALID_ARGUMENT: no id, no duplicate
+        assert upd.status.code == code_pb2.NOT_FOUND and not upd.HasField("election_id")
+        assert p.arbitrate().status.code == code_pb2.OK
+        for observer in (x, y):
+            upd = observer.next("arbitration")
+            assert upd.status.code == code_pb2.ALREADY_EXISTS and upd.election_id.low == 1
+        p.set_pipeline()
+        # a Write without election id is not the primary's, even with no id 0 around
+        req = p4runtime_pb2.WriteRequest(device_id=0)
+        req.updates.append(table_update("INSERT", fwd_entry(1, 2)))
+        with pytest.raises(grpc.RpcError) as info:
+            x.stub.Write(req, timeout=10)
+        assert info.value.code() == grpc.StatusCode.PERMISSION_DENIED
+        # observers read
+        table = p4runtime_pb2.TableEntry(table_id=IDS["Ingress.fwd"])
+        assert x.read(entity("table_entry", table)) == []
+    finally:
+        for c in (x, y, p):
+            c.close()
+
+
 def test_arbitration_errors_end_the_stream(server):
     c = Client(server.address, election_id=3)
     try:
@@ -562,10 +626,52 @@ def test_pipeline_push_and_get(server):
         req.action = req.COMMIT
         stub.SetForwardingPipelineConfig(req)
         assert json.loads(server.switch.pipeline.device_config)["program"] == "// v2"
-        c.set_pipeline(program="// v3", action="RECONCILE_AND_COMMIT")
-        assert json.loads(server.switch.pipeline.device_config)["program"] == "// v3"
     finally:
         c.close()
+
+
+def test_commit_follows_the_spec(server):
+    """COMMIT: NOT_FOUND with nothing saved, INVALID_ARGUMENT with a config (spec 13)."""
+    c = Client(server.address, election_id=1)
+    try:
+        c.arbitrate()
+        c.set_pipeline(program="// v1")
+        req = p4runtime_pb2.SetForwardingPipelineConfigRequest(device_id=0)
+        req.election_id.low = 1
+        req.action = req.COMMIT
+        with pytest.raises(grpc.RpcError) as info:
+            c.stub.SetForwardingPipelineConfig(req)
+        assert info.value.code() == grpc.StatusCode.NOT_FOUND
+        c.set_pipeline(program="// v2", action="VERIFY_AND_SAVE")
+        req.config.p4_device_config = DeviceConfig("// v3", "prog.p4").encode()
+        req.config.p4info.CopyFrom(P4INFO)
+        with pytest.raises(grpc.RpcError) as info:
+            c.stub.SetForwardingPipelineConfig(req)
+        assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert json.loads(server.switch.pipeline.device_config)["program"] == "// v1"
+        req.ClearField("config")
+        c.stub.SetForwardingPipelineConfig(req)  # the saved v2, not the request's v3
+        assert json.loads(server.switch.pipeline.device_config)["program"] == "// v2"
+    finally:
+        c.close()
+
+
+def test_reconcile_and_commit_keeps_state_or_refuses(client, server):
+    """RECONCILE_AND_COMMIT must preserve the forwarding state: with the running program it
+    keeps the entries (new cookie); another program is INVALID_ARGUMENT, nothing changes."""
+    client.write(table_update("INSERT", fwd_entry(1, 2)))
+    running = server.switch.pipeline
+    program = json.loads(running.device_config)["program"]
+    client.set_pipeline(program=program, action="RECONCILE_AND_COMMIT", cookie=99)
+    assert server.switch.pipeline is running and running.cookie == 99
+    table = p4runtime_pb2.TableEntry(table_id=IDS["Ingress.fwd"])
+    assert len(client.read(entity("table_entry", table))) == 1
+    with pytest.raises(grpc.RpcError) as info:
+        client.set_pipeline(program="// another", action="RECONCILE_AND_COMMIT")
+    assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "VERIFY_AND_COMMIT" in info.value.details()
+    assert server.switch.pipeline is running
+    assert len(client.read(entity("table_entry", table))) == 1
 
 
 def test_bad_pipeline_configs(server):
