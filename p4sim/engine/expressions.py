@@ -8,7 +8,7 @@ Arithmetic is exact-width: bit<W> wraps modulo 2^W, int<W> wraps in two's comple
 
 from __future__ import annotations
 
-from p4sim.engine.values import Header, Struct, assign_into, copy_value
+from p4sim.engine.values import Header, Struct, assign_into, copy_value, values_equal
 from p4sim.errors import P4Error, unsupported
 from p4sim.frontend import ir
 from p4sim.frontend.typecheck import Var
@@ -163,6 +163,10 @@ class ExprCompiler:
             return lambda f: a(f) and b(f)
         if op == "||":
             return lambda f: a(f) or b(f)
+        if op in ("==", "!=") and is_composite(e.left.type):
+            if op == "==":
+                return lambda f: values_equal(a(f), b(f))
+            return lambda f: not values_equal(a(f), b(f))
         if op == "==":
             return lambda f: a(f) == b(f)
         if op == "!=":

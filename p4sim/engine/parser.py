@@ -325,7 +325,25 @@ def compile_extract_varbit(c: BlockCompiler, e: ir.Call, pk_get, lay: VarbitLayo
         errors["HeaderTooShort"],
         errors["ParserInvalidArgument"],
     )
-    h_get = c.expr(e.args[0].value)
+    target = e.args[0].value
+    stack_next = (
+        isinstance(target, ir.Member)
+        and target.name == "next"
+        and isinstance(target.expr.type, StackT)
+    )
+    if stack_next:  # the element at nextIndex; nextIndex advances once it is extracted
+        st_get = c.expr(target.expr)
+        stack_size = target.expr.type.size
+        err_stack = errors["StackOutOfBounds"]
+
+        def h_get(f):
+            st = st_get(f)
+            if st.next >= stack_size:
+                raise ParserError(err_stack)
+            return st.elems[st.next]
+
+    else:
+        h_get = c.expr(target)
     size = c.arg(e, 1)
     fixed, max_bits = lay.bits, lay.max_bits
     unpack = lay.unpack_var
@@ -349,6 +367,8 @@ def compile_extract_varbit(c: BlockCompiler, e: ir.Call, pk_get, lay: VarbitLayo
         h.v = unpack(int.from_bytes(pk.data[p : p + n], "big"), total, var)
         h.valid = True
         pk.pos = p + n
+        if stack_next:
+            st_get(f).next += 1
 
     return extract_varbit
 

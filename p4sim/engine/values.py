@@ -87,6 +87,23 @@ class Stack:
         return Stack(self.t, [h.copy() for h in self.elems], self.next)
 
 
+def values_equal(a, b) -> bool:
+    """P4_16 8.17/8.18 equality of composite values: headers are equal when both are invalid
+    or both valid with equal fields; structs, unions, stacks and tuples element by element
+    (a union is valid through at most one member, so member-wise equality is the spec's)."""
+    if isinstance(a, Header):
+        if not (a.valid or b.valid):
+            return True
+        return a.valid == b.valid and all(values_equal(x, y) for x, y in zip(a.v, b.v))
+    if isinstance(a, Struct):
+        return all(values_equal(x, y) for x, y in zip(a.v, b.v))
+    if isinstance(a, Stack):
+        return all(values_equal(x, y) for x, y in zip(a.elems, b.elems))
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(values_equal(x, y) for x, y in zip(a, b))
+    return a == b
+
+
 def _zeros(t: HeaderT) -> tuple:
     z = getattr(t, "_zeros", None)
     if z is None:

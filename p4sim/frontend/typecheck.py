@@ -813,7 +813,7 @@ class Checker:
         """Implicit conversions: untyped integer literals to bit<W>/int<W>; lists to
         headers/structs/tuples. Anything else must already have the target type."""
         t = e.type
-        if isinstance(target, (TypeVar, DontCareT)) or t is target:
+        if isinstance(target, (TypeVar, DontCareT)) or same_stack(t, target):
             return
         if isinstance(t, InfInt) and isinstance(target, Bits):
             e.type = target
@@ -1047,7 +1047,7 @@ class Checker:
             return ta
         if ta == tb and isinstance(ta, (Bits, BoolT, Varbit)):
             return ta
-        if ta is tb:
+        if same_stack(ta, tb):
             return ta
         if isinstance(ta, ErrorT) and isinstance(tb, ErrorT):
             return ta
@@ -1129,7 +1129,7 @@ class Checker:
         if op in COMPARE:
             if op not in ("==", "!=") and not isinstance(t, (Bits, InfInt)):
                 raise P4Error.at(e.pos, f"'{op}' needs integer operands, got {t}")
-            if not isinstance(t, (Bits, InfInt, BoolT, EnumT, ErrorT, Varbit)):
+            if not isinstance(t, (Bits, InfInt, BoolT, EnumT, ErrorT, Varbit, HeaderT, StackT)):
                 raise unsupported(e.pos, f"comparison of {t} values")
             a, b = e.left.const, e.right.const
             if a is not None and b is not None:
@@ -1333,3 +1333,13 @@ class Checker:
                 self.coerce(a.value, pt)
             if p.direction in ("out", "inout"):
                 self.check_lvalue(a.value)
+
+
+def same_stack(a: Type, b: Type) -> bool:
+    """a is b, or both are stacks of the same element type and size (each `H[2]` in the
+    source makes its own StackT, yet all of them are one type)."""
+    if a is b:
+        return True
+    return (
+        isinstance(a, StackT) and isinstance(b, StackT) and a.elem is b.elem and a.size == b.size
+    )
