@@ -1,11 +1,12 @@
-"""Client arbitration for one device and the default role (P4Runtime spec 5.3, 5.4).
+"""Client arbitration for one device and the default role (P4Runtime spec, "Client
+Arbitration and Controller Replication").
 
 The primary is the client whose election id is at least as high as any the server has ever
 seen (`highest_seen`). When the primary leaves nobody is promoted: the server has no primary
 until a client arbitrates with an id >= the highest seen. A client that sends no election id
 at all is a backup that never becomes primary (and is not checked for duplicates).
 
-Notifications (MasterArbitrationUpdate, spec 5.4): when the primary changes (a new primary, a
+Notifications (MasterArbitrationUpdate, spec "Client Arbitration Notifications"): when the primary changes (a new primary, a
 primary that downgraded itself or left) every client hears of it; a client that arbitrates
 without changing the primary hears only its own answer. The primary gets OK, backups
 ALREADY_EXISTS, everyone NOT_FOUND while there is no primary; the election id is the highest

@@ -238,19 +238,28 @@ def decode_action(
     if kind is None:
         raise invalid(f"table {tname}: the entry has no action")
     if kind != "action":
-        raise unimplemented(f"table {tname}: {kind} (action profiles) is not supported by " "p4sim")
+        raise invalid(f"table {tname} is a direct table (no action profile): {kind} is not valid")
     action = table_action.action
     info = index.actions.get(action.action_id)
-    if info is None:
-        raise not_found(f"no action with id {action.action_id} in the P4Info")
     ref = table.actions.get(action.action_id)
+    if info is None or ref is None:  # spec "Action Specification": not one of the table's actions
+        what = info.definition.name if info else f"id {action.action_id}"
+        raise invalid(
+            f"action {what} is not one of table {tname}'s actions "
+            f"(valid ids: {sorted(table.actions)})"
+        )
     name = info.definition.name
-    if ref is None:
-        raise invalid(f"action {name} is not in table {tname}'s actions")
+    # spec "Action Specification": a valid action used against its @tableonly/@defaultonly scope
     if default_entry and ref.scope == "TABLE_ONLY":
-        raise invalid(f"action {name} is @tableonly in table {tname}: not a default action")
+        raise P4RuntimeError(
+            grpc.StatusCode.PERMISSION_DENIED,
+            f"action {name} is @tableonly in table {tname}: not a default action",
+        )
     if not default_entry and ref.scope == "DEFAULT_ONLY":
-        raise invalid(f"action {name} is @defaultonly in table {tname}: not for entries")
+        raise P4RuntimeError(
+            grpc.StatusCode.PERMISSION_DENIED,
+            f"action {name} is @defaultonly in table {tname}: not for entries",
+        )
     args: dict[str, int] = {}
     for p in action.params:
         param = info.params.get(p.param_id)
@@ -348,41 +357,42 @@ def write_table_entry(
     table = index.table(msg.table_id)
     state = device.tables[table.definition.name]
     tname = table.definition.name
+    if msg.is_const:
+        raise invalid(f"table {tname}: is_const must be false in a write (it is read-only)")
     if msg.is_default_action:
-        if update_type != Update.MODIFY:
-            raise invalid(
-                f"table {tname}: the default entry can only be modified "
-                "(INSERT/DELETE are not allowed)"
-            )
-        if msg.match or msg.priority:
-            raise invalid(f"table {tname}: a default entry has no match fields or priority")
-        if table.definition.const_default_action:
+        _write_default_entry(index, table, state, update_type, msg)
+        return
+    if update_type == Update.INSERT and not table.definition.keys:
+        raise invalid(f"table {tname} has no match key: only its default entry can be written")
+    match = decode_match(table, msg.match)
+    check_priority(table, msg.priority)
+    if update_type == Update.DELETE:
+        # spec "TableEntry": only the key (match, priority) counts in a DELETE; the rest is ignored
+        if table.definition.const_entries is not None:
             raise P4RuntimeError(
-                grpc.StatusCode.PERMISSION_DENIED, f"table {tname}: the default action is const"
+                grpc.StatusCode.PERMISSION_DENIED, f"table {tname} has const entries"
             )
-        if not msg.HasField("action"):
-            state.reset_default()  # spec: MODIFY without action restores the program's default
-            return
-        action, args = decode_action(index, table, msg.action, default_entry=True)
-        state.set_default(action, args)
+        state.delete(TableEntry(match=match, action="", args={}, priority=msg.priority))
+        return
+    if update_type not in (Update.INSERT, Update.MODIFY):
+        raise invalid("update type must be INSERT, MODIFY or DELETE")
+    meter_config = None
+    if msg.HasField("meter_config"):
+        if not table.definition.direct_meter:
+            raise invalid(f"table {tname} has no direct meter: meter_config not allowed")
+        meter_config = decode_meter_config(msg.meter_config, f"table {tname}")
+    if msg.HasField("counter_data") and not table.definition.direct_counter:
+        raise invalid(f"table {tname} has no direct counter: counter_data not allowed")
+    if msg.idle_timeout_ns:
+        raise unimplemented(f"table {tname}: idle timeouts are not supported by p4sim")
+    if update_type == Update.MODIFY:
+        _modify_entry(index, table, state, match, msg, meter_config)
         return
     if table.definition.const_entries is not None:
         raise P4RuntimeError(
             grpc.StatusCode.PERMISSION_DENIED,
             f"table {tname} has const entries: it cannot be written",
         )
-    match = decode_match(table, msg.match)
-    check_priority(table, msg.priority)
-    meter_config = None
-    if msg.HasField("meter_config"):
-        if not table.definition.direct_meter:
-            raise invalid(f"table {tname} has no direct meter: meter_config not allowed")
-        meter_config = decode_meter_config(msg.meter_config, f"table {tname}")
-    if msg.idle_timeout_ns:
-        raise unimplemented(f"table {tname}: idle timeouts are not supported by p4sim")
-    if update_type == Update.DELETE:
-        state.delete(TableEntry(match=match, action="", args={}, priority=msg.priority))
-        return
     action, args = decode_action(index, table, msg.action, default_entry=False)
     entry = TableEntry(
         match=match,
@@ -394,30 +404,75 @@ def write_table_entry(
         meter_config=meter_config,
     )
     if msg.HasField("counter_data"):
-        if not table.definition.direct_counter:
-            raise invalid(f"table {tname} has no direct counter: counter_data not allowed")
         entry.packets = msg.counter_data.packet_count
         entry.bytes = msg.counter_data.byte_count
-    if update_type == Update.INSERT:
-        state.insert(entry)
-    elif update_type == Update.MODIFY:
-        # MODIFY keeps the direct counter and the meter configuration unless the client sets
-        # them (an absent entry is the engine's NOT_FOUND below)
-        old = state.find(match, msg.priority)
-        if old is not None:
-            if not msg.HasField("counter_data"):
-                entry.packets, entry.bytes = old.packets, old.bytes
-            if not msg.HasField("meter_config"):
-                entry.meter_config = old.meter_config
-        state.modify(entry)
-        stored = state.find(match, msg.priority)
-        if msg.HasField("counter_data") and stored is not None:
-            # the engine's modify() keeps the old counters (p4sim.model); P4Runtime lets a
-            # MODIFY set them
-            stored.packets = msg.counter_data.packet_count
-            stored.bytes = msg.counter_data.byte_count
+    state.insert(entry)
+
+
+def _modify_entry(index, table: TableInfo, state, match, msg, meter_config) -> None:
+    """MODIFY (spec "Action Specification", "Constant Tables"): an unset action keeps the entry's action; direct resources
+    change only when given. Const entries take MODIFYs of their direct resources only."""
+    tname = table.definition.name
+    old = state.find(match, msg.priority)
+    if old is None:
+        raise not_found(f"table {tname} has no entry with this match key")
+    if table.definition.const_entries is not None or old.is_const:
+        if msg.HasField("action"):
+            raise P4RuntimeError(
+                grpc.StatusCode.PERMISSION_DENIED,
+                f"table {tname}: a const entry's action cannot be modified (only its "
+                "direct counter or meter, with the action left unset)",
+            )
+        _set_direct_resources(old, msg, meter_config)
+        return
+    if msg.HasField("action"):
+        action, args = decode_action(index, table, msg.action, default_entry=False)
     else:
-        raise invalid("update type must be INSERT, MODIFY or DELETE")
+        action, args = old.action, dict(old.args)
+    entry = TableEntry(
+        match=match,
+        action=action,
+        args=args,
+        priority=msg.priority,
+        controller_metadata=msg.controller_metadata,
+        metadata=msg.metadata,
+        packets=old.packets,
+        bytes=old.bytes,
+        meter_config=old.meter_config,
+    )
+    state.modify(entry)
+    # the engine's modify() keeps its own counters: set what the client gave afterwards
+    _set_direct_resources(state.find(match, msg.priority), msg, meter_config)
+
+
+def _set_direct_resources(entry: TableEntry | None, msg, meter_config) -> None:
+    if entry is None:
+        return
+    if msg.HasField("counter_data"):
+        entry.packets = msg.counter_data.packet_count
+        entry.bytes = msg.counter_data.byte_count
+    if msg.HasField("meter_config"):
+        entry.meter_config = meter_config
+
+
+def _write_default_entry(index, table: TableInfo, state, update_type, msg) -> None:
+    tname = table.definition.name
+    if update_type != Update.MODIFY:
+        raise invalid(
+            f"table {tname}: the default entry can only be modified "
+            "(INSERT/DELETE are not allowed)"
+        )
+    if msg.match or msg.priority:
+        raise invalid(f"table {tname}: a default entry has no match fields or priority")
+    if table.definition.const_default_action:
+        raise P4RuntimeError(
+            grpc.StatusCode.PERMISSION_DENIED, f"table {tname}: the default action is const"
+        )
+    if not msg.HasField("action"):
+        state.reset_default()  # spec: MODIFY without action restores the program's default
+        return
+    action, args = decode_action(index, table, msg.action, default_entry=True)
+    state.set_default(action, args)
 
 
 def read_table_entries(
@@ -440,11 +495,23 @@ def read_table_entries(
             entries = [entry] if entry is not None else []
         else:
             entries = [e for e in state.entries() if not msg.priority or e.priority == msg.priority]
+        entries = [e for e in entries if _read_filter(index, msg, e)]
         results.extend(
             encode_entry(index, table, e, with_counter=with_counter, with_meter=with_meter)
             for e in entries
         )
     return results
+
+
+def _read_filter(index: PipelineIndex, msg: p4runtime_pb2.TableEntry, entry: TableEntry) -> bool:
+    """Spec "Wildcard Reads" (table entries): the read's action id, controller_metadata and metadata filter the entries
+    (their default values select everything)."""
+    wanted = msg.action.action.action_id if msg.action.HasField("action") else 0
+    if wanted and index.action_ids.get(entry.action) != wanted:
+        return False
+    if msg.controller_metadata and entry.controller_metadata != msg.controller_metadata:
+        return False
+    return not msg.metadata or entry.metadata == msg.metadata
 
 
 # ---------------------------------------------------------------------------

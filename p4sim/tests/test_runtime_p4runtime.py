@@ -518,7 +518,7 @@ def no_message(client: Client, kind: str, wait: float = 0.3) -> bool:
 
 
 def test_backup_joining_is_answered_alone(server):
-    """Spec 5.3: a client that becomes a backup (and was not primary) is the only one told;
+    """Spec ("Rules for Handling MasterArbitrationUpdate"): a client that becomes a backup (and was not primary) is the only one told;
     the primary hears nothing. A primary that downgrades itself tells everyone."""
     a = Client(server.address, election_id=5)
     b_ = Client(server.address, election_id=3)
@@ -631,7 +631,7 @@ def test_pipeline_push_and_get(server):
 
 
 def test_commit_follows_the_spec(server):
-    """COMMIT: NOT_FOUND with nothing saved, INVALID_ARGUMENT with a config (spec 13)."""
+    """COMMIT: NOT_FOUND with nothing saved, INVALID_ARGUMENT with a config (spec "SetForwardingPipelineConfig RPC")."""
     c = Client(server.address, election_id=1)
     try:
         c.arbitrate()
@@ -857,12 +857,12 @@ def test_every_entry_error_code(client):
         C.OUT_OF_RANGE,
         C.INVALID_ARGUMENT,
         C.NOT_FOUND,
-        C.NOT_FOUND,
+        C.INVALID_ARGUMENT,  # spec "Action Specification": an action_id not among the table's actions
         C.INVALID_ARGUMENT,
         C.INVALID_ARGUMENT,
         C.INVALID_ARGUMENT,
         C.INVALID_ARGUMENT,
-        C.INVALID_ARGUMENT,
+        C.PERMISSION_DENIED,  # spec "Action Specification": a valid action against its @defaultonly scope
         C.INVALID_ARGUMENT,
         C.INVALID_ARGUMENT,
         C.INVALID_ARGUMENT,
@@ -1286,3 +1286,84 @@ def test_random_stream_messages_keep_the_stream_and_server_alive(client, server)
     good.packet.metadata.add(metadata_id=2, value=b"\x00")
     client.send(good)
     assert server.ports.wait_for(1, timeout=5) == [(2, b"\xaa" * 20)]
+
+
+def test_modify_without_action_keeps_it_and_delete_ignores_non_key_fields(client):
+    """Spec "Action Specification": a MODIFY with the action unset keeps the action (here: sets only the
+    direct counter); spec "TableEntry": a DELETE looks at the key only, however odd the rest."""
+    client.write(table_update("INSERT", fwd_entry(1, 2)))
+    counter_only = fwd_entry(1)
+    counter_only.ClearField("action")
+    counter_only.counter_data.packet_count = 42
+    client.write(table_update("MODIFY", counter_only))
+    read = p4runtime_pb2.TableEntry(table_id=IDS["Ingress.fwd"])
+    read.counter_data.SetInParent()
+    (got,) = client.read(entity("table_entry", read))
+    assert got.table_entry.action.action.action_id == IDS["Ingress.set_port"]
+    assert got.table_entry.action.action.params[0].value == b"\x02"
+    assert got.table_entry.counter_data.packet_count == 42
+    odd = fwd_entry(1, 2)
+    odd.action.action.action_id = 0x01ABCDEF  # no such action
+    odd.idle_timeout_ns = 5  # p4sim has no idle timeouts
+    odd.meter_config.cir, odd.meter_config.pir = 10, 1  # cir > pir
+    client.write(table_update("DELETE", odd))
+    assert (
+        client.read(entity("table_entry", p4runtime_pb2.TableEntry(table_id=read.table_id))) == []
+    )
+
+
+def test_is_const_in_writes_and_const_entries(client):
+    """Spec "TableEntry": is_const set in any write is INVALID_ARGUMENT; spec "Constant Tables": a const entry
+    takes a MODIFY without action (its direct resources), not one with an action."""
+    flagged = fwd_entry(1, 2)
+    flagged.is_const = True
+    codes = [
+        code
+        for code, _ in write_error(
+            client,
+            table_update("INSERT", flagged),
+            table_update("INSERT", fwd_entry(2, 2)),
+            table_update("DELETE", flagged),
+        )
+    ]
+    assert codes == [code_pb2.INVALID_ARGUMENT, code_pb2.OK, code_pb2.INVALID_ARGUMENT]
+    const_key = const_table_entry()
+    const_key.match[0].exact.value = b"\x86\xdd"  # the program's const entry
+    with_action = p4runtime_pb2.TableEntry()
+    with_action.CopyFrom(const_key)
+    without_action = p4runtime_pb2.TableEntry()
+    without_action.CopyFrom(const_key)
+    without_action.ClearField("action")
+    codes = [
+        code
+        for code, _ in write_error(
+            client,
+            table_update("MODIFY", without_action),
+            table_update("MODIFY", with_action),
+            table_update("DELETE", without_action),
+        )
+    ]
+    assert codes == [code_pb2.OK, code_pb2.PERMISSION_DENIED, code_pb2.PERMISSION_DENIED]
+
+
+def test_wildcard_read_filters_by_action_and_metadata(client):
+    """Spec "Wildcard Reads": action_id, controller_metadata and metadata in a read select entries."""
+    to_port = fwd_entry(1, 2)
+    to_port.controller_metadata = 7
+    to_cpu = fwd_entry(2, action="Ingress.to_cpu")
+    to_cpu.metadata = b"tag"
+    client.write(table_update("INSERT", to_port), table_update("INSERT", to_cpu))
+
+    def ports(**filters) -> list[bytes]:
+        read = p4runtime_pb2.TableEntry(table_id=IDS["Ingress.fwd"], **filters)
+        return sorted(
+            e.table_entry.match[0].exact.value for e in client.read(entity("table_entry", read))
+        )
+
+    assert ports() == [b"\x01", b"\x02"]
+    by_action = p4runtime_pb2.TableAction()
+    by_action.action.action_id = IDS["Ingress.to_cpu"]
+    assert ports(action=by_action) == [b"\x02"]
+    assert ports(controller_metadata=7) == [b"\x01"]
+    assert ports(metadata=b"tag") == [b"\x02"]
+    assert ports(metadata=b"other") == []
