@@ -13,6 +13,7 @@ import operator
 
 from p4sim.engine.expressions import (
     ExprCompiler,
+    LoopLimitExceeded,
     ParserError,
     ParserReject,
     copy_if_composite,
@@ -30,6 +31,19 @@ trace = logging.getLogger("p4sim.trace")
 
 class ExitSignal(Exception):
     """`exit`: ends the current top-level control (after copy-out)."""
+
+
+class BreakSignal(Exception):
+    pass
+
+
+class ContinueSignal(Exception):
+    pass
+
+
+# A `for` loop that runs longer than this drops the packet (the spec leaves
+# non-terminating loops undefined; BMv2 would never finish the packet).
+MAX_LOOP_ITERATIONS = 65536
 
 
 class ReturnSignal(Exception):
@@ -137,7 +151,44 @@ class BlockCompiler(ExprCompiler):
             return ret_value
         if isinstance(s, ir.Switch):
             return self.switch(s)
+        if isinstance(s, ir.For):
+            return self.for_loop(s)
+        if isinstance(s, ir.Break):
+
+            def break_(f):
+                raise BreakSignal()
+
+            return break_
+        if isinstance(s, ir.Continue):
+
+            def continue_(f):
+                raise ContinueSignal()
+
+            return continue_
         raise unsupported(s.pos, f"statement {type(s).__name__}")
+
+    def for_loop(self, s: ir.For):
+        init = self.block(s.init)
+        cond = self.expr(s.cond) if s.cond is not None else (lambda f: True)
+        body = self.stmt(s.body) or (lambda f: None)
+        update = self.block(s.update)
+
+        def for_(f):
+            init(f)
+            n = 0
+            while cond(f):
+                n += 1
+                if n > MAX_LOOP_ITERATIONS:
+                    raise LoopLimitExceeded()
+                try:
+                    body(f)
+                except BreakSignal:
+                    break
+                except ContinueSignal:
+                    pass
+                update(f)
+
+        return for_
 
     def assign(self, lhs: ir.Expr, rhs: ir.Expr):
         set_ = self.lvalue(lhs)

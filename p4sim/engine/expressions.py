@@ -15,8 +15,16 @@ from p4sim.frontend.typecheck import Var
 from p4sim.frontend.types import Bits, BoolT, EnumT, HeaderT, InfInt, StackT, TupleT
 
 
-class StackOutOfBounds(Exception):
+class RuntimeAbort(Exception):
+    """A run-time condition that drops the packet with an error log (BMv2 stops too)."""
+
+
+class StackOutOfBounds(RuntimeAbort):
     """Raised at run time for a header stack access outside its bounds."""
+
+
+class LoopLimitExceeded(RuntimeAbort):
+    """A `for` loop ran more than MAX_LOOP_ITERATIONS times (BMv2 would hang)."""
 
 
 class ParserError(Exception):

@@ -244,6 +244,27 @@ class Empty(Stmt):
 
 
 @dataclass(eq=False)
+class For(Stmt):
+    """for (init; cond; update) body (P4_16 1.2.5): init and update are lists of simple
+    statements (declarations, assignments, calls); cond None means true."""
+
+    init: list[Stmt]
+    cond: Expr | None
+    update: list[Stmt]
+    body: Stmt
+
+
+@dataclass(eq=False)
+class Break(Stmt):
+    pass
+
+
+@dataclass(eq=False)
+class Continue(Stmt):
+    pass
+
+
+@dataclass(eq=False)
 class VarDecl(Stmt):
     typeref: TypeRef
     name: str

@@ -649,33 +649,87 @@ class Parser:
         if self.at("const"):
             c = self.const_decl(annots)
             return ir.VarDecl(c.pos, c.typeref, c.name, c.value, annots, True)
-        if self.at("for", "break", "continue"):
-            raise unsupported(t.pos, f"'{t.text}' statement")
+        if self.accept("for"):
+            return self.for_statement(t)
+        if self.accept("break"):
+            self.expect(";")
+            return ir.Break(t.pos)
+        if self.accept("continue"):
+            self.expect(";")
+            return ir.Continue(t.pos)
         if self.is_type_start():
             decl = self.speculate(self._var_decl)
             if decl is not None:
                 decl.annotations = annots
                 return decl
+        s = self.simple_statement()
+        self.expect(";", "after an expression statement")
+        return s
+
+    # Compound assignment operators as the lexer splits them: `a op= b` is `a = a op b`.
+    _COMPOUND = {
+        ("+",): "+", ("-",): "-", ("*",): "*", ("/",): "/", ("%",): "%", ("&",): "&",
+        ("|",): "|", ("^",): "^", ("<<",): "<<", (">", ">="): ">>", ("|+|",): "|+|",
+        ("|-|",): "|-|",
+    }
+
+    def simple_statement(self) -> ir.Stmt:
+        """An assignment, compound assignment or call, without its ';'."""
+        t = self.tok
         e = self.expression()
         if self.accept("="):
-            rhs = self.expression()
-            self.expect(";")
-            return ir.Assign(t.pos, e, rhs)
-        if self.at("+", "-", "*", "&", "|", "^", "<<", ">") and self.peek().text == "=":
-            raise unsupported(self.tok.pos, "compound assignment")
-        self.expect(";", "after an expression statement")
+            return ir.Assign(t.pos, e, self.expression())
+        for toks, op in self._COMPOUND.items():
+            n = len(toks)
+            if all(self.peek(k).text == toks[k] for k in range(n)) and (
+                op == ">>" or self.peek(n).text == "="
+            ):
+                pos = self.tok.pos
+                self.i += n if op == ">>" else n + 1
+                rhs = self.expression()
+                return ir.Assign(t.pos, e, ir.Binary(pos, op, e, rhs))
         if not isinstance(e, ir.Call):
             raise P4Error.at(t.pos, "an expression statement must be a method or function call")
         return ir.CallStmt(t.pos, e)
 
-    def _var_decl(self) -> ir.VarDecl:
+    def for_statement(self, t: Token) -> ir.For:
+        self.expect("(")
+        depth, k = 0, 0
+        while self.peek(k).kind != "eof" and not (depth == 0 and self.peek(k).text in (";", ")")):
+            depth += {"(": 1, ")": -1}.get(self.peek(k).text, 0)
+            if depth == 0 and self.peek(k).text == "in":
+                raise unsupported(t.pos, "'for (... in ...)' statement")
+            k += 1
+        init = self._for_list(";", declarations=True)
+        self.expect(";")
+        cond = None if self.at(";") else self.expression()
+        self.expect(";")
+        update = self._for_list(")", declarations=False)
+        self.expect(")")
+        return ir.For(t.pos, init, cond, update, self.statement())
+
+    def _for_list(self, end: str, declarations: bool) -> list[ir.Stmt]:
+        items: list[ir.Stmt] = []
+        while not self.at(end):
+            decl = None
+            if declarations and self.is_type_start():
+                decl = self.speculate(lambda: self._var_decl(terminated=False))
+            items.append(decl if decl is not None else self.simple_statement())
+            if not self.accept(","):
+                break
+        return items
+
+    def _var_decl(self, terminated: bool = True) -> ir.VarDecl:
         t = self.tok
         ref = self.typeref()
         if not self.is_ident():
             raise self.error("expected a variable name")
         name = self.ident()
         init = self.expression() if self.accept("=") else None
-        self.expect(";")
+        if terminated:
+            self.expect(";")
+        elif not self.at(",", ";"):
+            raise self.error("expected ',' or ';'")
         return ir.VarDecl(t.pos, ref, name, init)
 
     def switch(self, t: Token) -> ir.Switch:
@@ -731,10 +785,15 @@ class Parser:
         t = self.tok
         if t.kind != "punct":
             return None
-        if t.text == ">":
-            n = self.peek()
-            if n.kind == "punct" and n.text == ">" and n.start == t.end:
+        n = self.peek()
+        adjacent = n.kind == "punct" and n.start == t.end
+        if t.text == ">" and adjacent:
+            if n.text == ">":
                 return ">>"
+            if n.text == ">=":
+                return None  # `>>=`: a compound assignment ends the expression
+        if adjacent and n.text == "=":
+            return None  # `+=`, `<<=`, ...
         return t.text if t.text in _PREC else None
 
     def binary(self, level: int) -> ir.Expr:

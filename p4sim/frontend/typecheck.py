@@ -146,6 +146,8 @@ def fold(op: str, a: int, b: int, t: Type, pos) -> int:
 
 
 class Checker:
+    loop_depth = 0  # nesting of `for` loops around the statement being checked
+
     def __init__(self, program: ir.Program):
         self.program = program
         self.scope = Scope()
@@ -775,6 +777,23 @@ class Checker:
                 )
         elif isinstance(s, (ir.Exit, ir.Empty)):
             pass
+        elif isinstance(s, ir.For):
+            inner = Scope(scope)
+            for st in s.init:
+                self.stmt(st, inner)
+            if s.cond is not None:
+                self.condition(s.cond, inner)
+            self.loop_depth += 1
+            try:
+                self.stmt(s.body, Scope(inner))
+            finally:
+                self.loop_depth -= 1
+            for st in s.update:
+                self.stmt(st, inner)
+        elif isinstance(s, (ir.Break, ir.Continue)):
+            if not self.loop_depth:
+                kw = "break" if isinstance(s, ir.Break) else "continue"
+                raise P4Error.at(s.pos, f"'{kw}' outside a for loop")
         else:
             raise unsupported(s.pos, type(s).__name__)
 

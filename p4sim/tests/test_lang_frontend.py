@@ -122,7 +122,12 @@ def test_defines_select_profile_of_the_splitter():
             "is not supported by p4sim",
         ),
         ("apply { 3 = hdr.h.a; }", "expression is not assignable"),
-        ("apply { for (;;) {} }", "'for' statement is not supported by p4sim"),
+        ("apply { break; }", "'break' outside a for loop"),
+        (
+            "apply { for (bit<8> i in 1 .. 3) { } }",
+            "'for (... in ...)' statement is not supported by p4sim",
+        ),
+        ("apply { for (bit<8> i = 0; i; ) { } }", "condition must be bool, not bit<8>"),
         (
             "action a(bit<8> x, inout bit<8> y) { } apply { }",
             "directional action parameters must come before directionless ones",

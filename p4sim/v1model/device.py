@@ -20,7 +20,7 @@ from collections import deque
 
 from p4sim.engine.control import ExitSignal
 from p4sim.engine.deparser import PacketOut
-from p4sim.engine.expressions import StackOutOfBounds
+from p4sim.engine.expressions import RuntimeAbort
 from p4sim.engine.parser import PacketIn
 from p4sim.engine.runtime import Runtime
 from p4sim.engine.values import Struct, copy_value, factory
@@ -183,10 +183,10 @@ class V1ModelDevice(Runtime):
         try:
             self._control(self.run_verify, 1, [hdr, meta])
             self._control(self.run_ingress, 2, [hdr, meta, sm])
-        except (StackOutOfBounds, AssertionFailed) as e:
+        except (RuntimeAbort, AssertionFailed) as e:
             log.error(
                 "dropping packet: %s in ingress",
-                type(e).__name__ if isinstance(e, StackOutOfBounds) else e,
+                type(e).__name__ if isinstance(e, RuntimeAbort) else e,
             )
             return
         idx = self.sm_index
@@ -306,10 +306,10 @@ class V1ModelDevice(Runtime):
             trace.debug("Egress port %d (rid %d, instance_type %d)", port, rid, instance_type)
         try:
             self._control(self.run_egress, 3, [cur.hdr, cur.meta, sm])
-        except (StackOutOfBounds, AssertionFailed) as e:
+        except (RuntimeAbort, AssertionFailed) as e:
             log.error(
                 "dropping packet: %s in egress",
-                type(e).__name__ if isinstance(e, StackOutOfBounds) else e,
+                type(e).__name__ if isinstance(e, RuntimeAbort) else e,
             )
             return
         if cur.clone_session is not None and cur.clone_type == 1:
