@@ -171,10 +171,13 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
     def GetForwardingPipelineConfig(self, request, context):
         try:
             self._check_device(request.device_id)
-            pipeline = self._pipeline()
         except P4RuntimeError as exc:
             self._abort(context, exc)
         response = p4runtime_pb2.GetForwardingPipelineConfigResponse()
+        pipeline = self.switch.pipeline
+        if pipeline is None:
+            # spec: no config known yet -> `config` unset (BMv2's PI: FAILED_PRECONDITION)
+            return response
         config = response.config
         kind = request.response_type
         if pipeline.cookie is not None:
@@ -282,9 +285,13 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
                     elif kind == "packet":
                         self._packet_out(client, request.packet)
                     elif kind == "digest_ack":
-                        pass  # p4sim does not wait for acks before sending the next list
+                        self._digest_ack(request.digest_ack)
+                    elif kind == "other":
+                        raise unimplemented(
+                            "p4sim has no architecture-specific stream messages (other)"
+                        )
                     else:
-                        raise invalid(f"unsupported stream message {kind!r}")
+                        raise invalid("empty StreamMessageRequest (no update set)")
                 except P4RuntimeError as exc:
                     if kind == "arbitration":  # arbitration errors end the stream
                         client.outbox.put(exc)
@@ -327,13 +334,27 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
         frame = packets.build_packet_out(pipeline.index.packet_out, packet)
         self.switch.packet_out(frame)
 
+    def _digest_ack(self, ack) -> None:
+        """p4sim does not wait for acks before sending the next list; an ack for a digest the
+        program does not have is still an error (spec "Stream Error Reporting")."""
+        pipeline = self.switch.pipeline
+        if pipeline is None or ack.digest_id not in pipeline.index.digests:
+            raise invalid(f"DigestListAck for digest_id {ack.digest_id}: no such digest")
+
     @staticmethod
     def _stream_error(exc: P4RuntimeError, request) -> p4runtime_pb2.StreamMessageResponse:
+        """A StreamError whose details name the message that caused it (the spec requires
+        the details oneof to be set; the offending message is copied in)."""
         msg = p4runtime_pb2.StreamMessageResponse()
         msg.error.canonical_code = exc.canonical_code
         msg.error.message = exc.message
-        if request.WhichOneof("update") == "packet":
+        kind = request.WhichOneof("update")
+        if kind == "packet":
             msg.error.packet_out.packet_out.CopyFrom(request.packet)
+        elif kind == "digest_ack":
+            msg.error.digest_list_ack.digest_list_ack.CopyFrom(request.digest_ack)
+        else:  # `other`, or nothing at all
+            msg.error.other.other.CopyFrom(request.other)
         return msg
 
     def _packet_in(self, frame: bytes) -> None:

@@ -594,11 +594,11 @@ def test_pipeline_push_and_get(server):
     try:
         c.arbitrate()
         stub = c.stub
-        with pytest.raises(grpc.RpcError) as info:
-            stub.GetForwardingPipelineConfig(
-                p4runtime_pb2.GetForwardingPipelineConfigRequest(device_id=0), timeout=5
-            )
-        assert info.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+        # spec "GetForwardingPipelineConfig RPC": no config yet -> the config field is unset
+        empty = stub.GetForwardingPipelineConfig(
+            p4runtime_pb2.GetForwardingPipelineConfigRequest(device_id=0), timeout=5
+        )
+        assert not empty.HasField("config")
         c.set_pipeline(program="// verify only", action="VERIFY")
         assert server.switch.pipeline is None
         c.set_pipeline(program="// v1", cookie=77)
@@ -1289,8 +1289,8 @@ def test_random_stream_messages_keep_the_stream_and_server_alive(client, server)
 
 
 def test_modify_without_action_keeps_it_and_delete_ignores_non_key_fields(client):
-    """Spec "Action Specification": a MODIFY with the action unset keeps the action (here: sets only the
-    direct counter); spec "TableEntry": a DELETE looks at the key only, however odd the rest."""
+    """Spec "Action Specification": a MODIFY with the action unset keeps the action (here it
+    sets only the direct counter); spec "TableEntry": a DELETE looks at the key only."""
     client.write(table_update("INSERT", fwd_entry(1, 2)))
     counter_only = fwd_entry(1)
     counter_only.ClearField("action")
@@ -1367,3 +1367,29 @@ def test_wildcard_read_filters_by_action_and_metadata(client):
     assert ports(controller_metadata=7) == [b"\x01"]
     assert ports(metadata=b"tag") == [b"\x02"]
     assert ports(metadata=b"other") == []
+
+
+def test_stream_errors_name_the_offending_message(client):
+    """Spec "Stream Error Reporting": a DigestListAck for an unknown digest is
+    INVALID_ARGUMENT, an `other` message UNIMPLEMENTED; every StreamError sets the details oneof for its message kind.
+    """
+    ack = p4runtime_pb2.StreamMessageRequest()
+    ack.digest_ack.digest_id = 0x17ABCDEF
+    ack.digest_ack.list_id = 3
+    client.send(ack)
+    err = client.next("error")
+    assert err.canonical_code == code_pb2.INVALID_ARGUMENT
+    assert err.WhichOneof("details") == "digest_list_ack"
+    assert err.digest_list_ack.digest_list_ack.list_id == 3
+    other = p4runtime_pb2.StreamMessageRequest()
+    other.other.type_url = "type.example/unknown"
+    client.send(other)
+    err = client.next("error")
+    assert err.canonical_code == code_pb2.UNIMPLEMENTED
+    assert err.WhichOneof("details") == "other"
+    assert err.other.other.type_url == "type.example/unknown"
+    bad_out = p4runtime_pb2.StreamMessageRequest()
+    bad_out.packet.payload = b"x"
+    client.send(bad_out)  # packet_out metadata missing
+    err = client.next("error")
+    assert err.WhichOneof("details") == "packet_out" and err.packet_out.packet_out.payload == b"x"
