@@ -305,15 +305,17 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
             client.outbox.put(_END)
 
     def _arbitrate(self, client: Client, update) -> None:
+        # spec "Rules for Handling MasterArbitrationUpdate": a live stream that changes its
+        # device id is FAILED_PRECONDITION; an unknown device on a new stream NOT_FOUND
+        if client.arbitrated and update.device_id != client.device_id:
+            raise P4RuntimeError(
+                grpc.StatusCode.FAILED_PRECONDITION, "a stream cannot change its device_id"
+            )
         self._check_device(update.device_id)
         if update.role.name or update.role.id:
             raise unimplemented(
                 f"role {update.role.name or update.role.id!r}: p4sim supports "
                 "only the default role"
-            )
-        if client.arbitrated and update.device_id != client.device_id:
-            raise P4RuntimeError(
-                grpc.StatusCode.FAILED_PRECONDITION, "a stream cannot change its device_id"
             )
         client.device_id = update.device_id
         # no election id: a backup for good (it can read and receive arbitration updates)

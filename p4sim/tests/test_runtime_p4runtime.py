@@ -583,6 +583,12 @@ def test_arbitration_errors_end_the_stream(server):
         wrong = Client(server.address, election_id=6, device_id=7)
         assert wrong.arbitrate() is None
         assert wrong.stream_error.code() == grpc.StatusCode.NOT_FOUND
+        # a live stream that changes its device id: FAILED_PRECONDITION, not NOT_FOUND
+        moving = Client(server.address, election_id=2)
+        assert moving.arbitrate().status.code == code_pb2.ALREADY_EXISTS
+        moving.device_id = 7
+        assert moving.arbitrate() is None
+        assert moving.stream_error.code() == grpc.StatusCode.FAILED_PRECONDITION
         # the server is still fine and c still primary
         c.set_pipeline()
     finally:
