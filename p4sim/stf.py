@@ -8,6 +8,7 @@ comment). Names of tables, actions, registers and counters may be written in ful
 0x hex, 0b binary, dotted IPv4 (10.0.0.1) or colon MAC (00:11:22:33:44:55).
 
     add <table> [<priority>] <key>:<match> ... <action>(<param>:<value>, ...)
+        <priority> >= 0, larger wins (p4c's STF; P4Runtime priority = <priority> + 1)
         <match> is <value> (exact, optional; ternary = all bits, lpm = full prefix),
         <value>&&&<mask> (ternary), <value>/<prefix_len> (lpm), <low>..<high> (range);
         keys left out are wildcards (not allowed for exact keys)
@@ -266,6 +267,10 @@ class StfRunner:
         for name, key in keys.items():
             if name not in match and key.match_kind == "exact":
                 match[name] = FieldMatch("exact", 0)
+        # STF priorities start at 0 (larger wins, as in P4Runtime, whose priorities start
+        # at 1): shift by one so that `add t 0 ...` is a valid entry.
+        if table.definition.needs_priority:
+            priority += 1
         return match, priority
 
     def cmd_add(self, rest, line) -> None:

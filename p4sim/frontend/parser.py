@@ -465,6 +465,8 @@ class Parser:
     def table_decl(self, annots) -> ir.TableDecl:
         pos = self.expect("table").pos
         name = self.ident("a table name")
+        if self.at("(") and self.peek().text == ")":  # `table t() {`, which p4c accepts
+            self.i += 2
         self.expect("{")
         props = []
         while not self.at("}"):
