@@ -190,6 +190,14 @@ def test_malformed_frames_never_raise(splitter, tables_prog, caplog):
     assert not [r for r in caplog.records if "internal error" in r.getMessage()]
 
 
+def test_empty_frame_is_no_packet(tables_prog):
+    # p4c's gauntlet_enum_assign-bmv2 STF: BMv2 sends nothing for an empty input frame,
+    # even when ingress forwards every packet without looking at it.
+    dev = tables_prog.new_device()
+    assert dev.process(0, b"") == []
+    assert dev.process(0, b"\x00") != []  # one byte is a (short) packet
+
+
 def test_trace_logging_is_off_by_default_and_shows_the_path(splitter, caplog):
     dev = splitter.new_device()
     good = bytes.fromhex(
