@@ -13,8 +13,9 @@ This file is both halves of the test:
 
 The client pushes `p4src/dc_splitter.p4` and exercises tables (exact, ternary with
 priority, default entries), counters, multicast groups and clone sessions, then pushes
-`p4sim/tests/p4/runtime_fwd.p4` (CPU port 64) for direct counters, PacketOut/PacketIn and
-a backup client. Expected values come from the P4Runtime spec, not from p4sim.
+`p4sim/tests/p4/runtime_fwd.p4` (CPU port 64) for direct counters, PacketOut/PacketIn,
+meters, digests and a backup client; a last shell connects without a config and finds the
+P4Info and the entries. Expected values come from the P4Runtime spec, not from p4sim.
 
 Run: .venv/bin/pytest -q p4sim/tests/test_runtime_interop.py
 """
@@ -177,6 +178,15 @@ if __name__ != "__main__":
         ]  # fmt: skip
         # the CPU port's rx counter saw the frame with its 2-byte packet_out header
         assert seen["rx_counter_cpu"] == [[1, len(frame) + 2]]
+
+    def test_a_shell_without_config_gets_the_p4info_and_the_state(seen):
+        assert seen["reconnect_tables"] == seen["fwd_tables"]
+        assert [e["match"] for e in seen["reconnect_entries"]] == [{"1": ["exact", "020000000002"]}]
+
+    def test_meter_and_digest_configuration(seen):
+        assert seen["meter"] == [[3, 100, 10, 200, 20]]
+        assert seen["meter_cir_above_pir"] == ["INVALID_ARGUMENT"]
+        assert seen["digests"] == [[seen["digest_id"], 1]]
 
     def test_backup_client_reads_but_cannot_write(seen):
         assert seen["backup_write"] == "PERMISSION_DENIED"
@@ -417,6 +427,32 @@ def client_packet_io(sh, addr: str, p4info: str, config: str, obs: dict) -> None
             [c.msg().data.packet_count, c.msg().data.byte_count] for c in rx.read()
         ]
 
+        meter = sh.MeterEntry("FwdIngress.rx_meter")
+        meter.index = 3
+        meter.config.cir, meter.config.cburst = 100, 10
+        meter.config.pir, meter.config.pburst = 200, 20
+        meter.modify()
+        readback = sh.MeterEntry("FwdIngress.rx_meter")
+        readback.index = 3
+        obs["meter"] = [
+            [m.msg().index.index, m.msg().config.cir, m.msg().config.cburst,
+             m.msg().config.pir, m.msg().config.pburst]
+            for m in readback.read()
+        ]  # fmt: skip
+        bad_meter = sh.MeterEntry("FwdIngress.rx_meter")
+        bad_meter.index = 3
+        bad_meter.config.cir, bad_meter.config.pir = 300, 200
+        obs["meter_cir_above_pir"] = _error(bad_meter.modify)
+
+        digest = sh.DigestEntry("mac_learn_t")
+        digest.max_list_size = 1
+        digest.insert()
+        obs["digests"] = [
+            [d.msg().digest_id, d.msg().config.max_list_size]
+            for d in sh.DigestEntry("mac_learn_t").read()
+        ]
+        obs["digest_id"] = digest.id
+
         # a second client with a lower election id is a backup: reads work, writes do not
         backup = P4RuntimeClient(0, addr, (0, 1))
         try:
@@ -436,6 +472,17 @@ def client_packet_io(sh, addr: str, p4info: str, config: str, obs: dict) -> None
         sh.teardown()
 
 
+def client_reconnect(sh, addr: str, obs: dict) -> None:
+    """A shell started without a config (`p4runtime-sh --grpc-addr ...`): it takes the
+    P4Info from the server; the state written by the previous session is still there."""
+    sh.setup(device_id=0, grpc_addr=addr, election_id=(0, 3), verbose=False)
+    try:
+        obs["reconnect_tables"] = sorted(t.preamble.name for t in sh.context.p4info.tables)
+        obs["reconnect_entries"] = [_entry(e) for e in sh.TableEntry("FwdIngress.l2_fwd").read()]
+    finally:
+        sh.teardown()
+
+
 def client_main(argv: list[str]) -> int:
     addr, dc_p4info, dc_config, fwd_p4info, fwd_config = argv
     import logging
@@ -446,6 +493,7 @@ def client_main(argv: list[str]) -> int:
     obs: dict = {}
     client_dc_splitter(sh, addr, dc_p4info, dc_config, obs)
     client_packet_io(sh, addr, fwd_p4info, fwd_config, obs)
+    client_reconnect(sh, addr, obs)
     print(json.dumps(obs))
     return 0
 
