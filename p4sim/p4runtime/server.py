@@ -36,6 +36,10 @@ API_VERSION = "1.6.0"
 _READ_CHUNK = 1000  # entities per ReadResponse
 _MAX_MESSAGE = 256 * 1024 * 1024
 _END = object()
+# Open StreamChannels at once (PI allows 16 too). Each holds a gRPC worker thread for its
+# lifetime, so the cap keeps workers free for unary RPCs; the spec's answer beyond the
+# limit is RESOURCE_EXHAUSTED.
+MAX_STREAMS = 16
 
 Action = p4runtime_pb2.SetForwardingPipelineConfigRequest
 ResponseType = p4runtime_pb2.GetForwardingPipelineConfigRequest
@@ -52,6 +56,7 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
         self._saved: Pipeline | None = None  # VERIFY_AND_SAVE, waiting for COMMIT
         self._config_lock = threading.Lock()
         self._client_ids = itertools.count(1)
+        self._streams = threading.BoundedSemaphore(MAX_STREAMS)
         switch.add_packet_in_listener(self._packet_in)
         switch.add_digest_listener(self._digests)
         self._digest_list_ids = itertools.count(1)
@@ -255,6 +260,20 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
     # -- StreamChannel --------------------------------------------------------------------------
 
     def StreamChannel(self, request_iterator, context):
+        if not self._streams.acquire(blocking=False):
+            self._abort(
+                context,
+                P4RuntimeError(
+                    grpc.StatusCode.RESOURCE_EXHAUSTED,
+                    f"p4sim serves at most {MAX_STREAMS} StreamChannels at once",
+                ),
+            )
+        try:
+            yield from self._serve_stream(request_iterator, context)
+        finally:
+            self._streams.release()
+
+    def _serve_stream(self, request_iterator, context):
         client = Client(ident=next(self._client_ids))
         context.add_callback(lambda: client.outbox.put(_END))
         reader = threading.Thread(

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import queue
 import threading
+import time
 
 import grpc
 import pytest
@@ -1399,3 +1400,35 @@ def test_stream_errors_name_the_offending_message(client):
     client.send(bad_out)  # packet_out metadata missing
     err = client.next("error")
     assert err.WhichOneof("details") == "packet_out" and err.packet_out.packet_out.payload == b"x"
+
+
+def test_stream_limit_is_resource_exhausted_and_unary_rpcs_still_run(server):
+    """Spec "Rules for Handling MasterArbitrationUpdate": streams beyond the server's limit
+    get RESOURCE_EXHAUSTED; the streams held never starve unary RPCs."""
+    from p4sim.p4runtime.server import MAX_STREAMS
+
+    clients = [Client(server.address, election_id=i + 1) for i in range(MAX_STREAMS)]
+    try:
+        for c in clients:
+            assert c.arbitrate() is not None
+        extra = Client(server.address, election_id=100)
+        assert extra.arbitrate() is None
+        assert extra.stream_error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        extra.close()
+        stub = p4runtime_pb2_grpc.P4RuntimeStub(clients[0].channel)
+        assert stub.Capabilities(
+            p4runtime_pb2.CapabilitiesRequest(), timeout=5
+        ).p4runtime_api_version
+        clients.pop().close()  # a slot frees once the server has seen the stream end
+        deadline = time.monotonic() + 10
+        while True:
+            again = Client(server.address, election_id=200)
+            answered = again.arbitrate() is not None
+            again.close()
+            if answered:
+                break
+            assert time.monotonic() < deadline, "the closed stream's slot was never freed"
+            time.sleep(0.1)
+    finally:
+        for c in clients:
+            c.close()
