@@ -94,8 +94,13 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
                 "not the primary (open a StreamChannel and arbitrate first)",
             )
 
-    def _pipeline(self) -> Pipeline:
+    def _pipeline(self, entities: bool = False) -> Pipeline:
+        """The running pipeline; for Read and Write (`entities`) the one VERIFY_AND_SAVE
+        saved, if any: the spec has later reads and writes refer to the saved config while
+        the forwarding state stays as it is, and COMMIT brings in what they wrote."""
         pipeline = self.switch.pipeline
+        if entities and self._saved is not None:
+            pipeline = self._saved
         if pipeline is None:
             raise P4RuntimeError(
                 grpc.StatusCode.FAILED_PRECONDITION,
@@ -154,6 +159,7 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
         if action == Action.VERIFY_AND_SAVE:
             self._saved = pipeline
         elif action == Action.VERIFY_AND_COMMIT:
+            self._saved = None  # a config saved earlier is superseded
             self.switch.set_pipeline(pipeline)
 
     def _reconcile(self, config) -> None:
@@ -172,6 +178,7 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
         with current.device.lock:
             current.p4info = candidate.p4info
             current.cookie = candidate.cookie
+        self._saved = None
 
     def GetForwardingPipelineConfig(self, request, context):
         try:
@@ -198,7 +205,7 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
             self._check_device(request.device_id)
             self._check_role(request)
             self._check_primary(request, "Write")
-            pipeline = self._pipeline()
+            pipeline = self._pipeline(entities=True)
             if request.atomicity != p4runtime_pb2.WriteRequest.CONTINUE_ON_ERROR:
                 raise unimplemented("only CONTINUE_ON_ERROR atomicity is supported by p4sim")
         except P4RuntimeError as exc:
@@ -244,7 +251,7 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
         try:
             self._check_device(request.device_id)
             self._check_role(request)
-            pipeline = self._pipeline()
+            pipeline = self._pipeline(entities=True)
             found = []
             with pipeline.device.lock:
                 for entity in request.entities:

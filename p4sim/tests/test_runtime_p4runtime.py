@@ -1432,3 +1432,26 @@ def test_stream_limit_is_resource_exhausted_and_unary_rpcs_still_run(server):
     finally:
         for c in clients:
             c.close()
+
+
+def test_writes_after_verify_and_save_land_at_commit(client, server):
+    """Spec "SetForwardingPipelineConfig RPC": after VERIFY_AND_SAVE the forwarding state is
+    not modified, reads and writes refer to the saved config, and COMMIT brings in the
+    writes made since."""
+    client.write(table_update("INSERT", fwd_entry(1, 2)))
+    running = server.switch.pipeline
+    client.set_pipeline(program="// saved", action="VERIFY_AND_SAVE")
+    table = entity("table_entry", p4runtime_pb2.TableEntry(table_id=IDS["Ingress.fwd"]))
+    assert client.read(table) == []  # the saved config starts empty
+    client.write(table_update("INSERT", fwd_entry(2, 1)))
+    assert server.switch.pipeline is running
+    assert [e.match for e in running.device.tables["Ingress.fwd"].entries()] == [
+        {"standard_metadata.ingress_port": FieldMatch("exact", value=1)}
+    ]
+    commit = p4runtime_pb2.SetForwardingPipelineConfigRequest(device_id=0)
+    commit.election_id.low = client.election_id
+    commit.action = commit.COMMIT
+    client.stub.SetForwardingPipelineConfig(commit, timeout=10)
+    assert server.switch.pipeline is not running
+    (entry,) = client.read(table)
+    assert entry.table_entry.match[0].exact.value == b"\x02"
