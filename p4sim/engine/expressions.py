@@ -54,7 +54,9 @@ class ExprCompiler:
 
     # -- reads ------------------------------------------------------------------------
     def expr(self, e: ir.Expr):
-        if e.const is not None and not isinstance(e, ir.Call):
+        if e.const is not None and (
+            not isinstance(e, ir.Call) or getattr(e, "kind", None) == "size_method"
+        ):
             return _const(e.const)
         m = getattr(self, "_" + type(e).__name__, None)
         if m is None:
@@ -120,6 +122,9 @@ class ExprCompiler:
 
     def _Index(self, e: ir.Index):
         g = self.expr(e.expr)
+        if isinstance(e.expr.type, TupleT):  # constant index (checked by the front end)
+            i = e.index.const
+            return lambda f: g(f)[i]
         idx = self.expr(e.index)
         size = e.expr.type.size
 

@@ -38,6 +38,7 @@ from p4sim.frontend.types import (
     TypeVar,
     Varbit,
     VoidT,
+    bit_width,
 )
 
 
@@ -209,6 +210,8 @@ class Checker:
             }[n]
         if isinstance(ref, ir.StackTypeRef):
             elem = self.resolve_type(ref.elem, scope)
+            if isinstance(elem, HeaderT) and elem.kind == "header_union":
+                raise unsupported(ref.pos, f"a stack of header unions ({elem}[...])")
             if not (isinstance(elem, HeaderT) and elem.kind == "header"):
                 raise P4Error.at(ref.pos, f"header stack elements must be headers, not {elem}")
             size = self.const_int(ref.size, scope)
@@ -227,6 +230,8 @@ class Checker:
                 return t  # generic parser/control types: arguments are not needed here
             return t
         if entry is None:
+            if ref.name == "list":
+                raise unsupported(ref.pos, "the list<T> type")
             raise P4Error.at(ref.pos, f"unknown type '{ref.name}'")
         raise P4Error.at(ref.pos, f"'{ref.name}' is not a type")
 
@@ -262,6 +267,9 @@ class Checker:
                 if f.name in seen:
                     raise P4Error.at(f.pos, f"duplicate field '{f.name}' in {d.name}")
                 seen.add(f.name)
+                if d.kind == "header" and isinstance(ft, HeaderT) and ft.kind == "struct":
+                    # P4_16 allows structs of bit-string fields in headers (p4c does)
+                    raise unsupported(f.pos, f"header field {d.name}.{f.name} of struct type")
                 if (
                     d.kind == "header"
                     and not isinstance(ft, (Bits, Varbit, BoolT))
@@ -805,6 +813,8 @@ class Checker:
     def check_lvalue(self, e: ir.Expr) -> None:
         base = e
         while isinstance(base, (ir.Member, ir.Index, ir.Slice)):
+            if isinstance(base, ir.Index) and isinstance(base.expr.type, TupleT):
+                raise unsupported(base.pos, "assignment to a tuple element")
             if (
                 isinstance(base, ir.Member)
                 and isinstance(base.expr.type, StackT)
@@ -906,6 +916,13 @@ class Checker:
         if isinstance(e, ir.Index):
             bt = self.expr(e.expr, scope)
             it = self.expr(e.index, scope)
+            if isinstance(bt, TupleT):  # spec 8.11: a compile-time constant index
+                if e.index.const is None or not 0 <= e.index.const < len(bt.items):
+                    raise P4Error.at(
+                        e.index.pos,
+                        f"a tuple index must be a constant in 0..{len(bt.items) - 1}",
+                    )
+                return bt.items[e.index.const]
             if not isinstance(bt, StackT):
                 raise P4Error.at(e.pos, f"cannot index a value of type {bt}")
             if not isinstance(it, (Bits, InfInt)):
@@ -984,6 +1001,8 @@ class Checker:
             return self.error_type
         d = self.scope.lookup(e.name) if e.absolute else scope.lookup(e.name)
         if d is None:
+            if e.name == "list":
+                raise unsupported(e.pos, "the list<T> type")
             raise P4Error.at(e.pos, f"'{e.name}' is not declared")
         e.decl = d
         if isinstance(d, Var):
@@ -1026,6 +1045,8 @@ class Checker:
                 if bt.kind == "header" and e.name in ("isValid", "setValid", "setInvalid"):
                     return VoidT()  # resolved by call()
                 if bt.kind == "header_union" and e.name == "isValid":
+                    return VoidT()  # resolved by call()
+                if e.name in SIZE_METHODS:
                     return VoidT()  # resolved by call()
                 raise P4Error.at(e.pos, f"{bt.kind} {bt.type_name} has no field '{e.name}'")
             return ft
@@ -1221,6 +1242,14 @@ class Checker:
         if isinstance(f, ir.Member):
             bt = self.expr(f.expr, scope)
             m = f.name
+            if isinstance(bt, HeaderT) and m in SIZE_METHODS:
+                # spec 8.9: compile-time sizes of the serialised header/struct
+                if bt.kind == "header_union":
+                    raise unsupported(e.pos, f"{m}() of a header union")
+                self.no_args(e, 0)
+                e.kind, e.target = "size_method", m
+                e.const = serialized_size(bt, m)
+                return InfInt()
             if isinstance(bt, HeaderT) and bt.kind == "header_union" and m == "isValid":
                 self.no_args(e, 0)
                 e.kind, e.target = "header_method", m
@@ -1362,3 +1391,23 @@ def same_stack(a: Type, b: Type) -> bool:
     return (
         isinstance(a, StackT) and isinstance(b, StackT) and a.elem is b.elem and a.size == b.size
     )
+
+
+SIZE_METHODS = ("minSizeInBits", "minSizeInBytes", "maxSizeInBits", "maxSizeInBytes")
+
+
+def serialized_size(t: HeaderT, method: str) -> int:
+    """minSizeIn*: varbit fields count 0 bits; maxSizeIn*: their maximum width."""
+    largest = method.startswith("max")
+
+    def bits(ft) -> int:
+        if isinstance(ft, Varbit):
+            return ft.max_width if largest else 0
+        if isinstance(ft, HeaderT):
+            return sum(bits(x) for _, x in ft.fields)
+        if isinstance(ft, StackT):
+            return bits(ft.elem) * ft.size
+        return bit_width(ft)
+
+    n = bits(t)
+    return n if method.endswith("Bits") else (n + 7) // 8

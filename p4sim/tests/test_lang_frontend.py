@@ -123,6 +123,16 @@ def test_defines_select_profile_of_the_splitter():
         ),
         ("apply { 3 = hdr.h.a; }", "expression is not assignable"),
         ("apply { break; }", "'break' outside a for loop"),
+        ("apply { list<bit<8>> l = {1, 2}; }", "the list<T> type is not supported by p4sim"),
+        (
+            "apply { tuple<bit<8>, bit<8>> t = {1, 2}; hdr.h.a = t[2]; }",
+            "a tuple index must be a constant in 0..1",
+        ),
+        (
+            "apply { tuple<bit<8>, bit<8>> t = {1, 2}; t[0] = 3; }",
+            "assignment to a tuple element is not supported by p4sim",
+        ),
+        ("apply { hdr.h.c = (bit<16>)hdr.h.minSizeInBits(1); }", "argument"),
         (
             "apply { for (bit<8> i in 1 .. 3) { } }",
             "'for (... in ...)' statement is not supported by p4sim",
