@@ -74,10 +74,9 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
     def _check_role(request) -> None:
         role = getattr(request, "role", "")
         role_id = getattr(request, "role_id", 0)
-        if role or role_id:
-            raise unimplemented(
-                f"role {role or role_id!r}: p4sim supports only the default "
-                "role (leave role unset)"
+        if role or role_id:  # spec (Write, Read, SetForwardingPipelineConfig): NOT_FOUND
+            raise not_found(
+                f"role {role or role_id!r}: p4sim has only the default role (leave role unset)"
             )
 
     def _check_primary(self, request, what: str) -> None:

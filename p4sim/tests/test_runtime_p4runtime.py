@@ -1455,3 +1455,23 @@ def test_writes_after_verify_and_save_land_at_commit(client, server):
     assert server.switch.pipeline is not running
     (entry,) = client.read(table)
     assert entry.table_entry.match[0].exact.value == b"\x02"
+
+
+def test_a_named_role_in_unary_rpcs_is_not_found(client):
+    """Spec ("Write RPC", "SetForwardingPipelineConfig RPC"): a role the device does not have
+    is NOT_FOUND, checked before the primary check."""
+    write = p4runtime_pb2.WriteRequest(device_id=0, role="sdn")
+    write.election_id.low = client.election_id
+    write.updates.append(table_update("INSERT", fwd_entry(1, 2)))
+    read = p4runtime_pb2.ReadRequest(device_id=0, role="sdn")
+    read.entities.append(entity("table_entry", p4runtime_pb2.TableEntry()))
+    config = p4runtime_pb2.SetForwardingPipelineConfigRequest(device_id=0, role="sdn")
+    config.action = config.VERIFY
+    for call, req in (
+        (client.stub.Write, write),
+        (lambda r, timeout: list(client.stub.Read(r, timeout=timeout)), read),
+        (client.stub.SetForwardingPipelineConfig, config),
+    ):
+        with pytest.raises(grpc.RpcError) as info:
+            call(req, timeout=10)
+        assert info.value.code() == grpc.StatusCode.NOT_FOUND, req
