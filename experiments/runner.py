@@ -130,8 +130,11 @@ def preflight(scenario: Scenario, target: str) -> None:
             problems.append(f"{tool} is missing (Debian package {pkg}): run `make setup`")
     if target == "p4sim" and venv_tool("p4sim") is None:
         problems.append("p4sim is missing: run `make setup`")
-    if target == "bmv2" and bmv2_missing():
-        problems.append(bmv2_missing())
+    if target == "bmv2":
+        for sn_bits in sorted({run.config["dc"]["sn_bits"] for run in scenario.runs}):
+            missing = bmv2_missing(sn_bits)
+            if missing and missing not in problems:
+                problems.append(missing)
     if not P4_PROGRAM.exists():
         problems.append(f"{P4_PROGRAM} is missing")
     if not AGENT_BIN.exists():

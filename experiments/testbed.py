@@ -48,7 +48,18 @@ def venv_tool(name: str) -> str | None:
     return str(local) if local.exists() else shutil.which(name)
 
 
-def bmv2_missing() -> str | None:
+def p4_defines(sn_bits: int) -> list[str]:
+    """Preprocessor flags of the splitter's SN profile (p4src/README.md)."""
+    return ["-D", "PDCP_SN_12"] if sn_bits == 12 else []
+
+
+def bmv2_artifacts(sn_bits: int = 18) -> tuple[Path, Path]:
+    """(P4Info, BMv2 JSON) that `make p4c-bmv2` writes for an SN profile."""
+    stem = "dc_splitter_sn12" if sn_bits == 12 else "dc_splitter"
+    return BUILD / "p4" / f"{stem}.bmv2.p4info.txtpb", BUILD / "p4" / f"{stem}.json"
+
+
+def bmv2_missing(sn_bits: int = 18) -> str | None:
     """What --target bmv2 lacks on this machine, or None."""
     missing = []
     if shutil.which("simple_switch_grpc") is None:
@@ -56,9 +67,9 @@ def bmv2_missing() -> str | None:
             "simple_switch_grpc (BMv2; not packaged for Debian 12: build "
             "p4lang/behavioral-model with its gRPC server)"
         )
-    for name in ("dc_splitter.json", "dc_splitter.p4info.txtpb"):
-        if not (BUILD / "p4" / name).exists():
-            missing.append(f"{BUILD / 'p4' / name} (`make p4c-bmv2`, needs p4c)")
+    for path in bmv2_artifacts(sn_bits):
+        if not path.exists():
+            missing.append(f"{path} (`make p4c-bmv2`, needs p4c)")
     return "switch: --target bmv2 needs " + " and ".join(missing) if missing else None
 
 
@@ -209,6 +220,7 @@ class Testbed:
             argv = [
                 p4sim,
                 str(P4_PROGRAM),
+                *p4_defines(self.config["dc"]["sn_bits"]),  # the agent's --sn-bits must match
                 *ifaces,
                 "--grpc-server-addr",
                 self.grpc_addr,
@@ -216,7 +228,7 @@ class Testbed:
                 "warn",
             ]
         elif self.target == "bmv2":
-            missing = bmv2_missing()
+            missing = bmv2_missing(self.config["dc"]["sn_bits"])
             if missing:
                 raise TestbedError(missing)
             argv = [
@@ -250,9 +262,7 @@ class Testbed:
 
         self.splitter = Splitter.connect(self.grpc_addr, device_id=0, election_id=1)
         if self.target == "bmv2":
-            self.splitter.push_pipeline(
-                BUILD / "p4" / "dc_splitter.p4info.txtpb", BUILD / "p4" / "dc_splitter.json"
-            )
+            self.splitter.push_pipeline(*bmv2_artifacts(self.config["dc"]["sn_bits"]))
         self.splitter.configure_ports(
             server_port=PORTS["server"], leg_a_port=PORTS["a"], leg_b_port=PORTS["b"]
         )
