@@ -859,6 +859,10 @@ class Checker:
             return
         if t == target and isinstance(t, (Bits, BoolT, StringT, InfInt, Varbit)):
             return
+        if isinstance(t, Bits) and isinstance(target, Bits):
+            raise P4Error.at(
+                e.pos, f"expected a value of type {target}, got {t} (cast it: ({target})(...))"
+            )
         raise P4Error.at(e.pos, f"expected a value of type {target}, got {t}")
 
     def list_to(self, e: ir.Expr, target: Type) -> None:
