@@ -850,6 +850,9 @@ class Checker:
             return
         if isinstance(t, InfInt) and isinstance(target, EnumT) and target.underlying is not None:
             raise P4Error.at(e.pos, f"an integer needs an explicit cast to {target}")
+        if isinstance(t, EnumT) and t.underlying is not None and t.underlying == target:
+            e.type = target  # spec 8.12.2: implicit cast to the underlying type
+            return
         if isinstance(target, (HeaderT, TupleT)) and isinstance(e, (ir.ListExpr, ir.StructInit)):
             self.list_to(e, target)
             return
@@ -1079,6 +1082,14 @@ class Checker:
             return VoidT()  # a method: resolved by call()
         raise P4Error.at(e.pos, f"a value of type {bt} has no member '{e.name}'")
 
+    @staticmethod
+    def enum_as_bits(e: ir.Expr) -> Type:
+        """The type of e, with a serializable enum replaced by its underlying bit<W> (the
+        run-time value already is that integer)."""
+        if isinstance(e.type, EnumT) and e.type.underlying is not None:
+            e.type = e.type.underlying
+        return e.type
+
     def unify(self, a: ir.Expr, b: ir.Expr, pos, op: str) -> Type:
         ta, tb = a.type, b.type
         if isinstance(ta, InfInt) and isinstance(tb, Bits):
@@ -1134,6 +1145,11 @@ class Checker:
         hint = expected if op in ARITH or op in ("<<", ">>") else None
         lt = self.expr(e.left, scope, hint)
         rt = self.expr(e.right, scope, hint if op not in ("<<", ">>") else None)
+        # Spec 8.12.2: a serializable enum converts implicitly to its underlying type in
+        # arithmetic, shifts, concatenation and comparisons with other values (two values
+        # of the same enum type compare as they are).
+        if not (op in ("==", "!=") and isinstance(lt, EnumT) and lt is rt):
+            lt, rt = self.enum_as_bits(e.left), self.enum_as_bits(e.right)
         if op in ("<<", ">>"):
             if isinstance(rt, Bits) and rt.signed:
                 raise P4Error.at(e.right.pos, "shift amount must be unsigned")
