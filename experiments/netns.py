@@ -14,6 +14,7 @@ import subprocess
 import time
 from contextlib import ExitStack
 from dataclasses import dataclass, field
+from typing import Self
 
 IFNAMSIZ = 15  # Linux interface names: at most 15 characters
 
@@ -22,11 +23,13 @@ class NetnsError(RuntimeError):
     """A plumbing command failed; the message carries the command and its stderr."""
 
 
-def run(argv: list[str], netns: str | None = None, check: bool = True,
-        timeout: float = 30) -> subprocess.CompletedProcess:
+def run(
+    argv: list[str], netns: str | None = None, check: bool = True, timeout: float = 30
+) -> subprocess.CompletedProcess:
     """Run argv (inside `netns` if given) and return it; raise NetnsError on failure."""
     full = (["ip", "netns", "exec", netns] + argv) if netns else argv
-    proc = subprocess.run(full, capture_output=True, text=True, timeout=timeout)
+    # the return code is checked below, so the error can carry the command and its stderr
+    proc = subprocess.run(full, capture_output=True, text=True, timeout=timeout, check=False)
     if check and proc.returncode != 0:
         raise NetnsError(f"{' '.join(full)} failed ({proc.returncode}): {proc.stderr.strip()}")
     return proc
@@ -47,8 +50,10 @@ def check_ifname(name: str) -> str:
 
 def offloads_off(ifname: str, netns: str | None = None) -> None:
     """AF_PACKET readers (p4sim, linkem, DPDK af_packet) need real checksums and no GSO/GRO."""
-    run(["ethtool", "-K", ifname, "tx", "off", "tso", "off", "gso", "off", "gro", "off"],
-        netns=netns)
+    run(
+        ["ethtool", "-K", ifname, "tx", "off", "tso", "off", "gso", "off", "gro", "off"],
+        netns=netns,
+    )
 
 
 @dataclass
@@ -61,7 +66,7 @@ class Namespace:
     def __post_init__(self) -> None:
         check_ifname(self.name)  # same limit keeps names readable in `ip` output
 
-    def __enter__(self) -> "Namespace":
+    def __enter__(self) -> Self:
         run(["ip", "netns", "add", self.name])
         self.run(["ip", "link", "set", "lo", "up"])
         return self
@@ -111,14 +116,35 @@ def stop_process(proc: subprocess.Popen, grace_s: float = 3.0) -> int | None:
     return proc.wait()
 
 
-def veth_pair(name_a: str, ns_a: Namespace | None, name_b: str, ns_b: Namespace | None,
-              mtu: int = 1500, offloads: bool = False) -> None:
+def veth_pair(
+    name_a: str,
+    ns_a: Namespace | None,
+    name_b: str,
+    ns_b: Namespace | None,
+    mtu: int = 1500,
+    offloads: bool = False,
+) -> None:
     """Create veth name_a<->name_b, move each end to its namespace (None = this one), set
     the MTU, bring both up and, unless offloads=True, turn offloads off on both ends."""
     check_ifname(name_a)
     check_ifname(name_b)
-    run(["ip", "link", "add", name_a, "mtu", str(mtu), "type", "veth", "peer", "name", name_b,
-         "mtu", str(mtu)])
+    run(
+        [
+            "ip",
+            "link",
+            "add",
+            name_a,
+            "mtu",
+            str(mtu),
+            "type",
+            "veth",
+            "peer",
+            "name",
+            name_b,
+            "mtu",
+            str(mtu),
+        ]
+    )
     for name, ns in ((name_a, ns_a), (name_b, ns_b)):
         if ns is not None:
             run(["ip", "link", "set", name, "netns", ns.name])

@@ -25,17 +25,22 @@ def embedded_descriptor(source: str) -> bytes:
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.keyword) and node.arg == "serialized_pb":
             return ast.literal_eval(node.value)
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                and node.func.attr == "AddSerializedFile"):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "AddSerializedFile"
+        ):
             return ast.literal_eval(node.args[0])
-    raise SystemExit("regen_p4runtime_protos: no embedded descriptor found; unknown p4runtime layout")
+    raise SystemExit(
+        "regen_p4runtime_protos: no embedded descriptor found; unknown p4runtime layout"
+    )
 
 
 def main() -> int:
     spec = importlib.util.find_spec("p4")
     if spec is None or not spec.submodule_search_locations:
         raise SystemExit("regen_p4runtime_protos: the `p4runtime` package is not installed")
-    site = pathlib.Path(list(spec.submodule_search_locations)[0]).parent
+    site = pathlib.Path(next(iter(spec.submodule_search_locations))).parent
     descriptor_set = descriptor_pb2.FileDescriptorSet()
     for well_known in (any_pb2, status_pb2):
         proto = descriptor_pb2.FileDescriptorProto()
@@ -47,8 +52,15 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         set_path = pathlib.Path(tmp) / "p4runtime.pb"
         set_path.write_bytes(descriptor_set.SerializeToString())
-        rc = protoc.main(["protoc", f"--descriptor_set_in={set_path}", f"--python_out={site}",
-                          f"--grpc_python_out={site}"] + [m + ".proto" for m in MODULES])
+        rc = protoc.main(
+            [
+                "protoc",
+                f"--descriptor_set_in={set_path}",
+                f"--python_out={site}",
+                f"--grpc_python_out={site}",
+            ]
+            + [m + ".proto" for m in MODULES]
+        )
     if rc != 0:
         raise SystemExit(f"regen_p4runtime_protos: protoc failed with {rc}")
     return 0
