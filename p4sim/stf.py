@@ -51,6 +51,7 @@ it starts with the expected bytes; an expectation ending in `$` must match the w
 from __future__ import annotations
 
 import argparse
+import operator
 import re
 import sys
 from dataclasses import dataclass, field
@@ -156,6 +157,16 @@ def _resolve(name: str, names, what: str) -> str:
     raise StfError(f"{what} name '{name}' is ambiguous: {', '.join(matches)}")
 
 
+# check_counter comparisons (p4c's STF grammar)
+_COMPARE = {
+    "==": operator.eq,
+    "!=": operator.ne,
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+}
+
 _CALL = re.compile(r"([\w.]+)\s*\((.*)\)\s*$")
 
 
@@ -220,7 +231,7 @@ class StfRunner:
         for candidate in (name, name + ".$valid$", re.sub(r"\.valid$", ".$valid$", name)):
             if candidate in keys:
                 return candidate
-        found = [k for k in keys if k.endswith("." + name) or k.endswith("." + name + ".$valid$")]
+        found = [k for k in keys if k.endswith(("." + name, "." + name + ".$valid$"))]
         if name == "valid":
             found = [k for k in keys if k.endswith("$valid$")]
         if len(found) == 1:
@@ -350,15 +361,6 @@ class StfRunner:
         c = self.device.counters[_resolve(rest[0], self.device.counters, "counter")]
         self._check_counts(f"counter {rest[0]}[{rest[1]}]", c.read(parse_value(rest[1])), rest[2:])
 
-    _COMPARE = {
-        "==": int.__eq__,
-        "!=": int.__ne__,
-        "<": int.__lt__,
-        "<=": int.__le__,
-        ">": int.__gt__,
-        ">=": int.__ge__,
-    }
-
     def cmd_check_counter(self, rest, line) -> None:
         """p4c: check_counter name(index) [packets|bytes] [op value]; also p4sim's
         counter_check word order."""
@@ -374,7 +376,7 @@ class StfRunner:
         c = self.device.counters[_resolve(name, self.device.counters, "counter")]
         got = c.read(parse_value(index))[1 if kind == "bytes" else 0]
         self.result.checks += 1
-        if value is not None and not self._COMPARE[op](got, parse_value(value)):
+        if value is not None and not _COMPARE[op](got, parse_value(value)):
             self.result.failures.append(
                 f"counter {name}({index}) {kind} = {got}, expected {op} {value}"
             )

@@ -29,6 +29,24 @@ _PREC = {op: i for i, ops in enumerate(_LEVELS) for op in ops}
 BUILTIN_TYPES = {"packet_in", "packet_out"}  # declared in core.p4, but known early for safety
 
 
+# Compound assignment operators as the lexer splits them (`>>=` is `>` `>=`, the others end
+# in a separate `=`): `a op= b` means `a = a op b`.
+COMPOUND_ASSIGNMENTS = (
+    (("+",), "+"),
+    (("-",), "-"),
+    (("*",), "*"),
+    (("/",), "/"),
+    (("%",), "%"),
+    (("&",), "&"),
+    (("|",), "|"),
+    (("^",), "^"),
+    (("<<",), "<<"),
+    ((">", ">="), ">>"),
+    (("|+|",), "|+|"),
+    (("|-|",), "|-|"),
+)
+
+
 class Parser:
     def __init__(self, text: str, filename: str = "<input>"):
         self.text = text
@@ -668,20 +686,13 @@ class Parser:
         self.expect(";", "after an expression statement")
         return s
 
-    # Compound assignment operators as the lexer splits them: `a op= b` is `a = a op b`.
-    _COMPOUND = {
-        ("+",): "+", ("-",): "-", ("*",): "*", ("/",): "/", ("%",): "%", ("&",): "&",
-        ("|",): "|", ("^",): "^", ("<<",): "<<", (">", ">="): ">>", ("|+|",): "|+|",
-        ("|-|",): "|-|",
-    }
-
     def simple_statement(self) -> ir.Stmt:
         """An assignment, compound assignment or call, without its ';'."""
         t = self.tok
         e = self.expression()
         if self.accept("="):
             return ir.Assign(t.pos, e, self.expression())
-        for toks, op in self._COMPOUND.items():
+        for toks, op in COMPOUND_ASSIGNMENTS:
             n = len(toks)
             if all(self.peek(k).text == toks[k] for k in range(n)) and (
                 op == ">>" or self.peek(n).text == "="

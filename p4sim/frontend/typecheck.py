@@ -1408,9 +1408,7 @@ def same_stack(a: Type, b: Type) -> bool:
     source makes its own StackT, yet all of them are one type)."""
     if a is b:
         return True
-    return (
-        isinstance(a, StackT) and isinstance(b, StackT) and a.elem is b.elem and a.size == b.size
-    )
+    return isinstance(a, StackT) and isinstance(b, StackT) and a.elem is b.elem and a.size == b.size
 
 
 SIZE_METHODS = ("minSizeInBits", "minSizeInBytes", "maxSizeInBits", "maxSizeInBytes")
