@@ -190,11 +190,14 @@ class P4RuntimeClient:
                 break
         status = response.arbitration.status
         if status.code != code_pb2.OK:
-            primary = response.arbitration.election_id
+            # The answer carries the highest election id the server has seen, which a
+            # server may keep after that client left (P4Runtime spec, "Arbitration").
+            seen = response.arbitration.election_id
+            highest = (seen.high << 64) | seen.low
             raise NotPrimary(
-                f"{self.addr} device {self.device_id}: election id "
-                f"{self.election_id} is not primary (primary holds "
-                f"{(primary.high << 64) | primary.low}): {status.message}"
+                f"{self.addr} device {self.device_id}: election id {self.election_id} "
+                f"is not primary ({status.message}); the highest election id this switch "
+                f"has seen is {highest}: use {highest + 1} or more"
             )
 
     def close(self) -> None:
