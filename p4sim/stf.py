@@ -157,6 +157,28 @@ def _resolve(name: str, names, what: str) -> str:
     raise StfError(f"{what} name '{name}' is ambiguous: {', '.join(matches)}")
 
 
+# The fewest words each command takes after its name.
+_MIN_ARGS = {
+    "add": 2,
+    "setdefault": 2,
+    "mcast": 1,
+    "clone_session": 2,
+    "meter_config": 6,
+    "direct_meter_config": 5,
+    "register_write": 3,
+    "register_check": 3,
+    "check_register": 3,
+    "counter_check": 2,
+    "check_counter": 1,
+    "direct_counter_check": 3,
+    "packet": 1,
+    "expect": 1,
+    "mirroring_add": 2,
+    "mc_mgrp_create": 1,
+    "mc_node_create": 2,
+    "mc_node_associate": 2,
+}
+
 # check_counter comparisons (p4c's STF grammar)
 _COMPARE = {
     "==": operator.eq,
@@ -201,6 +223,11 @@ class StfRunner:
         handler = getattr(self, "cmd_" + cmd, None)
         if handler is None:
             raise StfError(f"unknown command '{cmd}'")
+        if len(rest) < _MIN_ARGS.get(cmd, 0):
+            raise StfError(
+                f"too few arguments for '{cmd}' (the formats are in the p4sim.stf module "
+                "documentation)"
+            )
         handler(rest, line)
 
     def _action(self, text: str, table=None) -> tuple[str, dict[str, int]]:
@@ -302,6 +329,8 @@ class StfRunner:
         table.insert(TableEntry(match, action, args, priority))
 
     def cmd_setdefault(self, rest, line) -> None:
+        if len(rest) < 2:
+            raise StfError("setdefault needs a table and an action")
         table = self._table(rest[0])
         action, args = self._action(line.split(None, 2)[2], table)
         table.set_default(action, args)
@@ -396,8 +425,13 @@ class StfRunner:
         )
 
     def cmd_packet(self, rest, line) -> None:
+        if not rest:
+            raise StfError("packet needs a port and the frame's hex bytes")
         port = parse_value(rest[0])
-        data = bytes.fromhex("".join(rest[1:]))
+        try:
+            data = bytes.fromhex("".join(rest[1:]))
+        except ValueError:
+            raise StfError(f"bad hex in packet '{''.join(rest[1:])}'") from None
         outputs = self.device.process(port, data)
         self.result.packets += 1
         self.last_outputs = outputs
@@ -407,6 +441,8 @@ class StfRunner:
             self.received.setdefault(p, []).append(frame)
 
     def cmd_expect(self, rest, line) -> None:
+        if not rest:
+            raise StfError("expect needs a port (and the expected hex bytes)")
         port = parse_value(rest[0])
         pattern = "".join(rest[1:])
         if not pattern:  # p4c: any number of frames may leave on this port

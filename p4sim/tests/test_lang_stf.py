@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from p4sim.stf import run_stf
+from p4sim.stf import StfError, run_stf
 
 STF_DIR = Path(__file__).parent / "stf"
 REPO = Path(__file__).resolve().parents[2]
@@ -139,3 +139,24 @@ def test_p4c_check_counter_failure_is_reported(tmp_path):
     )
     result = run_stf(tmp_path / "prog.p4", tmp_path / "prog.stf")
     assert result.failures == ["counter seen(2) packets = 1, expected == 2"]
+
+
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ("mcast", "too few arguments for 'mcast'"),
+        ("packet 0 zz", "bad hex in packet 'zz'"),
+        ("expect 1 0g", "bad expected packet '0g'"),
+        ("mc_node_associate 3 0", "multicast group 3 was not created"),
+        ("add lpm h.l:1/40 to(port:1, v:1)", "prefix length 40 outside 0..32"),
+        ("check_counter nosuch(1) packets == 1", "unknown counter 'nosuch'"),
+        ("frobnicate 1", "unknown command 'frobnicate'"),
+    ],
+)
+def test_malformed_stf_lines_name_the_problem(tmp_path, line, message):
+    (tmp_path / "prog.p4").write_text(P4C_STYLE_PROGRAM)
+    (tmp_path / "prog.stf").write_text("# comment\n" + line + "\n")
+    with pytest.raises(StfError) as info:
+        run_stf(tmp_path / "prog.p4", tmp_path / "prog.stf")
+    assert str(info.value).startswith(f"{tmp_path / 'prog.stf'}:2: ")
+    assert message in str(info.value)
