@@ -10,7 +10,7 @@ optionally with outages (capacity near zero for a few hundred ms, as in handover
 fades). Packets are emitted by accumulating capacity per millisecond. The seed fixes the trace.
 
     python -m experiments.traces.generate --mean-mbit 20 --cv 0.3 --seconds 30 --seed 1 \
-        --outages-per-min 0 > experiments/traces/lte_var20.mahi
+        --outages-per-min 0 > my_trace.mahi
 
 The traces shipped here were made with (see README.md "Traces"):
     lte_steady20.mahi   --mean-mbit 20 --cv 0.1 --seconds 30 --seed 1
