@@ -101,6 +101,9 @@ class TableDef:
     direct_counter: str | None = None  # name of the direct_counter attached via `counters =`
     direct_meter: str | None = None
     annotations: list[str] = field(default_factory=list)
+    # `entries = {...}` without `const`: installed when the device starts, then ordinary
+    # entries the control plane may modify or delete (P4_16 1.2.4; P4Info has_initial_entries)
+    initial_entries: list[ConstEntryDef] = field(default_factory=list)
 
     @property
     def needs_priority(self) -> bool:

@@ -287,6 +287,8 @@ def generate(model: ProgramModel) -> p4info_pb2.P4Info:
         t.size = table.size
         if table.const_entries is not None:
             t.is_const_table = True
+        if table.initial_entries:
+            t.has_initial_entries = True
 
     for action in model.actions:
         if is_hidden(action.annotations):

@@ -36,6 +36,7 @@ class Runtime:
         for td in program.model.tables + program.hidden_tables:
             t = Table(td, [k.bitwidth for k in td.keys], actions)
             t.load_const_entries()
+            t.load_initial_entries()
             t.reset_default()
             self.tables[td.name] = t
         self.registers: dict[str, Register] = {d.name: Register(d) for d in program.model.registers}

@@ -280,6 +280,17 @@ class Table:
         for bucket in self.index.values():
             bucket.sort(key=lambda r: -r.rank)
 
+    def load_initial_entries(self) -> None:
+        """Non-const `entries`: inserted as ordinary entries, first listed first (the
+        listed order becomes descending priorities when the program gives none)."""
+        entries = self.definition.initial_entries
+        n = len(entries)
+        for i, ce in enumerate(entries):
+            prio = ce.priority if ce.priority else (n - i if self.by_priority else 0)
+            entry = TableEntry(ce.match, ce.action, dict(ce.args), prio)
+            if self._compile(entry).key not in self.records:
+                self.insert(entry)
+
     def rebind(self) -> None:
         """Attach compiled actions (called once the compiler has built them)."""
         for rec in self.records.values():

@@ -250,8 +250,8 @@ class ModelBuilder:
         else:
             default, default_args = "NoAction", {}
         const_entries = None
+        listed = []
         if t.entries is not None:
-            const_entries = []
             for e in t.entries:
                 match = {}
                 for kdef, kdecl, ks in zip(keys, t.keys, e.keyset):
@@ -259,7 +259,7 @@ class ModelBuilder:
                     if fm is not None:
                         match[kdef.name] = fm
                 prio = e.priority.const if e.priority is not None else 0
-                const_entries.append(
+                listed.append(
                     ConstEntryDef(
                         match,
                         self.action_name(node, e.action.decl),
@@ -267,6 +267,8 @@ class ModelBuilder:
                         prio,
                     )
                 )
+            if t.entries_const:
+                const_entries = listed
         td = TableDef(
             name,
             keys,
@@ -279,6 +281,7 @@ class ModelBuilder:
             direct_counter=node.externs.get(t.direct_counter) if t.direct_counter else None,
             direct_meter=node.externs.get(t.direct_meter) if t.direct_meter else None,
             annotations=annotation_texts(t.annotations),
+            initial_entries=listed if t.entries is not None and not t.entries_const else [],
         )
         for inst, lst in ((t.direct_counter, self.counters), (t.direct_meter, self.meters)):
             if inst is not None:

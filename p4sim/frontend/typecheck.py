@@ -655,8 +655,6 @@ class Checker:
             p = props["entries"]
             t.entries = p.value
             t.entries_const = p.is_const
-            if not p.is_const:
-                raise unsupported(p.pos, "non-const 'entries'")
             for e in t.entries:
                 if len(e.keyset) == 1 and isinstance(e.keyset[0], ir.Default) and len(t.keys) != 1:
                     e.keyset = [ir.Default(e.pos) for _ in t.keys]

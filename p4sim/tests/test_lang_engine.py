@@ -302,3 +302,19 @@ def test_digest_and_assert():
     assert dev.process(5, b"\x2a\x00\x01") == [(1, b"\x2a\x00\x01")]
     assert list(dev.digests) == [("learn_t", 1, [0x2A, 5])]
     assert dev.process(5, b"\x2a\x00\x00") == []  # assert() failed: dropped, not raised
+
+
+def test_initial_entries_are_ordinary_entries():
+    prog = compile_file(STF_DIR / "initial_entries.p4")
+    (table,) = [t for t in prog.model.tables if t.name.endswith(".t")]
+    assert table.const_entries is None and len(table.initial_entries) == 3
+    dev = prog.new_device()
+    t = dev.tables[table.name]
+    entries = t.entries()
+    assert [e.args for e in entries] == [{"v": 1}, {"v": 2}, {"v": 3}]
+    assert not any(e.is_const for e in entries)
+    assert [e.priority for e in entries] == [3, 2, 1]  # the listed order, first wins
+    t.delete(entries[0])  # the control plane may remove them
+    assert dev.process(0, bytes([0x11, 0])) == [(1, bytes([0x11, 2]))]
+    t.modify(TableEntry(entries[2].match, "I.set", {"v": 9}, entries[2].priority))
+    assert dev.process(0, bytes([0x20, 0])) == [(1, bytes([0x20, 9]))]
