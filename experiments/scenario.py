@@ -21,6 +21,7 @@ import copy
 import itertools
 import re
 from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -117,10 +118,12 @@ def parse_ratio(where: str, value: Any) -> tuple[int, int]:
     elif isinstance(value, str) and re.fullmatch(r"\s*\d+\s*:\s*\d+\s*", value):
         a, b = (int(x) for x in value.split(":"))
     elif isinstance(value, str) and re.fullmatch(r"\s*\d+(\.\d+)?\s*%\s*", value):
-        pct = float(value.strip().rstrip("%"))
-        if not 0 <= pct <= 100:
+        share = Fraction(value.strip().rstrip("%").strip()) / 100
+        if not 0 <= share <= 1:
             raise ScenarioError(f"{where}: percentage {value!r} must be within 0%..100%")
-        a, b = round(pct), 100 - round(pct)
+        # In lowest terms, as the controller reads a percentage: 70% is 7:3, so it fits
+        # any batch whose 70% is a whole number of packets (controlplane/README.md).
+        a, b = share.numerator, share.denominator - share.numerator
     else:
         raise ScenarioError(
             f"{where}: ratio must be 'A:B' (packets on leg A : leg B), [A, B] "

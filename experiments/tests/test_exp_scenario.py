@@ -68,9 +68,19 @@ def test_two_queue_kinds_rejected():
 def test_ratio_forms():
     assert parse_ratio("x", "3:1") == (3, 1)
     assert parse_ratio("x", [1, 0]) == (1, 0)
-    assert parse_ratio("x", "70%") == (70, 30)
+    assert parse_ratio("x", "70%") == (7, 3)  # in lowest terms, as the controller reads it
+    assert parse_ratio("x", "12.5%") == (1, 7)
+    assert parse_ratio("x", "0%") == (0, 1) and parse_ratio("x", "100%") == (1, 0)
     with pytest.raises(ScenarioError, match="'A:B'"):
         parse_ratio("x", "fast")
+
+
+def test_percentage_ratio_fits_batches_the_controller_accepts():
+    """70% of batch 10 is 7 packets on leg A: accepted; 50% of batch 3 is not whole."""
+    [run] = from_dict(base(dc={"batch": 10, "ratio": "70%"})).runs
+    assert run.config["dc"]["ratio"] == [7, 3]
+    with pytest.raises(ScenarioError, match="does not fit dc.batch 3"):
+        from_dict(base(dc={"batch": 3, "ratio": "50%"}))
 
 
 def test_sweep_variants_reps_expand_with_resolved_links():
