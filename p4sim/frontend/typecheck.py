@@ -1312,6 +1312,8 @@ class Checker:
         if isinstance(f, ir.Name):
             d = self.scope.lookup(f.name) if f.absolute else scope.lookup(f.name)
             if d is None:
+                if f.name == "static_assert":  # declared by p4c's core.p4 (2023)
+                    raise unsupported(f.pos, "static_assert")
                 raise P4Error.at(f.pos, f"'{f.name}' is not declared")
             f.decl = d
             if isinstance(d, ir.ActionDecl):
