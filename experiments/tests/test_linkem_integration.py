@@ -10,6 +10,7 @@ Direction "ab" carries ns1 -> ns2.
 from __future__ import annotations
 
 import json
+import statistics
 import re
 import subprocess
 import time
@@ -87,9 +88,12 @@ def bed():
         yield Bed(topo, unique_prefix("le"))
 
 
-def mean_sd(xs: list[float]) -> tuple[float, float]:
-    m = sum(xs) / len(xs)
-    return m, (sum((x - m) ** 2 for x in xs) / len(xs)) ** 0.5
+def median_robust_sd(xs: list[float]) -> tuple[float, float]:
+    """Median, and the standard deviation estimated from the interquartile range (IQR / 1.349
+    for a normal distribution), so that a few scheduling stalls of the shared VM - a ping or
+    linkem descheduled for tens of ms - do not decide the test."""
+    q = statistics.quantiles(xs, n=4)
+    return statistics.median(xs), (q[2] - q[0]) / 1.349
 
 
 def test_ping_rtt_shows_configured_delay(bed, tmp_path):
@@ -104,12 +108,15 @@ def test_ping_rtt_shows_configured_delay(bed, tmp_path):
         final = link.stop()
     # Generous bounds: ping itself is an ordinary task on a machine shared with other suites.
     assert len(rtts) == 200
-    mean, sd = mean_sd(rtts)
-    assert 19.7 <= mean <= 21.5, f"RTT mean {mean:.2f} ms"
-    assert 0.9 <= sd <= 2.5, f"RTT sd {sd:.2f} ms, expected about 1.41"
-    # linkem's own account of the delay it applied agrees.
+    median, sd = median_robust_sd(rtts)
+    assert 19.7 <= median <= 21.0, f"RTT median {median:.2f} ms"
+    assert 0.9 <= sd <= 2.2, f"RTT sd (from the IQR) {sd:.2f} ms, expected about 1.41"
+    near = sum(1 for r in rtts if abs(r - 20) <= 6)  # 4.2 sd: all of them, but for stalls
+    assert near >= 190, f"only {near} of 200 RTTs within 20 +- 6 ms: {sorted(rtts)[-12:]}"
+    # linkem's own account of the delay it applied agrees. An idle link (one ping per 10 ms)
+    # wakes from its timer 150-450 us late on this VM (late_us), hence the upper margin.
     for d in ("ab", "ba"):
-        assert 9_700 <= stats[d]["delay_us"]["mean"] <= 10_500, stats[d]["delay_us"]
+        assert 9_700 <= stats[d]["delay_us"]["p50"] <= 10_600, stats[d]["delay_us"]
         assert final[d]["final"] is True and final[d]["frames"] >= 200
 
 
@@ -121,7 +128,11 @@ def test_rate_caps_iperf3_tcp(bed, tmp_path):
     )
     try:
         time.sleep(0.3)
-        out = bed.ns1.run(["iperf3", "-c", ADDR2, "-t", "4", "-O", "1", "-J"], timeout=30).stdout
+        # CUBIC keeps the bottleneck queue full; the machine's default (BBR) probes below the
+        # rate now and then, which would measure BBR rather than the link.
+        out = bed.ns1.run(
+            ["iperf3", "-c", ADDR2, "-t", "4", "-O", "1", "-C", "cubic", "-J"], timeout=30
+        ).stdout
         report = json.loads(out)
     finally:
         stop_process(server)
