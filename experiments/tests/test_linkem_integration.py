@@ -10,8 +10,8 @@ Direction "ab" carries ns1 -> ns2.
 from __future__ import annotations
 
 import json
-import statistics
 import re
+import statistics
 import subprocess
 import time
 from pathlib import Path
