@@ -214,8 +214,6 @@ def compile_main(argv: list[str]) -> int:
 
     args = build_compile_parser().parse_args(argv)
     outputs = [f for f in (args.p4runtime_files or "").split(",") if f]
-    if not outputs and not args.output:
-        raise UsageError("nothing to write: give --p4runtime-files and/or -o")
     try:
         formats = [(f, p4info.p4info_format(f)) for f in outputs]
     except p4info.P4InfoError as exc:
@@ -232,6 +230,12 @@ def compile_main(argv: list[str]) -> int:
             Path(args.output).write_bytes(device_config_for(program, args.program))
     except OSError as exc:
         raise UsageError(f"cannot write {exc.filename}: {exc.strerror}") from None
+    if not outputs and not args.output:  # a check only, like p4c without output options
+        print(
+            f"p4sim: {args.program}: no errors (give --p4runtime-files and/or -o to write "
+            "outputs)",
+            file=sys.stderr,
+        )
     return 0
 
 

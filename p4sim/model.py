@@ -82,7 +82,7 @@ class ActionRefDef:
 class ConstEntryDef:
     """One entry of a table's `const entries` / `entries` list, already evaluated."""
 
-    match: dict[str, "FieldMatch"]
+    match: dict[str, FieldMatch]
     action: str
     args: dict[str, int]
     priority: int
@@ -202,7 +202,9 @@ class TableEntry:
 class TableState(Protocol):
     definition: TableDef
 
-    def insert(self, entry: TableEntry) -> None: ...  # EntryExists, InvalidEntry, TableFull, ConstViolation
+    def insert(
+        self, entry: TableEntry
+    ) -> None: ...  # EntryExists, InvalidEntry, TableFull, ConstViolation
 
     def modify(self, entry: TableEntry) -> None: ...  # EntryNotFound, InvalidEntry; keeps counters
 
@@ -214,7 +216,9 @@ class TableState(Protocol):
 
     def default_entry(self) -> TableEntry: ...  # match == {}
 
-    def set_default(self, action: str, args: dict[str, int]) -> None: ...  # ConstViolation, InvalidEntry
+    def set_default(
+        self, action: str, args: dict[str, int]
+    ) -> None: ...  # ConstViolation, InvalidEntry
 
     def reset_default(self) -> None: ...  # back to the program's default action
 
@@ -244,7 +248,9 @@ class MeterState(Protocol):
 
     def set_config(self, index: int, config: tuple[int, int, int, int] | None) -> None: ...
 
-    def get_config(self, index: int) -> tuple[int, int, int, int] | None: ...  # cir, cburst, pir, pburst
+    def get_config(
+        self, index: int
+    ) -> tuple[int, int, int, int] | None: ...  # cir, cburst, pir, pburst
 
 
 @dataclass
@@ -276,7 +282,7 @@ class Device(Protocol):
     """
 
     model: ProgramModel
-    lock: "object"  # a threading.RLock
+    lock: object  # a threading.RLock
     cpu_port: int | None
     tables: dict[str, TableState]
     registers: dict[str, RegisterState]

@@ -68,6 +68,16 @@ def test_compile_error_is_file_line_col_without_traceback(tmp_path):
     assert not (tmp_path / "out.txt").exists()
 
 
+def test_compile_without_outputs_checks_the_program(tmp_path):
+    """Like p4c without output options: errors are reported, a good program exits 0."""
+    bad = tmp_path / "bad.p4"
+    bad.write_text("#include <core.p4>\n\ncontrol C() {\n  apply { x = ; }\n}\n")
+    proc = run("compile", str(bad))
+    assert proc.returncode == 1 and proc.stderr.startswith(f"{bad}:4:"), proc.stderr
+    proc = run("compile", str(PROGRAM))
+    assert proc.returncode == 0 and "no errors" in proc.stderr, proc.stderr
+
+
 def test_compile_missing_file_and_bad_suffix(tmp_path):
     proc = run("compile", str(tmp_path / "nope.p4"), "--p4runtime-files", "x.txt")
     assert proc.returncode == 1 and "nope.p4: no such file" in proc.stderr
