@@ -966,48 +966,28 @@ def apply_update(index: PipelineIndex, device: model.Device, update: p4runtime_p
         raise from_engine(exc) from None
 
 
+# Entity kind -> reader(index, device, message) yielding that kind's messages.
+_READERS = {
+    "table_entry": read_table_entries,
+    "counter_entry": read_counters,
+    "direct_counter_entry": read_direct_counters,
+    "register_entry": read_registers,
+    "meter_entry": read_meters,
+    "direct_meter_entry": read_direct_meters,
+    "digest_entry": lambda index, device, msg: read_digests(index, msg),
+    "packet_replication_engine_entry": lambda index, device, msg: read_pre(device, msg),
+}
+
+
 def read_entity(index: PipelineIndex, device: model.Device, entity: p4runtime_pb2.Entity):
     """Every entity the (possibly wildcard) read `entity` selects, as Entity messages."""
     kind = entity.WhichOneof("entity")
-    if kind == "table_entry":
-        return [
-            p4runtime_pb2.Entity(table_entry=e)
-            for e in read_table_entries(index, device, entity.table_entry)
-        ]
-    if kind == "counter_entry":
-        return [
-            p4runtime_pb2.Entity(counter_entry=e)
-            for e in read_counters(index, device, entity.counter_entry)
-        ]
-    if kind == "direct_counter_entry":
-        return [
-            p4runtime_pb2.Entity(direct_counter_entry=e)
-            for e in read_direct_counters(index, device, entity.direct_counter_entry)
-        ]
-    if kind == "register_entry":
-        return [
-            p4runtime_pb2.Entity(register_entry=e)
-            for e in read_registers(index, device, entity.register_entry)
-        ]
-    if kind == "meter_entry":
-        return [
-            p4runtime_pb2.Entity(meter_entry=e)
-            for e in read_meters(index, device, entity.meter_entry)
-        ]
-    if kind == "direct_meter_entry":
-        return [
-            p4runtime_pb2.Entity(direct_meter_entry=e)
-            for e in read_direct_meters(index, device, entity.direct_meter_entry)
-        ]
-    if kind == "digest_entry":
-        return [
-            p4runtime_pb2.Entity(digest_entry=e) for e in read_digests(index, entity.digest_entry)
-        ]
-    if kind == "packet_replication_engine_entry":
-        return [
-            p4runtime_pb2.Entity(packet_replication_engine_entry=e)
-            for e in read_pre(device, entity.packet_replication_engine_entry)
-        ]
     if kind is None:
         raise invalid("the read request has an empty entity")
-    raise unimplemented(f"reading {kind} is not supported by p4sim")
+    reader = _READERS.get(kind)
+    if reader is None:
+        raise unimplemented(f"reading {kind} is not supported by p4sim")
+    return [
+        p4runtime_pb2.Entity(**{kind: found})
+        for found in reader(index, device, getattr(entity, kind))
+    ]
