@@ -579,6 +579,20 @@ def _check_index(what: str, i: int, size: int) -> None:
         raise out_of_range(f"{what}: index {i} is outside 0..{size - 1}")
 
 
+def _selected_cells(msg, resource_id: int, all_ids, lookup, kind: str):
+    """The (id, definition, index) cells an indexed read selects: id 0 = every resource of
+    the kind, an unset index = every cell (P4Runtime wildcard reads)."""
+    for rid in [resource_id] if resource_id else list(all_ids):
+        definition = lookup(rid)
+        if msg.HasField("index"):
+            _check_index(f"{kind} {definition.name}", msg.index.index, definition.size)
+            indices = [msg.index.index]
+        else:
+            indices = range(definition.size)
+        for i in indices:
+            yield rid, definition, i
+
+
 def _counter_data(
     definition: model.CounterDef, packets: int, bytes_: int, out: p4runtime_pb2.CounterData
 ) -> None:
@@ -603,22 +617,16 @@ def write_counter(index, device, update_type, msg: p4runtime_pb2.CounterEntry):
 
 
 def read_counters(index, device, msg: p4runtime_pb2.CounterEntry):
-    ids = [msg.counter_id] if msg.counter_id else list(index.counters)
     out = []
-    for cid in ids:
-        definition = _counter(index, cid)
-        state = device.counters[definition.name]
-        if msg.HasField("index"):
-            _check_index(f"counter {definition.name}", msg.index.index, definition.size)
-            indices = [msg.index.index]
-        else:
-            indices = range(definition.size)
-        for i in indices:
-            packets, bytes_ = state.read(i)
-            item = p4runtime_pb2.CounterEntry(counter_id=cid)
-            item.index.index = i
-            _counter_data(definition, packets, bytes_, item.data)
-            out.append(item)
+    cells = _selected_cells(
+        msg, msg.counter_id, index.counters, lambda cid: _counter(index, cid), "counter"
+    )
+    for cid, definition, i in cells:
+        packets, bytes_ = device.counters[definition.name].read(i)
+        item = p4runtime_pb2.CounterEntry(counter_id=cid)
+        item.index.index = i
+        _counter_data(definition, packets, bytes_, item.data)
+        out.append(item)
     return out
 
 
@@ -646,21 +654,16 @@ def write_register(index, device, update_type, msg: p4runtime_pb2.RegisterEntry)
 
 
 def read_registers(index, device, msg: p4runtime_pb2.RegisterEntry):
-    ids = [msg.register_id] if msg.register_id else list(index.registers)
     out = []
-    for rid in ids:
-        definition = _register(index, rid)
-        state = device.registers[definition.name]
-        if msg.HasField("index"):
-            _check_index(f"register {definition.name}", msg.index.index, definition.size)
-            indices = [msg.index.index]
-        else:
-            indices = range(definition.size)
-        for i in indices:
-            item = p4runtime_pb2.RegisterEntry(register_id=rid)
-            item.index.index = i
-            item.data.CopyFrom(p4data_pb2.P4Data(bitstring=codec.encode(state.read(i))))
-            out.append(item)
+    cells = _selected_cells(
+        msg, msg.register_id, index.registers, lambda rid: _register(index, rid), "register"
+    )
+    for rid, definition, i in cells:
+        value = device.registers[definition.name].read(i)
+        item = p4runtime_pb2.RegisterEntry(register_id=rid)
+        item.index.index = i
+        item.data.CopyFrom(p4data_pb2.P4Data(bitstring=codec.encode(value)))
+        out.append(item)
     return out
 
 
@@ -709,23 +712,17 @@ def write_meter(index, device, update_type, msg: p4runtime_pb2.MeterEntry):
 
 
 def read_meters(index, device, msg: p4runtime_pb2.MeterEntry):
-    ids = [msg.meter_id] if msg.meter_id else list(index.meters)
     out = []
-    for mid in ids:
-        definition = _meter(index, mid)
-        state = device.meters[definition.name]
-        if msg.HasField("index"):
-            _check_index(f"meter {definition.name}", msg.index.index, definition.size)
-            indices = [msg.index.index]
-        else:
-            indices = range(definition.size)
-        for i in indices:
-            item = p4runtime_pb2.MeterEntry(meter_id=mid)
-            item.index.index = i
-            config = state.get_config(i)
-            if config is not None:
-                _encode_meter_config(config, item.config)
-            out.append(item)
+    cells = _selected_cells(
+        msg, msg.meter_id, index.meters, lambda mid: _meter(index, mid), "meter"
+    )
+    for mid, definition, i in cells:
+        item = p4runtime_pb2.MeterEntry(meter_id=mid)
+        item.index.index = i
+        config = device.meters[definition.name].get_config(i)
+        if config is not None:
+            _encode_meter_config(config, item.config)
+        out.append(item)
     return out
 
 
