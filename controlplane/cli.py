@@ -360,22 +360,13 @@ def cmd_user(args, sw: Splitter) -> None:
         _print(args, _user_dict(cfg), "added " + _user_row(cfg))
     elif args.user_command == "set":
         options = ("mode", "batch", "ratio", "dup", "leg_a", "leg_b", "port", "name")
-        if all(getattr(args, o) is None for o in options):
+        changes = {o: getattr(args, o) for o in options}
+        if all(v is None for v in changes.values()):
             raise SplitterError(
                 "user set: nothing to change; give at least one of --mode, --batch, --ratio, "
                 "--dup, --leg-a, --leg-b, --port, --name"
             )
-        cfg = sw.set_user(
-            args.user,
-            dup=args.dup,
-            mode=args.mode,
-            batch=args.batch,
-            ratio=args.ratio,
-            leg_a=args.leg_a,
-            leg_b=args.leg_b,
-            port=args.port,
-            name=args.name,
-        )
+        cfg = sw.set_user(args.user, **changes)
         _print(args, _user_dict(cfg), "set " + _user_row(cfg))
     elif args.user_command == "del":
         cfg = sw.del_user(args.user)
