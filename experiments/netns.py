@@ -7,16 +7,20 @@ created (namespaces by name, processes by the PIDs we started), even on an excep
 
 from __future__ import annotations
 
+import ctypes
 import os
 import random
 import signal
 import subprocess
 import time
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from typing import Self
 
 IFNAMSIZ = 15  # Linux interface names: at most 15 characters
+CLONE_NEWNET = 0x40000000
+
+_libc = ctypes.CDLL(None, use_errno=True)
 
 
 class NetnsError(RuntimeError):
@@ -46,6 +50,25 @@ def check_ifname(name: str) -> str:
     if not 0 < len(name) <= IFNAMSIZ:
         raise ValueError(f"interface name {name!r} must be 1 to {IFNAMSIZ} characters")
     return name
+
+
+@contextmanager
+def in_netns(name: str):
+    """Run the block inside namespace `name` (this thread only); sockets opened there stay
+    in it. Python 3.11 has no os.setns, hence libc."""
+    own = os.open("/proc/self/ns/net", os.O_RDONLY)
+    target = os.open(f"/var/run/netns/{name}", os.O_RDONLY)
+    try:
+        if _libc.setns(target, CLONE_NEWNET) != 0:
+            raise OSError(ctypes.get_errno(), f"setns into {name} failed")
+        try:
+            yield
+        finally:
+            if _libc.setns(own, CLONE_NEWNET) != 0:
+                raise OSError(ctypes.get_errno(), "setns back failed")
+    finally:
+        os.close(target)
+        os.close(own)
 
 
 def offloads_off(ifname: str, netns: str | None = None) -> None:

@@ -13,9 +13,7 @@ client, and the difference of the percentiles is what the agent adds.
 from __future__ import annotations
 
 import argparse
-import ctypes
 import json
-import os
 import socket
 import struct
 import subprocess
@@ -26,38 +24,17 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from experiments import netns
+from experiments.netns import in_netns
 
 ETH_P_ALL = 0x0003
 SO_TIMESTAMPNS = 35
 SO_RCVBUFFORCE = 33
 PACKET_OUTGOING = 4
-CLONE_NEWNET = 0x40000000
 PROBES = 2000
 THROUGHPUT_FRAMES = 2_000_000
 PACED_PPS = 300_000  # the goal
 PACED_LADDER_PPS = (100_000, 200_000, 300_000, 400_000)
 PACED_SECONDS = 2
-
-
-_libc = ctypes.CDLL(None, use_errno=True)
-
-
-@contextmanager
-def in_netns(name: str):
-    """Run the block in namespace `name` (this thread only); sockets opened there stay."""
-    own = os.open("/proc/self/ns/net", os.O_RDONLY)
-    target = os.open(f"/var/run/netns/{name}", os.O_RDONLY)
-    try:
-        if _libc.setns(target, CLONE_NEWNET) != 0:
-            raise OSError(ctypes.get_errno(), f"setns into {name} failed")
-        try:
-            yield
-        finally:
-            if _libc.setns(own, CLONE_NEWNET) != 0:
-                raise OSError(ctypes.get_errno(), "setns back failed")
-    finally:
-        os.close(target)
-        os.close(own)
 
 
 def l2_socket(ns: str, ifname: str, timestamps: bool = False) -> socket.socket:

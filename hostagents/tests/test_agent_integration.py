@@ -13,15 +13,12 @@ Topology (every name carries a per-run prefix from unique_prefix("pa")):
 
 from __future__ import annotations
 
-import ctypes
 import itertools
 import json
-import os
 import socket
 import struct
 import subprocess
 import time
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -29,39 +26,18 @@ from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import ARP, Ether
 
 from experiments import netns
+from experiments.netns import in_netns
 
 ROOT = Path(__file__).resolve().parents[2]
 AGENT = ROOT / "build" / "hostagents" / "pdcp-agent"
 ETH_P_ALL = 0x0003
 PACKET_OUTGOING = 4
-CLONE_NEWNET = 0x40000000
 SO_RCVBUFFORCE = 33
 SENDER_MAC = "02:00:00:00:0a:01"  # marks our frames among anything else on the wire
 CLIENT_MAC = "02:00:00:00:0c:01"
 PDCP_ETHERTYPE = 0x88B5
 
 pytestmark = pytest.mark.netns
-
-_libc = ctypes.CDLL(None, use_errno=True)
-
-
-@contextmanager
-def in_netns(name: str):
-    """Run the block in namespace `name` (this thread only); sockets opened there stay."""
-    own = os.open("/proc/self/ns/net", os.O_RDONLY)
-    target = os.open(f"/var/run/netns/{name}", os.O_RDONLY)
-    try:
-        if _libc.setns(target, CLONE_NEWNET) != 0:
-            raise OSError(ctypes.get_errno(), f"setns into {name} failed")
-        try:
-            yield
-        finally:
-            if _libc.setns(own, CLONE_NEWNET) != 0:
-                raise OSError(ctypes.get_errno(), "setns back failed")
-    finally:
-        os.close(target)
-        os.close(own)
-
 
 def l2_socket(ns: str, ifname: str) -> socket.socket:
     with in_netns(ns):
