@@ -539,22 +539,24 @@ def write_direct_counter(index, device, update_type, msg: p4runtime_pb2.DirectCo
     entry.bytes = msg.data.byte_count
 
 
+def _entries_with(index, device, table_id: int, resource: str):
+    """(table, entry) for every entry of the tables with a `resource` attached
+    ("direct_counter" or "direct_meter"): of one table, or of all when table_id is 0."""
+    tables = [index.table(table_id)] if table_id else list(index.tables.values())
+    return [
+        (t, e)
+        for t in tables
+        if getattr(t.definition, resource)
+        for e in device.tables[t.definition.name].entries()
+    ]
+
+
 def read_direct_counters(index, device, msg: p4runtime_pb2.DirectCounterEntry):
     if msg.table_entry.table_id and msg.table_entry.match:
         table, _, entry = _find_entry(index, device, msg.table_entry)
         pairs = [(table, entry)]
     else:
-        tables = (
-            [index.table(msg.table_entry.table_id)]
-            if msg.table_entry.table_id
-            else list(index.tables.values())
-        )
-        pairs = [
-            (t, e)
-            for t in tables
-            if t.definition.direct_counter
-            for e in device.tables[t.definition.name].entries()
-        ]
+        pairs = _entries_with(index, device, msg.table_entry.table_id, "direct_counter")
     out = []
     for table, entry in pairs:
         item = p4runtime_pb2.DirectCounterEntry()
@@ -748,17 +750,7 @@ def read_direct_meters(index, device, msg: p4runtime_pb2.DirectMeterEntry):
     if msg.table_entry.table_id and msg.table_entry.match:
         pairs = [_find_metered_entry(index, device, msg.table_entry)]
     else:
-        tables = (
-            [index.table(msg.table_entry.table_id)]
-            if msg.table_entry.table_id
-            else list(index.tables.values())
-        )
-        pairs = [
-            (t, e)
-            for t in tables
-            if t.definition.direct_meter
-            for e in device.tables[t.definition.name].entries()
-        ]
+        pairs = _entries_with(index, device, msg.table_entry.table_id, "direct_meter")
     out = []
     for table, entry in pairs:
         item = p4runtime_pb2.DirectMeterEntry()
