@@ -10,11 +10,17 @@
 from __future__ import annotations
 
 import argparse
+import fcntl
+import ipaddress
 import logging
 import signal
+import socket
+import struct
 import sys
 import threading
 from pathlib import Path
+
+from p4sim.cliargs import MAX_TCP_PORT, MAX_UINT64, HelpFormatter, host_port, int_range
 
 TRACE = 5  # below DEBUG: BMv2's "trace" level
 LOG_LEVELS = {
@@ -28,9 +34,13 @@ LOG_LEVELS = {
 
 log = logging.getLogger("p4sim")
 
+MAX_PORT = 510  # v1model ports are bit<9>; 511 is the drop port
+
 
 class UsageError(Exception):
-    """Bad command-line input: printed as `p4sim: error: ...`, exit status 1."""
+    """An error found after the options were parsed (a missing or bad file, a program error,
+    an interface that cannot be opened): one line `p4sim: error: ...`, exit status 1.
+    Bad options are argparse's: exit status 2."""
 
 
 # ---------------------------------------------------------------------------
@@ -42,8 +52,10 @@ def _interface(text: str) -> tuple[int, str]:
     port, sep, name = text.partition("@")
     if not sep or not port.isdigit() or not name:
         raise argparse.ArgumentTypeError(f"{text!r} is not PORT@INTERFACE (e.g. 0@veth0)")
-    if not 0 <= int(port) < 511:
-        raise argparse.ArgumentTypeError(f"port {port} must be 0..510 (511 is the drop port)")
+    if not 0 <= int(port) <= MAX_PORT:
+        raise argparse.ArgumentTypeError(
+            f"port {port} is out of range (allowed 0..{MAX_PORT}; 511 is the drop port)"
+        )
     return int(port), name
 
 
@@ -77,7 +89,7 @@ def _add_program_options(p: argparse.ArgumentParser) -> None:
 def build_run_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="p4sim",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        formatter_class=HelpFormatter,
         description="Run a P4_16 v1model program on Linux interfaces and serve P4Runtime "
         "(like simple_switch_grpc). `p4sim compile -h` for the compiler.",
     )
@@ -104,17 +116,24 @@ def build_run_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--grpc-server-addr",
+        type=host_port,
         default="127.0.0.1:9559",
         metavar="HOST:PORT",
         help="P4Runtime server address",
     )
-    p.add_argument("--device-id", type=int, default=0, help="P4Runtime device id")
+    p.add_argument(
+        "--device-id",
+        type=int_range(0, MAX_UINT64, "device id"),
+        default=0,
+        metavar="N",
+        help="P4Runtime device id (0..2^64-1)",
+    )
     p.add_argument(
         "--cpu-port",
-        type=int,
+        type=int_range(0, MAX_PORT, "CPU port"),
         default=None,
         metavar="N",
-        help="the CPU port (PacketIn/PacketOut); none by default",
+        help=f"the CPU port (PacketIn/PacketOut), 0..{MAX_PORT}; none by default",
     )
     p.add_argument(
         "--log-level",
@@ -129,7 +148,7 @@ def build_run_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--thrift-port",
-        type=int,
+        type=int_range(0, MAX_TCP_PORT, "Thrift port"),
         metavar="N",
         help="accepted for simple_switch_grpc compatibility and ignored",
     )
@@ -140,7 +159,7 @@ def build_run_parser() -> argparse.ArgumentParser:
 def build_compile_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="p4sim compile",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        formatter_class=HelpFormatter,
         description="Check a P4_16 v1model program and write its P4Info "
         "(like p4c-bm2-ss --p4runtime-files) and p4sim device config.",
     )
@@ -198,6 +217,44 @@ def compile_program(path: str, include_dirs: list[str], defines: list[tuple[str,
         raise UsageError(f"{path}: program nested too deeply for p4sim") from None
 
 
+SIOCGIFFLAGS, IFF_UP = 0x8913, 0x1  # <linux/sockios.h>, <net/if.h>
+
+
+def loopback_is_up() -> bool:
+    """Whether `lo` is up in this process's network namespace. Asked of the kernel by ioctl,
+    which answers for the caller's namespace (/sys/class/net shows the namespace that
+    mounted /sys, which `unshare -n` does not change)."""
+    ifreq = struct.pack("16sH14x", b"lo", 0)
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        try:
+            (flags,) = struct.unpack_from("H", fcntl.ioctl(sock, SIOCGIFFLAGS, ifreq), 16)
+        except OSError:  # no lo at all
+            return False
+    return bool(flags & IFF_UP)
+
+
+def check_loopback(addr: str) -> None:
+    """A server on 127.0.0.1 in a namespace whose lo is down listens, but no client can
+    connect (dcctl would then say the switch is not running): refuse to start."""
+    if addr.startswith("unix:") or loopback_is_up():
+        return
+    fix = (
+        "bring it up with `ip link set lo up` (in a namespace NS: "
+        "`ip netns exec NS ip link set lo up`)"
+    )
+    host = addr.rpartition(":")[0].strip("[]")
+    try:
+        loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = False
+    if loopback:
+        raise UsageError(
+            f"--grpc-server-addr {addr}: the loopback interface lo is down in this network "
+            f"namespace, so no client could reach the server; {fix}"
+        )
+    log.warning("lo is down in this network namespace: local clients cannot connect; %s", fix)
+
+
 def device_config_for(program, path: str) -> bytes:
     from p4sim.p4runtime.device_config import DeviceConfig
 
@@ -250,18 +307,17 @@ def run_main(argv: list[str]) -> int:
     args = parser.parse_args([a for a in argv if a != "--"])
     setup_logging(args.log_level)
     if args.program and args.no_p4:
-        raise UsageError("give a PROGRAM.p4 or --no-p4, not both")
+        parser.error("give a PROGRAM.p4 or --no-p4, not both")
     if not args.program and not args.no_p4:
-        raise UsageError(
-            "give a PROGRAM.p4 to run, or --no-p4 to wait for a pipeline over " "P4Runtime"
-        )
+        parser.error("give a PROGRAM.p4 to run, or --no-p4 to wait for a pipeline over P4Runtime")
     interfaces: dict[int, str] = {}
     for port, name in args.interfaces:
         if port in interfaces:
-            raise UsageError(f"port {port} given twice ({interfaces[port]} and {name})")
+            parser.error(f"port {port} given twice ({interfaces[port]} and {name})")
         if port == args.cpu_port:
-            raise UsageError(f"port {port} is the CPU port; it cannot also be an interface")
+            parser.error(f"port {port} is the CPU port; it cannot also be an interface")
         interfaces[port] = name
+    check_loopback(args.grpc_server_addr)
     if args.thrift_port is not None:
         log.info(
             "--thrift-port %d ignored: p4sim has no Thrift runtime, use P4Runtime", args.thrift_port

@@ -95,7 +95,7 @@ def test_missing_interface_is_a_clear_error():
 
 def test_bad_usage_is_explained():
     proc = run(timeout=30)
-    assert proc.returncode == 1 and "--no-p4" in proc.stderr
+    assert proc.returncode == 2 and "--no-p4" in proc.stderr
     proc = run("--no-p4", "-i", "veth0", timeout=30)
     assert proc.returncode == 2 and "PORT@INTERFACE" in proc.stderr
 
