@@ -21,7 +21,7 @@ from pathlib import Path
 
 import yaml
 
-from controlplane.client import DEFAULT_ADDR, P4RuntimeError
+from controlplane.client import DEFAULT_ADDR, ConnectionFailed, P4RuntimeError
 from controlplane.p4info import P4InfoError
 from controlplane.splitter import (
     MAX_BATCH,
@@ -32,6 +32,15 @@ from controlplane.splitter import (
     UserConfig,
     parse_ratio,
     parse_state,
+)
+from p4sim.cliargs import (
+    MAX_UINT64,
+    HelpFormatter,
+    NotUtf8Error,
+    float_range,
+    host_port,
+    int_range,
+    read_utf8_text,
 )
 
 PROG = "dcctl"
@@ -100,16 +109,6 @@ def mac_rule(text: str) -> tuple[int, str, str | None]:
     return port_number(port), src, dst or None
 
 
-def non_negative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must be a whole number >= 0")
-    return value
-
-
 def election_id(text: str) -> int:
     try:
         value = int(text)
@@ -120,33 +119,32 @@ def election_id(text: str) -> int:
     return value
 
 
-def positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must be a positive number of seconds")
-    return value
-
-
 # ---------------------------------------------------------------------------
 # The parser
 # ---------------------------------------------------------------------------
 
 
 def build_parser() -> argparse.ArgumentParser:
-    fmt = argparse.ArgumentDefaultsHelpFormatter
+    fmt = HelpFormatter
     parser = argparse.ArgumentParser(
         prog=PROG, formatter_class=fmt, description="Control the PDCP splitter over P4Runtime."
     )
-    parser.add_argument("--addr", default=DEFAULT_ADDR, help="P4Runtime server host:port")
-    parser.add_argument("--device-id", type=non_negative_int, default=0, help="P4Runtime device id")
+    parser.add_argument(
+        "--addr", type=host_port, default=DEFAULT_ADDR, help="P4Runtime server HOST:PORT"
+    )
+    parser.add_argument(
+        "--device-id",
+        type=int_range(0, MAX_UINT64, "device id"),
+        default=0,
+        metavar="N",
+        help="P4Runtime device id (0..2^64-1)",
+    )
     parser.add_argument(
         "--election-id",
         type=election_id,
         default=1,
-        help="election id (the highest one is primary)",
+        metavar="N",
+        help="election id, 1..2^128-1 (the highest one is primary)",
     )
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -203,7 +201,13 @@ def build_parser() -> argparse.ArgumentParser:
         "user_addr", metavar="ADDR", type=ip_addr, help="the user's IPv4 or IPv6 address"
     )
     add.add_argument("--name", help="a name to refer to the user by (e.g. ue1)")
-    add.add_argument("--mode", choices=MODES, default="dc-split")
+    add.add_argument(
+        "--mode",
+        choices=MODES,
+        default="dc-split",
+        help="dc-split: batches split between the legs; dc-dup: every packet on both legs; "
+        "sc: single connectivity on --port",
+    )
     add.add_argument("--batch", type=batch_size, default=100, help="batch size B (packets)")
     add.add_argument(
         "--ratio",
@@ -219,12 +223,14 @@ def build_parser() -> argparse.ArgumentParser:
         "set", formatter_class=fmt, help="change a user live (the PDCP SN continues)"
     )
     uset.add_argument("user", help="name or address")
-    uset.add_argument("--mode", choices=MODES)
+    uset.add_argument(
+        "--mode", choices=MODES, help="switch mode (dc-split, dc-dup or sc with --port)"
+    )
     uset.add_argument("--batch", type=batch_size, help="batch size B")
     uset.add_argument("--ratio", type=ratio_arg, help="a:b or percent on leg A")
     uset.add_argument("--dup", type=on_off, metavar="on|off", help="duplication on both legs")
-    uset.add_argument("--leg-a", type=port_number)
-    uset.add_argument("--leg-b", type=port_number)
+    uset.add_argument("--leg-a", type=port_number, help=f"leg A port (0..{MAX_PORT})")
+    uset.add_argument("--leg-b", type=port_number, help=f"leg B port (0..{MAX_PORT})")
     uset.add_argument("--port", type=port_number, help="port of an sc user")
     uset.add_argument("--name", help="rename")
 
@@ -237,14 +243,30 @@ def build_parser() -> argparse.ArgumentParser:
     )
     stats.add_argument("--watch", action="store_true", help="refresh until Ctrl-C")
     stats.add_argument(
-        "--interval", type=positive_float, default=1.0, help="seconds between refreshes"
+        "--interval",
+        type=float_range(0, 3600, "interval", low_open=True),
+        default=1.0,
+        help="seconds between refreshes (above 0 up to 3600)",
     )
     stats.add_argument(
-        "--count", type=int, default=0, help="stop after this many refreshes (0 = until Ctrl-C)"
+        "--count",
+        type=int_range(0, 1_000_000_000, "count"),
+        default=0,
+        help="stop after this many refreshes (0 = until Ctrl-C)",
     )
 
-    apply = sub.add_parser("apply", help="make the switch hold exactly a YAML desired state")
+    apply = sub.add_parser(
+        "apply",
+        formatter_class=fmt,
+        help="make the switch hold a YAML desired state (users not listed are kept unless "
+        "--prune)",
+    )
     apply.add_argument("file", type=Path, help="YAML file (schema: controlplane/README.md)")
+    apply.add_argument(
+        "--prune",
+        action="store_true",
+        help="also delete the users on the switch that the file does not list",
+    )
 
     sub.add_parser("reset", help="remove all users, port rules and multicast groups")
     return parser
@@ -285,6 +307,26 @@ def _user_dict(u: UserConfig) -> dict:
     return d
 
 
+def _what_a_push_replaces(sw: Splitter) -> str:
+    """A push discards every entry of the running pipeline: say which, so that nobody loses
+    their users without being told."""
+    try:
+        _ = sw.index  # reads the running pipeline's P4Info
+    except ConnectionFailed:
+        raise
+    except P4RuntimeError as exc:
+        if exc.code is not None:
+            raise
+        return "no pipeline was running"
+    try:
+        held = sw.held_state()
+    except (P4InfoError, P4RuntimeError, KeyError):
+        return "it replaced a pipeline that is not the splitter's, and all its entries"
+    if not held:
+        return "it replaced the running pipeline, which held no users or port rules"
+    return f"it replaced the running pipeline and removed {'; '.join(held)}"
+
+
 def cmd_push(args, sw: Splitter) -> None:
     if args.program and (args.p4info or args.config):
         raise SplitterError("give either PROGRAM.p4 or --p4info and --config, not both")
@@ -307,14 +349,20 @@ def cmd_push(args, sw: Splitter) -> None:
             proc = subprocess.run(argv, capture_output=True, text=True, check=False)
             if proc.returncode != 0:
                 raise SplitterError(f"compiling {args.program} failed:\n{proc.stderr.strip()}")
+            replaced = _what_a_push_replaces(sw)
             sw.push_pipeline(p4info, config)
         source = str(args.program)
     elif args.p4info and args.config:
+        replaced = _what_a_push_replaces(sw)
         sw.push_pipeline(args.p4info, args.config)
         source = f"{args.p4info} + {args.config}"
     else:
         raise SplitterError("push needs PROGRAM.p4, or both --p4info FILE and --config FILE")
-    _print(args, {"pushed": source}, f"pushed {source} to {args.addr}")
+    _print(
+        args,
+        {"pushed": source, "replaced": replaced},
+        f"pushed {source} to {args.addr}; {replaced}",
+    )
 
 
 def cmd_port(args, sw: Splitter) -> None:
@@ -445,9 +493,16 @@ def cmd_stats(args, sw: Splitter) -> None:
 def load_state(path: Path) -> dict:
     """The YAML desired state, validated before anything is written."""
     try:
-        state = yaml.safe_load(path.read_text()) or {}
+        state = yaml.safe_load(read_utf8_text(path))
+    except NotUtf8Error as exc:
+        raise SplitterError(str(exc)) from None
     except yaml.YAMLError as exc:
-        raise SplitterError(f"{path}: not valid YAML: {exc}") from None
+        raise SplitterError(f"{path}: not valid YAML: {' '.join(str(exc).split())}") from None
+    if state is None:  # an empty file must not mean "remove everything"
+        raise SplitterError(
+            f"{path} is empty: the desired state is a mapping with keys ports and users "
+            "(to remove every user: dcctl reset)"
+        )
     try:
         parse_state(state)
     except SplitterError as exc:
@@ -456,7 +511,7 @@ def load_state(path: Path) -> dict:
 
 
 def cmd_apply(args, sw: Splitter) -> None:
-    changes = sw.apply(args.state)
+    changes = sw.apply(args.state, prune=args.prune)
     _print(args, {"changes": changes}, "\n".join(changes) or "no change")
 
 

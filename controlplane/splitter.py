@@ -294,8 +294,11 @@ PORT_KEYS = {"server", "leg_a", "leg_b", "macs", "flood_unknown"}
 
 def parse_state(state: dict) -> tuple[PortConfig, list[UserConfig]]:
     """The desired state (schema in controlplane/README.md) as validated records."""
-    if not isinstance(state, dict):
-        raise SplitterError("the desired state must be a mapping with keys ports and users")
+    if not isinstance(state, dict) or not state:
+        got = "an empty mapping" if isinstance(state, dict) else f"a {type(state).__name__}"
+        raise SplitterError(
+            f"the desired state must be a mapping with keys ports and/or users, not {got}"
+        )
     unknown = set(state) - {"ports", "users"}
     if unknown:
         raise SplitterError(f"unknown top-level key(s) {sorted(unknown)}: allowed ports, users")
@@ -381,6 +384,14 @@ class Splitter:
         config = Path(device_config_path).read_bytes()
         self.client.set_pipeline(p4info, config)
         self._set_index(P4InfoIndex(p4info))
+
+    def held_state(self) -> list[str]:
+        """What the switch holds of this program, in words (what a new pipeline would
+        discard): ["users ue1 (10.0.0.2), 10.0.0.3", "5 port rules and MAC rewrites"]."""
+        users = [f"{u.name} ({u.addr})" if u.name else u.addr for u in self.users()]
+        rules = len(self._read_table(T_L2)) + len(self._read_table(T_MACS))
+        held = [f"{len(users)} user(s): {', '.join(users)}"] if users else []
+        return held + ([f"{rules} port rule(s) and MAC rewrite(s)"] if rules else [])
 
     # -- low-level helpers -----------------------------------------------------
 
@@ -620,9 +631,7 @@ class Splitter:
         cfg = validate_user(cfg, self.ports())
         installed = self._installed()
         if cfg.addr in installed:
-            raise SplitterError(
-                f"user {cfg.addr} already exists (change it with set_user / " f"dcctl user set)"
-            )
+            raise SplitterError(f"user {cfg.addr} already exists (change it with dcctl user set)")
         if cfg.name and any(i.config.name == cfg.name for i in installed.values()):
             raise SplitterError(f"a user named {cfg.name!r} already exists")
         used = {i.index for i in installed.values()}
@@ -766,18 +775,26 @@ class Splitter:
 
     # -- whole state ---------------------------------------------------------------
 
-    def apply(self, state: dict) -> list[str]:
-        """Make the switch hold exactly `state` (schema: controlplane/README.md): ports and
-        MACs, then users added, changed live (SN continues) or removed. Everything is
-        validated before the first write. Returns the changes made."""
+    def apply(self, state: dict, prune: bool = False) -> list[str]:
+        """Make the switch hold `state` (schema: controlplane/README.md): ports and MACs, then
+        users added or changed live (SN continues). Users on the switch that `state` does not
+        list are removed with prune=True, else kept (and named in the result). Everything is
+        validated before the first write. Returns the changes made, one line each."""
         ports, users = parse_state(state)
         changes = self._sync_ports(ports)
         installed = self._installed()
         wanted = {u.addr: u for u in users}
         for addr, inst in installed.items():
-            if addr not in wanted:
+            if addr in wanted:
+                continue
+            if prune:
                 self.del_user(addr)
                 changes.append(f"del user {inst.config.name or addr}")
+            else:
+                changes.append(
+                    f"kept user {inst.config.name or addr}: not in the desired state "
+                    "(prune removes it)"
+                )
         for addr, cfg in wanted.items():
             if addr not in installed:
                 self.add_user(cfg)
@@ -793,7 +810,9 @@ class Splitter:
                     port=cfg.port,
                     name=cfg.name,
                 )
-                changes.append(f"set user {cfg.name or addr}")
+                changes.append(
+                    f"set user {cfg.name or addr}: {_describe_change(installed[addr].config, cfg)}"
+                )
         return changes
 
     def reset(self) -> list[str]:
@@ -822,6 +841,29 @@ class Splitter:
             if exc.codes != {"NOT_FOUND"}:
                 raise
         return changes
+
+
+def _settings(u: UserConfig) -> dict:
+    if u.mode == "sc":
+        return {"mode": u.mode, "port": u.port, "name": u.name}
+    a, b = reduced_ratio(u.k, u.batch)
+    return {
+        "mode": u.mode,
+        "batch": u.batch,
+        "ratio": f"{a}:{b}",
+        "leg_a": u.leg_a,
+        "leg_b": u.leg_b,
+        "name": u.name,
+    }
+
+
+def _describe_change(old: UserConfig, new: UserConfig) -> str:
+    """'ratio 7:3 -> 1:1, leg_b 2 -> 3': the settings a user change touches."""
+    before, after = _settings(old), _settings(new)
+    keys = list(dict.fromkeys([*before, *after]))
+    return ", ".join(
+        f"{k} {before.get(k)} -> {after.get(k)}" for k in keys if before.get(k) != after.get(k)
+    )
 
 
 def _dump_meta(meta: dict) -> bytes:

@@ -3,6 +3,7 @@
 Run: .venv/bin/pytest controlplane/tests/test_controlplane_cli.py
 """
 
+import argparse
 import json
 
 import pytest
@@ -32,7 +33,7 @@ def parse_error(argv, capsys) -> str:
         (["user", "add", "10.0.0.2", "--mode", "split"], "invalid choice: 'split'"),
         (["user", "set", "ue1", "--dup", "maybe"], "'maybe': expected on or off"),
         (["port", "set", "--mac", "1"], "expected PORT=SRC_MAC[,DST_MAC]"),
-        (["stats", "--interval", "0"], "must be a positive number of seconds"),
+        (["stats", "--interval", "0"], "interval '0' must be a number above 0 up to 3600"),
     ],
 )
 def test_parser_refuses_with_allowed_values(argv, message, capsys):
@@ -43,7 +44,9 @@ def test_bad_global_options(capsys):
     assert "'0' must be a whole number from 1" in parse_error(
         ["--election-id", "0", "reset"], capsys
     )
-    assert "'-1' must be a whole number >= 0" in parse_error(["--device-id", "-1", "reset"], capsys)
+    assert "device id -1 is out of range (allowed 0..2^64-1)" in parse_error(
+        ["--device-id", "-1", "reset"], capsys
+    )
 
 
 def test_user_set_without_changes(fake_target, capsys):
@@ -227,3 +230,65 @@ def test_port_set_list_and_reset(fake_target, capsys):
     code, out, _ = run(addr, ["reset"], capsys)
     assert code == 0 and "DELETE multicast group 1" in out
     assert json.loads(run(addr, ["--json", "port", "list"], capsys)[1])["macs"] == {}
+
+
+def test_apply_refuses_an_empty_or_non_mapping_file(fake_target, capsys, tmp_path):
+    """An empty file once meant 'no users' and deleted every user on the switch."""
+    servicer, addr = fake_target
+    assert run(addr, ["user", "add", "10.0.0.2", "--name", "ue1"], capsys)[0] == 0
+    n = len(servicer.writes)
+    for text, message in (
+        ("", "is empty: the desired state is a mapping with keys ports and users"),
+        ("# only a comment\n", "is empty"),
+        ("- ue1\n", "must be a mapping with keys ports and/or users, not a list"),
+        ("{}\n", "not an empty mapping"),
+        ("users: {ue1: {addr: 10.0.0.2}}\n\xff\n", ":2:1: byte 0xff is not UTF-8"),
+    ):
+        state = tmp_path / "state.yaml"
+        state.write_bytes(text.encode("latin-1"))
+        code, _, err = run(addr, ["apply", str(state)], capsys)
+        assert code == 1 and message in err and len(err.splitlines()) == 1, err
+    assert len(servicer.writes) == n
+
+
+def test_apply_removes_unlisted_users_only_with_prune(fake_target, capsys, tmp_path):
+    _, addr = fake_target
+    for argv in (["10.0.0.2", "--name", "ue1"], ["10.0.0.3", "--name", "ue2"]):
+        assert run(addr, ["user", "add", *argv], capsys)[0] == 0
+    state = tmp_path / "state.yaml"
+    state.write_text("users:\n  ue1: {addr: 10.0.0.2, batch: 10, ratio: '7:3'}\n")
+    code, out, _ = run(addr, ["apply", str(state)], capsys)
+    assert code == 0 and out.splitlines()[-2:] == [
+        "kept user ue2: not in the desired state (prune removes it)",
+        "set user ue1: batch 100 -> 10, ratio 1:1 -> 7:3",
+    ]
+    code, out, _ = run(addr, ["apply", "--prune", str(state)], capsys)
+    assert code == 0 and out.splitlines()[-1] == "del user ue2"
+    assert [u["name"] for u in json.loads(run(addr, ["--json", "user", "list"], capsys)[1])] == [
+        "ue1"
+    ]
+
+
+def test_errors_speak_dcctl_not_python(fake_target, capsys):
+    _, addr = fake_target
+    assert run(addr, ["user", "add", "10.0.0.2"], capsys)[0] == 0
+    code, _, err = run(addr, ["user", "add", "10.0.0.2"], capsys)
+    assert code == 1 and "already exists (change it with dcctl user set)" in err
+    assert "set_user" not in err
+
+
+def test_help_shows_meaningful_defaults_and_explains_every_option():
+    """No '(default: None)' or '(default: [])'; every option of user set has a help text."""
+    parser = build_parser()
+    parsers = [parser]
+    while parsers:
+        p = parsers.pop()
+        text = p.format_help()
+        assert "(default: None)" not in text and "(default: [])" not in text, p.prog
+        assert "(default: False)" not in text, p.prog
+        for action in p._actions:
+            if action.option_strings and action.dest != "help":
+                assert action.help, f"{p.prog} {action.option_strings[0]} has no help"
+            if isinstance(action, argparse._SubParsersAction):
+                parsers += action.choices.values()
+    assert "(default: 127.0.0.1:9559)" in parser.format_help()

@@ -146,3 +146,19 @@ def test_dcctl_against_p4sim(target, capsys):
     capsys.readouterr()
     assert dcctl(["--addr", addr, "--election-id", "5", "--json", "stats"]) == 0
     assert '"packets": 1' in capsys.readouterr().out
+
+
+def test_push_says_what_it_replaced(target, compiled, capsys):
+    """A push discards the running pipeline's users and port rules: dcctl names them."""
+    sw, _, addr = target
+    sw.add_user(UserConfig(addr="10.0.0.2", name="ue1"))
+    p4info, config = compiled
+    argv = ["--addr", addr, "--election-id", "2", "push", "--p4info", str(p4info)]
+    argv += ["--config", str(config)]
+    assert dcctl(argv) == 0
+    out = capsys.readouterr().out
+    assert "it replaced the running pipeline and removed 1 user(s): ue1 (10.0.0.2)" in out
+    assert "port rule(s)" in out
+    assert sw.users() == []  # what the message said is what happened
+    assert dcctl(argv) == 0
+    assert "which held no users or port rules" in capsys.readouterr().out

@@ -248,13 +248,18 @@ def test_apply_is_a_diff(sw):
     state["users"]["ue1"]["ratio"] = "1:1"
     del state["users"]["ue2"]
     n = len(sw.servicer.writes)
-    assert sw.apply(state) == ["del user ue2", "set user ue1"]
+    assert sw.apply(state) == [
+        "kept user ue2: not in the desired state (prune removes it)",
+        "set user ue1: ratio 7:3 -> 1:1",
+    ]
+    assert [u.addr for u in sw.users()] == ["10.0.0.2", "10.0.0.3"]
+    assert sw.apply(state, prune=True) == ["del user ue2"]
     kinds = [
         u.type
         for u in updates_since(sw.servicer, n)
         if u.entity.WhichOneof("entity") == "table_entry"
     ]
-    assert kinds == [DELETE, MODIFY]
+    assert kinds == [MODIFY, DELETE]
 
 
 @pytest.mark.parametrize(
