@@ -17,23 +17,29 @@ import subprocess
 import sys
 from pathlib import Path
 
-from experiments.scenario import ScenarioError, load
+from experiments.scenario import MAX_DURATION_S, MAX_REPETITIONS, ScenarioError, load
+from p4sim.cliargs import HelpFormatter, float_range, int_range
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="dcexp",
         description="Dual Connectivity testbed: run " "scenarios, analyse and plot their results.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        formatter_class=HelpFormatter,
     )
-    sub = p.add_subparsers(dest="cmd", required=True)
+    sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
     run = sub.add_parser(
         "run",
         help="run a scenario (resumes an interrupted one in --out)",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        formatter_class=HelpFormatter,
     )
-    run.add_argument("scenario", type=Path)
-    run.add_argument("--reps", type=int, help="repetitions per point (overrides the file)")
+    run.add_argument("scenario", type=Path, help="scenario YAML file")
+    run.add_argument(
+        "--reps",
+        type=int_range(1, MAX_REPETITIONS, "repetitions"),
+        metavar="N",
+        help=f"repetitions per point, 1..{MAX_REPETITIONS} (overrides the file)",
+    )
     run.add_argument(
         "--quick",
         action="store_true",
@@ -43,8 +49,15 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--link", choices=("linkem", "netem"), default="linkem", help="link emulator on the legs"
     )
-    run.add_argument("--out", type=Path, help="output directory (default results/<name>)")
-    run.add_argument("--timeout-s", type=float, help="per-run limit (default from the flows)")
+    run.add_argument(
+        "--out", type=Path, metavar="DIR", help="output directory (default results/<name>)"
+    )
+    run.add_argument(
+        "--timeout-s",
+        type=float_range(1, MAX_DURATION_S, "timeout"),
+        metavar="S",
+        help=f"per-run limit in seconds, 1..{MAX_DURATION_S} (default from the flows)",
+    )
     run.add_argument(
         "--variant",
         action="append",
@@ -52,10 +65,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="run only this protocol/CC variant (e.g. ngtcp2-cubic); repeatable",
     )
     rep = sub.add_parser("report", help="analyse saved runs: figures, summary.md, table")
-    rep.add_argument("dir", type=Path)
+    rep.add_argument("dir", type=Path, help="a dcexp run's --out directory")
     val = sub.add_parser("validate", help="check scenario files without running anything")
-    val.add_argument("scenarios", type=Path, nargs="+")
-    val.add_argument("--quick", action="store_true")
+    val.add_argument("scenarios", type=Path, nargs="+", help="scenario YAML files")
+    val.add_argument("--quick", action="store_true", help="check with the `quick:` overrides")
     sub.add_parser("clean", help="remove namespaces and DPDK dirs of dead dcexp runs")
     return p
 
@@ -64,9 +77,6 @@ def cmd_run(args) -> int:
     from experiments.runner import Interrupted, RunOptions, run_scenario
     from experiments.testbed import TestbedError
 
-    if args.reps is not None and args.reps < 1:
-        print("dcexp: --reps must be at least 1", file=sys.stderr)
-        return 2
     scenario = load(args.scenario, quick=args.quick, reps=args.reps)
     if args.variant:
         labels = list(dict.fromkeys(r.variant for r in scenario.runs))
@@ -80,6 +90,18 @@ def cmd_run(args) -> int:
             return 2
         scenario.runs = [r for r in scenario.runs if r.variant in args.variant]
     out = args.out or Path("results") / scenario.name
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        print(
+            f"dcexp: --out {out}: exists and is not a directory; give a new directory or one "
+            "that holds an earlier run of this scenario (to resume it)",
+            file=sys.stderr,
+        )
+        return 2
+    except OSError as exc:
+        print(f"dcexp: --out {out}: cannot create the directory: {exc.strerror}", file=sys.stderr)
+        return 2
     print(f"dcexp: {scenario.name}: {len(scenario.runs)} runs -> {out}", file=sys.stderr)
     try:
         summary = run_scenario(
@@ -101,14 +123,14 @@ def cmd_run(args) -> int:
 
 
 def cmd_report(args) -> int:
-    from experiments.report import report
-
     if not (args.dir / "runs").is_dir():
         print(
             f"dcexp: {args.dir} holds no runs (expected {args.dir}/runs/*/manifest.json)",
             file=sys.stderr,
         )
         return 1
+    from experiments.report import report  # pandas and matplotlib: seconds to import
+
     text, figures = report(args.dir)
     print(text)
     print("figures:")
@@ -165,17 +187,18 @@ def cmd_clean(_args) -> int:
 
 
 def _owner_alive(pidfile: Path) -> bool:
+    """Whether the dcexp that wrote `pidfile` still runs. A zombie (killed, not yet reaped
+    by its parent) answers kill(pid, 0) but will never tear its run down: it is dead."""
     try:
         pid = int(pidfile.read_text())
     except (OSError, ValueError):
         return False
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
         return False
-    except PermissionError:
-        return True
-    return True
+    state = stat[stat.rindex(")") + 2 :].split()[0]  # after "pid (comm) "; comm may hold ") "
+    return state not in ("Z", "X")  # zombie, dead
 
 
 def main(argv=None) -> int:

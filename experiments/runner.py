@@ -146,6 +146,24 @@ def preflight(scenario: Scenario, target: str) -> None:
         raise TestbedError("preflight failed:\n  " + "\n  ".join(problems))
 
 
+def payload_bytes(flow: dict) -> int:
+    """The file a flow's server sends: its size_mb, or 4 MiB served in a loop for duration_s."""
+    return int(flow["size_mb"] * MB) if flow["size_mb"] else 4 * 1024 * 1024
+
+
+def check_disk_space(scenario: Scenario, out: Path) -> None:
+    """Each run writes its payload files (one per distinct size) under OUT before its flows
+    start: refuse a study whose largest run cannot fit, before any run."""
+    need = max(sum({payload_bytes(f) for f in run.config["flows"]}) for run in scenario.runs)
+    free = shutil.disk_usage(out).free
+    if need > free:
+        raise TestbedError(
+            f"not enough disk space: a run of {scenario.name} writes {need / MB:,.0f} MB of "
+            f"payload under {out}, whose file system has {free / MB:,.0f} MB free; lower "
+            "flows.size_mb or give another --out"
+        )
+
+
 # ---------------------------------------------------------------- one run
 @dataclass
 class RunOptions:
@@ -219,7 +237,7 @@ def execute_run(run: Run, run_dir: Path, opts: RunOptions, on_tick=None) -> dict
         with testbed:
             t0 = time.monotonic()
             for n, (fid, spec, idx) in enumerate(_expand_flows(run)):
-                nbytes = int(spec["size_mb"] * MB) if spec["size_mb"] else 4 * 1024 * 1024
+                nbytes = payload_bytes(spec)
                 payload = make_payload(payload_dir / f"payload-{nbytes}.bin", nbytes, run.seed)
                 host = testbed.host(spec["client"], idx)
                 ctx = FlowContext(
@@ -450,6 +468,7 @@ def _saved_ok(run_dir: Path) -> bool:
 def run_scenario(scenario: Scenario, out: Path, opts: RunOptions, stream=sys.stderr) -> dict:
     out = Path(out).resolve()  # the parts run in their own working directories
     out.mkdir(parents=True, exist_ok=True)
+    check_disk_space(scenario, out)
     (out / "scenario.yaml").write_text(yaml.safe_dump(scenario.doc, sort_keys=False))
     preflight(scenario, opts.target)
     runs_dir = out / "runs"

@@ -27,6 +27,9 @@ from typing import Any
 
 import yaml
 
+from controlplane.splitter import MAX_BATCH  # the P4 program's batch_size_t, as the controller
+from p4sim.cliargs import NotUtf8Error, read_utf8_text
+
 
 class ScenarioError(ValueError):
     """A scenario file is malformed; the message names the key and what is allowed."""
@@ -81,6 +84,13 @@ TOP_KEYS = {
 EVENT_KEYS = ("at_s", "link", "direction", "set", "dc")
 EVENT_DIRECTIONS = {"down": "ab", "up": "ba", "both": "both"}
 FIGURES = ("throughput", "fairness", "utilization", "duplication")
+# Limits of values that have no natural one, so that a typo cannot start a study that fills
+# the disk or never ends (dcexp run also checks the payload against the free disk space).
+MAX_SIZE_MB = 100_000  # one download: 100 GB
+MAX_DURATION_S = 86_400  # one flow, one run's timeout: a day
+MAX_REPETITIONS = 1000
+MAX_SEED = 2**32 - 1  # seed * 10000 + rep * 10 + leg stays within linkem's 64-bit --seed
+MAX_T_REORDERING_MS = 3000
 
 
 def _allowed(keys) -> str:
@@ -102,13 +112,24 @@ def _number(
     where: str, value: Any, lo: float | None = None, hi: float | None = None, integer: bool = False
 ) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ScenarioError(f"{where}: expected a number, got {value!r}")
+        hint = ""
+        if isinstance(value, str) and _is_float_text(value):
+            hint = " (YAML reads an exponent as a number only with a dot and a sign: 1.0e+6)"
+        raise ScenarioError(f"{where}: expected a number, got {value!r}{hint}")
     if integer and int(value) != value:
         raise ScenarioError(f"{where}: expected an integer, got {value!r}")
     if lo is not None and value < lo or hi is not None and value > hi:
         rng = f"{lo if lo is not None else '-inf'}..{hi if hi is not None else 'inf'}"
         raise ScenarioError(f"{where}: {value!r} is out of range {rng}")
     return int(value) if integer else float(value)
+
+
+def _is_float_text(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def parse_ratio(where: str, value: Any) -> tuple[int, int]:
@@ -184,10 +205,10 @@ def validate_flow(where: str, d: Any) -> dict:
             "duration_s (download for that long)"
         )
     if flow["size_mb"] is not None:
-        _number(f"{where}.size_mb", flow["size_mb"], lo=0.001)
+        _number(f"{where}.size_mb", flow["size_mb"], lo=0.001, hi=MAX_SIZE_MB)
     if flow["duration_s"] is not None:
-        _number(f"{where}.duration_s", flow["duration_s"], lo=0.1)
-    _number(f"{where}.start_s", flow["start_s"], lo=0)
+        _number(f"{where}.duration_s", flow["duration_s"], lo=0.1, hi=MAX_DURATION_S)
+    _number(f"{where}.start_s", flow["start_s"], lo=0, hi=MAX_DURATION_S)
     _number(f"{where}.count", flow["count"], lo=1, hi=16, integer=True)
     return flow
 
@@ -270,18 +291,15 @@ def _validate_doc(doc: dict, where: str) -> dict:
     for leg, spec in doc["links"].items():
         validate_link(f"{where}.links.{leg}", spec)
     dc = {**DC_KEYS, **_check_keys(f"{where}.dc", doc.get("dc") or {}, DC_KEYS)}
-    _number(f"{where}.dc.batch", dc["batch"], lo=1, hi=65535, integer=True)
-    parse_ratio(f"{where}.dc.ratio", dc["ratio"])
-    if not isinstance(dc["dup"], bool):
-        raise ScenarioError(f"{where}.dc.dup: expected true or false, got {dc['dup']!r}")
+    _validate_dc(f"{where}.dc", dc)
     if dc["sn_bits"] not in (12, 18):
         raise ScenarioError(f"{where}.dc.sn_bits: {dc['sn_bits']!r} is not one of 12, 18")
     doc["dc"] = dc
-    _number(f"{where}.t_reordering_ms", doc["t_reordering_ms"], lo=0, hi=3000)
-    _number(f"{where}.repetitions", doc["repetitions"], lo=1, integer=True)
-    _number(f"{where}.seed", doc["seed"], lo=0, integer=True)
+    _validate_t_reordering(f"{where}.t_reordering_ms", doc["t_reordering_ms"])
+    _number(f"{where}.repetitions", doc["repetitions"], lo=1, hi=MAX_REPETITIONS, integer=True)
+    _number(f"{where}.seed", doc["seed"], lo=0, hi=MAX_SEED, integer=True)
     if doc.get("timeout_s") is not None:
-        _number(f"{where}.timeout_s", doc["timeout_s"], lo=1)
+        _number(f"{where}.timeout_s", doc["timeout_s"], lo=1, hi=MAX_DURATION_S)
     if not isinstance(doc["flows"], list) or not doc["flows"]:
         raise ScenarioError(f"{where}.flows: expected a non-empty list of flows")
     doc["flows"] = [validate_flow(f"{where}.flows[{i}]", f) for i, f in enumerate(doc["flows"])]
@@ -318,6 +336,18 @@ def _validate_doc(doc: dict, where: str) -> dict:
                     f"value ({len(sweep['values'])})"
                 )
     return doc
+
+
+def _validate_dc(where: str, dc: dict, at: str = "") -> None:
+    """The DC user's settings, in the ranges the P4 program and the controller accept."""
+    _number(f"{where}.batch{at}", dc["batch"], lo=1, hi=MAX_BATCH, integer=True)
+    parse_ratio(f"{where}.ratio{at}", dc["ratio"])
+    if not isinstance(dc["dup"], bool):
+        raise ScenarioError(f"{where}.dup{at}: expected true or false, got {dc['dup']!r}")
+
+
+def _validate_t_reordering(where: str, value: Any) -> None:
+    _number(where, value, lo=0, hi=MAX_T_REORDERING_MS)
 
 
 def _validate_events(where: str, events: Any) -> list[dict]:
@@ -360,7 +390,7 @@ def _validate_events(where: str, events: Any) -> list[dict]:
             if not dc:
                 raise ScenarioError(f"{w}.dc: give batch, ratio or dup")
             if "batch" in dc:
-                _number(f"{w}.dc.batch", dc["batch"], lo=1, hi=65535, integer=True)
+                _number(f"{w}.dc.batch", dc["batch"], lo=1, hi=MAX_BATCH, integer=True)
             if "ratio" in dc:
                 dc = {**dc, "ratio": list(parse_ratio(f"{w}.dc.ratio", dc["ratio"]))}
             if "dup" in dc and not isinstance(dc["dup"], bool):
@@ -407,12 +437,15 @@ def expand(doc: dict) -> list[Run]:
         for key, value in var.items():
             if key != "label":
                 _set_path(cfg, f"flows.{key}", value)
+        # Every value of every sweep point is checked here, before the first run starts.
+        at = f" at sweep value {point!r}" if sweep else ""
         cfg["links"] = _resolve_links(cfg["links"])
         for leg, spec in cfg["links"].items():
-            at = f" at sweep value {point!r}" if sweep else ""
             validate_link(f"links.{leg}{at}", spec)
             _check_with_link_driver(f"links.{leg}{at}", spec)
-        cfg["flows"] = [validate_flow(f"run flows[{j}]", f) for j, f in enumerate(cfg["flows"])]
+        cfg["flows"] = [validate_flow(f"flows[{j}]{at}", f) for j, f in enumerate(cfg["flows"])]
+        _validate_dc("dc", cfg["dc"], at)
+        _validate_t_reordering(f"t_reordering_ms{at}", cfg["t_reordering_ms"])
         cfg["dc"]["ratio"] = list(parse_ratio("run dc.ratio", cfg["dc"]["ratio"]))
         a, b = cfg["dc"]["ratio"]
         if not cfg["dc"]["dup"] and cfg["dc"]["batch"] % (a + b) != 0:
@@ -469,11 +502,13 @@ def apply_quick(doc: dict, where: str) -> dict:
 def load(path: str | Path, quick: bool = False, reps: int | None = None) -> Scenario:
     path = Path(path)
     try:
-        raw = yaml.safe_load(path.read_text())
+        raw = yaml.safe_load(read_utf8_text(path))
     except OSError as exc:
         raise ScenarioError(f"cannot read scenario {path}: {exc.strerror}") from None
+    except NotUtf8Error as exc:
+        raise ScenarioError(str(exc)) from None
     except yaml.YAMLError as exc:
-        raise ScenarioError(f"{path}: not valid YAML: {exc}") from None
+        raise ScenarioError(f"{path}: not valid YAML: {' '.join(str(exc).split())}") from None
     return from_dict(raw, where=path.name, quick=quick, reps=reps, path=path)
 
 

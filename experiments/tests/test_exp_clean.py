@@ -2,6 +2,8 @@
 
 import os
 import subprocess
+import time
+from pathlib import Path
 
 import pytest
 
@@ -39,3 +41,28 @@ def test_clean_removes_dead_runs_keeps_live_ones(capsys):
         for prefix in (dead, live):
             subprocess.run(["ip", "netns", "del", prefix + "srv"], capture_output=True, check=False)
             (RUN_DIR / f"{prefix}.pid").unlink(missing_ok=True)
+
+
+def test_clean_treats_a_zombie_owner_as_dead(capsys):
+    """A dcexp killed but not yet reaped by its parent is a zombie: kill(pid, 0) still
+    succeeds, but it will never tear its run down, so its leftovers are removed."""
+    prefix = f"dx{9000 + os.getpid() % 900:04d}"  # per test process, apart from the ones above
+    zombie = subprocess.Popen(["sleep", "60"])
+    RUN_DIR.mkdir(parents=True, exist_ok=True)
+    try:
+        zombie.kill()
+        stat = Path(f"/proc/{zombie.pid}/stat")
+        deadline = time.monotonic() + 5
+        while stat.read_text().split(") ")[1][0] != "Z":  # killed, not yet waited for
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        (RUN_DIR / f"{prefix}.pid").write_text(str(zombie.pid))
+        subprocess.run(["ip", "netns", "add", prefix + "srv"], check=True)
+        assert dcexp(["clean"]) == 0
+        out = capsys.readouterr().out
+        assert f"removed namespace {prefix}srv" in out, out
+        assert leftovers(prefix) == [] and not (RUN_DIR / f"{prefix}.pid").exists()
+    finally:
+        zombie.wait()
+        subprocess.run(["ip", "netns", "del", prefix + "srv"], capture_output=True, check=False)
+        (RUN_DIR / f"{prefix}.pid").unlink(missing_ok=True)

@@ -1,0 +1,182 @@
+"""dcexp under bad input: every bad option, file or scenario value is refused before the first
+run with one line naming what is allowed (exit 2 for usage and scenario errors), never a
+traceback. The table runs `main()` in-process; two entries also run the real console script.
+
+Run: .venv/bin/pytest -q experiments/tests/test_exp_bad_input.py
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from experiments.cli import main as dcexp
+from experiments.flows import MB
+from experiments.scenario import MAX_SIZE_MB
+
+DCEXP = str(Path(sys.executable).parent / "dcexp")
+GOOD = """name: t
+links: {both: {rate_mbit: 20, delay_ms: 10}}
+flows: [{size_mb: 1}]
+"""
+
+
+def scenario(**lines: str) -> bytes:
+    """GOOD with extra top-level YAML lines."""
+    return (GOOD + "".join(f"{k}: {v}\n" for k, v in lines.items())).encode()
+
+
+# (argv with {s} for the scenario file and {tmp} for a scratch dir, scenario bytes,
+#  expected exit code, text of the one error line)
+TABLE = [
+    # options
+    (["run", "{s}", "--reps", "0"], GOOD, 2, "repetitions 0 is out of range (allowed 1..1000)"),
+    (["run", "{s}", "--reps", "x"], GOOD, 2, "repetitions 'x' is not a whole number"),
+    (["run", "{s}", "--timeout-s", "-5"], GOOD, 2, "'-5' must be a number from 1 to 86400"),
+    (["run", "{s}", "--timeout-s", "nan"], GOOD, 2, "'nan' must be a number from 1 to 86400"),
+    (["run", "{s}", "--timeout-s", "1e9"], GOOD, 2, "'1e9' must be a number from 1 to 86400"),
+    (["run", "{s}", "--target", "tofino"], GOOD, 2, "invalid choice: 'tofino' (choose from"),
+    (["run", "{s}", "--link", "tc"], GOOD, 2, "invalid choice: 'tc' (choose from"),
+    (["run", "{s}", "--variant", "quic"], GOOD, 2, "not in this scenario; its variants:"),
+    (["run", "{s}", "--out", "{tmp}/file"], GOOD, 2, "exists and is not a directory"),
+    (["run", "{s}", "--out", "{tmp}/file/sub"], GOOD, 2, "cannot create the directory"),
+    (["frobnicate"], GOOD, 2, "invalid choice: 'frobnicate'"),
+    (["validate"], GOOD, 2, "the following arguments are required: scenarios"),
+    (["report", "{tmp}"], GOOD, 1, "holds no runs (expected"),
+    # files
+    (["validate", "{tmp}/none.yaml"], GOOD, 2, "cannot read scenario"),
+    (["validate", "{s}"], GOOD.encode() + b"# caf\xe9\n", 2, "s.yaml:4:6: byte 0xe9 is not UTF-8"),
+    (["run", "{s}"], b"name: t\xff\n", 2, "s.yaml:1:8: byte 0xff is not UTF-8"),
+    (["validate", "{s}"], "\ufeffname: t\n".encode("utf-16"), 2, "byte 0xff is not UTF-8"),
+    (["validate", "{s}"], b"name: [t\n", 2, "not valid YAML: while parsing"),
+    (["validate", "{s}"], b"", 2, "expected a mapping with keys"),
+    (["validate", "{s}"], b"- 1\n", 2, "expected a mapping with keys"),
+    # values, in the file and at every sweep point (the P4 program's and controller's limits)
+    (["validate", "{s}"], scenario(dc="{batch: 0}"), 2, "dc.batch: 0 is out of range 1..65535"),
+    (
+        ["validate", "{s}"],
+        scenario(sweep="{param: dc.batch, values: [10, 70000]}"),
+        2,
+        "dc.batch at sweep value 70000: 70000 is out of range 1..65535",
+    ),
+    (
+        ["validate", "{s}"],
+        scenario(sweep="{param: dc.batch, values: [0, 10]}"),
+        2,
+        "dc.batch at sweep value 0: 0 is out of range 1..65535",
+    ),
+    (
+        ["validate", "{s}"],
+        scenario(sweep="{param: dc.dup, values: [true, maybe]}"),
+        2,
+        "dc.dup at sweep value 'maybe': expected true or false",
+    ),
+    (
+        ["validate", "{s}"],
+        scenario(sweep="{param: t_reordering_ms, values: [10, 5000]}"),
+        2,
+        "t_reordering_ms at sweep value 5000: 5000 is out of range 0..3000",
+    ),
+    (
+        ["validate", "{s}"],
+        scenario(sweep="{param: flows.size_mb, values: [1, 1.0e+12]}"),
+        2,
+        "size_mb: 1000000000000.0 is out of range 0.001..100000",
+    ),
+    (
+        ["validate", "{s}"],
+        scenario(sweep="{param: links.a.loss, values: [0, 2]}"),
+        2,
+        "loss: 2 is out of range 0..1",
+    ),
+    (
+        ["validate", "{s}"],
+        b"name: t\nlinks: {both: {rate_mbit: 20}}\nflows: [{size_mb: 1.0e+12}]\n",
+        2,
+        "size_mb: 1000000000000.0 is out of range 0.001..100000",
+    ),
+    (
+        ["validate", "{s}"],
+        b"name: t\nlinks: {both: {rate_mbit: 20}}\nflows: [{size_mb: 1e12}]\n",
+        2,
+        "got '1e12' (YAML reads an exponent as a number only with a dot and a sign",
+    ),
+    (
+        ["validate", "{s}"],
+        b"name: t\nlinks: {both: {rate_mbit: 20}}\nflows: [{duration_s: 1.0e+9}]\n",
+        2,
+        "duration_s: 1000000000.0 is out of range 0.1..86400",
+    ),
+    (["validate", "{s}"], scenario(repetitions="5000"), 2, "5000 is out of range 1..1000"),
+    (["validate", "{s}"], scenario(seed="-1"), 2, "seed: -1 is out of range 0..4294967295"),
+    (["validate", "{s}"], scenario(timeout_s="0"), 2, "timeout_s: 0 is out of range 1..86400"),
+    (["validate", "{s}"], scenario(dc="{ratio: '2:1'}"), 2, "does not fit dc.batch 100"),
+    (
+        ["validate", "{s}"],
+        scenario(events="[{at_s: 1, dc: {batch: 70000}}]"),
+        2,
+        "events[0].dc.batch: 70000 is out of range 1..65535",
+    ),
+]
+
+
+def _prepare(argv, content, tmp_path: Path) -> list[str]:
+    (tmp_path / "s.yaml").write_bytes(content.encode() if isinstance(content, str) else content)
+    (tmp_path / "file").write_text("not a directory\n")
+    return [a.format(s=tmp_path / "s.yaml", tmp=tmp_path) for a in argv]
+
+
+def _error_lines(err: str) -> list[str]:
+    """stderr without argparse's usage lines."""
+    lines = err.splitlines()
+    while lines and (lines[0].startswith("usage:") or lines[0].startswith(" ")):
+        lines.pop(0)
+    return lines
+
+
+@pytest.mark.parametrize("argv,content,code,message", TABLE, ids=[e[3] for e in TABLE])
+def test_bad_input_is_refused_in_one_line(argv, content, code, message, tmp_path, capsys):
+    argv = _prepare(argv, content, tmp_path)
+    try:
+        got = dcexp(argv)
+    except SystemExit as exc:  # argparse
+        got = exc.code
+    err = capsys.readouterr().err
+    lines = _error_lines(err)
+    assert got == code, err
+    assert len(lines) == 1 and message in lines[0], err
+    assert not (tmp_path / "file" / "sub").exists()
+
+
+@pytest.mark.parametrize("entry", [8, 15])
+def test_the_console_script_prints_no_traceback(entry, tmp_path):
+    argv, content, code, message = TABLE[entry]
+    proc = subprocess.run(
+        [DCEXP, *_prepare(argv, content, tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == code and "Traceback" not in proc.stderr
+    assert proc.stderr.strip().startswith("dcexp: ") and message in proc.stderr
+
+
+def test_run_refuses_a_payload_larger_than_the_free_disk(tmp_path, capsys):
+    """Checked before the first run (and before preflight): nothing of the study starts."""
+    free_mb = shutil.disk_usage(tmp_path).free / MB
+    sizes = [MAX_SIZE_MB - i for i in range(int(free_mb // MAX_SIZE_MB) + 2)]
+    flows = ", ".join(f"{{size_mb: {s}}}" for s in sizes)
+    (tmp_path / "big.yaml").write_text(
+        f"name: big\nlinks: {{both: {{rate_mbit: 20}}}}\nflows: [{flows}]\n"
+    )
+    out = tmp_path / "out"
+    assert dcexp(["run", str(tmp_path / "big.yaml"), "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "dcexp: not enough disk space: a run of big writes" in err
+    assert "lower flows.size_mb or give another --out" in err
+    assert list(out.iterdir()) == []  # not even scenario.yaml
