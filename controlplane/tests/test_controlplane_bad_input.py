@@ -1,0 +1,109 @@
+"""dcctl under bad input: every bad option or desired-state file is refused with one line
+naming the allowed values (exit 2 for usage errors, 1 for a file that cannot be applied),
+before anything is sent to a switch, never a traceback. The table runs `main()` in-process
+(no target is running: each entry must fail before connecting); a few entries also run the
+real console script.
+
+Run: .venv/bin/pytest -q controlplane/tests/test_controlplane_bad_input.py
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from controlplane.cli import main
+
+DCCTL = str(Path(sys.executable).parent / "dcctl")
+USER = ["user", "add", "10.0.0.2"]
+STATE = ["apply", "{state}"]
+
+# (argv with {state} for the YAML file, file bytes, expected exit code, the one error line)
+TABLE = [
+    (
+        ["--addr", "127.0.0.1:99999", "reset"],
+        b"",
+        2,
+        "port 99999 is out of range (allowed 0..65535)",
+    ),
+    (["--addr", "switch1", "reset"], b"", 2, "'switch1': expected HOST:PORT with PORT 0..65535"),
+    (["--device-id", str(2**70), "reset"], b"", 2, "out of range (allowed 0..2^64-1)"),
+    (["--device-id", "-1", "reset"], b"", 2, "device id -1 is out of range (allowed 0..2^64-1)"),
+    (["--election-id", "0", "reset"], b"", 2, "'0' must be a whole number from 1 to 2^128-1"),
+    (["--election-id", str(2**128), "reset"], b"", 2, "must be a whole number from 1 to 2^128-1"),
+    ([], b"", 2, "the following arguments are required: COMMAND"),
+    (["user", "add", "10.0.0.999"], b"", 2, "'10.0.0.999' is not an IPv4 or IPv6 address"),
+    (USER + ["--leg-a", "600"], b"", 2, "port 600 is out of range (allowed 0..510)"),
+    (USER + ["--leg-b", "-1"], b"", 2, "port -1 is out of range (allowed 0..510)"),
+    (USER + ["--port", "511"], b"", 2, "port 511 is out of range (allowed 0..510)"),
+    (USER + ["--batch", "0"], b"", 2, "batch '0' must be a whole number from 1 to 65535"),
+    (USER + ["--batch", "70000"], b"", 2, "batch '70000' must be a whole number from 1 to 65535"),
+    (USER + ["--ratio", "7"], b"", 2, "expected 'a:b' (packets on leg A : leg B"),
+    (USER + ["--ratio", "120%"], b"", 2, "the percentage must be from 0% to 100%"),
+    (USER + ["--ratio=-1:2"], b"", 2, "a and b must be >= 0 and not both 0"),
+    (USER + ["--mode", "split"], b"", 2, "invalid choice: 'split' (choose from"),
+    (["user", "set", "ue1", "--dup", "maybe"], b"", 2, "'maybe': expected on or off"),
+    (["port", "set", "--mac", "1"], b"", 2, "expected PORT=SRC_MAC[,DST_MAC]"),
+    (["port", "set", "--mac", "600=02:00:00:00:00:01"], b"", 2, "port 600 is out of range"),
+    (["port", "set", "--server", "511"], b"", 2, "port 511 is out of range (allowed 0..510)"),
+    (["stats", "--interval", "0"], b"", 2, "interval '0' must be a number above 0 up to 3600"),
+    (["stats", "--interval", "nan"], b"", 2, "interval 'nan' must be a number above 0 up to 3600"),
+    (["stats", "--interval", "1e9"], b"", 2, "must be a number above 0 up to 3600"),
+    (["stats", "--count", "-1"], b"", 2, "count -1 is out of range (allowed 0..1000000000)"),
+    (["stats", "--count", "x"], b"", 2, "count 'x' is not a whole number"),
+    (["apply", "{state}.missing"], b"", 1, "state.yaml.missing: No such file or directory"),
+    (STATE, b"", 1, "state.yaml is empty: the desired state is a mapping with keys ports"),
+    (STATE, b"- ue1\n", 1, "must be a mapping with keys ports and/or users, not a list"),
+    (STATE, b"users:\n  ue1: {addr: caf\xe9}\n", 1, "state.yaml:2:18: byte 0xe9 is not UTF-8"),
+    (STATE, b"users: {ue1: [\n", 1, "not valid YAML: while parsing"),
+    (STATE, b"userz: {}\n", 1, "unknown top-level key(s) ['userz']: allowed ports, users"),
+    (STATE, b"users: {ue1: {addr: 10.0.0.2, batch: 70000}}\n", 1, "from 1 to 65535"),
+    (STATE, b"ports: {server: 600}\n", 1, "port 600 is out of range (allowed 0..510)"),
+    (STATE, b"users: {ue1: {addr: 10.0.0.2, ratio: 9:1}}\n", 1, "write it quoted"),
+]
+
+
+def _prepare(argv, content: bytes, tmp_path: Path) -> list[str]:
+    state = tmp_path / "state.yaml"
+    state.write_bytes(content)
+    return [a.format(state=state) for a in argv]
+
+
+def _error_lines(err: str) -> list[str]:
+    """stderr without argparse's usage lines."""
+    lines = err.splitlines()
+    while lines and (lines[0].startswith("usage:") or lines[0].startswith(" ")):
+        lines.pop(0)
+    return lines
+
+
+@pytest.mark.parametrize("argv,content,code,message", TABLE, ids=[e[3] for e in TABLE])
+def test_bad_input_is_refused_in_one_line(argv, content, code, message, tmp_path, capsys):
+    # An address nothing listens on: an entry that got as far as connecting would fail
+    # with "cannot connect" instead of its own message.
+    argv = ["--addr", "127.0.0.1:9"] + _prepare(argv, content, tmp_path)
+    try:
+        got = main(argv)
+    except SystemExit as exc:  # argparse
+        got = exc.code
+    err = capsys.readouterr().err
+    lines = _error_lines(err)
+    assert got == code, err
+    assert len(lines) == 1 and message in lines[0], err
+
+
+@pytest.mark.parametrize("entry", [0, 29])
+def test_the_console_script_prints_no_traceback(entry, tmp_path):
+    argv, content, code, message = TABLE[entry]
+    proc = subprocess.run(
+        [DCCTL, "--addr", "127.0.0.1:9", *_prepare(argv, content, tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == code and "Traceback" not in proc.stderr
+    assert message in proc.stderr.splitlines()[-1]
