@@ -7,6 +7,7 @@ Run: .venv/bin/pytest -q experiments/tests/test_exp_bad_input.py
 
 from __future__ import annotations
 
+import argparse
 import shutil
 import subprocess
 import sys
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from experiments.cli import build_parser
 from experiments.cli import main as dcexp
 from experiments.flows import MB
 from experiments.scenario import MAX_SIZE_MB
@@ -180,3 +182,17 @@ def test_run_refuses_a_payload_larger_than_the_free_disk(tmp_path, capsys):
     assert "dcexp: not enough disk space: a run of big writes" in err
     assert "lower flows.size_mb or give another --out" in err
     assert list(out.iterdir()) == []  # not even scenario.yaml
+
+
+def test_help_shows_defaults_only_where_meaningful():
+    parsers = [build_parser()]
+    while parsers:
+        p = parsers.pop()
+        text = p.format_help()
+        for meaningless in ("(default: None)", "(default: [])", "(default: False)"):
+            assert meaningless not in text, p.prog
+        for action in p._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                parsers += action.choices.values()
+    run_help = build_parser()._subparsers._group_actions[0].choices["run"].format_help()
+    assert "(default: p4sim)" in run_help and "1..1000" in run_help
