@@ -16,6 +16,8 @@ import grpc
 from google.rpc import code_pb2, status_pb2
 from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
 
+from p4sim.cliargs import LO_DOWN_FIX, is_loopback_addr, loopback_is_up
+
 DEFAULT_ADDR = "127.0.0.1:9559"
 CONNECT_TIMEOUT_S = 5.0
 
@@ -126,6 +128,11 @@ class P4RuntimeClient:
         self.device_id = device_id
         self.election_id = election_id
         self.describe_update: Callable[[p4runtime_pb2.Update], str] | None = None
+        if is_loopback_addr(addr) and not loopback_is_up():
+            raise ConnectionFailed(
+                f"cannot connect to the P4Runtime target at {addr}: the loopback interface "
+                f"lo is down in this network namespace; {LO_DOWN_FIX}"
+            )
         self._channel = grpc.insecure_channel(addr)
         try:
             grpc.channel_ready_future(self._channel).result(timeout=timeout_s)

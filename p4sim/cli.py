@@ -10,17 +10,22 @@
 from __future__ import annotations
 
 import argparse
-import fcntl
-import ipaddress
 import logging
 import signal
-import socket
-import struct
 import sys
 import threading
 from pathlib import Path
 
-from p4sim.cliargs import MAX_TCP_PORT, MAX_UINT64, HelpFormatter, host_port, int_range
+from p4sim.cliargs import (
+    LO_DOWN_FIX,
+    MAX_TCP_PORT,
+    MAX_UINT64,
+    HelpFormatter,
+    host_port,
+    int_range,
+    is_loopback_addr,
+    loopback_is_up,
+)
 
 TRACE = 5  # below DEBUG: BMv2's "trace" level
 LOG_LEVELS = {
@@ -217,42 +222,19 @@ def compile_program(path: str, include_dirs: list[str], defines: list[tuple[str,
         raise UsageError(f"{path}: program nested too deeply for p4sim") from None
 
 
-SIOCGIFFLAGS, IFF_UP = 0x8913, 0x1  # <linux/sockios.h>, <net/if.h>
-
-
-def loopback_is_up() -> bool:
-    """Whether `lo` is up in this process's network namespace. Asked of the kernel by ioctl,
-    which answers for the caller's namespace (/sys/class/net shows the namespace that
-    mounted /sys, which `unshare -n` does not change)."""
-    ifreq = struct.pack("16sH14x", b"lo", 0)
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
-        try:
-            (flags,) = struct.unpack_from("H", fcntl.ioctl(sock, SIOCGIFFLAGS, ifreq), 16)
-        except OSError:  # no lo at all
-            return False
-    return bool(flags & IFF_UP)
-
-
 def check_loopback(addr: str) -> None:
     """A server on 127.0.0.1 in a namespace whose lo is down listens, but no client can
     connect (dcctl would then say the switch is not running): refuse to start."""
     if addr.startswith("unix:") or loopback_is_up():
         return
-    fix = (
-        "bring it up with `ip link set lo up` (in a namespace NS: "
-        "`ip netns exec NS ip link set lo up`)"
-    )
-    host = addr.rpartition(":")[0].strip("[]")
-    try:
-        loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        loopback = False
-    if loopback:
+    if is_loopback_addr(addr):
         raise UsageError(
             f"--grpc-server-addr {addr}: the loopback interface lo is down in this network "
-            f"namespace, so no client could reach the server; {fix}"
+            f"namespace, so no client could reach the server; {LO_DOWN_FIX}"
         )
-    log.warning("lo is down in this network namespace: local clients cannot connect; %s", fix)
+    log.warning(
+        "lo is down in this network namespace: local clients cannot connect; %s", LO_DOWN_FIX
+    )
 
 
 def device_config_for(program, path: str) -> bytes:

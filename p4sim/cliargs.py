@@ -8,8 +8,11 @@ argparse prints `PROG: error: argument --x: ...` and exits with status 2.
 from __future__ import annotations
 
 import argparse
+import fcntl
 import ipaddress
 import math
+import socket
+import struct
 
 MAX_TCP_PORT = 65535
 MAX_UINT64 = (1 << 64) - 1
@@ -112,3 +115,34 @@ def read_utf8_text(path) -> str:
             f"{path}:{line}:{col}: byte 0x{data[exc.start]:02x} is not UTF-8 ({exc.reason}); "
             "save the file as UTF-8"
         ) from None
+
+
+# -- the loopback interface: a server or client on 127.0.0.1 in a network namespace whose lo
+# is down binds, but nothing can connect (a fresh `unshare -n` or `ip netns add` namespace).
+
+SIOCGIFFLAGS, IFF_UP = 0x8913, 0x1  # <linux/sockios.h>, <net/if.h>
+LO_DOWN_FIX = (
+    "bring it up with `ip link set lo up` (in a namespace NS: `ip netns exec NS ip link set lo up`)"
+)
+
+
+def loopback_is_up() -> bool:
+    """Whether `lo` is up in this process's network namespace. Asked of the kernel by ioctl,
+    which answers for the caller's namespace (/sys/class/net shows the namespace that
+    mounted /sys, which `unshare -n` does not change)."""
+    ifreq = struct.pack("16sH14x", b"lo", 0)
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        try:
+            (flags,) = struct.unpack_from("H", fcntl.ioctl(sock, SIOCGIFFLAGS, ifreq), 16)
+        except OSError:  # no lo at all
+            return False
+    return bool(flags & IFF_UP)
+
+
+def is_loopback_addr(addr: str) -> bool:
+    """HOST:PORT with a loopback host (127.0.0.0/8, [::1], localhost)."""
+    host = addr.rpartition(":")[0].strip("[]")
+    try:
+        return host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

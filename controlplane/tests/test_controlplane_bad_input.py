@@ -9,6 +9,7 @@ Run: .venv/bin/pytest -q controlplane/tests/test_controlplane_bad_input.py
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -107,3 +108,22 @@ def test_the_console_script_prints_no_traceback(entry, tmp_path):
     )
     assert proc.returncode == code and "Traceback" not in proc.stderr
     assert message in proc.stderr.splitlines()[-1]
+
+
+def test_loopback_down_is_named_not_a_missing_switch():
+    """In a namespace whose lo is down, 127.0.0.1 is unreachable: say so at once, instead of
+    'is the switch running?' after the connect timeout."""
+    assert os.geteuid() == 0, "needs root for a network namespace (unshare -n)"
+    proc = subprocess.run(
+        ["unshare", "-n", DCCTL, "--addr", "127.0.0.1:9559", "user", "list"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip() == (
+        "dcctl: error: cannot connect to the P4Runtime target at 127.0.0.1:9559: the loopback "
+        "interface lo is down in this network namespace; bring it up with `ip link set lo up` "
+        "(in a namespace NS: `ip netns exec NS ip link set lo up`)"
+    )
