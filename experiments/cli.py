@@ -140,9 +140,12 @@ def cmd_report(args) -> int:
 
 
 def cmd_validate(args) -> int:
+    from experiments.flows import MB, run_payload_bytes
+
     for path in args.scenarios:
         sc = load(path, quick=args.quick)
-        print(f"{path}: ok ({len(sc.runs)} runs)")
+        payload = max(run_payload_bytes(r.config["flows"]) for r in sc.runs)
+        print(f"{path}: ok ({len(sc.runs)} runs, {payload / MB:,.0f} MB of payload files per run)")
     return 0
 
 

@@ -32,7 +32,16 @@ import yaml
 from controlplane.client import P4RuntimeError
 from controlplane.splitter import SplitterError
 from experiments import progress
-from experiments.flows import MB, FlowContext, make_cert, make_flow, make_payload, registry
+from experiments.flows import (
+    MB,
+    FlowContext,
+    make_cert,
+    make_flow,
+    make_payload,
+    payload_bytes,
+    registry,
+    run_payload_bytes,
+)
 from experiments.links import LinkError, LinkSpecError
 from experiments.netns import unique_prefix
 from experiments.sampler import Sampler, saturation
@@ -146,15 +155,10 @@ def preflight(scenario: Scenario, target: str) -> None:
         raise TestbedError("preflight failed:\n  " + "\n  ".join(problems))
 
 
-def payload_bytes(flow: dict) -> int:
-    """The file a flow's server sends: its size_mb, or 4 MiB served in a loop for duration_s."""
-    return int(flow["size_mb"] * MB) if flow["size_mb"] else 4 * 1024 * 1024
-
-
 def check_disk_space(scenario: Scenario, out: Path) -> None:
-    """Each run writes its payload files (one per distinct size) under OUT before its flows
-    start: refuse a study whose largest run cannot fit, before any run."""
-    need = max(sum({payload_bytes(f) for f in run.config["flows"]}) for run in scenario.runs)
+    """Each run writes its payload files under OUT before its flows start: refuse a study
+    whose largest run cannot fit, before any run."""
+    need = max(run_payload_bytes(run.config["flows"]) for run in scenario.runs)
     free = shutil.disk_usage(out).free
     if need > free:
         raise TestbedError(

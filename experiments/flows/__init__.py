@@ -138,6 +138,16 @@ def sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
+def payload_bytes(flow: dict) -> int:
+    """The file a flow's server sends: its size_mb, or 4 MiB served in a loop for duration_s."""
+    return int(flow["size_mb"] * MB) if flow["size_mb"] else 4 * 1024 * 1024
+
+
+def run_payload_bytes(flows: list[dict]) -> int:
+    """The disk a run's payload files take: one file per distinct size (payload-<size>.bin)."""
+    return sum({payload_bytes(f) for f in flows})
+
+
 def make_payload(path: Path, nbytes: int, seed: int) -> Path:
     """Random bytes (checksummed after download); reused if already the right size."""
     if not path.exists() or path.stat().st_size != nbytes:

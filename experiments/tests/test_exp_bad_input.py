@@ -196,3 +196,13 @@ def test_help_shows_defaults_only_where_meaningful():
                 parsers += action.choices.values()
     run_help = build_parser()._subparsers._group_actions[0].choices["run"].format_help()
     assert "(default: p4sim)" in run_help and "1..1000" in run_help
+
+
+def test_validate_reports_the_payload_a_run_writes(tmp_path, capsys):
+    """Two flows of 30 MB share one payload file; a third of 50 MB adds its own."""
+    (tmp_path / "s.yaml").write_text(
+        "name: t\nlinks: {both: {rate_mbit: 20}}\n"
+        "flows: [{size_mb: 30}, {size_mb: 30, client: sc-a}, {size_mb: 50, client: sc-b}]\n"
+    )
+    assert dcexp(["validate", str(tmp_path / "s.yaml")]) == 0
+    assert capsys.readouterr().out.endswith(": ok (1 runs, 80 MB of payload files per run)\n")
