@@ -19,57 +19,61 @@ from p4sim.model import CounterDef, MeterDef, RegisterDef
 
 
 class Register:
-    """`register<T, I>`: implements `p4sim.model.RegisterState`."""
+    """`register<T, I>`: implements `p4sim.model.RegisterState`. Cells are stored when first
+    written (`values`: index -> value), so memory follows use, not the declared size."""
 
     def __init__(self, definition: RegisterDef, signed: bool = False):
         self.definition = definition
-        self.values = [0] * definition.size
+        self.values: dict[int, int] = {}
         self.mask = (1 << definition.bitwidth) - 1
         self.signed = signed
 
-    def read(self, index: int) -> int:
+    def _check(self, index: int) -> None:
         if not 0 <= index < self.definition.size:
             raise IndexError(
                 f"register {self.definition.name} index {index} is outside 0..{self.definition.size - 1}"
             )
-        return self.values[index] & self.mask
+
+    def read(self, index: int) -> int:
+        self._check(index)
+        return self.values.get(index, 0) & self.mask
 
     def write(self, index: int, value: int) -> None:
-        if not 0 <= index < self.definition.size:
-            raise IndexError(
-                f"register {self.definition.name} index {index} is outside 0..{self.definition.size - 1}"
-            )
+        self._check(index)
         self.values[index] = value & self.mask
 
 
 class Counter:
-    """`counter`: implements `p4sim.model.CounterState` (packets and bytes per index)."""
+    """`counter`: implements `p4sim.model.CounterState` (packets and bytes per index), stored
+    from the first count (`cells`: index -> [packets, bytes])."""
 
     def __init__(self, definition: CounterDef):
         self.definition = definition
-        self.packets = [0] * definition.size
-        self.bytes = [0] * definition.size
+        self.cells: dict[int, list[int]] = {}
+
+    def _check(self, index: int) -> None:
+        if not 0 <= index < self.definition.size:
+            raise IndexError(
+                f"counter {self.definition.name} index {index} is outside 0..{self.definition.size - 1}"
+            )
 
     def read(self, index: int) -> tuple[int, int]:
-        if not 0 <= index < self.definition.size:
-            raise IndexError(
-                f"counter {self.definition.name} index {index} is outside 0..{self.definition.size - 1}"
-            )
-        return self.packets[index], self.bytes[index]
+        self._check(index)
+        packets, bytes_ = self.cells.get(index, (0, 0))
+        return packets, bytes_
 
     def write(self, index: int, packets: int, bytes_: int) -> None:
-        if not 0 <= index < self.definition.size:
-            raise IndexError(
-                f"counter {self.definition.name} index {index} is outside 0..{self.definition.size - 1}"
-            )
-        self.packets[index] = packets
-        self.bytes[index] = bytes_
+        self._check(index)
+        self.cells[index] = [packets, bytes_]
 
     def count(self, index: int, length: int) -> None:
         # BMv2 ignores a count() with an index outside the array (it logs an error).
         if 0 <= index < self.definition.size:
-            self.packets[index] += 1
-            self.bytes[index] += length
+            cell = self.cells.get(index)
+            if cell is None:
+                cell = self.cells[index] = [0, 0]
+            cell[0] += 1
+            cell[1] += length
 
 
 GREEN, YELLOW, RED = 0, 1, 2

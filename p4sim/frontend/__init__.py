@@ -13,11 +13,27 @@ from __future__ import annotations
 import os
 
 from p4sim.errors import P4Error
+from p4sim.frontend.lexer import Pos
 from p4sim.frontend.parser import parse
 from p4sim.frontend.preprocess import preprocess, preprocess_text
 from p4sim.frontend.program import ModelBuilder
 from p4sim.frontend.typecheck import Checker
 from p4sim.model import ProgramModel
+
+
+def innermost_position(exc: BaseException) -> Pos | None:
+    """The source position held by the innermost frame of `exc`'s traceback that holds one
+    (a token or an IR node in a local variable)."""
+    found = None
+    tb = exc.__traceback__
+    while tb is not None:
+        for value in tb.tb_frame.f_locals.values():
+            pos = value if isinstance(value, Pos) else getattr(value, "pos", None)
+            if isinstance(pos, Pos):
+                found = pos
+                break
+        tb = tb.tb_next
+    return found
 
 
 class CompiledProgram:
@@ -32,8 +48,12 @@ class CompiledProgram:
             self.checker.run()
             builder = ModelBuilder(self.checker)
             self.model, self.roots = builder.build()
-        except RecursionError:
-            raise P4Error("program nests too deeply for p4sim's parser", filename, 0, 0) from None
+        except RecursionError as exc:
+            # The parser bounds nesting (limits.MAX_NESTING); this is the safety net for any
+            # other recursion, reported where the innermost construct being handled starts.
+            raise P4Error.at(
+                innermost_position(exc), "program nests too deeply for p4sim"
+            ) from None
         self.hidden_tables = builder.hidden_tables
         self.all_actions = builder.all_actions
         self.model: ProgramModel
@@ -46,10 +66,14 @@ class CompiledProgram:
         return V1ModelDevice(self, cpu_port, seed)
 
 
-def compile_source(text: str, filename: str = "<input>") -> CompiledProgram:
+def compile_source(
+    text: str, filename: str = "<input>", file_system: bool = True
+) -> CompiledProgram:
     """Compile source text. Raw source is preprocessed (includes resolve against p4sim's
-    p4include); preprocessed text passes through unchanged, its line markers included."""
-    return CompiledProgram(preprocess_text(text, filename), filename)
+    p4include); preprocessed text passes through unchanged, its line markers included.
+    `file_system=False` (programs pushed over P4Runtime): no #include but p4sim's own
+    core.p4 and v1model.p4."""
+    return CompiledProgram(preprocess_text(text, filename, file_system=file_system), filename)
 
 
 def compile_file(path, include_dirs=(), defines: dict[str, str] | None = None) -> CompiledProgram:

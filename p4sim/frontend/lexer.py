@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 
 from p4sim.errors import P4Error
+from p4sim.limits import MAX_WIDTH
 
 KEYWORDS = {
     "abstract", "action", "actions", "apply", "bool", "bit", "break", "const", "continue",
@@ -41,7 +42,7 @@ _TOKEN = re.compile(
     + "|".join(re.escape(p) for p in PUNCT)
     + r""")
     """,
-    re.VERBOSE | re.MULTILINE,
+    re.VERBOSE | re.MULTILINE | re.ASCII,  # P4 names and numbers are ASCII (\d is not)
 )
 
 
@@ -75,6 +76,10 @@ def parse_int_literal(text: str, pos: Pos) -> tuple[int, int | None, bool]:
         text = m.group(3)
         if width == 0 and not signed:
             raise P4Error.at(pos, "bit width of a literal must be positive")
+        if width > MAX_WIDTH:
+            raise P4Error.at(
+                pos, f"width {width} of a literal is above p4sim's limit of {MAX_WIDTH}"
+            )
     body = text.replace("_", "")
     negative = body.startswith("-")
     body = body.lstrip("-")

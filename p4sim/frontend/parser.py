@@ -7,9 +7,12 @@ declarations vs. expressions, generic calls) the way p4c's lexer feedback does.
 
 from __future__ import annotations
 
+import dataclasses
+
 from p4sim.errors import P4Error, unsupported
 from p4sim.frontend import ir
 from p4sim.frontend.lexer import Token, tokenize
+from p4sim.limits import MAX_NESTING
 
 # Binary operators by precedence level, lowest first.
 _LEVELS = [
@@ -47,12 +50,28 @@ COMPOUND_ASSIGNMENTS = (
 )
 
 
+class NestingError(P4Error):
+    """Nesting past MAX_NESTING: final, never retried by speculation (which would make the
+    retries exponential in the depth)."""
+
+
+def too_deep(pos) -> NestingError:
+    return NestingError.at(pos, f"nested more than {MAX_NESTING} levels deep (p4sim's limit)")
+
+
 class Parser:
     def __init__(self, text: str, filename: str = "<input>"):
         self.text = text
         self.toks: list[Token] = tokenize(text, filename)
         self.i = 0
         self.typenames: set[str] = set(BUILTIN_TYPES)
+        self.nesting = 0  # expressions, statements and types being parsed, innermost last
+
+    def enter(self) -> None:
+        """One level deeper (the caller leaves with `self.nesting -= 1` in a finally)."""
+        self.nesting += 1
+        if self.nesting > MAX_NESTING:
+            raise too_deep(self.tok.pos)
 
     # -- token helpers -----------------------------------------------------------------
     @property
@@ -99,11 +118,13 @@ class Parser:
 
     def speculate(self, fn):
         """Run fn; on a syntax error rewind and return None."""
-        start = self.i
+        start, nesting = self.i, self.nesting
         try:
             return fn()
+        except NestingError:
+            raise
         except P4Error:
-            self.i = start
+            self.i, self.nesting = start, nesting
             return None
 
     def close_angle(self) -> None:
@@ -578,6 +599,13 @@ class Parser:
         return t.kind == "ident" and t.text in self.typenames
 
     def typeref(self) -> ir.TypeRef:
+        self.enter()
+        try:
+            return self._typeref()
+        finally:
+            self.nesting -= 1
+
+    def _typeref(self) -> ir.TypeRef:
         t = self.tok
         if self.accept("."):
             t = self.tok  # absolute type name: same meaning here
@@ -644,6 +672,13 @@ class Parser:
         return ir.Block(pos, stmts)
 
     def statement(self) -> ir.Stmt:
+        self.enter()
+        try:
+            return self._statement()
+        finally:
+            self.nesting -= 1
+
+    def _statement(self) -> ir.Stmt:
         annots = self.annotations()
         t = self.tok
         if self.at("{"):
@@ -784,15 +819,21 @@ class Parser:
         return args
 
     def expression(self) -> ir.Expr:
-        cond = self.binary(0)
-        if self.at("?"):
-            pos = self.tok.pos
-            self.i += 1
-            then = self.expression()
-            self.expect(":")
-            other = self.expression()
-            return ir.Ternary(pos, cond, then, other)
-        return cond
+        # Each parenthesis costs four Python frames (expression, binary, unary, primary),
+        # so MAX_NESTING levels stay well inside Python's recursion limit.
+        self.enter()
+        try:
+            cond = self.binary(0)
+            if self.at("?"):
+                pos = self.tok.pos
+                self.i += 1
+                then = self.expression()
+                self.expect(":")
+                other = self.expression()
+                return ir.Ternary(pos, cond, then, other)
+            return cond
+        finally:
+            self.nesting -= 1
 
     def _binop(self) -> str | None:
         t = self.tok
@@ -809,24 +850,28 @@ class Parser:
             return None  # `+=`, `<<=`, ...
         return t.text if t.text in _PREC else None
 
-    def binary(self, level: int) -> ir.Expr:
-        if level == len(_LEVELS):
-            return self.unary()
-        left = self.binary(level + 1)
+    def binary(self, min_level: int) -> ir.Expr:
+        """Operators of precedence `min_level` and above, left-associative (precedence
+        climbing: one frame per operand, not one per precedence level)."""
+        left = self.unary()
         while True:
             op = self._binop()
-            if op is None or _PREC[op] != level:
+            if op is None or _PREC[op] < min_level:
                 return left
             pos = self.tok.pos
             self.i += 2 if op == ">>" else 1
-            right = self.binary(level + 1)
+            right = self.binary(_PREC[op] + 1)
             left = ir.Binary(pos, op, left, right)
 
     def unary(self) -> ir.Expr:
         t = self.tok
         if t.kind == "punct" and t.text in ("!", "~", "-", "+"):
             self.i += 1
-            return ir.Unary(t.pos, t.text, self.unary())
+            self.enter()
+            try:
+                return ir.Unary(t.pos, t.text, self.unary())
+            finally:
+                self.nesting -= 1
         if t.kind == "punct" and t.text == "(" and self.is_type_start(self.peek()):
             cast = self.speculate(self._cast)
             if cast is not None:
@@ -935,4 +980,26 @@ _SOFT_KEYWORDS = {"apply", "key", "actions", "entries", "state", "type", "priori
 
 
 def parse(text: str, filename: str = "<input>") -> ir.Program:
-    return Parser(text, filename).parse_program()
+    program = Parser(text, filename).parse_program()
+    check_depth(program)
+    return program
+
+
+def check_depth(program: ir.Program) -> None:
+    """The parser bounds its own recursion, but a flat chain (`a + a + ... + a`, `else if`
+    after `else if`) builds a tree as deep as it is long, and the type checker and engine
+    recurse over trees. Walk the tree without recursion and refuse what is too deep."""
+    stack = [(program, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, (ir.Expr, ir.Stmt, ir.TypeRef)):
+            depth += 1
+            if depth > MAX_NESTING:
+                raise too_deep(node.pos)
+        if isinstance(node, list):
+            stack.extend((item, depth) for item in node)
+        elif dataclasses.is_dataclass(node):
+            for f in dataclasses.fields(node):
+                child = getattr(node, f.name)
+                if isinstance(child, (list, tuple)) or dataclasses.is_dataclass(child):
+                    stack.append((child, depth))

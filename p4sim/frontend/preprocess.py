@@ -15,8 +15,10 @@ import re
 from pathlib import Path
 
 from p4sim.errors import P4Error
+from p4sim.limits import MAX_NESTING, MAX_SOURCE_BYTES
 
 P4INCLUDE = Path(__file__).resolve().parent.parent / "p4include"
+BUILTIN_INCLUDES = ("core.p4", "v1model.p4")
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
 # Tokens that macro expansion must step over unchanged: strings and numbers.
@@ -27,6 +29,45 @@ _DIRECTIVE = re.compile(r"\s*#\s*(\w*)(.*)$", re.DOTALL)
 class _Pos:
     def __init__(self, file: str, line: int, col: int = 1):
         self.file, self.line, self.col = file, line, col
+
+
+def decode_source(data: bytes, file: str) -> str:
+    """P4 source bytes as text: UTF-8 (a UTF-8 byte-order mark is dropped). Anything else
+    (UTF-16/32, Latin-1, a binary file) is an error at the first offending byte."""
+    if len(data) > MAX_SOURCE_BYTES:
+        raise P4Error(
+            f"file is larger than p4sim's limit of {MAX_SOURCE_BYTES:,} bytes", file, 1, 1
+        )
+    for bom, name in (
+        (b"\xff\xfe", "UTF-16"),
+        (b"\xfe\xff", "UTF-16"),
+        (b"\0\0\xfe\xff", "UTF-32"),
+    ):
+        if data.startswith(bom):
+            raise P4Error(f"file is {name} (byte-order mark); P4 source must be UTF-8", file, 1, 1)
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    nul = data.find(b"\0")
+    try:
+        text = data[: nul if nul >= 0 else len(data)].decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line, col = _line_col(data, exc.start)
+        raise P4Error(
+            f"byte {data[exc.start]:#04x} is not UTF-8 text; P4 source must be UTF-8",
+            file,
+            line,
+            col,
+        ) from None
+    if nul >= 0:
+        line, col = _line_col(data, nul)
+        raise P4Error("NUL byte: a binary file, not P4 source", file, line, col)
+    return text
+
+
+def _line_col(data: bytes, offset: int) -> tuple[int, int]:
+    """1-based line and column (in characters) of a byte offset whose line prefix is UTF-8."""
+    start = data.rfind(b"\n", 0, offset) + 1
+    return data.count(b"\n", 0, offset) + 1, len(data[start:offset].decode("utf-8", "replace")) + 1
 
 
 class Macro:
@@ -68,27 +109,62 @@ def strip_comments(text: str, file: str) -> str:
 
 
 class Preprocessor:
-    def __init__(self, include_dirs=(), defines: dict[str, str] | None = None):
+    """With `file_system=False` (a program pushed over P4Runtime) nothing is read from disk
+    but p4sim's own core.p4 and v1model.p4: any other #include is an error, so a client can
+    neither read the server's files nor learn what they hold."""
+
+    def __init__(
+        self, include_dirs=(), defines: dict[str, str] | None = None, file_system: bool = True
+    ):
         self.include_dirs = [Path(d) for d in include_dirs]
+        self.file_system = file_system
         self.macros: dict[str, Macro] = {}
         for name, value in (defines or {}).items():
             self.macros[name] = Macro(name, None, "1" if value is None else str(value))
         self.out: list[str] = []
+        self.size = 0  # characters in `out`, and macro expansion work (see _grow)
         self.depth = 0
 
     # -- files -------------------------------------------------------------------------
     def run_file(self, path: str | Path) -> str:
         path = Path(path)
-        try:
-            text = path.read_text()
-        except OSError as e:
-            raise P4Error(f"cannot read {path}: {e.strerror}", str(path), 0, 0) from None
-        self._process(text, str(path))
+        self._process(read_source(path), str(path))
         return "".join(self.out)
 
     def run_text(self, text: str, filename: str) -> str:
+        if len(text) > MAX_SOURCE_BYTES:
+            raise P4Error(
+                f"program is larger than p4sim's limit of {MAX_SOURCE_BYTES:,} characters",
+                filename,
+                1,
+                1,
+            )
         self._process(text, filename)
         return "".join(self.out)
+
+    def _include(self, name: str, system: bool, current: str, pos: _Pos) -> tuple[str, str]:
+        """(text, file name) of an #include."""
+        if not self.file_system:
+            if name not in BUILTIN_INCLUDES:
+                raise P4Error.at(
+                    pos,
+                    f"cannot #include '{name}': a program pushed over P4Runtime may include only "
+                    f"{' and '.join(BUILTIN_INCLUDES)} (p4sim's own); preprocess it first "
+                    "(p4sim compile -o writes a device config with every include applied)",
+                )
+            path = P4INCLUDE / name
+        else:
+            path = self._find_include(name, system, current, pos)
+        return read_source(path), str(path)
+
+    def _grow(self, n: int, pos: _Pos) -> None:
+        self.size += n
+        if self.size > MAX_SOURCE_BYTES:
+            raise P4Error.at(
+                pos,
+                f"preprocessor output exceeds p4sim's limit of {MAX_SOURCE_BYTES:,} characters "
+                "(a macro that expands without end?)",
+            )
 
     def _find_include(self, name: str, system: bool, current: str, pos: _Pos) -> Path:
         candidates = []
@@ -159,7 +235,9 @@ class Preprocessor:
                     self.out.append(f'# {i + 1} "{file}"\n')
                 continue
             if active:
-                self.out.append(self._expand(line, pos) + "\n" * consumed)
+                expanded = self._expand(line, pos)
+                self._grow(len(expanded), pos)
+                self.out.append(expanded + "\n" * consumed)
             else:
                 self.out.append("\n" * consumed)
         if conds:
@@ -172,8 +250,8 @@ class Preprocessor:
             m = re.match(r'"([^"]+)"|<([^>]+)>', rest)
             if not m:
                 raise P4Error.at(pos, '#include expects "file" or <file>')
-            inc = self._find_include(m.group(1) or m.group(2), m.group(2) is not None, file, pos)
-            self._process(inc.read_text(), str(inc))
+            text, name = self._include(m.group(1) or m.group(2), m.group(2) is not None, file, pos)
+            self._process(text, name)
         elif name == "define":
             m = re.match(r"([A-Za-z_]\w*)(\(([^)]*)\))?\s*(.*)$", rest, re.DOTALL)
             if not m:
@@ -204,6 +282,10 @@ class Preprocessor:
 
     # -- macros ------------------------------------------------------------------------
     def _expand(self, text: str, pos: _Pos, hide: frozenset = frozenset()) -> str:
+        if len(hide) > MAX_NESTING:  # `hide` holds the macros being expanded around us
+            raise P4Error.at(
+                pos, f"macros nested more than {MAX_NESTING} levels deep (p4sim's limit)"
+            )
         out = []
         i, n = 0, len(text)
         while i < n:
@@ -225,6 +307,7 @@ class Preprocessor:
                 continue
             if macro.params is None:
                 out.append(self._expand(macro.body, pos, hide | {name}))
+                self._grow(len(out[-1]), pos)
                 i = m.end()
                 continue
             j = m.end()
@@ -244,6 +327,7 @@ class Preprocessor:
                 )
             body = self._substitute(macro, [a.strip() for a in args], pos, hide)
             out.append(self._expand(body, pos, hide | {name}))
+            self._grow(len(out[-1]), pos)
         return "".join(out)
 
     def _split_args(self, text: str, j: int, pos: _Pos) -> tuple[list[str], int]:
@@ -299,8 +383,10 @@ class Preprocessor:
         py = re.sub(r"!(?!=)", " not ", py).replace("/", "//")
         try:
             return bool(_eval_int(ast.parse(py.strip() or "0", mode="eval").body))
-        except (SyntaxError, ValueError, ZeroDivisionError) as e:
-            raise P4Error.at(pos, f"invalid #if expression '{expr.strip()}': {e}") from None
+        except (SyntaxError, ValueError, ZeroDivisionError, RecursionError, MemoryError) as e:
+            shown = expr.strip() if len(expr.strip()) <= 80 else expr.strip()[:80] + "..."
+            reason = "nested too deeply" if isinstance(e, (RecursionError, MemoryError)) else e
+            raise P4Error.at(pos, f"invalid #if expression '{shown}': {reason}") from None
 
 
 _BINOPS = {
@@ -309,7 +395,7 @@ _BINOPS = {
     ast.Mult: lambda a, b: a * b,
     ast.FloorDiv: lambda a, b: int(a / b),
     ast.Mod: lambda a, b: a % b,
-    ast.LShift: lambda a, b: a << b,
+    ast.LShift: lambda a, b: _shift_left(a, b),
     ast.RShift: lambda a, b: a >> b,
     ast.BitAnd: lambda a, b: a & b,
     ast.BitOr: lambda a, b: a | b,
@@ -323,6 +409,12 @@ _CMPS = {
     ast.Gt: lambda a, b: a > b,
     ast.GtE: lambda a, b: a >= b,
 }
+
+
+def _shift_left(a: int, b: int) -> int:
+    if not 0 <= b < 64:  # cpp computes in intmax_t
+        raise ValueError(f"shift count {b} is outside 0..63")
+    return a << b
 
 
 def _eval_int(node) -> int:
@@ -354,10 +446,20 @@ def _eval_int(node) -> int:
     raise ValueError("unsupported operator")
 
 
+def read_source(path: Path) -> str:
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise P4Error(f"cannot read {path}: {e.strerror}", str(path), 0, 0) from None
+    return decode_source(data, str(path))
+
+
 def preprocess(path, include_dirs=(), defines: dict[str, str] | None = None) -> str:
     """Preprocess a P4 file; <core.p4> and <v1model.p4> resolve to p4sim's own copies."""
     return Preprocessor(include_dirs, defines).run_file(os.fspath(path))
 
 
-def preprocess_text(text: str, filename: str = "<input>", include_dirs=(), defines=None) -> str:
-    return Preprocessor(include_dirs, defines).run_text(text, filename)
+def preprocess_text(
+    text: str, filename: str = "<input>", include_dirs=(), defines=None, file_system=True
+) -> str:
+    return Preprocessor(include_dirs, defines, file_system).run_text(text, filename)

@@ -40,6 +40,7 @@ from p4sim.frontend.types import (
     VoidT,
     bit_width,
 )
+from p4sim.limits import MAX_EXTERN_SIZE, MAX_STACK_SIZE, MAX_TABLE_SIZE, MAX_WIDTH
 
 
 @dataclass(eq=False)
@@ -192,13 +193,17 @@ class Checker:
                         return InfInt()
                     return Bits(1)
                 w = self.const_int(ref.width, scope)
-                if w <= 0 or w > 4096:
-                    raise P4Error.at(ref.pos, f"width of {n}<{w}> must be between 1 and 4096")
+                if w <= 0 or w > MAX_WIDTH:
+                    raise P4Error.at(
+                        ref.pos, f"width of {n}<{w}> must be between 1 and {MAX_WIDTH}"
+                    )
                 return Bits(w, n == "int")
             if n == "varbit":
                 w = self.const_int(ref.width, scope)
-                if w <= 0 or w > 4096:
-                    raise P4Error.at(ref.pos, f"width of varbit<{w}> must be between 1 and 4096")
+                if w <= 0 or w > MAX_WIDTH:
+                    raise P4Error.at(
+                        ref.pos, f"width of varbit<{w}> must be between 1 and {MAX_WIDTH}"
+                    )
                 return Varbit(w)
             return {
                 "bool": BoolT(),
@@ -215,8 +220,12 @@ class Checker:
             if not (isinstance(elem, HeaderT) and elem.kind == "header"):
                 raise P4Error.at(ref.pos, f"header stack elements must be headers, not {elem}")
             size = self.const_int(ref.size, scope)
-            if size <= 0:
-                raise P4Error.at(ref.pos, "header stack size must be positive")
+            if not 0 < size <= MAX_STACK_SIZE:
+                raise P4Error.at(
+                    ref.size.pos,
+                    f"header stack size {size} must be between 1 and {MAX_STACK_SIZE:,} "
+                    "(p4sim's limit)",
+                )
             return StackT(elem, size)
         if isinstance(ref, ir.TupleTypeRef):
             return TupleT([self.resolve_type(a, scope) for a in ref.args])
@@ -422,6 +431,8 @@ class Checker:
             for p, a in zip(ctor.params, d.args):
                 pt = self.param_type(p, scope, binding)
                 self.expr(a.value, scope, pt)
+                if p.name == "size":
+                    self.check_extern_size(t.decl.name, a.value)
                 self.coerce(a.value, pt)
                 if a.value.const is None:
                     raise P4Error.at(
@@ -626,6 +637,11 @@ class Checker:
             t.const_default = p.is_const
         if "size" in props:
             t.size = self.const_int(props["size"].value, scope)
+            if not 0 <= t.size <= MAX_TABLE_SIZE:
+                raise P4Error.at(
+                    props["size"].value.pos,
+                    f"table size {t.size} must be between 0 and {MAX_TABLE_SIZE:,} (p4sim's limit)",
+                )
         for pname in ("counters", "meters"):
             if pname in props:
                 e = props[pname].value
@@ -834,6 +850,17 @@ class Checker:
             e.pos,
             "expression is not assignable (expected a variable, field, stack element or slice)",
         )
+
+    @staticmethod
+    def check_extern_size(kind: str, size: ir.Expr) -> None:
+        """Before the value is converted to the parameter's bit<32> (which would wrap it) and
+        before any storage exists (allocated on first use anyway)."""
+        if isinstance(size.const, int) and not 0 < size.const <= MAX_EXTERN_SIZE:
+            raise P4Error.at(
+                size.pos,
+                f"{kind} size {size.const} must be between 1 and {MAX_EXTERN_SIZE:,} "
+                "(p4sim's limit)",
+            )
 
     # -- expressions ------------------------------------------------------------------
     def coerce(self, e: ir.Expr, target: Type) -> None:

@@ -21,7 +21,8 @@ Compiler = Callable[[str, str], CompiledProgram]  # (preprocessed text, file nam
 def default_compiler(text: str, filename: str) -> CompiledProgram:
     from p4sim import frontend  # the language half; imported late so tests can run without it
 
-    return frontend.compile_source(text, filename)
+    # a pushed program never reads the server's files (#include only core.p4, v1model.p4)
+    return frontend.compile_source(text, filename, file_system=False)
 
 
 def compile_errors() -> tuple[type[BaseException], ...]:

@@ -210,20 +210,20 @@ class V1ModelExterns:
             idx = c.arg(e, 1 if name == "read" else 0)
             if name == "read":
                 out = c.out_arg(e, 0)
-                values = obj.values
-                size = len(values)
+                values = obj.values  # sparse: cells never written read 0
+                size = obj.definition.size
                 conv = _elem_conv(inst)
 
                 def reg_read(f):
                     i = idx(f)
                     # BMv2 reports an out-of-bounds index as an error; p4sim reads 0.
-                    out(f, conv(values[i]) if 0 <= i < size else 0)
+                    out(f, conv(values.get(i, 0)) if 0 <= i < size else 0)
 
                 return reg_read
             if name == "write":
                 val = c.arg(e, 1)
                 values = obj.values
-                size = len(values)
+                size = obj.definition.size
                 mask = obj.mask
 
                 def reg_write(f):
