@@ -15,7 +15,8 @@ def decode(data: bytes, bitwidth: int, what: str) -> int:
         raise invalid(f"{what}: empty bytestring (a value needs at least one byte)")
     value = int.from_bytes(data, "big")
     if value >> bitwidth:
-        raise out_of_range(f"{what}: value 0x{data.hex()} does not fit in {bitwidth} bits")
+        shown = data[:32].hex() + (f"... ({len(data)} bytes)" if len(data) > 32 else "")
+        raise out_of_range(f"{what}: value 0x{shown} does not fit in {bitwidth} bits")
     return value
 
 

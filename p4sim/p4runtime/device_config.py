@@ -42,9 +42,10 @@ def decode(data: bytes) -> DeviceConfig:
         )
     try:
         doc = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        reason = "nested too deeply" if isinstance(exc, RecursionError) else exc
         raise DeviceConfigError(
-            f"p4_device_config is not a p4sim JSON device config ({exc}); "
+            f"p4_device_config is not a p4sim JSON device config ({reason}); "
             "BMv2 JSON or other targets' configs do not work with p4sim"
         ) from None
     if not isinstance(doc, dict) or FORMAT_KEY not in doc:

@@ -17,6 +17,7 @@ code the P4Runtime spec assigns to it:
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import grpc
@@ -477,30 +478,28 @@ def _write_default_entry(index, table: TableInfo, state, update_type, msg) -> No
 
 def read_table_entries(
     index: PipelineIndex, device: model.Device, msg: p4runtime_pb2.TableEntry
-) -> list[p4runtime_pb2.TableEntry]:
+) -> Iterator[p4runtime_pb2.TableEntry]:
     with_counter = msg.HasField("counter_data")
     with_meter = msg.HasField("meter_config")
     tables = [index.table(msg.table_id)] if msg.table_id else list(index.tables.values())
-    results = []
+    if msg.is_default_action and not msg.table_id:
+        raise invalid("reading default entries needs a table_id")
     for table in tables:
         state = device.tables[table.definition.name]
         if msg.is_default_action:
-            if not msg.table_id:
-                raise invalid("reading default entries needs a table_id")
-            results.append(encode_entry(index, table, state.default_entry(), default=True))
+            yield encode_entry(index, table, state.default_entry(), default=True)
             continue
         if msg.match:
             match = decode_match(table, msg.match)
             entry = state.find(match, msg.priority)
             entries = [entry] if entry is not None else []
-        else:
+        else:  # a snapshot: the table may change between the chunks of the answer
             entries = [e for e in state.entries() if not msg.priority or e.priority == msg.priority]
-        entries = [e for e in entries if _read_filter(index, msg, e)]
-        results.extend(
-            encode_entry(index, table, e, with_counter=with_counter, with_meter=with_meter)
-            for e in entries
-        )
-    return results
+        for e in entries:
+            if _read_filter(index, msg, e):
+                yield encode_entry(
+                    index, table, e, with_counter=with_counter, with_meter=with_meter
+                )
 
 
 def _read_filter(index: PipelineIndex, msg: p4runtime_pb2.TableEntry, entry: TableEntry) -> bool:
@@ -557,14 +556,12 @@ def read_direct_counters(index, device, msg: p4runtime_pb2.DirectCounterEntry):
         pairs = [(table, entry)]
     else:
         pairs = _entries_with(index, device, msg.table_entry.table_id, "direct_counter")
-    out = []
     for table, entry in pairs:
         item = p4runtime_pb2.DirectCounterEntry()
         item.table_entry.CopyFrom(encode_entry(index, table, entry))
         item.data.packet_count = entry.packets
         item.data.byte_count = entry.bytes
-        out.append(item)
-    return out
+        yield item
 
 
 def _counter(index: PipelineIndex, counter_id: int) -> model.CounterDef:
@@ -619,7 +616,6 @@ def write_counter(index, device, update_type, msg: p4runtime_pb2.CounterEntry):
 
 
 def read_counters(index, device, msg: p4runtime_pb2.CounterEntry):
-    out = []
     cells = _selected_cells(
         msg, msg.counter_id, index.counters, lambda cid: _counter(index, cid), "counter"
     )
@@ -628,8 +624,7 @@ def read_counters(index, device, msg: p4runtime_pb2.CounterEntry):
         item = p4runtime_pb2.CounterEntry(counter_id=cid)
         item.index.index = i
         _counter_data(definition, packets, bytes_, item.data)
-        out.append(item)
-    return out
+        yield item
 
 
 def _register(index: PipelineIndex, register_id: int) -> model.RegisterDef:
@@ -656,7 +651,6 @@ def write_register(index, device, update_type, msg: p4runtime_pb2.RegisterEntry)
 
 
 def read_registers(index, device, msg: p4runtime_pb2.RegisterEntry):
-    out = []
     cells = _selected_cells(
         msg, msg.register_id, index.registers, lambda rid: _register(index, rid), "register"
     )
@@ -665,8 +659,7 @@ def read_registers(index, device, msg: p4runtime_pb2.RegisterEntry):
         item = p4runtime_pb2.RegisterEntry(register_id=rid)
         item.index.index = i
         item.data.CopyFrom(p4data_pb2.P4Data(bitstring=codec.encode(value)))
-        out.append(item)
-    return out
+        yield item
 
 
 # ---------------------------------------------------------------------------
@@ -714,7 +707,6 @@ def write_meter(index, device, update_type, msg: p4runtime_pb2.MeterEntry):
 
 
 def read_meters(index, device, msg: p4runtime_pb2.MeterEntry):
-    out = []
     cells = _selected_cells(
         msg, msg.meter_id, index.meters, lambda mid: _meter(index, mid), "meter"
     )
@@ -724,8 +716,7 @@ def read_meters(index, device, msg: p4runtime_pb2.MeterEntry):
         config = device.meters[definition.name].get_config(i)
         if config is not None:
             _encode_meter_config(config, item.config)
-        out.append(item)
-    return out
+        yield item
 
 
 def _find_metered_entry(index, device, msg: p4runtime_pb2.TableEntry):
@@ -751,14 +742,12 @@ def read_direct_meters(index, device, msg: p4runtime_pb2.DirectMeterEntry):
         pairs = [_find_metered_entry(index, device, msg.table_entry)]
     else:
         pairs = _entries_with(index, device, msg.table_entry.table_id, "direct_meter")
-    out = []
     for table, entry in pairs:
         item = p4runtime_pb2.DirectMeterEntry()
         item.table_entry.CopyFrom(encode_entry(index, table, entry))
         if entry.meter_config is not None:
             _encode_meter_config(entry.meter_config, item.config)
-        out.append(item)
-    return out
+        yield item
 
 
 # ---------------------------------------------------------------------------
@@ -787,11 +776,8 @@ def read_digests(index: PipelineIndex, msg: p4runtime_pb2.DigestEntry):
     if msg.digest_id and msg.digest_id not in index.digests:
         raise not_found(f"no digest with id {msg.digest_id} in the P4Info")
     ids = [msg.digest_id] if msg.digest_id else sorted(index.digest_configs)
-    return [
-        p4runtime_pb2.DigestEntry(digest_id=i, config=index.digest_configs[i])
-        for i in ids
-        if i in index.digest_configs
-    ]
+    configs = [(i, index.digest_configs.get(i)) for i in ids]
+    return [p4runtime_pb2.DigestEntry(digest_id=i, config=c) for i, c in configs if c is not None]
 
 
 def digest_data(definition: model.DigestDef, values: list[int]) -> p4data_pb2.P4Data:
@@ -808,7 +794,10 @@ def digest_data(definition: model.DigestDef, values: list[int]) -> p4data_pb2.P4
 # ---------------------------------------------------------------------------
 
 
-def _replicas(replicas, what: str) -> list[model.Replica]:
+V1MODEL_PORT_BITS = 9  # standard_metadata's egress_spec/egress_port are bit<9>
+
+
+def _replicas(replicas, what: str, cpu_port: int | None) -> list[model.Replica]:
     out, seen = [], set()
     for r in replicas:
         kind = r.WhichOneof("port_kind")
@@ -816,6 +805,12 @@ def _replicas(replicas, what: str) -> list[model.Replica]:
             port = codec.decode(r.port, 32, f"{what}: replica port")
         else:
             port = r.egress_port
+        if port >> V1MODEL_PORT_BITS and port != cpu_port:
+            raise invalid(
+                f"{what}: replica port {port} cannot exist: v1model ports are "
+                f"{V1MODEL_PORT_BITS} bits (0..511)"
+                + (f"; the CPU port is {cpu_port}" if cpu_port is not None else "")
+            )
         if r.backup_replicas:
             raise unimplemented(f"{what}: backup_replicas are not supported by p4sim")
         if (port, r.instance) in seen:
@@ -840,11 +835,11 @@ def write_pre(
         if update_type == Update.INSERT:
             if exists:
                 raise P4RuntimeError(grpc.StatusCode.ALREADY_EXISTS, f"{what} already exists")
-            pre.multicast_groups[gid] = _replicas(group.replicas, what)
+            pre.multicast_groups[gid] = _replicas(group.replicas, what, device.cpu_port)
         elif update_type == Update.MODIFY:
             if not exists:
                 raise not_found(f"{what} does not exist")
-            pre.multicast_groups[gid] = _replicas(group.replicas, what)
+            pre.multicast_groups[gid] = _replicas(group.replicas, what, device.cpu_port)
         elif update_type == Update.DELETE:
             if not exists:
                 raise not_found(f"{what} does not exist")
@@ -870,7 +865,7 @@ def write_pre(
         if update_type not in (Update.INSERT, Update.MODIFY):
             raise invalid("update type must be INSERT, MODIFY or DELETE")
         pre.clone_sessions[sid] = model.CloneSession(
-            replicas=_replicas(session.replicas, what),
+            replicas=_replicas(session.replicas, what, device.cpu_port),
             class_of_service=session.class_of_service,
             packet_length_bytes=session.packet_length_bytes,
         )
@@ -893,17 +888,22 @@ def read_pre(device: model.Device, msg: p4runtime_pb2.PacketReplicationEngineEnt
         gid = msg.multicast_group_entry.multicast_group_id
         if gid and gid not in pre.multicast_groups:
             raise not_found(f"multicast group {gid} does not exist")
-        for g in ([gid] if gid else sorted(pre.multicast_groups)):
+        groups = [
+            (g, pre.multicast_groups[g]) for g in ([gid] if gid else sorted(pre.multicast_groups))
+        ]
+        for g, replicas in groups:
             item = p4runtime_pb2.PacketReplicationEngineEntry()
             item.multicast_group_entry.multicast_group_id = g
-            _encode_replicas(pre.multicast_groups[g], item.multicast_group_entry.replicas)
+            _encode_replicas(replicas, item.multicast_group_entry.replicas)
             out.append(item)
     elif kind == "clone_session_entry":
         sid = msg.clone_session_entry.session_id
         if sid and sid not in pre.clone_sessions:
             raise not_found(f"clone session {sid} does not exist")
-        for s in ([sid] if sid else sorted(pre.clone_sessions)):
-            session = pre.clone_sessions[s]
+        sessions = [
+            (s, pre.clone_sessions[s]) for s in ([sid] if sid else sorted(pre.clone_sessions))
+        ]
+        for s, session in sessions:
             item = p4runtime_pb2.PacketReplicationEngineEntry()
             entry = item.clone_session_entry
             entry.session_id = s
@@ -969,14 +969,53 @@ _READERS = {
 
 
 def read_entity(index: PipelineIndex, device: model.Device, entity: p4runtime_pb2.Entity):
-    """Every entity the (possibly wildcard) read `entity` selects, as Entity messages."""
+    """Every entity the (possibly wildcard) read `entity` selects, as Entity messages, made
+    one at a time: the caller holds device.lock for a slice of them at a time (each table
+    is snapshot when reached, so writes between slices cannot break the iteration)."""
     kind = entity.WhichOneof("entity")
     if kind is None:
         raise invalid("the read request has an empty entity")
     reader = _READERS.get(kind)
     if reader is None:
         raise unimplemented(f"reading {kind} is not supported by p4sim")
-    return [
-        p4runtime_pb2.Entity(**{kind: found})
-        for found in reader(index, device, getattr(entity, kind))
-    ]
+    for found in reader(index, device, getattr(entity, kind)):
+        yield p4runtime_pb2.Entity(**{kind: found})
+
+
+def count_entity(index: PipelineIndex, device: model.Device, entity: p4runtime_pb2.Entity) -> int:
+    """At most how many entities `read_entity` answers, without building any (bad ids raise
+    as the read would)."""
+    kind = entity.WhichOneof("entity")
+    msg = getattr(entity, kind) if kind else None
+
+    def entries(table_id: int, resource: str | None = None) -> int:
+        tables = [index.table(table_id)] if table_id else list(index.tables.values())
+        return sum(
+            len(device.tables[t.definition.name].entries())
+            for t in tables
+            if resource is None or getattr(t.definition, resource)
+        )
+
+    def cells(resource_id: int, all_ids, lookup) -> int:
+        definitions = [lookup(resource_id)] if resource_id else [lookup(i) for i in all_ids]
+        return len(definitions) if msg.HasField("index") else sum(d.size for d in definitions)
+
+    if kind == "table_entry":
+        if msg.is_default_action or (msg.table_id and msg.match):
+            return 1
+        return entries(msg.table_id)
+    if kind in ("direct_counter_entry", "direct_meter_entry"):
+        if msg.table_entry.table_id and msg.table_entry.match:
+            return 1
+        return entries(msg.table_entry.table_id, kind.replace("_entry", ""))
+    if kind == "counter_entry":
+        return cells(msg.counter_id, index.counters, lambda i: _counter(index, i))
+    if kind == "register_entry":
+        return cells(msg.register_id, index.registers, lambda i: _register(index, i))
+    if kind == "meter_entry":
+        return cells(msg.meter_id, index.meters, lambda i: _meter(index, i))
+    if kind == "digest_entry":
+        return len(index.digests)
+    if kind == "packet_replication_engine_entry":
+        return len(device.pre.multicast_groups) + len(device.pre.clone_sessions)
+    return 0  # an empty or unsupported entity: read_entity names the problem

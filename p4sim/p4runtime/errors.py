@@ -5,10 +5,26 @@ from __future__ import annotations
 import grpc
 
 from p4sim import model
+from p4sim.limits import MAX_MESSAGE_CHARS
+
+# A status message travels in the grpc-message trailer (percent-encoded, up to 3 bytes a
+# character); with the details of a failed Write it must fit the 16 KiB trailer limit.
+MAX_STATUS_MESSAGE = 1000
+
+
+def clip(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
+    """`text`, cut to `limit` characters with a note of how much was left out."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text) - limit} more characters)"
 
 
 class P4RuntimeError(Exception):
+    """Raised anywhere below the servicer; the servicer's RPC wrapper turns it into the
+    status. The message is clipped here, once, so no offending value makes it huge."""
+
     def __init__(self, code: grpc.StatusCode, message: str) -> None:
+        message = clip(message, MAX_STATUS_MESSAGE)
         super().__init__(message)
         self.code = code
         self.message = message
@@ -37,7 +53,7 @@ def unimplemented(message: str) -> P4RuntimeError:
 
 def internal(exc: BaseException) -> P4RuntimeError:
     """A bug in p4sim, reported as INTERNAL with the exception (the server stays up)."""
-    return P4RuntimeError(grpc.StatusCode.INTERNAL, f"p4sim internal error: {exc!r}")
+    return P4RuntimeError(grpc.StatusCode.INTERNAL, f"p4sim internal error: {clip(repr(exc))}")
 
 
 # The engine's table errors (p4sim.model) and the status code each maps to.

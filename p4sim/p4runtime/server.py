@@ -8,15 +8,23 @@ primary. Entities are translated and validated in `entities.py`, controller head
 Write applies each update in order (CONTINUE_ON_ERROR) under the device lock; if any fails,
 the RPC ends with UNKNOWN and `grpc-status-details-bin` holds a google.rpc.Status whose
 details are one p4.v1.Error per update (OK for those applied), as the spec and BMv2's PI
-server do.
+server do, cut to fit the 16 KiB trailer limit.
+
+Every RPC runs inside `_rpc`: whatever its input makes go wrong ends in a status with the
+spec's code and a clipped message (a bug in p4sim: INTERNAL, logged), never in grpc's
+UNKNOWN "Exception calling application". Reads hold the device lock for slices of a few
+milliseconds, so a large Read never stalls the packets.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 import itertools
 import logging
 import threading
 import time
+import traceback
 from concurrent import futures
 
 import grpc
@@ -24,9 +32,17 @@ from google.protobuf import any_pb2
 from google.rpc import code_pb2, status_pb2
 from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
 
+from p4sim.limits import MAX_ERROR_DETAILS_BYTES, MAX_MESSAGE_CHARS, MAX_READ_ENTITIES
 from p4sim.p4runtime import entities, packets
 from p4sim.p4runtime.arbitration import Arbiter, Client, election_id
-from p4sim.p4runtime.errors import P4RuntimeError, internal, invalid, not_found, unimplemented
+from p4sim.p4runtime.errors import (
+    P4RuntimeError,
+    clip,
+    internal,
+    invalid,
+    not_found,
+    unimplemented,
+)
 from p4sim.p4runtime.pipeline import Compiler, default_compiler, from_config
 from p4sim.switch import Pipeline, Switch
 
@@ -34,6 +50,7 @@ log = logging.getLogger("p4sim.p4runtime")
 
 API_VERSION = "1.6.0"
 _READ_CHUNK = 1000  # entities per ReadResponse
+_LOCK_SLICE_S = 0.002  # a Read holds the device lock this long at a time, then lets packets in
 _MAX_MESSAGE = 256 * 1024 * 1024
 _END = object()
 # Open StreamChannels at once (PI allows 16 too). Each holds a gRPC worker thread for its
@@ -43,6 +60,37 @@ MAX_STREAMS = 16
 
 Action = p4runtime_pb2.SetForwardingPipelineConfigRequest
 ResponseType = p4runtime_pb2.GetForwardingPipelineConfigRequest
+
+
+class BatchFailed(Exception):
+    """Some updates of a Write failed: one P4RuntimeError (or None: applied) per update."""
+
+    def __init__(self, errors: list[P4RuntimeError | None]) -> None:
+        super().__init__("Write: some updates failed")
+        self.errors = errors
+
+
+def _rpc(method):
+    """Run a servicer method so that any failure becomes a proper status (see `_fail`)."""
+    if inspect.isgeneratorfunction(method):
+
+        @functools.wraps(method)
+        def streaming(self, request, context):
+            try:
+                yield from method(self, request, context)
+            except Exception as exc:  # noqa: BLE001 - every failure gets a status
+                self._fail(context, exc, method.__name__)
+
+        return streaming
+
+    @functools.wraps(method)
+    def unary(self, request, context):
+        try:
+            return method(self, request, context)
+        except Exception as exc:  # noqa: BLE001 - every failure gets a status
+            self._fail(context, exc, method.__name__)
+
+    return unary
 
 
 class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
@@ -109,24 +157,42 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
         return pipeline
 
     @staticmethod
-    def _abort(context, exc: P4RuntimeError):
-        log.info("P4Runtime error %s: %s", exc.code.name, exc.message)
-        context.abort(exc.code, exc.message)
+    def _fail(context, exc: Exception, rpc: str) -> None:
+        """End the RPC with the status `exc` calls for (context.abort raises)."""
+        if isinstance(exc, BatchFailed):
+            status = _batch_status(exc.errors)
+            log.info("P4Runtime %s: %s", rpc, status.message)
+            context.set_trailing_metadata(
+                (("grpc-status-details-bin", status.SerializeToString()),)
+            )
+            context.abort(grpc.StatusCode.UNKNOWN, status.message)
+        if isinstance(exc, P4RuntimeError):
+            error = exc
+        elif isinstance(exc, RecursionError):  # input nested deeper than a check foresaw
+            error = invalid(f"{rpc}: the request is nested too deeply for p4sim")
+        elif isinstance(exc, MemoryError):
+            error = P4RuntimeError(
+                grpc.StatusCode.RESOURCE_EXHAUSTED, f"{rpc}: not enough memory for the request"
+            )
+        else:  # a bug in p4sim: say so, keep the server up, keep the log line bounded
+            log.error("P4Runtime %s: internal error\n%s", rpc, _clipped_traceback(exc))
+            error = internal(exc)
+        log.info("P4Runtime %s: %s: %s", rpc, error.code.name, error.message)
+        context.abort(error.code, error.message)
 
     # -- RPCs ---------------------------------------------------------------------------------
 
+    @_rpc
     def Capabilities(self, request, context):
         return p4runtime_pb2.CapabilitiesResponse(p4runtime_api_version=API_VERSION)
 
+    @_rpc
     def SetForwardingPipelineConfig(self, request, context):
-        try:
-            self._check_device(request.device_id)
-            self._check_role(request)
-            self._check_primary(request, "SetForwardingPipelineConfig")
-            with self._config_lock:
-                self._set_pipeline(request)
-        except P4RuntimeError as exc:
-            self._abort(context, exc)
+        self._check_device(request.device_id)
+        self._check_role(request)
+        self._check_primary(request, "SetForwardingPipelineConfig")
+        with self._config_lock:
+            self._set_pipeline(request)
         return p4runtime_pb2.SetForwardingPipelineConfigResponse()
 
     def _set_pipeline(self, request) -> None:
@@ -179,11 +245,9 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
             current.cookie = candidate.cookie
         self._saved = None
 
+    @_rpc
     def GetForwardingPipelineConfig(self, request, context):
-        try:
-            self._check_device(request.device_id)
-        except P4RuntimeError as exc:
-            self._abort(context, exc)
+        self._check_device(request.device_id)
         response = p4runtime_pb2.GetForwardingPipelineConfigResponse()
         pipeline = self.switch.pipeline
         if pipeline is None:
@@ -199,16 +263,14 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
             config.p4_device_config = pipeline.device_config
         return response
 
+    @_rpc
     def Write(self, request, context):
-        try:
-            self._check_device(request.device_id)
-            self._check_role(request)
-            self._check_primary(request, "Write")
-            pipeline = self._pipeline(entities=True)
-            if request.atomicity != p4runtime_pb2.WriteRequest.CONTINUE_ON_ERROR:
-                raise unimplemented("only CONTINUE_ON_ERROR atomicity is supported by p4sim")
-        except P4RuntimeError as exc:
-            self._abort(context, exc)
+        self._check_device(request.device_id)
+        self._check_role(request)
+        self._check_primary(request, "Write")
+        pipeline = self._pipeline(entities=True)
+        if request.atomicity != p4runtime_pb2.WriteRequest.CONTINUE_ON_ERROR:
+            raise unimplemented("only CONTINUE_ON_ERROR atomicity is supported by p4sim")
         errors: list[P4RuntimeError | None] = []
         with pipeline.device.lock:  # the batch is atomic for packets
             for update in request.updates:
@@ -216,63 +278,53 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
                     entities.apply_update(pipeline.index, pipeline.device, update)
                     errors.append(None)
                 except P4RuntimeError as exc:
-                    log.info("Write: update failed (%s): %s", exc.code.name, exc.message)
+                    log.info(
+                        "Write: update failed (%s): %s",
+                        exc.code.name,
+                        clip(exc.message, MAX_MESSAGE_CHARS),
+                    )
                     errors.append(exc)
-                except Exception as exc:  # a bug must not take the server down
-                    log.exception("Write: internal error on an update")
+                except RecursionError:
+                    errors.append(invalid("the update is nested too deeply for p4sim"))
+                except Exception as exc:  # noqa: BLE001 - a bug must not take the server down
+                    log.error("Write: internal error on an update\n%s", _clipped_traceback(exc))
                     errors.append(internal(exc))
         if any(errors):
-            self._abort_batch(context, errors)
+            raise BatchFailed(errors)
         return p4runtime_pb2.WriteResponse()
 
-    @staticmethod
-    def _abort_batch(context, errors: list[P4RuntimeError | None]) -> None:
-        status = status_pb2.Status(code=code_pb2.UNKNOWN)
-        failed = [e for e in errors if e is not None]
-        status.message = (
-            f"{len(failed)} of {len(errors)} updates failed; first: "
-            f"{failed[0].code.name}: {failed[0].message}"
-        )
-        for exc in errors:
-            detail = p4runtime_pb2.Error()
-            if exc is None:
-                detail.canonical_code = code_pb2.OK
-            else:
-                detail.canonical_code = exc.canonical_code
-                detail.message = exc.message
-            packed = any_pb2.Any()
-            packed.Pack(detail)
-            status.details.append(packed)
-        context.set_trailing_metadata((("grpc-status-details-bin", status.SerializeToString()),))
-        context.abort(grpc.StatusCode.UNKNOWN, status.message)
-
+    @_rpc
     def Read(self, request, context):
-        try:
-            self._check_device(request.device_id)
-            self._check_role(request)
-            pipeline = self._pipeline(entities=True)
-            found = []
-            with pipeline.device.lock:
-                for entity in request.entities:
-                    found.extend(entities.read_entity(pipeline.index, pipeline.device, entity))
-        except P4RuntimeError as exc:
-            self._abort(context, exc)
-        except Exception as exc:  # a bug must not take the server down
-            log.exception("Read: internal error")
-            self._abort(context, internal(exc))
-        for start in range(0, max(len(found), 1), _READ_CHUNK):
-            yield p4runtime_pb2.ReadResponse(entities=found[start : start + _READ_CHUNK])
+        self._check_device(request.device_id)
+        self._check_role(request)
+        pipeline = self._pipeline(entities=True)
+        index, device = pipeline.index, pipeline.device
+        with device.lock:
+            total = sum(entities.count_entity(index, device, e) for e in request.entities)
+        if total > MAX_READ_ENTITIES:  # refused before any entity is built
+            raise P4RuntimeError(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"the read selects {total:,} entities; p4sim answers at most "
+                f"{MAX_READ_ENTITIES:,} per ReadRequest (read fewer tables or cells at once)",
+            )
+        found = itertools.chain.from_iterable(
+            entities.read_entity(index, device, e) for e in request.entities
+        )
+        while True:
+            chunk, done = _next_chunk(device, found)
+            if chunk or done:  # an empty read still gets one (empty) response
+                yield p4runtime_pb2.ReadResponse(entities=chunk)
+            if done:
+                return
 
     # -- StreamChannel --------------------------------------------------------------------------
 
+    @_rpc
     def StreamChannel(self, request_iterator, context):
         if not self._streams.acquire(blocking=False):
-            self._abort(
-                context,
-                P4RuntimeError(
-                    grpc.StatusCode.RESOURCE_EXHAUSTED,
-                    f"p4sim serves at most {MAX_STREAMS} StreamChannels at once",
-                ),
+            raise P4RuntimeError(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"p4sim serves at most {MAX_STREAMS} StreamChannels at once",
             )
         try:
             yield from self._serve_stream(request_iterator, context)
@@ -295,7 +347,7 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
                 if item is _END:
                     return
                 if isinstance(item, P4RuntimeError):
-                    self._abort(context, item)
+                    raise item
                 yield item
         finally:
             self.arbiter.remove(client)
@@ -324,8 +376,8 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
                     client.outbox.put(self._stream_error(exc, request))
         except grpc.RpcError:
             pass  # the client went away
-        except Exception:
-            log.exception("StreamChannel reader failed")
+        except Exception as exc:  # noqa: BLE001 - logged; the stream ends
+            log.error("StreamChannel reader failed\n%s", _clipped_traceback(exc))
         finally:
             client.outbox.put(_END)
 
@@ -420,6 +472,66 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
             clients = list(self.arbiter.clients)
         for c in clients:
             c.outbox.put(_END)
+
+
+def _next_chunk(device, found) -> tuple[list, bool]:
+    """Up to _READ_CHUNK entities from `found`, made under the device lock in slices of
+    _LOCK_SLICE_S; (chunk, whether `found` is exhausted)."""
+    chunk: list = []
+    while len(chunk) < _READ_CHUNK:
+        with device.lock:
+            deadline = time.monotonic() + _LOCK_SLICE_S
+            for item in found:
+                chunk.append(item)
+                if len(chunk) >= _READ_CHUNK or time.monotonic() > deadline:
+                    break
+            else:
+                return chunk, True
+        time.sleep(0)  # let a waiting packet take the lock
+    return chunk, False
+
+
+def _batch_status(errors: list[P4RuntimeError | None]) -> status_pb2.Status:
+    """The google.rpc.Status of a failed Write: one p4.v1.Error per update, in order, with
+    messages shortened (and, for huge batches, the tail left out) so that the trailer stays
+    within MAX_ERROR_DETAILS_BYTES, far below gRPC's 16 KiB metadata limit."""
+    failed = [e for e in errors if e is not None]
+    message = clip(
+        f"{len(failed)} of {len(errors)} updates failed; first: "
+        f"{failed[0].code.name}: {failed[0].message}",
+        MAX_MESSAGE_CHARS * 2,
+    )
+    budget = MAX_ERROR_DETAILS_BYTES - len(message.encode())
+    # an Error packed in an Any costs about 50 bytes besides its message (and clip() adds
+    # about 30 characters to what it cuts)
+    room = budget // max(1, len(failed)) - 80
+    room = room if room >= 40 else 0
+    details = []
+    used = 0
+    for exc in errors:
+        detail = p4runtime_pb2.Error(canonical_code=code_pb2.OK)
+        if exc is not None:
+            detail.canonical_code = exc.canonical_code
+            detail.message = clip(exc.message, min(MAX_MESSAGE_CHARS, room)) if room > 0 else ""
+        packed = any_pb2.Any()
+        packed.Pack(detail)
+        used += packed.ByteSize() + 3
+        if used > budget:
+            break
+        details.append(packed)
+    if len(details) < len(errors):
+        message += (
+            f" (errors of updates {len(details) + 1}..{len(errors)} left out: "
+            "gRPC trailers are limited to 16 KiB)"
+        )
+    return status_pb2.Status(code=code_pb2.UNKNOWN, message=message, details=details)
+
+
+def _clipped_traceback(exc: BaseException) -> str:
+    """A traceback for the log with every line clipped (a value in an exception message
+    can be megabytes long)."""
+    lines = "".join(traceback.format_exception(exc)).splitlines()
+    return "\n".join(clip(line, MAX_MESSAGE_CHARS) for line in lines[-40:])
 
 
 class P4RuntimeServer:
