@@ -15,10 +15,12 @@ from p4sim.engine.control import BlockCompiler, ReturnSignal
 from p4sim.engine.externs import Counter, Meter, Register
 from p4sim.engine.parser import ParserCompiler
 from p4sim.engine.tables import Table
+from p4sim.errors import unsupported
 from p4sim.frontend import ir
 from p4sim.model import ReplicationEngine
 
 trace = logging.getLogger("p4sim.trace")
+_STATEFUL = ("register", "counter", "meter", "direct_counter", "direct_meter")
 
 
 class Runtime:
@@ -74,6 +76,11 @@ class Runtime:
 
     def extern_object(self, node, inst):
         name = node.externs.get(inst)
+        if name is None and inst.type.decl.name in _STATEFUL:
+            raise unsupported(  # the model knows the instances of parsers and controls only
+                inst.node.pos if inst.node else None,
+                f"a {inst.type.decl.name} instantiated outside a parser or control",
+            )
         for store in (self.registers, self.counters, self.meters, self.direct_counters):
             if name in store:
                 return store[name]

@@ -20,6 +20,8 @@ from p4sim.frontend.program import ModelBuilder
 from p4sim.frontend.typecheck import Checker
 from p4sim.model import ProgramModel
 
+INTERNAL_ERROR = "internal error in p4sim while compiling this"
+
 
 def innermost_position(exc: BaseException) -> Pos | None:
     """The source position held by the innermost frame of `exc`'s traceback that holds one
@@ -48,17 +50,24 @@ class CompiledProgram:
             self.checker.run()
             builder = ModelBuilder(self.checker)
             self.model, self.roots = builder.build()
+            self.hidden_tables = builder.hidden_tables
+            self.all_actions = builder.all_actions
+            # Compile once now, so that errors the engine finds are reported at compile time.
+            self.new_device()
         except RecursionError as exc:
             # The parser bounds nesting (limits.MAX_NESTING); this is the safety net for any
             # other recursion, reported where the innermost construct being handled starts.
             raise P4Error.at(
                 innermost_position(exc), "program nests too deeply for p4sim"
             ) from None
-        self.hidden_tables = builder.hidden_tables
-        self.all_actions = builder.all_actions
+        except P4Error:
+            raise
+        except Exception as exc:
+            raise P4Error.at(
+                innermost_position(exc),
+                f"{INTERNAL_ERROR} ({type(exc).__name__}: {str(exc)[:200]}); please report it",
+            ) from exc
         self.model: ProgramModel
-        # Compile once now, so that errors the engine finds are reported at compile time.
-        self.new_device()
 
     def new_device(self, cpu_port: int | None = None, seed: int | None = None):
         from p4sim.v1model import V1ModelDevice

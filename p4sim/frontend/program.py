@@ -127,7 +127,7 @@ class ModelBuilder:
         for t in self.checker.digest_types:
             if isinstance(t, HeaderT) and all(d.name != t.type_name for d in digests):
                 digests.append(
-                    DigestDef(t.type_name, [ParamDef(n, bit_width(ft), []) for n, ft in t.fields])
+                    DigestDef(t.type_name, [ParamDef(n, value_width(ft), []) for n, ft in t.fields])
                 )
         model = ProgramModel(
             self.tables,

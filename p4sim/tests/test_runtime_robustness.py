@@ -271,7 +271,8 @@ def rss_mb() -> float:
 
 def test_memory_stays_bounded_over_thousands_of_malformed_requests(rig):
     """What the probe saw grow: reads that built millions of entities, and megabyte values
-    copied into messages and logs. A thousand such requests from 8 clients at once (the fuzzer sends more)."""
+    copied into messages and logs. A thousand such requests from 8 clients at once (the fuzzer sends more).
+    """
     client, ports, _ = rig
     big = p4runtime_pb2.ReadRequest(device_id=0)
     everything = p4runtime_pb2.Entity()
