@@ -534,6 +534,23 @@ def _clipped_traceback(exc: BaseException) -> str:
     return "\n".join(clip(line, MAX_MESSAGE_CHARS) for line in lines[-40:])
 
 
+class _UndecodableRequests(logging.Filter):
+    """grpc logs a traceback for every request that is not a valid protobuf message (and
+    answers INTERNAL "Exception deserializing request!"); a client must not be able to fill
+    the log with them, so each becomes one line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.getMessage().startswith("Exception deserializing"):
+            record.msg, record.args, record.exc_info, record.exc_text = (
+                "P4Runtime: refused a request that is not a valid protobuf message",
+                (),
+                None,
+                None,
+            )
+            record.levelno, record.levelname = logging.WARNING, "WARNING"
+        return True
+
+
 class P4RuntimeServer:
     """The gRPC server: `start()` binds `address` (port 0 = ephemeral, see `.port`)."""
 
@@ -546,6 +563,9 @@ class P4RuntimeServer:
         max_workers: int = 64,
     ) -> None:
         self.servicer = P4RuntimeServicer(switch, device_id, compiler)
+        grpc_log = logging.getLogger("grpc._common")
+        if not any(isinstance(f, _UndecodableRequests) for f in grpc_log.filters):
+            grpc_log.addFilter(_UndecodableRequests())
         # every open StreamChannel holds a worker for its lifetime: keep plenty for unary RPCs
         self._server = grpc.server(
             futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="p4rt"),
