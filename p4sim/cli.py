@@ -283,11 +283,26 @@ def compile_main(argv: list[str]) -> int:
 # ---------------------------------------------------------------------------
 
 
+def bound_malloc() -> None:
+    """Keep the switch's memory from creeping up under large requests. glibc raises its mmap
+    threshold each time a large block is freed, so later megabyte-sized request buffers come
+    from the heap and stay resident, spread over one arena per gRPC thread; the P4Runtime
+    fuzzer saw RSS climb from 57 to over 100 MB that way, and stay flat at 50-60 MB with a
+    fixed 128 KiB threshold and two arenas. No effect where the C library is not glibc."""
+    import ctypes
+
+    mallopt = getattr(ctypes.CDLL(None), "mallopt", None)
+    if mallopt is not None:
+        mallopt(-3, 128 * 1024)  # M_MMAP_THRESHOLD (fixing it turns the raising off)
+        mallopt(-8, 2)  # M_ARENA_MAX
+
+
 def run_main(argv: list[str]) -> int:
     parser = build_run_parser()
     # simple_switch_grpc puts target options after `--`; accept that shape too.
     args = parser.parse_args([a for a in argv if a != "--"])
     setup_logging(args.log_level)
+    bound_malloc()  # before any thread exists
     if args.program and args.no_p4:
         parser.error("give a PROGRAM.p4 or --no-p4, not both")
     if not args.program and not args.no_p4:
