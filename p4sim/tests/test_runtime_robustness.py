@@ -31,6 +31,7 @@ from p4sim.tests.test_runtime_integration import Client
 PROGRAM = Path(__file__).parent / "p4" / "runtime_fwd.p4"
 CPU_PORT = 64
 TRAILER_LIMIT = 16 * 1024
+_ENTITIES_PER_MS = 200  # far more than p4sim builds: a lower bound on the number of slices
 Update = p4runtime_pb2.Update
 
 
@@ -165,8 +166,10 @@ def test_a_large_read_holds_the_packet_lock_only_for_short_slices(rig):
     req.entities.extend([counter_wildcard(client)] * n)
     got = sum(len(r.entities) for r in client.stub.Read(req, timeout=300))
     assert got == n * size
-    # main built all of them in one hold (about a second); a slice is 2 ms plus one entity
-    assert max(timed.holds) < 0.05, sorted(timed.holds)[-5:]
+    # main built all of them in one hold (seconds); a slice is 2 ms plus one entity, and the
+    # bound leaves room for the scheduler preempting a holder on a loaded machine
+    assert max(timed.holds) < 0.25, sorted(timed.holds)[-5:]
+    assert len(timed.holds) > n * size // _ENTITIES_PER_MS // 4
 
 
 def test_a_read_above_the_limit_is_refused_before_any_work(rig):
