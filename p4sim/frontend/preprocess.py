@@ -19,6 +19,10 @@ from p4sim.limits import MAX_NESTING, MAX_SOURCE_BYTES
 
 P4INCLUDE = Path(__file__).resolve().parent.parent / "p4include"
 BUILTIN_INCLUDES = ("core.p4", "v1model.p4")
+# Each macro expansion counts this many characters besides its text against
+# MAX_SOURCE_BYTES, so that a macro that doubles at every level stops after about 2^18
+# expansions (a few seconds), not 2^24.
+_EXPANSION_COST = 64
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
 # Tokens that macro expansion must step over unchanged: strings and numbers.
@@ -307,7 +311,7 @@ class Preprocessor:
                 continue
             if macro.params is None:
                 out.append(self._expand(macro.body, pos, hide | {name}))
-                self._grow(len(out[-1]), pos)
+                self._grow(len(out[-1]) + _EXPANSION_COST, pos)
                 i = m.end()
                 continue
             j = m.end()
@@ -327,7 +331,7 @@ class Preprocessor:
                 )
             body = self._substitute(macro, [a.strip() for a in args], pos, hide)
             out.append(self._expand(body, pos, hide | {name}))
-            self._grow(len(out[-1]), pos)
+            self._grow(len(out[-1]) + _EXPANSION_COST, pos)
         return "".join(out)
 
     def _split_args(self, text: str, j: int, pos: _Pos) -> tuple[list[str], int]:

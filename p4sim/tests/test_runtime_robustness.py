@@ -272,9 +272,10 @@ def rss_mb() -> float:
     raise AssertionError("no VmRSS")
 
 
-def test_memory_stays_bounded_over_thousands_of_malformed_requests(rig):
+def test_memory_stays_bounded_over_hundreds_of_malformed_requests(rig):
     """What the probe saw grow: reads that built millions of entities, and megabyte values
-    copied into messages and logs. A thousand such requests from 8 clients at once (the fuzzer sends more).
+    copied into messages and logs. Hundreds of such requests from 8 clients at once (the fuzzer sends more, to the
+    p4sim command).
     """
     client, ports, _ = rig
     big = p4runtime_pb2.ReadRequest(device_id=0)
@@ -309,9 +310,9 @@ def test_memory_stays_bounded_over_thousands_of_malformed_requests(rig):
         for t in threads:
             t.join()
 
-    burst(0, 150)  # warm up: thread pool, caches, allocator arenas
+    burst(0, 80)  # warm up: thread pool, caches, allocator arenas
     before = rss_mb()
-    burst(150, 1050)
+    burst(80, 560)
     after = rss_mb()
     assert after - before < 40, (before, after)
     ports.inject(0, bytes(64))  # still forwarding
