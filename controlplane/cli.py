@@ -6,6 +6,7 @@ dcctl user add 10.0.0.2 --name ue1 --mode dc-split --batch 100 --ratio 1:1
 dcctl user set ue1 --ratio 9:1 ; dcctl user set ue1 --dup on
 dcctl stats --watch
 dcctl apply controlplane/examples/testbed.yaml
+dcctl control ue1 --policy capacity --log control.jsonl   (adaptive profile)
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pathlib import Path
 import yaml
 
 from controlplane.client import DEFAULT_ADDR, ConnectionFailed, P4RuntimeError
+from controlplane.control import add_control_parser, cmd_control
 from controlplane.p4info import P4InfoError
 from controlplane.splitter import (
     MAX_BATCH,
@@ -269,6 +271,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     sub.add_parser("reset", help="remove all users, port rules and multicast groups")
+    add_control_parser(sub, fmt)
     return parser
 
 
@@ -527,6 +530,7 @@ COMMANDS = {
     "stats": cmd_stats,
     "apply": cmd_apply,
     "reset": cmd_reset,
+    "control": cmd_control,
 }
 
 

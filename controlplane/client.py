@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 from collections.abc import Callable, Iterable
 from typing import Self
 
@@ -219,6 +220,23 @@ class P4RuntimeClient:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+    def next_packet_in(self, timeout_s: float) -> p4runtime_pb2.PacketIn | None:
+        """The next PacketIn on the stream (the server sends them to the primary), or None
+        after timeout_s. Other stream messages (arbitration notices) are skipped."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return None
+            try:
+                response = self._responses.get(timeout=remaining)
+            except queue.Empty:
+                return None
+            if isinstance(response, grpc.RpcError):
+                raise translate_rpc_error(response, f"stream from {self.addr}")
+            if response.HasField("packet"):
+                return response.packet
 
     # -- RPCs ----------------------------------------------------------------
 

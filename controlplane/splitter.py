@@ -35,6 +35,10 @@ T_UE_V6 = "DcIngress.ue_sessions.ue_sessions_v6"
 A_SPLIT = "DcIngress.ue_sessions.split_dc"
 A_DUP = "DcIngress.ue_sessions.duplicate_dc"
 A_SC = "DcIngress.ue_sessions.forward_sc"
+# The -D DC_ADAPTIVE profile only: split by credit, and which user and leg a report is about.
+A_CREDIT = "DcIngress.ue_sessions.split_credit"
+T_FEEDBACK = "DcIngress.leg_credit.feedback_users"
+A_CREDIT_LEG = "DcIngress.leg_credit.credit_leg"
 T_L2 = "DcIngress.l2_forwarding.l2_forwards"
 A_FORWARD = "DcIngress.l2_forwarding.forward"
 A_FLOOD = "DcIngress.l2_forwarding.flood"
@@ -48,7 +52,8 @@ R_NEXT_SN = "DcIngress.pdcp_sequencer.next_sn"
 R_BATCH_POS = "DcIngress.pdcp_sequencer.batch_pos"
 R_SESSION = "DcIngress.pdcp_sequencer.user_session"
 
-MODES = ("dc-split", "dc-dup", "sc")
+MODES = ("dc-split", "dc-credit", "dc-dup", "sc")
+ADAPTIVE_MODES = ("dc-credit",)  # need the -D DC_ADAPTIVE profile
 MAX_USERS = 1024  # MAX_USERS in p4src/include/defines.p4
 MAX_BATCH = 0xFFFF  # batch_size_t is bit<16>
 MAX_PORT = 510  # bit<9>; 511 is v1model's drop port
@@ -139,8 +144,10 @@ def reduced_ratio(k: int, batch: int) -> tuple[int, int]:
 
 @dataclass
 class UserConfig:
-    """One user. mode: "dc-split" (batch, ratio, leg_a, leg_b), "dc-dup" (leg_a, leg_b; batch
-    and ratio are kept for when duplication is turned off) or "sc" (port)."""
+    """One user. mode: "dc-split" (batch, ratio, leg_a, leg_b), "dc-credit" (as dc-split, the
+    leg chosen by the legs' feedback credit; the batch split is the fallback; -D DC_ADAPTIVE
+    profile only), "dc-dup" (leg_a, leg_b; batch and ratio are kept for when duplication is
+    turned off) or "sc" (port)."""
 
     addr: str
     mode: str = "dc-split"
@@ -559,9 +566,10 @@ class Splitter:
         batch = meta.get("batch", 100)
         k = meta.get("k", batch // 2)
         legs = (meta.get("leg_a", DEFAULT_PORTS[1]), meta.get("leg_b", DEFAULT_PORTS[2]))
-        if dec.action == A_SPLIT:
+        if dec.action in (A_SPLIT, A_CREDIT):
             batch, k, legs = p["batch"], p["leg_a_count"], (p["leg_a_port"], p["leg_b_port"])
-            cfg = UserConfig(addr, "dc-split", batch, reduced_ratio(k, batch), *legs)
+            mode = "dc-split" if dec.action == A_SPLIT else "dc-credit"
+            cfg = UserConfig(addr, mode, batch, reduced_ratio(k, batch), *legs)
         elif dec.action == A_DUP:
             cfg = UserConfig(addr, "dc-dup", batch, reduced_ratio(k, batch), *legs)
         else:
@@ -600,8 +608,8 @@ class Splitter:
             "leg_b": cfg.leg_b,
             "session": session,
         }
-        if cfg.mode == "dc-split":
-            action, params = A_SPLIT, {
+        if cfg.mode in ("dc-split", "dc-credit"):
+            action, params = A_SPLIT if cfg.mode == "dc-split" else A_CREDIT, {
                 "user_idx": index,
                 "session": session,
                 "batch": cfg.batch,
@@ -620,6 +628,38 @@ class Splitter:
         entry = self._entry(table, {"ue_addr": cfg.addr}, action, params, metadata=_dump_meta(meta))
         return E.update(kind, "table_entry", entry)
 
+    @property
+    def adaptive(self) -> bool:
+        """The pipeline is the -D DC_ADAPTIVE profile (feedback reports, credit split)."""
+        return any(t.preamble.name == T_FEEDBACK for t in self.index.p4info.tables)
+
+    def _check_mode(self, cfg: UserConfig) -> None:
+        if cfg.mode in ADAPTIVE_MODES and not self.adaptive:
+            raise SplitterError(
+                f"mode {cfg.mode} needs the adaptive profile of the program "
+                f"(-D DC_ADAPTIVE: build/p4/dc_splitter_adaptive.*, `make p4-adaptive`)"
+            )
+
+    def _feedback_writes(self, kind: str, cfg: UserConfig, index: int) -> list:
+        """The adaptive profile's (leg port, user) -> (user index, leg) entries, so that the
+        switch credits a report to its user; none for sc or IPv6 users (reports name IPv4
+        users) or on other profiles."""
+        if not self.adaptive or cfg.mode == "sc" or ipaddress.ip_address(cfg.addr).version != 4:
+            return []
+        return [
+            E.update(
+                kind,
+                "table_entry",
+                self._entry(
+                    T_FEEDBACK,
+                    {"ingress_port": port, "ue_addr": cfg.addr},
+                    A_CREDIT_LEG if kind != "DELETE" else None,
+                    {"user_idx": index, "leg": leg} if kind != "DELETE" else None,
+                ),
+            )
+            for leg, port in ((0, cfg.leg_a), (1, cfg.leg_b))
+        ]
+
     def _dup_group(self, kind: str, cfg: UserConfig, index: int) -> p4runtime_pb2.Update:
         group = E.multicast_group(DUP_GROUP_BASE + index, [(cfg.leg_a, 1), (cfg.leg_b, 2)])
         return E.update(
@@ -629,6 +669,7 @@ class Splitter:
     def add_user(self, cfg: UserConfig) -> UserConfig:
         """Install a new user; its SN starts at 0 and its batch at position 0."""
         cfg = validate_user(cfg, self.ports())
+        self._check_mode(cfg)
         installed = self._installed()
         if cfg.addr in installed:
             raise SplitterError(f"user {cfg.addr} already exists (change it with dcctl user set)")
@@ -644,6 +685,7 @@ class Splitter:
         if cfg.mode == "dc-dup":
             self.client.write([self._dup_group("INSERT", cfg, index)])
         self.client.write([self._user_writes("INSERT", cfg, index, session)])
+        self.client.write(self._feedback_writes("INSERT", cfg, index))
         return cfg
 
     def set_user(
@@ -694,6 +736,7 @@ class Splitter:
         if new.mode != "sc" and port is None:
             new.port = None  # leaving sc: its port no longer applies
         new = validate_user(new, self.ports())
+        self._check_mode(new)
         if name and any(i.config.name == name and a != old.addr for a, i in installed.items()):
             raise SplitterError(f"a user named {name!r} already exists")
         if new.key() == old.key():
@@ -705,11 +748,33 @@ class Splitter:
         self.client.write([self._user_writes("MODIFY", new, inst.index, inst.session)])
         if was_dup and not is_dup:
             self.client.write([self._dup_group("DELETE", old, inst.index)])
+        if (old.mode == "sc", old.leg_a, old.leg_b) != (new.mode == "sc", new.leg_a, new.leg_b):
+            self.client.write(self._feedback_writes("DELETE", old, inst.index))
+            self.client.write(self._feedback_writes("INSERT", new, inst.index))
+        return new
+
+    def installed_user(self, user: str):
+        """The user as installed (config, index, session), read once: for `write_ratio`."""
+        return self._find(user, self._installed())
+
+    def write_ratio(self, inst, ratio: tuple[int, int]) -> UserConfig:
+        """One MODIFY of a split user's ratio without reading the switch first: for a control
+        loop that holds the entry (`installed_user`) and is the only writer of this user. The
+        batch, legs, mode and session stay; the SN continues."""
+        if inst.config.mode not in ("dc-split", "dc-credit"):
+            raise SplitterError(
+                f"write_ratio needs a dc-split or dc-credit user, not {inst.config.mode}"
+            )
+        new = replace(inst.config, ratio=ratio)
+        new = replace(new, ratio=reduced_ratio(new.k, new.batch))
+        self.client.write([self._user_writes("MODIFY", new, inst.index, inst.session)])
+        inst.config = new
         return new
 
     def del_user(self, user: str) -> UserConfig:
         inst = self._find(user, self._installed())
         self.client.write([E.update("DELETE", "table_entry", inst.entry)])
+        self.client.write(self._feedback_writes("DELETE", inst.config, inst.index))
         if inst.config.mode == "dc-dup":
             self.client.write([self._dup_group("DELETE", inst.config, inst.index)])
         return inst.config

@@ -292,6 +292,7 @@ class Linkem(_StopOnExit):
         busy_poll_us: int | None = None,
         cpu: int | None = None,
         rt_priority: int = DEFAULT_RT_PRIORITY,
+        feedback: str | None = None,
     ) -> Linkem:
         if not self.binary.exists():
             raise LinkError(f"{self.binary} is missing: run `make build` (or make linkem-build)")
@@ -325,6 +326,8 @@ class Linkem(_StopOnExit):
             argv += ["--cpu", str(int(cpu))]
         if rt_priority:
             argv += ["--rt-priority", str(int(rt_priority))]
+        if feedback:  # leg feedback reports: linkem's --feedback SPEC
+            argv += ["--feedback", feedback]
         # Lives as long as the process (read after it exits), closed in stop().
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115
         kwargs = {"stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL, "stderr": self._stderr}

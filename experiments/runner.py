@@ -225,6 +225,7 @@ def execute_run(run: Run, run_dir: Path, opts: RunOptions, on_tick=None) -> dict
         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
     flows, rows, results, errors, applied = {}, [], {}, [], []
+    t0_wall = time.time()
     sampler = None
     testbed = Testbed(
         prefix=prefix,
@@ -260,7 +261,7 @@ def execute_run(run: Run, run_dir: Path, opts: RunOptions, on_tick=None) -> dict
             for flow in flows.values():
                 flow.start_server()
             time.sleep(SERVER_SETTLE_S)
-            t0 = time.monotonic()
+            t0, t0_wall = time.monotonic(), time.time()
             for flow in flows.values():
                 flow.ctx.t0 = t0
             sampler = Sampler(t0, flows, testbed.switch_stats)
@@ -328,6 +329,7 @@ def execute_run(run: Run, run_dir: Path, opts: RunOptions, on_tick=None) -> dict
     rows.extend(_stats_rows(logs / "link_a.jsonl", "link", "a", t0))
     rows.extend(_stats_rows(logs / "link_b.jsonl", "link", "b", t0))
     rows.extend(_stats_rows(logs / "agent.jsonl", "agent", "dc", t0))
+    rows.extend(_control_rows(logs / "control.jsonl", t0_wall))
     final_switch = getattr(testbed, "final_switch_stats", None)
     if final_switch:
         from experiments.sampler import flatten_switch_stats
@@ -363,7 +365,10 @@ def apply_event(testbed: Testbed, event: dict, now: float) -> dict:
     """A live change: the legs through linkem's control socket, the DC user through the
     controller (one MODIFY; the SN continues)."""
     try:
-        if "link" in event:
+        if "feedback" in event:  # a leg's reports fall silent or resume (linkem's command)
+            for leg in ("a", "b") if event["link"] == "both" else (event["link"],):
+                testbed.links[leg].command(f"feedback {event['feedback']}")
+        elif "link" in event:
             direction = EVENT_DIRECTIONS[event["direction"]]
             for leg in ("a", "b") if event["link"] == "both" else (event["link"],):
                 testbed.links[leg].set(direction, **event["set"])
@@ -375,6 +380,27 @@ def apply_event(testbed: Testbed, event: dict, now: float) -> dict:
     except (LinkError, LinkSpecError, SplitterError, P4RuntimeError, OSError) as exc:
         raise TestbedError(f"event at {event['at_s']} s ({event}) failed: {exc}") from None
     return {**event, "applied_at_s": round(now, 3)}
+
+
+def _control_rows(path: Path, t0_wall: float) -> list[tuple]:
+    """The controller loop's decisions (leg A's share, duplication) and the legs' reported
+    drain rates, on the run's clock (the daemon logs wall-clock time)."""
+    if not path.exists():
+        return []
+    decisions, reports = [], []
+    for line in path.read_text().splitlines():
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:
+            continue  # a line cut by the daemon's stop
+        t = rec.get("t", t0_wall) - t0_wall
+        if rec.get("event") == "decision":  # every one: reaction times need their exact time
+            decisions.append((t, "control", "decision", "share_a", rec["share_a"]))
+            decisions.append((t, "control", "decision", "dup", float(rec["dup"])))
+        elif rec.get("event") == "report":
+            leg = f"report_{rec['leg_name']}"
+            reports.append((t, "control", leg, "drain_mbit", rec["drain_rate"] * 8e-6))
+    return decisions + _thin(reports)
 
 
 def _goodput_mbit(res: dict) -> float | None:

@@ -51,7 +51,7 @@ LINK_KEYS = {
     "burst_bytes": "token bucket depth in bytes",
 }
 LEG_NAMES = ("a", "b", "a_uplink", "b_uplink")
-DC_KEYS = {"batch": 100, "ratio": "1:1", "dup": False, "sn_bits": 18}
+DC_KEYS = {"batch": 100, "ratio": "1:1", "dup": False, "sn_bits": 18, "credit": False}
 FLOW_KINDS = ("ngtcp2", "aioquic", "tcp")
 FLOW_CLIENTS = ("dc", "sc-a", "sc-b")
 CCS = ("newreno", "cubic", "bbr")
@@ -80,8 +80,26 @@ TOP_KEYS = {
     "timeout_s": None,
     "seed": 1,
     "events": None,
+    "feedback": None,
+    "control": None,
 }
-EVENT_KEYS = ("at_s", "link", "direction", "set", "dc")
+EVENT_KEYS = ("at_s", "link", "direction", "set", "dc", "feedback")
+# Leg feedback (linkem --feedback on both legs, the switch on the -D DC_ADAPTIVE profile)
+# and the controller's loop (`dcctl control`); keys and defaults as linkem's and dcctl's.
+FEEDBACK_KEYS = {"period_ms": 10, "target_ms": 20}
+CONTROL_POLICIES = ("none", "static", "capacity", "delay", "failover")
+CONTROL_KEYS = {
+    "policy": "none",
+    "alpha": None,
+    "hysteresis": None,
+    "min_interval_ms": None,
+    "min_share": None,
+    "gain": None,
+    "silence_ms": None,
+    "down_reports": None,
+    "up_reports": None,
+    "dup": False,
+}
 EVENT_DIRECTIONS = {"down": "ab", "up": "ba", "both": "both"}
 FIGURES = ("throughput", "fairness", "utilization", "duplication")
 # Limits of values that have no natural one, so that a typo cannot start a study that fills
@@ -236,8 +254,8 @@ def _get_path(doc: dict, path: str) -> Any:
 
 
 SWEEPABLE = re.compile(
-    r"^(links\.(a|b|a_uplink|b_uplink|both)\.\w+|dc\.(batch|ratio|dup)|"
-    r"t_reordering_ms|flows\.\w+)$"
+    r"^(links\.(a|b|a_uplink|b_uplink|both)\.\w+|dc\.(batch|ratio|dup|credit)|"
+    r"t_reordering_ms|flows\.\w+|control\.\w+|feedback\.\w+)$"
 )
 
 
@@ -294,7 +312,10 @@ def _validate_doc(doc: dict, where: str) -> dict:
     _validate_dc(f"{where}.dc", dc)
     if dc["sn_bits"] not in (12, 18):
         raise ScenarioError(f"{where}.dc.sn_bits: {dc['sn_bits']!r} is not one of 12, 18")
+    if not isinstance(dc["credit"], bool):
+        raise ScenarioError(f"{where}.dc.credit: expected true or false, got {dc['credit']!r}")
     doc["dc"] = dc
+    doc["feedback"], doc["control"] = _validate_loops(where, doc)
     _validate_t_reordering(f"{where}.t_reordering_ms", doc["t_reordering_ms"])
     _number(f"{where}.repetitions", doc["repetitions"], lo=1, hi=MAX_REPETITIONS, integer=True)
     _number(f"{where}.seed", doc["seed"], lo=0, hi=MAX_SEED, integer=True)
@@ -350,6 +371,44 @@ def _validate_t_reordering(where: str, value: Any) -> None:
     _number(where, value, lo=0, hi=MAX_T_REORDERING_MS)
 
 
+def validate_control(where: str, control: dict) -> dict:
+    """The controller loop's keys (a sweep may set them per point: checked per run too)."""
+    control = {**CONTROL_KEYS, **_check_keys(where, control, CONTROL_KEYS)}
+    if control["policy"] not in CONTROL_POLICIES:
+        raise ScenarioError(
+            f"{where}.policy: {control['policy']!r} is not one of {', '.join(CONTROL_POLICIES)}"
+        )
+    for key, hi in (("alpha", 1), ("hysteresis", 1), ("min_share", 0.5)):
+        if control[key] is not None:
+            _number(f"{where}.{key}", control[key], lo=0, hi=hi)
+    for key in ("min_interval_ms", "gain", "silence_ms"):
+        if control[key] is not None:
+            _number(f"{where}.{key}", control[key], lo=0)
+    for key in ("down_reports", "up_reports"):
+        if control[key] is not None:
+            _number(f"{where}.{key}", control[key], lo=1, integer=True)
+    if not isinstance(control["dup"], bool):
+        raise ScenarioError(f"{where}.dup: expected true or false")
+    return control
+
+
+def _validate_loops(where: str, doc: dict) -> tuple[dict | None, dict]:
+    """feedback: {period_ms, target_ms} turns the legs' reports on; control: {policy, ...}
+    starts the controller's loop; dc.credit: true is the data-plane loop. Either loop turns
+    the reports on with their defaults."""
+    control = validate_control(f"{where}.control", doc.get("control") or {})
+    feedback = doc.get("feedback")
+    if feedback is not None:
+        feedback = {**FEEDBACK_KEYS, **_check_keys(f"{where}.feedback", feedback, FEEDBACK_KEYS)}
+        _number(f"{where}.feedback.period_ms", feedback["period_ms"], lo=1, hi=10000, integer=True)
+        _number(f"{where}.feedback.target_ms", feedback["target_ms"], lo=0, hi=10000, integer=True)
+    return feedback, control
+
+
+def loops_need_feedback(cfg: dict) -> bool:
+    return cfg["dc"].get("credit") or cfg["control"]["policy"] != "none"
+
+
 def _validate_events(where: str, events: Any) -> list[dict]:
     """Live changes during a run, applied at `at_s` after the first client could start:
     {at_s, link: a|b|both, direction: down|up|both (default down), set: {link keys}} changes
@@ -366,7 +425,15 @@ def _validate_events(where: str, events: Any) -> list[dict]:
         _number(f"{w}.at_s", ev.get("at_s"), lo=0)
         if ("link" in ev) == ("dc" in ev):
             raise ScenarioError(f"{w}: give either link (with set) or dc")
-        if "link" in ev:
+        if "feedback" in ev:
+            if "link" not in ev or "set" in ev or ev["feedback"] not in ("on", "off"):
+                raise ScenarioError(
+                    f"{w}: a feedback event is {{at_s, link: a|b|both, feedback: on|off}}"
+                )
+            if ev["link"] not in ("a", "b", "both"):
+                raise ScenarioError(f"{w}.link: {ev['link']!r} is not one of a, b, both")
+            out.append({"at_s": float(ev["at_s"]), "link": ev["link"], "feedback": ev["feedback"]})
+        elif "link" in ev:
             if ev["link"] not in ("a", "b", "both"):
                 raise ScenarioError(f"{w}.link: {ev['link']!r} is not one of a, b, both")
             direction = ev.get("direction", "down")
@@ -431,6 +498,8 @@ def expand(doc: dict) -> list[Run]:
             "t_reordering_ms": doc["t_reordering_ms"],
             "flows": [dict(f) for f in doc["flows"]],
             "events": copy.deepcopy(doc["events"]),
+            "feedback": copy.deepcopy(doc["feedback"]),
+            "control": dict(doc["control"]),
         }
         for path, values in sets.items():
             _set_path(cfg, path, values[i])
@@ -446,6 +515,16 @@ def expand(doc: dict) -> list[Run]:
         cfg["flows"] = [validate_flow(f"flows[{j}]{at}", f) for j, f in enumerate(cfg["flows"])]
         _validate_dc("dc", cfg["dc"], at)
         _validate_t_reordering(f"t_reordering_ms{at}", cfg["t_reordering_ms"])
+        cfg["control"] = validate_control(f"control{at}", cfg["control"])
+        if cfg["feedback"] is None and loops_need_feedback(cfg):
+            cfg["feedback"] = dict(FEEDBACK_KEYS)
+        if cfg["control"]["policy"] != "none" and any("dc" in e for e in cfg["events"]):
+            raise ScenarioError(
+                f"control.policy {cfg['control']['policy']}{at}: dc events would fight the "
+                "controller's loop (it is the primary controller); drop one of them"
+            )
+        if cfg["feedback"] is None and any("feedback" in e for e in cfg["events"]):
+            raise ScenarioError("feedback events need the legs' feedback on (key feedback)")
         cfg["dc"]["ratio"] = list(parse_ratio("run dc.ratio", cfg["dc"]["ratio"]))
         a, b = cfg["dc"]["ratio"]
         if not cfg["dc"]["dup"] and cfg["dc"]["batch"] % (a + b) != 0:

@@ -40,6 +40,8 @@ SERVER_ADDR = "10.0.0.1"
 DC_ADDR = "10.0.0.2"
 PREFIXLEN = 24
 PORTS = {"server": 0, "a": 1, "b": 2}
+CPU_PORT = 255  # the adaptive profile's PacketIn port (CPU_PORT in p4src/include/defines.p4)
+CONTROL_ELECTION_ID = 1000  # the loop's daemon is primary (PacketIns go to the primary)
 
 
 def venv_tool(name: str) -> str | None:
@@ -48,18 +50,23 @@ def venv_tool(name: str) -> str | None:
     return str(local) if local.exists() else shutil.which(name)
 
 
-def p4_defines(sn_bits: int) -> list[str]:
-    """Preprocessor flags of the splitter's SN profile (p4src/README.md)."""
-    return ["-D", "PDCP_SN_12"] if sn_bits == 12 else []
+def p4_defines(sn_bits: int, adaptive: bool = False) -> list[str]:
+    """Preprocessor flags of the splitter's profile (p4src/README.md): SN length, and the
+    adaptive profile (leg feedback punted to the CPU port, credit split)."""
+    return (["-D", "PDCP_SN_12"] if sn_bits == 12 else []) + (
+        ["-D", "DC_ADAPTIVE"] if adaptive else []
+    )
 
 
-def bmv2_artifacts(sn_bits: int = 18) -> tuple[Path, Path]:
-    """(P4Info, BMv2 JSON) that `make p4c-bmv2` writes for an SN profile."""
+def bmv2_artifacts(sn_bits: int = 18, adaptive: bool = False) -> tuple[Path, Path]:
+    """(P4Info, BMv2 JSON) that `make p4c-bmv2` writes for a profile (the adaptive one has
+    18-bit SNs)."""
     stem = "dc_splitter_sn12" if sn_bits == 12 else "dc_splitter"
+    stem = "dc_splitter_adaptive" if adaptive else stem
     return BUILD / "p4" / f"{stem}.bmv2.p4info.txtpb", BUILD / "p4" / f"{stem}.json"
 
 
-def bmv2_missing(sn_bits: int = 18) -> str | None:
+def bmv2_missing(sn_bits: int = 18, adaptive: bool = False) -> str | None:
     """What --target bmv2 lacks on this machine, or None."""
     missing = []
     if shutil.which("simple_switch_grpc") is None:
@@ -67,7 +74,7 @@ def bmv2_missing(sn_bits: int = 18) -> str | None:
             "simple_switch_grpc (BMv2; not packaged for Debian 12: build "
             "p4lang/behavioral-model with its gRPC server)"
         )
-    for path in bmv2_artifacts(sn_bits):
+    for path in bmv2_artifacts(sn_bits, adaptive):
         if not path.exists():
             missing.append(f"{path} (`make p4c-bmv2`, needs p4c)")
     return "switch: --target bmv2 needs " + " and ".join(missing) if missing else None
@@ -199,6 +206,7 @@ class Testbed:
         self._static_neighbours()
         self._configure_splitter()
         self._start_links(enb)
+        self._start_control()
 
     def _sc_counts(self) -> dict[str, int]:
         counts = {"a": 0, "b": 0}
@@ -213,6 +221,8 @@ class Testbed:
         self.grpc_addr = f"unix:{RUN_DIR / (p + '.p4rt.sock')}"
         ifaces = [arg for port in (0, 1, 2) for arg in ("-i", f"{port}@{p}p{port}")]
         log = self.workdir / "switch.log"
+        adaptive = self.config.get("feedback") is not None
+        cpu = ["--cpu-port", str(CPU_PORT)] if adaptive else []
         if self.target == "p4sim":
             p4sim = venv_tool("p4sim")
             if p4sim is None:
@@ -220,15 +230,17 @@ class Testbed:
             argv = [
                 p4sim,
                 str(P4_PROGRAM),
-                *p4_defines(self.config["dc"]["sn_bits"]),  # the agent's --sn-bits must match
+                # the agent's --sn-bits must match
+                *p4_defines(self.config["dc"]["sn_bits"], adaptive),
                 *ifaces,
+                *cpu,
                 "--grpc-server-addr",
                 self.grpc_addr,
                 "--log-level",
                 "warn",
             ]
         elif self.target == "bmv2":
-            missing = bmv2_missing(self.config["dc"]["sn_bits"])
+            missing = bmv2_missing(self.config["dc"]["sn_bits"], adaptive)
             if missing:
                 raise TestbedError(missing)
             argv = [
@@ -238,6 +250,7 @@ class Testbed:
                 "--",
                 "--grpc-server-addr",
                 self.grpc_addr,
+                *cpu,
             ]
         else:
             raise TestbedError(f"switch: target {self.target!r} is not one of p4sim, bmv2")
@@ -262,7 +275,11 @@ class Testbed:
 
         self.splitter = Splitter.connect(self.grpc_addr, device_id=0, election_id=1)
         if self.target == "bmv2":
-            self.splitter.push_pipeline(*bmv2_artifacts(self.config["dc"]["sn_bits"]))
+            self.splitter.push_pipeline(
+                *bmv2_artifacts(
+                    self.config["dc"]["sn_bits"], self.config.get("feedback") is not None
+                )
+            )
         self.splitter.configure_ports(
             server_port=PORTS["server"], leg_a_port=PORTS["a"], leg_b_port=PORTS["b"]
         )
@@ -270,7 +287,7 @@ class Testbed:
         self.splitter.add_user(
             UserConfig(
                 addr=DC_ADDR,
-                mode="dc-dup" if dc["dup"] else "dc-split",
+                mode="dc-dup" if dc["dup"] else "dc-credit" if dc.get("credit") else "dc-split",
                 batch=dc["batch"],
                 ratio=tuple(dc["ratio"]),
                 leg_a=PORTS["a"],
@@ -376,7 +393,15 @@ class Testbed:
         except ImportError as exc:
             raise TestbedError(f"link emulation: experiments.links is missing ({exc})") from None
         p = self.prefix
+        fb = self.config.get("feedback")
         for i, leg in enumerate(("a", "b")):
+            # linkem's --feedback: leg id 0 = A, 1 = B, the splitter's SN length
+            feedback = (
+                f"leg={i},period_ms={fb['period_ms']},target_ms={fb['target_ms']},"
+                f"sn_bits={self.config['dc']['sn_bits']}"
+                if fb
+                else None
+            )
             try:
                 down = LinkSpec.from_dict(self.config["links"][leg])
                 up = LinkSpec.from_dict(self.config["links"][f"{leg}_uplink"])
@@ -390,11 +415,70 @@ class Testbed:
                     stats_path=self.workdir / f"link_{leg}.jsonl",
                     control_path=RUN_DIR / f"{p}.{leg}.ctl",
                     seed=self.seed * 10 + i,
+                    # with feedback, stats every report period: reaction times need it
+                    **(
+                        {"feedback": feedback, "stats_interval_ms": fb["period_ms"]}
+                        if feedback
+                        else {}
+                    ),
                 )
             except (LinkError, LinkSpecError) as exc:
                 raise TestbedError(
                     f"link emulation ({self.link_kind}) on leg {leg.upper()}: " f"{exc}"
                 ) from None
+
+    # ------------------------------------------------------------------ control loop
+    def _start_control(self) -> None:
+        """The controller's feedback loop (`dcctl control`), a process of the run like the
+        switch: primary from now on, its JSON lines in control.jsonl."""
+        control = self.config.get("control") or {}
+        if control.get("policy", "none") == "none":
+            return
+        dcctl = venv_tool("dcctl")
+        if dcctl is None:
+            raise TestbedError("control: the dcctl command is missing; run `make setup`")
+        self.control_log = self.workdir / "control.jsonl"
+        argv = [
+            dcctl,
+            "--addr",
+            self.grpc_addr,
+            "--election-id",
+            str(CONTROL_ELECTION_ID),
+            "control",
+            DC_ADDR,
+            "--policy",
+            control["policy"],
+            "--log",
+            str(self.control_log),
+        ]
+        for key in (
+            "alpha",
+            "hysteresis",
+            "min_interval_ms",
+            "min_share",
+            "gain",
+            "silence_ms",
+            "down_reports",
+            "up_reports",
+        ):
+            if control.get(key) is not None:
+                argv += [f"--{key.replace('_', '-')}", str(control[key])]
+        if control.get("dup"):
+            argv.append("--dup")
+        log = self.workdir / "control.log"
+        with open(log, "w") as out:
+            self.procs["control"] = subprocess.Popen(
+                argv,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,  # stopped by its process group, like the others
+            )
+
+        def started() -> bool:
+            return self.control_log.exists() and '"event": "start"' in self.control_log.read_text()
+
+        wait_for(started, 30, "control (dcctl control)", self.procs["control"], log)
 
     # ------------------------------------------------------------------ run time
     def host(self, client: str, index: int = 0) -> Host:
@@ -427,7 +511,7 @@ class Testbed:
             except Exception as exc:  # noqa: BLE001 - teardown goes on whatever failed
                 errors.append(f"link {leg}: {exc}")
         self.links.clear()
-        for name in ("agent", "switch"):
+        for name in ("control", "agent", "switch"):
             proc = self.procs.get(name)
             if proc is not None:
                 from experiments.netns import stop_process

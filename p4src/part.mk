@@ -1,19 +1,22 @@
 # p4src: the PDCP splitter P4 program. `make p4` compiles both SN profiles with p4sim
-# (P4Info + p4sim device config); `make p4c-bmv2` runs the real p4c for BMv2 when installed.
-.PHONY: p4 p4-sn18 p4-sn12 p4c-bmv2
+# (P4Info + p4sim device config) and the -D DC_ADAPTIVE profile (leg feedback, credit split);
+# `make p4c-bmv2` runs the real p4c for BMv2 when installed.
+.PHONY: p4 p4-sn18 p4-sn12 p4-adaptive p4c-bmv2
 BUILD_TARGETS += p4
 
 P4_SRC      := $(ROOT)/p4src/dc_splitter.p4
 P4_INCLUDES := $(wildcard $(ROOT)/p4src/include/*.p4)
 P4_OUT      := $(BUILD)/p4
-P4_PROFILES := dc_splitter dc_splitter_sn12
+P4_PROFILES := dc_splitter dc_splitter_sn12 dc_splitter_adaptive
 # -D flags of each compile-time profile
 P4_DEFINES_dc_splitter      :=
 P4_DEFINES_dc_splitter_sn12 := -D PDCP_SN_12=1
+P4_DEFINES_dc_splitter_adaptive := -D DC_ADAPTIVE=1
 
-p4: p4-sn18 p4-sn12
+p4: p4-sn18 p4-sn12 p4-adaptive
 p4-sn18: $(P4_OUT)/dc_splitter.p4sim.json        # default profile: 18-bit SNs
 p4-sn12: $(P4_OUT)/dc_splitter_sn12.p4sim.json   # -D PDCP_SN_12: 12-bit SNs
+p4-adaptive: $(P4_OUT)/dc_splitter_adaptive.p4sim.json  # -D DC_ADAPTIVE: feedback + credit
 
 $(P4_OUT)/%.p4sim.json: $(P4_SRC) $(P4_INCLUDES)
 	@mkdir -p $(P4_OUT)
@@ -29,7 +32,8 @@ p4c-bmv2:
 	    exit 1; }
 	@mkdir -p $(P4_OUT)
 	set -e; for p in $(P4_PROFILES); do \
-	    defs=""; [ $$p = dc_splitter_sn12 ] && defs="-D PDCP_SN_12=1"; \
+	    case $$p in dc_splitter_sn12) defs="-D PDCP_SN_12=1";; \
+	        dc_splitter_adaptive) defs="-D DC_ADAPTIVE=1";; *) defs="";; esac; \
 	    $(P4C_BM2_SS) --arch v1model --std p4-16 $$defs \
 	        --p4runtime-files $(P4_OUT)/$$p.bmv2.p4info.txtpb -o $(P4_OUT)/$$p.json $(P4_SRC); \
 	done

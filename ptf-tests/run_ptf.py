@@ -22,6 +22,7 @@ from experiments.netns import Namespace, unique_prefix, veth_pair
 ROOT = Path(__file__).resolve().parent.parent
 PORTS = (0, 1, 2)
 GRPC_ADDR = "127.0.0.1:9559"
+CPU_PORT = 255  # PacketIn port of the adaptive profile (CPU_PORT in p4src/include/defines.p4)
 LEG_MTU = 1600  # DESIGN.md section 3: room for the 5-byte shim
 
 
@@ -61,6 +62,8 @@ def pipeline_files(args) -> dict[str, Path]:
             "config": d / "dc_splitter.p4sim.json",
             "sn12_p4info": d / "dc_splitter_sn12.p4info.txtpb",
             "sn12_config": d / "dc_splitter_sn12.p4sim.json",
+            "adaptive_p4info": d / "dc_splitter_adaptive.p4info.txtpb",
+            "adaptive_config": d / "dc_splitter_adaptive.p4sim.json",
         }
         hint = "run `make p4` first"
     else:
@@ -69,6 +72,8 @@ def pipeline_files(args) -> dict[str, Path]:
             "config": d / "dc_splitter.json",
             "sn12_p4info": d / "dc_splitter_sn12.bmv2.p4info.txtpb",
             "sn12_config": d / "dc_splitter_sn12.json",
+            "adaptive_p4info": d / "dc_splitter_adaptive.bmv2.p4info.txtpb",
+            "adaptive_config": d / "dc_splitter_adaptive.json",
         }
         hint = "run `make p4c-bmv2` first (needs p4c-bm2-ss from https://github.com/p4lang/p4c)"
     missing = [str(f) for f in files.values() if not f.is_file()]
@@ -100,6 +105,8 @@ def switch_argv(args, ifaces: list[str]) -> list[str]:
             str(ROOT / ".venv" / "bin" / "p4sim"),
             str(ROOT / "p4src" / "dc_splitter.p4"),
             *ports,
+            "--cpu-port",
+            str(CPU_PORT),
             "--grpc-server-addr",
             GRPC_ADDR,
         ]
@@ -110,7 +117,18 @@ def switch_argv(args, ifaces: list[str]) -> list[str]:
             "installed (build it from https://github.com/p4lang/behavioral-model with "
             "--with-pi); TARGET=p4sim runs the same suite on the embedded target"
         )
-    return [exe, "--device-id", "0", *ports, "--no-p4", "--", "--grpc-server-addr", GRPC_ADDR]
+    return [
+        exe,
+        "--device-id",
+        "0",
+        *ports,
+        "--no-p4",
+        "--",
+        "--grpc-server-addr",
+        GRPC_ADDR,
+        "--cpu-port",
+        str(CPU_PORT),
+    ]
 
 
 def wait_for_grpc(ns: Namespace, switch: subprocess.Popen, timeout_s: float = 60) -> None:

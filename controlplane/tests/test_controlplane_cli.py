@@ -135,7 +135,9 @@ def test_apply_yaml_and_bad_yaml(fake_target, capsys, tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text("users:\n  ue1: {addr: 10.0.0.2, mode: fast}\n")
     code, _, err = run(addr, ["apply", str(bad)], capsys)
-    assert code == 1 and "user 'ue1': mode 'fast' is not one of dc-split, dc-dup, sc" in err
+    assert (
+        code == 1 and "user 'ue1': mode 'fast' is not one of dc-split, dc-credit, dc-dup, sc" in err
+    )
 
 
 def test_connection_failure_names_the_address(capsys):

@@ -169,7 +169,7 @@ def test_del_user_and_index_reuse_gets_new_session(sw):
         (UserConfig(addr="10.0.0.256"), "not an IPv4 or IPv6 address"),
         (
             UserConfig(addr="10.0.0.2", mode="split"),
-            "mode 'split' is not one of dc-split, dc-dup, sc",
+            "mode 'split' is not one of dc-split, dc-credit, dc-dup, sc",
         ),
         (UserConfig(addr="10.0.0.2", batch=0), "batch 0 must be a whole number from 1 to 65535"),
         (

@@ -1,6 +1,7 @@
 # linkem: the user-space link emulator of the DC legs (C) and its Python driver.
 #   make linkem-build   build/linkem/linkem and the benchmark's frame generator
-#   make linkem-test    C unit tests of the scheduling core (plain and under ASan/UBSan),
+#   make linkem-test    C unit tests of the scheduling core (plain and under ASan/UBSan) and of
+#                       the leg feedback reports (under ASan/UBSan),
 #                       then the integration tests on veths in namespaces
 #   make linkem-bench   delay error, rate accuracy and frame rate at 20/100/500 Mbit/s
 .PHONY: linkem-build linkem-test linkem-unit linkem-bench
@@ -11,7 +12,7 @@ BENCH_TARGETS += linkem-bench
 LINKEM_DIR    := $(ROOT)/experiments/linkem
 LINKEM_OUT    := $(BUILD)/linkem
 LINKEM_CFLAGS := -O2 -g -Wall -Wextra -Werror -std=gnu11
-LINKEM_CORE   := $(addprefix $(LINKEM_DIR)/src/,link.c rng.c trace.c spec.c hist.c)
+LINKEM_CORE   := $(addprefix $(LINKEM_DIR)/src/,link.c rng.c trace.c spec.c hist.c feedback.c)
 LINKEM_HDRS   := $(wildcard $(LINKEM_DIR)/src/*.h)
 LINKEM_SAN    := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
@@ -33,9 +34,14 @@ $(LINKEM_OUT)/test_link_san: $(LINKEM_CORE) $(LINKEM_DIR)/tests/test_link.c $(LI
 	@mkdir -p $(@D)
 	$(CC) $(LINKEM_CFLAGS) $(LINKEM_SAN) -I$(LINKEM_DIR)/src -o $@ $(LINKEM_CORE) $(LINKEM_DIR)/tests/test_link.c -lm
 
-linkem-unit: $(LINKEM_OUT)/test_link $(LINKEM_OUT)/test_link_san
+$(LINKEM_OUT)/test_feedback: $(LINKEM_CORE) $(LINKEM_DIR)/tests/test_feedback.c $(LINKEM_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(LINKEM_CFLAGS) $(LINKEM_SAN) -I$(LINKEM_DIR)/src -o $@ $(LINKEM_CORE) $(LINKEM_DIR)/tests/test_feedback.c -lm
+
+linkem-unit: $(LINKEM_OUT)/test_link $(LINKEM_OUT)/test_link_san $(LINKEM_OUT)/test_feedback
 	$(LINKEM_OUT)/test_link
 	$(LINKEM_OUT)/test_link_san
+	$(LINKEM_OUT)/test_feedback
 
 linkem-test: linkem-build linkem-unit
 	$(PY) -m pytest -q experiments/tests/test_linkem_*.py

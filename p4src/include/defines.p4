@@ -37,6 +37,21 @@ const bit<2> DC_MODE_SPLIT = 1;
 const bit<2> DC_MODE_DUP   = 2;
 const bit<2> DC_MODE_SC    = 3;
 
+// Leg feedback and credit (-D DC_ADAPTIVE): p4src/README.md, "Leg feedback frames".
+#ifdef DC_ADAPTIVE
+const bit<1> PDCP_CONTROL_PDU = 0;      // D/C bit: 0 = control PDU (a leg feedback report)
+const bit<3> PDCP_PDU_DC_FEEDBACK = 7;  // a PDU type TS 38.323 reserves: ours, not 3GPP's
+#define CPU_PORT 255                    // PacketIn: simple_switch_grpc / p4sim --cpu-port 255
+// A leg whose last report is older than this (5 report periods of 10 ms: a software switch
+// may hold reports back for tens of ms) is not live for the fallback rule; its credit still
+// counts until spent. -D FEEDBACK_STALE_US=N overrides.
+#ifndef FEEDBACK_STALE_US
+#define FEEDBACK_STALE_US 50000
+#endif // FEEDBACK_STALE_US
+#define FEEDBACK_USERS_SIZE 2048        // (leg port, user) pairs
+#define DEAD_LEG_PROBE_EVERY 64         // a dead leg gets 1 packet in 64 (a power of 2)
+#endif // DC_ADAPTIVE
+
 // Table and register sizes.
 #define MAX_USERS 1024
 #define MAX_PORTS 512                   // v1model ports are bit<9>

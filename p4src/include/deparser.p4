@@ -7,7 +7,13 @@
 
 control DcDeparser(packet_out packet, in parsed_headers_t hdr) {
     apply {
+#ifdef DC_ADAPTIVE
+        packet.emit(hdr.packet_in);
+#endif // DC_ADAPTIVE
         packet.emit(hdr.ethernet);
+#ifdef DC_ADAPTIVE
+        packet.emit(hdr.feedback);
+#endif // DC_ADAPTIVE
         packet.emit(hdr.pdcp);
         packet.emit(hdr.inner_ethertype);
         packet.emit(hdr.ipv4);

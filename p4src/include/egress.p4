@@ -36,6 +36,14 @@ control DcEgress(inout parsed_headers_t hdr,
 
     apply {
         port_tx_counter.count((bit<32>) std_meta.egress_port);
+#ifdef DC_ADAPTIVE
+        if (std_meta.egress_port == CPU_PORT) {
+            hdr.packet_in.setValid();
+            hdr.packet_in.ingress_port = std_meta.ingress_port;
+            hdr.packet_in._pad = 0;
+            return;
+        }
+#endif // DC_ADAPTIVE
         egress_macs.apply();
     }
 }

@@ -71,7 +71,40 @@ header tcp_t {
     bit<16> urgent_ptr;
 }
 
+#ifdef DC_ADAPTIVE
+// Leg feedback report (p4src/README.md, "Leg feedback frames"): a PDCP control PDU of a type
+// TS 38.323 reserves, carrying DDDS-like fields (TS 38.425). Lost SN ranges may follow; the
+// switch does not parse them.
+header dc_feedback_t {
+    bit<1>      d_c;            // 0: control PDU
+    bit<3>      pdu_type;       // PDCP_PDU_DC_FEEDBACK
+    bit<4>      reserved;
+    bit<8>      version;
+    bit<8>      leg;
+    bit<8>      lost_ranges;    // number of [start, end] SN pairs after this header
+    bit<32>     seq;
+    ipv4_addr_t ue_addr;
+    bit<32>     desired_bytes;  // desired buffer size: drain rate x (target delay + link delay)
+    bit<32>     drain_rate;     // bytes/s over the time the leg's queue was busy
+    bit<32>     held_bytes;     // the user's bytes on the leg, neither delivered nor lost
+    bit<32>     delivered_sn;   // highest PDCP SN delivered on this leg
+    bit<32>     delivered_bytes;    // in the report period
+    bit<32>     lost_count;         // SNs lost in the report period
+}
+
+// PacketIn metadata: the port a punted frame came in on.
+@controller_header("packet_in")
+header packet_in_t {
+    bit<9> ingress_port;
+    bit<7> _pad;
+}
+#endif // DC_ADAPTIVE
+
 struct parsed_headers_t {
+#ifdef DC_ADAPTIVE
+    packet_in_t       packet_in;
+    dc_feedback_t     feedback;
+#endif // DC_ADAPTIVE
     ethernet_t        ethernet;
     pdcp_t            pdcp;
     inner_ethertype_t inner_ethertype;
@@ -89,6 +122,10 @@ struct local_metadata_t {
     batch_size_t leg_a_count;   // k: positions 0..k-1 of a batch go to leg A
     bit<9>       leg_a_port;
     bit<9>       leg_b_port;
+#ifdef DC_ADAPTIVE
+    bit<1>       by_credit;     // split_credit: the leg is chosen by credit
+    bit<1>       report_leg;    // 0 = leg A, 1 = leg B of a feedback report's user
+#endif // DC_ADAPTIVE
 }
 
 #endif // DC_HEADERS_P4

@@ -8,6 +8,9 @@
 #include "ue_sessions.p4"
 #include "pdcp_sequencer.p4"
 #include "l2_forwarding.p4"
+#ifdef DC_ADAPTIVE
+#include "leg_credit.p4"
+#endif // DC_ADAPTIVE
 
 control DcIngress(inout parsed_headers_t hdr,
                   inout local_metadata_t meta,
@@ -18,6 +21,9 @@ control DcIngress(inout parsed_headers_t hdr,
     UeSessions() ue_sessions;
     PdcpSequencer() pdcp_sequencer;
     L2Forwarding() l2_forwarding;
+#ifdef DC_ADAPTIVE
+    LegCredit() leg_credit;
+#endif // DC_ADAPTIVE
 
     apply {
         port_rx_counter.count((bit<32>) std_meta.ingress_port);
@@ -31,6 +37,13 @@ control DcIngress(inout parsed_headers_t hdr,
             } else if (meta.dc_mode == DC_MODE_NONE) {
                 l2_forwarding.apply(hdr, meta, std_meta);
             }
+#ifdef DC_ADAPTIVE
+            // A feedback report refills its leg's credit and goes to the controller (whatever
+            // the port table chose); a split_credit user's packet gets its leg by credit.
+            if (hdr.feedback.isValid() || meta.by_credit == 1) {
+                leg_credit.apply(hdr, meta, std_meta);
+            }
+#endif // DC_ADAPTIVE
         }
     }
 }

@@ -14,12 +14,31 @@ parser DcParser(packet_in packet,
     state start {
         packet.extract(hdr.ethernet);
         transition select(hdr.ethernet.ether_type) {
+#ifdef DC_ADAPTIVE
+            ETHERTYPE_PDCP: parse_pdcp_pdu;
+#else
             ETHERTYPE_PDCP: parse_pdcp;
+#endif // DC_ADAPTIVE
             ETHERTYPE_IPV4: parse_ipv4;
             ETHERTYPE_IPV6: parse_ipv6;
             default: accept;
         }
     }
+
+#ifdef DC_ADAPTIVE
+    // The D/C bit tells a data PDU from a control PDU (a leg's feedback report).
+    state parse_pdcp_pdu {
+        transition select(packet.lookahead<bit<4>>()) {
+            (PDCP_CONTROL_PDU ++ PDCP_PDU_DC_FEEDBACK): parse_feedback;
+            default: parse_pdcp;
+        }
+    }
+
+    state parse_feedback {
+        packet.extract(hdr.feedback);
+        transition accept;
+    }
+#endif // DC_ADAPTIVE
 
     state parse_pdcp {
         packet.extract(hdr.pdcp);

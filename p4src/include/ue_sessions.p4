@@ -25,6 +25,16 @@ control UeSessions(inout parsed_headers_t hdr,
         meta.leg_b_port = leg_b_port;
     }
 
+#ifdef DC_ADAPTIVE
+    // DC split by credit (LegCredit): each packet goes to a leg with credit from its
+    // feedback reports; the batch split above is the fallback when no leg has credit.
+    action split_credit(user_idx_t user_idx, session_id_t session, batch_size_t batch,
+                        batch_size_t leg_a_count, bit<9> leg_a_port, bit<9> leg_b_port) {
+        split_dc(user_idx, session, batch, leg_a_count, leg_a_port, leg_b_port);
+        meta.by_credit = 1;
+    }
+#endif // DC_ADAPTIVE
+
     // DC duplication: one SN, one copy per leg through multicast group `mcast_grp`
     // (its replicas are the two leg ports, written as a P4Runtime PRE entry).
     action duplicate_dc(user_idx_t user_idx, session_id_t session, bit<16> mcast_grp) {
@@ -51,6 +61,9 @@ control UeSessions(inout parsed_headers_t hdr,
         }
         actions = {
             split_dc;
+#ifdef DC_ADAPTIVE
+            split_credit;
+#endif // DC_ADAPTIVE
             duplicate_dc;
             forward_sc;
             @defaultonly miss;
@@ -65,6 +78,9 @@ control UeSessions(inout parsed_headers_t hdr,
         }
         actions = {
             split_dc;
+#ifdef DC_ADAPTIVE
+            split_credit;
+#endif // DC_ADAPTIVE
             duplicate_dc;
             forward_sc;
             @defaultonly miss;
@@ -75,6 +91,9 @@ control UeSessions(inout parsed_headers_t hdr,
 
     apply {
         meta.dc_mode = DC_MODE_NONE;
+#ifdef DC_ADAPTIVE
+        meta.by_credit = 0;
+#endif // DC_ADAPTIVE
         // A frame that already carries a PDCP header is never numbered twice.
         if (!hdr.pdcp.isValid()) {
             if (hdr.ipv4.isValid()) {

@@ -291,6 +291,8 @@ void link_advance(struct link *l, uint64_t now_ns)
 		if (d.due_ns > l->last_due_ns)
 			l->last_due_ns = d.due_ns;
 		heap_push(l, &d);
+		if (l->sent)
+			l->sent(l->release_ctx, f.handle, f.len);
 	}
 }
 

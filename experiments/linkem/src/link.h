@@ -93,6 +93,9 @@ struct link {
 
 	struct link_counters c;
 	void (*release)(void *ctx, uint32_t handle);
+	/* Optional: a frame's serialization ended and the link did not lose it (called with
+	 * release_ctx). The leg feedback's drain rate counts these. */
+	void (*sent)(void *ctx, uint32_t handle, uint32_t len);
 	void *release_ctx;
 };
 

@@ -35,6 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "feedback.h"
 #include "hist.h"
 #include "link.h"
 #include "spec.h"
@@ -70,10 +71,12 @@ struct direction {
 	uint8_t *slots;
 	uint32_t *free_slots;
 	uint32_t nfree;
+	uint32_t *slot_len; /* frame length per slot, for the feedback's loss accounting */
 	uint8_t *ring; /* receive ring of in_fd */
 	uint32_t ring_idx;
 	uint64_t drop_oversize, drop_tx, drop_rx;
 	struct window file_win, ctl_win;
+	struct fb *fb; /* leg feedback on this direction's PDUs (--feedback), or NULL */
 };
 
 struct client {
@@ -94,6 +97,9 @@ struct linkem {
 	uint64_t busy_ns;
 	uint64_t timer_armed_ns;
 	int quit, exit_code;
+	struct fb fb;  /* --feedback: reports on "ab" PDUs, sent out of IF_A */
+	bool fb_on;
+	uint64_t fb_sent, fb_send_errors;
 };
 
 static void die(const char *fmt, ...)
@@ -133,6 +139,27 @@ static void release_slot(void *ctx, uint32_t handle)
 	d->free_slots[d->nfree++] = handle;
 }
 
+/* The link sent a frame (serialized, not lost): the feedback's drain. */
+static void frame_sent(void *ctx, uint32_t handle, uint32_t len)
+{
+	struct direction *d = ctx;
+
+	if (d->fb)
+		fb_sent(d->fb, d->slots + (size_t)handle * SLOT_BYTES, len);
+}
+
+/* The link lost an accepted frame (loss or Gilbert-Elliott): feedback reports its SN. */
+static void release_lost(void *ctx, uint32_t handle)
+{
+	struct direction *d = ctx;
+
+	if (d->fb) {
+		uint8_t *slot = d->slots + (size_t)handle * SLOT_BYTES;
+		fb_lost(d->fb, slot, d->slot_len[handle], true);
+	}
+	release_slot(ctx, handle);
+}
+
 /* Frames the kernel dropped because the ring was full (the counter resets on read). */
 static void collect_ring_drops(struct direction *d)
 {
@@ -151,7 +178,8 @@ static void direction_alloc(struct direction *d)
 	d->slots = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
 			-1, 0);
 	d->free_slots = malloc(FRAMES_PER_DIRECTION * sizeof(uint32_t));
-	if (d->slots == MAP_FAILED || !d->free_slots)
+	d->slot_len = calloc(FRAMES_PER_DIRECTION, sizeof(uint32_t));
+	if (d->slots == MAP_FAILED || !d->free_slots || !d->slot_len)
 		die("out of memory for %d frame buffers", FRAMES_PER_DIRECTION);
 	/* Lowest slots on top of the stack: reuse keeps the working set small. */
 	for (uint32_t i = 0; i < FRAMES_PER_DIRECTION; i++)
@@ -364,6 +392,9 @@ static void write_stats(struct linkem *e, uint64_t now, int final)
 		sb_printf(&sb, "{\"ts_ms\":%.3f,\"dir\":\"%s\",\"interval_ms\":%.3f,", now / 1e6,
 			  DIR_NAMES[i], (now - e->last_stats_ns) / 1e6);
 		sb_direction(&sb, &e->dir[i], &e->dir[i].file_win);
+		if (i == AB && e->fb_on)
+			sb_printf(&sb, ",\"feedback\":{\"sent\":%llu,\"errors\":%llu}",
+				  (unsigned long long)e->fb_sent, (unsigned long long)e->fb_send_errors);
 		sb_printf(&sb, "%s}\n", final ? ",\"final\":true" : "");
 		fwrite(sb.p, 1, sb.len, e->stats);
 	}
@@ -418,8 +449,14 @@ static void receive(struct direction *d)
 			} else {
 				memcpy(slot, frame, captured);
 			}
-			if (link_enqueue(&d->link, arrival, handle, len) != LINK_ACCEPTED)
+			d->slot_len[handle] = len;
+			if (link_enqueue(&d->link, arrival, handle, len) != LINK_ACCEPTED) {
+				if (d->fb)
+					fb_lost(d->fb, slot, len, false);
 				release_slot(d, handle);
+			} else if (d->fb) {
+				fb_accepted(d->fb, slot, len);
+			}
 		}
 		__atomic_store_n(&h->tp_status, TP_STATUS_KERNEL, __ATOMIC_RELEASE);
 		d->ring_idx = (d->ring_idx + 1) % RING_FRAMES;
@@ -468,6 +505,8 @@ static void transmit(struct direction *d, uint64_t now)
 			hist_record(&d->ctl_win.delay, delay / 1000);
 			hist_record(&d->file_win.late, late / 1000);
 			hist_record(&d->ctl_win.late, late / 1000);
+			if (d->fb)
+				fb_delivered(d->fb, iov[i].iov_base, dep[i].f.len);
 			release_slot(d, dep[i].f.handle);
 		}
 	}
@@ -567,12 +606,22 @@ static void command(struct linkem *e, struct client *c, char *line)
 		command_set(e, c, args);
 	} else if (!strcmp(verb, "stats")) {
 		command_stats(e, c);
+	} else if (!strcmp(verb, "feedback")) {
+		char *arg = strtok_r(NULL, " \t", &args);
+		if (!e->fb_on) {
+			replyf(c, "error: feedback: linkem was started without --feedback");
+		} else if (arg && (!strcmp(arg, "on") || !strcmp(arg, "off"))) {
+			e->fb.enabled = !strcmp(arg, "on");
+			replyf(c, "ok");
+		} else {
+			replyf(c, "error: feedback needs on or off");
+		}
 	} else if (!strcmp(verb, "quit")) {
 		replyf(c, "ok");
 		e->quit = 1;
 	} else {
 		replyf(c, "error: unknown command '%s': allowed are set ab|ba|both KEY=VAL[,KEY=VAL...], "
-			  "stats, quit", verb);
+			  "stats, feedback on|off, quit", verb);
 	}
 }
 
@@ -695,6 +744,22 @@ static void socket_error(struct linkem *e, int i)
 	}
 }
 
+/* One report per user, out of IF_A (towards the splitter) without going through the "ba"
+ * link: like the DDDS, it travels on the base stations' backhaul, not over the radio. */
+static void send_feedback(struct linkem *e, uint64_t now)
+{
+	static uint8_t frames[FB_MAX_UES][FB_FRAME_MAX];
+	uint32_t lens[FB_MAX_UES];
+	unsigned n = fb_report(&e->fb, now, (uint64_t)e->dir[AB].link.cfg.delay_ns, frames, lens);
+
+	for (unsigned i = 0; i < n; i++) {
+		if (send(e->sock[AB], frames[i], lens[i], MSG_DONTWAIT) < 0)
+			e->fb_send_errors++;
+		else
+			e->fb_sent++;
+	}
+}
+
 static void run(struct linkem *e)
 {
 	struct epoll_event evs[16];
@@ -703,6 +768,11 @@ static void run(struct linkem *e)
 		uint64_t now = now_ns();
 		for (int i = 0; i < NDIR; i++)
 			transmit(&e->dir[i], now);
+		if (e->fb_on) {
+			fb_queue_busy(&e->fb, now, link_queue_len(&e->dir[AB].link) > 0);
+			if (now >= e->fb.next_report_ns)
+				send_feedback(e, now);
+		}
 		if (e->stats && now >= e->next_stats_ns) {
 			write_stats(e, now, 0);
 			while (e->next_stats_ns <= now)
@@ -710,6 +780,8 @@ static void run(struct linkem *e)
 		}
 
 		uint64_t next = e->stats ? e->next_stats_ns : LINK_NEVER;
+		if (e->fb_on && e->fb.next_report_ns < next)
+			next = e->fb.next_report_ns;
 		for (int i = 0; i < NDIR; i++) {
 			uint64_t t = link_next_event(&e->dir[i].link);
 			if (t < next)
@@ -731,6 +803,8 @@ static void run(struct linkem *e)
 				if (evs[i].events & (EPOLLERR | EPOLLHUP))
 					socket_error(e, (int)tag);
 				receive(&e->dir[tag]);
+				if (e->fb_on && tag == AB)
+					fb_queue_busy(&e->fb, now_ns(), link_queue_len(&e->dir[AB].link) > 0);
 			} else if (tag == EV_TIMER) {
 				uint64_t expirations;
 				if (read(e->timerfd, &expirations, sizeof(expirations)) < 0) {
@@ -756,6 +830,7 @@ static void usage(FILE *f)
 		"usage: linkem -i IF_A -i IF_B [--ab SPEC] [--ba SPEC] [--both SPEC] [--seed N]\n"
 		"              [--stats FILE] [--stats-interval-ms %d] [--control PATH]\n"
 		"              [--busy-poll-us %d (0 with --rt-priority)] [--cpu N] [--rt-priority 1-99]\n"
+		"              [--feedback leg=N[,period_ms=%d][,target_ms=%d][,sn_bits=18|12]]\n"
 		"  Bridges IF_A and IF_B; \"ab\" = frames received on IF_A leave on IF_B, \"ba\" the reverse.\n"
 		"  SPEC = comma-separated key=value, keys:\n"
 		"    rate_mbit=20 (0 = unlimited)   burst_bytes=N (token bucket depth, default 0)\n"
@@ -766,8 +841,11 @@ static void usage(FILE *f)
 		"    reorder=0|1 (default 0: frames keep their order, delay is a lower bound)\n"
 		"    loss=0.01 (Bernoulli)  ge=p[,r[,1-h[,1-k]]] (Gilbert-Elliott as netem's gemodel)\n"
 		"  control socket commands (one per line; reply \"ok\", \"error: ...\" or JSON):\n"
-		"    set ab|ba|both KEY=VAL[,KEY=VAL...]   stats   quit\n",
-		DEFAULT_STATS_INTERVAL_MS, DEFAULT_BUSY_POLL_US, LINK_DEFAULT_QUEUE_PKTS);
+		"    set ab|ba|both KEY=VAL[,KEY=VAL...]   stats   feedback on|off   quit\n"
+		"  --feedback: every period, one leg feedback report per user of the \"ab\" PDCP PDUs,\n"
+		"    sent out of IF_A (format: p4src/README.md, \"Leg feedback frames\")\n",
+		DEFAULT_STATS_INTERVAL_MS, DEFAULT_BUSY_POLL_US, FB_DEFAULT_PERIOD_MS, FB_DEFAULT_TARGET_MS,
+		LINK_DEFAULT_QUEUE_PKTS);
 }
 
 static unsigned long parse_num(const char *opt, const char *s, unsigned long max)
@@ -794,6 +872,7 @@ int main(int argc, char **argv)
 		{ "busy-poll-us", required_argument, NULL, 'p' },
 		{ "cpu", required_argument, NULL, 'u' },
 		{ "rt-priority", required_argument, NULL, 'r' },
+		{ "feedback", required_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -805,6 +884,10 @@ int main(int argc, char **argv)
 	long cpu = -1, rt_priority = 0;
 	int nif = 0, opt;
 	char err[512];
+	struct fb_config fb_cfg = { .leg = 0,
+				    .period_ns = FB_DEFAULT_PERIOD_MS * 1000000ULL,
+				    .target_ns = FB_DEFAULT_TARGET_MS * 1000000ULL,
+				    .sn_bits = 18 };
 
 	link_config_default(&cfg[AB]);
 	link_config_default(&cfg[BA]);
@@ -849,6 +932,11 @@ int main(int argc, char **argv)
 			break;
 		case 'r':
 			rt_priority = (long)parse_num("--rt-priority", optarg, 99);
+			break;
+		case 'f':
+			if (fb_config_parse(&fb_cfg, optarg, err, sizeof(err)))
+				die("--feedback %s: %s", optarg, err);
+			e.fb_on = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -918,9 +1006,14 @@ int main(int argc, char **argv)
 		direction_alloc(d);
 		if (link_init(&d->link, &cfg[i], seed * 2 + (uint64_t)i, FRAMES_PER_DIRECTION, now))
 			die("out of memory");
-		d->link.release = release_slot;
+		d->link.release = release_lost;
+		d->link.sent = frame_sent;
 		d->link.release_ctx = d;
 		epoll_add(e.epfd, d->in_fd, (uint64_t)i);
+	}
+	if (e.fb_on) {
+		fb_init(&e.fb, &fb_cfg, now);
+		e.dir[AB].fb = &e.fb;
 	}
 	epoll_add(e.epfd, e.timerfd, EV_TIMER);
 	epoll_add(e.epfd, e.sigfd, EV_SIGNAL);
@@ -944,7 +1037,9 @@ int main(int argc, char **argv)
 		fclose(e.stats);
 	if (e.ctl_path)
 		unlink(e.ctl_path);
-	for (int i = 0; i < NDIR; i++)
+	for (int i = 0; i < NDIR; i++) {
+		e.dir[i].fb = NULL; /* frames still held at exit are not losses */
 		link_free(&e.dir[i].link);
+	}
 	return e.exit_code;
 }

@@ -360,6 +360,41 @@ static void test_bernoulli_loss(void)
 	link_free(&l);
 }
 
+static uint64_t sent_bytes;
+static void count_sent(void *ctx, uint32_t handle, uint32_t len)
+{
+	(void)ctx;
+	(void)handle;
+	sent_bytes += len;
+}
+
+/* The `sent` hook sees every frame whose serialization ended and that the link kept, at
+ * the end of its serialization (before the propagation delay): what the feedback's drain
+ * rate counts. */
+static void test_sent_hook(void)
+{
+	struct link l;
+
+	make_link(&l, "rate_mbit=8,delay_ms=10,loss=0,queue_pkts=0", 0);
+	l.sent = count_sent;
+	sent_bytes = 0;
+	for (uint32_t i = 0; i < 10; i++)
+		link_enqueue(&l, 0, i, 1000); /* 1 ms each at 8 Mbit/s */
+	link_advance(&l, 5 * MS + 1);
+	CHECK(sent_bytes == 5000, "5 frames serialized by 5 ms: %llu", (unsigned long long)sent_bytes);
+	CHECK(link_delay_line_len(&l) == 5, "and still in the delay line");
+	link_free(&l);
+
+	make_link(&l, "rate_mbit=8,delay_ms=10,loss=1,queue_pkts=0", 0);
+	l.sent = count_sent;
+	sent_bytes = 0;
+	for (uint32_t i = 0; i < 10; i++)
+		link_enqueue(&l, 0, i, 1000);
+	link_advance(&l, 20 * MS);
+	CHECK(sent_bytes == 0 && l.c.drop_loss == 10, "loss=1: nothing sent, all lost");
+	link_free(&l);
+}
+
 /* Offers n frames, 1 us apart, draining as it goes; marks the delivered ones. */
 static void offer_and_collect(struct link *l, int n, char *delivered)
 {
@@ -555,6 +590,7 @@ int main(int argc, char **argv)
 	test_delay_distributions();
 	test_seed_reproducible();
 	test_bernoulli_loss();
+	test_sent_hook();
 	test_gilbert_elliott_loss();
 	test_live_reconfiguration();
 	test_spec_errors();

@@ -1,0 +1,92 @@
+"""Split policies of the controller's feedback loop (`dcctl control --policy P`).
+
+A policy is a pure state machine over leg feedback reports: `on_report(leg, report, now)`
+and `on_tick(now)` return a `Decision` (leg A's share of the user's packets, duplication
+on/off, the reason) when the split should change, else None. No I/O and no clock of its
+own, so tests drive it with report sequences. One module per family:
+
+- `split`: static, capacity (share proportional to the legs' drain rates), delay (equalise
+  the time each leg needs to deliver what it holds);
+- `failover`: a leg silent or losing everything loses its traffic until it recovers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from controlplane.feedback import Report
+
+LEGS = ("a", "b")
+
+
+@dataclass(frozen=True)
+class Decision:
+    share_a: float  # leg A's share of the packets, 0..1
+    dup: bool = False
+    reason: str = ""
+
+
+@dataclass
+class Tuning:
+    """Knobs shared by the policies (`dcctl control --help` shows the defaults)."""
+
+    alpha: float = 0.2  # EWMA weight of a new report
+    hysteresis: float = 0.05  # smallest share change worth a MODIFY
+    min_interval_s: float = 0.1  # at least this long between two changes
+    min_share: float = 0.02  # each leg keeps this share as a probe (0: none)
+    gain: float = 0.25  # delay policy: share moved per unit of relative delay difference
+    # failover: a leg without a report for this long, while the other leg reports, is down
+    # (PacketIns from a loaded software switch arrive in bursts tens of ms apart)
+    silence_s: float = 0.25
+    down_reports: int = 2  # failover: consecutive reports losing everything -> down
+    up_reports: int = 5  # failover: consecutive delivering reports -> up again
+    dup: bool = False  # failover: duplicate instead of moving the traffic
+
+
+class Policy:
+    """Base: the applied share, and the smoothing every split policy shares (hysteresis,
+    a minimum interval between changes, the probe share)."""
+
+    name = "policy"
+
+    def __init__(self, base_share: float, tuning: Tuning | None = None, now: float = 0.0):
+        self.tuning = tuning or Tuning()
+        self.base_share = base_share
+        self.share = base_share
+        self.dup = False
+        self.last_change = -float("inf")
+        self.start = now
+
+    def on_report(self, leg: str, report: Report, now: float) -> Decision | None:
+        return None
+
+    def on_tick(self, now: float) -> Decision | None:
+        return None
+
+    def clamp(self, share: float) -> float:
+        lo = self.tuning.min_share
+        return min(max(share, lo), 1.0 - lo)
+
+    def propose(self, share: float, now: float, reason: str) -> Decision | None:
+        """A decision when `share` differs enough from the applied one and the last change
+        is old enough; the policy then considers it applied."""
+        share = self.clamp(share)
+        if abs(share - self.share) < self.tuning.hysteresis:
+            return None
+        if now - self.last_change < self.tuning.min_interval_s:
+            return None
+        self.share, self.last_change = share, now
+        return Decision(share, False, reason)
+
+
+def make_policy(name: str, base_share: float, tuning: Tuning | None = None, now: float = 0.0):
+    from controlplane.policies.failover import FailoverPolicy
+    from controlplane.policies.split import CapacityPolicy, DelayPolicy, StaticPolicy
+
+    kinds = {p.name: p for p in (StaticPolicy, CapacityPolicy, DelayPolicy, FailoverPolicy)}
+    if name not in kinds:
+        raise ValueError(f"policy {name!r} is not one of {', '.join(kinds)}")
+    return kinds[name](base_share, tuning, now)
+
+
+POLICY_NAMES = ("static", "capacity", "delay", "failover")

@@ -1,0 +1,215 @@
+"""The feedback loop's pure parts: report frames (controlplane.feedback) and each split
+policy (controlplane.policies) driven by report sequences with an injected clock.
+
+Run: .venv/bin/pytest controlplane/tests/test_controlplane_policies.py
+"""
+
+import itertools
+
+import pytest
+
+from controlplane.feedback import FeedbackError, Report, decode_report, encode_report
+from controlplane.policies import Tuning, make_policy
+
+PERIOD = 0.01
+
+
+def report(leg=0, rate=1_000_000, held=0, delivered=10_000, lost=0, seq=0, desired=None):
+    return Report(
+        leg=leg,
+        seq=seq,
+        ue="10.0.0.2",
+        desired_bytes=desired if desired is not None else rate * 30 // 1000,
+        drain_rate=rate,
+        held_bytes=held,
+        delivered_sn=seq,
+        delivered_bytes=delivered,
+        lost=lost,
+    )
+
+
+def feed(policy, reports_a, reports_b, t0=0.0):
+    """Alternate A and B reports one period apart; every decision with its time."""
+    decisions = []
+    for i, (ra, rb) in enumerate(zip(reports_a, reports_b, strict=True)):
+        now = t0 + i * PERIOD
+        for leg, r in (("a", ra), ("b", rb)):
+            if r is not None:
+                d = policy.on_report(leg, r, now)
+                if d:
+                    decisions.append((now, d))
+        d = policy.on_tick(now + PERIOD / 2)
+        if d:
+            decisions.append((now + PERIOD / 2, d))
+    return decisions
+
+
+# -- report frames ---------------------------------------------------------------------
+
+
+def test_report_round_trip_with_ranges():
+    r = report(leg=1, rate=3_750_000, held=42_000, lost=3, seq=77)
+    r.lost_ranges = [(262143, 1), (5, 5)]
+    frame = encode_report(r, dst_mac=bytes.fromhex("020000000010"))
+    assert len(frame) == 14 + 36 + 16
+    back = decode_report(frame, ingress_port=2, t=1.5)
+    assert back.lost_ranges == [(262143, 1), (5, 5)]
+    assert (back.leg, back.seq, back.ue, back.drain_rate, back.held_bytes) == (
+        1,
+        77,
+        "10.0.0.2",
+        3_750_000,
+        42_000,
+    )
+    assert back.ingress_port == 2 and back.queue_delay_s == pytest.approx(42_000 / 3_750_000)
+
+
+@pytest.mark.parametrize(
+    "mangle, message",
+    [
+        (lambda f: f[:30], "at least 50"),
+        (lambda f: f[:14] + bytes([0x80]) + f[15:], "not a leg feedback report"),
+        (lambda f: f[:15] + bytes([2]) + f[16:], "version 2"),
+        (lambda f: f[:17] + bytes([3]) + f[18:], "announces 3 lost ranges"),
+    ],
+)
+def test_bad_reports_are_named(mangle, message):
+    with pytest.raises(FeedbackError, match=message):
+        decode_report(mangle(encode_report(report())))
+
+
+# -- static ------------------------------------------------------------------------------
+
+
+def test_static_never_changes():
+    p = make_policy("static", 0.5)
+    assert feed(p, [report(rate=3e6)] * 50, [report(rate=1e6)] * 50) == []
+
+
+# -- capacity ------------------------------------------------------------------------------
+
+
+def test_capacity_moves_to_the_rate_ratio_then_holds():
+    """Legs draining 30 and 10 Mbit/s: the share goes to 3:1 and stays (hysteresis)."""
+    p = make_policy("capacity", 0.5)
+    decisions = feed(p, [report(rate=3_750_000)] * 100, [report(rate=1_250_000)] * 100)
+    assert decisions, "no decision"
+    assert decisions[-1][1].share_a == pytest.approx(0.75, abs=0.01)
+    assert len(decisions) == 1  # constant rates: one change, no chatter
+
+
+def test_capacity_smooths_a_single_outlier_and_respects_hysteresis():
+    p = make_policy("capacity", 0.5, Tuning(alpha=0.2, hysteresis=0.05))
+    a = [report(rate=1_000_000)] * 30
+    b = [report(rate=1_000_000)] * 30
+    a[10] = report(rate=1_300_000)  # one noisy sample: 0.5 -> ~0.53 after the EWMA
+    assert feed(p, a, b) == []
+
+
+def test_capacity_rate_limited_by_min_interval():
+    p = make_policy("capacity", 0.5, Tuning(alpha=1.0, hysteresis=0.01, min_interval_s=0.1))
+    rates_a = [1_000_000 * (1 + i % 2) for i in range(40)]  # alternates 1:1 and 2:1 each period
+    decisions = feed(p, [report(rate=r) for r in rates_a], [report(rate=1_000_000)] * 40)
+    times = [t for t, _ in decisions]
+    assert len(times) >= 2
+    assert all(t2 - t1 >= 0.1 - 1e-9 for t1, t2 in itertools.pairwise(times))
+
+
+def test_capacity_keeps_a_probe_share_on_a_dead_leg():
+    p = make_policy("capacity", 0.5, Tuning(min_share=0.02))
+    a = [report(rate=2e6)] * 10 + [report(rate=0, delivered=0, lost=5)] * 50
+    decisions = feed(p, a, [report(rate=2e6)] * 60)
+    assert decisions[-1][1].share_a == pytest.approx(0.02)
+
+
+def test_capacity_waits_for_both_legs_first_rate():
+    """Leg B has not drained anything yet (no traffic): no decision from A's rate alone."""
+    p = make_policy("capacity", 0.5)
+    assert feed(p, [report(rate=3e6)] * 20, [report(rate=0, delivered=0)] * 20) == []
+    decisions = feed(p, [report(rate=3e6)] * 20, [report(rate=1e6)] * 20, t0=1.0)
+    assert decisions[-1][1].share_a == pytest.approx(0.75, abs=0.01)
+
+
+# -- delay -------------------------------------------------------------------------------
+
+
+def test_delay_moves_share_away_from_the_leg_with_the_longer_queue():
+    """Leg A holds 50 ms of data, leg B 10 ms: A's share goes down, step by step."""
+    p = make_policy("delay", 0.5, Tuning(gain=0.25, min_interval_s=0.05))
+    a = [report(rate=1_000_000, held=50_000)] * 40
+    b = [report(rate=1_000_000, held=10_000)] * 40
+    decisions = feed(p, a, b)
+    shares = [d.share_a for _, d in decisions]
+    assert shares and all(s2 < s1 for s1, s2 in zip([0.5] + shares, shares, strict=False))
+    # the queues never equalise here: down to the floor, within the hysteresis
+    assert shares[-1] < 0.02 + 0.05
+
+
+def test_delay_equal_delays_change_nothing():
+    p = make_policy("delay", 0.3)
+    a = [report(rate=3_000_000, held=60_000)] * 40  # 20 ms
+    b = [report(rate=1_000_000, held=20_000)] * 40  # 20 ms
+    assert feed(p, a, b) == []
+
+
+def test_delay_a_leg_that_drains_nothing_loses_its_share():
+    p = make_policy("delay", 0.5, Tuning(gain=0.25, min_interval_s=0.0))
+    decisions = feed(p, [report(rate=0, held=9000)] * 3, [report(rate=1e6, held=1000)] * 3)
+    assert [round(d.share_a, 2) for _, d in decisions] == [0.25, 0.02]
+
+
+# -- failover -----------------------------------------------------------------------------
+
+
+def test_failover_loss_moves_everything_then_returns():
+    p = make_policy("failover", 0.5, Tuning(down_reports=2, up_reports=5, min_share=0.02))
+    dead = report(rate=0, delivered=0, lost=20)
+    b = [report()] * 5 + [dead] * 10 + [report()] * 10
+    decisions = feed(p, [report()] * 25, b)
+    (t_down, down), (t_up, up) = decisions
+    assert down.share_a == pytest.approx(0.98) and not down.dup
+    assert t_down == pytest.approx(6 * PERIOD)  # the second report losing everything
+    assert "loses everything" in down.reason
+    assert up.share_a == 0.5 and t_up == pytest.approx(19 * PERIOD)  # 5th good report
+
+
+def test_failover_silent_leg_within_silence_s():
+    p = make_policy("failover", 0.7, Tuning(silence_s=0.05))
+    decisions = feed(p, [report()] * 5 + [None] * 20, [report()] * 25)
+    ((t, d),) = decisions
+    assert d.share_a == pytest.approx(0.02) and "silent" in d.reason
+    last_a = 4 * PERIOD
+    # silence_s, plus up to the other leg's next report (it must have reported since)
+    assert 0.05 <= t - last_a <= 0.05 + 2 * PERIOD
+
+
+def test_failover_both_legs_quiet_is_not_a_leg_failure():
+    """Reports stalled on their way to the controller (both legs quiet), then a burst."""
+    p = make_policy("failover", 0.5, Tuning(silence_s=0.05))
+    gap = [report()] * 3 + [None] * 30 + [report()] * 5
+    assert feed(p, gap, list(gap)) == []
+
+
+def test_failover_a_leg_that_never_reported_is_not_silent():
+    """Leg B has no traffic yet (the batch's first half goes to A): not a failure."""
+    p = make_policy("failover", 0.5, Tuning(silence_s=0.05))
+    assert feed(p, [report()] * 30, [None] * 30) == []
+
+
+def test_failover_dup_turns_duplication_on_and_off():
+    p = make_policy("failover", 0.5, Tuning(dup=True, down_reports=1, up_reports=1))
+    dead = report(rate=0, delivered=0, lost=20)
+    decisions = feed(p, [report()] * 3, [report(), dead, report()])
+    assert [(d.dup, d.share_a) for _, d in decisions] == [(True, 0.5), (False, 0.5)]
+
+
+def test_failover_both_legs_down_keeps_the_configured_split():
+    p = make_policy("failover", 0.6, Tuning(down_reports=1))
+    dead = report(rate=0, delivered=0, lost=20)
+    decisions = feed(p, [report(), dead, dead], [report(), report(), dead])
+    assert [round(d.share_a, 2) for _, d in decisions] == [0.02, 0.6]
+
+
+def test_unknown_policy_names_the_allowed_ones():
+    with pytest.raises(ValueError, match="static, capacity, delay, failover"):
+        make_policy("oracle", 0.5)
