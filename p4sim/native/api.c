@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: Apache-2.0
+ *
+ * The control plane's C API (called through ctypes by p4sim/native/device.py, under the
+ * device lock): allocation, table records and buckets, registers, counters, meters, PRE,
+ * digests. Sizes come from the program model; nothing grows past them.
+ */
+
+struct dev *p4n_new(uint32_t ntables, uint32_t nregs, uint32_t nctrs, uint32_t nmtrs)
+{
+    struct dev *d = calloc(1, sizeof *d);
+    pthread_mutex_init(&d->lock, NULL);
+    d->tables = calloc(ntables + 1, sizeof *d->tables);
+    d->regs = calloc(nregs + 1, sizeof *d->regs);
+    d->ctrs = calloc(nctrs + 1, sizeof *d->ctrs);
+    d->mtrs = calloc(nmtrs + 1, sizeof *d->mtrs);
+    d->mcast = calloc(MAX_GROUPS, sizeof *d->mcast);
+    d->sessions = calloc(MAX_GROUPS, sizeof *d->sessions);
+    d->digests = calloc(DIGEST_RING, sizeof *d->digests);
+    d->start = now_s();
+    return d;
+}
+
+void p4n_lock(struct dev *d) { pthread_mutex_lock(&d->lock); }
+void p4n_unlock(struct dev *d) { pthread_mutex_unlock(&d->lock); }
+uint64_t p4n_aborts(struct dev *d) { return d->aborts; }
+
+void p4n_table_init(struct dev *d, uint32_t t, uint32_t nwords, uint32_t nexact,
+                    const uint16_t *exact_words, uint32_t nargs, uint32_t capacity)
+{
+    struct table *tb = &d->tables[t];
+    tb->nwords = nwords, tb->nexact = nexact, tb->nargs = nargs ? nargs : 1;
+    tb->size = capacity;
+    uint16_t *ew = calloc(nexact + 1, sizeof *ew);
+    memcpy(ew, exact_words, nexact * sizeof *ew);
+    tb->exact_words = ew;
+    tb->nbuckets = 16;
+    while (tb->nbuckets < 2 * capacity) tb->nbuckets <<= 1;
+    tb->heads = calloc(tb->nbuckets, sizeof *tb->heads);
+    tb->recs = calloc(capacity, sizeof *tb->recs);
+    for (uint32_t i = 0; i < capacity; i++) tb->recs[i].args = calloc(tb->nargs, 8);
+    tb->default_args = calloc(tb->nargs, 8);
+    tb->default_action = -1;
+}
+
+/* Set the match checks and action of record `slot` (its counters and meter stay). */
+void p4n_table_set_rec(struct dev *d, uint32_t t, int32_t slot, int32_t action,
+                       uint32_t nchecks, const uint16_t *words, const uint8_t *is_range,
+                       const uint64_t *a, const uint64_t *b, const uint64_t *args)
+{
+    struct table *tb = &d->tables[t];
+    struct rec *r = &tb->recs[slot];
+    free(r->checks);
+    r->checks = calloc(nchecks + 1, sizeof *r->checks);
+    for (uint32_t i = 0; i < nchecks; i++) {
+        r->checks[i].word = words[i];
+        r->checks[i].is_range = is_range[i];
+        r->checks[i].a = a[i];
+        r->checks[i].b = b[i];
+    }
+    r->nchecks = (uint16_t)nchecks;
+    r->action = action;
+    memcpy(r->args, args, tb->nargs * 8);
+}
+
+void p4n_table_reset_rec(struct dev *d, uint32_t t, int32_t slot)
+{
+    struct rec *r = &d->tables[t].recs[slot];
+    r->packets = r->bytes = 0;
+    memset(&r->meter, 0, sizeof r->meter);
+}
+
+/* Replace the bucket of records whose exact words are `exact` (n = 0 removes it). */
+void p4n_table_set_bucket(struct dev *d, uint32_t t, const uint64_t *exact, uint32_t n,
+                          const int32_t *slots)
+{
+    struct table *tb = &d->tables[t];
+    struct bucket **ref = bucket_ref(tb, exact);
+    struct bucket *old = *ref;
+    if (old) {
+        *ref = old->next;
+        free(old->slots);
+        free(old);
+    }
+    if (!n) return;
+    struct bucket *b = calloc(1, sizeof *b + tb->nexact * 8);
+    memcpy(b->key, exact, tb->nexact * 8);
+    b->slots = malloc(n * sizeof *b->slots);
+    memcpy(b->slots, slots, n * sizeof *slots);
+    b->n = n;
+    ref = bucket_ref(tb, exact);
+    b->next = *ref;
+    *ref = b;
+}
+
+void p4n_table_set_default(struct dev *d, uint32_t t, int32_t action, const uint64_t *args)
+{
+    struct table *tb = &d->tables[t];
+    tb->default_action = action;
+    memcpy(tb->default_args, args, tb->nargs * 8);
+}
+
+void p4n_table_counter(struct dev *d, uint32_t t, int32_t slot, uint64_t *pk, uint64_t *by,
+                       int set)
+{
+    struct rec *r = &d->tables[t].recs[slot];
+    if (set) {
+        r->packets = *pk, r->bytes = *by;
+    } else {
+        *pk = r->packets, *by = r->bytes;
+    }
+}
+
+void p4n_table_meter(struct dev *d, uint32_t t, int32_t slot, int on, double cir, double cb,
+                     double pir, double pb)
+{
+    meter_config(&d->tables[t].recs[slot].meter, on, cir, cb, pir, pb);
+}
+
+void p4n_reg_init(struct dev *d, uint32_t i, uint32_t size, uint32_t width)
+{
+    d->regs[i].size = size;
+    d->regs[i].mask = MASK(width);
+    d->regs[i].v = calloc(size + 1, 8);
+}
+
+uint64_t *p4n_reg_cells(struct dev *d, uint32_t i) { return d->regs[i].v; }
+
+void p4n_ctr_init(struct dev *d, uint32_t i, uint32_t size)
+{
+    d->ctrs[i].size = size;
+    d->ctrs[i].packets = calloc(size + 1, 8);
+    d->ctrs[i].bytes = calloc(size + 1, 8);
+}
+
+uint64_t *p4n_ctr_cells(struct dev *d, uint32_t i, int bytes)
+{
+    return bytes ? d->ctrs[i].bytes : d->ctrs[i].packets;
+}
+
+void p4n_mtr_init(struct dev *d, uint32_t i, uint32_t size)
+{
+    d->mtrs[i].size = size;
+    d->mtrs[i].cells = calloc(size + 1, sizeof(struct meter_cell));
+}
+
+void p4n_mtr_config(struct dev *d, uint32_t i, uint32_t idx, int on, double cir, double cb,
+                    double pir, double pb)
+{
+    if (idx < d->mtrs[i].size) meter_config(&d->mtrs[i].cells[idx], on, cir, cb, pir, pb);
+}
+
+/* kind 0: multicast group, 1: clone session. n replicas; present 0 deletes. */
+void p4n_set_group(struct dev *d, int kind, uint32_t id, int present, uint32_t n,
+                   const uint32_t *ports, const uint32_t *rids, uint32_t trunc)
+{
+    if (id >= MAX_GROUPS) return;
+    struct group *g = kind ? &d->sessions[id] : &d->mcast[id];
+    free(g->r);
+    memset(g, 0, sizeof *g);
+    if (!present) return;
+    g->present = 1;
+    g->n = n;
+    g->trunc = trunc;
+    g->r = calloc(n + 1, sizeof *g->r);
+    for (uint32_t i = 0; i < n; i++) g->r[i].port = ports[i], g->r[i].rid = rids[i];
+}
+
+uint32_t p4n_digests(struct dev *d, struct digest_rec **out)
+{
+    *out = d->digests;
+    return d->ndigests;
+}
+
+void p4n_digests_clear(struct dev *d) { d->ndigests = 0; }
+
+uint32_t p4n_digest_rec_size(void) { return sizeof(struct digest_rec); }

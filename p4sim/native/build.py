@@ -1,0 +1,74 @@
+"""Building the generated C with the system compiler, cached by content hash.
+
+The shared object for a program is `<cache>/<sha256>.so`, where the hash covers the generated
+source, the C runtime it includes and the compiler command; a second commit of the same
+program (or a restart) loads it without compiling. The cache is `$P4SIM_NATIVE_CACHE`, else
+`$XDG_CACHE_HOME/p4sim/native`, else `~/.cache/p4sim/native`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).parent
+RUNTIME_FILES = ("runtime.h", "pipeline.c", "api.c", "io.c")
+CFLAGS = ["-O2", "-fPIC", "-shared", "-std=gnu11", "-fno-strict-aliasing", "-w", "-pthread"]
+
+
+class BuildError(Exception):
+    """The C compiler is missing or rejected the generated source."""
+
+
+def cache_dir() -> Path:
+    env = os.environ.get("P4SIM_NATIVE_CACHE")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "p4sim" / "native"
+
+
+def compiler() -> str:
+    cc = os.environ.get("CC") or shutil.which("gcc") or shutil.which("cc")
+    if not cc:
+        raise BuildError("no C compiler found (install gcc, or set CC)")
+    return cc
+
+
+def build(source: str) -> Path:
+    """The path of the shared object for `source` (compiled now unless cached)."""
+    cc = compiler()
+    h = hashlib.sha256()
+    h.update(source.encode())
+    for name in RUNTIME_FILES:
+        h.update((HERE / name).read_bytes())
+    h.update(" ".join([cc] + CFLAGS).encode())
+    digest = h.hexdigest()[:32]
+    out_dir = cache_dir()
+    target = out_dir / f"{digest}.so"
+    if target.exists():
+        return target
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="p4sim-native-") as tmp:
+        src = Path(tmp) / "program.c"
+        src.write_text(source)
+        obj = Path(tmp) / "program.so"
+        cmd = [cc, *CFLAGS, f"-I{HERE}", "-o", str(obj), str(src)]
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        if proc.returncode != 0:
+            (out_dir / f"{digest}.failed.c").write_text(source)
+            first = (proc.stderr.strip().splitlines() or ["(no output)"])[:5]
+            raise BuildError(
+                f"{cc} failed on the generated C (kept as {out_dir / (digest + '.failed.c')}): "
+                + " | ".join(first)
+            )
+        # Atomic: another process may build the same program at the same time.
+        fd, part = tempfile.mkstemp(dir=out_dir, suffix=".part")
+        os.close(fd)
+        shutil.copyfile(obj, part)
+        os.replace(part, target)
+    return target
