@@ -147,6 +147,13 @@ def build_run_parser() -> argparse.ArgumentParser:
         help="debug and trace show the per-packet trace of the pipeline",
     )
     p.add_argument(
+        "--engine",
+        choices=["interp", "native"],
+        default="interp",
+        help="interp: the Python interpreter; native: the program compiled to C (falls back "
+        "to interp, logged, for constructs it does not translate)",
+    )
+    p.add_argument(
         "--pcap-dir",
         metavar="DIR",
         help="write <port>-in.pcap and <port>-out.pcap for every port into DIR",
@@ -326,9 +333,15 @@ def run_main(argv: list[str]) -> int:
     from p4sim.p4runtime.pipeline import from_program
     from p4sim.switch import Switch
 
+    from p4sim.native import EngineProgram, compiler
+
+    engine = args.engine
+    if engine == "native" and LOG_LEVELS[args.log_level] <= logging.DEBUG:
+        log.warning("--log-level %s: the per-packet trace is the interpreter's; using --engine interp", args.log_level)
+        engine = "interp"
     pipeline = None
     if args.program:
-        program = compile_program(args.program, args.include_dirs, args.defines)
+        program = EngineProgram(compile_program(args.program, args.include_dirs, args.defines), engine)
         try:
             pipeline = from_program(
                 program, device_config_for(program, args.program), args.cpu_port
@@ -351,7 +364,9 @@ def run_main(argv: list[str]) -> int:
         if pipeline is not None:
             switch.set_pipeline(pipeline)
         try:
-            server = P4RuntimeServer(switch, args.grpc_server_addr, device_id=args.device_id)
+            server = P4RuntimeServer(
+                switch, args.grpc_server_addr, device_id=args.device_id, compiler=compiler(engine)
+            )
         except (OSError, RuntimeError) as exc:
             raise UsageError(f"P4Runtime server: {exc}") from None
         switch.start()
