@@ -349,7 +349,12 @@ def run_main(argv: list[str]) -> int:
         except P4RuntimeError as exc:
             raise UsageError(f"{args.program}: {exc.message}") from None
     try:
-        ports = AfPacketPorts(interfaces)
+        if engine == "native":  # the C data path: TPACKET ring in, sendmmsg out (io.c)
+            from p4sim.native.ports import NativePorts
+
+            ports = NativePorts(interfaces, args.pcap_dir)
+        else:
+            ports = AfPacketPorts(interfaces)
     except PortError as exc:
         raise UsageError(str(exc)) from None
     for name in interfaces.values():

@@ -59,7 +59,10 @@ class Switch:
         self._pcaps: dict[tuple[int, str], PcapWriter] = {}
         if pcap_dir is not None:
             Path(pcap_dir).mkdir(parents=True, exist_ok=True)
-            for port in list(ports.ports) + ([cpu_port] if cpu_port is not None else []):
+            # Port sets that record their own traffic (the native engine's C I/O) leave only
+            # the CPU port to the switch.
+            own = [] if getattr(ports, "writes_pcaps", False) else list(ports.ports)
+            for port in own + ([cpu_port] if cpu_port is not None else []):
                 for direction in ("in", "out"):  # BMv2's --pcap naming: <port>-in.pcap
                     self._pcaps[(port, direction)] = PcapWriter(
                         Path(pcap_dir) / f"{port}-{direction}.pcap"
@@ -79,6 +82,9 @@ class Switch:
     def set_pipeline(self, pipeline: Pipeline | None) -> None:
         """Atomic for packets: a frame runs on the old or on the new pipeline, never both."""
         self.pipeline = pipeline
+        attach = getattr(self.ports, "attach_pipeline", None)
+        if attach is not None:  # port sets that run the data path themselves (native engine)
+            attach(pipeline, self)
         log.info("pipeline %s", "committed" if pipeline else "removed")
 
     # -- packet path ------------------------------------------------------------------------
@@ -116,18 +122,22 @@ class Switch:
                 digests.clear()
             else:
                 batch = None
-        if batch and self._digest_listeners:
-            for listener in list(self._digest_listeners):
-                listener(batch)
+        if batch:
+            self.deliver_digests(batch)
         for egress_port, out in outputs:
-            self._transmit(egress_port, out)
+            self.transmit(egress_port, out)
+
+    def deliver_digests(self, batch: list) -> None:
+        for listener in list(self._digest_listeners):
+            listener(batch)
 
     def packet_out(self, frame: bytes) -> None:
         if self.cpu_port is None:
             raise RuntimeError("no CPU port configured (start p4sim with --cpu-port N)")
         self.receive(self.cpu_port, frame)
 
-    def _transmit(self, port: int, frame: bytes) -> None:
+    def transmit(self, port: int, frame: bytes) -> None:
+        """A frame the pipeline sent to `port` (the CPU port: to the packet-in listeners)."""
         self._record(port, "out", frame)
         if port == self.cpu_port:
             self.stats["packet_in"] += 1

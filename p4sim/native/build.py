@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).parent
-RUNTIME_FILES = ("runtime.h", "pipeline.c", "api.c", "io.c")
+RUNTIME_FILES = ("runtime.h", "pipeline.c", "api.c")
 CFLAGS = ["-O2", "-fPIC", "-shared", "-std=gnu11", "-fno-strict-aliasing", "-w", "-pthread"]
 
 
@@ -39,17 +39,28 @@ def compiler() -> str:
     return cc
 
 
-def build(source: str) -> Path:
+def build_io() -> Path:
+    """The packet I/O library (io.c), the same for every program."""
+    return build((HERE / "io.c").read_text(), runtime=())
+
+
+def build_trafgen() -> Path:
+    """The benchmark's traffic generator (trafgen.c, which includes io.c)."""
+    return build((HERE / "trafgen.c").read_text(), runtime=("io.c",), executable=True)
+
+
+def build(source: str, runtime=RUNTIME_FILES, executable: bool = False) -> Path:
     """The path of the shared object for `source` (compiled now unless cached)."""
     cc = compiler()
     h = hashlib.sha256()
     h.update(source.encode())
-    for name in RUNTIME_FILES:
+    for name in runtime:
         h.update((HERE / name).read_bytes())
-    h.update(" ".join([cc] + CFLAGS).encode())
+    flags = [f for f in CFLAGS if not (executable and f in ("-shared", "-fPIC"))]
+    h.update(" ".join([cc] + flags).encode())
     digest = h.hexdigest()[:32]
     out_dir = cache_dir()
-    target = out_dir / f"{digest}.so"
+    target = out_dir / (f"{digest}.bin" if executable else f"{digest}.so")
     if target.exists():
         return target
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -57,7 +68,7 @@ def build(source: str) -> Path:
         src = Path(tmp) / "program.c"
         src.write_text(source)
         obj = Path(tmp) / "program.so"
-        cmd = [cc, *CFLAGS, f"-I{HERE}", "-o", str(obj), str(src)]
+        cmd = [cc, *flags, f"-I{HERE}", "-o", str(obj), str(src)]
         proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
         if proc.returncode != 0:
             (out_dir / f"{digest}.failed.c").write_text(source)
@@ -70,5 +81,6 @@ def build(source: str) -> Path:
         fd, part = tempfile.mkstemp(dir=out_dir, suffix=".part")
         os.close(fd)
         shutil.copyfile(obj, part)
+        os.chmod(part, 0o755)
         os.replace(part, target)
     return target

@@ -546,7 +546,14 @@ class CodeGen:
             if inner:
                 raise Unsupported(e.pos, f"a call with side effects on the right of {op}")
             return f"({a} {op} {b})"
-        a, b = self.expr(e.left, pre), self.expr(e.right, pre)
+        a = self.expr(e.left, pre)
+        inner: list[str] = []
+        b = self.expr(e.right, inner)
+        if inner:  # the right side calls something: read the left side first (left to right)
+            ta = self.new_tmp()
+            pre.append(f"{self.ctype(e.left.type, e.pos) if not isinstance(e.left.type, (BoolT, InfInt)) else 'int64_t'} {ta} = {a};")
+            a = ta
+            pre.extend(inner)
         lt = e.left.type
         if op in ("==", "!=") and isinstance(lt, HeaderT):
             fn = self.eq_fn(lt, e.pos)
@@ -1255,13 +1262,12 @@ class CodeGen:
             data = self.field_data(arg, pre)
             if any(w > 64 for _, _, w in data) or len(data) > 32:
                 raise Unsupported(e.pos, "digest with a field wider than 64 bits or more than 32 fields")
-            if any(g is not None for g, _, _ in data):
-                raise Unsupported(e.pos, "digest of header fields (validity-dependent)")
             tname = getattr(arg.type, "type_name", "digest")
             di = len(self.digests)
             self.digests.append((tname, [w for _, _, w in data]))
-            vals = ", ".join(v for _, v, _ in data)
-            return f"{{ uint64_t dv[] = {{ {vals} }}; add_digest(D, {di}, (uint32_t)({receiver}), dv, {len(data)}); }}"
+            # Fields of invalid headers are left out, as the interpreter's field list does.
+            puts = " ".join(f"if ({g}) dv[n++] = {v};" if g else f"dv[n++] = {v};" for g, v, _ in data)
+            return f"{{ uint64_t dv[{len(data) + 1}]; uint32_t n = 0; {puts} add_digest(D, {di}, (uint32_t)({receiver}), dv, n); }}"
         if name == "verify":
             c = self.expr(e.args[0].value, pre)
             err = self.expr(e.args[1].value, pre)

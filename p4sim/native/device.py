@@ -478,7 +478,7 @@ class NativeDevice:
             self.sync_pre()
             n = self.lib.p4n_process(self.ctx, ingress_port, frame, len(frame), ctypes.byref(self._out))
             raw = ctypes.string_at(self._out, n) if n else b""
-            self._drain_digests()
+            self.drain_digests()
         out = []
         i = 0
         while i < n:
@@ -488,7 +488,7 @@ class NativeDevice:
             i += 8 + length
         return out
 
-    def _drain_digests(self) -> None:
+    def drain_digests(self) -> None:
         ptr = ctypes.c_void_p()
         n = self.lib.p4n_digests(self.ctx, ctypes.byref(ptr))
         if not n:

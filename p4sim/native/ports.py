@@ -1,0 +1,156 @@
+"""`NativePorts`: Linux interfaces driven by the native engine's C I/O loop (io.c).
+
+A `PortSet` like `p4sim.io.AfPacketPorts`, but the receive loop, the pipeline and the
+transmission are C when the committed pipeline is native: Python only sees frames for the
+CPU port (PacketIn), digests (drained every 10 ms) and, while the pipeline is the
+interpreter's, every frame (the up-call path, processed by `Switch.receive`).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import logging
+import threading
+from pathlib import Path
+
+from p4sim.io import PortError
+from p4sim.native.build import build_io
+
+log = logging.getLogger("p4sim.native")
+
+_MAX_FRAME = 65536 + 64
+_lib = None
+
+
+def _load():
+    global _lib
+    if _lib is None:
+        lib = ctypes.CDLL(str(build_io()))
+        lib.p4nio_new.restype = ctypes.c_void_p
+        lib.p4nio_add_port.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_char_p,
+                                       ctypes.c_uint32, ctypes.c_char_p]  # fmt: skip
+        lib.p4nio_set_pipeline.argtypes = [ctypes.c_void_p] + [ctypes.c_void_p] * 4 + [ctypes.c_int64]
+        lib.p4nio_upcall.restype = ctypes.c_int64
+        lib.p4nio_upcall.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_uint32,
+                                     ctypes.POINTER(ctypes.c_uint32),
+                                     ctypes.POINTER(ctypes.c_uint32), ctypes.c_int]  # fmt: skip
+        lib.p4nio_send.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_char_p, ctypes.c_uint32]
+        for name in ("p4nio_run", "p4nio_stop", "p4nio_close", "p4nio_stats"):
+            getattr(lib, name).argtypes = [ctypes.c_void_p] + (
+                [ctypes.POINTER(ctypes.c_uint64)] if name == "p4nio_stats" else []
+            )
+        _lib = lib
+    return _lib
+
+
+def _mtu(ifname: str) -> int:
+    try:
+        return int(Path(f"/sys/class/net/{ifname}/mtu").read_text())
+    except (OSError, ValueError):
+        return 1500
+
+
+class NativePorts:
+    writes_pcaps = True  # io.c writes <port>-in/out.pcap of the interfaces itself
+
+    def __init__(self, interfaces: dict[int, str], pcap_dir: str | None = None) -> None:
+        self.ports = dict(interfaces)
+        self.lib = _load()
+        self.io = ctypes.c_void_p(self.lib.p4nio_new())
+        self._threads: list[threading.Thread] = []
+        self._closed = False
+        self._switch = None
+        self._device = None
+        if pcap_dir is not None:
+            Path(pcap_dir).mkdir(parents=True, exist_ok=True)
+        for port, ifname in self.ports.items():
+            try:
+                idx_ok = Path(f"/sys/class/net/{ifname}").exists()
+            except OSError:
+                idx_ok = False
+            if not idx_ok:
+                self.close()
+                raise PortError(f"interface {ifname!r} does not exist (in this network namespace)")
+            r = self.lib.p4nio_add_port(
+                self.io,
+                port,
+                ifname.encode(),
+                _mtu(ifname),
+                str(pcap_dir).encode() if pcap_dir is not None else None,
+            )
+            if r < 0:
+                self.close()
+                import os
+
+                raise PortError(f"{ifname}: cannot open a packet ring: {os.strerror(-r)}")
+
+    # -- the switch hands us each committed pipeline --------------------------------------
+    def attach_pipeline(self, pipeline, switch) -> None:
+        self._switch = switch
+        device = pipeline.device if pipeline is not None else None
+        if getattr(device, "engine", "interp") == "native":
+            lib = device.lib
+            fn = [ctypes.cast(getattr(lib, n), ctypes.c_void_p) for n in ("p4n_process", "p4n_lock", "p4n_unlock")]
+            cpu = switch.cpu_port if switch.cpu_port is not None else -1
+            self.lib.p4nio_set_pipeline(self.io, fn[0], fn[1], fn[2], device.ctx, cpu)
+            log.info("native I/O: the data path runs in C")
+        else:
+            self.lib.p4nio_set_pipeline(self.io, None, None, None, None, -1)
+            if device is not None:
+                log.info("native I/O: the pipeline is the interpreter's; frames go to Python")
+        self._device = device
+
+    # -- PortSet --------------------------------------------------------------------------
+    def start(self, on_frame) -> None:
+        run = threading.Thread(target=self.lib.p4nio_run, args=(self.io,), name="p4sim-native-io", daemon=True)
+        up = threading.Thread(target=self._upcalls, args=(on_frame,), name="p4sim-upcalls", daemon=True)
+        self._threads = [run, up]
+        run.start()
+        up.start()
+
+    def _upcalls(self, on_frame) -> None:
+        buf = ctypes.create_string_buffer(_MAX_FRAME)
+        kind, port = ctypes.c_uint32(), ctypes.c_uint32()
+        while not self._closed:
+            n = self.lib.p4nio_upcall(self.io, buf, _MAX_FRAME, ctypes.byref(kind), ctypes.byref(port), 10)
+            if n == -2:
+                return
+            try:
+                if n >= 0:
+                    frame = buf.raw[:n]
+                    if kind.value == 0:
+                        on_frame(port.value, frame)
+                    elif self._switch is not None:
+                        self._switch.transmit(port.value, frame)
+                self._drain_digests()
+            except Exception:  # the switch must survive any one frame
+                log.exception("native I/O: handling an up-call failed")
+
+    def _drain_digests(self) -> None:
+        device = self._device
+        if getattr(device, "engine", None) != "native" or self._switch is None:
+            return
+        with device.lock:
+            device.drain_digests()
+            batch = list(device.digests)
+            device.digests.clear()
+        if batch:
+            self._switch.deliver_digests(batch)
+
+    def send(self, port: int, frame: bytes) -> None:
+        self.lib.p4nio_send(self.io, port, frame, len(frame))
+
+    def stats(self) -> dict[str, int]:
+        out = (ctypes.c_uint64 * 5)()
+        self.lib.p4nio_stats(self.io, out)
+        return dict(zip(("rx", "tx", "tx_dropped", "upcalls_dropped", "truncated"), out))
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self.lib.p4nio_stop(self.io)
+        for t in self._threads:
+            if t is not threading.current_thread():
+                t.join(timeout=2)
+        self.lib.p4nio_close(self.io)
