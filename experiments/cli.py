@@ -1,7 +1,7 @@
 """dcexp: run DC experiments, report on them, clean up after dead runs.
 
-dcexp run SCENARIO.yaml [--reps N] [--quick] [--target p4sim|bmv2] [--link linkem|netem]
-          [--out DIR]
+dcexp run SCENARIO.yaml [--reps N] [--quick] [--target p4sim|bmv2] [--engine native|interp]
+          [--link linkem|netem] [--out DIR]
 dcexp report DIR
 dcexp validate SCENARIO.yaml...
 dcexp clean
@@ -46,6 +46,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="apply the scenario's `quick:` overrides (smaller downloads, fewer points)",
     )
     run.add_argument("--target", choices=("p4sim", "bmv2"), default="p4sim", help="switch target")
+    run.add_argument(
+        "--engine",
+        choices=("native", "interp"),
+        default="native",
+        help="p4sim's engine (--target p4sim): the splitter compiled to C, or the interpreter",
+    )
     run.add_argument(
         "--link", choices=("linkem", "netem"), default="linkem", help="link emulator on the legs"
     )
@@ -107,7 +113,12 @@ def cmd_run(args) -> int:
         summary = run_scenario(
             scenario,
             out,
-            RunOptions(target=args.target, link_kind=args.link, timeout_s=args.timeout_s),
+            RunOptions(
+                target=args.target,
+                engine=args.engine,
+                link_kind=args.link,
+                timeout_s=args.timeout_s,
+            ),
         )
     except TestbedError as exc:
         print(f"dcexp: {exc}", file=sys.stderr)

@@ -172,6 +172,7 @@ def check_disk_space(scenario: Scenario, out: Path) -> None:
 @dataclass
 class RunOptions:
     target: str = "p4sim"
+    engine: str = "native"  # p4sim's engine (p4sim/native; the interpreter is "interp")
     link_kind: str = "linkem"
     timeout_s: float | None = None
 
@@ -219,6 +220,7 @@ def execute_run(run: Run, run_dir: Path, opts: RunOptions, on_tick=None) -> dict
         "seed": run.seed,
         "config": run.config,
         "target": opts.target,
+        "engine": opts.engine if opts.target == "p4sim" else None,
         "link": opts.link_kind,
         "prefix": prefix,
         **provenance(),
@@ -232,6 +234,7 @@ def execute_run(run: Run, run_dir: Path, opts: RunOptions, on_tick=None) -> dict
         config=run.config,
         workdir=logs,
         target=opts.target,
+        engine=opts.engine,
         link_kind=opts.link_kind,
         seed=run.seed,
     )

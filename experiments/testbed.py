@@ -141,6 +141,7 @@ class Testbed:
     config: dict  # a resolved run config (links, dc, t_reordering_ms, flows)
     workdir: Path
     target: str = "p4sim"
+    engine: str = "native"  # p4sim --engine
     link_kind: str = "linkem"
     seed: int = 1
     hosts: dict[str, Host] = field(default_factory=dict)
@@ -238,6 +239,8 @@ class Testbed:
                 self.grpc_addr,
                 "--log-level",
                 "warn",
+                "--engine",
+                self.engine,
             ]
         elif self.target == "bmv2":
             missing = bmv2_missing(self.config["dc"]["sn_bits"], adaptive)

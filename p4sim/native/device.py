@@ -409,14 +409,15 @@ class NativeDevice:
         self.lock = NativeLock(self)
         self._pre_pushed: dict = {}
         self.tables: dict[str, NativeTable] = {}
-        for layout in gen.tables:
-            py = interp.tables[layout.name]
+        layouts = {layout.name: layout for layout in gen.tables}
+        for name, py in interp.tables.items():  # in the interpreter's (the model's) order
+            layout = layouts.get(name)
+            if layout is None:  # never applied: no data path, state in Python only
+                self.tables[name] = py
+                continue
             d = py.definition
             capacity = d.size + len(d.const_entries or ()) + len(d.initial_entries) + 1
-            self.tables[layout.name] = NativeTable(self, py, layout, capacity)
-        for name, py in interp.tables.items():
-            if name not in self.tables:  # never applied: no data path, state in Python only
-                self.tables[name] = py
+            self.tables[name] = NativeTable(self, py, layout, capacity)
         self.registers = {}
         for i, name in enumerate(gen.registers):
             d = interp.registers[name].definition

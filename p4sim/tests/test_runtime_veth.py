@@ -96,8 +96,8 @@ class P4RuntimeClient:
         self.channel.close()
 
 
-@pytest.fixture
-def switch_ns(tmp_path):
+@pytest.fixture(params=["interp", "native"])
+def switch_ns(tmp_path, request):
     prefix = unique_prefix("p4rt")
     with Namespace(f"{prefix}ns") as ns:
         veth_pair("h0", ns, "s0", ns)
@@ -115,6 +115,8 @@ def switch_ns(tmp_path):
             sock,
             "--pcap-dir",
             str(tmp_path / "pcap"),
+            "--engine",
+            request.param,  # native: the pipeline and the packet I/O in C (p4sim/native)
         ]
         with open(tmp_path / "p4sim.log", "w") as log:
             ns.popen(argv, stdout=log, stderr=log)  # the child keeps its own copy of the fd
@@ -136,6 +138,7 @@ def test_forwards_by_p4runtime_entry_and_drops_after_delete(switch_ns):
     log = (tmp_path / "p4sim.log").read_text()
     assert "Traceback" not in log
     assert "offloads on" not in log  # veth_pair turned them off; p4sim checked
+    assert "runs on the interpreter" not in log  # --engine native ran it natively
     from p4sim.io.pcap import read_pcap
 
     assert read_pcap(tmp_path / "pcap" / "1-out.pcap") == [frame]
