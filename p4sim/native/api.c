@@ -185,3 +185,29 @@ double p4n_bench_process(struct dev *d, uint32_t port, const uint8_t *frame, siz
     for (uint32_t i = 0; i < n; i++) p4n_process(d, port, frame, len, &out);
     return (now_s() - t0) * 1e9 / (n ? n : 1);
 }
+
+void p4n_free(struct dev *d, uint32_t ntables, uint32_t nregs, uint32_t nctrs, uint32_t nmtrs)
+{
+    for (uint32_t t = 0; t < ntables; t++) {
+        struct table *tb = &d->tables[t];
+        for (uint32_t b = 0; b < tb->nbuckets; b++)
+            for (struct bucket *x = tb->heads[b], *next; x; x = next) {
+                next = x->next;
+                free(x->slots);
+                free(x);
+            }
+        for (uint32_t i = 0; i < tb->size; i++) {
+            free(tb->recs[i].checks);
+            free(tb->recs[i].args);
+        }
+        free(tb->heads), free(tb->recs), free(tb->default_args), free((void *)tb->exact_words);
+    }
+    for (uint32_t i = 0; i < nregs; i++) free(d->regs[i].v);
+    for (uint32_t i = 0; i < nctrs; i++) free(d->ctrs[i].packets), free(d->ctrs[i].bytes);
+    for (uint32_t i = 0; i < nmtrs; i++) free(d->mtrs[i].cells);
+    for (uint32_t i = 0; i < MAX_GROUPS; i++) free(d->mcast[i].r), free(d->sessions[i].r);
+    free(d->tables), free(d->regs), free(d->ctrs), free(d->mtrs), free(d->mcast);
+    free(d->sessions), free(d->digests), free(d->out), free(d->scratch);
+    pthread_mutex_destroy(&d->lock);
+    free(d);
+}

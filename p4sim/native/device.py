@@ -325,7 +325,8 @@ class NativeTable:
 
 
 class NativeRegister:
-    def __init__(self, definition, cells):
+    def __init__(self, definition, cells, owner):
+        self.owner = owner  # the cells are the owner's C memory: keep it alive
         self.definition = definition
         self.cells = cells
         self.mask = (1 << definition.bitwidth) - 1
@@ -346,7 +347,8 @@ class NativeRegister:
 
 
 class NativeCounter:
-    def __init__(self, definition, packets, bytes_):
+    def __init__(self, definition, packets, bytes_, owner):
+        self.owner = owner
         self.definition = definition
         self.packets_cells, self.bytes_cells = packets, bytes_
 
@@ -422,13 +424,13 @@ class NativeDevice:
         for i, name in enumerate(gen.registers):
             d = interp.registers[name].definition
             self.lib.p4n_reg_init(self.ctx, i, d.size, min(d.bitwidth, 64))
-            self.registers[name] = NativeRegister(d, self.lib.p4n_reg_cells(self.ctx, i))
+            self.registers[name] = NativeRegister(d, self.lib.p4n_reg_cells(self.ctx, i), self)
         self.counters = {}
         for i, name in enumerate(gen.counters):
             d = interp.counters[name].definition
             self.lib.p4n_ctr_init(self.ctx, i, d.size)
             self.counters[name] = NativeCounter(
-                d, self.lib.p4n_ctr_cells(self.ctx, i, 0), self.lib.p4n_ctr_cells(self.ctx, i, 1)
+                d, self.lib.p4n_ctr_cells(self.ctx, i, 0), self.lib.p4n_ctr_cells(self.ctx, i, 1), self
             )
         self.meters = {}
         for name, py in interp.meters.items():
@@ -437,6 +439,15 @@ class NativeDevice:
                 self.lib.p4n_mtr_init(self.ctx, index, py.definition.size)
             self.meters[name] = NativeMeter(self, py, index)
         self._out = ctypes.c_void_p()
+        self._counts = (len(gen.tables), len(gen.registers), len(gen.counters), len(gen.meters))
+
+    def __del__(self):
+        # The C state goes with the device; nothing else holds it by then (NativePorts swaps
+        # its pipeline under its own lock before dropping the old device).
+        ctx = getattr(self, "ctx", None)
+        if ctx is not None and ctx.value:
+            self.lib.p4n_free(ctx, *self._counts)
+            self.ctx = None
 
     # -- PRE: the P4Runtime server and STF edit plain dicts and lists; pushed on change --
     def sync_pre(self) -> None:
