@@ -1,5 +1,5 @@
 # p4sim: the embedded P4_16 v1model target (front end, engine, P4Runtime server).
-.PHONY: p4sim-test p4sim-bench p4rt-shell-venv
+.PHONY: p4sim-test p4sim-bench p4rt-shell-venv p4sim-native-samples
 TEST_TARGETS  += p4sim-test
 BENCH_TARGETS += p4sim-bench
 
@@ -12,3 +12,7 @@ p4sim-test: p4rt-shell-venv
 
 p4sim-bench:
 	$(PY) -m p4sim.bench
+
+# every p4c v1model STF sample through both engines (make test takes every 6th)
+p4sim-native-samples:
+	P4SIM_NATIVE_SAMPLES=all $(PY) -m pytest -q -s p4sim/tests/test_native_equivalence.py -k samples
