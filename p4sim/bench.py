@@ -22,14 +22,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import select
-import socket
-import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -42,16 +37,6 @@ P4SIM_CPU, TRAFFIC_CPU = 0, 1
 # ---------------------------------------------------------------------------
 # Driver
 # ---------------------------------------------------------------------------
-
-
-@dataclass
-class Case:
-    name: str
-    program: Path
-    frame: bytes
-    copies_per_frame: int  # output frames per input frame (1 for split and forwarding)
-    entries: Callable[[_Client], None]  # installs the case's table entries
-    mtu: int = 1600
 
 
 def _frame(size: int, dst_ip: str, dst_mac: str = "02:00:00:00:00:02") -> bytes:
@@ -102,6 +87,16 @@ class _EntryWriter:
             )
         self._apply(update)
 
+    def multicast_group(self, group: int, ports: list[int]) -> None:
+        from p4.v1 import p4runtime_pb2
+
+        update = p4runtime_pb2.Update(type=p4runtime_pb2.Update.INSERT)
+        g = update.entity.packet_replication_engine_entry.multicast_group_entry
+        g.multicast_group_id = group
+        for port in ports:
+            g.replicas.add(egress_port=port, instance=0)
+        self._apply(update)
+
     def _apply(self, update) -> None:
         raise NotImplementedError
 
@@ -144,43 +139,6 @@ class _Client(_EntryWriter):
         self.channel.close()
 
 
-class _Local(_EntryWriter):
-    """The same entries written straight into an in-process device (no I/O, no gRPC)."""
-
-    def __init__(self, program: Path) -> None:
-        from p4sim import frontend
-        from p4sim.p4runtime.pipeline import from_program
-
-        self.pipeline = from_program(frontend.compile_file(str(program)), b"", None)
-        self.p4info = self.pipeline.p4info
-
-    def _apply(self, update) -> None:
-        from p4sim.p4runtime.entities import apply_update
-
-        apply_update(self.pipeline.index, self.pipeline.device, update)
-
-
-def engine_rate(case: Case, frames: int = 5000, repeats: int = 3) -> float:
-    """Packets/s of device.process alone (best of `repeats`, on p4sim's CPU): the ceiling
-    the packet I/O path adds to."""
-    local = _Local(case.program)
-    case.entries(local)
-    device = local.pipeline.device
-    before = os.sched_getaffinity(0)
-    if len(before) > 1:
-        os.sched_setaffinity(0, {P4SIM_CPU})
-    try:
-        best = 0.0
-        for _ in range(repeats):
-            start = time.perf_counter()
-            for _ in range(frames):
-                device.process(0, case.frame)
-            best = max(best, frames / (time.perf_counter() - start))
-        return best
-    finally:
-        os.sched_setaffinity(0, before)
-
-
 def _fwd_entries(client: _EntryWriter) -> None:
     client.insert(
         "ipv4_lpm", {"ipv4_dst": (0x0A000100, 24)}, "route", {"port": 1, "next_hop": 0x020000000102}
@@ -217,20 +175,6 @@ def _all_splitter_entries(client: _EntryWriter) -> None:
     client.multicast_group(1, [1, 2])
 
 
-def _multicast_group(self, group: int, ports: list[int]) -> None:
-    from p4.v1 import p4runtime_pb2
-
-    update = p4runtime_pb2.Update(type=p4runtime_pb2.Update.INSERT)
-    g = update.entity.packet_replication_engine_entry.multicast_group_entry
-    g.multicast_group_id = group
-    for port in ports:
-        g.replicas.add(egress_port=port, instance=0)
-    self._apply(update)
-
-
-_EntryWriter.multicast_group = _multicast_group
-
-
 def _p4c(program: Path, out_dir: Path) -> tuple[Path, Path]:
     """(P4Info text, BMv2 JSON) of `program`, compiled with p4c-bm2-ss."""
     import shutil
@@ -251,7 +195,6 @@ def _p4c(program: Path, out_dir: Path) -> tuple[Path, Path]:
 
 def _push(client: _Client, info: Path, js: Path) -> None:
     from google.protobuf import text_format
-    from p4.config.v1 import p4info_pb2
     from p4.v1 import p4runtime_pb2
 
     req = p4runtime_pb2.SetForwardingPipelineConfigRequest(device_id=0)
@@ -314,7 +257,9 @@ def run_target(target: str, program: Path, cases: list[str], args, bmv2_files=No
         elif target == "bmv2":
             import shutil
 
-            ssg = shutil.which("simple_switch_grpc", path="/opt/p4tools/bin:" + os.environ.get("PATH", ""))
+            ssg = shutil.which(
+                "simple_switch_grpc", path="/opt/p4tools/bin:" + os.environ.get("PATH", "")
+            )
             if ssg is None:
                 raise RuntimeError("simple_switch_grpc not found (/opt/p4tools/bin or PATH)")
             argv = [ssg, "--no-p4", *ifaces, "--", "--grpc-server-addr", sock]
@@ -367,6 +312,7 @@ def commit_time(program: Path) -> tuple[float, float]:
     with tempfile.TemporaryDirectory(prefix="p4sim-native-cache-") as cache:
         os.environ["P4SIM_NATIVE_CACHE"] = cache
         try:
+
             def cpu() -> float:
                 own = resource.getrusage(resource.RUSAGE_SELF)
                 kids = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -402,8 +348,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--duration", type=float, default=3.0, help="seconds of rate test")
     parser.add_argument("--latency-samples", type=int, default=1000)
     parser.add_argument("--window", type=int, default=256, help="frames in flight (rate test)")
-    parser.add_argument("--targets", default=",".join(TARGETS), help="comma-separated: " + ", ".join(TARGETS))
-    parser.add_argument("--cases", default=",".join(CASES), help="comma-separated: " + ", ".join(CASES))
+    parser.add_argument(
+        "--targets", default=",".join(TARGETS), help="comma-separated: " + ", ".join(TARGETS)
+    )
+    parser.add_argument(
+        "--cases", default=",".join(CASES), help="comma-separated: " + ", ".join(CASES)
+    )
     args = parser.parse_args(argv)
     targets = [t for t in args.targets.split(",") if t]
     cases = [c for c in args.cases.split(",") if c]
@@ -437,7 +387,7 @@ def main(argv: list[str] | None = None) -> int:
                 try:
                     files = _p4c(program, Path(p4c_dir)) if target == "bmv2" else None
                     res = run_target(target, program, group, args, files)
-                except Exception as exc:  # noqa: BLE001 - one failing target must not hide the others
+                except Exception as exc:  # noqa: BLE001 - one target must not hide the others
                     print(f"  {target} on {program.name}: not run: {exc}")
                     failed = True
                     continue

@@ -328,20 +328,24 @@ def run_main(argv: list[str]) -> int:
         )
 
     from p4sim.io import AfPacketPorts, PortError, offload_warnings
+    from p4sim.native import EngineProgram, compiler
     from p4sim.p4runtime import P4RuntimeServer
     from p4sim.p4runtime.errors import P4RuntimeError
     from p4sim.p4runtime.pipeline import from_program
     from p4sim.switch import Switch
 
-    from p4sim.native import EngineProgram, compiler
-
     engine = args.engine
     if engine == "native" and LOG_LEVELS[args.log_level] <= logging.DEBUG:
-        log.warning("--log-level %s: the per-packet trace is the interpreter's; using --engine interp", args.log_level)
+        log.warning(
+            "--log-level %s: the per-packet trace is the interpreter's; using --engine interp",
+            args.log_level,
+        )
         engine = "interp"
     pipeline = None
     if args.program:
-        program = EngineProgram(compile_program(args.program, args.include_dirs, args.defines), engine)
+        program = EngineProgram(
+            compile_program(args.program, args.include_dirs, args.defines), engine
+        )
         try:
             pipeline = from_program(
                 program, device_config_for(program, args.program), args.cpu_port

@@ -20,7 +20,9 @@ ENGINES = ("interp", "native")
 DEFAULT_ENGINE = "interp"
 
 
-def new_device(program, cpu_port: int | None = None, seed: int | None = None, engine: str = DEFAULT_ENGINE):
+def new_device(
+    program, cpu_port: int | None = None, seed: int | None = None, engine: str = DEFAULT_ENGINE
+):
     """A running device of `program` on `engine`; `.engine` says which one it got and
     `.fallback_reason` (interpreter devices made for "native") why."""
     from p4sim.v1model import V1ModelDevice
@@ -79,4 +81,12 @@ def compiler(engine: str):
     return compile_for_engine
 
 
-__all__ = ["BuildError", "DEFAULT_ENGINE", "ENGINES", "EngineProgram", "Unsupported", "compiler", "new_device"]
+__all__ = [
+    "DEFAULT_ENGINE",
+    "ENGINES",
+    "BuildError",
+    "EngineProgram",
+    "Unsupported",
+    "compiler",
+    "new_device",
+]

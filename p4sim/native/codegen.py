@@ -214,7 +214,7 @@ class CodeGen:
                 f"    struct {frame} FR;\n    memset(&FR, 0, sizeof FR);\n"
                 f"    struct {frame} *F = &FR;\n    {' '.join(inits)}\n    {call}\n}}\n"
             )
-        out = ["#include \"runtime.h\"", ""]
+        out = ['#include "runtime.h"', ""]
         out += self.struct_defs
         out.append(f"typedef {self.hdr_t} hdr_t;\ntypedef {self.meta_t} meta_t;")
         out.append(f"typedef {self.sm_t} sm_t;")
@@ -238,7 +238,9 @@ class CodeGen:
         meta = self.dev.meta_type
         cases = []
         for fields, i in self.field_lists.items():
-            copies = " ".join(f"d->f_{meta.fields[j][0]} = s->f_{meta.fields[j][0]};" for j in fields)
+            copies = " ".join(
+                f"d->f_{meta.fields[j][0]} = s->f_{meta.fields[j][0]};" for j in fields
+            )
             cases.append(f"case {i}: {copies} break;")
         return (
             "static void preserve_fields(meta_t *d, const meta_t *s, int list)\n{\n"
@@ -278,13 +280,19 @@ class CodeGen:
         body.append(f"static {ret} {fname}(struct dev *D, struct pkt *P, struct {frame} *F)\n{{")
         body += code
         body.append("    return 0;\n}" if ret == "int" else "}")
-        self.protos.append(f"static {ret} {fname}(struct dev *D, struct pkt *P, struct {frame} *F);")
+        self.protos.append(
+            f"static {ret} {fname}(struct dev *D, struct pkt *P, struct {frame} *F);"
+        )
         self.bodies.append("\n".join(body))
         self.restore(saved)
         return fname
 
     def save(self):
-        return (getattr(self, "owner", None), getattr(self, "node", None), getattr(self, "ret", "void"))
+        return (
+            getattr(self, "owner", None),
+            getattr(self, "node", None),
+            getattr(self, "ret", "void"),
+        )
 
     def restore(self, saved):
         self.owner, self.node, self.ret = saved
@@ -427,7 +435,9 @@ class CodeGen:
                     new = f"sext128({new}, {bw})"
             else:
                 m = f"MASK({w})"
-                new = f"(((uint64_t){ref} & ~({m} << {lo})) | ((((uint64_t){value}) & {m}) << {lo}))"
+                new = (
+                    f"(((uint64_t){ref} & ~({m} << {lo})) | ((((uint64_t){value}) & {m}) << {lo}))"
+                )
                 if base_t.signed:
                     new = f"sext({new}, {bw})"
             return f"{ref} = {new};"
@@ -551,7 +561,9 @@ class CodeGen:
         b = self.expr(e.right, inner)
         if inner:  # the right side calls something: read the left side first (left to right)
             ta = self.new_tmp()
-            pre.append(f"{self.ctype(e.left.type, e.pos) if not isinstance(e.left.type, (BoolT, InfInt)) else 'int64_t'} {ta} = {a};")
+            pre.append(
+                f"{self.ctype(e.left.type, e.pos) if not isinstance(e.left.type, (BoolT, InfInt)) else 'int64_t'} {ta} = {a};"
+            )
             a = ta
             pre.extend(inner)
         lt = e.left.type
@@ -575,7 +587,11 @@ class CodeGen:
         ct = self.ctype(t, e.pos)
         if op in ("+", "-", "*"):
             if signed or w > 64:
-                return self.wrap(f"((u128)(s128){a} {op} (u128)(s128){b})", t) if w <= 64 else self.wrap(f"({a} {op} {b})", t)
+                return (
+                    self.wrap(f"((u128)(s128){a} {op} (u128)(s128){b})", t)
+                    if w <= 64
+                    else self.wrap(f"({a} {op} {b})", t)
+                )
             return self.wrap(f"({a} {op} {b})", t)
         if op in ("/", "%"):
             if signed:
@@ -632,7 +648,9 @@ class CodeGen:
         if t.kind == "header":
             body = f"(!a->valid && !b->valid) || (a->valid == b->valid && ({body}))"
         self.protos.append(f"static int {name}(const {ct} *a, const {ct} *b);")
-        self.bodies.append(f"static int {name}(const {ct} *a, const {ct} *b)\n{{\n    return {body};\n}}")
+        self.bodies.append(
+            f"static int {name}(const {ct} *a, const {ct} *b)\n{{\n    return {body};\n}}"
+        )
         return name
 
     def _Ternary(self, e: ir.Ternary, pre):
@@ -649,7 +667,9 @@ class CodeGen:
         if isinstance(to, Bits):
             if isinstance(frm, BoolT):
                 return f"(({self.ctype(to)})({x} ? 1 : 0))"
-            return self.wrap(f"({self.ctype(to)})({x})" if to.width > 64 else f"(uint64_t)({x})", to)
+            return self.wrap(
+                f"({self.ctype(to)})({x})" if to.width > 64 else f"(uint64_t)({x})", to
+            )
         if isinstance(to, BoolT):
             return f"({x} != 0)"
         if isinstance(to, EnumT) and to.underlying is not None:
@@ -694,7 +714,10 @@ class CodeGen:
         kind = e.kind
         if kind == "header_method":
             h = self.lvalue(e.func.expr, pre)
-            if isinstance(e.func.expr, ir.Member) and getattr(e.func.expr.expr.type, "kind", "") == "header_union":
+            if (
+                isinstance(e.func.expr, ir.Member)
+                and getattr(e.func.expr.expr.type, "kind", "") == "header_union"
+            ):
                 raise Unsupported(e.pos, "header_union")
             if e.target == "setValid":
                 return f"if (!{h}.valid) {{ memset(&{h}, 0, sizeof {h}); {h}.valid = 1; }}"
@@ -728,7 +751,7 @@ class CodeGen:
                 ins.append(f"{slot} = {self.zero(p.type, p.pos)};")
             if p.direction in ("out", "inout"):
                 outs.append(f"{self.lvalue(a.value, pre)} = {slot};")
-        for p in params[len(e.args):]:
+        for p in params[len(e.args) :]:
             if p.default is not None:
                 ins.append(f"{frame_ref}v{p.var.slot} = {self.expr(p.default, pre)};")
         return ins, outs
@@ -799,7 +822,9 @@ class CodeGen:
         ins, outs = self.copy_in_out(e, decl.params, f"{g}.", pre)
         call = f"{fname}(D, P, &{g})"
         if ret_c == "void":
-            pre.append(f"struct {frame} {g}; memset(&{g}, 0, sizeof {g}); {' '.join(ins)} {call}; {self.stop_check()} {' '.join(outs)}")
+            pre.append(
+                f"struct {frame} {g}; memset(&{g}, 0, sizeof {g}); {' '.join(ins)} {call}; {self.stop_check()} {' '.join(outs)}"
+            )
             return "0"
         pre.append(
             f"struct {frame} {g}; memset(&{g}, 0, sizeof {g}); {' '.join(ins)} "
@@ -843,9 +868,15 @@ class CodeGen:
             v = self.expr(k.expr, pre)
             kt = k.expr.type
             if isinstance(kt, Bits) and kt.signed:
-                v = f"((u128)(s128){v} & MASK128({kt.width}))" if kt.width > 64 else f"((uint64_t){v} & MASK({kt.width}))"
+                v = (
+                    f"((u128)(s128){v} & MASK128({kt.width}))"
+                    if kt.width > 64
+                    else f"((uint64_t){v} & MASK({kt.width}))"
+                )
             if nw == 2:
-                keys.append(f"key[{w0}] = (uint64_t)((u128)({v}) >> 64); key[{w0 + 1}] = (uint64_t)({v});")
+                keys.append(
+                    f"key[{w0}] = (uint64_t)((u128)({v}) >> 64); key[{w0 + 1}] = (uint64_t)({v});"
+                )
             else:
                 keys.append(f"key[{w0}] = (uint64_t)({v});")
         cases = []
@@ -882,7 +913,11 @@ class CodeGen:
         meter = ""
         if tdef_py.direct_meter:
             mi = self.direct_meter_index(tdef_py.direct_meter)
-            unit = "P->length" if self.dev.meters[tdef_py.direct_meter].definition.unit == "bytes" else "1"
+            unit = (
+                "P->length"
+                if self.dev.meters[tdef_py.direct_meter].definition.unit == "bytes"
+                else "1"
+            )
             meter = f"P->direct_colors[{mi}] = meter_mark(&r->meter, {unit});"
         lines = [
             f"static uint32_t {fname}(struct dev *D, struct pkt *P, struct {frame} *F)",
@@ -978,7 +1013,10 @@ class CodeGen:
                 raise Unsupported(e.pos, f"extract into {t}")
             if isinstance(target, ir.Member) and isinstance(target.expr.type, (StackT,)):
                 raise Unsupported(e.pos, "header stack")
-            if isinstance(target, ir.Member) and getattr(target.expr.type, "kind", "") == "header_union":
+            if (
+                isinstance(target, ir.Member)
+                and getattr(target.expr.type, "kind", "") == "header_union"
+            ):
                 raise Unsupported(e.pos, "header_union")
             h = self.lvalue(target, pre)
             bits = sum(_w(ft) for _, ft in t.fields)
@@ -1002,7 +1040,11 @@ class CodeGen:
                 raise Unsupported(e.pos, "lookahead wider than 64 bits")
             n = (w + 7) // 8
             r = self.new_tmp()
-            conv = f"sext(getbits(P->data + P->pos, 0, {w}), {w})" if isinstance(t, Bits) and t.signed else f"getbits(P->data + P->pos, 0, {w})"
+            conv = (
+                f"sext(getbits(P->data + P->pos, 0, {w}), {w})"
+                if isinstance(t, Bits) and t.signed
+                else f"getbits(P->data + P->pos, 0, {w})"
+            )
             pre.append(f"if (P->pos + {n} > P->len) return {too_short};")
             pre.append(f"{self.ctype(t)} {r} = {conv};")
             return r
@@ -1051,10 +1093,11 @@ class CodeGen:
             if any(isinstance(ft, Varbit) for _, ft in t.fields):
                 raise Unsupported(pos, "varbit")
             n = bits // 8
-            return [
+            code = (
                 f"if ({value}.valid) {{ uint8_t *q = P->out + P->out_len; memset(q, 0, {n}); "
                 f"{self.pack(t, value, 'q')} P->out_len += {n}; }}"
-            ]
+            )
+            return [code]
         if isinstance(t, HeaderT) and t.kind == "struct":
             out = []
             for fname, ft in t.fields:
@@ -1148,7 +1191,11 @@ class CodeGen:
                     out.append((g, self.bits_value(f"{v}.f_{fname}", ft, e.pos), _w(ft)))
             return out
         if isinstance(t, (Bits, BoolT)) or (isinstance(t, EnumT) and t.underlying is not None):
-            if isinstance(e, ir.Member) and isinstance(e.expr.type, HeaderT) and e.expr.type.kind == "header":
+            if (
+                isinstance(e, ir.Member)
+                and isinstance(e.expr.type, HeaderT)
+                and e.expr.type.kind == "header"
+            ):
                 hv = self.expr(e.expr, pre)
                 g = f"{hv}.valid" if guard is None else f"({guard} && {hv}.valid)"
                 return [(g, self.bits_value(self.expr(e, pre), t, e.pos), _w(t))]
@@ -1178,9 +1225,15 @@ class CodeGen:
         """Emit code packing the data MSB-first into a buffer; returns (buffer, length)."""
         total = sum(w for _, _, w in data)
         buf, bits = self.new_tmp(), self.new_tmp()
-        pre.append(f"uint8_t {buf}[{(total + 7) // 8 + 1}]; memset({buf}, 0, sizeof {buf}); unsigned {bits} = 0;")
+        pre.append(
+            f"uint8_t {buf}[{(total + 7) // 8 + 1}]; memset({buf}, 0, sizeof {buf}); unsigned {bits} = 0;"
+        )
         for g, v, w in data:
-            put = f"putbits128({buf}, {bits}, {w}, {v});" if w > 64 else f"putbits({buf}, {bits}, {w}, {v});"
+            put = (
+                f"putbits128({buf}, {bits}, {w}, {v});"
+                if w > 64
+                else f"putbits({buf}, {bits}, {w}, {v});"
+            )
             step = f"{put} {bits} += {w};"
             pre.append(f"if ({g}) {{ {step} }}" if g else step)
         return buf, f"(({bits} + 7) / 8)"
@@ -1200,7 +1253,12 @@ class CodeGen:
                 raise Unsupported(e.pos, "mark_to_drop() without arguments")
             sm = self.lvalue(e.args[0].value, pre)
             return f"{sm}.f_egress_spec = 511; {sm}.f_mcast_grp = 0;"
-        if name in ("verify_checksum", "verify_checksum_with_payload", "update_checksum", "update_checksum_with_payload"):
+        if name in (
+            "verify_checksum",
+            "verify_checksum_with_payload",
+            "update_checksum",
+            "update_checksum_with_payload",
+        ):
             inner: list[str] = []
             cond = self.expr(e.args[0].value, inner)
             data = self.field_data(e.args[1].value, inner)
@@ -1226,8 +1284,12 @@ class CodeGen:
             mx = self.expr(e.args[4].value, pre)
             buf, n = self.pack_data(data, pre)
             h, m = self.new_tmp(), self.new_tmp()
-            pre.append(f"uint64_t {h} = run_hash({algo}, {buf}, {n}); uint64_t {m} = (uint64_t)({mx});")
-            return self.out_store(e.args[0].value, f"(({h} % ({m} ? {m} : 1)) + (uint64_t)({base}))", pre)
+            pre.append(
+                f"uint64_t {h} = run_hash({algo}, {buf}, {n}); uint64_t {m} = (uint64_t)({mx});"
+            )
+            return self.out_store(
+                e.args[0].value, f"(({h} % ({m} ? {m} : 1)) + (uint64_t)({base}))", pre
+            )
         if name in ("clone", "clone3", "clone_preserving_field_list"):
             ctype = self.expr(e.args[0].value, pre)
             session = self.expr(e.args[1].value, pre)
@@ -1241,7 +1303,12 @@ class CodeGen:
             else:
                 fid = 0
             return f"P->clone_type = (int32_t)({ctype}); P->clone_session = (int64_t)({session}); P->clone_fields = {fid};"
-        if name in ("resubmit", "resubmit_preserving_field_list", "recirculate", "recirculate_preserving_field_list"):
+        if name in (
+            "resubmit",
+            "resubmit_preserving_field_list",
+            "recirculate",
+            "recirculate_preserving_field_list",
+        ):
             if name.endswith("field_list"):
                 fl = e.args[0].value.const
                 if fl is None:
@@ -1261,12 +1328,16 @@ class CodeGen:
             arg = e.args[1].value
             data = self.field_data(arg, pre)
             if any(w > 64 for _, _, w in data) or len(data) > 32:
-                raise Unsupported(e.pos, "digest with a field wider than 64 bits or more than 32 fields")
+                raise Unsupported(
+                    e.pos, "digest with a field wider than 64 bits or more than 32 fields"
+                )
             tname = getattr(arg.type, "type_name", "digest")
             di = len(self.digests)
             self.digests.append((tname, [w for _, _, w in data]))
             # Fields of invalid headers are left out, as the interpreter's field list does.
-            puts = " ".join(f"if ({g}) dv[n++] = {v};" if g else f"dv[n++] = {v};" for g, v, _ in data)
+            puts = " ".join(
+                f"if ({g}) dv[n++] = {v};" if g else f"dv[n++] = {v};" for g, v, _ in data
+            )
             return f"{{ uint64_t dv[{len(data) + 1}]; uint32_t n = 0; {puts} add_digest(D, {di}, (uint32_t)({receiver}), dv, n); }}"
         if name == "verify":
             c = self.expr(e.args[0].value, pre)

@@ -52,9 +52,9 @@ def load(path) -> ctypes.CDLL:
         lib.p4n_digests.restype = ctypes.c_uint32
         lib.p4n_aborts.restype = ctypes.c_uint64
         for name in ("p4n_table_meter", "p4n_mtr_config"):
-            getattr(lib, name).argtypes = [ctypes.c_void_p] + [ctypes.c_uint32] * 2 + [
-                ctypes.c_int
-            ] + [ctypes.c_double] * 4
+            getattr(lib, name).argtypes = (
+                [ctypes.c_void_p] + [ctypes.c_uint32] * 2 + [ctypes.c_int] + [ctypes.c_double] * 4
+            )
         _LIBS[str(path)] = lib
     return lib
 
@@ -381,7 +381,9 @@ class NativeMeter:
             if self.index is not None:
                 on = config is not None
                 cir, cb, pir, pb = config if on else (0, 0, 0, 0)
-                self.dev.lib.p4n_mtr_config(self.dev.ctx, self.index, index, int(on), cir, cb, pir, pb)
+                self.dev.lib.p4n_mtr_config(
+                    self.dev.ctx, self.index, index, int(on), cir, cb, pir, pb
+                )
 
     def get_config(self, index: int):
         return self.py.get_config(index)
@@ -406,7 +408,9 @@ class NativeDevice:
         self.digests: deque = deque(maxlen=MAX_DIGESTS)
         self.digest_types = gen.digests
         self.ctx = ctypes.c_void_p(
-            self.lib.p4n_new(len(gen.tables), len(gen.registers), len(gen.counters), len(gen.meters))
+            self.lib.p4n_new(
+                len(gen.tables), len(gen.registers), len(gen.counters), len(gen.meters)
+            )
         )
         self.lock = NativeLock(self)
         self._pre_pushed: dict = {}
@@ -430,7 +434,10 @@ class NativeDevice:
             d = interp.counters[name].definition
             self.lib.p4n_ctr_init(self.ctx, i, d.size)
             self.counters[name] = NativeCounter(
-                d, self.lib.p4n_ctr_cells(self.ctx, i, 0), self.lib.p4n_ctr_cells(self.ctx, i, 1), self
+                d,
+                self.lib.p4n_ctr_cells(self.ctx, i, 0),
+                self.lib.p4n_ctr_cells(self.ctx, i, 1),
+                self,
             )
         self.meters = {}
         for name, py in interp.meters.items():
@@ -488,7 +495,9 @@ class NativeDevice:
         frame = bytes(frame)
         with self.lock:
             self.sync_pre()
-            n = self.lib.p4n_process(self.ctx, ingress_port, frame, len(frame), ctypes.byref(self._out))
+            n = self.lib.p4n_process(
+                self.ctx, ingress_port, frame, len(frame), ctypes.byref(self._out)
+            )
             raw = ctypes.string_at(self._out, n) if n else b""
             self.drain_digests()
         out = []

@@ -43,7 +43,9 @@ def run_engine(program, stf_text: str, engine: str, filename: str) -> EngineRun:
     prog = EngineProgram(program, engine)
     StfRunner.__init__(runner, prog)
     dev = runner.device
-    runner.record = EngineRun(getattr(dev, "engine", "interp"), getattr(dev, "fallback_reason", None))
+    runner.record = EngineRun(
+        getattr(dev, "engine", "interp"), getattr(dev, "fallback_reason", None)
+    )
     try:
         result = runner.run_text(stf_text, filename)
         runner.record.failures = list(result.failures)
@@ -101,7 +103,9 @@ def _show(outputs) -> str:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m p4sim.native.equivalence", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(
+        prog="python -m p4sim.native.equivalence", description=__doc__.splitlines()[0]
+    )
     ap.add_argument("program")
     ap.add_argument("stf")
     ap.add_argument("-I", dest="include", action="append", default=[])

@@ -29,12 +29,19 @@ def _load():
         lib.p4nio_new.restype = ctypes.c_void_p
         lib.p4nio_add_port.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_char_p,
                                        ctypes.c_uint32, ctypes.c_char_p]  # fmt: skip
-        lib.p4nio_set_pipeline.argtypes = [ctypes.c_void_p] + [ctypes.c_void_p] * 4 + [ctypes.c_int64]
+        lib.p4nio_set_pipeline.argtypes = (
+            [ctypes.c_void_p] + [ctypes.c_void_p] * 4 + [ctypes.c_int64]
+        )
         lib.p4nio_upcall.restype = ctypes.c_int64
         lib.p4nio_upcall.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_uint32,
                                      ctypes.POINTER(ctypes.c_uint32),
                                      ctypes.POINTER(ctypes.c_uint32), ctypes.c_int]  # fmt: skip
-        lib.p4nio_send.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_char_p, ctypes.c_uint32]
+        lib.p4nio_send.argtypes = [
+            ctypes.c_void_p,
+            ctypes.c_uint32,
+            ctypes.c_char_p,
+            ctypes.c_uint32,
+        ]
         for name in ("p4nio_run", "p4nio_stop", "p4nio_close", "p4nio_stats"):
             getattr(lib, name).argtypes = [ctypes.c_void_p] + (
                 [ctypes.POINTER(ctypes.c_uint64)] if name == "p4nio_stats" else []
@@ -90,7 +97,10 @@ class NativePorts:
         device = pipeline.device if pipeline is not None else None
         if getattr(device, "engine", "interp") == "native":
             lib = device.lib
-            fn = [ctypes.cast(getattr(lib, n), ctypes.c_void_p) for n in ("p4n_process", "p4n_lock", "p4n_unlock")]
+            fn = [
+                ctypes.cast(getattr(lib, n), ctypes.c_void_p)
+                for n in ("p4n_process", "p4n_lock", "p4n_unlock")
+            ]
             cpu = switch.cpu_port if switch.cpu_port is not None else -1
             self.lib.p4nio_set_pipeline(self.io, fn[0], fn[1], fn[2], device.ctx, cpu)
             log.info("native I/O: the data path runs in C")
@@ -102,8 +112,12 @@ class NativePorts:
 
     # -- PortSet --------------------------------------------------------------------------
     def start(self, on_frame) -> None:
-        run = threading.Thread(target=self.lib.p4nio_run, args=(self.io,), name="p4sim-native-io", daemon=True)
-        up = threading.Thread(target=self._upcalls, args=(on_frame,), name="p4sim-upcalls", daemon=True)
+        run = threading.Thread(
+            target=self.lib.p4nio_run, args=(self.io,), name="p4sim-native-io", daemon=True
+        )
+        up = threading.Thread(
+            target=self._upcalls, args=(on_frame,), name="p4sim-upcalls", daemon=True
+        )
         self._threads = [run, up]
         run.start()
         up.start()
@@ -112,7 +126,9 @@ class NativePorts:
         buf = ctypes.create_string_buffer(_MAX_FRAME)
         kind, port = ctypes.c_uint32(), ctypes.c_uint32()
         while not self._closed:
-            n = self.lib.p4nio_upcall(self.io, buf, _MAX_FRAME, ctypes.byref(kind), ctypes.byref(port), 10)
+            n = self.lib.p4nio_upcall(
+                self.io, buf, _MAX_FRAME, ctypes.byref(kind), ctypes.byref(port), 10
+            )
             if n == -2:
                 return
             try:

@@ -127,13 +127,13 @@ def _user_entry(rng, key: int, v6: bool) -> TableEntry:
     mode = rng.choice(["split_dc", "duplicate_dc", "forward_sc"])
     if mode == "split_dc":
         batch = rng.randrange(0, 8)
-        args = dict(user_idx=idx, session=rng.randrange(1 << 32), batch=batch,
-                    leg_a_count=rng.randrange(0, batch + 2), leg_a_port=rng.randrange(1, 4),
-                    leg_b_port=rng.randrange(1, 4))  # fmt: skip
+        args = {"user_idx": idx, "session": rng.randrange(1 << 32), "batch": batch,
+                "leg_a_count": rng.randrange(0, batch + 2), "leg_a_port": rng.randrange(1, 4),
+                "leg_b_port": rng.randrange(1, 4)}  # fmt: skip
     elif mode == "duplicate_dc":
-        args = dict(user_idx=idx, session=rng.randrange(1 << 32), mcast_grp=rng.randrange(0, 3))
+        args = {"user_idx": idx, "session": rng.randrange(1 << 32), "mcast_grp": rng.randrange(3)}
     else:
-        args = dict(user_idx=idx, port=rng.choice([1, 2, 3, 511]))
+        args = {"user_idx": idx, "port": rng.choice([1, 2, 3, 511])}
     return TableEntry({"ue_addr": FieldMatch("exact", key)}, mode, args)
 
 
@@ -155,7 +155,7 @@ def test_splitter_random_differential():
             try:
                 fn(d)
                 results.append(None)
-            except Exception as exc:  # the same error on both engines
+            except Exception as exc:  # noqa: BLE001 - the same error on both engines
                 results.append((type(exc).__name__, str(exc)))
         assert results[0] == results[1]
 
@@ -186,7 +186,9 @@ def test_splitter_random_differential():
             del installed[(table, key)]
         elif r < 0.08:  # multicast group changes
             grp = rng.randrange(1, 3)
-            reps = [Replica(p, rng.randrange(4)) for p in rng.sample([1, 2, 3], rng.randrange(0, 4))]
+            reps = [
+                Replica(p, rng.randrange(4)) for p in rng.sample([1, 2, 3], rng.randrange(0, 4))
+            ]
             both(lambda d, g=grp, rs=reps: d.pre.multicast_groups.__setitem__(g, list(rs)))
         elif r < 0.085:
             both(lambda d: d.pre.clone_sessions.__setitem__(5, CloneSession([Replica(3, 0)])))
@@ -205,7 +207,9 @@ def test_splitter_random_differential():
                 frame = frame[: rng.randrange(1, len(frame))]  # truncated anywhere
             else:  # already PDCP
                 frame = frame_pdcp = (
-                    b"\x00" * 12 + b"\x88\xb5\x80\x00\x01\x08\x00" + _ipv4_frame(rng, users4[0], 17, 4)[14:]
+                    b"\x00" * 12
+                    + b"\x88\xb5\x80\x00\x01\x08\x00"
+                    + _ipv4_frame(rng, users4[0], 17, 4)[14:]
                 )
                 del frame_pdcp
             port = rng.choice([0, 0, 0, 1, 2, 3])
@@ -221,4 +225,10 @@ def test_splitter_random_differential():
         a = [devices[0].counters[name].read(i) for i in range(size)]
         b = [devices[1].counters[name].read(i) for i in range(size)]
         assert a == b, name
-    assert sum(devices[1].counters["DcIngress.ue_sessions.user_counter"].read(i)[0] for i in range(1024)) > 100
+    assert (
+        sum(
+            devices[1].counters["DcIngress.ue_sessions.user_counter"].read(i)[0]
+            for i in range(1024)
+        )
+        > 100
+    )
