@@ -20,7 +20,7 @@ from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
 from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 
-from p4sim import frontend
+from p4sim import frontend, native
 from p4sim.io import InProcessPorts
 from p4sim.p4runtime import P4RuntimeServer
 from p4sim.p4runtime.device_config import DeviceConfig
@@ -36,17 +36,19 @@ def compiled():
     return frontend.compile_file(str(PROGRAM))
 
 
-@pytest.fixture
-def rig(compiled):
+@pytest.fixture(params=["interp", "native"])
+def rig(compiled, request):
     """A switch with ports 0..3, a server on an ephemeral port, and a primary client that
-    pushed the program as a p4sim device config."""
+    pushed the program as a p4sim device config; on both engines (native: the program
+    compiled to C, its state mirrored from the P4Runtime server's writes)."""
     ports = InProcessPorts([0, 1, 2, 3])
     switch = Switch(ports, cpu_port=CPU_PORT)
     switch.start()
-    server = P4RuntimeServer(switch, "127.0.0.1:0")
+    server = P4RuntimeServer(switch, "127.0.0.1:0", compiler=native.compiler(request.param))
     server.start()
     client = Client(server.address)
     client.push(DeviceConfig(compiled.source, PROGRAM.name).encode())
+    assert getattr(switch.pipeline.device, "engine", "interp") == request.param
     yield client, ports, switch
     client.close()
     server.stop()
