@@ -64,9 +64,9 @@ if __name__ != "__main__":
             s.bind(("127.0.0.1", 0))
             return s.getsockname()[1]
 
-    @pytest.fixture(scope="module")
-    def seen(tmp_path_factory) -> dict:
-        """Everything the p4runtime-shell client observed, from one p4sim run."""
+    @pytest.fixture(scope="module", params=["interp", "native"])
+    def seen(tmp_path_factory, request) -> dict:
+        """Everything the p4runtime-shell client observed, from one p4sim run per engine."""
         out = tmp_path_factory.mktemp("interop")
         _run(["bash", str(SETUP_SCRIPT)], timeout=600)  # cached after the first run
         files = []
@@ -78,7 +78,8 @@ if __name__ != "__main__":
         addr = f"127.0.0.1:{_free_port()}"
         log = (out / "p4sim.log").open("w")
         switch = subprocess.Popen(
-            [P4SIM, "--no-p4", "--cpu-port", str(CPU_PORT), "--grpc-server-addr", addr],
+            [P4SIM, "--no-p4", "--cpu-port", str(CPU_PORT), "--grpc-server-addr", addr,
+             "--engine", request.param],
             stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
         )  # fmt: skip
         try:
