@@ -54,7 +54,7 @@ static void do_clone(struct dev *d, struct pkt *cur, uint32_t itype, int origina
     struct group *s = &d->sessions[cur->clone_session & (MAX_GROUPS - 1)];
     if (cur->clone_session >= MAX_GROUPS || !s->present) return;
     uint32_t port = cur->sm.f_ingress_port;
-    struct pkt *base = malloc(sizeof *base);
+    struct pkt base_, *base = &base_;
     if (original) {
         memset(&base->hdr, 0, sizeof base->hdr);
         memset(&base->meta, 0, sizeof base->meta);
@@ -77,13 +77,10 @@ static void do_clone(struct dev *d, struct pkt *cur, uint32_t itype, int origina
     preserve_fields(&base->meta, &cur->meta, cur->clone_fields);
     base->length = cur->length;
     for (uint32_t i = 0; i < s->n; i++) {
-        struct pkt *c = malloc(sizeof *c);
-        *c = *base;
-        c->truncate = s->trunc;
-        run_egress(d, c, s->r[i].port, s->r[i].rid, itype);
-        free(c);
+        struct pkt c = *base;
+        c.truncate = s->trunc;
+        run_egress(d, &c, s->r[i].port, s->r[i].rid, itype);
     }
-    free(base);
 }
 
 static void run_egress(struct dev *d, struct pkt *p, uint32_t port, uint32_t rid,
@@ -164,12 +161,10 @@ static void run_ingress(struct dev *d, uint32_t port, const uint8_t *frame, uint
     if (grp) {
         struct group *g = &d->mcast[grp & (MAX_GROUPS - 1)];
         if (grp < MAX_GROUPS && g->present) {
-            struct pkt *c = malloc(sizeof *c);
             for (uint32_t i = 0; i < g->n; i++) {
-                *c = *p;
-                run_egress(d, c, g->r[i].port, g->r[i].rid, REPLICATION);
+                struct pkt c = *p;
+                run_egress(d, &c, g->r[i].port, g->r[i].rid, REPLICATION);
             }
-            free(c);
         }
         return;
     }
