@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from p4sim.engine.control import MAX_LOOP_ITERATIONS
 from p4sim.engine.parser import MAX_TRANSITIONS
 from p4sim.errors import P4Error
 from p4sim.frontend import ir
@@ -107,6 +108,7 @@ class CodeGen:
         self.field_lists: dict[tuple, int] = {(): 0}
         self.max_header_bytes = 0
         self.tmp = 0
+        self.loops: list[str] = []  # labels of the enclosing for loops (break/continue)
 
     # ------------------------------------------------------------------ types
     def ctype(self, t, pos=None) -> str:
@@ -410,9 +412,41 @@ class CodeGen:
                 code = f"return {self.expr(s.value, pre)};"
         elif isinstance(s, ir.Switch):
             return self.switch(s, ind)
+        elif isinstance(s, ir.For):
+            return self.for_loop(s, ind)
+        elif isinstance(s, (ir.Break, ir.Continue)):
+            if not self.loops:
+                raise Unsupported(s.pos, f"{type(s).__name__.lower()} outside a loop")
+            k = self.loops[-1]
+            code = f"goto {'brk' if isinstance(s, ir.Break) else 'cont'}_{k};"
         else:
             raise Unsupported(s.pos, f"statement {type(s).__name__}")
         return [pad + p for p in pre] + [pad + code]
+
+    def for_loop(self, s: ir.For, ind: int) -> list[str]:
+        """As the interpreter: more than MAX_LOOP_ITERATIONS iterations drop the packet."""
+        pad = "    " * ind
+        k = self.new_tmp()
+        lines = [pad + "{"] + self.stmts(s.init, ind + 1)
+        lines.append(f"{pad}    uint32_t n_{k} = 0;")
+        lines.append(f"{pad}    for (;;) {{")
+        if s.cond is not None:
+            pre: list[str] = []
+            c = self.expr(s.cond, pre)
+            lines += [f"{pad}        {p}" for p in pre]
+            lines.append(f"{pad}        if (!({c})) break;")
+        lines.append(
+            f"{pad}        if (++n_{k} > {MAX_LOOP_ITERATIONS}) "
+            f"{{ P->stop = STOP_ABORT; {self.stop_check()} }}"
+        )
+        self.loops.append(k)
+        lines += self.stmt(s.body, ind + 2)
+        self.loops.pop()
+        lines.append(f"{pad}    cont_{k}:;")
+        lines += self.stmts(s.update, ind + 2)
+        lines.append(f"{pad}    }}")
+        lines.append(f"{pad}    brk_{k}:;")
+        return lines + [pad + "}"]
 
     def cond(self, e: ir.Expr, pre: list) -> str:
         return self.expr(e, pre)

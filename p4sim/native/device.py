@@ -495,11 +495,16 @@ class NativeDevice:
         frame = bytes(frame)
         with self.lock:
             self.sync_pre()
+            aborts = self.lib.p4n_aborts(self.ctx)
             n = self.lib.p4n_process(
                 self.ctx, ingress_port, frame, len(frame), ctypes.byref(self._out)
             )
             raw = ctypes.string_at(self._out, n) if n else b""
             self.drain_digests()
+            if self.lib.p4n_aborts(self.ctx) != aborts:
+                log.error(
+                    "dropping packet: a run-time error (loop limit, assert/assume) in the pipeline"
+                )
         out = []
         i = 0
         while i < n:
