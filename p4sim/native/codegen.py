@@ -127,7 +127,7 @@ class CodeGen:
                 raise Unsupported(pos, "header_union")
             return "struct " + self.struct(t, pos)
         if isinstance(t, StackT):
-            raise Unsupported(pos, "header stack")
+            return "struct " + self.stack_struct(t, pos)
         if isinstance(t, Varbit):
             raise Unsupported(pos, "varbit")
         if isinstance(t, TupleT):
@@ -155,11 +155,54 @@ class CodeGen:
             self.max_header_bytes += (sum(_w(ft) for _, ft in t.fields) + 7) // 8
         return name
 
+    def stack_struct(self, t: StackT, pos) -> str:
+        """A header stack: its elements and nextIndex."""
+        name = self.struct_names.get(id(t))
+        if name is None:
+            elem = self.ctype(t.elem, pos)
+            name = f"K{len(self.struct_names)}_{t.elem.type_name}_{t.size}"
+            self.struct_names[id(t)] = name
+            self.struct_defs.append(f"struct {name} {{ {elem} e[{t.size}]; uint32_t next; }};")
+            self.max_header_bytes += ((sum(_w(ft) for _, ft in t.elem.fields) + 7) // 8) * (
+                t.size - 1
+            )
+        return name
+
+    def oob(self) -> str:
+        """Code for a header stack index out of bounds: a parser error in a parser (as the
+        interpreter's StackOutOfBounds), a dropped packet elsewhere."""
+        if getattr(self, "in_parser", False) and self.ret == "int":
+            return f"return {self.errors['StackOutOfBounds']};"
+        return f"{{ P->stop = STOP_ABORT; {self.stop_check()} }}"
+
+    def stack_elem(self, e: ir.Expr, pre: list) -> str:
+        """The C lvalue of a stack element expression (s[i], s.next, s.last), bounds checked."""
+        if isinstance(e, ir.Index):
+            st = self.lvalue(e.expr, pre)
+            size = e.expr.type.size
+            if e.index.const is not None:
+                i = int(e.index.const)
+                if not 0 <= i < size:
+                    pre.append(self.oob())
+                    return f"{st}.e[0]"
+                return f"{st}.e[{i}]"
+            ti = self.new_tmp()
+            pre.append(f"uint64_t {ti} = (uint64_t)({self.expr(e.index, pre)});")
+            pre.append(f"if ({ti} >= {size}) {self.oob()}")
+            return f"{st}.e[{ti}]"
+        st = self.lvalue(e.expr, pre)
+        size = e.expr.type.size
+        if e.name == "next":
+            pre.append(f"if ({st}.next >= {size}) {self.oob()}")
+            return f"{st}.e[{st}.next]"
+        pre.append(f"if ({st}.next == 0) {self.oob()}")
+        return f"{st}.e[{st}.next - 1]"
+
     def zero(self, t, pos=None) -> str:
         """A C initializer of the default value of t."""
         if isinstance(t, EnumT) and t.underlying is None and t.members:
             return str(t.values[t.members[0]])
-        if isinstance(t, HeaderT):
+        if isinstance(t, (HeaderT, StackT)):
             return f"(({self.ctype(t, pos)}){{0}})"
         return "0"
 
@@ -485,6 +528,14 @@ class CodeGen:
         if isinstance(e, ir.Member) and isinstance(e.expr.type, HeaderT):
             self.ctype(e.expr.type, e.pos)
             return f"{self.lvalue(e.expr, pre)}.f_{e.name}"
+        if isinstance(e, ir.Index) and isinstance(e.expr.type, StackT):
+            return self.stack_elem(e, pre)
+        if (
+            isinstance(e, ir.Member)
+            and isinstance(e.expr.type, StackT)
+            and e.name in ("next", "last")
+        ):
+            return self.stack_elem(e, pre)
         raise Unsupported(e.pos, f"assignment to a {type(e).__name__} expression")
 
     def switch(self, s: ir.Switch, ind: int) -> list[str]:
@@ -540,6 +591,13 @@ class CodeGen:
         if isinstance(bt, HeaderT):
             self.ctype(bt, e.pos)
             return f"{self.expr(e.expr, pre)}.f_{e.name}"
+        if isinstance(bt, StackT):
+            if e.name in ("next", "last"):
+                return self.stack_elem(e, pre)
+            if e.name == "lastIndex":
+                return f"((uint64_t)({self.expr(e.expr, pre)}.next - 1) & 0xFFFFFFFFu)"
+            if e.name == "size":
+                return _lit(bt.size, Bits(32))
         if e.name in ("hit", "miss", "action_run") and isinstance(bt, ApplyResultT):
             r = self.expr(e.expr, pre)
             if e.name == "hit":
@@ -548,6 +606,11 @@ class CodeGen:
                 return f"(!(({r} >> 31) & 1))"
             return f"({r} & 0x7fffffff)"
         raise Unsupported(e.pos, f"member {e.name} of {bt}")
+
+    def _Index(self, e: ir.Index, pre):
+        if not isinstance(e.expr.type, StackT):
+            raise Unsupported(e.pos, f"indexing a {e.expr.type}")
+        return self.stack_elem(e, pre)
 
     def _Slice(self, e: ir.Slice, pre):
         x = self.expr(e.expr, pre)
@@ -601,7 +664,7 @@ class CodeGen:
             a = ta
             pre.extend(inner)
         lt = e.left.type
-        if op in ("==", "!=") and isinstance(lt, HeaderT):
+        if op in ("==", "!=") and isinstance(lt, (HeaderT, StackT)):
             fn = self.eq_fn(lt, e.pos)
             r = f"{fn}(&{self.addressable(a, lt, pre)}, &{self.addressable(b, lt, pre)})"
             return r if op == "==" else f"(!{r})"
@@ -664,16 +727,27 @@ class CodeGen:
         pre.append(f"{self.ctype(t)} {tv} = {x};")
         return tv
 
-    def eq_fn(self, t: HeaderT, pos) -> str:
+    def eq_fn(self, t, pos) -> str:
         key = ("eq", id(t))
         if key in self.done:
             return self.done[key]
+        if isinstance(t, StackT):  # element by element (nextIndex is not compared)
+            name = f"eq_{self.stack_struct(t, pos)}"
+            self.done[key] = name
+            ct = self.ctype(t, pos)
+            el = self.eq_fn(t.elem, pos)
+            body = " && ".join(f"{el}(&a->e[{i}], &b->e[{i}])" for i in range(t.size)) or "1"
+            self.protos.append(f"static int {name}(const {ct} *a, const {ct} *b);")
+            self.bodies.append(
+                f"static int {name}(const {ct} *a, const {ct} *b)\n{{\n    return {body};\n}}"
+            )
+            return name
         name = f"eq_{self.struct(t, pos)}"
         self.done[key] = name
         ct = self.ctype(t, pos)
         parts = []
         for fname, ft in t.fields:
-            if isinstance(ft, HeaderT):
+            if isinstance(ft, (HeaderT, StackT)):
                 parts.append(f"{self.eq_fn(ft, pos)}(&a->f_{fname}, &b->f_{fname})")
             else:
                 self.ctype(ft, pos)
@@ -760,6 +834,20 @@ class CodeGen:
             return f"(void){h}.valid;"
         if kind == "table_apply":
             return f"{self.table_fn(e.target)}(D, P, F); {self.stop_check()}"
+        if kind == "stack_method":
+            st = self.lvalue(e.func.expr, pre)
+            size, n = e.func.expr.type.size, int(e.count)
+            if e.target == "push_front":
+                moves = " ".join(
+                    f"{st}.e[{i}] = {st}.e[{i - n}];" if i - n >= 0 else f"{st}.e[{i}].valid = 0;"
+                    for i in range(size - 1, -1, -1)
+                )
+                return f"{moves} {st}.next = {st}.next + {n} > {size} ? {size} : {st}.next + {n};"
+            moves = " ".join(
+                f"{st}.e[{i}] = {st}.e[{i + n}];" if i + n < size else f"{st}.e[{i}].valid = 0;"
+                for i in range(size)
+            )
+            return f"{moves} {st}.next = {st}.next > {n} ? {st}.next - {n} : 0;"
         if kind == "action":
             return self.action_call(e, pre)
         if kind == "function":
@@ -1045,14 +1133,24 @@ class CodeGen:
             t = target.type
             if not isinstance(t, HeaderT) or t.kind != "header":
                 raise Unsupported(e.pos, f"extract into {t}")
-            if isinstance(target, ir.Member) and isinstance(target.expr.type, (StackT,)):
-                raise Unsupported(e.pos, "header stack")
+            stack_next = (
+                isinstance(target, ir.Member)
+                and isinstance(target.expr.type, StackT)
+                and target.name == "next"
+            )
             if (
                 isinstance(target, ir.Member)
                 and getattr(target.expr.type, "kind", "") == "header_union"
             ):
                 raise Unsupported(e.pos, "header_union")
-            h = self.lvalue(target, pre)
+            if stack_next:
+                st = self.lvalue(target.expr, pre)
+                pre.append(
+                    f"if ({st}.next >= {target.expr.type.size}) return {self.errors['StackOutOfBounds']};"
+                )
+                h = f"{st}.e[{st}.next]"
+            else:
+                h = self.lvalue(target, pre)
             bits = sum(_w(ft) for _, ft in t.fields)
             if any(isinstance(ft, Varbit) for _, ft in t.fields):
                 raise Unsupported(e.pos, "varbit")
@@ -1064,6 +1162,8 @@ class CodeGen:
                 f"if (P->pos + {n} > P->len) {{ {h}.valid = 0; return {too_short}; }}"
                 f" {{ const uint8_t *q = P->data + P->pos; {sets} {h}.valid = 1; P->pos += {n}; }}"
             )
+            if stack_next:
+                pre.append(f"{st}.next++;")
             return "0"
         if name == "lookahead":
             t = e.targs[0]
@@ -1136,6 +1236,11 @@ class CodeGen:
             out = []
             for fname, ft in t.fields:
                 out += self.emit(f"{value}.f_{fname}", ft, pos, pre)
+            return out
+        if isinstance(t, StackT):
+            out = []
+            for i in range(t.size):
+                out += self.emit(f"{value}.e[{i}]", t.elem, pos, pre)
             return out
         raise Unsupported(pos, f"emit of {t}")
 
@@ -1219,7 +1324,7 @@ class CodeGen:
                 raise Unsupported(e.pos, f"{t.kind} as hash or checksum data")
             out = []
             for fname, ft in t.fields:
-                if isinstance(ft, HeaderT):
+                if isinstance(ft, (HeaderT, StackT)):
                     out += self.field_data_value(f"{v}.f_{fname}", ft, e.pos, g)
                 else:
                     out.append((g, self.bits_value(f"{v}.f_{fname}", ft, e.pos), _w(ft)))
@@ -1237,6 +1342,11 @@ class CodeGen:
         raise Unsupported(e.pos, f"a value of type {t} as hash or checksum data")
 
     def field_data_value(self, v: str, t, pos, guard):
+        if isinstance(t, StackT):
+            out = []
+            for i in range(t.size):
+                out += self.field_data_value(f"{v}.e[{i}]", t.elem, pos, guard)
+            return out
         if isinstance(t, HeaderT):
             g = guard
             if t.kind == "header":

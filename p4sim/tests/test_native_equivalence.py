@@ -26,8 +26,8 @@ SPLITTER = REPO / "p4src" / "dc_splitter.p4"
 SAMPLES = Path("/opt/p4tools/p4c-testdata/p4_16_samples")
 # Programs of our corpus the native engine translates; the others must fall back and say why.
 NATIVE_STF = {
-    "arith", "checksum", "dc_splitter", "enums", "hashpack", "initial_entries", "loops",
-    "meters", "signed", "tables", "tm",
+    "arith", "checksum", "dc_splitter", "enums", "hashpack", "initial_entries", "lang",
+    "loops", "meters", "parser", "signed", "tables", "tm", "trace_stack",
 }  # fmt: skip
 
 
