@@ -17,7 +17,17 @@ from pathlib import Path
 
 HERE = Path(__file__).parent
 RUNTIME_FILES = ("runtime.h", "pipeline.c", "api.c")
-CFLAGS = ["-O2", "-fPIC", "-shared", "-std=gnu11", "-fno-strict-aliasing", "-w", "-pthread"]
+# -fwrapv: int<W> arithmetic wraps (P4 semantics), never undefined behaviour
+CFLAGS = [
+    "-O2",
+    "-fPIC",
+    "-shared",
+    "-std=gnu11",
+    "-fwrapv",
+    "-fno-strict-aliasing",
+    "-w",
+    "-pthread",
+]
 
 
 class BuildError(Exception):

@@ -247,7 +247,7 @@ class CodeGen:
         wrappers = []
         for name, node, args in zip(names, roots, root_args):
             fn = self.block_fn(node)
-            frame = self.frame_names[id(node.decl if False else node)]
+            frame = self.frame_names[id(node)]
             inits = []
             for p, a in zip(node.decl.params, args):
                 if a is not None and not isinstance(p.type, ExternT):
@@ -430,7 +430,7 @@ class CodeGen:
         elif isinstance(s, ir.CallStmt):
             code = self.call_stmt(s.call, pre)
         elif isinstance(s, ir.If):
-            cond = self.cond(s.cond, pre)
+            cond = self.expr(s.cond, pre)
             then = self.stmt(s.then, ind + 1)
             other = self.stmt(s.other, ind + 1) if s.other is not None else []
             lines = [pad + p for p in pre] + [f"{pad}if ({cond}) {{"] + then
@@ -490,9 +490,6 @@ class CodeGen:
         lines.append(f"{pad}    }}")
         lines.append(f"{pad}    brk_{k}:;")
         return lines + [pad + "}"]
-
-    def cond(self, e: ir.Expr, pre: list) -> str:
-        return self.expr(e, pre)
 
     def assign(self, lhs: ir.Expr, rhs: ir.Expr, pre: list) -> str:
         value = self.expr(rhs, pre)
@@ -631,7 +628,7 @@ class CodeGen:
         if not isinstance(t, Bits):
             raise Unsupported(e.pos, f"unary {e.op} on {t}")
         if e.op == "-":
-            return self.wrap(f"(-{x})", t)
+            return self.wrap(f"(0 - ({'u128' if t.width > 64 else 'uint64_t'}){x})", t)
         if e.op == "~":
             return f"(~{x})" if t.signed else self.wrap(f"(~{x})", t)
         raise Unsupported(e.pos, f"unary {e.op}")
@@ -682,14 +679,9 @@ class CodeGen:
             raise Unsupported(e.pos, f"operator {op} on {t}")
         w, signed = t.width, t.signed
         ct = self.ctype(t, e.pos)
-        if op in ("+", "-", "*"):
-            if signed or w > 64:
-                return (
-                    self.wrap(f"((u128)(s128){a} {op} (u128)(s128){b})", t)
-                    if w <= 64
-                    else self.wrap(f"({a} {op} {b})", t)
-                )
-            return self.wrap(f"({a} {op} {b})", t)
+        if op in ("+", "-", "*"):  # in unsigned arithmetic (it wraps), then to W bits
+            u = "u128" if w > 64 else "uint64_t"
+            return self.wrap(f"(({u}){a} {op} ({u}){b})", t)
         if op in ("/", "%"):
             if signed:
                 if w > 64:
@@ -1083,13 +1075,11 @@ class CodeGen:
             self.table_action_decls = {}
         key_words, exact, n = [], [], 0
         for k, mk in zip(t.keys, tdef.keys):
-            w = _w(k.expr.type) if not isinstance(k.expr.type, ErrorT) else 32
             if mk.bitwidth > 128:
                 raise Unsupported(k.pos, f"table key wider than 128 bits ({mk.bitwidth})")
             if mk.match_kind == "range" and mk.bitwidth > 64:
                 raise Unsupported(k.pos, "range key wider than 64 bits")
             nw = 2 if mk.bitwidth > 64 else 1
-            del w
             key_words.append((n, nw))
             if mk.match_kind == "exact":
                 exact += list(range(n, n + nw))
