@@ -9,7 +9,9 @@ interpreter's, every frame (the up-call path, processed by `Switch.receive`).
 from __future__ import annotations
 
 import ctypes
+import errno
 import logging
+import os
 import threading
 from pathlib import Path
 
@@ -69,26 +71,21 @@ class NativePorts:
         self._switch = None
         self._device = None
         if pcap_dir is not None:
-            Path(pcap_dir).mkdir(parents=True, exist_ok=True)
-        for port, ifname in self.ports.items():
             try:
-                idx_ok = Path(f"/sys/class/net/{ifname}").exists()
-            except OSError:
-                idx_ok = False
-            if not idx_ok:
+                Path(pcap_dir).mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                self.close()
+                raise PortError(f"--pcap-dir {pcap_dir}: {exc.strerror}") from None
+        for port, ifname in self.ports.items():
+            if not Path(f"/sys/class/net/{ifname}").exists():
                 self.close()
                 raise PortError(f"interface {ifname!r} does not exist (in this network namespace)")
-            r = self.lib.p4nio_add_port(
-                self.io,
-                port,
-                ifname.encode(),
-                _mtu(ifname),
-                str(pcap_dir).encode() if pcap_dir is not None else None,
-            )
+            pcap = str(pcap_dir).encode() if pcap_dir is not None else None
+            r = self.lib.p4nio_add_port(self.io, port, ifname.encode(), _mtu(ifname), pcap)
             if r < 0:
                 self.close()
-                import os
-
+                if -r == errno.EPERM:
+                    raise PortError(f"{ifname}: opening a packet socket needs root (CAP_NET_RAW)")
                 raise PortError(f"{ifname}: cannot open a packet ring: {os.strerror(-r)}")
 
     # -- the switch hands us each committed pipeline --------------------------------------
