@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import queue
 import sys
+import threading
 from pathlib import Path
 
 import grpc
@@ -156,3 +157,48 @@ def test_offloads_on_are_reported_with_the_fix():
         on, off = json.loads(ns.run([sys.executable, "-c", script]).stdout)
     assert off == []
     assert len(on) == 1 and "ethtool -K on0 tx off tso off gso off gro off" in on[0]
+
+
+def test_native_io_sends_cpu_port_frames_up_as_packet_in(tmp_path):
+    """--engine native: a frame the C data path sends to the CPU port reaches the
+    controller as a PacketIn (the up-call path of p4sim/native/io.c), with its metadata."""
+    with Namespace(f"{unique_prefix('p4pi')}ns") as ns:
+        veth_pair("h0", ns, "s0", ns)
+        veth_pair("h1", ns, "s1", ns)
+        sock = f"unix:{tmp_path}/p4rt.sock"
+        argv = [P4SIM, str(PROGRAM), "-i", "0@s0", "-i", "1@s1", "--cpu-port", "64",
+                "--grpc-server-addr", sock, "--engine", "native"]  # fmt: skip
+        with open(tmp_path / "p4sim.log", "w") as log:
+            ns.popen(argv, stdout=log, stderr=log)
+        client = P4RuntimeClient(sock)
+        try:
+            req = p4runtime_pb2.WriteRequest(device_id=0)
+            req.election_id.low = 1
+            entry = req.updates.add(type=p4runtime_pb2.Update.INSERT).entity.table_entry
+            entry.table_id = client.ids["FwdIngress.l2_fwd"]
+            entry.match.add(field_id=1).exact.value = bytes.fromhex(DST.replace(":", ""))
+            entry.action.action.action_id = client.ids["FwdIngress.send_to_cpu"]
+            client.stub.Write(req, timeout=10)
+            frame = bytes(Ether(dst=DST, src="02:00:00:00:00:01", type=0x88B5) / Raw(b"up" * 30))
+            got: queue.Queue = queue.Queue()
+            threading.Thread(
+                target=lambda: got.put(
+                    next(m for m in client._stream if m.WhichOneof("update") == "packet")
+                ),
+                daemon=True,
+            ).start()
+            ns.run([sys.executable, "-c", SEND_ONLY, "h0", frame.hex()])
+            msg = got.get(timeout=30)  # queue.Empty: no PacketIn arrived
+        finally:
+            client.close()
+    assert msg.packet.payload == frame
+    assert {m.metadata_id: m.value for m in msg.packet.metadata} == {1: b"\x00", 2: b"\x00"}
+    assert "runs on the interpreter" not in (tmp_path / "p4sim.log").read_text()
+
+
+SEND_ONLY = r"""
+import socket, sys
+tx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+tx.bind((sys.argv[1], 0))
+tx.send(bytes.fromhex(sys.argv[2]))
+"""
