@@ -87,7 +87,7 @@ def test_p4c_v1model_samples_agree():
         agreed += 1
         native += c.native
     print(
-        f"\np4c v1model samples: {len(samples)}, compared {agreed + len(problems)}, "
+        f"\np4c v1model samples: {len(samples)}, compared {agreed + len(problems) + len(divergent)}, "
         f"agree {agreed}, natively {native}, front end rejects {skipped}; the engines differ "
         f"where only native meets p4c's expected output (interpreter bugs): {len(divergent)}"
     )
