@@ -13,6 +13,7 @@ import errno
 import logging
 import os
 import threading
+import time
 from pathlib import Path
 
 from p4sim.io import PortError
@@ -21,6 +22,10 @@ from p4sim.native.build import build_io
 log = logging.getLogger("p4sim.native")
 
 _MAX_FRAME = 65536 + 64
+_LOSSES = (
+    ("upcalls_dropped", "frames for Python dropped (up-call queue full)"),
+    ("truncated", "received frames longer than the ring's frame size dropped"),
+)
 _lib = None
 
 
@@ -122,7 +127,16 @@ class NativePorts:
     def _upcalls(self, on_frame) -> None:
         buf = ctypes.create_string_buffer(_MAX_FRAME)
         kind, port = ctypes.c_uint32(), ctypes.c_uint32()
+        reported = {"upcalls_dropped": 0, "truncated": 0}
+        next_check = time.monotonic() + 5
         while not self._closed:
+            if time.monotonic() >= next_check:  # losses of the C side, said once per 5 s
+                next_check = time.monotonic() + 5
+                stats = self.stats()
+                for key, what in _LOSSES:
+                    if stats[key] > reported[key]:
+                        log.warning("native I/O: %d %s", stats[key] - reported[key], what)
+                        reported[key] = stats[key]
             n = self.lib.p4nio_upcall(
                 self.io, buf, _MAX_FRAME, ctypes.byref(kind), ctypes.byref(port), 10
             )
