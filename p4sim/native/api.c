@@ -25,9 +25,11 @@ void p4n_unlock(struct dev *d) { pthread_mutex_unlock(&d->lock); }
 uint64_t p4n_aborts(struct dev *d) { return d->aborts; }
 
 void p4n_table_init(struct dev *d, uint32_t t, uint32_t nwords, uint32_t nexact,
-                    const uint16_t *exact_words, uint32_t nargs, uint32_t capacity)
+                    const uint16_t *exact_words, uint32_t nargs, uint32_t capacity,
+                    int32_t lpm_word)
 {
     struct table *tb = &d->tables[t];
+    tb->lpm_word = lpm_word;
     tb->nwords = nwords, tb->nexact = nexact, tb->nargs = nargs ? nargs : 1;
     tb->size = capacity;
     uint16_t *ew = calloc(nexact + 1, sizeof *ew);
@@ -69,6 +71,62 @@ void p4n_table_reset_rec(struct dev *d, uint32_t t, int32_t slot)
     memset(&r->meter, 0, sizeof r->meter);
 }
 
+static void free_bucket(struct bucket *b)
+{
+    for (uint32_t l = 0; l < b->nlevels; l++) free(b->levels[l].slots), free(b->levels[l].vals);
+    free(b->levels);
+    free(b->slots);
+    free(b);
+}
+
+static int popcount_desc(const void *a, const void *b)
+{
+    int x = __builtin_popcountll(((const struct lpm_level *)a)->mask);
+    int y = __builtin_popcountll(((const struct lpm_level *)b)->mask);
+    return y - x;
+}
+
+/* The per-prefix-length index of a routing table's bucket; the first record (bucket order)
+ * of each (mask, value) wins, as in the scan. */
+static void build_levels(struct table *tb, struct bucket *b)
+{
+    uint32_t *count = calloc(b->n + 1, sizeof *count);
+    uint64_t *masks = calloc(b->n + 1, sizeof *masks);
+    uint32_t nl = 0;
+    for (uint32_t i = 0; i < b->n; i++) {
+        const struct rec *r = &tb->recs[b->slots[i]];
+        uint64_t m = r->nchecks ? r->checks[0].b : 0;
+        uint32_t l = 0;
+        while (l < nl && masks[l] != m) l++;
+        if (l == nl) masks[nl++] = m;
+        count[l]++;
+    }
+    b->levels = calloc(nl + 1, sizeof *b->levels);
+    b->nlevels = nl;
+    for (uint32_t l = 0; l < nl; l++) {
+        struct lpm_level *lv = &b->levels[l];
+        lv->mask = masks[l];
+        lv->cap = 4;
+        while (lv->cap < 2 * count[l]) lv->cap <<= 1;
+        lv->slots = malloc(lv->cap * sizeof *lv->slots);
+        memset(lv->slots, 0xff, lv->cap * sizeof *lv->slots);
+        lv->vals = calloc(lv->cap, sizeof *lv->vals);
+    }
+    for (uint32_t i = 0; i < b->n; i++) {
+        const struct rec *r = &tb->recs[b->slots[i]];
+        uint64_t m = r->nchecks ? r->checks[0].b : 0, v = r->nchecks ? r->checks[0].a : 0;
+        uint32_t l = 0;
+        while (masks[l] != m) l++;
+        struct lpm_level *lv = &b->levels[l];
+        uint32_t h = hash_words(&v, 1) & (lv->cap - 1);
+        while (lv->slots[h] >= 0 && lv->vals[h] != v) h = (h + 1) & (lv->cap - 1);
+        if (lv->slots[h] < 0) lv->slots[h] = b->slots[i], lv->vals[h] = v;
+    }
+    qsort(b->levels, nl, sizeof *b->levels, popcount_desc);
+    free(count);
+    free(masks);
+}
+
 /* Replace the bucket of records whose exact words are `exact` (n = 0 removes it). */
 void p4n_table_set_bucket(struct dev *d, uint32_t t, const uint64_t *exact, uint32_t n,
                           const int32_t *slots)
@@ -78,8 +136,7 @@ void p4n_table_set_bucket(struct dev *d, uint32_t t, const uint64_t *exact, uint
     struct bucket *old = *ref;
     if (old) {
         *ref = old->next;
-        free(old->slots);
-        free(old);
+        free_bucket(old);
     }
     if (!n) return;
     struct bucket *b = calloc(1, sizeof *b + tb->nexact * 8);
@@ -87,6 +144,7 @@ void p4n_table_set_bucket(struct dev *d, uint32_t t, const uint64_t *exact, uint
     b->slots = malloc(n * sizeof *b->slots);
     memcpy(b->slots, slots, n * sizeof *slots);
     b->n = n;
+    if (tb->lpm_word >= 0) build_levels(tb, b);
     ref = bucket_ref(tb, exact);
     b->next = *ref;
     *ref = b;
@@ -193,8 +251,7 @@ void p4n_free(struct dev *d, uint32_t ntables, uint32_t nregs, uint32_t nctrs, u
         for (uint32_t b = 0; b < tb->nbuckets; b++)
             for (struct bucket *x = tb->heads[b], *next; x; x = next) {
                 next = x->next;
-                free(x->slots);
-                free(x);
+                free_bucket(x);
             }
         for (uint32_t i = 0; i < tb->size; i++) {
             free(tb->recs[i].checks);

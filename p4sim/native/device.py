@@ -152,7 +152,14 @@ class NativeTable:
         self.definition = py.definition
         self.slots: dict = {}  # record key -> C slot
         self.free = list(range(capacity - 1, -1, -1))
-        words = [w for w in layout.exact_words]
+        words = list(layout.exact_words)
+        # A routing table (one LPM key of up to 64 bits, the rest exact) gets the C side's
+        # per-prefix-length index: the interpreter's table orders it by prefix length too.
+        kinds = [k.match_kind for k in self.definition.keys]
+        lpm_word = -1
+        if kinds.count("lpm") == 1 and all(k in ("exact", "lpm") for k in kinds):
+            w0, nw = layout.key_words[kinds.index("lpm")]
+            lpm_word = w0 if nw == 1 else -1
         dev.lib.p4n_table_init(
             dev.ctx,
             layout.index,
@@ -161,6 +168,7 @@ class NativeTable:
             _arr(ctypes.c_uint16, words),
             layout.nargs,
             capacity,
+            ctypes.c_int32(lpm_word),
         )
         for rec in list(py.records.values()):
             self._attach(rec)

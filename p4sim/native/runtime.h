@@ -167,15 +167,28 @@ struct rec {
     struct meter_cell meter;
 };
 
+/* Routing tables (one LPM key of up to 64 bits, the others exact): per bucket, one hash
+ * of value -> slot per prefix length, longest first, so a lookup costs one probe per
+ * distinct prefix length instead of a scan of the entries. */
+struct lpm_level {
+    uint64_t mask;
+    uint32_t cap;
+    int32_t *slots; /* -1: empty */
+    uint64_t *vals;
+};
+
 struct bucket {
     struct bucket *next;
     uint32_t n;
     int32_t *slots;
+    uint32_t nlevels;
+    struct lpm_level *levels;
     uint64_t key[]; /* the exact words */
 };
 
 struct table {
     uint32_t nwords, nexact, nargs, size, nbuckets;
+    int32_t lpm_word; /* the LPM key's word in a routing table, else -1 */
     const uint16_t *exact_words; /* positions of the exact words in the key */
     struct bucket **heads;
     struct rec *recs;      /* `size` slots */
@@ -218,6 +231,18 @@ static inline int32_t table_lookup(struct table *t, const uint64_t *key)
     for (uint32_t i = 0; i < t->nexact; i++) exact[i] = key[t->exact_words[i]];
     struct bucket *b = *bucket_ref(t, exact);
     if (!b) return -1;
+    if (b->levels) {
+        uint64_t x = key[t->lpm_word];
+        for (uint32_t l = 0; l < b->nlevels; l++) {
+            const struct lpm_level *lv = &b->levels[l];
+            uint64_t v = x & lv->mask;
+            for (uint32_t h = hash_words(&v, 1) & (lv->cap - 1);; h = (h + 1) & (lv->cap - 1)) {
+                if (lv->slots[h] < 0) break;
+                if (lv->vals[h] == v) return lv->slots[h];
+            }
+        }
+        return -1;
+    }
     for (uint32_t i = 0; i < b->n; i++)
         if (rec_matches(&t->recs[b->slots[i]], key)) return b->slots[i];
     return -1;
