@@ -123,8 +123,6 @@ class CodeGen:
         if isinstance(t, EnumT):
             return self.ctype(t.underlying, pos) if t.underlying is not None else "uint32_t"
         if isinstance(t, HeaderT):
-            if t.kind == "header_union":
-                raise Unsupported(pos, "header_union")
             return "struct " + self.struct(t, pos)
         if isinstance(t, StackT):
             return "struct " + self.stack_struct(t, pos)
@@ -156,12 +154,14 @@ class CodeGen:
         return name
 
     def stack_struct(self, t: StackT, pos) -> str:
-        """A header stack: its elements and nextIndex."""
-        name = self.struct_names.get(id(t))
+        """A header stack: its elements and nextIndex (one C type per element type and size:
+        `h1 = h2` between two stack fields of the same type must compile)."""
+        key = ("stack", id(t.elem), t.size)
+        name = self.struct_names.get(key)
         if name is None:
             elem = self.ctype(t.elem, pos)
             name = f"K{len(self.struct_names)}_{t.elem.type_name}_{t.size}"
-            self.struct_names[id(t)] = name
+            self.struct_names[key] = name
             self.struct_defs.append(f"struct {name} {{ {elem} e[{t.size}]; uint32_t next; }};")
             self.max_header_bytes += ((sum(_w(ft) for _, ft in t.elem.fields) + 7) // 8) * (
                 t.size - 1
@@ -500,7 +500,8 @@ class CodeGen:
             base_t = lhs.expr.type
             lo, hi = int(lhs.lo.const), int(lhs.hi.const)
             w = hi - lo + 1
-            ref = self.lvalue(lhs.expr, pre)
+            # the base's new value, stored in turn (a slice of a slice is a slice too)
+            ref = self.expr(lhs.expr, pre)
             bw = base_t.width
             if bw > 64:
                 m = f"MASK128({w})"
@@ -514,7 +515,7 @@ class CodeGen:
                 )
                 if base_t.signed:
                     new = f"sext({new}, {bw})"
-            return f"{ref} = {new};"
+            return self.store(lhs.expr, new, pre)
         return f"{self.lvalue(lhs, pre)} = {value};"
 
     def lvalue(self, e: ir.Expr, pre: list) -> str:
@@ -720,7 +721,7 @@ class CodeGen:
         return tv
 
     def eq_fn(self, t, pos) -> str:
-        key = ("eq", id(t))
+        key = ("eq", ("stack", id(t.elem), t.size)) if isinstance(t, StackT) else ("eq", id(t))
         if key in self.done:
             return self.done[key]
         if isinstance(t, StackT):  # element by element (nextIndex is not compared)
@@ -798,7 +799,11 @@ class CodeGen:
     def _Call(self, e: ir.Call, pre):
         kind = e.kind
         if kind == "header_method" and e.target == "isValid":
-            return f"{self.expr(e.func.expr, pre)}.valid"
+            t = e.func.expr.type
+            v = self.expr(e.func.expr, pre)
+            if isinstance(t, HeaderT) and t.kind == "header_union":  # valid when a member is
+                return "(" + " || ".join(f"{v}.f_{n}.valid" for n, _ in t.fields) + ")"
+            return f"{v}.valid"
         if kind == "table_apply":
             r = self.new_tmp()
             pre.append(f"uint32_t {r} = {self.table_fn(e.target)}(D, P, F); {self.stop_check()}")
@@ -810,17 +815,28 @@ class CodeGen:
         raise Unsupported(e.pos, f"call of {kind} {getattr(e.target, 'name', '')} as a value")
 
     # ------------------------------------------------------------------ calls
+    def union_siblings(self, header_expr: ir.Expr, pre: list) -> str:
+        """For a member of a header_union, code invalidating the other members (at most one
+        member is valid, as the interpreter keeps it)."""
+        if not (
+            isinstance(header_expr, ir.Member)
+            and isinstance(header_expr.expr.type, HeaderT)
+            and header_expr.expr.type.kind == "header_union"
+        ):
+            return ""
+        u = self.lvalue(header_expr.expr, pre)
+        others = [n for n, _ in header_expr.expr.type.fields if n != header_expr.name]
+        return " ".join(f"{u}.f_{n}.valid = 0;" for n in others)
+
     def call_stmt(self, e: ir.Call, pre: list) -> str:
         kind = e.kind
         if kind == "header_method":
             h = self.lvalue(e.func.expr, pre)
-            if (
-                isinstance(e.func.expr, ir.Member)
-                and getattr(e.func.expr.expr.type, "kind", "") == "header_union"
-            ):
-                raise Unsupported(e.pos, "header_union")
             if e.target == "setValid":
-                return f"if (!{h}.valid) {{ memset(&{h}, 0, sizeof {h}); {h}.valid = 1; }}"
+                siblings = self.union_siblings(e.func.expr, pre)
+                return (
+                    f"if (!{h}.valid) {{ memset(&{h}, 0, sizeof {h}); {h}.valid = 1; }} {siblings}"
+                )
             if e.target == "setInvalid":
                 return f"{h}.valid = 0;"
             return f"(void){h}.valid;"
@@ -864,7 +880,7 @@ class CodeGen:
             else:
                 ins.append(f"{slot} = {self.zero(p.type, p.pos)};")
             if p.direction in ("out", "inout"):
-                outs.append(f"{self.lvalue(a.value, pre)} = {slot};")
+                outs.append(self.store(a.value, slot, pre))
         for p in params[len(e.args) :]:
             if p.default is not None:
                 ins.append(f"{frame_ref}v{p.var.slot} = {self.expr(p.default, pre)};")
@@ -1128,11 +1144,7 @@ class CodeGen:
                 and isinstance(target.expr.type, StackT)
                 and target.name == "next"
             )
-            if (
-                isinstance(target, ir.Member)
-                and getattr(target.expr.type, "kind", "") == "header_union"
-            ):
-                raise Unsupported(e.pos, "header_union")
+            siblings = "" if stack_next else self.union_siblings(target, pre)
             if stack_next:
                 st = self.lvalue(target.expr, pre)
                 pre.append(
@@ -1154,6 +1166,8 @@ class CodeGen:
             )
             if stack_next:
                 pre.append(f"{st}.next++;")
+            if siblings:
+                pre.append(siblings)
             return "0"
         if name == "lookahead":
             t = e.targs[0]
@@ -1222,7 +1236,7 @@ class CodeGen:
                 f"{self.pack(t, value, 'q')} P->out_len += {n}; }}"
             )
             return [code]
-        if isinstance(t, HeaderT) and t.kind == "struct":
+        if isinstance(t, HeaderT) and t.kind in ("struct", "header_union"):
             out = []
             for fname, ft in t.fields:
                 out += self.emit(f"{value}.f_{fname}", ft, pos, pre)
@@ -1310,7 +1324,7 @@ class CodeGen:
             g = guard
             if t.kind == "header":
                 g = f"{v}.valid" if guard is None else f"({guard} && {v}.valid)"
-            elif t.kind != "struct":
+            elif t.kind not in ("struct", "header_union"):
                 raise Unsupported(e.pos, f"{t.kind} as hash or checksum data")
             out = []
             for fname, ft in t.fields:

@@ -27,7 +27,7 @@ SAMPLES = Path("/opt/p4tools/p4c-testdata/p4_16_samples")
 # Programs of our corpus the native engine translates; the others must fall back and say why.
 NATIVE_STF = {
     "arith", "checksum", "dc_splitter", "enums", "hashpack", "initial_entries", "lang",
-    "loops", "meters", "parser", "signed", "tables", "tm", "trace_stack",
+    "loops", "meters", "parser", "signed", "tables", "tm", "trace_stack", "union",
 }  # fmt: skip
 
 
