@@ -73,6 +73,7 @@ if SAMPLES.is_dir():
             samples = samples[::6]
         native = agreed = skipped = 0
         problems, divergent = [], []
+        reasons: dict[str, int] = {}
         for p4 in samples:
             try:
                 program = compile_file(p4, [str(SAMPLES)])
@@ -88,6 +89,9 @@ if SAMPLES.is_dir():
                 continue
             agreed += 1
             native += c.native
+            if not c.native:  # the construct, without its position
+                reason = (c.fallback_reason or "?").split(": ")[-1].split(" (field")[0]
+                reasons[reason] = reasons.get(reason, 0) + 1
         print(
             f"\np4c v1model samples: {len(samples)}, compared {agreed + len(problems) + len(divergent)}, "
             f"agree {agreed}, natively {native}, front end rejects {skipped}; the engines differ "
@@ -95,6 +99,8 @@ if SAMPLES.is_dir():
         )
         for line in divergent:
             print("  interpreter divergence:", line)
+        for reason, n in sorted(reasons.items(), key=lambda kv: -kv[1]):
+            print(f"  fell back {n}x: {reason}")
         assert not problems, "\n".join(problems)
         assert native > 0
 
