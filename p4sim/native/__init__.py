@@ -43,6 +43,9 @@ def new_device(
         except BuildError as exc:
             reason = str(exc)
             log.error("native engine: build failed, this pipeline runs on the interpreter: %s", exc)
+        except Exception as exc:  # a bug in the generator must not stop the switch
+            reason = f"internal error: {type(exc).__name__}: {exc}"
+            log.exception("native engine: internal error; this pipeline runs on the interpreter")
         device = V1ModelDevice(program, cpu_port, seed)
         device.engine = "interp"
         device.fallback_reason = reason

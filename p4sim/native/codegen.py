@@ -543,6 +543,7 @@ class CodeGen:
         action_run = isinstance(s.expr.type, ApplyResultT) or (
             isinstance(s.expr, ir.Member) and s.expr.name == "action_run"
         )
+        layout = self.last_switch_table if action_run else None  # before nested switches
         lines = [pad + p for p in pre] + [f"{pad}switch ({v}) {{"]
         seen = set()
         for c in s.cases:
@@ -551,7 +552,6 @@ class CodeGen:
                     lines.append(f"{pad}default:")
                     continue
                 if action_run:
-                    layout = self.last_switch_table
                     key = layout.actions.index(self.action_name(label.decl))
                 else:
                     if label.const is None:
@@ -648,8 +648,8 @@ class CodeGen:
             inner: list[str] = []
             a = self.expr(e.left, pre)
             b = self.expr(e.right, inner)
-            if inner:
-                raise Unsupported(e.pos, f"a call with side effects on the right of {op}")
+            if inner:  # evaluated only when needed: a GNU C statement expression
+                b = f"({{ {' '.join(inner)} {b}; }})"
             return f"({a} {op} {b})"
         a = self.expr(e.left, pre)
         inner: list[str] = []
@@ -756,10 +756,13 @@ class CodeGen:
 
     def _Ternary(self, e: ir.Ternary, pre):
         c = self.expr(e.cond, pre)
-        inner: list[str] = []
-        a, b = self.expr(e.then, inner), self.expr(e.other, inner)
-        if inner:
-            raise Unsupported(e.pos, "a call with side effects inside ?:")
+        then_pre: list[str] = []
+        other_pre: list[str] = []
+        a, b = self.expr(e.then, then_pre), self.expr(e.other, other_pre)
+        if then_pre:  # only the branch taken runs its calls: GNU C statement expressions
+            a = f"({{ {' '.join(then_pre)} {a}; }})"
+        if other_pre:
+            b = f"({{ {' '.join(other_pre)} {b}; }})"
         return f"({c} ? {a} : {b})"
 
     def _Cast(self, e: ir.Cast, pre):
@@ -1031,13 +1034,25 @@ class CodeGen:
                 elif isinstance(p.type, BoolT):
                     v = f"({v} != 0)"
                 sets.append(f"{target}v{p.var.slot} = ({ct}){v};")
+            # Directional parameters bound in the actions list (`a(x)`): copy-in before the
+            # action, copy-out after it (not after an `exit`), as the interpreter does.
+            ref = self.table_action_refs[layout.name][ref_name]
+            directional = [p for p in decl.params if p.direction]
+            bind_pre: list[str] = []
+            ins, outs = [], []
+            if ref.args:
+                fake = ir.Call(ref.pos, ref.name, [], ref.args[: len(directional)])
+                ins, outs = self.copy_in_out(fake, directional, target, bind_pre)
+            body = " ".join(bind_pre + ins + sets)
+            after = f"if (P->stop) return 0; {' '.join(outs)}" if outs else ""
             if top:
                 g = self.frame_names[id(decl)]
                 cases.append(
-                    f"case {i}: {{ struct {g} G; memset(&G, 0, sizeof G); {' '.join(sets)} {fn}(D, P, &G); break; }}"
+                    f"case {i}: {{ struct {g} G; memset(&G, 0, sizeof G); {body} "
+                    f"{fn}(D, P, &G); {after} break; }}"
                 )
             else:
-                cases.append(f"case {i}: {{ {' '.join(sets)} {fn}(D, P, F); break; }}")
+                cases.append(f"case {i}: {{ {body} {fn}(D, P, F); {after} break; }}")
         tdef_py = self.dev.tables[tdef.name].definition
         counted = tdef_py.direct_counter is not None
         meter = ""
@@ -1101,10 +1116,12 @@ class CodeGen:
                 exact += list(range(n, n + nw))
             n += nw
         decls = {}
+        refs = {}
         for ref in t.action_refs:
-            if ref.args:
-                raise Unsupported(ref.pos, "action arguments bound in a table's actions list")
             decls[self.action_name(ref.decl)] = ref.decl
+            refs[self.action_name(ref.decl)] = ref
+        self.table_action_refs = getattr(self, "table_action_refs", {})
+        self.table_action_refs[name] = refs
         actions = list(decls)
         if "NoAction" not in decls:
             actions.append("NoAction")
