@@ -1,6 +1,6 @@
 # p4sim: the embedded P4_16 v1model target (front end, engine, P4Runtime server).
 .PHONY: p4sim-test p4sim-bench p4rt-shell-venv p4sim-native-samples
-TEST_TARGETS  += p4sim-test
+TEST_TARGETS  += p4sim-test p4sim-rejects
 BENCH_TARGETS += p4sim-bench
 
 # p4runtime-shell in a venv of its own, for the interop test (test_runtime_interop.py)
@@ -16,3 +16,10 @@ p4sim-bench:
 # every p4c v1model STF sample through both engines (make test takes every 6th)
 p4sim-native-samples:
 	P4SIM_NATIVE_SAMPLES=all $(PY) -m pytest -q -s p4sim/tests/test_native_equivalence.py -k samples
+
+# Rejection conformance: p4c's error corpus, p4c run on each program, p4sim must reject what
+# p4c rejects with file:line:col (p4sim/rejects.py; known gaps in p4sim/README.md).
+P4TOOLS_BIN ?= /opt/p4tools/bin
+.PHONY: p4sim-rejects
+p4sim-rejects:
+	PATH="$(P4TOOLS_BIN):$$PATH" $(PY) -m p4sim.rejects

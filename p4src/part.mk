@@ -37,3 +37,11 @@ p4c-bmv2:
 	    $(P4C_BM2_SS) --arch v1model --std p4-16 $$defs \
 	        --p4runtime-files $(P4_OUT)/$$p.bmv2.p4info.txtpb -o $(P4_OUT)/$$p.json $(P4_SRC); \
 	done
+
+# p4sim against BMv2 on the splitter: seeded random frames and live reconfigurations through
+# the controller, outputs compared per port (p4src/tests/splitter_diff.py; root, p4c + BMv2).
+.PHONY: splitter-diff
+TEST_TARGETS += splitter-diff
+P4TOOLS_BIN ?= /opt/p4tools/bin
+splitter-diff:
+	PATH="$(P4TOOLS_BIN):$$PATH" $(PY) p4src/tests/splitter_diff.py

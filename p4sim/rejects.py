@@ -1,0 +1,274 @@
+"""Rejection conformance: every program of p4c's error corpus that p4c rejects, p4sim must
+reject too, with a `file:line:col: error:` message (no traceback, no hang, no acceptance).
+
+    python -m p4sim.rejects [--testdata DIR] [--no-p4c] [-v]
+
+The corpus is p4c's `testdata/p4_16_errors` (judged by `p4test`) and `p4_16_bmv_errors`
+(judged by `p4c-bm2-ss`, the v1model back end). Programs that include anything but core.p4
+and v1model.p4 are out of scope (p4sim knows only these two architectures' files) and are
+counted as such. p4c runs on every program at test time, so the tally proves that p4c
+rejects what p4sim is asked to reject. Programs p4sim is known to accept although p4c
+rejects them are listed, with the check p4sim lacks, in p4sim/README.md ("Known gaps in
+rejection"); any other acceptance, a traceback, a hang or an error without a position fails.
+Exit status 0 when nothing unexpected happened, 1 otherwise, 2 when the tools are missing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import traceback
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from p4sim.errors import P4Error
+
+# Each corpus directory with the p4c executable that judges it.
+CORPORA = (("p4_16_errors", "p4test"), ("p4_16_bmv_errors", "p4c-bm2-ss"))
+KNOWN_INCLUDES = {"core.p4", "v1model.p4"}
+P4SIM_TIMEOUT_S = 10
+P4C_TIMEOUT_S = 60
+README = Path(__file__).resolve().parent / "README.md"
+GAPS_HEADING = "### Known gaps in rejection"
+
+# p4sim's verdicts, in the order the tally prints them; the first one is the only good one.
+REJECTS = "rejects with position"
+UNSUPPORTED = "rejects as not supported"
+MAIN_ONLY = "rejects only for lacking a V1Switch main"
+VERDICTS = (
+    REJECTS,
+    UNSUPPORTED,
+    MAIN_ONLY,
+    "rejects without position",
+    "crashes",
+    "hangs",
+    "accepts",
+)
+# p4sim is a v1model target: a program without `V1Switch(...) main` is refused after every
+# other check passed. p4c's front end (p4test) needs no main, so such a refusal says the
+# program's own error went unnoticed: it counts as an acceptance.
+MAIN_MESSAGES = ("no package instantiation named 'main'", "main must be a V1Switch package")
+GAP_VERDICTS = ("accepts", MAIN_ONLY)
+
+
+@dataclass
+class Case:
+    path: Path
+    tool: str
+    out_of_scope: str | None = None
+    p4c_rejects: bool | None = None
+    p4c_message: str = ""
+    verdict: str = ""
+    message: str = ""
+
+
+def default_testdata() -> Path | None:
+    """p4c's testdata beside the p4c executables on PATH (`PREFIX/bin` -> `PREFIX/p4c-testdata`),
+    else /opt/p4tools/p4c-testdata."""
+    candidates = []
+    p4test = shutil.which("p4test")
+    if p4test:
+        candidates.append(Path(p4test).resolve().parent.parent / "p4c-testdata")
+    candidates.append(Path("/opt/p4tools/p4c-testdata"))
+    return next((c for c in candidates if c.is_dir()), None)
+
+
+def includes_out_of_scope(path: Path, seen: set[Path] | None = None) -> str | None:
+    """The first include of something other than core.p4/v1model.p4 (followed through quoted
+    includes of other corpus files), or None."""
+    seen = seen if seen is not None else set()
+    seen.add(path)
+    text = path.read_text(errors="replace")
+    for m in re.finditer(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', text, re.MULTILINE):
+        name = m.group(2)
+        if os.path.basename(name) in KNOWN_INCLUDES:
+            continue
+        target = (path.parent / name).resolve()
+        if m.group(1) == '"' and target.is_file():
+            if target not in seen:
+                reason = includes_out_of_scope(target, seen)
+                if reason:
+                    return reason
+            continue
+        return f"includes {name}"
+    return None
+
+
+def collect(testdata: Path) -> list[Case]:
+    cases = []
+    for directory, tool in CORPORA:
+        for path in sorted((testdata / directory).glob("*.p4")):
+            cases.append(Case(path, tool, includes_out_of_scope(path)))
+    return cases
+
+
+def judge_p4c(case: Case, workdir: str) -> None:
+    """Run p4c on the program; a non-zero exit with an `error` in its output is a rejection.
+    A p4c crash ("Compiler Bug") is not: p4sim is held only to p4c's real verdicts."""
+    out = os.path.join(workdir, case.path.stem + ".json")
+    argv = [case.tool, str(case.path)]
+    if case.tool == "p4c-bm2-ss":
+        argv += ["-o", out]
+    try:
+        # the exit status is the verdict, read below
+        run = subprocess.run(
+            argv, capture_output=True, text=True, timeout=P4C_TIMEOUT_S, check=False
+        )
+    except subprocess.TimeoutExpired:
+        case.p4c_rejects, case.p4c_message = None, "p4c timed out"
+        return
+    text = run.stdout + run.stderr
+    errors = [ln for ln in text.splitlines() if re.search(r"\berror\b", ln)]
+    first = errors[0] if errors else text.strip()[:200]
+    if run.returncode != 0 and "Compiler Bug" in text:
+        case.p4c_rejects, case.p4c_message = None, "p4c crashed: " + first
+    else:
+        case.p4c_rejects, case.p4c_message = run.returncode != 0, first
+
+
+class _Timeout(Exception):
+    pass
+
+
+def _alarm(signum, frame):
+    raise _Timeout()
+
+
+def judge_p4sim(case: Case) -> None:
+    """Compile with p4sim's front end in this process, bounded in time."""
+    from p4sim.frontend import compile_file
+
+    previous = signal.signal(signal.SIGALRM, _alarm)
+    signal.alarm(P4SIM_TIMEOUT_S)
+    try:
+        compile_file(case.path)
+        case.verdict = "accepts"
+    except _Timeout:
+        case.verdict, case.message = "hangs", f"no answer within {P4SIM_TIMEOUT_S} s"
+    except P4Error as e:
+        case.message = str(e).splitlines()[0]
+        if not (e.line > 0 and e.file not in ("", "<input>")):
+            case.verdict = "rejects without position"
+        elif e.message.startswith(MAIN_MESSAGES):
+            case.verdict = MAIN_ONLY
+        elif e.message.endswith("is not supported by p4sim"):
+            case.verdict = UNSUPPORTED
+        else:
+            case.verdict = REJECTS
+    except Exception:  # noqa: BLE001 -- a traceback is the finding being recorded
+        case.verdict = "crashes"
+        case.message = traceback.format_exc().strip().splitlines()[-1]
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def known_gaps(readme: Path = README) -> dict[str, str]:
+    """The README's list of programs p4sim accepts although p4c rejects them:
+    `| program.p4 | check p4sim lacks |` rows under GAPS_HEADING."""
+    gaps: dict[str, str] = {}
+    section = False
+    for line in readme.read_text().splitlines():
+        if line.startswith("#"):
+            section = line.strip() == GAPS_HEADING
+            continue
+        m = re.match(r"\|\s*`?([\w./-]+\.p4)`?\s*\|\s*(.+?)\s*\|\s*$", line)
+        if section and m:
+            gaps[m.group(1)] = m.group(2)
+    return gaps
+
+
+def run(testdata: Path, use_p4c: bool = True, verbose: bool = False) -> int:
+    cases = collect(testdata)
+    in_scope = [c for c in cases if not c.out_of_scope]
+    if use_p4c:
+        missing = sorted({c.tool for c in in_scope if not shutil.which(c.tool)})
+        if missing:
+            print(f"p4sim.rejects: {', '.join(missing)} not found on PATH", file=sys.stderr)
+            return 2
+        with (
+            tempfile.TemporaryDirectory() as workdir,
+            ThreadPoolExecutor(max(1, os.cpu_count() or 1)) as pool,
+        ):
+            futures = [pool.submit(judge_p4c, c, workdir) for c in in_scope]
+            for c in in_scope:  # p4sim in this thread while p4c runs in the others
+                judge_p4sim(c)
+            for f in futures:
+                f.result()
+    else:
+        for c in in_scope:
+            judge_p4sim(c)
+            c.p4c_rejects = True  # trust the corpus: p4c's error tests
+    return report(cases, known_gaps(), verbose)
+
+
+def report(cases: list[Case], gaps: dict[str, str], verbose: bool) -> int:
+    out_of_scope = [c for c in cases if c.out_of_scope]
+    judged = [c for c in cases if not c.out_of_scope and c.p4c_rejects]
+    p4c_accepts = [c for c in cases if not c.out_of_scope and c.p4c_rejects is False]
+    p4c_broken = [c for c in cases if not c.out_of_scope and c.p4c_rejects is None]
+    tally = Counter(c.verdict for c in judged)
+    print(
+        f"p4c error corpus: {len(cases)} programs; {len(out_of_scope)} out of scope "
+        f"(include other than core.p4/v1model.p4); {len(p4c_accepts)} p4c accepts; "
+        f"{len(p4c_broken)} p4c crashes or times out; {len(judged)} p4c rejects"
+    )
+    counts = ", ".join(f"{tally[v]} {v}" for v in VERDICTS)
+    print(f"p4sim on the {len(judged)} p4c rejects: {counts}")
+    failures = []
+    for c in judged:
+        name = c.path.name
+        if c.verdict in (REJECTS, UNSUPPORTED):
+            if name in gaps:
+                failures.append(f"{name}: listed as a known gap but now rejected: {c.message}")
+            elif verbose:
+                print(f"  ok {c.path.parent.name}/{name}: {c.message}")
+            continue
+        if c.verdict in GAP_VERDICTS and name in gaps:
+            print(f"  known gap {name}: {gaps[name]}")
+            continue
+        failures.append(
+            f"{c.path.parent.name}/{name}: p4sim {c.verdict}: {c.message or '-'}"
+            f"   [p4c: {c.p4c_message}]"
+        )
+    stale = sorted(set(gaps) - {c.path.name for c in judged})
+    failures += [f"{name}: listed as a known gap but p4c does not reject it" for name in stale]
+    for line in failures:
+        print("FAIL " + line)
+    print(f"{len(failures)} unexpected; {len(gaps)} known gaps listed in p4sim/README.md")
+    return 1 if failures else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m p4sim.rejects", description=__doc__.split("\n")[0])
+    p.add_argument(
+        "--testdata",
+        type=Path,
+        default=None,
+        help="p4c's testdata directory (default: beside p4test on PATH, "
+        "else /opt/p4tools/p4c-testdata)",
+    )
+    p.add_argument(
+        "--no-p4c",
+        action="store_true",
+        help="do not run p4c; take every program of the corpus as rejected",
+    )
+    p.add_argument("-v", "--verbose", action="store_true", help="print p4sim's error per program")
+    args = p.parse_args(argv)
+    testdata = args.testdata or default_testdata()
+    if testdata is None or not (testdata / CORPORA[0][0]).is_dir():
+        print("p4sim.rejects: p4c's testdata not found (give --testdata DIR)", file=sys.stderr)
+        return 2
+    return run(testdata, use_p4c=not args.no_p4c, verbose=args.verbose)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
