@@ -107,7 +107,7 @@ class ModelBuilder:
     def build(self) -> tuple[ProgramModel, list[BlockNode]]:
         main = self.checker.main
         pkg = main.type.decl
-        if not isinstance(pkg, ir.PackageDecl) or pkg.name != "V1Switch":
+        if not isinstance(pkg, ir.PackageDecl) or pkg.name != "V1Switch" or len(pkg.params) != 6:
             raise P4Error.at(
                 main.node.pos,
                 f"main must be a V1Switch package (p4sim implements v1model), got {pkg.name}",

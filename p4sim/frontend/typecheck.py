@@ -261,6 +261,8 @@ class Checker:
                         raise P4Error.at(pos, f"error.{name} is already declared")
                     target.members[name] = len(target.members)
                 else:
+                    if name in target.members:
+                        raise P4Error.at(pos, f"match_kind {name} is already declared")
                     target.members.add(name)
             return
         if isinstance(d, ir.TypedefDecl):
@@ -315,6 +317,8 @@ class Checker:
                     raise P4Error.at(d.pos, "a serializable enum needs a bit<W> or int<W> type")
             t = EnumT(d.name, [m[0] for m in d.members], under)
             for i, (mname, value, mpos) in enumerate(d.members):
+                if mname in t.values:
+                    raise P4Error.at(mpos, f"duplicate member {d.name}.{mname}")
                 if under is not None:
                     if value is None:
                         raise P4Error.at(
@@ -337,8 +341,18 @@ class Checker:
             return
         if isinstance(d, ir.ExternDecl):
             self.declare(scope, d.name, TypeEntry(ExternT(d, [])), d.pos)
+            for m in d.methods:
+                if m.ret is None and m.name != d.name:
+                    raise P4Error.at(
+                        m.pos,
+                        f"'{m.name}' has no return type and is not a constructor of {d.name}",
+                    )
+                if m.name == d.name and m.ret is not None:
+                    raise P4Error.at(m.pos, f"constructor {d.name} cannot have a return type")
+                self.param_rules(m.params, scope, [*d.type_params, *m.type_params])
             return
         if isinstance(d, ir.MethodDecl):
+            self.param_rules(d.params, scope, d.type_params)
             self.declare(scope, d.name, Overloads([d]), d.pos)
             return
         if isinstance(d, ir.FunctionDecl):
@@ -349,6 +363,11 @@ class Checker:
             self.action_decl(d, scope)
             return
         if isinstance(d, (ir.ParserDecl, ir.ControlDecl, ir.PackageDecl)):
+            self.param_rules(d.params, scope, d.type_params)
+            self.param_rules(getattr(d, "ctor_params", []), scope, d.type_params)
+            if {p.name for p in d.params} & {p.name for p in getattr(d, "ctor_params", [])}:
+                dup = next(p for p in d.ctor_params if p.name in {q.name for q in d.params})
+                raise P4Error.at(dup.pos, f"duplicate parameter '{dup.name}'")
             self.declare(scope, d.name, TypeEntry(BlockT(d)), d.pos)
             if isinstance(d, ir.ParserDecl) and d.states is not None:
                 self.parser_decl(d)
@@ -363,7 +382,41 @@ class Checker:
             return
         raise unsupported(getattr(d, "pos", None), type(d).__name__)
 
+    def param_rules(self, params: list[ir.Param], scope: Scope, type_params=()) -> None:
+        """P4_16 spec, "Parameter declarations" and "Directions": names are unique in a list;
+        int, string and extern-typed parameters are directionless; only in parameters (and
+        directionless ones) may have a default value. Runs on declarations with and without
+        bodies, so prototypes (parser types, packages, externs) are held to it too."""
+        seen: set[str] = set()
+        for p in params:
+            if p.name in seen:
+                raise P4Error.at(p.pos, f"duplicate parameter '{p.name}'")
+            seen.add(p.name)
+            if p.default is not None and p.direction in ("out", "inout"):
+                raise P4Error.at(
+                    p.pos, f"{p.direction} parameter '{p.name}' cannot have a default value"
+                )
+            if not p.direction:
+                continue
+            ref = p.typeref
+            what = None
+            if isinstance(ref, ir.BaseTypeRef) and ref.name == "string":
+                what = "string"
+            elif isinstance(ref, ir.BaseTypeRef) and ref.name == "int" and ref.width is None:
+                what = "int"
+            elif isinstance(ref, ir.NamedTypeRef) and ref.name not in type_params:
+                entry = scope.lookup(ref.name)
+                if isinstance(entry, TypeEntry) and isinstance(entry.type, ExternT):
+                    what = f"extern {ref.name}"
+            if what:
+                raise P4Error.at(
+                    p.pos,
+                    f"parameter '{p.name}' of type {what} must be directionless "
+                    f"(remove '{p.direction}')",
+                )
+
     def params(self, params: list[ir.Param], scope: Scope, frame: Frame | None) -> None:
+        self.param_rules(params, scope)
         for p in params:
             t = self.resolve_type(p.typeref, scope)
             p.type = t
@@ -404,6 +457,15 @@ class Checker:
                 raise P4Error.at(
                     p.pos, "directional action parameters must come before directionless ones"
                 )
+        for p in d.params:
+            ref = p.typeref
+            if not p.direction and isinstance(ref, ir.BaseTypeRef) and ref.name == "int":
+                if ref.width is None:
+                    raise P4Error.at(
+                        p.pos,
+                        f"action parameter '{p.name}' of type int: parameters set by the "
+                        f"control plane need a fixed-width type such as bit<W>",
+                    )
         self.params(d.params, ascope, self.frame)
         prev_action, self.in_action = self.in_action, True
         self.stmt(d.body, ascope)
@@ -449,13 +511,46 @@ class Checker:
                         d.pos,
                         f"package {t.decl.name} takes {len(t.decl.params)} arguments, got {len(d.args)}",
                     )
-                for p, a in zip(t.decl.params, d.args):
-                    inst.ctor_args.append(self.block_arg(a.value, scope))
+                args = d.args
+                if any(a.name for a in args):  # V1Switch(p = P(), ig = I(), ...)
+                    by_name = {a.name: a for a in args}
+                    if set(by_name) != {p.name for p in t.decl.params}:
+                        raise P4Error.at(
+                            d.pos,
+                            f"package {t.decl.name} takes the named arguments "
+                            f"{', '.join(p.name for p in t.decl.params)}",
+                        )
+                    args = [by_name[p.name] for p in t.decl.params]
+                for p, a in zip(t.decl.params, args):
+                    arg = self.block_arg(a.value, scope)
+                    self.package_arg_rules(p, arg, a.value.pos, scope)
+                    inst.ctor_args.append(arg)
                 return inst
+            if scope is self.scope:
+                raise P4Error.at(
+                    d.pos,
+                    f"{d.name}: {t.decl.name} cannot be instantiated at the top level (only "
+                    f"externs and packages can; instantiate it inside a parser or control)",
+                )
             if d.args or getattr(t.decl, "ctor_params", None):
                 raise unsupported(d.pos, "parser/control constructor parameters")
             return inst
         raise P4Error.at(d.pos, f"cannot instantiate {t}")
+
+    def package_arg_rules(self, p: ir.Param, arg: Instance, pos, scope: Scope) -> None:
+        """A package argument is a parser where the parameter's type is a parser type and a
+        control where it is a control type."""
+        want = self.resolve_type(p.typeref, scope)
+        if not isinstance(want, BlockT):
+            raise P4Error.at(pos, f"package parameter '{p.name}' is not a parser or control type")
+        kind = {ir.ParserDecl: "parser", ir.ControlDecl: "control", ir.PackageDecl: "package"}
+        got_kind, want_kind = kind[type(arg.type.decl)], kind[type(want.decl)]
+        if got_kind != want_kind:
+            raise P4Error.at(
+                pos,
+                f"{got_kind} {arg.type.decl.name} does not match package parameter "
+                f"'{p.name}' of type {want_kind} {want.decl.name}",
+            )
 
     def block_arg(self, e: ir.Expr, scope: Scope) -> Instance:
         """A package argument: `Ctl()` (anonymous instance) or the name of an instance."""
@@ -607,6 +702,13 @@ class Checker:
             raise P4Error.at(t.pos, f"table {t.name} has no 'actions' property")
         for k in props["key"].value if "key" in props else []:
             kt = self.expr(k.expr, scope)
+            if not self.simple_key(k.expr) and ir.annotation(k.annotations, "name") is None:
+                # p4c names a key after its expression only for these forms (P4Runtime)
+                raise P4Error.at(
+                    k.pos,
+                    "a key expression other than a field, slice, index, mask or isValid() "
+                    "needs a @name annotation (the control plane's name for it)",
+                )
             if not isinstance(kt, (Bits, BoolT, ErrorT, EnumT)):
                 raise P4Error.at(k.pos, f"table key of type {kt} is not supported (use bit<W>)")
             if k.match_kind not in self.match_kinds.members:
@@ -671,6 +773,7 @@ class Checker:
             p = props["entries"]
             t.entries = p.value
             t.entries_const = p.is_const
+            self.entries_rules(t, p)
             for e in t.entries:
                 if len(e.keyset) == 1 and isinstance(e.keyset[0], ir.Default) and len(t.keys) != 1:
                     e.keyset = [ir.Default(e.pos) for _ in t.keys]
@@ -687,8 +790,47 @@ class Checker:
                         e.pos,
                         f"action {e.action.decl.name} is not in the actions of table {t.name}",
                     )
+                listed = next(r for r in t.action_refs if r.decl is e.action.decl)
+                if ir.annotation(listed.annotations, "defaultonly"):
+                    raise P4Error.at(
+                        e.action.pos,
+                        f"action {e.action.decl.name} is @defaultonly in table {t.name}: "
+                        f"it cannot be used in an entry",
+                    )
                 if e.priority is not None:
                     self.const_int(e.priority, scope)
+
+    @classmethod
+    def simple_key(cls, e: ir.Expr) -> bool:
+        if isinstance(e, (ir.Name, ir.Member, ir.Index, ir.IntLit, ir.BoolLit)):
+            return True
+        if isinstance(e, ir.Slice):
+            return cls.simple_key(e.expr)
+        if isinstance(e, ir.Binary) and e.op == "&":
+            return cls.simple_key(e.left) and isinstance(e.right, ir.IntLit)
+        if isinstance(e, ir.Call):
+            return isinstance(e.func, ir.Member) and e.func.name == "isValid"
+        return False
+
+    @staticmethod
+    def entries_rules(t: ir.TableDecl, prop) -> None:
+        """P4_16 spec, "Entries": a table with entries has a key; priorities only where a
+        ternary, range or optional key makes them meaningful, and once one entry gives a
+        priority the first must give one too (later ones then count on from it)."""
+        if not t.keys and t.entries:
+            raise P4Error.at(prop.pos, f"table {t.name} has no key: it cannot have entries")
+        given = [e for e in t.entries if e.priority is not None]
+        if given and not any(k.match_kind in ("ternary", "range", "optional") for k in t.keys):
+            raise P4Error.at(
+                given[0].pos,
+                f"table {t.name} has no ternary, range or optional key: its entries "
+                f"cannot have a priority",
+            )
+        if given and t.entries[0].priority is None:
+            raise P4Error.at(
+                t.entries[0].pos,
+                "entry must have a priority (later entries of the table give one)",
+            )
 
     def action_ref(self, ref: ir.ActionRef, scope: Scope, bind_all: bool) -> None:
         decl = (
@@ -760,9 +902,18 @@ class Checker:
             self.declare(scope, s.name, var, s.pos)
         elif isinstance(s, ir.Switch):
             t = self.expr(s.expr, scope)
+            seen: dict = {}  # label (action or constant value) -> its first position
+            default_seen = False
             for c in s.cases:
                 for label in c.labels:
+                    # P4_16 spec, "Switch statement": labels are unique and `default`
+                    # comes once, last.
+                    if default_seen:
+                        raise P4Error.at(
+                            (label or c).pos, "no switch label may follow the 'default' label"
+                        )
                     if label is None:
+                        default_seen = True
                         continue
                     if isinstance(t, ActionEnumT):
                         names = {r.decl.name: r.decl for r in t.table.action_refs}
@@ -772,6 +923,7 @@ class Checker:
                                 f"switch label must be an action of table {t.table.name} ({', '.join(names)})",
                             )
                         label.decl = names[label.name]
+                        key = label.name
                     else:
                         if not isinstance(t, (Bits, EnumT, ErrorT)):
                             raise P4Error.at(s.expr.pos, f"cannot switch on a value of type {t}")
@@ -781,6 +933,10 @@ class Checker:
                             raise P4Error.at(
                                 label.pos, "switch labels must be compile-time constants"
                             )
+                        key = label.const
+                    if key in seen:
+                        raise P4Error.at(label.pos, "duplicate switch label")
+                    seen[key] = label.pos
                 if c.body is not None:
                     self.stmt(c.body, scope)
             if s.cases and s.cases[-1].body is None:
@@ -932,6 +1088,8 @@ class Checker:
             if e.width is None:
                 e.const = e.value
                 return InfInt()
+            if e.width == 0 and e.signed:
+                raise P4Error.at(e.pos, "a signed literal needs a width of at least 1 (int<0>)")
             t = Bits(e.width, e.signed)
             e.const = t.wrap(e.value)
             return t
@@ -1083,6 +1241,11 @@ class Checker:
                 raise P4Error.at(e.pos, f"{bt.kind} {bt.type_name} has no field '{e.name}'")
             return ft
         if isinstance(bt, StackT):
+            if e.name in ("next", "last", "lastIndex") and not self.in_parser:
+                raise P4Error.at(
+                    e.pos,
+                    f"stack '{e.name}' can only be used in a parser (P4_16 spec, Header stacks)",
+                )
             if e.name in ("next", "last"):
                 return bt.elem
             if e.name in ("lastIndex", "size"):
@@ -1344,6 +1507,10 @@ class Checker:
                 raise P4Error.at(f.pos, f"'{f.name}' is not declared")
             f.decl = d
             if isinstance(d, ir.ActionDecl):
+                if self.in_parser and not self.in_action:
+                    raise P4Error.at(e.pos, f"action {d.name} cannot be called from a parser")
+                if self.return_type is not None:
+                    raise P4Error.at(e.pos, f"action {d.name} cannot be called from a function")
                 e.kind, e.target = "action", d
                 self.bind_args(e, d.params, scope, {}, d.name)
                 return VoidT()
@@ -1401,7 +1568,35 @@ class Checker:
         binding.update(self.bind_type_params(md.type_params, e.targs))
         e.kind, e.target, e.method = "extern_method", inst, md
         self.bind_args(e, md.params, scope, binding, f"{et.decl.name}.{m}")
+        if et.decl.name == "packet_in":
+            self.packet_in_rules(e, m)
         return self.param_type(ir.Param(md.pos, "", md.ret, "", None, []), scope, binding)
+
+    @staticmethod
+    def packet_in_rules(e: ir.Call, m: str) -> None:
+        """core.p4's packet_in: extract takes a header (with a size only for a header with a
+        varbit field); lookahead<T> takes a fixed-size type."""
+        if m == "extract" and e.args and e.args[0].value is not None:
+            target = e.args[0].value
+            t = target.type
+            if not (isinstance(t, HeaderT) and t.kind == "header"):
+                raise P4Error.at(target.pos, f"extract needs a header, got {t}")
+            has_varbit = any(isinstance(ft, Varbit) for _, ft in t.fields)
+            if has_varbit != (len(e.args) == 2):
+                raise P4Error.at(
+                    e.pos,
+                    "extract(hdr, size_in_bits) is for headers with a varbit field, "
+                    "extract(hdr) for the others",
+                )
+        if m == "lookahead" and e.targs:
+            t = e.targs[0]
+            if isinstance(t, VoidT) or (
+                isinstance(t, HeaderT) and any(isinstance(ft, Varbit) for _, ft in t.fields)
+            ):
+                raise P4Error.at(
+                    e.pos,
+                    f"lookahead<{t}> needs a fixed-size type (bit<W>, a header without varbit)",
+                )
 
     def bind_args(
         self, e: ir.Call, params: list[ir.Param], scope: Scope, binding, what: str
@@ -1422,6 +1617,12 @@ class Checker:
             if a.value is None:
                 if p.direction != "out":
                     raise P4Error.at(a.pos, "'_' can only be passed to an out parameter")
+                if isinstance(pt, TypeVar):
+                    raise P4Error.at(
+                        a.pos,
+                        f"'_' gives no type for parameter '{p.name}' of {what}: pass a "
+                        f"variable or field of the type wanted",
+                    )
                 continue
             self.expr(a.value, scope, pt)
             if not isinstance(pt, TypeVar):  # generic parameters take any argument type

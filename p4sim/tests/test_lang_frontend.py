@@ -227,7 +227,7 @@ control Inner(inout headers_t hdr, inout meta_t meta) {
     apply { inner_t.apply(); }
 }
 @name("global_action") action top(bit<16> w) { }
-control MyIngress(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+control ig(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
     direct_counter(CounterType.packets_and_bytes) dc;
     @name("regs") register<bit<32>>(16) r;
     Inner() nested;
@@ -261,8 +261,7 @@ control MyIngress(inout headers_t hdr, inout meta_t meta, inout standard_metadat
 control E(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) { apply {} }
 control CC(inout headers_t hdr, inout meta_t meta) { apply {} }
 control D(packet_out pkt, in headers_t hdr) { apply { pkt.emit(hdr.h); } }
-MyIngress() ig;
-V1Switch(P(), VC(), ig, E(), CC(), D()) main;
+V1Switch(P(), VC(), ig(), E(), CC(), D()) main;
 """
 
 
