@@ -459,13 +459,13 @@ class Checker:
                 )
         for p in d.params:
             ref = p.typeref
-            if not p.direction and isinstance(ref, ir.BaseTypeRef) and ref.name == "int":
-                if ref.width is None:
-                    raise P4Error.at(
-                        p.pos,
-                        f"action parameter '{p.name}' of type int: parameters set by the "
-                        f"control plane need a fixed-width type such as bit<W>",
-                    )
+            untyped_int = isinstance(ref, ir.BaseTypeRef) and ref.name == "int" and not ref.width
+            if not p.direction and untyped_int:
+                raise P4Error.at(
+                    p.pos,
+                    f"action parameter '{p.name}' of type int: parameters set by the "
+                    f"control plane need a fixed-width type such as bit<W>",
+                )
         self.params(d.params, ascope, self.frame)
         prev_action, self.in_action = self.in_action, True
         self.stmt(d.body, ascope)
