@@ -163,16 +163,38 @@ class Checker:
         self.digest_types: list[HeaderT] = []
         self.actions: list[ir.ActionDecl] = []
         self.in_parser = False
+        self.action: ir.ActionDecl | None = None  # the action being checked
+        self.direct_meters: list[Instance] = []
 
     # -- entry ------------------------------------------------------------------------
     def run(self) -> None:
         for d in self.program.decls:
             self.declaration(d)
+        self.direct_meter_rules()
         if self.main is None:
             raise P4Error.at(
                 getattr(self.program, "end_pos", None),
                 "no package instantiation named 'main' (expected V1Switch(...) main;)",
             )
+
+    def direct_meter_rules(self) -> None:
+        """v1model as BMv2 implements it (p4c-bm2-ss): a direct_meter belongs to one table
+        (`meters = m`), and some action of that table reads the color with m.read()."""
+        for inst in self.direct_meters:
+            table = getattr(inst, "table", None)
+            if table is None and getattr(inst, "read_by_action", False):
+                raise P4Error.at(
+                    inst.node.pos,
+                    f"direct meter {inst.name} is not attached to a table (meters = {inst.name})",
+                )
+            if table is None:
+                continue  # never used: p4c drops it
+            if not any(inst in getattr(r.decl, "meters_read", ()) for r in table.action_refs):
+                raise P4Error.at(
+                    table.pos,
+                    f"table {table.name} has direct meter {inst.name}, but none of its actions "
+                    f"reads it ({inst.name}.read(color))",
+                )
 
     def declare(self, scope: Scope, name: str, obj, pos) -> None:
         old = scope.names.get(name)
@@ -290,6 +312,8 @@ class Checker:
                         f.pos,
                         f"header field {d.name}.{f.name} must be bit<W>, int<W>, bool or a serializable enum, not {ft}",
                     )
+                if isinstance(ft, StringT):
+                    raise P4Error.at(f.pos, f"field {d.name}.{f.name} cannot have type string")
                 if d.kind == "header_union" and not (
                     isinstance(ft, HeaderT) and ft.kind == "header"
                 ):
@@ -339,8 +363,22 @@ class Checker:
                 )
             self.declare(scope, d.name, Var(d.name, t, "const", None, d.value.const, d.pos), d.pos)
             return
+        for names in (getattr(d, "type_params", None) or [],):
+            dup = next((n for i, n in enumerate(names) if n in names[:i]), None)
+            if dup:
+                raise P4Error.at(d.pos, f"duplicate type parameter '{dup}' of {d.name}")
         if isinstance(d, ir.ExternDecl):
             self.declare(scope, d.name, TypeEntry(ExternT(d, [])), d.pos)
+            # overloads are told apart by the number and the names of their parameters
+            signatures: set[tuple] = set()
+            for m in d.methods:
+                sig = (m.name, tuple(p.name for p in m.params))
+                if sig in signatures:
+                    raise P4Error.at(
+                        m.pos,
+                        f"{d.name}.{m.name}({', '.join(sig[1])}) is declared twice",
+                    )
+                signatures.add(sig)
             for m in d.methods:
                 if m.ret is None and m.name != d.name:
                     raise P4Error.at(
@@ -468,8 +506,11 @@ class Checker:
                 )
         self.params(d.params, ascope, self.frame)
         prev_action, self.in_action = self.in_action, True
+        outer, self.action = self.action, d
+        d.meters_read = set()
         self.stmt(d.body, ascope)
         self.in_action = prev_action
+        self.action = outer
         d.top_level = top_level
         d.frame_size = self.frame.size if top_level else None
         if top_level:
@@ -503,6 +544,8 @@ class Checker:
                     )
                 inst.ctor_args.append(a.value.const)
             inst.binding = binding
+            if t.decl.name == "direct_meter":
+                self.direct_meters.append(inst)
             return inst
         if isinstance(t, BlockT):
             if isinstance(t.decl, ir.PackageDecl):
@@ -551,6 +594,16 @@ class Checker:
                 f"{got_kind} {arg.type.decl.name} does not match package parameter "
                 f"'{p.name}' of type {want_kind} {want.decl.name}",
             )
+        got_params, want_params = arg.type.decl.params, want.decl.params
+        if len(got_params) == len(want_params):
+            for g, w in zip(got_params, want_params):
+                if g.direction != w.direction:
+                    raise P4Error.at(
+                        g.pos,
+                        f"parameter '{g.name}' of {arg.type.decl.name} is "
+                        f"'{g.direction or 'directionless'}', but {want.decl.name} declares "
+                        f"it '{w.direction or 'directionless'}' (package parameter '{p.name}')",
+                    )
 
     def block_arg(self, e: ir.Expr, scope: Scope) -> Instance:
         """A package argument: `Ctl()` (anonymous instance) or the name of an instance."""
@@ -725,8 +778,20 @@ class Checker:
             raise P4Error.at(t.pos, f"table {t.name} has more than one lpm key")
         for ref in props["actions"].value:
             self.action_ref(ref, scope, bind_all=False)
+            if any(r.decl is ref.decl for r in t.action_refs):
+                raise P4Error.at(
+                    ref.pos, f"action {ref.decl.name} is listed twice in table {t.name}"
+                )
             t.action_refs.append(ref)
         names = {r.decl.name for r in t.action_refs}
+        if "default_action" not in props:
+            no_action = self.scope.lookup("NoAction")
+            if not (isinstance(no_action, ir.ActionDecl) and not no_action.params):
+                raise P4Error.at(
+                    t.pos,
+                    f"table {t.name} has no default_action, and its implicit default NoAction "
+                    f"is not declared as an action without parameters (include core.p4)",
+                )
         if "default_action" in props:
             p = props["default_action"]
             self.action_ref(p.value, scope, bind_all=True)
@@ -1567,6 +1632,9 @@ class Checker:
         )
         binding.update(self.bind_type_params(md.type_params, e.targs))
         e.kind, e.target, e.method = "extern_method", inst, md
+        if et.decl.name == "direct_meter" and m == "read" and self.action is not None:
+            self.action.meters_read.add(inst)
+            inst.read_by_action = True
         self.bind_args(e, md.params, scope, binding, f"{et.decl.name}.{m}")
         if et.decl.name == "packet_in":
             self.packet_in_rules(e, m)

@@ -300,7 +300,7 @@ def test_model_uses_p4c_names():
 
 def test_anonymous_control_is_named_by_type():
     m = compile_source(
-        NAMING.replace("MyIngress() ig;", "").replace(", ig,", ", MyIngress(),"), "n.p4"
+        NAMING.replace("control ig(", "control MyIngress(").replace("ig()", "MyIngress()"), "n.p4"
     ).model
     assert {t.name for t in m.tables} == {
         "absolute_table",

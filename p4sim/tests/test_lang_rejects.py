@@ -253,6 +253,66 @@ CASES = [
             "actions = { a; } } apply { t.apply(); }"
         },
     ),
+    (
+        "direct meter read by no action of its table",
+        {
+            "ingress": "direct_meter<bit<2>>(MeterType.packets) m;\n"
+            "action a() { } table t { key = { hdr.h.a: exact; } actions = { a; } meters = m; }\n"
+            "apply { t.apply(); }"
+        },
+        "none of its actions reads it",
+        {
+            "ingress": "direct_meter<bit<2>>(MeterType.packets) m;\n"
+            "action a() { m.read(meta.m[1:0]); }\n"
+            "table t { key = { hdr.h.a: exact; } actions = { a; } meters = m; }\n"
+            "apply { t.apply(); }"
+        },
+    ),
+    (
+        "direct meter read but attached to no table",
+        {
+            "ingress": "direct_meter<bit<2>>(MeterType.packets) m;\n"
+            "action a() { m.read(meta.m[1:0]); } apply { a(); }"
+        },
+        "direct meter m is not attached to a table",
+        {"ingress": "direct_meter<bit<2>>(MeterType.packets) m;\napply { }"},
+    ),
+    (
+        "action listed twice in a table",
+        {"ingress": "action a() {} table t { actions = { a; a; } } apply { t.apply(); }"},
+        "action a is listed twice in table t",
+        {"ingress": "action a() {} action b() {} table t { actions = { a; b; } } apply { }"},
+    ),
+    (
+        "duplicate type parameter",
+        {"top": "extern X<T, T> { X(); }"},
+        "duplicate type parameter 'T' of X",
+        {"top": "extern X<T, U> { X(); }"},
+    ),
+    (
+        "duplicate extern constructor",
+        {"top": "extern X { X(bit<8> a); X(bit<8> a); }"},
+        "X.X(a) is declared twice",
+        {"top": "extern X { X(bit<8> a); X(bit<8> b); }"},
+    ),
+    (
+        "struct field of type string",
+        {"top": "struct S { string s; }"},
+        "field S.s cannot have type string",
+        {"top": "struct S { bit<8> s; }"},
+    ),
+    (
+        "package argument with other parameter directions",
+        {
+            "top": "control VC2(in headers_t hdr, inout meta_t meta) { apply {} }",
+            "main": "V1Switch(P(), VC2(), I(), E(), CC(), D()) main;",
+        },
+        "parameter 'hdr' of VC2 is 'in', but VerifyChecksum declares it 'inout'",
+        {
+            "top": "control VC2(inout headers_t hdr, inout meta_t meta) { apply {} }",
+            "main": "V1Switch(P(), VC2(), I(), E(), CC(), D()) main;",
+        },
+    ),
 ]
 
 
@@ -265,6 +325,20 @@ def test_check_rejects_bad_and_keeps_good(name, bad, message, good):
     assert message in e.message
     assert e.file == "bad.p4" and e.line >= 1 and e.col >= 1
     assert str(e).startswith(f"bad.p4:{e.line}:{e.col}: error: ")
+
+
+def test_table_without_default_needs_core_noaction():
+    """Without core.p4 a table's implicit default action NoAction does not exist."""
+    bare = (
+        "extern packet_in { void extract<T>(out T hdr); }\n"
+        "match_kind { exact }\n"
+        "control C(inout bit<8> x) { action a() {} table t { key = { x: exact; } "
+        "actions = { a; } %s } apply { t.apply(); } }\n"
+    )
+    with pytest.raises(P4Error, match="implicit default NoAction is not declared"):
+        compile_source(bare % "", "bare.p4")
+    with pytest.raises(P4Error, match="no package instantiation named 'main'"):
+        compile_source(bare % "default_action = a;", "bare.p4")  # past the table check
 
 
 def test_package_named_arguments_wire_by_name():

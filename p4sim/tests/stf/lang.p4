@@ -22,7 +22,7 @@ header res_t {
     byte_t e;       // enum results
     byte_t f;       // nested control result
     bit<1> g;       // (bit<1>) bool
-    bit<7> h;       // stack lastIndex after the pushes, or 0x7f
+    bit<7> h;       // stack lastIndex after the push, or 0x7f
 }
 
 struct headers_t {
@@ -33,7 +33,7 @@ struct headers_t {
 }
 
 struct pair_t { byte_t lo; byte_t hi; }
-struct meta_t { pair_t p; Color color; }
+struct meta_t { pair_t p; Color color; bit<32> last; }
 
 parser P(packet_in pkt, out headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
     state start {
@@ -46,6 +46,7 @@ parser P(packet_in pkt, out headers_t hdr, inout meta_t meta, inout standard_met
     state parse_items {
         pkt.extract(hdr.items.next);
         pkt.extract(hdr.items.next);
+        meta.last = hdr.items.lastIndex;  // lastIndex exists in parsers only (P4_16 spec)
         transition accept;
     }
 }
@@ -104,7 +105,7 @@ control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) 
             hdr.items[0].v = meta.p.lo;
             hdr.spare = hdr.items[2];      // header assignment copies validity and fields
             hdr.items[2].setInvalid();
-            hdr.res.h = (bit<7>) hdr.items.lastIndex;
+            hdr.res.h = (bit<7>) (meta.last + 1);  // push_front(1) moved the last one up
         } else {
             hdr.res.h = 0x7f;
         }
