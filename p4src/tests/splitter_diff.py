@@ -12,12 +12,12 @@ each switch sends is captured per port, and the two captures must be byte-identi
 port, in order. Exit status 0 when they are, 1 on any difference (printed), 2 when a tool
 is missing.
 
-Ordering: the data plane keeps per-user state only for downlink (from the server port), and
-only the legs send to the server port. Before a reconfiguration, before a frame from one leg
-that follows frames from the other leg, and at the end, the driver waits until the switch has
-counted every frame it was sent (port_rx_counter) and every frame it counted out
-(port_tx_counter) has been captured, so the order of outputs on a port never depends on how
-fast a target is.
+Ordering: a switch reads its ports in an order of its own, so frames sent back to back on two
+ports may be processed in either order (and a frame to a user's address is split whatever
+port it came in on). Before a reconfiguration, before a frame on another port than the
+previous one, and at the end, the driver waits until the switch has counted every frame it
+was sent (port_rx_counter) and every frame it counted out (port_tx_counter) has been captured;
+frames on one port keep their order. So the outputs never depend on how fast a target is.
 
 The parent compiles the splitter with p4sim and with p4c-bm2-ss, writes the scenarios, and
 runs one worker per target (`--worker TARGET`, inside the target's namespace), at once.
@@ -354,15 +354,14 @@ def _run_sequence(sw, sc: dict, host_ifs: dict[int, str]) -> dict:
     base = _port_counters(sw)
     cap = Capture(host_ifs)
     sent = {p: 0 for p in PORTS}
-    last_leg = None
+    last_port = None
     try:
         for step in sc["steps"]:
             if "send" in step:
                 port = step["send"]
-                if port != SERVER and last_leg not in (None, port):
+                if last_port not in (None, port):
                     _sync(sw, cap, sent, base)
-                if port != SERVER:
-                    last_leg = port
+                last_port = port
                 cap.send(port, bytes.fromhex(step["frame"]))
                 sent[port] += 1
             else:
@@ -477,7 +476,7 @@ def compare(scenarios: list[dict], a: list[dict], b: list[dict]) -> tuple[int, l
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--seed", type=int, default=1, help="first seed; sequence i uses seed+i")
-    p.add_argument("--sequences", type=int, default=6, help="number of random sequences")
+    p.add_argument("--sequences", type=int, default=8, help="number of random sequences")
     p.add_argument("--packets", type=int, default=60, help="frames per sequence")
     p.add_argument("--keep", type=Path, help="write each target's captures to DIR/<target>.json")
     p.add_argument("--worker", choices=("p4sim", "bmv2"), help=argparse.SUPPRESS)
