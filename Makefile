@@ -48,12 +48,12 @@ demo: build
 	$(VENV)/bin/dcexp report results/demo
 
 lint: setup
-	$(VENV)/bin/ruff check p4sim controlplane experiments ptf-tests tools
-	$(VENV)/bin/black --check p4sim controlplane experiments ptf-tests tools
+	$(VENV)/bin/ruff check p4sim controlplane experiments ptf-tests tools p4src/tests
+	$(VENV)/bin/black --check p4sim controlplane experiments ptf-tests tools p4src/tests
 
 format: setup
-	$(VENV)/bin/black p4sim controlplane experiments ptf-tests tools
-	$(VENV)/bin/ruff check --fix p4sim controlplane experiments ptf-tests tools
+	$(VENV)/bin/black p4sim controlplane experiments ptf-tests tools p4src/tests
+	$(VENV)/bin/ruff check --fix p4sim controlplane experiments ptf-tests tools p4src/tests
 
 clean:
 	rm -rf build
