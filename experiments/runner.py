@@ -247,7 +247,7 @@ def execute_run(run: Run, run_dir: Path, opts: RunOptions, on_tick=None) -> dict
             for n, (fid, spec, idx) in enumerate(_expand_flows(run)):
                 nbytes = payload_bytes(spec)
                 payload = make_payload(payload_dir / f"payload-{nbytes}.bin", nbytes, run.seed)
-                host = testbed.host(spec["client"], idx)
+                host = testbed.host(spec["client"], idx, spec["kind"])
                 ctx = FlowContext(
                     fid,
                     testbed.hosts["server"].ns,

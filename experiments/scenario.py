@@ -52,7 +52,7 @@ LINK_KEYS = {
 }
 LEG_NAMES = ("a", "b", "a_uplink", "b_uplink")
 DC_KEYS = {"batch": 100, "ratio": "1:1", "dup": False, "sn_bits": 18, "credit": False}
-FLOW_KINDS = ("ngtcp2", "aioquic", "tcp")
+FLOW_KINDS = ("ngtcp2", "aioquic", "tcp", "mptcp")
 FLOW_CLIENTS = ("dc", "sc-a", "sc-b")
 CCS = ("newreno", "cubic", "bbr")
 FLOW_DEFAULTS = {
@@ -64,7 +64,9 @@ FLOW_DEFAULTS = {
     "client": "dc",
     "udp_rcvbuf": "default",
     "count": 1,
+    "mptcp_leg_b": "active",
 }
+MPTCP_LEG_B = ("active", "backup")  # the leg-B subflow's MP_PRIO (RFC 8684 section 3.3.8)
 TOP_KEYS = {
     "name": None,
     "description": "",
@@ -208,6 +210,17 @@ def validate_flow(where: str, d: Any) -> dict:
         raise ScenarioError(
             f"{where}.client: {flow['client']!r} is not one of " f"{', '.join(FLOW_CLIENTS)}"
         )
+    if flow["kind"] == "mptcp" and flow["client"] != "dc":
+        raise ScenarioError(
+            f"{where}.client: kind mptcp runs on the dual-connected device (client dc, one "
+            f"address per leg), not {flow['client']!r}"
+        )
+    if flow["mptcp_leg_b"] not in MPTCP_LEG_B:
+        raise ScenarioError(
+            f"{where}.mptcp_leg_b: {flow['mptcp_leg_b']!r} is not one of {', '.join(MPTCP_LEG_B)}"
+        )
+    if flow["mptcp_leg_b"] == "backup" and flow["kind"] != "mptcp":
+        raise ScenarioError(f"{where}.mptcp_leg_b: applies to kind mptcp only")
     if flow["udp_rcvbuf"] not in ("default", "large"):
         raise ScenarioError(
             f"{where}.udp_rcvbuf: {flow['udp_rcvbuf']!r} is not one of " "default, large"
@@ -479,6 +492,7 @@ def variant_label(var: dict) -> str:
         return str(var["label"])
     parts = [str(var[k]) for k in ("kind", "cc") if k in var]
     parts += [f"rcvbuf-{var['udp_rcvbuf']}"] if var.get("udp_rcvbuf") == "large" else []
+    parts += ["backup"] if var.get("mptcp_leg_b") == "backup" else []
     return "-".join(parts) or "default"
 
 

@@ -5,6 +5,8 @@
     switch ns --veth(port 2)-- eNB-B ns [linkem B ...]                           --veth-- DC client
     DC client ns: pdcp-agent on its two leg veths, a tap carrying the client's IP
     SC clients hang off the eNB bridges (one namespace each).
+    MPTCP device (when a flow is kind mptcp): one namespace with a veth into each eNB bridge,
+    an address per leg (MP_ADDRS), source routing per address, kernel MPTCP subflow endpoints.
 
 Addressing is one IPv4 subnet with static neighbour entries everywhere: the server holds each
 client's real MAC (the DC client's is its tap's), so the switch needs no MAC rewrite and the
@@ -42,6 +44,10 @@ PREFIXLEN = 24
 PORTS = {"server": 0, "a": 1, "b": 2}
 CPU_PORT = 255  # the adaptive profile's PacketIn port (CPU_PORT in p4src/include/defines.p4)
 CONTROL_ELECTION_ID = 1000  # the loop's daemon is primary (PacketIns go to the primary)
+# The MPTCP baseline's device: one address per leg, each an `sc` user of the switch, so each
+# subflow rides its own leg end to end (no split, no agent).
+MP_ADDRS = {"a": "10.0.0.3", "b": "10.0.0.4"}
+MP_LEGS = {"mp": "a", "mp-b": "b"}  # host name -> leg
 
 
 def venv_tool(name: str) -> str | None:
@@ -177,6 +183,7 @@ class Testbed:
         server, switch = self._ns("srv"), self._ns("sw")
         enb = {leg: self._ns(f"enb{leg}") for leg in ("a", "b")}
         dc = self._ns("dc")
+        mp = self._ns("mp") if self._wants_mptcp() else None
 
         veth_pair(f"{p}p0", switch, f"{p}s0", server)
         server.add_addr(f"{p}s0", f"{SERVER_ADDR}/{PREFIXLEN}")
@@ -200,7 +207,12 @@ class Testbed:
                 self.hosts[f"sc-{leg}{i}"] = Host(
                     f"sc-{leg}{i}", client, ifname, addr, link_mac(client, ifname)
                 )
+            if mp is not None:
+                veth_pair(f"{p}{leg}mp", ns, f"{p}mp{leg}", mp, mtu=LEG_MTU)
+                members.append(f"{p}{leg}mp")
             bridge(ns, f"{p}{leg}brg", members, mtu=LEG_MTU)
+        if mp is not None:
+            self._mptcp_device(server, mp)
 
         self._start_switch(switch)
         self._start_agent(dc)
@@ -208,6 +220,30 @@ class Testbed:
         self._configure_splitter()
         self._start_links(enb)
         self._start_control()
+
+    def _wants_mptcp(self) -> bool:
+        return any(flow["kind"] == "mptcp" for flow in self.config["flows"])
+
+    def _mptcp_device(self, server: Namespace, mp: Namespace) -> None:
+        """Addresses per leg with a routing table each (the reply to a subflow leaves on
+        the leg it came from), MPTCP limits for two subflows on both ends, and the leg-B
+        address as a subflow endpoint (`backup` when a flow asks for a backup leg B)."""
+        p = self.prefix
+        backup = any(f.get("mptcp_leg_b") == "backup" for f in self.config["flows"])
+        for ns in (server, mp):
+            ns.run(["sysctl", "-qw", "net.mptcp.enabled=1"])
+            ns.run(["ip", "mptcp", "limits", "set", "subflow", "2", "add_addr_accepted", "2"])
+        for table, leg in enumerate(("a", "b"), start=100):
+            ifname, addr = f"{p}mp{leg}", MP_ADDRS[leg]
+            mp.add_addr(ifname, f"{addr}/{PREFIXLEN}")
+            mp.run(["ip", "route", "add", f"{SERVER_ADDR}/32", "dev", ifname, "table", str(table)])
+            mp.run(["ip", "rule", "add", "from", addr, "table", str(table)])
+            name = "mp" if leg == "a" else "mp-b"
+            self.hosts[name] = Host(name, mp, ifname, addr, link_mac(mp, ifname))
+        # the connection starts on leg A (its address is the source the kernel picks)
+        mp.run(["ip", "route", "add", f"{SERVER_ADDR}/32", "dev", f"{p}mpa", "src", MP_ADDRS["a"]])
+        flags = ["subflow", "backup"] if backup else ["subflow"]
+        mp.run(["ip", "mptcp", "endpoint", "add", MP_ADDRS["b"], "dev", f"{p}mpb", *flags])
 
     def _sc_counts(self) -> dict[str, int]:
         counts = {"a": 0, "b": 0}
@@ -298,8 +334,9 @@ class Testbed:
             )
         )
         for name, host in self.hosts.items():
-            if name.startswith("sc-"):
-                self.splitter.add_user(UserConfig(addr=host.addr, mode="sc", port=PORTS[name[3]]))
+            leg = name[3] if name.startswith("sc-") else MP_LEGS.get(name)
+            if leg:  # single-path users: SC clients and the MPTCP device's two addresses
+                self.splitter.add_user(UserConfig(addr=host.addr, mode="sc", port=PORTS[leg]))
 
     # ------------------------------------------------------------------ agent
     def _start_agent(self, dc: Namespace) -> None:
@@ -484,8 +521,11 @@ class Testbed:
         wait_for(started, 30, "control (dcctl control)", self.procs["control"], log)
 
     # ------------------------------------------------------------------ run time
-    def host(self, client: str, index: int = 0) -> Host:
-        """'dc', 'sc-a', 'sc-b' (+ index) -> the host."""
+    def host(self, client: str, index: int = 0, kind: str = "") -> Host:
+        """'dc', 'sc-a', 'sc-b' (+ index) -> the host; an mptcp flow's 'dc' is the MPTCP
+        device (its leg-A address is where the connection starts)."""
+        if kind == "mptcp":
+            return self.hosts["mp"]
         return self.hosts["dc" if client == "dc" else f"{client}{index}"]
 
     def alive(self) -> list[str]:

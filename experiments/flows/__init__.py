@@ -10,7 +10,8 @@ A flow is one download from the server host to a client host. The runner only us
     flow.samples() -> list[(t_s, metric, value)]   # after the run: goodput bytes, RTT, cwnd
     flow.result() -> dict                           # bytes, completion_s, complete, intact
 
-Plugins: ngtcp2 (Debian's gtlsserver/gtlsclient), aioquic (our quic_endpoint), tcp (iperf3).
+Plugins: ngtcp2 (Debian's gtlsserver/gtlsclient), aioquic (our quic_endpoint), tcp (iperf3),
+mptcp (our mptcp_endpoint over the two legs as two IP paths).
 """
 
 from __future__ import annotations
@@ -193,10 +194,11 @@ def make_cert(directory: Path) -> tuple[Path, Path]:
 
 def registry() -> dict[str, type[Flow]]:
     from experiments.flows.aioquic_flow import AioquicFlow
+    from experiments.flows.mptcp import MptcpFlow
     from experiments.flows.ngtcp2 import Ngtcp2Flow
     from experiments.flows.tcp import TcpFlow
 
-    return {cls.kind: cls for cls in (Ngtcp2Flow, AioquicFlow, TcpFlow)}
+    return {cls.kind: cls for cls in (Ngtcp2Flow, AioquicFlow, TcpFlow, MptcpFlow)}
 
 
 def make_flow(spec: dict, ctx: FlowContext) -> Flow:

@@ -1,0 +1,128 @@
+"""MPTCP flows: the baseline that runs the same two legs end to end, as two IP paths.
+
+The DC client's device gets an address on each leg instead of the PDCP agent (the testbed's
+`mp` host: 10.0.0.3 behind leg A, 10.0.0.4 behind leg B, each an `sc` user of the switch), and
+kernel MPTCP with the default scheduler spreads one download over a subflow per leg. Server
+and client are ours (`experiments.flows.mptcp_endpoint`): the client logs bytes and the
+SHA-256 of the download, the server each subflow's sender-side TCP_INFO every 100 ms.
+
+Samples: `bytes` (client), `rtt_ms` (the subflows' smoothed RTTs weighted by the bytes each
+carried in the interval, i.e. the delay the data saw), `cwnd_bytes` (sum), and per leg
+`subflow_<leg>_bytes` (acked), `subflow_<leg>_rtt_ms`, `subflow_<leg>_cwnd_bytes`.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+from experiments.flows import Flow, sha256_file
+
+CC_NAMES = {"newreno": "reno", "cubic": "cubic", "bbr": "bbr"}
+
+
+def _json_lines(path) -> list[dict]:
+    if not path.exists():
+        return []
+    out = []
+    for line in path.read_text().splitlines():
+        try:
+            out.append(json.loads(line))
+        except ValueError:
+            pass  # a line cut short by a kill
+    return out
+
+
+class MptcpFlow(Flow):
+    kind = "mptcp"
+    tools = ()
+
+    def _endpoint(self, role: str) -> list[str]:
+        c = self.ctx
+        return [
+            sys.executable,
+            "-m",
+            "experiments.flows.mptcp_endpoint",
+            role,
+            "--addr",
+            c.server_addr,
+            "--port",
+            str(c.port),
+        ]
+
+    def start_server(self) -> None:
+        argv = self._endpoint("server") + [
+            "--file",
+            str(self.ctx.payload),
+            "--cc",
+            CC_NAMES[self.spec["cc"]],
+            "--log",
+            str(self.ctx.workdir / "server.jsonl"),
+        ]
+        self.server = self._popen(self.ctx.server_ns, argv, "server.log")
+
+    def start_client(self) -> None:
+        argv = self._endpoint("client") + ["--log", str(self.ctx.workdir / "client.jsonl")]
+        argv += (
+            ["--bytes", str(self.size_bytes)]
+            if self.size_bytes
+            else ["--duration-s", str(self.spec["duration_s"])]
+        )
+        self.t_client_start = time.monotonic()
+        self.client = self._popen(self.ctx.client_ns, argv, "client.log")
+
+    def progress_bytes(self) -> int | None:
+        lines = _json_lines(self.ctx.workdir / "client.jsonl")
+        return int(lines[-1]["bytes"]) if lines else None
+
+    def _leg(self, sub: dict) -> str:
+        from experiments.testbed import MP_ADDRS
+
+        return next((leg for leg, a in MP_ADDRS.items() if a == sub["remote"]), "x")
+
+    def samples(self) -> list[tuple[float, str, float]]:
+        out = []
+        for rec in _json_lines(self.ctx.workdir / "client.jsonl"):
+            out.append((self._t(rec["ts"]), "bytes", float(rec["bytes"])))
+        last: dict[str, int] = {}
+        for rec in _json_lines(self.ctx.workdir / "server.jsonl"):
+            t = self._t(rec["ts"])
+            weighted, weight, rtts, cwnd = 0.0, 0, [], 0
+            for sub in rec["subflows"]:
+                leg = self._leg(sub)
+                delta = sub["bytes_acked"] - last.get(leg, 0)
+                last[leg] = sub["bytes_acked"]
+                out.append((t, f"subflow_{leg}_bytes", float(sub["bytes_acked"])))
+                out.append((t, f"subflow_{leg}_rtt_ms", sub["rtt_ms"]))
+                out.append((t, f"subflow_{leg}_cwnd_bytes", float(sub["cwnd_bytes"])))
+                weighted += delta * sub["rtt_ms"]
+                weight += delta
+                rtts.append(sub["rtt_ms"])
+                cwnd += sub["cwnd_bytes"]
+            if rtts:
+                rtt = weighted / weight if weight else sum(rtts) / len(rtts)
+                out.append((t, "rtt_ms", rtt))
+                out.append((t, "cwnd_bytes", float(cwnd)))
+        return out
+
+    def result(self) -> dict:
+        lines = _json_lines(self.ctx.workdir / "client.jsonl")
+        final = next((r for r in reversed(lines) if r.get("final")), None)
+        res = {
+            "bytes": lines[-1]["bytes"] if lines else 0,
+            "exit_code": self.client.returncode if self.client else None,
+            "complete": bool(final and final["complete"]),
+        }
+        if self.size_bytes:
+            res["intact"] = bool(
+                final
+                and res["bytes"] == self.size_bytes
+                and final["sha256"] == sha256_file(self.ctx.payload)
+            )
+            if final and final["complete"]:
+                res["completion_s"] = final["elapsed_s"]
+        server = _json_lines(self.ctx.workdir / "server.jsonl")
+        if server:
+            res["subflow_bytes"] = {self._leg(s): s["bytes_acked"] for s in server[-1]["subflows"]}
+        return res
