@@ -72,6 +72,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     rep = sub.add_parser("report", help="analyse saved runs: figures, summary.md, table")
     rep.add_argument("dir", type=Path, help="a dcexp run's --out directory")
+    rep.add_argument(
+        "--envelope-point",
+        metavar="VALUE",
+        help="the swept value whose performance envelopes are drawn against TCP "
+        "(default: the first swept value)",
+    )
     val = sub.add_parser("validate", help="check scenario files without running anything")
     val.add_argument("scenarios", type=Path, nargs="+", help="scenario YAML files")
     val.add_argument("--quick", action="store_true", help="check with the `quick:` overrides")
@@ -142,7 +148,11 @@ def cmd_report(args) -> int:
         return 1
     from experiments.report import report  # pandas and matplotlib: seconds to import
 
-    text, figures = report(args.dir)
+    try:
+        text, figures = report(args.dir, envelope_point=args.envelope_point)
+    except ValueError as exc:  # a point the study did not sweep
+        print(f"dcexp: {exc}", file=sys.stderr)
+        return 2
     print(text)
     print("figures:")
     for path in figures:

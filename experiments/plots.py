@@ -5,6 +5,7 @@
 - link utilization over time for two settings of the swept parameter (e.g. two batch sizes)
 - throughput over time of every flow (fairness runs)
 - goodput vs combined link throughput (duplication)
+- performance envelopes of every variant against TCP (QUICbench)
 """
 
 from __future__ import annotations
@@ -274,3 +275,29 @@ def duplication(dup: pd.DataFrame, param: str, out_dir: Path) -> list[Path]:
     ax.legend(fontsize=8)
     ax.set_title("Goodput vs combined link throughput")
     return _save(fig, out_dir, "duplication")
+
+
+def envelopes(clouds: dict, reference: str, point, out_dir: Path) -> list[Path]:
+    """One panel per variant: its (delay, throughput) points every 10 RTTs and its envelope
+    (hull of the 95 % closest to the mean) over the reference's (TCP's), as QUICbench draws."""
+    from experiments import envelope as env
+
+    others = [v for v in clouds if v != reference] or [reference]
+    fig, axes = plt.subplots(
+        1, len(others), figsize=(3.2 * len(others), 3.2), sharex=True, sharey=True, squeeze=False
+    )
+    for ax, variant in zip(axes[0], others, strict=True):
+        for name, color in ((reference, "grey"), (variant, "tab:blue")):
+            pts = clouds[name]
+            ax.scatter(pts[:, 1], pts[:, 0], s=4, color=color, alpha=0.35, linewidths=0)
+            hull = env.envelope(pts)
+            if len(hull) >= 3:
+                ring = list(hull) + [hull[0]]
+                ax.plot([p[1] for p in ring], [p[0] for p in ring], color=color, label=name)
+        ax.set_title(variant, fontsize=9)
+        ax.set_xlabel("delay (smoothed RTT, ms)")
+        ax.legend(fontsize=7)
+    axes[0][0].set_ylabel("throughput per 10 RTTs (Mbit/s)")
+    if point is not None:
+        fig.suptitle(f"performance envelopes at {point}", fontsize=9)
+    return _save(fig, out_dir, "envelopes")

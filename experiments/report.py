@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from experiments import analysis, plots
+from experiments import analysis, envelope, plots
 from experiments.scenario import variant_label
 
 
@@ -45,7 +45,50 @@ def _in_order(df: pd.DataFrame, order: list, variants: list) -> pd.DataFrame:
     ).reset_index(drop=True)
 
 
-def report(out: Path) -> tuple[str, list[Path]]:
+def _envelope_heading(doc: dict, point) -> str:
+    sweep = doc.get("sweep")
+    at = (
+        f" at {sweep['param']} = {point if point is not None else sweep['values'][0]}"
+        if sweep
+        else ""
+    )
+    return (
+        f"## Performance envelopes against TCP{at} (QUICbench: conformance = share of the "
+        "variant's envelope points inside TCP's envelope; deviation = distance of the means, "
+        "relative to TCP's)"
+    )
+
+
+def _envelope_point(doc: dict, point):
+    """The swept value of the envelopes: the one asked for, else the first."""
+    values = (doc.get("sweep") or {}).get("values") or [None]
+    if point is None:
+        return values[0]
+    if str(point) not in {str(v) for v in values}:
+        raise ValueError(
+            f"--envelope-point {point!r} is not a swept value of this study "
+            f"(allowed: {', '.join(str(v) for v in values)})"
+        )
+    return point
+
+
+def _envelopes(out: Path, doc: dict, variants: list, point, fig_dir: Path):
+    """QUICbench's envelopes of every variant against TCP at one swept value: (table, figures).
+    Nothing when the study has no TCP variant to compare against."""
+    reference = envelope.reference_variant(variants)
+    if reference is None or len(variants) < 2:
+        return pd.DataFrame(), []
+    point = _envelope_point(doc, point)
+    clouds = envelope.variant_clouds(out, point)
+    if reference not in clouds:
+        return pd.DataFrame(), []
+    rank = {v: i for i, v in enumerate(variants)}
+    clouds = dict(sorted(clouds.items(), key=lambda kv: rank.get(kv[0], len(rank))))
+    table = envelope.envelope_table(clouds, reference)
+    return table, plots.envelopes(clouds, reference, point, fig_dir)
+
+
+def report(out: Path, envelope_point=None) -> tuple[str, list[Path]]:
     out = Path(out)
     doc = (
         yaml.safe_load((out / "scenario.yaml").read_text())
@@ -53,6 +96,7 @@ def report(out: Path) -> tuple[str, list[Path]]:
         else {}
     )
     param = (doc.get("sweep") or {}).get("param", "run")
+    _envelope_point(doc, envelope_point)  # a bad point fails before any figure is drawn
     fig_dir = out / "figures"
     manifests = analysis.load_manifests(out)
     flows = analysis.load_runs(out)
@@ -73,6 +117,8 @@ def report(out: Path) -> tuple[str, list[Path]]:
     figures += plots.throughput_over_time(out, manifests, fig_dir)
     if not dup.empty and dup.dup.any():
         figures += plots.duplication(dup, param, fig_dir)
+    env, env_figures = _envelopes(out, doc, variants, envelope_point, fig_dir)
+    figures += env_figures
 
     failed = [m for m in manifests if m["status"] != "ok"]
     saturated = [m["run_id"] for m in manifests if m.get("cpu_saturated")]
@@ -131,6 +177,8 @@ def report(out: Path) -> tuple[str, list[Path]]:
             _table(r, "{:.0f}"),
             "",
         ]
+    if not env.empty:
+        parts += [_envelope_heading(doc, envelope_point), "", _table(env, "{:.3f}"), ""]
     if failed:
         parts += (
             ["## Failed runs", ""]
@@ -157,5 +205,7 @@ def report(out: Path) -> tuple[str, list[Path]]:
     ]
     if not fair.empty:
         printed += ["", _table(f, "{:.3f}")]
+    if not env.empty:
+        printed += ["", _envelope_heading(doc, envelope_point), "", _table(env, "{:.3f}")]
     printed += ["", f"summary: {out / 'summary.md'}"]
     return "\n".join(printed), figures
