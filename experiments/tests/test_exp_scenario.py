@@ -200,3 +200,24 @@ def test_cli_unknown_variant_lists_the_scenario_variants(capsys):
     assert dcexp(["run", str(SCENARIOS[0]), "--variant", "quiche-cubic"]) == 2
     err = capsys.readouterr().err
     assert "not in this scenario" in err and "ngtcp2-cubic" in err
+
+
+def test_mptcp_flows_run_on_the_dc_device_and_only_they_take_a_backup_leg():
+    links = {"both": {"rate_mbit": 20}}
+    ok = from_dict(
+        {
+            "name": "mp",
+            "links": links,
+            "flows": [{"kind": "mptcp", "size_mb": 1}],
+            "variants": [{"kind": "mptcp"}, {"kind": "mptcp", "mptcp_leg_b": "backup"}],
+        }
+    )
+    assert [r.variant for r in ok.runs] == ["mptcp", "mptcp-backup"]
+    bad = [
+        ({"kind": "mptcp", "size_mb": 1, "client": "sc-a"}, "kind mptcp runs on the dual"),
+        ({"kind": "tcp", "size_mb": 1, "mptcp_leg_b": "backup"}, "applies to kind mptcp only"),
+        ({"kind": "mptcp", "size_mb": 1, "mptcp_leg_b": "standby"}, "active, backup"),
+    ]
+    for flow, message in bad:
+        with pytest.raises(ScenarioError, match=message):
+            from_dict({"name": "mp", "links": links, "flows": [flow]})
