@@ -65,6 +65,8 @@ FLOW_DEFAULTS = {
     "udp_rcvbuf": "default",
     "count": 1,
     "mptcp_leg_b": "active",
+    "cubic_n": None,
+    "hystart": None,
 }
 MPTCP_LEG_B = ("active", "backup")  # the leg-B subflow's MP_PRIO (RFC 8684 section 3.3.8)
 TOP_KEYS = {
@@ -221,6 +223,7 @@ def validate_flow(where: str, d: Any) -> dict:
         )
     if flow["mptcp_leg_b"] == "backup" and flow["kind"] != "mptcp":
         raise ScenarioError(f"{where}.mptcp_leg_b: applies to kind mptcp only")
+    _validate_corbel_knobs(where, flow)
     if flow["udp_rcvbuf"] not in ("default", "large"):
         raise ScenarioError(
             f"{where}.udp_rcvbuf: {flow['udp_rcvbuf']!r} is not one of " "default, large"
@@ -242,6 +245,26 @@ def validate_flow(where: str, d: Any) -> dict:
     _number(f"{where}.start_s", flow["start_s"], lo=0, hi=MAX_DURATION_S)
     _number(f"{where}.count", flow["count"], lo=1, hi=16, integer=True)
     return flow
+
+
+def _validate_corbel_knobs(where: str, flow: dict) -> None:
+    """cubic_n / hystart select our CUBIC of experiments.flows.corbel_cc (aioquic only)."""
+    from experiments.flows.corbel_cc import CONNECTIONS
+
+    if flow["cubic_n"] is None and flow["hystart"] is None:
+        return
+    if flow["kind"] != "aioquic" or flow["cc"] != "cubic":
+        raise ScenarioError(
+            f"{where}: cubic_n and hystart are knobs of our aioquic CUBIC: they need "
+            f"kind aioquic and cc cubic, not {flow['kind']} {flow['cc']}"
+        )
+    if flow["cubic_n"] is not None and flow["cubic_n"] not in CONNECTIONS:
+        raise ScenarioError(
+            f"{where}.cubic_n: {flow['cubic_n']!r} is not one of "
+            f"{', '.join(map(str, CONNECTIONS))}"
+        )
+    if flow["hystart"] is not None and not isinstance(flow["hystart"], bool):
+        raise ScenarioError(f"{where}.hystart: expected true or false, got {flow['hystart']!r}")
 
 
 def _set_path(doc: dict, path: str, value: Any) -> None:
@@ -493,6 +516,10 @@ def variant_label(var: dict) -> str:
     parts = [str(var[k]) for k in ("kind", "cc") if k in var]
     parts += [f"rcvbuf-{var['udp_rcvbuf']}"] if var.get("udp_rcvbuf") == "large" else []
     parts += ["backup"] if var.get("mptcp_leg_b") == "backup" else []
+    parts += [f"n{var['cubic_n']}"] if var.get("cubic_n") is not None else []
+    parts += (
+        [f"hystart-{'on' if var['hystart'] else 'off'}"] if var.get("hystart") is not None else []
+    )
     return "-".join(parts) or "default"
 
 

@@ -10,6 +10,7 @@ import sys
 import time
 
 from experiments.flows import Flow, sha256_file
+from experiments.flows.corbel_cc import cc_name
 
 CC_NAMES = {"newreno": "reno", "cubic": "cubic"}
 LARGE_RCVBUF = 8 * 1024 * 1024  # "enlarged" UDP receive buffer, bytes (kernel doubles it)
@@ -31,8 +32,15 @@ class AioquicFlow(Flow):
             "--port",
             str(c.port),
             "--cc",
-            CC_NAMES[self.spec["cc"]],
+            self._cc(),
         ]
+
+    def _cc(self) -> str:
+        """aioquic's own controllers, or ours when a Corbel knob is set (corbel_cc)."""
+        n, hystart = self.spec.get("cubic_n"), self.spec.get("hystart")
+        if n is None and hystart is None:
+            return CC_NAMES[self.spec["cc"]]
+        return cc_name(n or 1, hystart is not False)
 
     def start_server(self) -> None:
         c = self.ctx

@@ -7,7 +7,7 @@ the bytes received, its smoothed RTT and (for the record) its own congestion win
 end the SHA-256 of what it received, so the harness can check the download is intact.
 
     python -m experiments.flows.quic_endpoint server --addr 10.0.0.1 --port 4433 \
-        --cert C --key K --file F [--cc reno|cubic] [--log server.jsonl]
+        --cert C --key K --file F [--cc reno|cubic|cubic-nN[-nohystart]] [--log server.jsonl]
     python -m experiments.flows.quic_endpoint client --addr 10.0.0.1 --port 4433 \
         --bytes N | --duration-s S [--cc reno|cubic] [--rcvbuf BYTES] --log client.jsonl
 """
@@ -26,6 +26,10 @@ import time
 from aioquic.asyncio import QuicConnectionProtocol, connect, serve
 from aioquic.quic.configuration import QuicConfiguration
 from aioquic.quic.events import ConnectionTerminated, StreamDataReceived
+
+from experiments.flows import corbel_cc
+
+corbel_cc.register()  # our CUBIC-N controllers beside aioquic's reno and cubic
 
 ALPN = ["dcexp"]
 REPORT_INTERVAL_S = 0.1
@@ -163,7 +167,7 @@ def main(argv=None) -> int:
         s = sub.add_parser(role)
         s.add_argument("--addr", required=True)
         s.add_argument("--port", type=int, required=True)
-        s.add_argument("--cc", choices=("reno", "cubic"), default="reno")
+        s.add_argument("--cc", choices=("reno", "cubic", *corbel_cc.NAMES), default="reno")
     srv = sub.choices["server"]
     srv.add_argument("--cert", required=True)
     srv.add_argument("--key", required=True)
