@@ -267,6 +267,21 @@ def _validate_corbel_knobs(where: str, flow: dict) -> None:
         raise ScenarioError(f"{where}.hystart: expected true or false, got {flow['hystart']!r}")
 
 
+# A stack's own knobs in a variant reach only the flows of that stack, so that a study can
+# vary QUIC's knobs while a competing TCP flow stays as it is (Corbel et al.'s tests).
+STACK_KNOBS = {"cubic_n": "aioquic", "hystart": "aioquic", "mptcp_leg_b": "mptcp"}
+
+
+def apply_variant(flow: dict, var: dict) -> dict:
+    """A flow with a variant's overrides: kind, cc, ... on every flow; a stack's knobs
+    (STACK_KNOBS) only on the flows of that stack (after the variant's own kind)."""
+    out = {**flow, **{k: v for k, v in var.items() if k != "label" and k not in STACK_KNOBS}}
+    for key, kind in STACK_KNOBS.items():
+        if key in var and out.get("kind", FLOW_DEFAULTS["kind"]) == kind:
+            out[key] = var[key]
+    return out
+
+
 def _set_path(doc: dict, path: str, value: Any) -> None:
     """Set a dotted path; 'flows.X' sets X on every flow."""
     parts = path.split(".")
@@ -367,8 +382,9 @@ def _validate_doc(doc: dict, where: str) -> dict:
         for i, var in enumerate(variants):
             _check_keys(f"{where}.variants[{i}]", var, set(FLOW_DEFAULTS) | {"label"})
             for j, flow in enumerate(doc["flows"]):
-                over = {k: v for k, v in var.items() if k != "label"}
-                validate_flow(f"{where}.variants[{i}] applied to flows[{j}]", {**flow, **over})
+                validate_flow(
+                    f"{where}.variants[{i}] applied to flows[{j}]", apply_variant(flow, var)
+                )
     doc["events"] = _validate_events(f"{where}.events", doc.get("events"))
     sweep = doc.get("sweep")
     if sweep is not None:
@@ -544,9 +560,7 @@ def expand(doc: dict) -> list[Run]:
         }
         for path, values in sets.items():
             _set_path(cfg, path, values[i])
-        for key, value in var.items():
-            if key != "label":
-                _set_path(cfg, f"flows.{key}", value)
+        cfg["flows"] = [apply_variant(f, var) for f in cfg["flows"]]
         # Every value of every sweep point is checked here, before the first run starts.
         at = f" at sweep value {point!r}" if sweep else ""
         cfg["links"] = _resolve_links(cfg["links"])

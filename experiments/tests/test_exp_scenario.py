@@ -221,3 +221,21 @@ def test_mptcp_flows_run_on_the_dc_device_and_only_they_take_a_backup_leg():
     for flow, message in bad:
         with pytest.raises(ScenarioError, match=message):
             from_dict({"name": "mp", "links": links, "flows": [flow]})
+
+
+def test_a_stacks_knobs_in_a_variant_reach_only_that_stacks_flows():
+    doc = base(
+        flows=[
+            {"kind": "tcp", "size_mb": 1, "client": "sc-a"},
+            {"kind": "aioquic", "size_mb": 1, "client": "sc-a", "start_s": 8},
+        ],
+        variants=[{"label": "n2", "cubic_n": 2, "hystart": False}],
+    )
+    [run] = from_dict(doc).runs
+    tcp, quic = run.config["flows"]
+    assert (tcp["cubic_n"], tcp["hystart"]) == (None, None)
+    assert (quic["cubic_n"], quic["hystart"], quic["start_s"]) == (2, False, 8)
+    with pytest.raises(ScenarioError, match="cubic_n: 3 is not one of 1, 2, 5"):
+        from_dict(base(flows=[{"kind": "aioquic", "size_mb": 1, "cubic_n": 3}]))
+    with pytest.raises(ScenarioError, match="need kind aioquic and cc cubic"):
+        from_dict(base(flows=[{"kind": "aioquic", "cc": "newreno", "size_mb": 1, "hystart": True}]))
