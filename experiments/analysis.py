@@ -208,6 +208,7 @@ def fairness_summary(out: Path) -> pd.DataFrame:
                     "rep": m["rep"],
                     "flow": fid,
                     "client": m["flows"][fid]["client"],
+                    "kind": m["flows"][fid].get("kind"),
                     "jfi": fair["jfi"],
                     "sfa": sfa,
                     "goodput_mbit": fair["mean_goodput_mbit"][fid],

@@ -6,6 +6,7 @@
 - throughput over time of every flow (fairness runs)
 - goodput vs combined link throughput (duplication)
 - performance envelopes of every variant against TCP (QUICbench)
+- SFA of the non-TCP flow per variant and swept value as a colour map (Corbel et al.)
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+import numpy as np
 import pandas as pd
 
 from experiments import analysis
@@ -301,3 +303,27 @@ def envelopes(clouds: dict, reference: str, point, out_dir: Path) -> list[Path]:
     if point is not None:
         fig.suptitle(f"performance envelopes at {point}", fontsize=9)
     return _save(fig, out_dir, "envelopes")
+
+
+def sfa_map(fair: pd.DataFrame, param: str, out_dir: Path) -> list[Path]:
+    """Corbel et al.'s figure: the SFA of the flow competing with TCP, one row per variant
+    (test), one column per swept value, mean over repetitions; red = it takes more than its
+    share, blue = TCP does. Nothing unless TCP competes with another kind of flow."""
+    if fair.empty or "kind" not in fair or not (fair.kind == "tcp").any():
+        return []
+    other = fair[fair.kind != "tcp"]
+    if other.empty:
+        return []
+    grid = other.pivot_table(
+        index="variant", columns="point", values="sfa", aggfunc="mean", sort=False
+    )
+    fig, ax = plt.subplots(figsize=(1.2 + 1.1 * grid.shape[1], 1.0 + 0.45 * grid.shape[0]))
+    im = ax.imshow(grid.to_numpy(dtype=float), cmap="RdBu_r", vmin=-0.5, vmax=0.5, aspect="auto")
+    for (i, j), v in np.ndenumerate(grid.to_numpy(dtype=float)):
+        ax.text(j, i, "-" if np.isnan(v) else f"{v:+.2f}", ha="center", va="center", fontsize=7)
+    ax.set_xticks(range(grid.shape[1]), [str(c) for c in grid.columns])
+    ax.set_yticks(range(grid.shape[0]), [f"{i + 1}: {v}" for i, v in enumerate(grid.index)])
+    ax.set_xlabel(param)
+    ax.set_ylabel("test (variant)")
+    fig.colorbar(im, ax=ax, label="SFA of the non-TCP flow")
+    return _save(fig, out_dir, "sfa_map")

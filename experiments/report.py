@@ -113,6 +113,7 @@ def report(out: Path, envelope_point=None) -> tuple[str, list[Path]]:
     elif len(fair) == 0:
         figures += plots.throughput_bars(summary, fig_dir)
     figures += plots.fairness_bars(fair, fig_dir)
+    figures += plots.sfa_map(fair, param, fig_dir)
     figures += plots.link_utilization(out, manifests, fig_dir, variants)
     figures += plots.throughput_over_time(out, manifests, fig_dir)
     if not dup.empty and dup.dup.any():

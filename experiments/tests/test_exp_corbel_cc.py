@@ -77,3 +77,22 @@ def test_controllers_are_registered_with_aioquic():
         cc = create_congestion_control(name, max_datagram_size=MSS)
         assert isinstance(cc, corbel_cc.CubicN)
     assert create_congestion_control("cubic-n5-nohystart", max_datagram_size=MSS).connections == 5
+
+
+def test_sfa_map_draws_the_non_tcp_flow_per_test_and_point(tmp_path):
+    import pandas as pd
+
+    from experiments import plots
+
+    rows = []
+    for variant, sfa in (("n1", -0.2), ("n5", 0.3)):
+        for point in (0, 0.001):
+            rows += [
+                {"variant": variant, "point": point, "kind": "tcp", "sfa": -sfa},
+                {"variant": variant, "point": point, "kind": "aioquic", "sfa": sfa},
+            ]
+    fair = pd.DataFrame(rows)
+    paths = plots.sfa_map(fair, "links.a.loss", tmp_path)
+    assert [p.name for p in paths] == ["sfa_map.png", "sfa_map.pdf"]
+    assert paths[0].stat().st_size > 1000
+    assert plots.sfa_map(fair[fair.kind == "aioquic"], "loss", tmp_path / "none") == []
