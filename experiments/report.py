@@ -145,7 +145,7 @@ def report(out: Path, envelope_point=None) -> tuple[str, list[Path]]:
     parts += ["## Goodput (mean and sd over repetitions)", "", _table(table), ""]
     if not fair.empty:
         f = (
-            fair.groupby(["point", "variant", "client"], sort=False)
+            fair.groupby(["point", "variant", "client", "kind"], sort=False, dropna=False)
             .agg(goodput_mbit=("goodput_mbit", "mean"), jfi=("jfi", "mean"), sfa=("sfa", "mean"))
             .reset_index()
             .rename(columns={"point": param})
