@@ -18,7 +18,9 @@ Every key is checked; a wrong one gets a message naming the keys allowed at that
 from __future__ import annotations
 
 import copy
+import functools
 import itertools
+import json
 import re
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -608,12 +610,22 @@ def expand(doc: dict) -> list[Run]:
 def _check_with_link_driver(where: str, spec: dict) -> None:
     """The link driver's own rules (rate_mbit or trace, ranges, trace file format), at load
     time rather than in the middle of a study."""
+    problem = _link_driver_problem(json.dumps(spec, sort_keys=True))
+    if problem:
+        raise ScenarioError(f"{where}: {problem}")
+
+
+@functools.lru_cache(maxsize=256)
+def _link_driver_problem(spec_json: str) -> str | None:
+    """Once per distinct leg spec: a study repeats each spec in every run, and reading a
+    trace file 90 times costs seconds."""
     from experiments.links import LinkSpec, LinkSpecError
 
     try:
-        LinkSpec.from_dict(spec).to_spec()
+        LinkSpec.from_dict(json.loads(spec_json)).to_spec()
     except LinkSpecError as exc:
-        raise ScenarioError(f"{where}: {exc}") from None
+        return str(exc)
+    return None
 
 
 def apply_quick(doc: dict, where: str) -> dict:
