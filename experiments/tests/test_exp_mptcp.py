@@ -54,6 +54,9 @@ def test_mptcp_uses_both_legs_beyond_one_legs_capacity(mptcp_run):
     for leg in ("a", "b"):
         # each leg carried at least a fifth of the download, and what its subflow sent
         assert link[f"{leg}/ab/bytes"] >= 0.2 * SIZE_MB * 1e6, link
-        assert link[f"{leg}/ab/bytes"] >= 0.95 * sub[leg]
-    assert flow["goodput_mbit"] > LEG_MBIT, "one leg alone cannot deliver this goodput"
+        assert link[f"{leg}/ab/bytes"] >= 0.95 * sub[leg], (leg, link, sub)
+    assert flow["goodput_mbit"] > LEG_MBIT, (
+        f"goodput {flow['goodput_mbit']:.2f} Mbit/s is within one {LEG_MBIT} Mbit/s leg "
+        f"(subflows {sub}, CPU saturated: {m['cpu_saturated']})"
+    )
     assert_nothing_left([m])
