@@ -248,7 +248,12 @@ class ModelBuilder:
             default = self.action_name(node, t.default.decl)
             default_args = self.action_args(t.default)
         else:
+            # p4c's frontend gives such a table `default_action = NoAction()` and, when
+            # NoAction is not among its actions, adds it as @defaultonly (P4Info shows it).
             default, default_args = "NoAction", {}
+            if all(r.name != "NoAction" for r in refs):
+                refs.append(ActionRefDef("NoAction", "DEFAULT_ONLY", ["@defaultonly"]))
+                self.action_def(self.checker.scope.lookup("NoAction"), "NoAction", not hidden)
         const_entries = None
         listed = []
         if t.entries is not None:

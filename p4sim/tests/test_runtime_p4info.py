@@ -308,3 +308,46 @@ def test_brief_and_description_become_doc():
     )
     assert list(a.preamble.annotations) == ["@my_note"]
     assert a.params[0].doc.brief == "egress port" and not a.params[0].annotations
+
+
+TWO_TABLES = """
+#include <core.p4>
+#include <v1model.p4>
+header h_t { bit<8> f; }
+struct headers_t { h_t h; }
+struct meta_t { }
+parser P(packet_in pk, out headers_t hdr, inout meta_t m, inout standard_metadata_t sm) {
+    state start { pk.extract(hdr.h); transition accept; }
+}
+control Ing(inout headers_t hdr, inout meta_t m, inout standard_metadata_t sm) {
+    action set(bit<9> port) { sm.egress_spec = port; }
+    table no_default { key = { hdr.h.f : exact; } actions = { set; } }
+    table with_noaction { key = { hdr.h.f : exact; } actions = { set; NoAction; } }
+    apply { no_default.apply(); with_noaction.apply(); }
+}
+control Eg(inout headers_t hdr, inout meta_t m, inout standard_metadata_t sm) { apply { } }
+control Ck(inout headers_t hdr, inout meta_t m) { apply { } }
+control Dp(packet_out pk, in headers_t hdr) { apply { pk.emit(hdr.h); } }
+V1Switch(P(), Ck(), Ing(), Eg(), Ck(), Dp()) main;
+"""
+
+
+def test_table_without_default_action_gets_noaction_default_only():
+    """p4c's frontend gives a table without default_action `default_action = NoAction()`
+    and, unless NoAction is already one of its actions, adds it @defaultonly: P4Info lists
+    NoAction as an action and as a DEFAULT_ONLY ref (as p4c-bm2-ss writes it)."""
+    from p4sim import frontend
+
+    info = p4info.generate(frontend.compile_source(TWO_TABLES).model)
+    noaction = 21257015  # NoAction's id in every P4Info p4c writes
+    tables = {t.preamble.name: t for t in info.tables}
+    last = tables["Ing.no_default"].action_refs[-1]
+    assert (last.id, last.scope, list(last.annotations)) == (
+        noaction,
+        p4info_pb2.ActionRef.DEFAULT_ONLY,
+        ["@defaultonly"],
+    )
+    assert [r.scope for r in tables["Ing.with_noaction"].action_refs] == [
+        p4info_pb2.ActionRef.TABLE_AND_DEFAULT
+    ] * 2
+    assert noaction in [a.preamble.id for a in info.actions]

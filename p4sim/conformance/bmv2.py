@@ -1,0 +1,406 @@
+"""An STF test on BMv2's simple_switch, with the semantics of p4c's backends/bmv2/bmv2stf.py.
+
+The switch reads and writes packets as pcap files (`--use-files`): every port named by a
+`packet` or `expect` line is a port of the switch, with a `<port>_out.pcap` file the switch
+writes its output frames to. A port that receives packets reads a FIFO the runner writes
+input frames into as the STF goes; other ports read an empty file. BMv2 merges its input
+files in timestamp order and must hold a pending frame (or the end) of every open input
+before it takes the earliest: with several input ports, a frame may wait for a later frame
+on another port. So a control-plane command after packets on several input ports cannot be
+ordered against them, and the runner refuses such a test (Bmv2Error) rather than guess. Table entries and
+the packet replication engine are programmed through `simple_switch_CLI` (Thrift), with
+the STF's `add` lines translated into `table_add` as bmv2stf does. Unlike bmv2stf, which
+sleeps a fixed second around control-plane commands, the runner waits until the switch has
+taken every frame sent so far and its log has gone quiet, so control-plane changes apply
+between the same packets as the STF orders them.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import json
+import os
+import re
+import shutil
+import socket
+import struct
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from p4sim.conformance.stf import Script, StfCommand
+from p4sim.io.pcap import read_pcap
+
+SWITCH_START_TIMEOUT = 30.0  # seconds, for a switch on a loaded 2-core machine
+SETTLE_QUIET = 0.25  # seconds of log silence after the last frame was taken
+SETTLE_TIMEOUT = 30.0
+
+
+class Bmv2Error(Exception):
+    """BMv2 or its CLI could not run the test (names the step)."""
+
+
+@dataclass
+class CompileResult:
+    ok: bool
+    json_path: Path
+    p4info_path: Path
+    message: str  # p4c's stderr
+
+
+def tool(name: str) -> str:
+    path = shutil.which(name)
+    if path is None:
+        raise Bmv2Error(
+            f"{name} not found on PATH (install p4c and BMv2: `make setup` with "
+            "P4TOOLS_BUNDLE, or p4lang's packages; then export PATH=/opt/p4tools/bin:$PATH)"
+        )
+    return path
+
+
+def compile_p4c(program: Path, outdir: Path, timeout: float = 300) -> CompileResult:
+    """One p4c-bm2-ss run gives the BMv2 JSON and the P4Info (text format)."""
+    outdir.mkdir(parents=True, exist_ok=True)
+    json_path = outdir / (program.stem + ".json")
+    p4info_path = outdir / (program.stem + ".p4info.txtpb")
+    cmd = [tool("p4c-bm2-ss"), str(program), "-o", str(json_path)]
+    cmd += ["--p4runtime-files", str(p4info_path)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
+    ok = proc.returncode == 0 and json_path.exists()
+    return CompileResult(ok, json_path, p4info_path, proc.stderr.strip())
+
+
+# -- table_add from an STF `add` line (bmv2stf's translation) ---------------------------
+
+
+def _by_name(name: str, objects: dict, what: str):
+    """bmv2stf's lookup: the full name, else the only name ending with it."""
+    if name in objects:
+        return objects[name]
+    found = [o for n, o in objects.items() if n.endswith(name)]
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        raise Bmv2Error(f"no {what} '{name}' in the BMv2 JSON")
+    raise Bmv2Error(f"{what} name '{name}' is ambiguous in the BMv2 JSON")
+
+
+def _key_field(name: str, fields: list[str]) -> str:
+    """bmv2stf's key-name rules (st$1.f is st[1].f; `.valid`, `$valid$` spellings)."""
+    name = re.sub(r"\$([0-9]+)", r"[\1]", name)
+    for candidate in (name, name + "$", name + ".$valid$"):
+        if candidate in fields:
+            return candidate
+    if name.endswith(".valid") and name[:-5] + "$valid$" in fields:
+        return name[:-5] + "$valid$"
+    found = None
+    for f in fields:
+        if f.endswith(("." + name, "." + name + "$")) or (
+            name == "valid" and f.endswith(".$valid$")
+        ):
+            found = f
+    if found is None and name == "valid" and "$valid$" in fields:
+        found = "$valid$"
+    if found is None:
+        raise Bmv2Error(f"unexpected key field '{name}' (keys: {', '.join(fields)})")
+    return found
+
+
+_BASES = {"0x": ("f", "0123456789abcdef"), "0b": ("1", "01"), "0o": ("7", "01234567")}
+
+
+def _ternary(value: str) -> str:
+    prefix = value[:2].lower()
+    if prefix not in _BASES:
+        raise Bmv2Error(f"decimal value {value} not supported for a ternary key (bmv2stf)")
+    digits = value[2:]
+    full = _BASES[prefix][0]
+    mask = "".join("0" if d == "*" else full for d in digits)
+    return f"{prefix}{digits.replace('*', '0')}&&&{prefix}{mask}"
+
+
+def _lpm(value: str) -> str:
+    if "/" in value:
+        return value
+    prefix = value[:2].lower()
+    bits = {"0x": 4, "0b": 1, "0o": 3}.get(prefix)
+    if bits is None:
+        value, bits = hex(int(value)), 4
+    digits = len(value) - 2 - value.count("*")
+    return f"{value.replace('*', '0')}/{digits * bits}"
+
+
+_DEFAULT_KEY = {"ternary": "0&&&0", "lpm": "0/0", "exact": "0", "valid": "0"}
+
+
+class Bmv2Program:
+    """The tables and actions of a BMv2 JSON, for translating STF lines to CLI commands."""
+
+    def __init__(self, json_path: Path):
+        config = json.loads(Path(json_path).read_text())
+        self.actions = {a["id"]: a for a in config["actions"]}
+        self.tables = {}
+        for pipeline in config["pipelines"]:
+            for t in pipeline["tables"]:
+                self.tables[t["name"]] = t
+
+    def _key_fields(self, table) -> list[tuple[str, str]]:
+        fields = []
+        for k in table["key"]:
+            name = k.get("name") or ".".join(k["target"])
+            fields.append((name, k["match_type"]))
+        return fields
+
+    def _action(self, table, name: str):
+        actions = {self.actions[i]["name"]: self.actions[i] for i in table["action_ids"]}
+        return _by_name(name, actions, f"action of table {table['name']}")
+
+    def table_add(self, cmd: StfCommand) -> str:
+        table = _by_name(cmd.table, self.tables, "table")
+        fields = self._key_fields(table)
+        kinds = dict(fields)
+        values = {}
+        for name, kind in fields:
+            if kind not in _DEFAULT_KEY:
+                raise Bmv2Error(f"{kind} key {name}: bmv2stf has no STF form for it")
+            values[name] = _DEFAULT_KEY[kind]
+        for name, value in cmd.keys:
+            field = _key_field(name, list(kinds))
+            kind = kinds[field]
+            values[field] = (
+                _ternary(value) if kind == "ternary" else _lpm(value) if kind == "lpm" else value
+            )
+        action = self._action(table, cmd.action)
+        args = self._args(action, cmd.args)
+        line = f"table_add {table['name']} {action['name']} {' '.join(values.values())} => {args}"
+        if table["match_type"] == "ternary":
+            # bmv2stf: BMv2 priorities run the other way (a smaller number wins)
+            line += f" {10000 - int(cmd.priority or 0)}"
+        return line.rstrip()
+
+    def table_set_default(self, cmd: StfCommand) -> str:
+        table = _by_name(cmd.table, self.tables, "table")
+        action = self._action(table, cmd.action)
+        return f"table_set_default {table['name']} {action['name']} {self._args(action, cmd.args)}"
+
+    @staticmethod
+    def _args(action, args: list[tuple[str, str]]) -> str:
+        given = dict(args)
+        names = [p["name"] for p in action["runtime_data"]]
+        unknown = set(given) - set(names)
+        if unknown:
+            raise Bmv2Error(f"action {action['name']} has no parameter {', '.join(unknown)}")
+        missing = [n for n in names if n not in given]
+        if missing:
+            raise Bmv2Error(f"action {action['name']}: no value for {', '.join(missing)}")
+        return " ".join(given[n] for n in names)
+
+
+# -- running the switch -----------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+_PCAP_HEADER = struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 262144, 1)
+
+
+class _Switch:
+    def __init__(self, json_path: Path, ports: list[int], inputs: list[int], workdir: Path):
+        self.workdir = workdir
+        self.ports = ports
+        self.inputs = inputs
+        self.log = workdir / "switch.log.txt"  # BMv2 appends .txt to --log-file
+        self.fifos: dict[int, int] = {}
+        self.sent = 0
+        self.thrift_port = _free_port()
+        for port in ports:
+            if port in inputs:
+                os.mkfifo(workdir / f"p{port}_in.pcap")
+            else:
+                (workdir / f"p{port}_in.pcap").write_bytes(_PCAP_HEADER)
+        cmd = [tool("simple_switch"), "--log-file", "switch.log", "--log-flush", "-L", "debug"]
+        cmd += ["--use-files", "0", "--thrift-port", str(self.thrift_port)]
+        cmd += ["--notifications-addr", f"ipc://{workdir}/notifications.ipc"]
+        for port in ports:
+            cmd += ["-i", f"{port}@p{port}"]
+        cmd.append(str(json_path.resolve()))
+        self.stderr = open(workdir / "switch.stderr", "w")  # noqa: SIM115 - closed in stop()
+        self.proc = subprocess.Popen(cmd, cwd=workdir, stdout=self.stderr, stderr=subprocess.STDOUT)
+        try:
+            self._open_inputs()
+            self._wait_thrift()
+        except BaseException:
+            self.stop()
+            raise
+
+    def _check_alive(self, what: str) -> None:
+        if self.proc.poll() is not None:
+            self.stderr.flush()
+            tail = (self.workdir / "switch.stderr").read_text()[-400:].strip()
+            raise Bmv2Error(f"simple_switch exited ({self.proc.returncode}) {what}: {tail}")
+
+    def _open_inputs(self) -> None:
+        """The switch opens its input FIFOs one after another, each open blocking until a
+        writer comes: try them all without blocking until each has its writer."""
+        deadline = time.monotonic() + SWITCH_START_TIMEOUT
+        while len(self.fifos) < len(self.inputs):
+            for port in self.inputs:
+                if port in self.fifos:
+                    continue
+                try:
+                    fd = os.open(self.workdir / f"p{port}_in.pcap", os.O_WRONLY | os.O_NONBLOCK)
+                except OSError as e:
+                    if e.errno != errno.ENXIO:
+                        raise
+                    continue
+                fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
+                os.write(fd, _PCAP_HEADER)
+                self.fifos[port] = fd
+            self._check_alive("while opening its input files")
+            if time.monotonic() > deadline:
+                raise Bmv2Error("simple_switch did not open its input files in time")
+            time.sleep(0.005)
+
+    def _wait_thrift(self) -> None:
+        deadline = time.monotonic() + SWITCH_START_TIMEOUT
+        while True:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", self.thrift_port)) == 0:
+                    return
+            self._check_alive("before its Thrift server started")
+            if time.monotonic() > deadline:
+                raise Bmv2Error("simple_switch's Thrift server did not start in time")
+            time.sleep(0.02)
+
+    def send(self, port: int, frame: bytes) -> None:
+        # Timestamps count up by 1 us: the pcap reader merges its input files in
+        # timestamp order, which keeps the STF's order across ports.
+        self.sent += 1
+        record = struct.pack("<IIII", 0, self.sent, len(frame), len(frame)) + frame
+        os.write(self.fifos[port], record)
+
+    def settle(self) -> None:
+        """Wait until the switch has taken every frame sent and its log is quiet."""
+        if self.sent == 0:
+            return
+        deadline = time.monotonic() + SETTLE_TIMEOUT
+        last_size, quiet_since = -1, time.monotonic()
+        while True:
+            self._check_alive("while processing packets")
+            text = self.log.read_bytes() if self.log.exists() else b""
+            taken = text.count(b"Processing packet received on port")
+            now = time.monotonic()
+            if len(text) != last_size:
+                last_size, quiet_since = len(text), now
+            elif taken >= self.sent and now - quiet_since >= SETTLE_QUIET:
+                return
+            if now > deadline:
+                raise Bmv2Error(f"simple_switch took {taken} of {self.sent} frames")
+            time.sleep(0.02)
+
+    def cli(self, commands: list[str]) -> None:
+        cmd = [tool("simple_switch_CLI"), "--thrift-port", str(self.thrift_port)]
+        proc = subprocess.run(
+            cmd,
+            input="\n".join(commands) + "\n",
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        bad = [
+            line
+            for line in proc.stdout.splitlines()
+            if re.search(r"\bError\b|Invalid|exception", line, re.IGNORECASE)
+        ]
+        if proc.returncode != 0 or bad:
+            raise Bmv2Error(
+                f"simple_switch_CLI failed on {commands!r}: {' | '.join(bad) or proc.stderr}"
+            )
+
+    def outputs(self) -> dict[int, list[bytes]]:
+        out = {}
+        for port in self.ports:
+            path = self.workdir / f"p{port}_out.pcap"
+            out[port] = read_pcap(path) if path.exists() and path.stat().st_size else []
+        return out
+
+    def stop(self) -> None:
+        for fd in self.fifos.values():
+            os.close(fd)
+        self.fifos = {}
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.stderr.close()
+
+
+def run_stf(json_path: Path, script: Script, workdir: Path) -> dict[int, list[bytes]]:
+    """Run the script on simple_switch; the frames each STF port sent, in order."""
+    program = Bmv2Program(json_path)
+    workdir.mkdir(parents=True, exist_ok=True)
+    inputs = sorted({c.port for c in script.commands if c.name == "packet"})
+    switch = _Switch(json_path, script.ports, inputs, workdir)
+    try:
+        pending: list[str] = []
+        for cmd in script.commands:
+            if cmd.name == "packet":
+                if pending:
+                    switch.cli(pending)
+                    pending = []
+                switch.send(cmd.port, cmd.data)
+            elif cmd.name == "wait":
+                if len(inputs) <= 1:
+                    switch.settle()
+            elif cmd.name in ("add", "setdefault") or cmd.name in CLI_PASSTHROUGH:
+                if not pending and switch.sent:
+                    if len(inputs) > 1:
+                        raise Bmv2Error(
+                            f"'{cmd.text}' after packets on several input ports: the "
+                            "pcap-file runner cannot order it against them"
+                        )
+                    switch.settle()  # the frames before this change see the old state
+                if cmd.name == "add":
+                    pending.append(program.table_add(cmd))
+                elif cmd.name == "setdefault":
+                    pending.append(program.table_set_default(cmd))
+                else:
+                    pending.append(cmd.text)
+        if pending:
+            switch.cli(pending)
+        for fd in switch.fifos.values():  # the end of every input: BMv2 takes the rest
+            os.close(fd)
+        switch.fifos = {}
+        switch.settle()
+        return switch.outputs()
+    finally:
+        switch.stop()
+
+
+# STF commands bmv2stf hands to simple_switch_CLI unchanged.
+CLI_PASSTHROUGH = frozenset(
+    {
+        "mirroring_add",
+        "mirroring_add_mc",
+        "mirroring_delete",
+        "mc_mgrp_create",
+        "mc_node_create",
+        "mc_node_update",
+        "mc_node_associate",
+        "counter_write",
+        "register_write",
+        "register_reset",
+        "meter_set_rates",
+        "meter_array_set_rates",
+    }
+)
