@@ -165,6 +165,10 @@ class ProgramModel:
     controller_headers: list[ControllerHeaderDef]
     digests: list[DigestDef] = field(default_factory=list)
     arch: str = "v1model"
+    extern_functions: list[str] = field(default_factory=list)  # called: mark_to_drop, hash...
+    # serializable enums that key a table or type an action parameter:
+    # name -> (bit width, [(member, value), ...]) (P4Info type_info)
+    serializable_enums: dict[str, tuple[int, list[tuple[str, int]]]] = field(default_factory=dict)
 
 
 # ---------------------------------------------------------------------------

@@ -256,7 +256,7 @@ def generate(model: ProgramModel) -> p4info_pb2.P4Info:
     symbols = build_symbols(model)
     info = p4info_pb2.P4Info()
     info.pkg_info.arch = model.arch
-    info.type_info.SetInParent()  # p4c always emits it, empty when no named types are used
+    info.type_info.SetInParent()  # cleared at the end when p4c would not write it
 
     counter_by_name = {c.name: c for c in model.counters}
     meter_by_name = {m.name: m for m in model.meters}
@@ -287,8 +287,8 @@ def generate(model: ProgramModel) -> p4info_pb2.P4Info:
         t.size = table.size
         if table.const_entries is not None:
             t.is_const_table = True
-        if table.initial_entries:
-            t.has_initial_entries = True
+        if table.const_entries or table.initial_entries:
+            t.has_initial_entries = True  # p4c: const entries are initial entries too
 
     for action in model.actions:
         if is_hidden(action.annotations):
@@ -360,6 +360,23 @@ def generate(model: ProgramModel) -> p4info_pb2.P4Info:
         for fld in digest.fields:
             _bitstring(struct.members.add(name=fld.name).type_spec, fld.bitwidth)
 
+    for name, (width, members) in sorted(model.serializable_enums.items()):
+        enum = info.type_info.serializable_enums[name]
+        enum.underlying_type.bitwidth = width
+        for member, value in members:
+            enum.members.add(name=member, value=value.to_bytes((width + 7) // 8, "big"))
+
+    # p4c creates type_info (maybe empty) when it serializes a table or an extern instance
+    # or meets an extern function call; a program with none of these has no type_info.
+    if not (
+        info.type_info.ListFields()
+        or info.tables
+        or model.registers
+        or model.counters
+        or model.meters
+        or model.extern_functions
+    ):
+        info.ClearField("type_info")
     return info
 
 

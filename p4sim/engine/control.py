@@ -20,13 +20,39 @@ from p4sim.engine.expressions import (
     field_path,
     is_composite,
 )
-from p4sim.engine.values import default_value, make_sibling_invalidator
+from p4sim.engine.values import assign_into, default_value, make_sibling_invalidator
 from p4sim.errors import P4Error, unsupported
 from p4sim.frontend import ir
 from p4sim.frontend.typecheck import Instance
 from p4sim.frontend.types import Bits, BoolT, EnumT, HeaderT, TupleT, Varbit
 
 trace = logging.getLogger("p4sim.trace")
+
+
+def calls_in_indices(e: ir.Expr) -> list[ir.Index]:
+    """The stack indices of an l-value that contain a call, outermost last.
+
+    p4c (SideEffectOrdering) evaluates the calls of an assignment left to right, the
+    l-value's first, and the rest of each expression afterwards: `a[f(x)] = g(y)` calls
+    f before g, while `a[i] = g(y)` reads i after g ran."""
+    found = []
+    while isinstance(e, (ir.Member, ir.Slice, ir.Index)):
+        if isinstance(e, ir.Index) and e.index.const is None and _has_call(e.index):
+            found.append(e)
+        e = e.expr
+    return found[::-1]
+
+
+def _has_call(e) -> bool:
+    if isinstance(e, ir.Call):
+        return True
+    if isinstance(e, ir.Expr):
+        return any(_has_call(v) for v in vars(e).values() if isinstance(v, (ir.Expr, list)))
+    if isinstance(e, list):
+        return any(_has_call(v) for v in e)
+    if isinstance(e, ir.Arg):
+        return _has_call(e.value)
+    return False
 
 
 class ExitSignal(Exception):
@@ -191,6 +217,9 @@ class BlockCompiler(ExprCompiler):
         return for_
 
     def assign(self, lhs: ir.Expr, rhs: ir.Expr):
+        indices = calls_in_indices(lhs)
+        if indices and rhs.const is None:
+            return self.assign_indexed(lhs, rhs, indices)
         set_ = self.lvalue(lhs)
         g = self.expr(rhs)
         if is_composite(lhs.type):
@@ -232,6 +261,34 @@ class BlockCompiler(ExprCompiler):
             set_(f, g(f))
 
         return assign
+
+    def assign_indexed(self, lhs: ir.Expr, rhs: ir.Expr, indices: list[ir.Index]):
+        """`a[f(x)].g = rhs`: an index with a call is evaluated once, before the right side
+        (which may change what it reads through an inout argument), as p4c orders side
+        effects (see calls_in_indices)."""
+        getters = [self.expr(ix.index) for ix in indices]
+        boxes = []
+        for ix in indices:
+            ix.pinned = [0]
+            boxes.append(ix.pinned)
+        try:
+            set_ = self.lvalue(lhs)
+            # `a[i].f op= b` is `a[i].f = a[i].f op b` with the same nodes for `a[i]`:
+            # compiled while pinned, the index is evaluated once.
+            g = self.expr(rhs)
+        finally:
+            for ix in indices:
+                del ix.pinned
+        if is_composite(lhs.type):
+            g = copy_if_composite(lhs.type, g)
+        pins = list(zip(boxes, getters))
+
+        def assign_indexed(f):
+            for box, gi in pins:
+                box[0] = gi(f)
+            set_(f, g(f))
+
+        return assign_indexed
 
     def switch(self, s: ir.Switch):
         g = self.expr(s.expr)
@@ -321,6 +378,19 @@ class BlockCompiler(ExprCompiler):
         n = e.count
         size = e.func.expr.type.size
         push = e.target == "push_front"
+        elem_t = e.func.expr.type.elem
+        if elem_t.kind == "header_union":  # elements copied member by member
+
+            def shift_unions(f):
+                st = g(f)
+                elems = st.elems
+                order = range(size - 1, -1, -1) if push else range(size)
+                for i in order:
+                    src = i - n if push else i + n
+                    assign_into(elems[i], elems[src] if 0 <= src < size else default_value(elem_t))
+                st.next = min(size, st.next + n) if push else max(0, st.next - n)
+
+            return shift_unions
 
         def shift(f):
             st = g(f)
@@ -357,7 +427,10 @@ class BlockCompiler(ExprCompiler):
             if p.direction in ("", "in"):
                 ins.append((p, copy_if_composite(a.value.type, self.expr(a.value))))
             elif p.direction == "inout":
-                ins.append((p, self.expr(a.value)))
+                # Copy-in of a composite value too: the callee may also write the
+                # argument's variable directly (an action writing `hdr` while `hdr` is
+                # its inout argument), and copy-out must then win.
+                ins.append((p, copy_if_composite(a.value.type, self.expr(a.value))))
                 outs.append((p, self.lvalue(a.value), a.value))
             else:
                 ins.append((p, None))
@@ -385,6 +458,12 @@ class BlockCompiler(ExprCompiler):
                 body(g_frame)
             except ReturnSignal:
                 pass
+            except ExitSignal:
+                # exit still copies out the action's out/inout arguments (P4_16 spec,
+                # "Exit statement"; BMv2 does)
+                for slot, s in slots_out:
+                    s(f, g_frame[slot])
+                raise
             for slot, s in slots_out:
                 s(f, g_frame[slot])
 
@@ -431,6 +510,10 @@ class BlockCompiler(ExprCompiler):
                 body(g_frame)
             except ReturnSignal:
                 pass
+            except ExitSignal:  # copy-out still happens, as in direct_action_call
+                for slot, s in outs:
+                    s(f, g_frame[slot])
+                raise
             for slot, s in outs:
                 s(f, g_frame[slot])
 

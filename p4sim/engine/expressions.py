@@ -8,7 +8,14 @@ Arithmetic is exact-width: bit<W> wraps modulo 2^W, int<W> wraps in two's comple
 
 from __future__ import annotations
 
-from p4sim.engine.values import Header, Struct, assign_into, copy_value, values_equal
+from p4sim.engine.values import (
+    Header,
+    Struct,
+    assign_into,
+    copy_value,
+    default_value,
+    values_equal,
+)
 from p4sim.errors import P4Error, unsupported
 from p4sim.frontend import ir
 from p4sim.frontend.typecheck import Var
@@ -125,13 +132,17 @@ class ExprCompiler:
         if isinstance(e.expr.type, TupleT):  # constant index (checked by the front end)
             i = e.index.const
             return lambda f: g(f)[i]
-        idx = self.expr(e.index)
+        pinned = getattr(e, "pinned", None)  # see BlockCompiler.assign
+        idx = (lambda f: pinned[0]) if pinned is not None else self.expr(e.index)
         size = e.expr.type.size
+        elem_t = e.expr.type.elem
 
         def index(f):
             i = idx(f)
             if not 0 <= i < size:
-                raise StackOutOfBounds()
+                # As p4c compiles a run-time index for BMv2: an element outside the stack
+                # reads as a header never valid (all zero), and writes to it go nowhere.
+                return default_value(elem_t)
             return g(f).elems[i]
 
         return index

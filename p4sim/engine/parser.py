@@ -180,11 +180,31 @@ class ParserCompiler(BlockCompiler):
 
 
 # --------------------------------------------------------------------------- packet_in
+def compile_extract_dont_care(c: BlockCompiler, e: ir.Call, pk_get, too_short: int):
+    t = e.targs[0] if e.targs else None
+    if not (isinstance(t, HeaderT) and t.kind == "header"):
+        raise P4Error.at(e.pos, "extract into _ needs a header type argument: extract<H>(_)")
+    lay = layout_of(t, e.pos)
+    if lay.has_varbit:
+        raise unsupported(e.pos, "extract<H>(_) of a header with a varbit field")
+    n = lay.nbytes
+
+    def skip(f):
+        pk = pk_get(f)
+        if pk.pos + n > len(pk.data):
+            raise ParserError(too_short)
+        pk.pos += n
+
+    return skip
+
+
 def compile_packet_in(c: BlockCompiler, e: ir.Call, method: str):
     pk_get = c.expr(e.func.expr)
     too_short = c.rt.error_codes["PacketTooShort"]
     if method == "extract":
         target = e.args[0].value
+        if target is None:  # extract<H>(_): H's bytes are checked and skipped
+            return compile_extract_dont_care(c, e, pk_get, too_short)
         t = target.type
         if not (isinstance(t, HeaderT) and t.kind == "header"):
             raise P4Error.at(target.pos, f"extract needs a header, got {t}")
@@ -228,6 +248,22 @@ def compile_packet_in(c: BlockCompiler, e: ir.Call, method: str):
         siblings = c.union_siblings(target)
         if siblings is not None:
             plain = compile_extract_plain(h_get, pk_get, n, unpack, too_short)
+            union = target.expr
+            if (
+                isinstance(union, ir.Member)
+                and union.name == "next"
+                and isinstance(union.expr.type, StackT)
+            ):
+                # extract(stack.next.member) of a stack of header unions: the element is
+                # complete, so nextIndex moves on (as for a stack of headers)
+                st_get = c.expr(union.expr)
+
+                def extract_next_union_member(f):
+                    plain(f)
+                    siblings(f)
+                    st_get(f).next += 1
+
+                return extract_next_union_member
 
             def extract_union_member(f):
                 plain(f)

@@ -80,7 +80,7 @@ class Stack:
 
     def __init__(self, t: StackT, elems: list | None = None, next_index: int = 0):
         self.t = t
-        self.elems = elems if elems is not None else [Header(t.elem) for _ in range(t.size)]
+        self.elems = elems if elems is not None else [default_value(t.elem) for _ in range(t.size)]
         self.next = next_index
 
     def copy(self) -> Stack:

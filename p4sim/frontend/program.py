@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from p4sim.errors import P4Error
 from p4sim.frontend import ir
 from p4sim.frontend.typecheck import Checker, Instance
-from p4sim.frontend.types import Bits, BlockT, BoolT, EnumT, HeaderT, bit_width
+from p4sim.frontend.types import Bits, BlockT, BoolT, EnumT, ExternT, HeaderT, bit_width
 from p4sim.model import (
     ActionDef,
     ActionRefDef,
@@ -91,6 +91,24 @@ def value_width(t) -> int:
     return 32  # error / plain enums as keys: P4Runtime sees them as 32-bit values here
 
 
+def bmv2_priorities(decls: list[ir.EntryDecl], entries: list[ConstEntryDef]) -> None:
+    """p4c's `@priority(N)` on table entries (before P4_16 had `priority = N`) is handed to
+    BMv2 as is, where the smallest number wins; unannotated entries get their position
+    (1, 2, ...). Turned into p4sim's priorities, where the largest wins."""
+    raw = []
+    for i, d in enumerate(decls):
+        a = ir.annotation(d.annotations, "priority")
+        if a is not None and (len(a.args) != 1 or not isinstance(a.args[0], int)):
+            raise P4Error.at(a.pos, "@priority needs one integer: @priority(N)")
+        raw.append(a.args[0] if a is not None else None)
+    if all(r is None for r in raw):
+        return
+    raw = [i + 1 if r is None else r for i, r in enumerate(raw)]
+    top = max(raw) + 1
+    for entry, r in zip(entries, raw):
+        entry.priority = top - r
+
+
 class ModelBuilder:
     def __init__(self, checker: Checker):
         self.checker = checker
@@ -103,6 +121,8 @@ class ModelBuilder:
         self.meters: list[MeterDef] = []
         self.names: set[str] = set()
         self.nodes: list[BlockNode] = []
+        self.global_externs: dict = {}  # top-level extern Instance -> name
+        self.enums: dict = {}  # serializable enums seen by the control plane (P4Info)
 
     def build(self) -> tuple[ProgramModel, list[BlockNode]]:
         main = self.checker.main
@@ -112,6 +132,16 @@ class ModelBuilder:
                 main.node.pos,
                 f"main must be a V1Switch package (p4sim implements v1model), got {pkg.name}",
             )
+        # Extern objects instantiated at the top level (a register shared by ingress and
+        # egress) keep their plain name and are visible in every block, as in p4c.
+        top = BlockNode("", None)
+        for inst in self.checker.scope.names.values():
+            if isinstance(inst, Instance) and isinstance(inst.type, ExternT):
+                self.instance(top, inst)
+        self.global_externs = top.externs
+        for d in self.checker.program.decls:
+            if isinstance(d, ir.ActionDecl) and getattr(d, "called", False):
+                self.action_def(d, qualify("", d.name, d.annotations))
         roots = []
         for arg in main.ctor_args:
             roots.append(self.block(arg, arg.name))
@@ -137,6 +167,8 @@ class ModelBuilder:
             self.meters,
             controller,
             digests,
+            extern_functions=sorted(self.checker.extern_functions),
+            serializable_enums=self.enums,
         )
         return model, roots
 
@@ -151,6 +183,7 @@ class ModelBuilder:
     def block(self, inst: Instance, path: str) -> BlockNode:
         decl = inst.type.decl
         node = BlockNode(path, decl)
+        node.externs.update(self.global_externs)
         self.nodes.append(node)
         if isinstance(decl, ir.ControlDecl):
             for loc in decl.locals:
@@ -158,6 +191,8 @@ class ModelBuilder:
                     self.instance(node, loc.instance)
             for a in decl.local_actions:
                 node.actions[a] = qualify(path, a.name, a.annotations)
+                if getattr(a, "called", False):
+                    self.action_def(a, node.actions[a])
             for t in decl.tables:
                 node.tables[t] = self.table(node, t)
         elif isinstance(decl, ir.ParserDecl):
@@ -213,9 +248,17 @@ class ModelBuilder:
             for p in decl.params
             if p.direction == ""
         ]
+        for p in decl.params:
+            if p.direction == "":
+                self.note_enum(p.type)
         self.all_actions[name] = ActionDef(name, params, annotation_texts(decl.annotations))
         if visible:
             self.actions[name] = self.all_actions[name]
+
+    def note_enum(self, t) -> None:
+        if isinstance(t, EnumT) and t.underlying is not None:
+            members = [(m, t.values[m]) for m in t.members]
+            self.enums[t.enum_name] = (t.underlying.width, members)
 
     def action_name(self, node: BlockNode, decl: ir.ActionDecl) -> str:
         if decl in node.actions:
@@ -226,6 +269,7 @@ class ModelBuilder:
         name = qualify(node.path, t.name, t.annotations)
         keys = []
         for k in t.keys:
+            self.note_enum(k.expr.type)
             a = ir.annotation(k.annotations, "name")
             kname = a.args[0] if a is not None and a.args else expr_text(k.expr)
             keys.append(
@@ -272,6 +316,7 @@ class ModelBuilder:
                         prio,
                     )
                 )
+            bmv2_priorities(t.entries, listed)
             if t.entries_const:
                 const_entries = listed
         td = TableDef(

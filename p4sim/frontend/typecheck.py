@@ -161,6 +161,7 @@ class Checker:
         self.main: Instance | None = None
         self.controller_headers: list[HeaderT] = []
         self.digest_types: list[HeaderT] = []
+        self.extern_functions: set[str] = set()  # extern functions the program calls
         self.actions: list[ir.ActionDecl] = []
         self.in_parser = False
         self.action: ir.ActionDecl | None = None  # the action being checked
@@ -237,10 +238,10 @@ class Checker:
             }[n]
         if isinstance(ref, ir.StackTypeRef):
             elem = self.resolve_type(ref.elem, scope)
-            if isinstance(elem, HeaderT) and elem.kind == "header_union":
-                raise unsupported(ref.pos, f"a stack of header unions ({elem}[...])")
-            if not (isinstance(elem, HeaderT) and elem.kind == "header"):
-                raise P4Error.at(ref.pos, f"header stack elements must be headers, not {elem}")
+            if not (isinstance(elem, HeaderT) and elem.kind in ("header", "header_union")):
+                raise P4Error.at(
+                    ref.pos, f"header stack elements must be headers or header unions, not {elem}"
+                )
             size = self.const_int(ref.size, scope)
             if not 0 < size <= MAX_STACK_SIZE:
                 raise P4Error.at(
@@ -697,8 +698,11 @@ class Checker:
             else [k.low, k.high] if isinstance(k, ir.Range) else [k]
         )
         for p in parts:
-            self.expr(p, scope, t)
-            self.coerce(p, t)
+            pt = t
+            if isinstance(k, ir.Mask) and p is k.mask and isinstance(t, EnumT) and t.underlying:
+                pt = t.underlying  # a mask on a serializable enum is a plain bit string (p4c)
+            self.expr(p, scope, pt)
+            self.coerce(p, pt)
             if p.const is None:
                 raise P4Error.at(p.pos, "select keysets must be compile-time constants")
 
@@ -949,7 +953,9 @@ class Checker:
                 self.stmt(s.other, Scope(scope))
         elif isinstance(s, ir.VarDecl):
             t = self.resolve_type(s.typeref, scope)
-            if isinstance(t, (ExternT, BlockT, InfInt, VoidT)):
+            if isinstance(t, (ExternT, BlockT, VoidT)) or (
+                isinstance(t, InfInt) and not s.is_const  # `const int c = 1;` is fine
+            ):
                 raise P4Error.at(s.pos, f"cannot declare a variable of type {t}")
             s.var_type = t
             if s.init is not None:
@@ -1577,6 +1583,7 @@ class Checker:
                 if self.return_type is not None:
                     raise P4Error.at(e.pos, f"action {d.name} cannot be called from a function")
                 e.kind, e.target = "action", d
+                d.called = True  # a direct call: p4c lists the action in P4Info
                 self.bind_args(e, d.params, scope, {}, d.name)
                 return VoidT()
             if isinstance(d, Overloads):
@@ -1589,6 +1596,8 @@ class Checker:
                 binding = self.bind_type_params(decl.type_params, targs)
                 e.kind = "function" if isinstance(decl, ir.FunctionDecl) else "extern_func"
                 e.target = decl
+                if e.kind == "extern_func":
+                    self.extern_functions.add(f.name)
                 if f.name == "verify" and not self.in_parser:
                     raise P4Error.at(e.pos, "verify() can only be called in a parser")
                 self.bind_args(e, decl.params, scope, binding, f.name)

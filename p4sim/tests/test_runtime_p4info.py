@@ -351,3 +351,66 @@ def test_table_without_default_action_gets_noaction_default_only():
         p4info_pb2.ActionRef.TABLE_AND_DEFAULT
     ] * 2
     assert noaction in [a.preamble.id for a in info.actions]
+
+
+def _program(ingress_body: str, ingress_locals: str = "", top: str = "") -> str:
+    return f"""
+#include <core.p4>
+#include <v1model.p4>
+enum bit<8> Kind {{ A = 1, B = 0xff }}
+header h_t {{ bit<8> f; }}
+struct headers_t {{ h_t h; }}
+struct meta_t {{ }}
+{top}
+parser P(packet_in pk, out headers_t hdr, inout meta_t m, inout standard_metadata_t sm) {{
+    state start {{ pk.extract(hdr.h); transition accept; }}
+}}
+control Ing(inout headers_t hdr, inout meta_t m, inout standard_metadata_t sm) {{
+    {ingress_locals}
+    apply {{ {ingress_body} }}
+}}
+control Eg(inout headers_t hdr, inout meta_t m, inout standard_metadata_t sm) {{ apply {{ }} }}
+control Ck(inout headers_t hdr, inout meta_t m) {{ apply {{ }} }}
+control Dp(packet_out pk, in headers_t hdr) {{ apply {{ pk.emit(hdr.h); }} }}
+V1Switch(P(), Ck(), Ing(), Eg(), Ck(), Dp()) main;
+"""
+
+
+def _p4info(source: str) -> p4info_pb2.P4Info:
+    from p4sim import frontend
+
+    return p4info.generate(frontend.compile_source(source).model)
+
+
+def test_type_info_written_when_p4c_writes_it():
+    """p4c writes type_info (empty or not) once it serializes a table or an extern
+    instance or meets an extern function call; a program with none has no type_info."""
+    assert not _p4info(_program("hdr.h.f = 1;")).HasField("type_info")
+    assert _p4info(_program("mark_to_drop(sm);")).HasField("type_info")
+    assert _p4info(_program("r.write(0, 1);", "register<bit<8>>(2) r;")).HasField("type_info")
+
+
+def test_directly_called_actions_are_listed():
+    """An action called from apply (not from a table) is in p4c's P4Info too."""
+    info = _p4info(
+        _program("set(); top_set();", "action set() { hdr.h.f = 2; }", "action top_set() { }")
+    )
+    assert {a.preamble.name for a in info.actions} == {"Ing.set", "top_set"}
+
+
+def test_const_entries_are_initial_entries_and_enum_keys_in_type_info():
+    """p4c: a table with const entries has has_initial_entries; a serializable enum that
+    keys a table is described in type_info (values as full-width bytestrings)."""
+    info = _p4info(
+        _program(
+            "t.apply();",
+            """action a(Kind k) { }
+               table t { key = { hdr.h.f : exact; } actions = { a; }
+                         const entries = { 1 : a(Kind.A); } }""",
+        )
+    )
+    [t] = info.tables
+    assert t.is_const_table and t.has_initial_entries
+    enum = info.type_info.serializable_enums["Kind"]
+    assert enum.underlying_type.bitwidth == 8
+    assert [(m.name, m.value) for m in enum.members] == [("A", b"\x01"), ("B", b"\xff")]
