@@ -55,6 +55,7 @@ class MatchFieldDef:
     bitwidth: int
     match_kind: str  # one of MATCH_KINDS
     annotations: list[str] = field(default_factory=list)  # raw text, e.g. '@defaultonly'
+    is_error: bool = False  # of type error: P4Info gives no bitwidth (type_info lists errors)
 
 
 @dataclass
@@ -169,6 +170,7 @@ class ProgramModel:
     # serializable enums that key a table or type an action parameter:
     # name -> (bit width, [(member, value), ...]) (P4Info type_info)
     serializable_enums: dict[str, tuple[int, list[tuple[str, int]]]] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)  # the error members, in value order
 
 
 # ---------------------------------------------------------------------------

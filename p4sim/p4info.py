@@ -270,9 +270,11 @@ def generate(model: ProgramModel) -> p4info_pb2.P4Info:
             mf = t.match_fields.add(
                 id=fid,
                 name=key.name,
-                bitwidth=key.bitwidth,
+                bitwidth=0 if key.is_error else key.bitwidth,
                 match_type=_MATCH_TYPES[key.match_kind],
             )
+            if key.is_error:  # p4c: no width, the error members in type_info
+                info.type_info.error.members[:] = model.errors
             mf.annotations.extend(serialized_annotations(key.annotations))
             set_doc(mf, key.annotations)
         for ref in table.actions:

@@ -1,6 +1,6 @@
 # p4sim: the embedded P4_16 v1model target (front end, engine, P4Runtime server).
-.PHONY: p4sim-test p4sim-bench p4rt-shell-venv p4sim-native-samples
-TEST_TARGETS  += p4sim-test p4sim-rejects
+.PHONY: p4sim-test p4sim-conformance p4sim-bench p4rt-shell-venv p4sim-native-samples
+TEST_TARGETS  += p4sim-test p4sim-rejects p4sim-conformance
 BENCH_TARGETS += p4sim-bench
 
 # p4runtime-shell in a venv of its own, for the interop test (test_runtime_interop.py)
@@ -23,3 +23,17 @@ P4TOOLS_BIN ?= /opt/p4tools/bin
 .PHONY: p4sim-rejects
 p4sim-rejects:
 	PATH="$(P4TOOLS_BIN):$$PATH" $(PY) -m p4sim.rejects
+
+# Differential conformance: every v1model program of p4c's STF samples on BMv2 and on
+# p4sim (python -m p4sim.conformance); needs p4c and BMv2 (the p4tools bundle or p4lang's
+# packages) and p4c's test programs. SKIP_BMV2=1 leaves it out, saying so.
+P4TOOLS_PREFIX ?= /opt/p4tools
+P4C_SAMPLES    ?= $(P4TOOLS_PREFIX)/p4c-testdata/p4_16_samples
+ifeq ($(SKIP_BMV2),1)
+p4sim-conformance:
+	@echo "*** p4sim-conformance: NOT RUN (SKIP_BMV2=1): p4sim was not compared with BMv2 ***" >&2
+else
+p4sim-conformance:
+	PATH="$(if $(wildcard $(P4TOOLS_PREFIX)/bin),$(P4TOOLS_PREFIX)/bin:)$$PATH" \
+	    $(PY) -m p4sim.conformance -j 2 $(P4C_SAMPLES)
+endif

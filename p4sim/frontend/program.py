@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from p4sim.errors import P4Error
 from p4sim.frontend import ir
 from p4sim.frontend.typecheck import Checker, Instance
-from p4sim.frontend.types import Bits, BlockT, BoolT, EnumT, ExternT, HeaderT, bit_width
+from p4sim.frontend.types import Bits, BlockT, BoolT, EnumT, ErrorT, ExternT, HeaderT, bit_width
 from p4sim.model import (
     ActionDef,
     ActionRefDef,
@@ -91,6 +91,29 @@ def value_width(t) -> int:
     return 32  # error / plain enums as keys: P4Runtime sees them as 32-bit values here
 
 
+_CHILDREN = (ir.Expr, ir.Stmt, ir.Arg, ir.SwitchCase, list)
+
+
+def live_calls(x):
+    """The calls in a statement or expression, leaving out branches under a constant
+    condition that can never run (`if (false)`, `true ? a : b`)."""
+    if isinstance(x, list):
+        for item in x:
+            yield from live_calls(item)
+        return
+    if isinstance(x, (ir.If, ir.Ternary)) and x.cond.const is not None:
+        yield from live_calls(x.then if x.cond.const else x.other)
+        return
+    if isinstance(x, ir.Call):
+        yield x
+    if isinstance(x, _CHILDREN):
+        for name, value in vars(x).items():
+            if name not in ("decl", "target", "type", "var", "const") and isinstance(
+                value, _CHILDREN
+            ):
+                yield from live_calls(value)
+
+
 def bmv2_priorities(decls: list[ir.EntryDecl], entries: list[ConstEntryDef]) -> None:
     """p4c's `@priority(N)` on table entries (before P4_16 had `priority = N`) is handed to
     BMv2 as is, where the smallest number wins; unannotated entries get their position
@@ -123,6 +146,8 @@ class ModelBuilder:
         self.nodes: list[BlockNode] = []
         self.global_externs: dict = {}  # top-level extern Instance -> name
         self.enums: dict = {}  # serializable enums seen by the control plane (P4Info)
+        self.direct_actions: set[str] = set()  # called from apply
+        self.table_actions: set[str] = set()  # actions of visible tables
 
     def build(self) -> tuple[ProgramModel, list[BlockNode]]:
         main = self.checker.main
@@ -139,9 +164,6 @@ class ModelBuilder:
             if isinstance(inst, Instance) and isinstance(inst.type, ExternT):
                 self.instance(top, inst)
         self.global_externs = top.externs
-        for d in self.checker.program.decls:
-            if isinstance(d, ir.ActionDecl) and getattr(d, "called", False):
-                self.action_def(d, qualify("", d.name, d.annotations))
         roots = []
         for arg in main.ctor_args:
             roots.append(self.block(arg, arg.name))
@@ -159,9 +181,17 @@ class ModelBuilder:
                 digests.append(
                     DigestDef(t.type_name, [ParamDef(n, value_width(ft), []) for n, ft in t.fields])
                 )
+        actions = [
+            (
+                ActionDef(a.name, [], a.annotations)
+                if a.name in self.direct_actions and a.name not in self.table_actions
+                else a
+            )
+            for a in self.actions.values()
+        ]
         model = ProgramModel(
             self.tables,
-            list(self.actions.values()),
+            actions,
             self.registers,
             self.counters,
             self.meters,
@@ -169,6 +199,7 @@ class ModelBuilder:
             digests,
             extern_functions=sorted(self.checker.extern_functions),
             serializable_enums=self.enums,
+            errors=sorted(self.checker.error_type.members, key=self.checker.error_type.members.get),
         )
         return model, roots
 
@@ -191,10 +222,19 @@ class ModelBuilder:
                     self.instance(node, loc.instance)
             for a in decl.local_actions:
                 node.actions[a] = qualify(path, a.name, a.annotations)
-                if getattr(a, "called", False):
-                    self.action_def(a, node.actions[a])
+            # As p4c, whose frontend drops code under constant-false conditions and then
+            # unused declarations: P4Info lists the tables applied and the actions called
+            # in the live code of apply (a directly called action without its parameters,
+            # which the call binds).
+            calls = list(live_calls(decl.body))
+            applied = {c.target for c in calls if c.kind == "table_apply"}
+            for c in calls:
+                if c.kind == "action":
+                    name = self.action_name(node, c.target)
+                    self.action_def(c.target, name)
+                    self.direct_actions.add(name)
             for t in decl.tables:
-                node.tables[t] = self.table(node, t)
+                node.tables[t] = self.table(node, t, applied=t in applied)
         elif isinstance(decl, ir.ParserDecl):
             for loc in decl.locals:
                 if isinstance(loc, ir.Instantiation):
@@ -265,7 +305,7 @@ class ModelBuilder:
             return node.actions[decl]
         return qualify("", decl.name, decl.annotations)
 
-    def table(self, node: BlockNode, t: ir.TableDecl) -> TableDef:
+    def table(self, node: BlockNode, t: ir.TableDecl, applied: bool = True) -> TableDef:
         name = qualify(node.path, t.name, t.annotations)
         keys = []
         for k in t.keys:
@@ -274,11 +314,15 @@ class ModelBuilder:
             kname = a.args[0] if a is not None and a.args else expr_text(k.expr)
             keys.append(
                 MatchFieldDef(
-                    kname, value_width(k.expr.type), k.match_kind, annotation_texts(k.annotations)
+                    kname,
+                    value_width(k.expr.type),
+                    k.match_kind,
+                    annotation_texts(k.annotations),
+                    is_error=isinstance(k.expr.type, ErrorT),
                 )
             )
         refs = []
-        hidden = is_hidden(t.annotations)
+        hidden = is_hidden(t.annotations) or not applied
         for r in t.action_refs:
             aname = self.action_name(node, r.decl)
             scope = "TABLE_AND_DEFAULT"
@@ -288,6 +332,8 @@ class ModelBuilder:
                 scope = "TABLE_ONLY"
             refs.append(ActionRefDef(aname, scope, [a.text for a in r.annotations]))
             self.action_def(r.decl, aname, visible=not hidden)
+            if not hidden:
+                self.table_actions.add(aname)
         if t.default is not None:
             default = self.action_name(node, t.default.decl)
             default_args = self.action_args(t.default)

@@ -1583,7 +1583,6 @@ class Checker:
                 if self.return_type is not None:
                     raise P4Error.at(e.pos, f"action {d.name} cannot be called from a function")
                 e.kind, e.target = "action", d
-                d.called = True  # a direct call: p4c lists the action in P4Info
                 self.bind_args(e, d.params, scope, {}, d.name)
                 return VoidT()
             if isinstance(d, Overloads):
@@ -1596,8 +1595,8 @@ class Checker:
                 binding = self.bind_type_params(decl.type_params, targs)
                 e.kind = "function" if isinstance(decl, ir.FunctionDecl) else "extern_func"
                 e.target = decl
-                if e.kind == "extern_func":
-                    self.extern_functions.add(f.name)
+                if e.kind == "extern_func" and f.name != "verify":
+                    self.extern_functions.add(f.name)  # (p4c's P4Info ignores verify)
                 if f.name == "verify" and not self.in_parser:
                     raise P4Error.at(e.pos, "verify() can only be called in a parser")
                 self.bind_args(e, decl.params, scope, binding, f.name)

@@ -414,3 +414,34 @@ def test_const_entries_are_initial_entries_and_enum_keys_in_type_info():
     enum = info.type_info.serializable_enums["Kind"]
     assert enum.underlying_type.bitwidth == 8
     assert [(m.name, m.value) for m in enum.members] == [("A", b"\x01"), ("B", b"\xff")]
+
+
+def test_only_live_code_counts_as_p4c_does():
+    """p4c drops code under a constant-false condition, then unused declarations: a table
+    applied only there is not in P4Info; a directly called action is listed without the
+    parameters its call binds; verify() alone does not make a type_info."""
+    info = _p4info(
+        _program(
+            "if (false) { t.apply(); } else { set(1); }",
+            """action set(bit<8> v) { hdr.h.f = v; }
+               action other() { }
+               table t { key = { hdr.h.f : exact; } actions = { other; } }""",
+        )
+    )
+    assert not info.tables
+    assert [(a.preamble.name, len(a.params)) for a in info.actions] == [("Ing.set", 0)]
+    verify_only = _program("").replace(
+        "pk.extract(hdr.h);", "pk.extract(hdr.h); verify(hdr.h.f == 1, error.NoMatch);"
+    )
+    assert not _p4info(verify_only).HasField("type_info")
+
+
+def test_error_key_has_no_width_and_errors_in_type_info():
+    info = _p4info(
+        _program(
+            "t.apply();",
+            "table t { key = { sm.parser_error : exact; } actions = { NoAction; } }",
+        )
+    )
+    assert info.tables[0].match_fields[0].bitwidth == 0
+    assert list(info.type_info.error.members)[:3] == ["NoError", "PacketTooShort", "NoMatch"]
