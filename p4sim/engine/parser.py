@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from p4sim.engine.control import BlockCompiler, as_int
 from p4sim.engine.expressions import ParserError, ParserReject, StackOutOfBounds
-from p4sim.engine.values import Header, HeaderLayout, VarbitLayout
+from p4sim.engine.values import Header, HeaderLayout, Struct, VarbitLayout
 from p4sim.errors import P4Error, unsupported
 from p4sim.frontend import ir
 from p4sim.frontend.types import Bits, BoolT, HeaderT, StackT, Varbit
@@ -318,6 +318,24 @@ def compile_packet_in(c: BlockCompiler, e: ir.Call, method: str):
                 return conv((int.from_bytes(pk.data[pk.pos : pk.pos + n], "big") >> shift) & m)
 
             return look_bits
+        if (
+            isinstance(t, HeaderT)
+            and t.kind == "struct"
+            and all(isinstance(ft, (Bits, BoolT)) for _, ft in t.fields)
+        ):
+            # a struct of bit fields, laid out as a header would be (p4c and BMv2 allow it)
+            lay = layout_of(t, e.pos)
+            n = lay.nbytes
+
+            def look_struct(f):
+                pk = pk_get(f)
+                if pk.pos + n > len(pk.data):
+                    raise ParserError(too_short)
+                return Struct(
+                    t, list(lay.unpack(int.from_bytes(pk.data[pk.pos : pk.pos + n], "big")))
+                )
+
+            return look_struct
         raise unsupported(e.pos, f"lookahead of {t}")
     if method == "advance":
         g = c.arg(e, 0)
