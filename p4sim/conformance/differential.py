@@ -206,12 +206,15 @@ def _worker_init() -> None:
     logging.disable(logging.CRITICAL)
 
 
-def run_all(programs: list[Path], jobs: int, keep_dir: Path | None = None) -> list[ProgramResult]:
+def run_all(programs: list[Path], jobs: int, keep_dir: Path | None = None):
+    """The results, in the programs' order, as they come."""
     if jobs <= 1:
         _worker_init()
-        return [run_program(p, keep_dir) for p in programs]
+        for p in programs:
+            yield run_program(p, keep_dir)
+        return
     with ProcessPoolExecutor(max_workers=jobs, initializer=_worker_init) as pool:
-        return list(pool.map(run_program, programs, [keep_dir] * len(programs)))
+        yield from pool.map(run_program, programs, [keep_dir] * len(programs))
 
 
 @dataclass
@@ -247,11 +250,12 @@ def summarize(results: list[ProgramResult]) -> Summary:
     )
 
 
-def print_report(results: list[ProgramResult], verbose: bool, out=sys.stdout) -> Summary:
-    summary = summarize(results)
-    width = max((len(r.name) for r in results), default=10)
+def print_report(results, width: int, verbose: bool, out=sys.stdout) -> list[ProgramResult]:
+    """One line per program as its result comes (details under the ones that matter)."""
+    done = []
     print(f"{'program':<{width}}  {'BMv2':<11}  {'p4sim':<13}  {'frames':<7}  P4Info", file=out)
     for r in results:
+        done.append(r)
         frames = (
             "-"
             if r.p4sim not in ("pass", "fail") or r.bmv2 not in ("pass", "fail")
@@ -268,6 +272,12 @@ def print_report(results: list[ProgramResult], verbose: bool, out=sys.stdout) ->
                 + [f"P4Info: {d}" for d in (r.p4info or [])[:6]]
             ):
                 print(f"    {line}", file=out)
+        out.flush()
+    return done
+
+
+def print_summary(results: list[ProgramResult], out=sys.stdout) -> Summary:
+    summary = summarize(results)
     print(file=out)
     print(f"programs compared:        {summary.compared}", file=out)
     print(f"pass on BMv2:             {summary.bmv2_pass}", file=out)
@@ -377,8 +387,9 @@ def main(argv=None) -> int:
         print("error: no v1model .p4 program with an .stf found", file=sys.stderr)
         return 2
     start = time.monotonic()
-    results = run_all(programs, args.jobs, args.keep)
-    summary = print_report(results, args.verbose)
+    width = max(len(p.name) for p in programs)
+    results = print_report(run_all(programs, args.jobs, args.keep), width, args.verbose)
+    summary = print_summary(results)
     print(f"time: {time.monotonic() - start:.0f} s with {args.jobs} job(s)")
     if args.json:
         args.json.write_text(json.dumps([asdict(r) for r in results], indent=1))

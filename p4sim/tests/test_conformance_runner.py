@@ -1,0 +1,74 @@
+"""The differential runner's own logic (p4sim.conformance): STF reading, bmv2stf's verdict
+and its translation of `add` lines for simple_switch_CLI. The runs on BMv2 themselves are
+`make p4sim-conformance`.
+
+Run: .venv/bin/pytest -q p4sim/tests/test_conformance_runner.py
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from p4sim.conformance.bmv2 import _lpm, _ternary
+from p4sim.conformance.stf import ScriptError, check_outputs, diff_outputs, read_script
+
+
+def script(tmp_path, text):
+    path = tmp_path / "t.stf"
+    path.write_text(text)
+    return read_script(path)
+
+
+def test_ports_and_commands(tmp_path):
+    s = script(
+        tmp_path,
+        """# comment
+        add t 7 h.f:0x1* a(x:1, y:0x2) # trailing comment
+        packet 2 0102 03
+        expect 1 01**$
+        expect 3
+        """,
+    )
+    add, packet, expect, any_ = s.commands
+    assert (add.table, add.priority, add.keys, add.action, add.args) == (
+        "t",
+        "7",
+        [("h.f", "0x1*")],
+        "a",
+        [("x", "1"), ("y", "0x2")],
+    )
+    assert packet.data == bytes.fromhex("010203") and s.packets == 1
+    assert (expect.port, expect.pattern, any_.pattern) == (1, "01**$", None)
+    assert s.ports == [1, 2, 3]
+
+
+def test_bad_line_is_named(tmp_path):
+    with pytest.raises(ScriptError, match=r"t\.stf:2: bad hex"):
+        script(tmp_path, "packet 0 00\npacket 0 0g\n")
+
+
+def test_verdict_is_bmv2stf(tmp_path):
+    s = script(tmp_path, "packet 0 00\nexpect 1 ab**$\nexpect 1 cd\nexpect 2\n")
+    ok = {1: [bytes.fromhex("abff"), bytes.fromhex("cdef01")], 2: [b"x", b"y"]}
+    assert check_outputs(s, ok) == []
+    # `$`: exact length; prefix match otherwise; counts per port; port 0 sent nothing
+    assert check_outputs(s, {1: [bytes.fromhex("abff00"), bytes.fromhex("cd")]}) == [
+        "port 1: frame #1 is abff00, expected ab**$"
+    ]
+    assert check_outputs(s, {1: [bytes.fromhex("abff")]}) == ["port 1: 1 frame(s), expected 2"]
+    assert check_outputs(s, {**ok, 0: [b"\x00"]}) == ["port 0: 1 frame(s), expected 0"]
+    # a port the STF does not name is not observed (BMv2 has no interface for it)
+    assert check_outputs(s, {**ok, 9: [b"\x00"]}) == []
+
+
+def test_frames_compared_byte_for_byte(tmp_path):
+    a = {1: [b"\x01", b"\x02"]}
+    assert diff_outputs([1], a, {1: [b"\x01", b"\x02"]}) == []
+    assert diff_outputs([1], a, {1: [b"\x01"]}) == ["port 1 frame #2: BMv2 02, p4sim (none)"]
+
+
+def test_ternary_and_lpm_from_written_digits():
+    assert _ternary("0x1*") == "0x10&&&0xf0"
+    assert _ternary("0b1*0") == "0b100&&&0b101"
+    assert _lpm("0x0a01****") == "0x0a010000/16"
+    assert _lpm("10.0.0.0/8") == "10.0.0.0/8"
