@@ -350,7 +350,17 @@ def run_stf(json_path: Path, script: Script, workdir: Path) -> dict[int, list[by
     program = Bmv2Program(json_path)
     workdir.mkdir(parents=True, exist_ok=True)
     inputs = sorted({c.port for c in script.commands if c.name == "packet"})
-    switch = _Switch(json_path, script.ports, inputs, workdir)
+    for attempt in range(3):
+        # The Thrift port is picked free but bound by the switch a moment later: another
+        # program may take it in between, and then the switch exits at start; try again.
+        run_dir = workdir / f"run{attempt}"
+        run_dir.mkdir()
+        try:
+            switch = _Switch(json_path, script.ports, inputs, run_dir)
+            break
+        except Bmv2Error:
+            if attempt == 2:
+                raise
     try:
         pending: list[str] = []
         for cmd in script.commands:
