@@ -188,8 +188,11 @@ class CodeGen:
                 return f"{st}.e[{i}]"
             ti = self.new_tmp()
             pre.append(f"uint64_t {ti} = (uint64_t)({self.expr(e.index, pre)});")
-            pre.append(f"if ({ti} >= {size}) {self.oob()}")
-            return f"{st}.e[{ti}]"
+            # Outside the stack: a never-valid element that writes go nowhere into, as the
+            # interpreter does (p4sim/README.md, "Header stacks").
+            scratch = self.new_tmp()
+            pre.append(f"{self.ctype(e.expr.type.elem, e.pos)} {scratch} = {{0}};")
+            return f"(*({ti} < {size} ? &{st}.e[{ti}] : &{scratch}))"
         st = self.lvalue(e.expr, pre)
         size = e.expr.type.size
         if e.name == "next":
