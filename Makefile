@@ -3,6 +3,7 @@
 #
 #   make setup   install Debian packages, .venv, p4runtime bindings (idempotent)
 #   make demo    the main job: a short DC experiment on the embedded target
+#   make paper   reproduce Hasselquist et al. (make paper-quick: about 30 minutes)
 #   make test    every test suite (what CI runs)
 #   make bench   benchmarks, printed as figures
 #   make ptf     the PTF suite alone (TARGET=p4sim | bmv2)

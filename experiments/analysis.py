@@ -164,7 +164,7 @@ def throughput_summary(flows: pd.DataFrame) -> pd.DataFrame:
     """Mean and sd of goodput over repetitions per (point, variant, client)."""
     if flows.empty:
         return flows
-    ok = flows[flows.status == "ok"]
+    ok = flows[(flows.status == "ok") & (flows.get("kind", "") != "ping")]
     g = ok.groupby(["point", "variant", "client"], sort=False).agg(
         goodput_mbit_mean=("goodput_mbit", "mean"),
         goodput_mbit_sd=("goodput_mbit", "std"),
@@ -194,7 +194,8 @@ def run_fairness(run_dir: Path) -> dict:
 def fairness_summary(out: Path) -> pd.DataFrame:
     rows = []
     for m in load_manifests(out):
-        if len(m.get("flows", {})) < 2 or m["status"] != "ok":
+        transports = [r for r in m.get("flows", {}).values() if r.get("kind") != "ping"]
+        if len(transports) < 2 or m["status"] != "ok":
             continue
         fair = run_fairness(Path(out, "runs", m["run_id"]))
         if not fair:

@@ -2,7 +2,8 @@
 
 dcexp run SCENARIO.yaml [--reps N] [--quick] [--target p4sim|bmv2] [--engine native|interp]
           [--link linkem|netem] [--out DIR]
-dcexp report DIR
+dcexp campaign DIR [--quick|--full] [--reps N] [--out OUT] [--engine native|interp]
+dcexp report DIR [--paper]
 dcexp validate SCENARIO.yaml...
 dcexp clean
 """
@@ -70,13 +71,45 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="LABEL",
         help="run only this protocol/CC variant (e.g. ngtcp2-cubic); repeatable",
     )
+    camp = sub.add_parser(
+        "campaign",
+        help="run every scenario file of a directory (experiments/paper/: the paper's studies)",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    camp.add_argument("dir", type=Path, help="directory of scenario files, run in name order")
+    size = camp.add_mutually_exclusive_group()
+    size.add_argument("--quick", action="store_true", help="each file's `quick:` overrides")
+    size.add_argument(
+        "--full", action="store_true", help="the files as written (the default; 10 repetitions)"
+    )
+    camp.add_argument("--reps", type=int, help="repetitions per point (overrides the files)")
+    camp.add_argument("--out", type=Path, help="output directory (default results/<dir name>)")
+    camp.add_argument("--target", choices=("p4sim", "bmv2"), default="p4sim")
+    camp.add_argument("--engine", choices=("native", "interp"), default="native")
+    camp.add_argument("--link", choices=("linkem", "netem"), default="linkem")
+    for parser in (run, camp):
+        parser.add_argument(
+            "--pin",
+            choices=("split", "switch", "none"),
+            default="switch",
+            help="CPU pinning: split = network (switch, legs, agent) on CPU 0, flow endpoints "
+            "on the others; switch = the switch alone on CPU 0; none = the scheduler decides",
+        )
     rep = sub.add_parser("report", help="analyse saved runs: figures, summary.md, table")
-    rep.add_argument("dir", type=Path, help="a dcexp run's --out directory")
+    rep.add_argument(
+        "dir", type=Path, help="a dcexp run's --out directory (a campaign's with --paper)"
+    )
     rep.add_argument(
         "--envelope-point",
         metavar="VALUE",
         help="the swept value whose performance envelopes are drawn against TCP "
         "(default: the first swept value)",
+    )
+    rep.add_argument(
+        "--paper",
+        action="store_true",
+        help="DIR is a campaign of experiments/paper/: write DIR/reproduction.md (+ PDF), "
+        "every study beside what Hasselquist et al. report",
     )
     val = sub.add_parser("validate", help="check scenario files without running anything")
     val.add_argument("scenarios", type=Path, nargs="+", help="scenario YAML files")
@@ -124,6 +157,7 @@ def cmd_run(args) -> int:
                 engine=args.engine,
                 link_kind=args.link,
                 timeout_s=args.timeout_s,
+                pin=args.pin,
             ),
         )
     except TestbedError as exc:
@@ -139,7 +173,60 @@ def cmd_run(args) -> int:
     return 0 if summary["failed"] == 0 else 1
 
 
+def cmd_campaign(args) -> int:
+    from experiments.campaign import load_campaign, run_campaign
+    from experiments.runner import Interrupted, RunOptions
+    from experiments.testbed import TestbedError
+
+    if args.reps is not None and args.reps < 1:
+        print("dcexp: --reps must be at least 1", file=sys.stderr)
+        return 2
+    if not args.dir.is_dir():
+        print(f"dcexp: {args.dir} is not a directory of scenario files", file=sys.stderr)
+        return 2
+    studies = load_campaign(args.dir, quick=args.quick, reps=args.reps)
+    out = args.out or Path("results") / args.dir.resolve().name
+    meta = {"command": " ".join(["dcexp"] + sys.argv[1:]), "quick": args.quick, "pin": args.pin}
+    try:
+        summary = run_campaign(
+            studies,
+            out,
+            RunOptions(target=args.target, engine=args.engine, link_kind=args.link, pin=args.pin),
+            meta=meta,
+        )
+    except TestbedError as exc:
+        print(f"dcexp: {exc}", file=sys.stderr)
+        return 1
+    except Interrupted:
+        return 130
+    print(
+        f"dcexp: campaign: {summary['ok']} ok, {summary['failed']} failed, "
+        f"{summary['skipped']} already saved"
+        + (
+            f"; studies not run: {', '.join(summary['studies_failed'])}"
+            if summary["studies_failed"]
+            else ""
+        )
+        + f"; results in {out}; next: dcexp report --paper {out}",
+        file=sys.stderr,
+    )
+    return 0 if summary["failed"] == 0 and not summary["studies_failed"] else 1
+
+
 def cmd_report(args) -> int:
+    if args.paper:
+        from experiments.reproduction import write_reproduction
+
+        if not args.dir.is_dir() or not any(args.dir.glob("*/runs")):
+            print(
+                f"dcexp: {args.dir} holds no studies (expected {args.dir}/<study>/runs/, "
+                "from dcexp campaign)",
+                file=sys.stderr,
+            )
+            return 1
+        path = write_reproduction(args.dir)
+        print(f"reproduction report: {path}")
+        return 0
     if not (args.dir / "runs").is_dir():
         print(
             f"dcexp: {args.dir} holds no runs (expected {args.dir}/runs/*/manifest.json)",
@@ -228,9 +315,13 @@ def _owner_alive(pidfile: Path) -> bool:
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return {"run": cmd_run, "report": cmd_report, "validate": cmd_validate, "clean": cmd_clean}[
-            args.cmd
-        ](args)
+        return {
+            "run": cmd_run,
+            "campaign": cmd_campaign,
+            "report": cmd_report,
+            "validate": cmd_validate,
+            "clean": cmd_clean,
+        }[args.cmd](args)
     except ScenarioError as exc:
         print(f"dcexp: {exc}", file=sys.stderr)
         return 2

@@ -3,8 +3,20 @@
 #                           and one smoke experiment through the real chain
 #                           (p4sim -> linkem A/B -> pdcp-agent), as root
 #   make demo               (top-level) dcexp run experiments/scenarios/demo.yaml + report
-.PHONY: experiments-test experiments-unit
+#   make paper              every study of Hasselquist et al. (experiments/paper/), 10
+#                           repetitions, then the reproduction report; resumable
+#   make paper-quick        the same with each study's quick settings (about 30 min, 2 cores)
+#                           PAPER_ARGS adds dcexp campaign options (e.g. --reps 3)
+.PHONY: experiments-test experiments-unit paper paper-quick
 TEST_TARGETS += experiments-test
+
+paper: build
+	$(VENV)/bin/dcexp campaign experiments/paper/ --full --out results/paper $(PAPER_ARGS)
+	$(VENV)/bin/dcexp report --paper results/paper
+
+paper-quick: build
+	$(VENV)/bin/dcexp campaign experiments/paper/ --quick --out results/paper-quick $(PAPER_ARGS)
+	$(VENV)/bin/dcexp report --paper results/paper-quick
 
 experiments-unit:
 	$(PY) -m pytest -q experiments/tests/test_exp_scenario.py experiments/tests/test_exp_analysis.py

@@ -23,6 +23,40 @@ import pandas as pd
 from experiments import analysis
 
 FIGSIZE = (6.4, 4.0)
+ERRORBAR_NOTE = "error bars: sd over the runs"
+
+# Swept parameters in words, with units (the x axis a reader sees)
+PARAM_LABELS = {
+    "dc.batch": "batch size (packets)",
+    "dc.ratio": "split of each batch (packets on leg A : leg B)",
+    "bandwidth_ratio": "leg bandwidth ratio A:B (mean of the legs 20 Mbit/s)",
+    "delay_ratio": "leg delay ratio A:B",
+    "delay_a_b_ms": "mean one-way delay of leg A / leg B (ms)",
+    "links.both.loss": "loss rate on each leg",
+    "t_reordering_ms": "t-Reordering (ms)",
+    "path": "path of the client's traffic",
+    "traces_a_b": "traces on leg A / leg B",
+}
+
+
+def axis_label(param: str) -> str:
+    return PARAM_LABELS.get(param, param)
+
+
+def _legend_outside(ax) -> None:
+    """Legend to the right of the axes, never over the data."""
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+
+
+def _point_axis(ax, points: list, numeric: bool) -> None:
+    """Every swept value gets a tick with its own label (also the first one on a log axis)."""
+    if numeric and len(points) > 2 and max(points) / max(min(points), 1e-9) >= 100:
+        ax.set_xscale("log")
+    if numeric:
+        ax.set_xticks(points, [f"{p:g}" for p in points])
+        ax.minorticks_off()
+    else:
+        ax.set_xticks(range(len(points)), [str(p) for p in points])
 
 
 def _save(fig, out_dir: Path, name: str) -> list[Path]:
@@ -64,8 +98,16 @@ def _run_title(m: dict) -> str:
 
 
 def throughput_vs_param(
-    summary: pd.DataFrame, param: str, out_dir: Path, client: str = "dc"
+    summary: pd.DataFrame,
+    param: str,
+    out_dir: Path,
+    client: str = "dc",
+    capacity: dict | None = None,
+    title: str | None = None,
+    name: str = "throughput_vs_param",
 ) -> list[Path]:
+    """Goodput per variant against the swept value; `capacity` (point -> Mbit/s the client's
+    legs offer) is drawn as a reference."""
     data = summary[summary.client == client]
     if data.empty:
         return []
@@ -73,7 +115,10 @@ def throughput_vs_param(
     points = list(dict.fromkeys(data.point))
     numeric = _numeric(points)
     saturated_labelled = False  # one legend entry for the marker, whichever variant has it
+    if numeric:
+        points = sorted(points)
     for variant, g in data.groupby("variant", sort=False):
+        g = g.sort_values("point", key=lambda col: col.map(points.index))
         xs = g.point if numeric else [points.index(p) for p in g.point]
         ax.errorbar(
             xs,
@@ -95,17 +140,22 @@ def throughput_vs_param(
                 label=None if saturated_labelled else "CPU saturated",
             )
             saturated_labelled = True
-    if numeric and len(points) > 2 and max(points) / max(min(points), 1e-9) >= 100:
-        ax.set_xscale("log")
-    if not numeric:
-        ax.set_xticks(range(len(points)), [str(p) for p in points])
-    ax.set_xlabel(param)
+    if capacity:
+        cx = [p if numeric else points.index(p) for p in points if p in capacity]
+        cy = [capacity[p] for p in points if p in capacity]
+        ax.plot(cx, cy, color="grey", linestyle="--", linewidth=1, label="capacity of the legs")
+    _point_axis(ax, points, numeric)
+    ax.set_xlabel(axis_label(param))
     ax.set_ylabel(f"goodput of the {client.upper()} client (Mbit/s)")
     ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    ax.set_title(f"Throughput vs {param}")
-    return _save(fig, out_dir, "throughput_vs_param")
+    _legend_outside(ax)
+    n = int(data.runs.max()) if "runs" in data and len(data) else 0
+    ax.set_title(
+        (title or f"Goodput vs {axis_label(param)}") + f"\n({ERRORBAR_NOTE}, n ≤ {n})",
+        fontsize=9,
+    )
+    return _save(fig, out_dir, name)
 
 
 def throughput_bars(summary: pd.DataFrame, out_dir: Path, client: str = "dc") -> list[Path]:
@@ -204,7 +254,7 @@ def link_utilization(
     fig, axes = plt.subplots(
         len(chosen), 1, figsize=(6.4, 2.4 * len(chosen)), sharex=True, squeeze=False
     )
-    drawn = False
+    drawn, peak = False, 0.0
     for ax, m in zip(axes[:, 0], chosen):
         samples = analysis.load_samples(Path(out, "runs", m["run_id"]))
         legs = analysis.link_series(samples)
@@ -213,24 +263,33 @@ def link_utilization(
             series = legs[leg].dropna()  # the legs' stats lines come at their own times
             util = series / rate * 100 if rate else series
             ax.plot(util.index, util, label=f"leg {leg.upper()}")
+            peak = max(peak, float(util.max()) if rate and len(util) else 0.0)
             drawn = True
         ax.set_ylabel("utilization (%)" if m["config"]["links"]["a"].get("rate_mbit") else "Mbit/s")
         ax.set_title(_run_title(m), fontsize=9)
         ax.grid(alpha=0.3)
         _mark_events(ax, m)
-        ax.legend(fontsize=8, loc="lower right")
+        _legend_outside(ax)
     axes[-1, 0].set_xlabel("time (s)")
     if not drawn:
         plt.close(fig)
         return []
+    if peak > 100.5:
+        fig.text(
+            0.01,
+            -0.02,
+            f"Utilization = frame bytes per linkem stats interval (100 ms) / leg rate; peaks up to "
+            f"{peak:.0f}% are intervals that closed late, not a leg above its rate.",
+            fontsize=7,
+        )
     return _save(fig, out_dir, "link_utilization")
 
 
 def throughput_over_time(out: Path, manifests: list[dict], out_dir: Path) -> list[Path]:
-    """Goodput of every flow over time for the first repetition of the first fairness run."""
-    m = next(
-        (m for m in manifests if len(m.get("flows", {})) > 1 and m["status"] == "ok"), None
-    ) or next((m for m in manifests if m["status"] == "ok"), None)
+    """Goodput of every flow over time for a representative run: the median by DC goodput
+    among the fairness runs (all runs when there are none)."""
+    fair = [m for m in manifests if len(m.get("flows", {})) > 1 and m["status"] == "ok"]
+    m = median_run(fair or manifests)
     if m is None:
         return []
     series = analysis.flow_goodput_series(analysis.load_samples(Path(out, "runs", m["run_id"])))
@@ -244,8 +303,11 @@ def throughput_over_time(out: Path, manifests: list[dict], out_dir: Path) -> lis
     ax.set_ylabel("goodput (Mbit/s, 500 ms average)")
     ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    ax.set_title(f"Throughput over time: {_run_title(m)}, rep {m['rep']}", fontsize=9)
+    _legend_outside(ax)
+    ax.set_title(
+        f"Goodput over time: {_run_title(m)}, rep {m['rep']} (the median run by DC goodput)",
+        fontsize=9,
+    )
     _mark_events(ax, m)
     return _save(fig, out_dir, "throughput_over_time")
 
@@ -267,15 +329,19 @@ def duplication(dup: pd.DataFrame, param: str, out_dir: Path) -> list[Path]:
             marker="s",
             linestyle="--",
             color=f"C{n}",
-            label=f"{variant} both legs together",
+            label=f"{variant} both legs together (B)",
         )
+        if param.endswith(".loss") and _numeric(list(gv.point)):
+            # the paper's relation under independent loss p: X = B (1 + p) / 2
+            predicted = gv.links_mbit * (1 + gv.point.astype(float)) / 2
+            ax.plot(idx, predicted, linestyle=":", color=f"C{n}", label=f"{variant} B(1+p)/2")
     ax.set_xticks(list(xs), [str(p) for p in points])
-    ax.set_xlabel(param)
-    ax.set_ylabel("Mbit/s")
+    ax.set_xlabel(axis_label(param))
+    ax.set_ylabel("throughput (Mbit/s)")
     ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    ax.set_title("Goodput vs combined link throughput")
+    _legend_outside(ax)
+    ax.set_title("Duplication: goodput of the DC client vs both legs' throughput", fontsize=9)
     return _save(fig, out_dir, "duplication")
 
 
@@ -327,3 +393,174 @@ def sfa_map(fair: pd.DataFrame, param: str, out_dir: Path) -> list[Path]:
     ax.set_ylabel("test (variant)")
     fig.colorbar(im, ax=ax, label="SFA of the non-TCP flow")
     return _save(fig, out_dir, "sfa_map")
+
+
+# ---------------------------------------------------------------- the paper's figure kinds
+CLIENT_STYLES = {"dc": "-", "sc-a": "--", "sc-b": ":"}
+
+
+def fairness_vs_param(
+    fair: pd.DataFrame, param: str, out_dir: Path, title: str, name: str = "fairness_vs_param"
+) -> list[Path]:
+    """Two panels against the swept value: Jain's index over the three clients, and each
+    client's mean goodput (DC solid, SC on leg A dashed, SC on leg B dotted)."""
+    if fair.empty:
+        return []
+    points = list(dict.fromkeys(fair.point))
+    numeric = _numeric(points)
+    fig, (ax_j, ax_g) = plt.subplots(1, 2, figsize=(10.5, 3.8), layout="constrained")
+    per_run = fair.groupby(["point", "variant", "run_id"], sort=False).jfi.first().reset_index()
+    for n, (variant, g) in enumerate(per_run.groupby("variant", sort=False)):
+        agg = g.groupby("point", sort=False).jfi.agg(["mean", "std", "count"])
+        xs = [p if numeric else points.index(p) for p in agg.index]
+        ax_j.errorbar(
+            xs, agg["mean"], yerr=agg["std"].fillna(0), marker="o", capsize=3, color=f"C{n}"
+        )
+        gv = fair[fair.variant == variant]
+        for client, style in CLIENT_STYLES.items():
+            gc = gv[gv.client == client].groupby("point", sort=False).goodput_mbit.mean()
+            if gc.empty:
+                continue
+            xs = [p if numeric else points.index(p) for p in gc.index]
+            ax_g.plot(
+                xs, gc, marker="o", linestyle=style, color=f"C{n}", label=f"{variant}, {client}"
+            )
+    for ax in (ax_j, ax_g):
+        _point_axis(ax, points, numeric)
+        ax.set_xlabel(axis_label(param))
+        ax.grid(alpha=0.3)
+    ax_j.set_ylabel("Jain's index over DC, SC-A, SC-B")
+    ax_j.set_ylim(0.3, 1.02)
+    ax_j.axhline(1 / 3, color="grey", linewidth=0.8)
+    ax_g.set_ylabel("mean goodput while all three run (Mbit/s)")
+    ax_g.set_ylim(bottom=0)
+    _legend_outside(ax_g)
+    n = int(per_run.groupby(["point", "variant"]).size().max())
+    fig.suptitle(f"{title}\n(colours: protocol/CC; {ERRORBAR_NOTE}, n ≤ {n})", fontsize=9)
+    return _save(fig, out_dir, name)
+
+
+def median_run(manifests: list[dict], client: str = "dc") -> dict | None:
+    """The run whose `client` goodput is the median of the given runs (the lower middle one
+    for an even count): a representative run, not the first in sort order."""
+    scored = [
+        (r["goodput_mbit"], m)
+        for m in manifests
+        if m["status"] == "ok"
+        for r in m["flows"].values()
+        if r["client"] == client and r.get("goodput_mbit") is not None
+    ]
+    if not scored:
+        return None
+    scored.sort(key=lambda x: x[0])
+    return scored[(len(scored) - 1) // 2][1]
+
+
+def utilization_examples(
+    out: Path, runs: list[tuple[str, dict]], out_dir: Path, title: str, name: str
+) -> list[Path]:
+    """Per-leg utilization over time for given (caption, run) pairs, one panel each: the
+    legs' delivered frame bytes per 100 ms (linkem's own stats) over the leg's rate. Frame
+    bytes include the Ethernet and PDCP headers the rate limiter counts, so a full leg shows
+    about 100%."""
+    runs = [(cap, m) for cap, m in runs if m is not None]
+    if not runs:
+        return []
+    fig, axes = plt.subplots(
+        len(runs),
+        1,
+        figsize=(7.4, 1.2 + 2.1 * len(runs)),
+        sharex=True,
+        squeeze=False,
+        layout="constrained",
+    )
+    peak = 0.0
+    for ax, (caption, m) in zip(axes[:, 0], runs):
+        legs = analysis.link_series(analysis.load_samples(Path(out, "runs", m["run_id"])))
+        for leg in legs.columns:
+            rate = m["config"]["links"][leg].get("rate_mbit")
+            series = legs[leg].dropna()
+            if not rate:
+                continue
+            util = series / rate * 100
+            peak = max(peak, float(util.max()) if len(util) else 0.0)
+            ax.plot(util.index, util, label=f"leg {leg.upper()} ({rate:g} Mbit/s)")
+        ax.set_ylabel("utilization (%)")
+        ax.axhline(100, color="grey", linewidth=0.8)
+        ax.set_title(f"{caption}: run {m['run_id']}", fontsize=8)
+        ax.grid(alpha=0.3)
+        _legend_outside(ax)
+    axes[-1, 0].set_xlabel("time since the download started (s)")
+    for ax in axes[:, 0]:
+        ax.set_ylim(0, max(110, peak * 1.05))
+    note = (
+        f"; peaks up to {peak:.0f}%: a 100 ms stats interval of linkem that closed late"
+        if peak > 100.5
+        else ""
+    )
+    fig.suptitle(f"{title}\nmedian run by goodput at each setting{note}", fontsize=9)
+    return _save(fig, out_dir, name)
+
+
+def goodput_time_series(out: Path, m: dict | None, out_dir: Path, title: str, name: str):
+    """Every flow's goodput over time (500 ms average) for one (representative) run."""
+    if m is None:
+        return []
+    series = analysis.flow_goodput_series(analysis.load_samples(Path(out, "runs", m["run_id"])))
+    if series.empty:
+        return []
+    smooth = series.rolling(5, min_periods=1).mean()
+    fig, ax = plt.subplots(figsize=(7.4, 3.6))
+    for fid in smooth.columns:
+        client = m["flows"][fid]["client"] if fid in m["flows"] else fid
+        ax.plot(
+            smooth.index,
+            smooth[fid],
+            linestyle=CLIENT_STYLES.get(client, "-"),
+            linewidth=1,
+            label=client.upper(),
+        )
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("goodput (Mbit/s, 500 ms average)")
+    ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.3)
+    _legend_outside(ax)
+    ax.set_title(f"{title}\nmedian run by DC goodput: {m['run_id']}", fontsize=8)
+    return _save(fig, out_dir, name)
+
+
+def overhead_bars(table: pd.DataFrame, out_dir: Path, name: str = "overhead") -> list[Path]:
+    """Per path (SC baseline, DC on one leg, DC 1:1) and protocol: goodput, idle RTT (ping)
+    and RTT under load (the sender's smoothed RTT), each in its own panel and scale."""
+    if table.empty:
+        return []
+    panels = (
+        ("goodput", "goodput (Mbit/s)"),
+        ("rtt_idle", "RTT idle, ping (ms)"),
+        ("rtt_load", "RTT under load, sender's smoothed RTT (ms)"),
+    )
+    fig, axes = plt.subplots(1, 3, figsize=(12, 3.6), layout="constrained")
+    order = ["sc", "dc-1leg", "dc-1:1"]
+    paths = sorted(dict.fromkeys(table.path), key=lambda p: order.index(p) if p in order else 9)
+    variants = list(dict.fromkeys(table.variant))
+    width = 0.8 / max(1, len(variants))
+    for ax, (col, label) in zip(axes, panels):
+        for n, variant in enumerate(variants):
+            g = table[table.variant == variant].set_index("path").reindex(paths)
+            xs = [i + n * width for i in range(len(paths))]
+            ax.bar(
+                xs,
+                g[f"{col}_mean"],
+                width,
+                yerr=g[f"{col}_sd"].fillna(0),
+                capsize=3,
+                color=f"C{n}",
+                label=variant,
+            )
+        ax.set_xticks([i + 0.4 - width / 2 for i in range(len(paths))], paths)
+        ax.set_xlabel("path of the client's traffic")
+        ax.set_ylabel(label)
+        ax.grid(axis="y", alpha=0.3)
+    _legend_outside(axes[-1])
+    fig.suptitle(f"Overhead of the DC machinery ({ERRORBAR_NOTE})", fontsize=9)
+    return _save(fig, out_dir, name)

@@ -21,8 +21,16 @@ def _bar(frac: float, width: int = 20) -> str:
 
 
 class Progress:
-    def __init__(self, total: int, done: int = 0, stream=sys.stderr) -> None:
+    """Counts runs; the ETA weighs them by an expected cost (seconds) when the caller gives
+    one (a campaign mixes 5 s downloads with 3-minute fairness runs), else counts them."""
+
+    def __init__(
+        self, total: int, done: int = 0, stream=sys.stderr, cost_left: float | None = None
+    ) -> None:
         self.total, self.done, self.stream = total, done, stream
+        self.cost_left = cost_left  # expected seconds of the runs still to do, if known
+        self.cost_done = 0.0  # expected seconds of the runs finished in this invocation
+        self.cost_run = 1.0
         self.tty = hasattr(stream, "isatty") and stream.isatty()
         self.t_start = time.monotonic()
         self.finished_now = 0  # runs finished in this invocation (for the ETA)
@@ -34,13 +42,18 @@ class Progress:
         self._clear()
         print(text, file=self.stream, flush=True)
 
-    def start_run(self, run_id: str) -> None:
-        self.run_id, self.t_run = run_id, time.monotonic()
+    def start_run(self, run_id: str, cost: float = 1.0) -> None:
+        self.run_id, self.t_run, self.cost_run = run_id, time.monotonic(), cost
         if not self.tty:
             print(f"[{self.done + 1}/{self.total}] {run_id} ...", file=self.stream, flush=True)
 
     def _eta(self, run_frac: float) -> str:
         elapsed = time.monotonic() - self.t_start
+        if self.cost_left is not None:
+            progressed = self.cost_done + run_frac * self.cost_run
+            if progressed <= 0:
+                return "?"
+            return _fmt_s(elapsed / progressed * (self.cost_left - run_frac * self.cost_run))
         progressed = self.finished_now + run_frac
         if progressed <= 0.05:
             return "?"
@@ -72,6 +85,9 @@ class Progress:
     def finish_run(self, text: str) -> None:
         self.done += 1
         self.finished_now += 1
+        if self.cost_left is not None:
+            self.cost_left -= self.cost_run
+            self.cost_done += self.cost_run
         took = time.monotonic() - self.t_run
         self._clear()
         print(

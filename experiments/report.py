@@ -142,7 +142,19 @@ def report(out: Path, envelope_point=None) -> tuple[str, list[Path]]:
         "",
     ]
     table = summary.rename(columns={"point": param}) if not summary.empty else summary
-    parts += ["## Goodput (mean and sd over repetitions)", "", _table(table), ""]
+    parts += [
+        "## Goodput (mean and sd over repetitions)",
+        "",
+        _table(table),
+        "",
+        (
+            "rtt_ms_mean: the sender's smoothed RTT averaged over the flow, as each stack measures "
+            "it: ngtcp2's qlog (server), the kernel's TCP_INFO (iperf3's sender), aioquic's client; "
+            "ping probes: iputils ping from the client. runs: repetitions that ended ok; "
+            "cpu_saturated_runs: of those, runs in which one of our processes was short of CPU."
+        ),
+        "",
+    ]
     if not fair.empty:
         f = (
             fair.groupby(["point", "variant", "client", "kind"], sort=False, dropna=False)

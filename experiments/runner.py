@@ -16,6 +16,7 @@ interrupted sweep resumes at the first run without one.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import os
 import platform
@@ -31,7 +32,7 @@ import yaml
 
 from controlplane.client import P4RuntimeError
 from controlplane.splitter import SplitterError
-from experiments import progress
+from experiments import cpu, progress
 from experiments.flows import (
     MB,
     FlowContext,
@@ -131,9 +132,11 @@ def preflight(scenario: Scenario, target: str) -> None:
     for run in scenario.runs:
         for flow in run.config["flows"]:
             for tool in plugins[flow["kind"]].tools:
-                needed[tool] = {"gtlsserver": "ngtcp2-server", "gtlsclient": "ngtcp2-client"}.get(
-                    tool, tool
-                )
+                needed[tool] = {
+                    "gtlsserver": "ngtcp2-server",
+                    "gtlsclient": "ngtcp2-client",
+                    "ping": "iputils-ping",
+                }.get(tool, tool)
     for tool, pkg in needed.items():
         if shutil.which(tool) is None:
             problems.append(f"{tool} is missing (Debian package {pkg}): run `make setup`")
@@ -175,6 +178,28 @@ class RunOptions:
     engine: str = "native"  # p4sim's engine (p4sim/native; the interpreter is "interp")
     link_kind: str = "linkem"
     timeout_s: float | None = None
+    pin: str = "switch"  # experiments/cpu.py: the switch alone on CPU 0, the rest on the others
+
+
+def _parts(testbed: Testbed, flows: dict) -> dict[str, int]:
+    """PIDs of the run's processes by part name, for CPU accounting and pinning."""
+    out = {name: proc.pid for name, proc in testbed.procs.items() if proc.poll() is None}
+    for leg, link in testbed.links.items():
+        proc = getattr(link, "proc", None)  # linkem; tc netem has no process
+        if proc is not None and proc.poll() is None:
+            out[f"link_{leg}"] = proc.pid
+    for fid, flow in flows.items():
+        for role in ("server", "client"):
+            proc = getattr(flow, role)
+            if proc is not None and proc.poll() is None:
+                out[f"{fid}/{role}"] = proc.pid
+    return out
+
+
+def _pin(pins: dict | None, group: str, pids) -> None:
+    if pins is not None:
+        for pid in pids:
+            cpu.pin(pid, pins[group])
 
 
 def _flow_timeout(run: Run) -> float:
@@ -222,12 +247,15 @@ def execute_run(run: Run, run_dir: Path, opts: RunOptions, on_tick=None) -> dict
         "target": opts.target,
         "engine": opts.engine if opts.target == "p4sim" else None,
         "link": opts.link_kind,
+        "pin": opts.pin,
         "prefix": prefix,
         **provenance(),
         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "loadavg_start": os.getloadavg(),  # other people's work on a shared machine
     }
     flows, rows, results, errors, applied = {}, [], {}, [], []
     t0_wall = time.time()
+    pins = cpu.pin_sets(opts.pin)
     sampler = None
     testbed = Testbed(
         prefix=prefix,
@@ -237,12 +265,15 @@ def execute_run(run: Run, run_dir: Path, opts: RunOptions, on_tick=None) -> dict
         engine=opts.engine,
         link_kind=opts.link_kind,
         seed=run.seed,
+        agent_cpu=min(pins["network"]) if pins else 0,
     )
     cert, key = make_cert(logs)
     payload_dir = tmp / "htdocs"
     payload_dir.mkdir()
     try:
         with testbed:
+            for name, pid in _parts(testbed, {}).items():
+                _pin(pins, "switch" if name == "switch" else "network", [pid])
             t0 = time.monotonic()
             for n, (fid, spec, idx) in enumerate(_expand_flows(run)):
                 nbytes = payload_bytes(spec)
@@ -263,11 +294,14 @@ def execute_run(run: Run, run_dir: Path, opts: RunOptions, on_tick=None) -> dict
                 flows[fid] = make_flow(spec, ctx)
             for flow in flows.values():
                 flow.start_server()
+                _pin(pins, "flows", [flow.server.pid] if flow.server else [])
             time.sleep(SERVER_SETTLE_S)
             t0, t0_wall = time.monotonic(), time.time()
             for flow in flows.values():
                 flow.ctx.t0 = t0
-            sampler = Sampler(t0, flows, testbed.switch_stats)
+            sampler = Sampler(
+                t0, flows, testbed.switch_stats, processes=lambda: _parts(testbed, flows)
+            )
             sampler.start()
             pending = sorted(flows.values(), key=lambda f: f.spec["start_s"])
             events = list(run.config.get("events") or [])
@@ -276,7 +310,9 @@ def execute_run(run: Run, run_dir: Path, opts: RunOptions, on_tick=None) -> dict
             while True:
                 now = time.monotonic() - t0
                 while pending and pending[0].spec["start_s"] <= now:
-                    pending.pop(0).start_client()
+                    flow = pending.pop(0)
+                    flow.start_client()
+                    _pin(pins, "flows", [flow.client.pid])
                 try:
                     while events and events[0]["at_s"] <= now:
                         applied.append(apply_event(testbed, events.pop(0), now))
@@ -355,6 +391,7 @@ def execute_run(run: Run, run_dir: Path, opts: RunOptions, on_tick=None) -> dict
         events_applied=applied,
         status="ok" if not errors else "failed",
         finished=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        loadavg_end=os.getloadavg(),
     )
     _write_rows(tmp / "samples.csv", rows)
     _write_flows(tmp / "flows.csv", run, results)
@@ -407,6 +444,8 @@ def _control_rows(path: Path, t0_wall: float) -> list[tuple]:
 
 
 def _goodput_mbit(res: dict) -> float | None:
+    if res.get("bytes") is None:  # a probe (ping) carries no payload
+        return None
     if res.get("completion_s"):
         return res["bytes"] * 8 / res["completion_s"] / 1e6
     if res.get("duration_s"):
@@ -498,24 +537,71 @@ def _saved_ok(run_dir: Path) -> bool:
         return False
 
 
-def run_scenario(scenario: Scenario, out: Path, opts: RunOptions, stream=sys.stderr) -> dict:
+def _same_config(run_dir: Path, run: Run) -> bool:
+    """A saved run counts only for the configuration it was made with (a --quick run does
+    not stand in for a full one of the same id)."""
+    try:
+        saved = json.loads((run_dir / "manifest.json").read_text())["config"]
+    except (OSError, ValueError, KeyError):
+        return False
+    return saved == json.loads(json.dumps(run.config, default=str))
+
+
+def pending_runs(scenario: Scenario, out: Path) -> list[Run]:
+    """The runs of a scenario not yet saved as ok, with this configuration, in `out`."""
+    runs_dir = Path(out) / "runs"
+    return [
+        r
+        for r in scenario.runs
+        if not (_saved_ok(runs_dir / r.run_id) and _same_config(runs_dir / r.run_id, r))
+    ]
+
+
+def expected_s(run: Run) -> float:
+    """A rough duration of one run for ETAs: testbed setup plus the flows at 80% of the legs'
+    capacity (the DC client gets both legs unless it runs as SC)."""
+    links, dc = run.config["links"], run.config["dc"]
+    rates = [links[leg].get("rate_mbit") or 20.0 for leg in ("a", "b")]
+    capacity = rates[0] if dc.get("mode") == "sc" or dc["dup"] else sum(rates)
+    end = 0.0
+    for f in run.config["flows"]:
+        span = f["duration_s"] or f["size_mb"] * 8 / (0.8 * capacity)
+        end = max(end, f["start_s"] + span)
+    return RUN_SETUP_S + end
+
+
+RUN_SETUP_S = 8.0  # build and tear down one testbed on 2 busy cores
+
+
+def run_scenario(
+    scenario: Scenario, out: Path, opts: RunOptions, stream=sys.stderr, bar=None
+) -> dict:
+    """Every pending run of a scenario; `bar` (a campaign's) replaces the study's own."""
     out = Path(out).resolve()  # the parts run in their own working directories
     out.mkdir(parents=True, exist_ok=True)
     check_disk_space(scenario, out)
+    if opts.timeout_s is None and scenario.doc.get("timeout_s"):  # the file's own limit
+        opts = dataclasses.replace(opts, timeout_s=scenario.doc["timeout_s"])
     (out / "scenario.yaml").write_text(yaml.safe_dump(scenario.doc, sort_keys=False))
     preflight(scenario, opts.target)
     runs_dir = out / "runs"
     runs_dir.mkdir(exist_ok=True)
-    todo = [r for r in scenario.runs if not _saved_ok(runs_dir / r.run_id)]
+    todo = pending_runs(scenario, out)
     done = len(scenario.runs) - len(todo)
-    bar = progress.Progress(total=len(scenario.runs), done=done, stream=stream)
-    if done:
-        bar.note(f"resuming: {done} of {len(scenario.runs)} runs already saved in {runs_dir}")
+    if bar is None:
+        bar = progress.Progress(
+            total=len(scenario.runs),
+            done=done,
+            stream=stream,
+            cost_left=sum(expected_s(r) for r in todo),
+        )
+        if done:
+            bar.note(f"resuming: {done} of {len(scenario.runs)} runs already saved in {runs_dir}")
     old = {s: signal.signal(s, _raise_interrupted) for s in (signal.SIGINT, signal.SIGTERM)}
     summary = {"ok": 0, "failed": 0, "skipped": done}
     try:
         for run in todo:
-            bar.start_run(run.run_id)
+            bar.start_run(run.run_id, expected_s(run))
             try:
                 m = execute_run(
                     run,
@@ -533,7 +619,11 @@ def run_scenario(scenario: Scenario, out: Path, opts: RunOptions, stream=sys.std
                 for r in m["flows"].values()
                 if r.get("goodput_mbit") is not None
             ]
-            flag = " [CPU saturated]" if m["cpu_saturated"] else ""
+            flag = (
+                f" [CPU short: {', '.join(m.get('saturated_processes') or ['a core'])}]"
+                if m["cpu_saturated"]
+                else ""
+            )
             status = "ok" if m["status"] == "ok" else "FAILED: " + "; ".join(m["errors"])
             bar.finish_run(f"{status}; goodput Mbit/s {', '.join(goodputs) or '-'}{flag}")
     except Interrupted as exc:

@@ -1,6 +1,7 @@
-"""Samples every 100 ms what the parts do not log themselves: per-core CPU (the saturation
-guard), live goodput of flows that expose it, and the switch's counters (less often: each
-read is a P4Runtime round trip through a software switch).
+"""Samples every 100 ms what the parts do not log themselves: per-core CPU, each process's CPU
+use and wait (the saturation guard, experiments/cpu.py), live goodput of flows that expose
+it, and the switch's counters (less often: each read is a P4Runtime round trip through a
+software switch).
 
 Linkem and the agent write their own JSON-lines stats at 100 ms; flows log RTT and cwnd; the
 runner merges all of it into one tidy table after the run.
@@ -10,6 +11,8 @@ from __future__ import annotations
 
 import threading
 import time
+
+from experiments.cpu import process_usage, saturated_processes, thread_times
 
 SAMPLE_INTERVAL_S = 0.1
 SWITCH_EVERY = 10  # switch counters every 10th sample (1 s)
@@ -42,17 +45,19 @@ def cpu_busy(prev: dict, cur: dict) -> dict[str, float]:
 class Sampler(threading.Thread):
     """Background sampling into `rows` (t_s, source, id, metric, value)."""
 
-    def __init__(self, t0: float, flows: dict, switch_stats=None) -> None:
+    def __init__(self, t0: float, flows: dict, switch_stats=None, processes=None) -> None:
         super().__init__(daemon=True, name="sampler")
         self.t0 = t0
         self.flows = flows  # flow id -> Flow
         self.switch_stats = switch_stats  # callable or None
+        self.processes = processes  # callable -> {name: pid} of the parts to account, or None
         self.rows: list[tuple] = []
         self.errors: list[str] = []
         self._halt = threading.Event()
 
     def run(self) -> None:
         prev = read_cpu_times()
+        prev_procs, prev_ns = {}, time.monotonic_ns()
         n = 0
         next_t = time.monotonic() + SAMPLE_INTERVAL_S
         while not self._halt.wait(max(0.0, next_t - time.monotonic())):
@@ -62,6 +67,7 @@ class Sampler(threading.Thread):
             for core, busy in cpu_busy(prev, cur).items():
                 self.rows.append((t, "cpu", core, "busy", busy))
             prev = cur
+            prev_procs, prev_ns = self.sample_processes(t, prev_procs, prev_ns)
             for fid, flow in self.flows.items():
                 got = flow.bytes_received()
                 if got is not None and flow.t_client_start is not None:
@@ -69,6 +75,20 @@ class Sampler(threading.Thread):
             if self.switch_stats is not None and n % SWITCH_EVERY == 0:
                 self.sample_switch(t)
             n += 1
+
+    def sample_processes(self, t: float, prev: dict, prev_ns: int) -> tuple[dict, int]:
+        """CPU used and waited for by each part since the last sample (source 'proc')."""
+        now_ns = time.monotonic_ns()
+        cur = {}
+        for name, pid in (self.processes() if self.processes else {}).items():
+            times = thread_times(pid)
+            if times is None:
+                continue
+            cur[name] = (pid, times)
+            if name in prev and prev[name][0] == pid:
+                for metric, value in process_usage(prev[name][1], times, now_ns - prev_ns).items():
+                    self.rows.append((t, "proc", name, metric, value))
+        return cur, now_ns
 
     def sample_switch(self, t: float) -> None:
         try:
@@ -102,7 +122,11 @@ def flatten_switch_stats(stats: dict) -> list[tuple[str, str, float]]:
 
 
 def saturation(rows: list[tuple]) -> dict:
-    """Share of samples in which each core was saturated, and the run's flag."""
+    """The run's CPU verdict. Per process (experiments/cpu.py): CPU used, waited for, and the
+    names of the saturated ones; `cpu_saturated` is true when any of our processes was short
+    of CPU. Per core (kept for context): the share of samples in which each core was busier
+    than SATURATED_BUSY; `core_saturated` is the old core-level flag, which also fires when
+    other people's work fills a core. Without process samples the core flag decides."""
     per_core: dict[str, list[float]] = {}
     for _t, source, core, _metric, value in rows:
         if source == "cpu":
@@ -113,8 +137,12 @@ def saturation(rows: list[tuple]) -> dict:
         if vals
     }
     mean = {core: sum(vals) / len(vals) for core, vals in per_core.items() if vals}
+    core_flag = any(s >= SATURATED_SHARE for s in shares.values())
+    procs = saturated_processes(rows)
     return {
         "saturated_share": shares,
         "mean_busy": mean,
-        "cpu_saturated": any(s >= SATURATED_SHARE for s in shares.values()),
+        "core_saturated": core_flag,
+        **procs,
+        "cpu_saturated": bool(procs["saturated_processes"]) if procs["process_cpu"] else core_flag,
     }

@@ -5,7 +5,7 @@ A scenario is declarative YAML with units in the key names (QUICbench/pantheon h
     name: batch-size
     links:  {a: {rate_mbit: 20, delay_ms: 10, delay_cv: 0.1}, b: {...}}
     dc:     {batch: 100, ratio: "1:1", dup: false}
-    t_reordering_ms: 100
+    t_reordering_ms: 200
     flows:  [{kind: ngtcp2, cc: cubic, size_mb: 100, client: dc}]
     variants: [{kind: ngtcp2, cc: cubic}, {kind: tcp, cc: cubic}]   # applied to every flow
     repetitions: 10
@@ -53,8 +53,13 @@ LINK_KEYS = {
     "burst_bytes": "token bucket depth in bytes",
 }
 LEG_NAMES = ("a", "b", "a_uplink", "b_uplink")
-DC_KEYS = {"batch": 100, "ratio": "1:1", "dup": False, "sn_bits": 18, "credit": False}
-FLOW_KINDS = ("ngtcp2", "aioquic", "tcp", "mptcp")
+DC_KEYS = {"batch": 100, "ratio": "1:1", "dup": False, "sn_bits": 18, "credit": False, "mode": "dc"}
+# dc.mode sc: the switch forwards the DC client unnumbered on leg A, no agent (the baseline
+# of the overhead study)
+DC_MODES = ("dc", "sc")
+# ping: an RTT probe (ICMP echo from the client, iputils ping), not a transport flow:
+# variants leave it alone and it has no goodput
+FLOW_KINDS = ("ngtcp2", "aioquic", "tcp", "mptcp", "ping")
 FLOW_CLIENTS = ("dc", "sc-a", "sc-b")
 CCS = ("newreno", "cubic", "bbr")
 FLOW_DEFAULTS = {
@@ -77,7 +82,7 @@ TOP_KEYS = {
     "figure": None,
     "links": None,
     "dc": None,
-    "t_reordering_ms": 100,
+    "t_reordering_ms": 200,  # the paper's t-Reordering
     "flows": None,
     "variants": None,
     "repetitions": 1,
@@ -208,6 +213,8 @@ def validate_flow(where: str, d: Any) -> dict:
         raise ScenarioError(f"{where}.kind: {flow['kind']!r} is not one of {', '.join(FLOW_KINDS)}")
     if flow["cc"] not in CCS:
         raise ScenarioError(f"{where}.cc: {flow['cc']!r} is not one of {', '.join(CCS)}")
+    if flow["kind"] == "ping" and flow["duration_s"] is None:
+        raise ScenarioError(f"{where}: a ping probe needs duration_s, not size_mb")
     if flow["kind"] == "aioquic" and flow["cc"] == "bbr":
         raise ScenarioError(f"{where}.cc: aioquic supports newreno and cubic, not bbr")
     if flow["client"] not in FLOW_CLIENTS:
@@ -276,7 +283,10 @@ STACK_KNOBS = {"cubic_n": "aioquic", "hystart": "aioquic", "mptcp_leg_b": "mptcp
 
 def apply_variant(flow: dict, var: dict) -> dict:
     """A flow with a variant's overrides: kind, cc, ... on every flow; a stack's knobs
-    (STACK_KNOBS) only on the flows of that stack (after the variant's own kind)."""
+    (STACK_KNOBS) only on the flows of that stack (after the variant's own kind); ping
+    probes are left alone."""
+    if flow.get("kind") == "ping":
+        return dict(flow)
     out = {**flow, **{k: v for k, v in var.items() if k != "label" and k not in STACK_KNOBS}}
     for key, kind in STACK_KNOBS.items():
         if key in var and out.get("kind", FLOW_DEFAULTS["kind"]) == kind:
@@ -285,11 +295,12 @@ def apply_variant(flow: dict, var: dict) -> dict:
 
 
 def _set_path(doc: dict, path: str, value: Any) -> None:
-    """Set a dotted path; 'flows.X' sets X on every flow."""
+    """Set a dotted path; 'flows.X' sets X on every transport flow (not on ping probes)."""
     parts = path.split(".")
     if parts[0] == "flows" and len(parts) == 2:
         for flow in doc.get("flows") or []:
-            flow[parts[1]] = value
+            if flow.get("kind") != "ping":
+                flow[parts[1]] = value
         return
     node = doc
     for part in parts[:-1]:
@@ -307,7 +318,7 @@ def _get_path(doc: dict, path: str) -> Any:
 
 
 SWEEPABLE = re.compile(
-    r"^(links\.(a|b|a_uplink|b_uplink|both)\.\w+|dc\.(batch|ratio|dup|credit)|"
+    r"^(links\.(a|b|a_uplink|b_uplink|both)\.\w+|dc\.(batch|ratio|dup|credit|mode)|"
     r"t_reordering_ms|flows\.\w+|control\.\w+|feedback\.\w+)$"
 )
 
@@ -384,6 +395,8 @@ def _validate_doc(doc: dict, where: str) -> dict:
         for i, var in enumerate(variants):
             _check_keys(f"{where}.variants[{i}]", var, set(FLOW_DEFAULTS) | {"label"})
             for j, flow in enumerate(doc["flows"]):
+                if flow["kind"] == "ping":
+                    continue
                 validate_flow(
                     f"{where}.variants[{i}] applied to flows[{j}]", apply_variant(flow, var)
                 )
@@ -403,7 +416,7 @@ def _validate_doc(doc: dict, where: str) -> dict:
                 raise ScenarioError(
                     f"{where}.sweep.set: {path!r} is not sweepable; use "
                     "links.<a|b|both|a_uplink|b_uplink>.<key>, dc.batch, "
-                    "dc.ratio, dc.dup, t_reordering_ms or flows.<key>"
+                    "dc.ratio, dc.dup, dc.mode, t_reordering_ms or flows.<key>"
                 )
             if not isinstance(values, list) or len(values) != len(sweep["values"]):
                 raise ScenarioError(
@@ -419,6 +432,8 @@ def _validate_dc(where: str, dc: dict, at: str = "") -> None:
     parse_ratio(f"{where}.ratio{at}", dc["ratio"])
     if not isinstance(dc["dup"], bool):
         raise ScenarioError(f"{where}.dup{at}: expected true or false, got {dc['dup']!r}")
+    if dc.get("mode", "dc") not in DC_MODES:
+        raise ScenarioError(f"{where}.mode{at}: {dc['mode']!r} is not one of {', '.join(DC_MODES)}")
 
 
 def _validate_t_reordering(where: str, value: Any) -> None:

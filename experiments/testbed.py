@@ -150,6 +150,7 @@ class Testbed:
     engine: str = "native"  # p4sim --engine
     link_kind: str = "linkem"
     seed: int = 1
+    agent_cpu: int = 0  # the agent's DPDK lcore (experiments/cpu.py pins the rest)
     hosts: dict[str, Host] = field(default_factory=dict)
     links: dict = field(default_factory=dict)  # leg -> running link emulator
     splitter: object | None = None
@@ -196,8 +197,10 @@ class Testbed:
             # switch port -> eNB ingress (linkem side A); linkem side B -> bridge
             veth_pair(f"{p}p{PORTS[leg]}", switch, f"{p}{leg}in", ns, mtu=LEG_MTU)
             veth_pair(f"{p}{leg}out", ns, f"{p}{leg}br0", ns, mtu=LEG_MTU)
-            members = [f"{p}{leg}br0", f"{p}{leg}dc"]
-            veth_pair(f"{p}{leg}dc", ns, f"{p}dc{leg}", dc, mtu=LEG_MTU)
+            members = [f"{p}{leg}br0"]
+            if leg == "a" or self.dc_mode == "dc":  # as SC, the DC client hangs off leg A only
+                members.append(f"{p}{leg}dc")
+                veth_pair(f"{p}{leg}dc", ns, f"{p}dc{leg}", dc, mtu=LEG_MTU)
             for i in range(nsc[leg]):
                 client = self._ns(f"sc{leg}{i}")
                 veth_pair(f"{p}{leg}c{i}", ns, f"{p}sc{leg}{i}", client, mtu=LEG_MTU)
@@ -215,7 +218,11 @@ class Testbed:
             self._mptcp_device(server, mp)
 
         self._start_switch(switch)
-        self._start_agent(dc)
+        if self.dc_mode == "dc":
+            self._start_agent(dc)
+        else:  # the overhead baseline: no PDCP, the client's IP on its leg A interface
+            dc.add_addr(f"{p}dca", f"{DC_ADDR}/{PREFIXLEN}")
+            self.hosts["dc"] = Host("dc", dc, f"{p}dca", DC_ADDR, link_mac(dc, f"{p}dca"))
         self._static_neighbours()
         self._configure_splitter()
         self._start_links(enb)
@@ -244,6 +251,12 @@ class Testbed:
         mp.run(["ip", "route", "add", f"{SERVER_ADDR}/32", "dev", f"{p}mpa", "src", MP_ADDRS["a"]])
         flags = ["subflow", "backup"] if backup else ["subflow"]
         mp.run(["ip", "mptcp", "endpoint", "add", MP_ADDRS["b"], "dev", f"{p}mpb", *flags])
+
+    @property
+    def dc_mode(self) -> str:
+        """'dc': numbered and split by the switch, reordered by the agent; 'sc': the switch
+        forwards the DC client's traffic unnumbered on leg A and there is no agent."""
+        return self.config["dc"].get("mode", "dc")
 
     def _sc_counts(self) -> dict[str, int]:
         counts = {"a": 0, "b": 0}
@@ -323,6 +336,18 @@ class Testbed:
             server_port=PORTS["server"], leg_a_port=PORTS["a"], leg_b_port=PORTS["b"]
         )
         dc = self.config["dc"]
+        if self.dc_mode == "sc":
+            self.splitter.add_user(UserConfig(addr=DC_ADDR, mode="sc", port=PORTS["a"]))
+        else:
+            self._add_dc_user(dc)
+        for name, host in self.hosts.items():
+            leg = name[3] if name.startswith("sc-") else MP_LEGS.get(name)
+            if leg:  # single-path users: SC clients and the MPTCP device's two addresses
+                self.splitter.add_user(UserConfig(addr=host.addr, mode="sc", port=PORTS[leg]))
+
+    def _add_dc_user(self, dc: dict) -> None:
+        from controlplane.splitter import UserConfig
+
         self.splitter.add_user(
             UserConfig(
                 addr=DC_ADDR,
@@ -333,10 +358,6 @@ class Testbed:
                 leg_b=PORTS["b"],
             )
         )
-        for name, host in self.hosts.items():
-            leg = name[3] if name.startswith("sc-") else MP_LEGS.get(name)
-            if leg:  # single-path users: SC clients and the MPTCP device's two addresses
-                self.splitter.add_user(UserConfig(addr=host.addr, mode="sc", port=PORTS[leg]))
 
     # ------------------------------------------------------------------ agent
     def _start_agent(self, dc: Namespace) -> None:
@@ -348,7 +369,7 @@ class Testbed:
         argv = [
             str(AGENT_BIN),
             "-l",
-            "0",
+            str(self.agent_cpu),
             "--no-huge",
             "-m",
             "256",

@@ -11,7 +11,8 @@ A flow is one download from the server host to a client host. The runner only us
     flow.result() -> dict                           # bytes, completion_s, complete, intact
 
 Plugins: ngtcp2 (Debian's gtlsserver/gtlsclient), aioquic (our quic_endpoint), tcp (iperf3),
-mptcp (our mptcp_endpoint over the two legs as two IP paths).
+mptcp (our mptcp_endpoint over the two legs as two IP paths),
+ping (an RTT probe, iputils ping).
 """
 
 from __future__ import annotations
@@ -196,9 +197,10 @@ def registry() -> dict[str, type[Flow]]:
     from experiments.flows.aioquic_flow import AioquicFlow
     from experiments.flows.mptcp import MptcpFlow
     from experiments.flows.ngtcp2 import Ngtcp2Flow
+    from experiments.flows.ping import PingFlow
     from experiments.flows.tcp import TcpFlow
 
-    return {cls.kind: cls for cls in (Ngtcp2Flow, AioquicFlow, TcpFlow, MptcpFlow)}
+    return {cls.kind: cls for cls in (Ngtcp2Flow, AioquicFlow, TcpFlow, MptcpFlow, PingFlow)}
 
 
 def make_flow(spec: dict, ctx: FlowContext) -> Flow:
