@@ -74,7 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
     camp = sub.add_parser(
         "campaign",
         help="run every scenario file of a directory (experiments/paper/: the paper's studies)",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     camp.add_argument("dir", type=Path, help="directory of scenario files, run in name order")
     size = camp.add_mutually_exclusive_group()
@@ -82,11 +82,25 @@ def build_parser() -> argparse.ArgumentParser:
     size.add_argument(
         "--full", action="store_true", help="the files as written (the default; 10 repetitions)"
     )
-    camp.add_argument("--reps", type=int, help="repetitions per point (overrides the files)")
-    camp.add_argument("--out", type=Path, help="output directory (default results/<dir name>)")
-    camp.add_argument("--target", choices=("p4sim", "bmv2"), default="p4sim")
-    camp.add_argument("--engine", choices=("native", "interp"), default="native")
-    camp.add_argument("--link", choices=("linkem", "netem"), default="linkem")
+    camp.add_argument(
+        "--reps",
+        type=int_range(1, MAX_REPETITIONS, "repetitions"),
+        metavar="N",
+        help=f"repetitions per point, 1..{MAX_REPETITIONS} (overrides the files)",
+    )
+    camp.add_argument(
+        "--out", type=Path, metavar="DIR", help="output directory (default results/<dir name>)"
+    )
+    camp.add_argument("--target", choices=("p4sim", "bmv2"), default="p4sim", help="switch target")
+    camp.add_argument(
+        "--engine",
+        choices=("native", "interp"),
+        default="native",
+        help="p4sim's engine (--target p4sim): the splitter compiled to C, or the interpreter",
+    )
+    camp.add_argument(
+        "--link", choices=("linkem", "netem"), default="linkem", help="link emulator on the legs"
+    )
     for parser in (run, camp):
         parser.add_argument(
             "--pin",
@@ -178,9 +192,6 @@ def cmd_campaign(args) -> int:
     from experiments.runner import Interrupted, RunOptions
     from experiments.testbed import TestbedError
 
-    if args.reps is not None and args.reps < 1:
-        print("dcexp: --reps must be at least 1", file=sys.stderr)
-        return 2
     if not args.dir.is_dir():
         print(f"dcexp: {args.dir} is not a directory of scenario files", file=sys.stderr)
         return 2
