@@ -105,7 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
         parser.add_argument(
             "--pin",
             choices=("split", "switch", "none"),
-            default="switch",
+            default="split",
             help="CPU pinning: split = network (switch, legs, agent) on CPU 0, flow endpoints "
             "on the others; switch = the switch alone on CPU 0; none = the scheduler decides",
         )

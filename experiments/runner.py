@@ -178,7 +178,7 @@ class RunOptions:
     engine: str = "native"  # p4sim's engine (p4sim/native; the interpreter is "interp")
     link_kind: str = "linkem"
     timeout_s: float | None = None
-    pin: str = "switch"  # experiments/cpu.py: the switch alone on CPU 0, the rest on the others
+    pin: str = "split"  # experiments/cpu.py: network on CPU 0, flow endpoints on the others
 
 
 def _parts(testbed: Testbed, flows: dict) -> dict[str, int]:

@@ -159,12 +159,13 @@ def test_tiny_campaign_resumes_and_reports(tmp_path):
     for m in manifests:
         assert m["status"] == "ok", m["errors"]
         ping = m["flows"]["f0-dc"]
-        assert ping["replies"] >= 10 and 10 < ping["rtt_ms_median"] < 100  # 10 ms leg + path
+        # the downlink delay is normal, mean 10 ms, sd 1 ms; the uplink adds none
+        assert ping["replies"] >= 10 and 9 < ping["rtt_ms_median"] < 100
         assert m["flows"]["f1-dc"]["goodput_mbit"] > 5
         procs = set(m["process_cpu"])
         assert {"switch", "link_a", "link_b", "f1-dc/server", "f1-dc/client"} <= procs
         assert ("agent" in procs) == (m["point"] == "dc-1leg")  # the SC path has no agent
-        assert m["pin"] == "switch" and isinstance(m["saturated_processes"], list)
+        assert m["pin"] == "split" and isinstance(m["saturated_processes"], list)
         assert leftovers(m["prefix"]) == []
     record = json.loads((out / "campaign.json").read_text())
     assert record["summary"]["ok"] == 2
