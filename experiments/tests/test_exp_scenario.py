@@ -197,7 +197,8 @@ def test_link_driver_rules_apply_at_load_time():
 
 
 def test_cli_unknown_variant_lists_the_scenario_variants(capsys):
-    assert dcexp(["run", str(SCENARIOS[0]), "--variant", "quiche-cubic"]) == 2
+    demo = SCENARIOS[0].parent / "demo.yaml"  # variants ngtcp2-cubic, aioquic-cubic, tcp-cubic
+    assert dcexp(["run", str(demo), "--variant", "quiche-cubic"]) == 2
     err = capsys.readouterr().err
     assert "not in this scenario" in err and "ngtcp2-cubic" in err
 
