@@ -8,13 +8,20 @@
 #   make bench   benchmarks, printed as figures
 #   make ptf     the PTF suite alone (TARGET=p4sim | bmv2)
 #   make lint / make format
+#
+# The real p4c and BMv2: `make setup P4TOOLS_BUNDLE=DIR` installs the p4tools bundle into
+# P4TOOLS_PREFIX (default /opt/p4tools, put first on PATH here when it exists); otherwise
+# p4c and BMv2 on PATH (p4lang's packages) are used. `make test` runs the BMv2 suites and
+# fails when the tools are missing, unless SKIP_BMV2=1 (then it says loudly what was not run).
 
 SHELL := /bin/bash
 ROOT  := $(abspath .)
 VENV  := $(ROOT)/.venv
 PY    := $(VENV)/bin/python
 BUILD := $(ROOT)/build
-export PATH := $(VENV)/bin:$(PATH)
+P4TOOLS_PREFIX ?= /opt/p4tools
+export PATH := $(VENV)/bin:$(if $(wildcard $(P4TOOLS_PREFIX)/bin),$(P4TOOLS_PREFIX)/bin:)$(PATH)
+export P4TOOLS_PREFIX SKIP_BMV2
 
 BUILD_TARGETS :=
 TEST_TARGETS  :=

@@ -28,6 +28,7 @@ from p4.v1 import p4runtime_pb2
 from controlplane import entries as E
 from controlplane.client import DEFAULT_ADDR, P4RuntimeClient, P4RuntimeError, P4RuntimeWriteError
 from controlplane.p4info import P4InfoError, P4InfoIndex, format_mac, load_p4info, parse_value
+from controlplane.registers import RegisterAccess
 
 # Names in the P4 program (p4src/), fully qualified as p4c writes them in the P4Info.
 T_UE_V4 = "DcIngress.ue_sessions.ue_sessions_v4"
@@ -51,6 +52,8 @@ C_PORT_TX = "DcEgress.port_tx_counter"
 R_NEXT_SN = "DcIngress.pdcp_sequencer.next_sn"
 R_BATCH_POS = "DcIngress.pdcp_sequencer.batch_pos"
 R_SESSION = "DcIngress.pdcp_sequencer.user_session"
+# the per-user cells, indexed by user_idx; the session first (it decides what the others mean)
+_USER_REGISTERS = (("session", R_SESSION), ("next_sn", R_NEXT_SN), ("batch_pos", R_BATCH_POS))
 
 MODES = ("dc-split", "dc-credit", "dc-dup", "sc")
 ADAPTIVE_MODES = ("dc-credit",)  # need the -D DC_ADAPTIVE profile
@@ -348,9 +351,12 @@ def parse_state(state: dict) -> tuple[PortConfig, list[UserConfig]]:
 
 
 class Splitter:
-    def __init__(self, client: P4RuntimeClient):
+    def __init__(self, client: P4RuntimeClient, thrift_addr: str | None = None):
+        """`thrift_addr`: BMv2's Thrift runtime (HOST:PORT), used for register access when the
+        target's P4Runtime server does not implement it (BMv2); unused on p4sim."""
         self.client = client
         self._index: P4InfoIndex | None = None
+        self.registers = RegisterAccess(client, lambda: self.index, thrift_addr)
 
     @classmethod
     def connect(
@@ -359,11 +365,13 @@ class Splitter:
         device_id: int = 0,
         election_id: int = 1,
         timeout_s: float = 5.0,
+        thrift_addr: str | None = None,
     ) -> Splitter:
         """Connect and become primary. The pipeline is read from the target when it has one."""
-        return cls(P4RuntimeClient(addr, device_id, election_id, timeout_s))
+        return cls(P4RuntimeClient(addr, device_id, election_id, timeout_s), thrift_addr)
 
     def close(self) -> None:
+        self.registers.close()
         self.client.close()
 
     def __enter__(self) -> Self:
@@ -782,21 +790,27 @@ class Splitter:
     # -- statistics --------------------------------------------------------------
 
     def user_registers(self, user: str) -> dict[str, int]:
-        """The user's next SN and batch position as the data plane holds them (needs register
-        reads, which BMv2's P4Runtime server does not implement)."""
+        """The user's next SN and batch position as the data plane holds them (over
+        P4Runtime, or BMv2's Thrift runtime: see `controlplane.registers`)."""
         inst = self._find(user, self._installed())
-        values = {}
-        for key, reg in (
-            ("next_sn", R_NEXT_SN),
-            ("batch_pos", R_BATCH_POS),
-            ("session", R_SESSION),
-        ):
-            ent = self.client.read([E.register_entity(self.index, reg, inst.index)])
-            values[key] = E.decode(ent[0].register_entry.data.bitstring)
+        values = {key: self.registers.read(reg, inst.index) for key, reg in _USER_REGISTERS}
         if values["session"] != inst.session:  # no packet since the index was (re)assigned
             values.update(next_sn=0, batch_pos=0)
         del values["session"]
         return values
+
+    def preset_user_registers(self, user: str, next_sn: int, batch_pos: int = 0) -> dict:
+        """Make the user's next packet carry SN `next_sn` at batch position `batch_pos` (e.g.
+        to test the SN wrap without sending 2^18 packets). Returns the cells as they were
+        ({register name: value}), for a caller that wants to put them back."""
+        inst = self._find(user, self._installed())
+        # The session cell must name this user, or the data plane would restart at 0.
+        wanted = {"session": inst.session, "next_sn": next_sn, "batch_pos": batch_pos}
+        before = {}
+        for key, reg in _USER_REGISTERS:
+            before[reg] = self.registers.read(reg, inst.index)
+            self.registers.write(reg, inst.index, wanted[key])
+        return before
 
     def stats(self) -> dict:
         """Counters: {"time": unix time, "users": {addr: {name, mode, packets, bytes}},

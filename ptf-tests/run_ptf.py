@@ -4,7 +4,8 @@
 
 One namespace holds the switch and PTF: ports 0, 1, 2 are veth pairs `<prefix>s<i>` (switch
 side) <-> `<prefix>p<i>` (PTF side), MTU 1600 for the PDCP shim. The switch (p4sim, or BMv2's
-simple_switch_grpc with TARGET=bmv2) serves P4Runtime on 127.0.0.1:9559 inside the namespace,
+simple_switch_grpc with TARGET=bmv2) serves P4Runtime on 127.0.0.1:9559 inside the namespace
+(BMv2 also its Thrift runtime on 127.0.0.1:9090, for register access),
 PTF runs as root in the namespace with its cwd in the output directory (ptf.log, ptf.pcap),
 and everything is torn down in `finally`, by the PIDs started. Exit status: PTF's.
 """
@@ -12,17 +13,18 @@ and everything is torn down in `finally`, by the PIDs started. Exit status: PTF'
 from __future__ import annotations
 
 import argparse
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+from controlplane import bmv2
 from experiments.netns import Namespace, unique_prefix, veth_pair
 
 ROOT = Path(__file__).resolve().parent.parent
 PORTS = (0, 1, 2)
 GRPC_ADDR = "127.0.0.1:9559"
 CPU_PORT = 255  # PacketIn port of the adaptive profile (CPU_PORT in p4src/include/defines.p4)
+THRIFT_PORT = bmv2.THRIFT_PORT  # BMv2 only: register access (see controlplane/registers.py)
 LEG_MTU = 1600  # DESIGN.md section 3: room for the 5-byte shim
 
 
@@ -75,14 +77,11 @@ def pipeline_files(args) -> dict[str, Path]:
             "adaptive_p4info": d / "dc_splitter_adaptive.bmv2.p4info.txtpb",
             "adaptive_config": d / "dc_splitter_adaptive.json",
         }
-        hint = "run `make p4c-bmv2` first (needs p4c-bm2-ss from https://github.com/p4lang/p4c)"
+        hint = "run `make p4c-bmv2` first"
     missing = [str(f) for f in files.values() if not f.is_file()]
     problems = [f"missing {', '.join(missing)}: {hint}"] if missing else []
-    if args.target == "bmv2" and shutil.which("simple_switch_grpc") is None:
-        problems.append(
-            "simple_switch_grpc is not on PATH (build BMv2 from "
-            "https://github.com/p4lang/behavioral-model with --with-pi)"
-        )
+    if args.target == "bmv2":
+        problems += [f"{what} is missing: {bmv2.INSTALL_HINT}" for what in bmv2.missing()]
     if problems:
         sys.exit(
             "run_ptf: TARGET="
@@ -99,8 +98,8 @@ def pipeline_files(args) -> dict[str, Path]:
 
 
 def switch_argv(args, ifaces: list[str]) -> list[str]:
-    ports = [arg for i, name in zip(PORTS, ifaces) for arg in ("-i", f"{i}@{name}")]
     if args.target == "p4sim":
+        ports = [arg for i, name in zip(PORTS, ifaces) for arg in ("-i", f"{i}@{name}")]
         return [
             str(ROOT / ".venv" / "bin" / "p4sim"),
             str(ROOT / "p4src" / "dc_splitter.p4"),
@@ -110,25 +109,8 @@ def switch_argv(args, ifaces: list[str]) -> list[str]:
             "--grpc-server-addr",
             GRPC_ADDR,
         ]
-    exe = shutil.which("simple_switch_grpc")
-    if exe is None:
-        sys.exit(
-            "run_ptf: TARGET=bmv2 needs BMv2's simple_switch_grpc on PATH, and it is not "
-            "installed (build it from https://github.com/p4lang/behavioral-model with "
-            "--with-pi); TARGET=p4sim runs the same suite on the embedded target"
-        )
-    return [
-        exe,
-        "--device-id",
-        "0",
-        *ports,
-        "--no-p4",
-        "--",
-        "--grpc-server-addr",
-        GRPC_ADDR,
-        "--cpu-port",
-        str(CPU_PORT),
-    ]
+    # The namespace is ours: BMv2's default Thrift port cannot collide with anything.
+    return bmv2.switch_argv(dict(zip(PORTS, ifaces)), GRPC_ADDR, THRIFT_PORT, cpu_port=CPU_PORT)
 
 
 def wait_for_grpc(ns: Namespace, switch: subprocess.Popen, timeout_s: float = 60) -> None:
@@ -155,10 +137,11 @@ def main(argv=None) -> int:
     prefix = unique_prefix("pt")
     switch_ifs = [f"{prefix}s{i}" for i in PORTS]
     ptf_ifs = [f"{prefix}p{i}" for i in PORTS]
-    test_params = ";".join(
-        [f"grpc_addr='{GRPC_ADDR}'", "device_id=0"] + [f"{k}='{v}'" for k, v in files.items()]
-    )
-    specs = args.tests or (["all"] if args.target == "p4sim" else ["all", "^regwrite"])
+    params = {"grpc_addr": GRPC_ADDR, **files}
+    if args.target == "bmv2":
+        params["thrift_addr"] = f"127.0.0.1:{THRIFT_PORT}"
+    test_params = ";".join(["device_id=0"] + [f"{k}='{v}'" for k, v in params.items()])
+    specs = args.tests or ["all"]
     with Namespace(prefix) as ns:
         # No IPv6 on the test ports: the kernel's MLD and router solicitations would be
         # frames the tests did not send.

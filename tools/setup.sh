@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Installs everything the project needs on a fresh Debian 12 machine, idempotently:
 # Debian packages (DPDK, ngtcp2, iperf3, clang for libFuzzer, ...), a virtualenv at
-# .venv with the project installed editable, and modern p4runtime bindings.
+# .venv with the project installed editable, and modern p4runtime bindings; then the real
+# P4 tools (p4c, BMv2): the bundle named by P4TOOLS_BUNDLE is installed (its install.sh,
+# idempotent, into P4TOOLS_PREFIX, default /opt/p4tools), else p4c and BMv2 found on PATH
+# (p4lang's packages) are used as they are. REQUIRE_P4TOOLS=1 (CI) fails when one is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -39,4 +42,19 @@ fi
 # The p4runtime wheel's generated modules do not import on modern protobuf: regenerate them.
 .venv/bin/python -c "import p4.v1.p4runtime_pb2" 2>/dev/null || .venv/bin/python tools/regen_p4runtime_protos.py
 .venv/bin/python -c "import p4.v1.p4runtime_pb2_grpc, p4.config.v1.p4info_pb2"
+
+# --- the real P4 tools -----------------------------------------------------------------
+P4TOOLS_PREFIX=${P4TOOLS_PREFIX:-/opt/p4tools}
+if [ -n "${P4TOOLS_BUNDLE:-}" ]; then
+  [ -f "$P4TOOLS_BUNDLE/install.sh" ] || {
+    echo "setup: P4TOOLS_BUNDLE=$P4TOOLS_BUNDLE has no install.sh (expected the p4tools bundle folder)" >&2
+    exit 1
+  }
+  [ "$(id -u)" = 0 ] || { echo "setup: installing the p4tools bundle needs root" >&2; exit 1; }
+  bash "$P4TOOLS_BUNDLE/install.sh" "$P4TOOLS_PREFIX" >/dev/null
+fi
+# The Makefile puts P4TOOLS_PREFIX/bin first on PATH when it exists; look the tools up the same way.
+[ -d "$P4TOOLS_PREFIX/bin" ] && PATH="$P4TOOLS_PREFIX/bin:$PATH"
+.venv/bin/python tools/p4tools.py link .venv
+.venv/bin/python tools/p4tools.py check
 echo "setup: done"

@@ -1,8 +1,9 @@
 """Generic P4Runtime PTF test base: connect and arbitrate, push the pipeline (once per run,
 recognised by its cookie), look names up in the P4Info, and undo every write a test made.
 
-Test parameters (ptf --test-params): grpc_addr, device_id, p4info, config, and election_id
-(default: the clock in ns, so every test's client is the newest primary).
+Test parameters (ptf --test-params): grpc_addr, device_id, p4info, config, election_id
+(default: the clock in ns, so every test's client is the newest primary), and thrift_addr
+(BMv2 only: its Thrift runtime, for the register access its P4Runtime server lacks).
 Run through `make ptf` (ptf-tests/run_ptf.py), never by hand outside the namespace.
 """
 
@@ -11,6 +12,8 @@ from __future__ import annotations
 import logging
 import time
 import zlib
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import ptf
@@ -50,7 +53,7 @@ class P4RuntimeTest(BaseTest):
             election_id,
             timeout_s=self.CONNECT_TIMEOUT_S,
         )
-        self._undo: list[p4runtime_pb2.Update] = []
+        self._undo: list[Callable[[], None]] = []
         self._raw_write = self.client.write
         self.client.write = self._recording_write
         self.default_pipeline = (params["p4info"], params["config"])
@@ -86,7 +89,12 @@ class P4RuntimeTest(BaseTest):
         updates = list(updates)
         undo = [self._inverse(u) for u in updates]
         self._raw_write(updates)
-        self._undo.extend(u for u in undo if u is not None)
+        self._undo.extend(partial(self._raw_write, [u]) for u in undo if u is not None)
+
+    def on_undo(self, action: Callable[[], None]) -> None:
+        """Run `action` when this test's writes are undone (for writes made another way
+        than this client's Write, e.g. registers through BMv2's Thrift runtime)."""
+        self._undo.append(action)
 
     def _current(self, entity: p4runtime_pb2.Entity) -> p4runtime_pb2.Entity | None:
         """The entity as the device holds it now (same key), or None."""
@@ -131,9 +139,9 @@ class P4RuntimeTest(BaseTest):
         """Undo this test's writes, last first; report every failure, then fail."""
         errors = []
         while self._undo:
-            upd = self._undo.pop()
+            action = self._undo.pop()
             try:
-                self._raw_write([upd])
+                action()
             except P4RuntimeError as exc:
                 errors.append(str(exc))
         if errors:

@@ -1,16 +1,12 @@
-"""SN wrap-around: 12-bit profile by sending 4096+ packets, 18-bit by presetting registers.
+"""SN wrap-around: 12-bit profile by sending 4096+ packets, 18-bit by presetting registers
+(over P4Runtime on p4sim, over BMv2's Thrift runtime on BMv2: controlplane/registers.py).
 
-Run: make ptf PTF_TESTS=sn_wrap   (the 18-bit test is in group `regwrite`: targets whose
-P4Runtime server writes registers; BMv2's does not, so TARGET=bmv2 runs `^regwrite`)
+Run: make ptf PTF_TESTS=sn_wrap [TARGET=bmv2]
 """
 
 import time
 
-from ptf.testutils import group
 from splitter_test import LEG_A, SERVER, SplitterTest, dc_frame
-
-from controlplane import entries as E
-from controlplane import splitter as S
 
 
 class Wrap12BitTest(SplitterTest):
@@ -57,37 +53,14 @@ class Wrap12BitTest(SplitterTest):
         self.fail(f"the switch was still numbering {addr}'s burst after {timeout_s:g} s")
 
 
-@group("regwrite")
 class Wrap18BitTest(SplitterTest):
-    """With 18-bit SNs, SN 262143 is followed by 0 (next-SN register preset over P4Runtime)."""
+    """With 18-bit SNs, SN 262143 is followed by 0 (next-SN register preset by the controller)."""
 
     def runTest(self):
         self.add_user("10.0.0.2", batch=2, ratio="1:1")
-        inst = self.sw._installed()["10.0.0.2"]
-        # The session register must name this user, or the data plane would restart at 0.
-        self.client.write(
-            [
-                E.update(
-                    "MODIFY",
-                    "register_entry",
-                    E.register_entity(
-                        self.index, S.R_SESSION, inst.index, inst.session
-                    ).register_entry,
-                ),
-                E.update(
-                    "MODIFY",
-                    "register_entry",
-                    E.register_entity(
-                        self.index, S.R_NEXT_SN, inst.index, (1 << 18) - 2
-                    ).register_entry,
-                ),
-                E.update(
-                    "MODIFY",
-                    "register_entry",
-                    E.register_entity(self.index, S.R_BATCH_POS, inst.index, 0).register_entry,
-                ),
-            ]
-        )
+        index = self.sw._installed()["10.0.0.2"].index
+        before = self.sw.preset_user_registers("10.0.0.2", next_sn=(1 << 18) - 2, batch_pos=0)
+        self.on_undo(lambda: [self.sw.registers.write(r, index, v) for r, v in before.items()])
         self.assertEqual(
             self.sw.user_registers("10.0.0.2"), {"next_sn": (1 << 18) - 2, "batch_pos": 0}
         )
@@ -95,4 +68,5 @@ class Wrap18BitTest(SplitterTest):
             pkt = self.udp_packet("10.0.0.2", seq=i)
             self.send(SERVER, pkt)
             self.expect(LEG_A if i % 2 == 0 else 2, dc_frame(pkt, sn=sn))
+        self.assertEqual(self.sw.user_registers("10.0.0.2"), {"next_sn": 2, "batch_pos": 0})
         self.verify_no_other_packets()

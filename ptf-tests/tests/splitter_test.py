@@ -59,7 +59,7 @@ class SplitterTest(P4RuntimeTest):
     def setUp(self):
         super().setUp()
         random.seed(SEED)
-        self.sw = Splitter(self.client)
+        self.sw = Splitter(self.client, thrift_addr=self.params.get("thrift_addr"))
         self.sw._set_index(self.index)
         self.sw.configure_ports(SERVER, LEG_A, LEG_B)
 
