@@ -210,6 +210,13 @@ def _field_ids(annotation_lists: list[list[str]]) -> list[int]:
     return ids
 
 
+def canonical_bytes(value: int, bitwidth: int) -> bytes:
+    """P4Runtime's canonical bytestring (spec 8.4): big-endian, no leading zero bytes, at
+    least one byte; negative values in two's complement of the width."""
+    value &= (1 << bitwidth) - 1 if bitwidth else 0
+    return value.to_bytes(max(1, (value.bit_length() + 7) // 8), "big")
+
+
 def _bitstring(spec, width: int) -> None:
     spec.bitstring.bit.bitwidth = width
 
@@ -259,6 +266,7 @@ def generate(model: ProgramModel) -> p4info_pb2.P4Info:
     info.type_info.SetInParent()  # cleared at the end when p4c would not write it
 
     counter_by_name = {c.name: c for c in model.counters}
+    action_by_name = {a.name: a for a in model.actions}
     meter_by_name = {m.name: m for m in model.meters}
 
     for table in model.tables:
@@ -282,6 +290,15 @@ def generate(model: ProgramModel) -> p4info_pb2.P4Info:
             ar.annotations.extend(serialized_annotations(ref.annotations))
         if table.const_default_action:
             t.const_default_action_id = symbols.id(PREFIX_ACTION, table.default_action)
+        # P4Runtime 1.4: the default action the table starts with, const or not
+        default = t.initial_default_action
+        default.action_id = symbols.id(PREFIX_ACTION, table.default_action)
+        action = action_by_name.get(table.default_action)
+        params = action.params if action is not None else []
+        for param, pid in zip(params, _field_ids([p.annotations for p in params])):
+            if param.name in table.default_args:
+                value = table.default_args[param.name]
+                default.arguments.add(param_id=pid, value=canonical_bytes(value, param.bitwidth))
         if table.direct_counter and table.direct_counter in counter_by_name:
             t.direct_resource_ids.append(symbols.id(PREFIX_DIRECT_COUNTER, table.direct_counter))
         if table.direct_meter and table.direct_meter in meter_by_name:

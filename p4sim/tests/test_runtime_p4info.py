@@ -1,7 +1,8 @@
 """P4Info generation against p4c's conventions and a real p4c-generated P4Info.
 
 The reference is the P4Info that p4c-bm2-ss generated for p4lang/tutorials'
-exercises/p4runtime/advanced_tunnel.p4 (as published alongside that program); our own
+exercises/p4runtime/advanced_tunnel.p4 (as published alongside that program, plus the P4Runtime
+1.4 `initial_default_action` that p4c 1.2.5 writes for every table); our own
 program with the same control-plane surface is in p4sim/tests/p4/advanced_tunnel.p4.
 
 Run: .venv/bin/pytest -q p4sim/tests/test_runtime_p4info.py
@@ -38,12 +39,14 @@ tables {
   match_fields { id: 1 name: "hdr.ipv4.dstAddr" bitwidth: 32 match_type: LPM }
   action_refs { id: 28792405 } action_refs { id: 24181246 }
   action_refs { id: 25652968 } action_refs { id: 21257015 }
+  initial_default_action { action_id: 21257015 }
   size: 1024
 }
 tables {
   preamble { id: 35862311 name: "MyIngress.myTunnel_exact" alias: "myTunnel_exact" }
   match_fields { id: 1 name: "hdr.myTunnel.dst_id" bitwidth: 16 match_type: EXACT }
   action_refs { id: 27454791 } action_refs { id: 33029817 } action_refs { id: 25652968 }
+  initial_default_action { action_id: 25652968 }
   size: 1024
 }
 actions { preamble { id: 21257015 name: "NoAction" alias: "NoAction"

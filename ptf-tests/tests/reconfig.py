@@ -129,11 +129,20 @@ class DcctlLiveScenarioTest(SplitterTest):
         self.add_user("10.0.0.2", batch=10, ratio="1:1", name="ue1")
         base = self.user_counter("10.0.0.2")[0]
         packets = [self.udp_packet("10.0.0.2", seq=i) for i in range(self.PACKETS)]
+        changes = (["--ratio", "9:1"], ["--dup", "on"], ["--dup", "off"], ["--ratio", "1:1"])
+        phase = self.PACKETS // (len(changes) + 1)
+        done = [threading.Event() for _ in changes]
         errors = []
 
         def sender():
+            # Phase k (k >= 1) starts once change k-1 has completed, so every configuration
+            # carries traffic however long a dcctl process takes to start on a loaded machine.
             try:
-                for pkt in packets:
+                for i, pkt in enumerate(packets):
+                    k = i // phase
+                    starts_phase = i % phase == 0 and 1 <= k <= len(changes)
+                    if starts_phase and not done[k - 1].wait(timeout=120):
+                        raise TimeoutError(f"change {k - 1} never completed")
                     self.send(SERVER, pkt)
                     time.sleep(0.004)
             except Exception as exc:  # noqa: BLE001 - reported by the main thread
@@ -143,12 +152,14 @@ class DcctlLiveScenarioTest(SplitterTest):
         thread = threading.Thread(target=sender)
         thread.start()
         try:
-            for step, argv in enumerate(
-                (["--ratio", "9:1"], ["--dup", "on"], ["--dup", "off"], ["--ratio", "1:1"])
-            ):
-                self.wait_user_packets("10.0.0.2", base + (step + 1) * self.PACKETS // 5)
+            for step, argv in enumerate(changes):
+                # Each change runs while traffic flows: halfway through its phase.
+                self.wait_user_packets("10.0.0.2", base + step * phase + phase // 2)
                 self.dcctl("user", "set", "ue1", *argv)
+                done[step].set()
         finally:
+            for event in done:  # a failed step must not leave the sender waiting
+                event.set()
             thread.join()
         self.assertEqual(errors, [])
         self.client.arbitrate(self.election_ids + 1)  # primary again, for the undo
