@@ -21,5 +21,5 @@ paper-quick: build
 experiments-unit:
 	$(PY) -m pytest -q experiments/tests/test_exp_scenario.py experiments/tests/test_exp_analysis.py
 
-experiments-test:
+experiments-test: p4c-bmv2
 	$(PY) -m pytest -q $(sort $(wildcard experiments/tests/test_exp_*.py))

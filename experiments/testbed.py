@@ -74,16 +74,15 @@ def bmv2_artifacts(sn_bits: int = 18, adaptive: bool = False) -> tuple[Path, Pat
 
 def bmv2_missing(sn_bits: int = 18, adaptive: bool = False) -> str | None:
     """What --target bmv2 lacks on this machine, or None."""
-    missing = []
-    if shutil.which("simple_switch_grpc") is None:
-        missing.append(
-            "simple_switch_grpc (BMv2; not packaged for Debian 12: build "
-            "p4lang/behavioral-model with its gRPC server)"
-        )
+    from controlplane import bmv2
+
+    missing = bmv2.missing()
     for path in bmv2_artifacts(sn_bits, adaptive):
         if not path.exists():
-            missing.append(f"{path} (`make p4c-bmv2`, needs p4c)")
-    return "switch: --target bmv2 needs " + " and ".join(missing) if missing else None
+            missing.append(f"{path} (`make p4c-bmv2`)")
+    if not missing:
+        return None
+    return f"switch: --target bmv2 needs {' and '.join(missing)} ({bmv2.INSTALL_HINT})"
 
 
 class TestbedError(RuntimeError):
@@ -295,15 +294,11 @@ class Testbed:
             missing = bmv2_missing(self.config["dc"]["sn_bits"], adaptive)
             if missing:
                 raise TestbedError(missing)
-            argv = [
-                shutil.which("simple_switch_grpc"),
-                "--no-p4",
-                *ifaces,
-                "--",
-                "--grpc-server-addr",
-                self.grpc_addr,
-                *cpu,
-            ]
+            from controlplane import bmv2
+
+            # Its Thrift runtime listens on the default port inside the switch's namespace.
+            argv = bmv2.switch_argv({port: f"{p}p{port}" for port in (0, 1, 2)}, self.grpc_addr)
+            argv += cpu  # after the `--` that switch_argv ends its own options with
         else:
             raise TestbedError(f"switch: target {self.target!r} is not one of p4sim, bmv2")
         with open(log, "w") as out:  # the child keeps its own descriptor

@@ -149,6 +149,7 @@ def test_preflight_names_every_problem(monkeypatch):
     from experiments.testbed import TestbedError
 
     monkeypatch.setattr(runner.os, "geteuid", lambda: 1000)  # as an ordinary user
+    monkeypatch.setenv("PATH", "/nonexistent")  # and without BMv2 (nor any other tool)
     sc = from_dict(base())
     with pytest.raises(TestbedError) as exc:
         runner.preflight(sc, "bmv2")
