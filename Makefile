@@ -47,6 +47,7 @@ build: setup $(BUILD_TARGETS)
 # make stops at the first failing one.
 test: build
 	@set -e; for t in $(TEST_TARGETS); do echo "=== make $$t"; $(MAKE) --no-print-directory $$t; done
+	@if [ "$(SKIP_BMV2)" = 1 ]; then echo "*** make test: BMv2 and the real p4c NOT TESTED (SKIP_BMV2=1) ***" >&2; fi
 
 bench: build
 	@set -e; for t in $(BENCH_TARGETS); do echo "=== make $$t"; $(MAKE) --no-print-directory $$t; done

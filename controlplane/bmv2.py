@@ -25,8 +25,8 @@ TOOLS = {
 }
 INSTALL_HINT = (
     "install the p4tools bundle (`make setup P4TOOLS_BUNDLE=path/to/p4tools`, see README.md) "
-    "or p4lang's p4c and BMv2 packages (https://github.com/p4lang/p4c#installing-packaged-"
-    "versions-of-p4c, https://github.com/p4lang/behavioral-model#installing-bmv2)"
+    "or p4lang's packages p4lang-p4c and p4lang-bmv2 (https://github.com/p4lang/p4c and "
+    'https://github.com/p4lang/behavioral-model, "Installing packaged versions")'
 )
 THRIFT_PORT = 9090  # BMv2's default
 RUNTIME_LINK_DIR = "lib/bmv2-runtime"  # inside the venv; named by a .pth file
