@@ -74,8 +74,8 @@ def link_runtime(venv: Path) -> Path | None:
     by a .pth file (the directory BMv2 installs into may hold other packages that must not
     shadow the venv's). Returns the linked package, or None when BMv2 is not installed."""
     source = runtime_module_dir()
-    pth = next(iter(sorted(venv.glob("lib/python3*/site-packages"))), None)
-    if source is None or pth is None:
+    site = next(iter(sorted(venv.glob("lib/python3*/site-packages"))), None)
+    if source is None or site is None:
         return None
     link_dir = venv / RUNTIME_LINK_DIR
     link_dir.mkdir(parents=True, exist_ok=True)
@@ -83,7 +83,7 @@ def link_runtime(venv: Path) -> Path | None:
     if link.is_symlink() or link.exists():
         link.unlink()
     link.symlink_to(source / "bm_runtime", target_is_directory=True)
-    (pth / RUNTIME_PTH).write_text(f"{link_dir.resolve()}\n")
+    (site / RUNTIME_PTH).write_text(f"{link_dir.resolve()}\n")
     return link
 
 
