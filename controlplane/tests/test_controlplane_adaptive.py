@@ -18,7 +18,7 @@ from controlplane.control import JsonLog, run_control
 from controlplane.feedback import Report, encode_report
 from controlplane.policies import Tuning
 from controlplane.splitter import Splitter, SplitterError, UserConfig
-from controlplane.tests.test_controlplane_p4sim_e2e import frame, legs
+from controlplane.tests.test_controlplane_e2e import frame, legs
 from p4sim.io import InProcessPorts
 from p4sim.p4runtime.server import P4RuntimeServer
 from p4sim.switch import Switch

@@ -6,7 +6,7 @@
   controller, gRPC and Thrift on free loopback ports.
 
 Frames are injected and collected per port. BMv2 needs root; SKIP_BMV2=1 leaves it out.
-Run: .venv/bin/pytest controlplane/tests/test_controlplane_p4sim_e2e.py
+Run: .venv/bin/pytest controlplane/tests/test_controlplane_e2e.py
 """
 
 import os
@@ -201,14 +201,24 @@ def frame(dst: str, seq: int) -> bytes:
     return bytes.fromhex("0200000000fe020000000001") + b"\x08\x00" + ip + udp
 
 
-def legs(ports, count: int) -> dict[int, list[int]]:
-    """{port: [SN, ...]} of the next `count` DC frames the switch sent, in order per port."""
+def sn_of(data: bytes) -> int:
+    assert data[12:14] == b"\x88\xb5"
+    return ((data[14] & 3) << 16) | (data[15] << 8) | data[16]
+
+
+def legs(ports: InProcessPorts) -> list[tuple[int, int]]:
+    """(port, SN) of every DC frame an in-process switch sent since the last call, in order."""
+    return [(port, sn_of(data)) for port, data in ports.collect()]
+
+
+def legs_per_port(ports, count: int) -> dict[int, list[int]]:
+    """{port: [SN, ...]} of the next `count` DC frames the switch sent, in order per port
+    (frames of different ports may arrive in any order from a switch on veths)."""
     out: dict[int, list[int]] = {}
     sent = ports.wait_for(count, timeout=10)
     assert len(sent) == count, f"expected {count} frames, got {len(sent)}"
     for port, data in sent:
-        assert data[12:14] == b"\x88\xb5"
-        out.setdefault(port, []).append(((data[14] & 3) << 16) | (data[15] << 8) | data[16])
+        out.setdefault(port, []).append(sn_of(data))
     return out
 
 
@@ -217,15 +227,15 @@ def test_split_then_live_changes_keep_the_sn(target):
     sw.add_user(UserConfig(addr="10.0.0.2", batch=10, ratio=(7, 3), name="ue1"))
     for i in range(10):
         ports.inject(0, frame("10.0.0.2", i))
-    assert legs(ports, 10) == {1: list(range(7)), 2: [7, 8, 9]}
+    assert legs_per_port(ports, 10) == {1: list(range(7)), 2: [7, 8, 9]}
     sw.set_user("ue1", batch=4, ratio="1:1")
     sw.set_user("ue1", dup=True)
     ports.inject(0, frame("10.0.0.2", 10))
-    assert legs(ports, 2) == {1: [10], 2: [10]}
+    assert legs_per_port(ports, 2) == {1: [10], 2: [10]}
     sw.set_user("ue1", dup=False)
     for i in range(11, 15):
         ports.inject(0, frame("10.0.0.2", i))
-    assert legs(ports, 4) == {1: [11, 12], 2: [13, 14]}
+    assert legs_per_port(ports, 4) == {1: [11, 12], 2: [13, 14]}
     # p4sim reads registers over P4Runtime, BMv2 over its Thrift runtime (PI issue 376)
     assert sw.user_registers("ue1") == {"next_sn": 15, "batch_pos": 0}
     stats = sw.stats()
