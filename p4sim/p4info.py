@@ -210,11 +210,12 @@ def _field_ids(annotation_lists: list[list[str]]) -> list[int]:
     return ids
 
 
-def canonical_bytes(value: int, bitwidth: int) -> bytes:
-    """P4Runtime's canonical bytestring (spec 8.4): big-endian, no leading zero bytes, at
-    least one byte; negative values in two's complement of the width."""
+def argument_bytes(value: int, bitwidth: int) -> bytes:
+    """An initial_default_action argument as p4c writes it: big-endian over the parameter's
+    whole width in bytes (not P4Runtime's canonical, shortest form); negative values in
+    two's complement of the width."""
     value &= (1 << bitwidth) - 1 if bitwidth else 0
-    return value.to_bytes(max(1, (value.bit_length() + 7) // 8), "big")
+    return value.to_bytes(max(1, (bitwidth + 7) // 8), "big")
 
 
 def _bitstring(spec, width: int) -> None:
@@ -298,7 +299,7 @@ def generate(model: ProgramModel) -> p4info_pb2.P4Info:
         for param, pid in zip(params, _field_ids([p.annotations for p in params])):
             if param.name in table.default_args:
                 value = table.default_args[param.name]
-                default.arguments.add(param_id=pid, value=canonical_bytes(value, param.bitwidth))
+                default.arguments.add(param_id=pid, value=argument_bytes(value, param.bitwidth))
         if table.direct_counter and table.direct_counter in counter_by_name:
             t.direct_resource_ids.append(symbols.id(PREFIX_DIRECT_COUNTER, table.direct_counter))
         if table.direct_meter and table.direct_meter in meter_by_name:
