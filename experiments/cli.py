@@ -46,16 +46,6 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="apply the scenario's `quick:` overrides (smaller downloads, fewer points)",
     )
-    run.add_argument("--target", choices=("p4sim", "bmv2"), default="p4sim", help="switch target")
-    run.add_argument(
-        "--engine",
-        choices=("native", "interp"),
-        default="native",
-        help="p4sim's engine (--target p4sim): the splitter compiled to C, or the interpreter",
-    )
-    run.add_argument(
-        "--link", choices=("linkem", "netem"), default="linkem", help="link emulator on the legs"
-    )
     run.add_argument(
         "--out", type=Path, metavar="DIR", help="output directory (default results/<name>)"
     )
@@ -91,17 +81,23 @@ def build_parser() -> argparse.ArgumentParser:
     camp.add_argument(
         "--out", type=Path, metavar="DIR", help="output directory (default results/<dir name>)"
     )
-    camp.add_argument("--target", choices=("p4sim", "bmv2"), default="p4sim", help="switch target")
-    camp.add_argument(
-        "--engine",
-        choices=("native", "interp"),
-        default="native",
-        help="p4sim's engine (--target p4sim): the splitter compiled to C, or the interpreter",
-    )
-    camp.add_argument(
-        "--link", choices=("linkem", "netem"), default="linkem", help="link emulator on the legs"
-    )
+    # The testbed's options, the same for one study and for a campaign of them.
     for parser in (run, camp):
+        parser.add_argument(
+            "--target", choices=("p4sim", "bmv2"), default="p4sim", help="switch target"
+        )
+        parser.add_argument(
+            "--engine",
+            choices=("native", "interp"),
+            default="native",
+            help="p4sim's engine (--target p4sim): the splitter compiled to C, or the interpreter",
+        )
+        parser.add_argument(
+            "--link",
+            choices=("linkem", "netem"),
+            default="linkem",
+            help="link emulator on the legs",
+        )
         parser.add_argument(
             "--pin",
             choices=("split", "switch", "none"),
