@@ -332,6 +332,11 @@ def main(argv=None) -> int:
     except ScenarioError as exc:
         print(f"dcexp: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # The reader left (`dcexp validate ... | head`): stop quietly, as other Unix tools do.
+        # Point stdout at /dev/null so the interpreter's final flush does not raise again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
 
 
 if __name__ == "__main__":

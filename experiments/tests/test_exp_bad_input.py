@@ -206,3 +206,19 @@ def test_validate_reports_the_payload_a_run_writes(tmp_path, capsys):
     )
     assert dcexp(["validate", str(tmp_path / "s.yaml")]) == 0
     assert capsys.readouterr().out.endswith(": ok (1 runs, 80 MB of payload files per run)\n")
+
+
+def test_validate_into_a_closed_pipe_stops_quietly():
+    """`dcexp validate ... | head -1`: the reader leaves early; dcexp stops with 141 (SIGPIPE's
+    shell status), no BrokenPipeError traceback."""
+    scenarios = sorted(Path("experiments").glob("*/*.yaml"))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "experiments.cli", "validate", *map(str, scenarios)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    proc.stdout.readline()
+    proc.stdout.close()  # as `head -1` does after its line
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 141, err
+    assert "Traceback" not in err
