@@ -19,6 +19,7 @@ What "p4c's conventions" means here, as implemented in p4c's `control-plane/`
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -100,7 +101,42 @@ def is_hidden(annotations: list[str]) -> bool:
 
 
 def serialized_annotations(annotations: list[str]) -> list[str]:
-    return [a for a in annotations if annotation_name(a) not in _NOT_SERIALIZED]
+    return [
+        a
+        for a in annotations
+        if annotation_name(a) not in _NOT_SERIALIZED and not _STRUCTURED.match(a)
+    ]
+
+
+# A structured annotation as the front end leaves it, its values folded to literals:
+# `@a[1, "s", true]` or `@a[k=1, l="s"]`.
+_STRUCTURED = re.compile(r"^@\s*([A-Za-z_][A-Za-z0-9_]*)\[(.*)\]$", re.DOTALL)
+_STRUCTURED_ITEM = re.compile(
+    r'\s*(?:([A-Za-z_][A-Za-z0-9_]*)=)?("(?:[^"\\]|\\.)*"|true|false|-?\d+)\s*(?:,|$)'
+)
+
+
+def add_annotations(msg, annotations: list[str]) -> None:
+    """`annotations` and `structured_annotations` (p4types.proto) of a P4Info message."""
+    msg.annotations.extend(serialized_annotations(annotations))
+    for text in annotations:
+        m = _STRUCTURED.match(text)
+        if not m:
+            continue
+        sa = msg.structured_annotations.add(name=m.group(1))
+        sa.expression_list.SetInParent()
+        for key, literal in _STRUCTURED_ITEM.findall(m.group(2)):
+            if key:
+                pair = sa.kv_pair_list.kv_pairs.add(key=key)
+                value = pair.value
+            else:
+                value = sa.expression_list.expressions.add()
+            if literal.startswith('"'):
+                value.string_value = json.loads(literal)
+            elif literal in ("true", "false"):
+                value.bool_value = literal == "true"
+            else:
+                value.int64_value = int(literal)
 
 
 _DOC_ANNOTATION = re.compile(
@@ -255,7 +291,7 @@ def _preamble(
     msg.preamble.id = symbols.id(prefix, name)
     msg.preamble.name = shown_name or name
     msg.preamble.alias = shown_name or symbols.alias(name)
-    msg.preamble.annotations.extend(serialized_annotations(annotations))
+    add_annotations(msg.preamble, annotations)
     set_doc(msg.preamble, annotations)
 
 
@@ -284,11 +320,11 @@ def generate(model: ProgramModel) -> p4info_pb2.P4Info:
             )
             if key.is_error:  # p4c: no width, the error members in type_info
                 info.type_info.error.members[:] = model.errors
-            mf.annotations.extend(serialized_annotations(key.annotations))
+            add_annotations(mf, key.annotations)
             set_doc(mf, key.annotations)
         for ref in table.actions:
             ar = t.action_refs.add(id=symbols.id(PREFIX_ACTION, ref.name), scope=_SCOPES[ref.scope])
-            ar.annotations.extend(serialized_annotations(ref.annotations))
+            add_annotations(ar, ref.annotations)
         if table.const_default_action:
             t.const_default_action_id = symbols.id(PREFIX_ACTION, table.default_action)
         # P4Runtime 1.4: the default action the table starts with, const or not
@@ -317,7 +353,7 @@ def generate(model: ProgramModel) -> p4info_pb2.P4Info:
         _preamble(a, symbols, PREFIX_ACTION, action.name, action.annotations)
         for param, pid in zip(action.params, _field_ids([p.annotations for p in action.params])):
             p = a.params.add(id=pid, name=param.name, bitwidth=param.bitwidth)
-            p.annotations.extend(serialized_annotations(param.annotations))
+            add_annotations(p, param.annotations)
             set_doc(p, param.annotations)
 
     for counter in model.counters:
@@ -362,7 +398,7 @@ def generate(model: ProgramModel) -> p4info_pb2.P4Info:
         )
         for fld, fid in zip(header.fields, _field_ids([f.annotations for f in header.fields])):
             md = h.metadata.add(id=fid, name=fld.name, bitwidth=fld.bitwidth)
-            md.annotations.extend(serialized_annotations(fld.annotations))
+            add_annotations(md, fld.annotations)
 
     for register in model.registers:
         if is_hidden(register.annotations):

@@ -18,6 +18,8 @@ class Annotation:
     text: str  # as written, e.g. '@name("ipv4_lpm")'
     args: list  # literal arguments: str / int values of the tokens inside the parentheses
     pos: Pos | None = None
+    # `@a[...]` (spec 18.2): (key or None, expression) items; None for `@a(...)` and `@a`
+    structured: list[tuple[str | None, Expr]] | None = None
 
 
 def annotation(annots: list[Annotation], name: str) -> Annotation | None:

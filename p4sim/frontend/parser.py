@@ -50,6 +50,15 @@ COMPOUND_ASSIGNMENTS = (
 )
 
 
+# What p4c's ParseAnnotations expects in the bodies it parses.
+ANNOTATION_BODIES = {
+    "pkginfo": 'key=value pairs, e.g. @pkginfo(name="prog.p4", version="1.0")',
+    "name": 'a string, e.g. @name("ingress.t")',
+    "deprecated": 'a string, e.g. @deprecated("use g() instead")',
+    "noWarn": 'a string, e.g. @noWarn("unused")',
+}
+
+
 class NestingError(P4Error):
     """Nesting past MAX_NESTING: final, never retried by speculation (which would make the
     retries exponential in the depth)."""
@@ -65,7 +74,9 @@ class Parser:
         self.toks: list[Token] = tokenize(text, filename)
         self.i = 0
         self.typenames: set[str] = set(BUILTIN_TYPES)
+        self.valuenames: set[str] = set()  # variables, parameters, constants, instances
         self.nesting = 0  # expressions, statements and types being parsed, innermost last
+        self.structured: list[ir.Annotation] = []  # `@a[...]`, for the checker to fold
 
     def enter(self) -> None:
         """One level deeper (the caller leaves with `self.nesting -= 1` in a finally)."""
@@ -139,6 +150,7 @@ class Parser:
             decls.append(self.declaration())
         prog = ir.Program(decls, self.text)
         prog.end_pos = self.tok.pos
+        prog.structured_annotations = self.structured
         return prog
 
     def annotations(self) -> list[ir.Annotation]:
@@ -152,7 +164,14 @@ class Parser:
             self.i += 1
             args: list = []
             end = self.toks[self.i - 1].end
-            if self.at("(", "[") and self.tok.start == end:
+            body = self.i
+            if self.at("[") and self.tok.start == end:
+                out.append(self.structured_annotation(name, start))
+                self.annotation_names(out)
+                continue
+            if self.at("(", "[") and (
+                self.tok.start == end or (name in ANNOTATION_BODIES and self.at("("))
+            ):
                 close = ")" if self.tok.text == "(" else "]"
                 opener = self.tok.text
                 depth = 0
@@ -175,7 +194,87 @@ class Parser:
                     elif t.kind in ("ident", "keyword"):
                         args.append(t.text)
             out.append(ir.Annotation(name, self.text[start.start : end], args, start.pos))
+            self.annotation_body(out[-1], body, start)
+            self.annotation_names(out)
         return out
+
+    def annotation_body(self, annotation: ir.Annotation, body: int, start: Token) -> None:
+        """The bodies p4c gives a meaning (its ParseAnnotations): @pkginfo holds key=value
+        pairs (P4Runtime spec), @name/@deprecated/@noWarn a string (or strings joined by
+        `++`). Other unstructured bodies are any balanced tokens (spec 18.1)."""
+        name = annotation.name
+        if name not in ("pkginfo", "name", "deprecated", "noWarn"):
+            return
+        after, self.i = self.i, body + 1
+        if not self.toks[body].text == "(" or body == after:
+            raise P4Error.at(start.pos, f"@{name} must hold {ANNOTATION_BODIES[name]}")
+        if name == "pkginfo":
+            items, keyed = self.annotation_items(")")
+            if not items or not keyed:
+                raise P4Error.at(
+                    self.toks[body].pos, f"@{name} must hold {ANNOTATION_BODIES[name]}"
+                )
+        else:
+            e = self.expression()
+            parts, todo = [], [e]
+            while todo:
+                p = todo.pop()
+                if isinstance(p, ir.Binary) and p.op == "++":
+                    todo += [p.right, p.left]
+                else:
+                    parts.append(p)
+            if not all(isinstance(p, ir.StrLit) for p in parts) or not self.at(")"):
+                raise P4Error.at(e.pos, f"@{name} must hold {ANNOTATION_BODIES[name]}")
+            annotation.args = ["".join(p.value for p in parts)]
+        self.i = after
+
+    def structured_annotation(self, name: str, start: Token) -> ir.Annotation:
+        """`@name[e1, e2]` or `@name[k1 = e1, k2 = e2]` (spec 18.2): an expression list or
+        a key-value list, not both, each key once. The checker folds the values."""
+        open_ = self.expect("[")
+        items, keyed = self.annotation_items("]")
+        if keyed and any(k is None for k, _ in items):
+            raise P4Error.at(
+                open_.pos,
+                f"@{name}: a structured annotation holds expressions "
+                "or key=value pairs, not both",
+            )
+        keys = set()
+        for key, e in items:
+            if key is not None and key in keys:
+                raise P4Error.at(e.pos, f"@{name}: duplicate key '{key}' in structured annotation")
+            keys.add(key)
+        end = self.toks[self.i - 1].end
+        a = ir.Annotation(name, self.text[start.start : end], [], start.pos)
+        a.structured = items
+        self.structured.append(a)
+        return a
+
+    def annotation_items(self, close: str) -> tuple[list[tuple[str | None, ir.Expr]], bool]:
+        """Comma-separated `expression` or `key = expression` items up to `close` (consumed);
+        whether any item has a key."""
+        items: list[tuple[str | None, ir.Expr]] = []
+        while not self.at(close):
+            key = None
+            if self.is_ident() and self.peek().text == "=" and self.peek().kind == "punct":
+                key = self.ident()
+                self.i += 1
+            items.append((key, self.expression()))
+            if not self.accept(","):
+                break
+        self.expect(close, "to close the annotation")
+        return items, any(k is not None for k, _ in items)
+
+    @staticmethod
+    def annotation_names(annots: list[ir.Annotation]) -> None:
+        """Spec 18: one structured annotation per name on an element, and no name used by
+        both kinds; unstructured ones of one name accumulate. Checks the last one added."""
+        last = annots[-1]
+        for a in annots[:-1]:
+            if a.name == last.name and (a.structured is not None or last.structured is not None):
+                raise P4Error.at(
+                    last.pos, f"@{last.name}: duplicate name for structured annotation"
+                )
 
     def declaration(self):
         annots = self.annotations()
@@ -232,6 +331,7 @@ class Parser:
             args = self.arguments()
             name = self.ident("an instance name")
             self.expect(";")
+            self.valuenames.add(name)
             return ir.Instantiation(t.pos, name, annots, ref, args)
         if self.is_ident():
             name = self.ident()
@@ -250,6 +350,7 @@ class Parser:
         self.expect("=")
         value = self.expression()
         self.expect(";")
+        self.valuenames.add(name)
         return ir.ConstDecl(pos, name, annots, ref, value)
 
     def header_decl(self, annots) -> ir.HeaderDecl:
@@ -263,6 +364,8 @@ class Parser:
         while not self.at("}"):
             fa = self.annotations()
             pos = self.tok.pos
+            if self.at("_"):  # the grammar's field type is a typeRef, which `_` is not
+                raise self.error("expected the type of a field ('_' is not a type here)")
             ref = self.typeref()
             fname = self.ident("a field name")
             self.expect(";")
@@ -318,6 +421,7 @@ class Parser:
             default = None
             if self.accept("="):
                 default = self.expression()
+            self.valuenames.add(name)
             out.append(ir.Param(pos, direction, ref, name, default, annots))
             if not self.accept(","):
                 break
@@ -488,10 +592,12 @@ class Parser:
             args = self.arguments()
             name = self.ident("an instance name")
             self.expect(";")
+            self.valuenames.add(name)
             return ir.Instantiation(t.pos, name, annots, ref, args)
         name = self.ident("a variable name")
         init = self.expression() if self.accept("=") else None
         self.expect(";")
+        self.valuenames.add(name)
         return ir.VarDecl(t.pos, ref, name, init, annots)
 
     def action_decl(self, annots) -> ir.ActionDecl:
@@ -714,13 +820,40 @@ class Parser:
             self.expect(";")
             return ir.Continue(t.pos)
         if self.is_type_start():
-            decl = self.speculate(self._var_decl)
-            if decl is not None:
+            decl = self.either(self._var_decl, self.expression_statement)
+            if isinstance(decl, ir.VarDecl):
                 decl.annotations = annots
-                return decl
+            return decl
+        return self.expression_statement()
+
+    def expression_statement(self) -> ir.Stmt:
         s = self.simple_statement()
         self.expect(";", "after an expression statement")
         return s
+
+    def either(self, first, second):
+        """`first()`, else (rewound) `second()`; when both are syntax errors, the error of
+        the reading that got further into the text, which names the real problem."""
+        start, nesting = self.i, self.nesting
+        try:
+            return first()
+        except NestingError:
+            raise
+        except P4Error as e:
+            first_error = e
+            self.i, self.nesting = start, nesting
+        try:
+            return second()
+        except NestingError:
+            raise
+        except P4Error as e:
+            further = first_error.file == e.file and (first_error.line, first_error.col) > (
+                e.line,
+                e.col,
+            )
+            if further:
+                raise first_error from None
+            raise
 
     def simple_statement(self) -> ir.Stmt:
         """An assignment, compound assignment or call, without its ';'."""
@@ -779,6 +912,7 @@ class Parser:
             self.expect(";")
         elif not self.at(",", ";"):
             raise self.error("expected ',' or ';'")
+        self.valuenames.add(name)
         return ir.VarDecl(t.pos, ref, name, init)
 
     def switch(self, t: Token) -> ir.Switch:
@@ -874,9 +1008,7 @@ class Parser:
             finally:
                 self.nesting -= 1
         if t.kind == "punct" and t.text == "(" and self.is_type_start(self.peek()):
-            cast = self.speculate(self._cast)
-            if cast is not None:
-                return cast
+            return self.either(self._cast, lambda: self.postfix(self.primary()))
         return self.postfix(self.primary())
 
     def _cast(self) -> ir.Cast:
@@ -948,6 +1080,13 @@ class Parser:
             return ir.Name(t.pos, self.ident(), True)
         if self.is_ident():
             self.i += 1
+            if (
+                t.text in self.typenames
+                and t.text not in self.valuenames
+                and not self.at("(", ".", "<")
+            ):
+                # p4c's grammar: a type in an expression is constructed or has a member taken
+                raise self.error(f"expected '(' or '.' after the type name {t.text}")
             return ir.Name(t.pos, t.text)
         if self.accept("("):
             e = self.expression()

@@ -157,6 +157,15 @@ class ModelBuilder:
                 main.node.pos,
                 f"main must be a V1Switch package (p4sim implements v1model), got {pkg.name}",
             )
+        # v1model as BMv2 runs it (p4c-bm2-ss): headers and user metadata are structs, the
+        # parser's 2nd and 3rd parameters
+        for p, what in zip(main.ctor_args[0].type.decl.params[1:3], ("headers", "user metadata")):
+            if not (isinstance(p.type, HeaderT) and p.type.kind == "struct"):
+                raise P4Error.at(
+                    p.typeref.pos,
+                    f"V1Switch: the {what} type must be a struct, got {p.type.name()} "
+                    f"(wrap it in a struct)",
+                )
         # Extern objects instantiated at the top level (a register shared by ingress and
         # egress) keep their plain name and are visible in every block, as in p4c.
         top = BlockNode("", None)

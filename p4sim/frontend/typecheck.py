@@ -13,7 +13,8 @@ two's complement range), bool is bool, `error` and plain enums are ints (member 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import json
+from dataclasses import dataclass, field, fields
 
 from p4sim.errors import P4Error, unsupported
 from p4sim.frontend import ir
@@ -51,6 +52,9 @@ class Var:
     slot: int | None = None
     const: object = None
     pos: object = None
+    init: object = None  # a local's constant initializer, if it has one
+    assigned: bool = False  # a local written after its declaration (or passed as out/inout)
+    block: object = None  # the parser/control whose apply parameter this is
 
 
 @dataclass(eq=False)
@@ -106,7 +110,12 @@ class Scope:
         return s
 
 
+def is_param(entry) -> bool:
+    return isinstance(entry, Var) and entry.direction in ("", "in", "out", "inout")
+
+
 ARITH = {"+", "-", "*", "/", "%", "|+|", "|-|", "&", "|", "^"}
+MAX_CONST_SHIFT = 2048  # p4c's maximumWidthSupported: the largest constant shift it folds
 COMPARE = {"==", "!=", "<", ">", "<=", ">="}
 
 
@@ -149,6 +158,7 @@ def fold(op: str, a: int, b: int, t: Type, pos) -> int:
 
 class Checker:
     loop_depth = 0  # nesting of `for` loops around the statement being checked
+    block: ir.ParserDecl | ir.ControlDecl | None = None  # the one whose locals are checked
 
     def __init__(self, program: ir.Program):
         self.program = program
@@ -166,17 +176,52 @@ class Checker:
         self.in_parser = False
         self.action: ir.ActionDecl | None = None  # the action being checked
         self.direct_meters: list[Instance] = []
+        # Checks of what p4c's back end keeps after its optimisations (inlining, copy
+        # propagation, removal of unused code): (check, node, enclosing parser/control),
+        # run once the whole program is known, on code in blocks that main uses.
+        self.target_checks: list[tuple] = []
 
     # -- entry ------------------------------------------------------------------------
     def run(self) -> None:
         for d in self.program.decls:
             self.declaration(d)
+        for a in getattr(self.program, "structured_annotations", ()):
+            self.structured_annotation(a)
         self.direct_meter_rules()
         if self.main is None:
             raise P4Error.at(
                 getattr(self.program, "end_pos", None),
                 "no package instantiation named 'main' (expected V1Switch(...) main;)",
             )
+        live = self.live_blocks()
+        for check, node, block in self.target_checks:
+            if block in live:
+                check(node)
+
+    def structured_annotation(self, a: ir.Annotation) -> None:
+        """Spec 18.2: every value of `@a[...]` is a compile-time constant int, string or
+        bool. The text becomes the folded values (`@a[k=6]` for `@a[k=2*3]`), the form
+        P4Info's structured_annotations is written from."""
+        values = []
+        for key, e in a.structured:
+            t = None if isinstance(e, (ir.ListExpr, ir.StructInit)) else self.expr(e, self.scope)
+            if t is not None and e.const is None:
+                raise P4Error.at(
+                    e.pos,
+                    f"@{a.name}: a structured annotation value must be a compile-time constant",
+                )
+            if not isinstance(t, (InfInt, StringT, BoolT)):
+                raise P4Error.at(
+                    e.pos,
+                    f"@{a.name}: illegal type {t or 'list'} for a structured annotation value; must be "
+                    f"int, string or bool",
+                )
+            if isinstance(t, StringT):
+                value = json.dumps(e.const)
+            else:
+                value = str(e.const).lower() if isinstance(t, BoolT) else str(e.const)
+            values.append(value if key is None else f"{key}={value}")
+        a.text = f"@{a.name}[{', '.join(values)}]"
 
     def direct_meter_rules(self) -> None:
         """v1model as BMv2 implements it (p4c-bm2-ss): a direct_meter belongs to one table
@@ -204,6 +249,13 @@ class Checker:
                 old.decls += obj.decls
                 return
             raise P4Error.at(pos, f"'{name}' is already declared in this scope")
+        shadowed = scope.parent.lookup(name) if scope.parent else None
+        if is_param(shadowed) and not is_param(obj):
+            raise P4Error.at(
+                pos,
+                f"declaration of '{name}' shadows the parameter '{name}' "
+                f"(line {shadowed.pos.line}): rename one of them",
+            )
         scope.names[name] = obj
 
     # -- types ------------------------------------------------------------------------
@@ -276,6 +328,8 @@ class Checker:
     # -- declarations -----------------------------------------------------------------
     def declaration(self, d, scope: Scope | None = None) -> None:
         scope = scope or self.scope
+        if scope is self.scope and getattr(d, "name", None) == "main":
+            self.main_rules(d)
         if isinstance(d, ir.ErrorDecl):
             target = self.error_type if d.kind == "error" else self.match_kinds
             for name, pos in d.members:
@@ -315,6 +369,17 @@ class Checker:
                     )
                 if isinstance(ft, StringT):
                     raise P4Error.at(f.pos, f"field {d.name}.{f.name} cannot have type string")
+                match = ir.annotation(f.annotations, "match")
+                if (
+                    d.kind == "struct"
+                    and match
+                    and match.args not in ([k] for k in self.match_kinds.members)
+                ):
+                    raise P4Error.at(
+                        match.pos,
+                        f"@match of field {d.name}.{f.name} must name one match_kind: "
+                        f"{', '.join(sorted(self.match_kinds.members))}",
+                    )
                 if d.kind == "header_union" and not (
                     isinstance(ft, HeaderT) and ft.kind == "header"
                 ):
@@ -421,6 +486,17 @@ class Checker:
             return
         raise unsupported(getattr(d, "pos", None), type(d).__name__)
 
+    def main_rules(self, d) -> None:
+        """The top-level name `main` is the program's package instance."""
+        t = self.resolve_type(d.typeref, self.scope) if isinstance(d, ir.Instantiation) else None
+        if not (isinstance(t, BlockT) and isinstance(t.decl, ir.PackageDecl)):
+            what = f"an instance of {t}" if t is not None else "a declaration"
+            raise P4Error.at(
+                d.pos,
+                f"main must be a package instantiation such as V1Switch(...) main; "
+                f"here it is {what}",
+            )
+
     def param_rules(self, params: list[ir.Param], scope: Scope, type_params=()) -> None:
         """P4_16 spec, "Parameter declarations" and "Directions": names are unique in a list;
         int, string and extern-typed parameters are directionless; only in parameters (and
@@ -479,6 +555,8 @@ class Checker:
         d.ret_type = self.resolve_type(d.ret, scope)
         self.return_type = d.ret_type
         self.stmt(d.body, fscope)
+        if not isinstance(d.ret_type, VoidT) and not leaves(d.body):
+            raise P4Error.at(d.pos, f"function '{d.name}' does not return a value on all paths")
         d.frame_size = self.frame.size
         self.frame, self.return_type = saved
 
@@ -596,6 +674,13 @@ class Checker:
                 f"'{p.name}' of type {want_kind} {want.decl.name}",
             )
         got_params, want_params = arg.type.decl.params, want.decl.params
+        if len(got_params) != len(want_params):
+            raise P4Error.at(
+                pos,
+                f"{got_kind} {arg.type.decl.name} has {len(got_params)} parameter(s), but "
+                f"package parameter '{p.name}' of type {want.decl.name} takes "
+                f"{len(want_params)}",
+            )
         if len(got_params) == len(want_params):
             for g, w in zip(got_params, want_params):
                 if g.direction != w.direction:
@@ -644,6 +729,9 @@ class Checker:
         self.in_parser = True
         pscope = Scope(self.scope)
         self.params(d.params, pscope, self.frame)
+        for p in d.params:
+            p.var.block = d
+        self.block = d
         for loc in d.locals:
             self.local(loc, pscope)
         d.state_map = {}
@@ -685,9 +773,12 @@ class Checker:
                         )
                     for k, t in zip(c.keyset, types):
                         self.keyset_element(k, t, sscope)
+        if not {"accept", "reject"} & reachable_states(d):
+            raise P4Error.at(d.pos, f"parser {d.name} never reaches the accept or reject state")
         d.frame_size = self.frame.size
         self.frame = None
         self.in_parser = False
+        self.block = None
 
     def keyset_element(self, k: ir.Expr, t: Type, scope: Scope) -> None:
         if isinstance(k, ir.Default):
@@ -714,14 +805,18 @@ class Checker:
         self.frame = Frame()
         cscope = Scope(self.scope)
         self.params(d.params, cscope, self.frame)
+        for p in d.params:
+            p.var.block = d
         d.tables = []
         d.instances = []
         d.local_actions = []
+        self.block = d
         for loc in d.locals:
             self.local(loc, cscope, d)
         self.stmt(d.body, cscope)
         d.frame_size = self.frame.size
         self.frame = None
+        self.block = None
 
     def local(self, loc, scope: Scope, control: ir.ControlDecl | None = None) -> None:
         if isinstance(loc, ir.ConstDecl):
@@ -730,6 +825,10 @@ class Checker:
             self.stmt(loc, scope)
         elif isinstance(loc, ir.Instantiation):
             inst = self.instantiation(loc, scope)
+            if isinstance(inst.type, BlockT) and inst.type.decl is self.block:
+                raise P4Error.at(
+                    loc.pos, f"{loc.name}: {self.block.name} cannot instantiate itself"
+                )
             loc.instance = inst
             self.declare(scope, loc.name, inst, loc.pos)
             if control is not None:
@@ -787,7 +886,14 @@ class Checker:
                     ref.pos, f"action {ref.decl.name} is listed twice in table {t.name}"
                 )
             t.action_refs.append(ref)
-        names = {r.decl.name for r in t.action_refs}
+        if "default_action" in props and t.properties.index(props["default_action"]) < (
+            t.properties.index(props["actions"])
+        ):
+            raise P4Error.at(
+                props["default_action"].pos,
+                f"table {t.name}: default_action must come after the actions property "
+                f"(spec 14.2.1.3)",
+            )
         if "default_action" not in props:
             no_action = self.scope.lookup("NoAction")
             if not (isinstance(no_action, ir.ActionDecl) and not no_action.params):
@@ -799,11 +905,7 @@ class Checker:
         if "default_action" in props:
             p = props["default_action"]
             self.action_ref(p.value, scope, bind_all=True)
-            if p.value.decl.name not in names:
-                raise P4Error.at(
-                    p.pos,
-                    f"default action {p.value.decl.name} is not in the actions of table {t.name}",
-                )
+            self.listed_action(t, p.value, "default action")
             t.default = p.value
             t.const_default = p.is_const
         if "size" in props:
@@ -854,12 +956,7 @@ class Checker:
                 for k, ks in zip(t.keys, e.keyset):
                     self.keyset_element(ks, k.expr.type, scope)
                 self.action_ref(e.action, scope, bind_all=True)
-                if e.action.decl.name not in names:
-                    raise P4Error.at(
-                        e.pos,
-                        f"action {e.action.decl.name} is not in the actions of table {t.name}",
-                    )
-                listed = next(r for r in t.action_refs if r.decl is e.action.decl)
+                listed = self.listed_action(t, e.action, "action")
                 if ir.annotation(listed.annotations, "defaultonly"):
                     raise P4Error.at(
                         e.action.pos,
@@ -868,6 +965,8 @@ class Checker:
                     )
                 if e.priority is not None:
                     self.const_int(e.priority, scope)
+            self.entry_priorities(t, props, scope)
+            self.duplicate_exact_entries(t)
 
     @classmethod
     def simple_key(cls, e: ir.Expr) -> bool:
@@ -901,6 +1000,79 @@ class Checker:
                 "entry must have a priority (later entries of the table give one)",
             )
 
+    @staticmethod
+    def listed_action(t: ir.TableDecl, ref: ir.ActionRef, what: str) -> ir.ActionRef:
+        """The element of t's actions list that `ref` (default action or entry) invokes. Spec
+        14.2.1.3: the same action, with arguments of its directional parameters identical
+        to those bound in the list."""
+        listed = next((r for r in t.action_refs if r.decl is ref.decl), None)
+        if listed is None:
+            namesake = next((r for r in t.action_refs if r.decl.name == ref.decl.name), None)
+            raise P4Error.at(
+                ref.pos,
+                f"{what} {ref.decl.name} is not in the actions of table {t.name}"
+                + (" (the listed one is a different declaration)" if namesake else ""),
+            )
+        for param, arg, bound in zip(ref.decl.params, ref.args, listed.args):
+            if not same_expr(arg.value, bound.value):
+                raise P4Error.at(
+                    arg.value.pos,
+                    f"argument of {param.direction} parameter '{param.name}' of {what} "
+                    f"{ref.decl.name} must be the one bound in table {t.name}'s actions list "
+                    f"(line {bound.value.pos.line})",
+                )
+        return listed
+
+    def entry_priorities(self, t: ir.TableDecl, props: dict, scope: Scope) -> None:
+        """P4_16 spec, "Entry priorities": entries without a priority count on from the one
+        before by `priority_delta` (down when `largest_priority_wins`, the default); a
+        priority that comes out negative is an error."""
+        if all(e.priority is None for e in t.entries):
+            return  # the compiler numbers them 1, 1 + delta, ...: never negative
+        largest_wins, delta = True, 1
+        if "largest_priority_wins" in props:
+            e = props["largest_priority_wins"].value
+            if self.expr(e, scope) != BoolT() or e.const is None:
+                raise P4Error.at(e.pos, "largest_priority_wins must be true or false")
+            largest_wins = e.const
+        if "priority_delta" in props:
+            delta = self.const_int(props["priority_delta"].value, scope)
+            if delta <= 0:
+                raise P4Error.at(
+                    props["priority_delta"].value.pos, "priority_delta must be positive"
+                )
+        prio = 0
+        for e in t.entries:
+            if e.priority is not None:
+                prio = e.priority.const
+            else:
+                prio += -delta if largest_wins else delta
+            if prio < 0:
+                raise P4Error.at(
+                    e.pos,
+                    f"this entry's priority comes out as {prio} (counting on from the last "
+                    f"given one by priority_delta {delta}); priorities cannot be negative",
+                )
+
+    @staticmethod
+    def duplicate_exact_entries(t: ir.TableDecl) -> None:
+        """P4_16 spec, "Entry priorities": in a table whose keys are all exact, no two entries
+        have the same key."""
+        if not all(k.match_kind == "exact" for k in t.keys):
+            return
+        seen: dict[tuple, ir.EntryDecl] = {}
+        for e in t.entries:
+            key = tuple(k.const for k in e.keyset)
+            if None in key:
+                continue
+            if key in seen:
+                raise P4Error.at(
+                    e.pos,
+                    f"table {t.name}: duplicate entry key (the same as line "
+                    f"{seen[key].pos.line}); its keys are all exact",
+                )
+            seen[key] = e
+
     def action_ref(self, ref: ir.ActionRef, scope: Scope, bind_all: bool) -> None:
         decl = (
             self.scope.lookup(ref.name.name) if ref.name.absolute else scope.lookup(ref.name.name)
@@ -908,6 +1080,7 @@ class Checker:
         if not isinstance(decl, ir.ActionDecl):
             raise P4Error.at(ref.pos, f"'{ref.name.name}' is not an action")
         ref.decl = decl
+        decl.used = True
         directional = [p for p in decl.params if p.direction]
         if bind_all:
             if len(ref.args) != len(decl.params):
@@ -925,6 +1098,12 @@ class Checker:
                 raise P4Error.at(ref.pos, "'_' is not allowed as an action argument")
             self.expr(a.value, scope, p.type)
             self.coerce(a.value, p.type)
+            applied = table_apply_in(a.value)
+            if applied is not None:
+                raise P4Error.at(
+                    applied.pos,
+                    "a table cannot be applied inside an action argument in an actions list",
+                )
             if p.direction == "" and a.value.const is None:
                 raise P4Error.at(
                     a.value.pos,
@@ -969,10 +1148,15 @@ class Checker:
                 var = Var(s.name, t, "const", None, s.init.const, s.pos)
             else:
                 var = Var(s.name, t, "local", self.frame.alloc(), None, s.pos)
+                var.init = s.init.const if s.init is not None else None
             s.var = var
             self.declare(scope, s.name, var, s.pos)
         elif isinstance(s, ir.Switch):
             t = self.expr(s.expr, scope)
+            if self.action is not None:
+                self.target_checks.append((self.switch_in_action, (self.action, s), self.block))
+            if not isinstance(t, ActionEnumT) and s.cases:  # p4c drops a switch without cases
+                self.target_checks.append((self.switch_needs_exact, s, self.block))
             seen: dict = {}  # label (action or constant value) -> its first position
             default_seen = False
             for c in s.cases:
@@ -1070,6 +1254,7 @@ class Checker:
         ):
             if isinstance(base.decl.type, (ExternT,)):
                 raise P4Error.at(e.pos, "cannot assign to an extern object")
+            base.decl.assigned = True
             return
         if isinstance(base, ir.Name) and isinstance(base.decl, Var) and base.decl.direction == "in":
             raise P4Error.at(e.pos, f"cannot assign to '{base.name}': it is an 'in' parameter")
@@ -1190,6 +1375,12 @@ class Checker:
                 raise P4Error.at(e.index.pos, "stack index must be an integer")
             if e.index.const is not None and not 0 <= e.index.const < bt.size:
                 raise P4Error.at(e.index.pos, f"index {e.index.const} out of range for {bt}")
+            if (
+                bt.elem.kind == "header_union"
+                and e.index.const is None
+                and not (self.loop_depth or self.return_type)  # p4c may unroll or inline
+            ):
+                self.target_checks.append((self.union_stack_index, e, self.block))
             return bt.elem
         if isinstance(e, ir.Slice):
             bt = self.expr(e.expr, scope)
@@ -1422,6 +1613,12 @@ class Checker:
             if isinstance(rt, InfInt) and e.right.const is not None and e.right.const < 0:
                 raise P4Error.at(e.right.pos, "shift amount must not be negative")
             if e.left.const is not None and e.right.const is not None:
+                if e.right.const > MAX_CONST_SHIFT:
+                    raise P4Error.at(
+                        e.pos,
+                        f"constant shift by {e.right.const}: p4c folds shifts of constants "
+                        f"by at most {MAX_CONST_SHIFT} bits",
+                    )
                 e.const = (
                     fold(op, e.left.const, e.right.const, lt, e.pos)
                     if e.right.const < 4096 or isinstance(lt, Bits)
@@ -1444,6 +1641,14 @@ class Checker:
                 )
                 e.const = t.wrap(r)
             return t
+        if op in ("/", "%"):
+            for side, st in ((e.left, lt), (e.right, rt)):
+                if isinstance(st, InfInt) and side.const is not None and side.const < 0:
+                    raise P4Error.at(
+                        e.pos, f"'{op}' is not defined on negative numbers ({side.const})"
+                    )
+        if op in COMPARE and ExternT in (type(lt), type(rt)):
+            raise P4Error.at(e.pos, f"extern objects cannot be compared ('{op}' on {lt})")
         t = self.unify(e.left, e.right, e.pos, op)
         if op in COMPARE:
             if op not in ("==", "!=") and not isinstance(t, (Bits, InfInt)):
@@ -1471,7 +1676,79 @@ class Checker:
         a, b = e.left.const, e.right.const
         if a is not None and b is not None:
             e.const = fold(op, a, b, t, e.pos)
+        elif op in ("/", "%") and a != 0:
+            self.target_checks.append((self.run_time_division, e, self.block))
         return t
+
+    def live_blocks(self) -> set:
+        """The parsers and controls main runs: its arguments and what they instantiate."""
+        live, todo = set(), [a.type.decl for a in self.main.ctor_args]
+        while todo:
+            d = todo.pop()
+            if d in live:
+                continue
+            live.add(d)
+            for loc in getattr(d, "locals", ()):  # a package argument has none
+                inst = getattr(loc, "instance", None)
+                if inst is not None and isinstance(inst.type, BlockT):
+                    todo.append(inst.type.decl)
+        return live
+
+    def known_value(self, e: ir.Expr):
+        """The value of `e` as p4c's optimisations see it: a constant, or a local never
+        written after its constant initializer (copy propagation); else None."""
+        if e.const is not None:
+            return e.const
+        var = e.decl if isinstance(e, ir.Name) else None
+        if isinstance(var, Var) and var.init is not None and not var.assigned:
+            return var.init
+        return None
+
+    def run_time_value(self, e: ir.Expr) -> bool:
+        """Whether `e` is read from the apply parameters of a block (the packet and its
+        metadata), which no optimisation of p4c makes constant."""
+        while isinstance(e, (ir.Member, ir.Index, ir.Slice)):
+            e = e.expr
+        return isinstance(e, ir.Name) and getattr(e.decl, "block", None) is not None
+
+    def switch_in_action(self, node) -> None:
+        action, s = node
+        if getattr(action, "used", False):  # p4c drops unused actions first
+            raise P4Error.at(
+                s.pos,
+                f"BMv2 (p4c-bm2-ss) does not support switch statements in actions "
+                f"({action.name}); use if/else, or switch in the control's apply block",
+            )
+
+    def switch_needs_exact(self, s: ir.Switch) -> None:
+        if "exact" not in self.match_kinds.members:  # p4c makes it a table with an exact key
+            raise P4Error.at(
+                s.pos, "a switch on a value needs match_kind 'exact': #include <core.p4>"
+            )
+
+    def union_stack_index(self, e: ir.Index) -> None:
+        if self.known_value(e.index) is None and self.run_time_value(e.index):
+            raise P4Error.at(
+                e.index.pos,
+                f"BMv2 (p4c-bm2-ss) does not support a run-time index into a stack of "
+                f"header unions ({e.expr.type}): use a constant index",
+            )
+
+    def run_time_division(self, e: ir.Binary) -> None:
+        """p4c (every back end, BMv2's too) keeps `/` and `%` of a run-time value only when
+        its optimisations turn the divisor into a power-of-two constant (a shift or a mask);
+        it rejects the rest. The divisor is judged where p4c could not make it anything
+        else: a constant, a local never written after its constant initializer, or read
+        from the apply parameters of a block of main (the packet and its metadata)."""
+        value = self.known_value(e.right)
+        if value is None and not self.run_time_value(e.right):
+            return  # p4c may still fold it (inlining, copy propagation): not ours to judge
+        if value is None or value & (value - 1):
+            raise P4Error.at(
+                e.pos,
+                f"'{e.op}' of a run-time value needs a constant power-of-two divisor: p4c "
+                f"(p4c-bm2-ss too) computes / and % only at compile time, or as a shift or a mask",
+            )
 
     def cast(self, e: ir.Cast, scope: Scope) -> Type:
         to = self.resolve_type(e.to, scope)
@@ -1583,6 +1860,7 @@ class Checker:
                 if self.return_type is not None:
                     raise P4Error.at(e.pos, f"action {d.name} cannot be called from a function")
                 e.kind, e.target = "action", d
+                d.used = True
                 self.bind_args(e, d.params, scope, {}, d.name)
                 return VoidT()
             if isinstance(d, Overloads):
@@ -1600,6 +1878,8 @@ class Checker:
                 if f.name == "verify" and not self.in_parser:
                     raise P4Error.at(e.pos, "verify() can only be called in a parser")
                 self.bind_args(e, decl.params, scope, binding, f.name)
+                if e.kind == "extern_func":
+                    self.target_checks.append((nested_struct_out, e, self.block))
                 if f.name == "digest" and len(e.args) == 2 and e.args[1].value is not None:
                     self.digest_types.append(e.args[1].value.type)
                 ret = (
@@ -1644,6 +1924,7 @@ class Checker:
             self.action.meters_read.add(inst)
             inst.read_by_action = True
         self.bind_args(e, md.params, scope, binding, f"{et.decl.name}.{m}")
+        self.target_checks.append((nested_struct_out, e, self.block))
         if et.decl.name == "packet_in":
             self.packet_in_rules(e, m)
         return self.param_type(ir.Param(md.pos, "", md.ret, "", None, []), scope, binding)
@@ -1703,8 +1984,109 @@ class Checker:
             self.expr(a.value, scope, pt)
             if not isinstance(pt, TypeVar):  # generic parameters take any argument type
                 self.coerce(a.value, pt)
+            if a.value is p.default and a.value.const is None:
+                raise P4Error.at(
+                    a.value.pos,
+                    f"default value of parameter '{p.name}' must be a compile-time constant",
+                )
             if p.direction in ("out", "inout"):
                 self.check_lvalue(a.value)
+
+
+def nested_struct_out(e: ir.Call) -> None:
+    """BMv2's back end (p4c-bm2-ss, its RemoveNestedStructs pass) cannot pass a struct that
+    holds structs, headers, stacks or tuples to an extern's out or inout parameter."""
+    what = e.target.name if e.kind == "extern_func" else f"{e.func.expr.type}.{e.method.name}"
+    for p, a in zip(e.params, e.args):
+        t = a.value.type if a.value is not None else None
+        nested = (
+            isinstance(t, HeaderT)
+            and t.kind == "struct"
+            and any(isinstance(ft, (HeaderT, StackT, TupleT)) for _, ft in t.fields)
+        )
+        if nested and p.direction in ("out", "inout"):
+            raise P4Error.at(
+                a.value.pos,
+                f"BMv2 (p4c-bm2-ss) does not support passing a struct of structs or "
+                f"headers ({t}) to the {p.direction} parameter '{p.name}' of extern {what}",
+            )
+
+
+def table_apply_in(e) -> ir.Call | None:
+    """The first `t.apply()` inside the checked expression `e`, or None."""
+    if (
+        isinstance(e, ir.Call)
+        and isinstance(e.func, ir.Member)
+        and e.func.name == "apply"
+        and isinstance(e.func.expr.type, TableT)
+    ):
+        return e
+    if isinstance(e, (ir.Expr, ir.Arg)):
+        for f in fields(e):
+            found = table_apply_in(getattr(e, f.name))
+            if found is not None:
+                return found
+    if isinstance(e, (list, tuple)):
+        for item in e:
+            found = table_apply_in(item)
+            if found is not None:
+                return found
+    return None
+
+
+def reachable_states(d: ir.ParserDecl) -> set[str]:
+    """Names of the states the parser's written transitions lead to from `start`."""
+    seen, todo = set(), ["start"]
+    while todo:
+        name = todo.pop()
+        state = d.state_map.get(name)
+        if name in seen or state is None:
+            seen.add(name)
+            continue
+        seen.add(name)
+        tr = state.transition
+        todo += [tr.state] if tr.state is not None else [c.state for c in tr.cases]
+    return seen
+
+
+def leaves(s: ir.Stmt | None) -> bool:
+    """Whether every path through `s` ends in `return` or `exit` (what follows it is
+    unreachable, as p4c's def-use analysis finds it)."""
+    if isinstance(s, (ir.Return, ir.Exit)):
+        return True
+    if isinstance(s, ir.Block):
+        return any(leaves(st) for st in s.stmts)
+    if isinstance(s, ir.If):
+        return leaves(s.then) and leaves(s.other)
+    if isinstance(s, ir.Switch):
+        has_default = any(None in c.labels for c in s.cases)
+        return has_default and all(leaves(c.body) for c in s.cases if c.body is not None)
+    return False
+
+
+def same_expr(a, b) -> bool:
+    """Whether two checked expressions are the same (spec: "syntactically identical"), up to
+    positions and the spelling of constants: `1` bound to a bit<32> equals `32w1`."""
+    if isinstance(a, ir.Expr) and isinstance(b, ir.Expr):
+        if a.const is not None or b.const is not None:
+            return a.const == b.const and a.type == b.type
+        if type(a) is not type(b):
+            return False
+        if isinstance(a, ir.Name):
+            return a.decl is b.decl
+        if isinstance(a, ir.Cast):
+            return a.type == b.type and same_expr(a.expr, b.expr)
+        if isinstance(a, ir.StructInit):  # fields by name, in any order
+            fa, fb = dict(a.fields), dict(b.fields)
+            return fa.keys() == fb.keys() and all(same_expr(fa[n], fb[n]) for n in fa)
+        return all(
+            same_expr(getattr(a, f.name), getattr(b, f.name)) for f in fields(a) if f.name != "pos"
+        )
+    if isinstance(a, ir.Arg) and isinstance(b, ir.Arg):
+        return a.name == b.name and same_expr(a.value, b.value)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(same_expr(x, y) for x, y in zip(a, b))
+    return a == b
 
 
 def same_stack(a: Type, b: Type) -> bool:

@@ -44,16 +44,347 @@ def source(**parts) -> str:
     return SKELETON % {**DEFAULTS, **parts}
 
 
-def ternary_table(entries: str, key: str = "hdr.h.a: ternary;", actions: str = "a;") -> str:
+def ternary_table(
+    entries: str, key: str = "hdr.h.a: ternary;", actions: str = "a;", priority_delta: int = 0
+) -> str:
+    delta = f"priority_delta = {priority_delta}; " if priority_delta else ""
     return (
         "action a(bit<8> x) { meta.m = x; } @defaultonly action d() { }\n"
-        f"table t {{ key = {{ {key} }} actions = {{ {actions} }} entries = {{ {entries} }} }}\n"
+        f"table t {{ key = {{ {key} }} actions = {{ {actions} }} {delta}"
+        f"entries = {{ {entries} }} }}\n"
         "apply { t.apply(); }"
     )
 
 
 # (class of check, the bad program's parts, message fragment, line, the valid neighbour)
 CASES = [
+    # -- tables: what the actions list binds (spec 14.2.1.2-14.2.1.4) ---------------------
+    (
+        "default action binding another argument",
+        {
+            "ingress": "action a(inout bit<8> x, bit<8> y) { x = y; }\n"
+            "table t { actions = { a(meta.m); } default_action = a(hdr.h.a, 1); }\n"
+            "apply { t.apply(); }"
+        },
+        "must be the one bound in table t's actions list",
+        {
+            "ingress": "action a(inout bit<8> x, bit<8> y) { x = y; }\n"
+            "table t { actions = { a(meta.m); } default_action = a(meta.m, 1); }\n"
+            "apply { t.apply(); }"
+        },
+    ),
+    (
+        "entry binding another constant",
+        {
+            "ingress": "action a(in bit<8> x, bit<8> y) { meta.m = x + y; }\n"
+            "table t { key = { hdr.h.a: exact; } actions = { a(1); }\n"
+            "const entries = { 7 : a(2, 3); } }\napply { t.apply(); }"
+        },
+        "argument of in parameter 'x' of action a must be the one bound",
+        {
+            "ingress": "action a(in bit<8> x, bit<8> y) { meta.m = x + y; }\n"
+            "table t { key = { hdr.h.a: exact; } actions = { a(1); }\n"
+            "const entries = { 7 : a(8w1, 3); } }\napply { t.apply(); }"
+        },
+    ),
+    (
+        "default action binding other struct fields",
+        {
+            "top": "struct pair_t { bit<8> f0; bit<8> f1; }",
+            "ingress": "action a(in pair_t v) { meta.m = v.f0; }\n"
+            "table t { actions = { a({f0 = hdr.h.a, f1 = hdr.h.b}); }\n"
+            "default_action = a({f1 = hdr.h.a, f0 = hdr.h.b}); }\napply { t.apply(); }",
+        },
+        "argument of in parameter 'v' of default action a must be the one bound",
+        {
+            "top": "struct pair_t { bit<8> f0; bit<8> f1; }",
+            "ingress": "action a(in pair_t v) { meta.m = v.f0; }\n"
+            "table t { actions = { a({f0 = hdr.h.a, f1 = hdr.h.b}); }\n"
+            "default_action = a({f1 = hdr.h.b, f0 = hdr.h.a}); }\napply { t.apply(); }",
+        },
+    ),
+    (
+        "default action of another declaration",
+        {
+            "top": "action b() { }",
+            "ingress": "action b() { } table t { actions = { b; } default_action = .b(); }\n"
+            "apply { t.apply(); }",
+        },
+        "(the listed one is a different declaration)",
+        {
+            "top": "action b() { }",
+            "ingress": "action b() { } table t { actions = { b; } default_action = b(); }\n"
+            "apply { t.apply(); }",
+        },
+    ),
+    (
+        "default_action before actions",
+        {"ingress": "action a() { } table t { default_action = a; actions = { a; } }\napply { }"},
+        "default_action must come after the actions property",
+        {"ingress": "action a() { } table t { actions = { a; } default_action = a; }\napply { }"},
+    ),
+    (
+        "table applied in an action argument",
+        {
+            "ingress": "action a(in bit<8> x) { meta.m = x; } action b() { }\n"
+            "table s { actions = { b; } }\n"
+            "table t { actions = { a(s.apply().hit ? 8w1 : 8w2); } } apply { t.apply(); }"
+        },
+        "a table cannot be applied inside an action argument",
+        {
+            "ingress": "action a(in bit<8> x) { meta.m = x; } action b() { }\n"
+            "table s { actions = { b; } }\n"
+            "table t { actions = { a(hdr.h.a); } } apply { s.apply(); t.apply(); }"
+        },
+    ),
+    # -- table entries (spec 14.2.1.4, "Entry priorities") --------------------------------
+    (
+        "entry priority counted below zero",
+        {
+            "ingress": ternary_table(
+                "priority = 12: 1 : a(1); 2 : a(2); 3 : a(3);", priority_delta=10
+            )
+        },
+        "this entry's priority comes out as -8",
+        {
+            "ingress": ternary_table(
+                "priority = 30: 1 : a(1); 2 : a(2); 3 : a(3);", priority_delta=10
+            )
+        },
+    ),
+    (
+        "duplicate key in an exact table",
+        {"ingress": ternary_table("1 : a(1); 2 : a(2); 1 : a(3);", key="hdr.h.a: exact;")},
+        "duplicate entry key (the same as line",
+        {"ingress": ternary_table("1 : a(1); 2 : a(2); 3 : a(3);", key="hdr.h.a: exact;")},
+    ),
+    # -- annotations (spec 18; the bodies p4c parses) -------------------------------------
+    (
+        "@pkginfo without key=value pairs",
+        {"top": "@pkginfo const bit<8> X = 1;"},
+        "@pkginfo must hold key=value pairs",
+        {"top": '@pkginfo(version = "1.0", contact = "me") const bit<8> X = 1;'},
+    ),
+    (
+        "@name of a number",
+        {"ingress": "@name(4) action a() { } apply { a(); }"},
+        "@name must hold a string",
+        {"ingress": '@name ("a" ++ "b") action a() { } apply { a(); }'},
+    ),
+    (
+        "@deprecated of a non-string expression",
+        {"top": '@deprecated("a" | "b") extern void f();'},
+        "@deprecated must hold a string",
+        {"top": '@deprecated("use g" ++ "()") extern void f();'},
+    ),
+    (
+        "structured annotation given twice",
+        {"top": "@a[] @a[1] const bit<8> X = 1;"},
+        "@a: duplicate name for structured annotation",
+        {"top": "@a[1] @b[2] const bit<8> X = 1;"},
+    ),
+    (
+        "structured and unstructured annotation of one name",
+        {"top": "@a(1) @a[2] const bit<8> X = 1;"},
+        "@a: duplicate name for structured annotation",
+        {"top": "@a(1) @a(2) const bit<8> X = 1;"},
+    ),
+    (
+        "structured annotation with a list value",
+        {"top": "@a[x = {1, 2}] const bit<8> X = 1;"},
+        "illegal type list for a structured annotation value",
+        {"top": '@a[x = 2 * 3, y = "s", z = 1 == 2] const bit<8> X = 1;'},
+    ),
+    (
+        "structured annotation with a bit<W> value",
+        {"top": "@a[8w1] const bit<8> X = 1;"},
+        "illegal type bit<8> for a structured annotation value; must be int, string or bool",
+        {"top": "@a[1, X2] const int X2 = 1; @b[X2] const bit<8> X = 1;"},
+    ),
+    (
+        "structured annotation with a key twice",
+        {"top": "@a[k = 1, k = 2] const bit<8> X = 1;"},
+        "@a: duplicate key 'k' in structured annotation",
+        {"top": "@a[k = 1, l = 2] const bit<8> X = 1;"},
+    ),
+    (
+        "structured annotation mixing keys and expressions",
+        {"top": "@a[k = 1, 2] const bit<8> X = 1;"},
+        "expressions or key=value pairs, not both",
+        {"top": "@a[1, 2] const bit<8> X = 1;"},
+    ),
+    # -- syntax ---------------------------------------------------------------------------
+    (
+        "'_' as a field type",
+        {"top": "struct s1 { _ f; }"},
+        "expected the type of a field ('_' is not a type here)",
+        {"top": "struct s1 { bit<8> f; }"},
+    ),
+    (
+        "type name as an operand",
+        {"ingress": "apply { meta.m = meta_t + 3; }"},
+        "expected '(' or '.' after the type name meta_t",
+        {"ingress": "apply { bit<8> meta_t = 3; meta.m = meta_t + 3; }"},
+    ),
+    # -- declarations and main ------------------------------------------------------------
+    (
+        "package argument with another number of parameters",
+        {
+            "top": "control CC3(inout headers_t hdr, inout meta_t meta, "
+            "inout standard_metadata_t sm) { apply { } }",
+            "main": "V1Switch(P(), VC(), I(), E(), CC3(), D()) main;",
+        },
+        "control CC3 has 3 parameter(s), but package parameter 'ck' of type ComputeChecksum",
+        {
+            "top": "control CC3(inout headers_t hdr, inout meta_t meta) { apply { } }",
+            "main": "V1Switch(P(), VC(), I(), E(), CC3(), D()) main;",
+        },
+    ),
+    (
+        "V1Switch with a header as its headers type",
+        {
+            "top": "parser P2(packet_in pkt, out h_t hdr, inout meta_t meta, "
+            "inout standard_metadata_t sm) { state start { pkt.extract(hdr); transition accept; } }\n"
+            "control VC2(inout h_t hdr, inout meta_t meta) { apply { } }\n"
+            "control I2(inout h_t hdr, inout meta_t meta, inout standard_metadata_t sm) "
+            "{ apply { } }\n"
+            "control CC2(inout h_t hdr, inout meta_t meta) { apply { } }\n"
+            "control D2(packet_out pkt, in h_t hdr) { apply { pkt.emit(hdr); } }",
+            "main": "V1Switch(P2(), VC2(), I2(), I2(), CC2(), D2()) main;",
+        },
+        "V1Switch: the headers type must be a struct, got h_t",
+        {},
+    ),
+    (
+        "main an extern instance",
+        {"main": "extern X { X(); }\nX() main;"},
+        "main must be a package instantiation such as V1Switch(...) main; here it is an instance",
+        {"main": "extern X { X(); }\nV1Switch(P(), VC(), I(), E(), CC(), D()) main;"},
+    ),
+    (
+        "main a declaration",
+        {"main": "extern main { }"},
+        "main must be a package instantiation",
+        {"main": "extern main_t { }\nV1Switch(P(), VC(), I(), E(), CC(), D()) main;"},
+    ),
+    (
+        "control instantiating itself",
+        {"top": "control C2() { C2() c; apply { c.apply(); } }"},
+        "c: C2 cannot instantiate itself",
+        {"top": "control C3() { apply { } }\ncontrol C2() { C3() c; apply { c.apply(); } }"},
+    ),
+    (
+        "local shadowing a parameter",
+        {"ingress": "apply { headers_t hdr = hdr; }"},
+        "declaration of 'hdr' shadows the parameter 'hdr'",
+        {
+            "ingress": "action a(bit<8> x) { bit<8> y = x; meta.m = y; } apply { headers_t h = hdr; }"
+        },
+    ),
+    (
+        "function without a return on every path",
+        {"top": "bit<8> f(in bit<8> x) { if (x > 1) { return x; } }"},
+        "function 'f' does not return a value on all paths",
+        {
+            "top": "bit<8> f(in bit<8> x) { if (x > 1) { return x; } else { return 0; } }\n"
+            "bit<8> g(in bit<8> x) { switch (x) { 1: { return 1; } default: { return 2; } } }"
+        },
+    ),
+    (
+        "parser that never reaches accept or reject",
+        {"parser": "state start { transition s1; } state s1 { transition start; }"},
+        "parser P never reaches the accept or reject state",
+        {
+            "parser": "state start { transition s1; }\n"
+            "state s1 { transition select(meta.m) { 1: start; default: reject; } }"
+        },
+    ),
+    (
+        "@match of a value that is no match_kind",
+        {"top": "struct m2 { @match(1 + 1) bit<8> f; }"},
+        "@match of field m2.f must name one match_kind",
+        {"top": "struct m2 { @match(ternary) bit<8> f; }"},
+    ),
+    (
+        "default parameter value that is not constant",
+        {
+            "top": "bit<8> h(in bit<8> a) { return a; }\n"
+            "bit<8> f(in bit<8> a = h(1), in bit<8> b) { return b; }",
+            "ingress": "apply { meta.m = f(b = hdr.h.a); }",
+        },
+        "default value of parameter 'a' must be a compile-time constant",
+        {
+            "top": "bit<8> f(in bit<8> a = 1 + 1, in bit<8> b) { return a + b; }",
+            "ingress": "apply { meta.m = f(b = hdr.h.a); }",
+        },
+    ),
+    (
+        "extern objects compared",
+        {"top": "extern X { X(); }", "ingress": "X() x1; X() x2; apply { if (x1 == x2) { } }"},
+        "extern objects cannot be compared ('==' on X)",
+        {"top": "extern X { X(); }", "ingress": "apply { if (hdr.h.a == 1) { } }"},
+    ),
+    # -- constant folding and what p4c folds ----------------------------------------------
+    (
+        "division by a negative number",
+        {"ingress": "apply { meta.m = hdr.h.a / -1; }"},
+        "'/' is not defined on negative numbers (-1)",
+        {"ingress": "apply { meta.m = hdr.h.a / 1; }"},
+    ),
+    (
+        "division of a packet field by a packet field",
+        {"ingress": "apply { meta.m = hdr.h.a / hdr.h.b; }"},
+        "'/' of a run-time value needs a constant power-of-two divisor",
+        {
+            "ingress": "apply { meta.m = hdr.h.a / 4; meta.m = meta.m % 8; meta.m = 9 / 3;\n"
+            "bit<8> d = 16; meta.m = hdr.h.b / d; }"
+        },
+    ),
+    (
+        "modulo by a local that p4c propagates to 3",
+        {"ingress": "apply { bit<8> d = 3; meta.m = hdr.h.a % d; }"},
+        "'%' of a run-time value needs a constant power-of-two divisor",
+        {"ingress": "apply { bit<8> d = 3; d = hdr.h.b; meta.m = hdr.h.a % (d + 1); }"},
+    ),
+    (
+        "constant shift wider than p4c folds",
+        {"ingress": "apply { meta.m = (bit<8>)(1 << 3000); }"},
+        "constant shift by 3000: p4c folds shifts of constants by at most 2048 bits",
+        {"ingress": "apply { meta.m = (bit<8>)(1 << 2048); }"},
+    ),
+    # -- what BMv2 (p4c-bm2-ss) does not support ------------------------------------------
+    (
+        "switch in an action",
+        {"ingress": "action a() { switch (hdr.h.a) { 1: { } } } apply { a(); }"},
+        "BMv2 (p4c-bm2-ss) does not support switch statements in actions (a)",
+        {
+            "ingress": "action a() { switch (hdr.h.a) { 1: { } } } apply { switch (hdr.h.a) { 1: { } } }"
+        },
+    ),
+    (
+        "run-time index into a stack of header unions",
+        {
+            "top": "header_union u_t { h_t x; }",
+            "ingress": "u_t[2] us; apply { us[meta.m].x.a = 1; }",
+        },
+        "does not support a run-time index into a stack of header unions (u_t[2])",
+        {
+            "top": "header_union u_t { h_t x; }",
+            "ingress": "u_t[2] us; apply { us[1].x.setValid(); bit<8> i = 0; us[i].x.a = 2; }",
+        },
+    ),
+    (
+        "struct of headers to an extern's inout parameter",
+        {
+            "top": "struct nest_t { h_t h; }\nextern void ext(inout nest_t v);",
+            "ingress": "nest_t n; apply { ext(n); }",
+        },
+        "struct of structs or headers (nest_t) to the inout parameter 'v' of extern ext",
+        {
+            "top": "struct nest_t { h_t h; }\nextern void ext(inout nest_t v);\n"
+            "control Unused() { nest_t n; apply { ext(n); } }",
+        },
+    ),
     (
         "entries on a table without key",
         {"ingress": "action a() {} table t { actions = { a; } entries = { _ : a(); } } apply { }"},
@@ -339,6 +670,19 @@ def test_table_without_default_needs_core_noaction():
         compile_source(bare % "", "bare.p4")
     with pytest.raises(P4Error, match="no package instantiation named 'main'"):
         compile_source(bare % "default_action = a;", "bare.p4")  # past the table check
+
+
+def test_switch_on_a_value_needs_core_exact():
+    """p4c implements a switch on a value as a table with an exact key: core.p4's
+    match_kind exact must be declared."""
+    bare = (
+        "%s\ncontrol C(in bit<4> a) { apply { switch (a) { 0: { } default: { } } } }\n"
+        "control C_t(in bit<4> a);\npackage Pkg(C_t c);\nPkg(C()) main;\n"
+    )
+    with pytest.raises(P4Error, match="a switch on a value needs match_kind 'exact'"):
+        compile_source(bare % "", "bare.p4")
+    with pytest.raises(P4Error, match="main must be a V1Switch package"):
+        compile_source(bare % "match_kind { exact }", "bare.p4")  # past the switch check
 
 
 def test_package_named_arguments_wire_by_name():

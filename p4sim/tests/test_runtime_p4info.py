@@ -448,3 +448,46 @@ def test_error_key_has_no_width_and_errors_in_type_info():
     )
     assert info.tables[0].match_fields[0].bitwidth == 0
     assert list(info.type_info.error.members)[:3] == ["NoError", "PacketTooShort", "NoMatch"]
+
+
+def test_structured_annotations_folded_into_their_own_field():
+    """`@a[...]` (spec 18.2) goes to `structured_annotations` with its values folded, as
+    p4c writes it (p4c's structured_annotations.p4 sample), never into `annotations`."""
+    from p4sim import frontend
+
+    program = frontend.compile_source(
+        TWO_TABLES.replace(
+            "    table no_default",
+            '    @list[1, "hi", 1 == 2, 5 + 6] @kv[label = "text", n = 2 * 3] @Empty[]\n'
+            "    table no_default",
+        ).replace("actions = { set; }", "actions = { @id_note[7] set; }"),
+        "structured.p4",
+    )
+    [t] = [t for t in p4info.generate(program.model).tables if t.preamble.alias == "no_default"]
+    assert list(t.preamble.annotations) == []
+
+    def values(sa):
+        pairs = [(kv.key, kv.value) for kv in sa.kv_pair_list.kv_pairs] or [
+            (None, v) for v in sa.expression_list.expressions
+        ]
+        return [(k, v.WhichOneof("value"), getattr(v, v.WhichOneof("value"))) for k, v in pairs]
+
+    assert [
+        (sa.name, sa.WhichOneof("body"), values(sa)) for sa in t.preamble.structured_annotations
+    ] == [
+        (
+            "list",
+            "expression_list",
+            [
+                (None, "int64_value", 1),
+                (None, "string_value", "hi"),
+                (None, "bool_value", False),
+                (None, "int64_value", 11),
+            ],
+        ),
+        ("kv", "kv_pair_list", [("label", "string_value", "text"), ("n", "int64_value", 6)]),
+        ("Empty", "expression_list", []),
+    ]
+    [ref] = [r for r in t.action_refs if r.structured_annotations]
+    assert (ref.structured_annotations[0].name, list(ref.annotations)) == ("id_note", [])
+    assert ref.structured_annotations[0].expression_list.expressions[0].int64_value == 7
