@@ -39,7 +39,7 @@ P4C_REJECTS = {
     "loops": "for (; ; ...) without an init statement (a syntax error for p4c)",
 }
 # Others p4c's front end accepts but its BMv2 back end refuses after writing the P4Info
-# (arith: / and % of run-time values; signed: a slice assigned into an int<8>): compared.
+# (signed: a slice assigned into an int<8>): compared.
 
 
 def p4c_p4info(path: Path, defines: dict, out: Path) -> tuple[Path | None, str]:

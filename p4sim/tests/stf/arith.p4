@@ -28,7 +28,7 @@ header res_t {
     bit<8>  lits;       // 8w255 + 0x01 + 0b1 + 0o7 + 1_0
     bit<8>  tern;       // a > b ? a : b
     bit<1>  cmp;        // (bit<1>)(a == b)
-    bit<7>  div_mod;    // (a / 3)[6:0] when b == 0 else (a % 3)
+    bit<7>  div_mod;    // (a / 4)[6:0] when b == 0 else (a % 8)
 }
 
 struct headers_t {
@@ -72,9 +72,9 @@ control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) 
         hdr.res.tern = a > b ? a : b;
         hdr.res.cmp = (bit<1>) (a == b);
         if (b == 0) {
-            hdr.res.div_mod = (a / 3)[6:0];
+            hdr.res.div_mod = (a / 4)[6:0];
         } else {
-            hdr.res.div_mod = (a % 3)[6:0];
+            hdr.res.div_mod = (a % 8)[6:0];
         }
         sm.egress_spec = 1;
     }

@@ -57,8 +57,8 @@ control I(inout headers hdr, inout metadata m, inout standard_metadata_t sm) {
             hdr.h.s = 250;
             hdr.h.s |+|= 10;                    // saturates at 255
             hdr.h.s |-|= 5;                     // 250
-            hdr.h.s /= 3;                       // 83
-            hdr.h.s %= 10;                      // 3
+            hdr.h.s /= 4;                       // 62
+            hdr.h.s %= 8;                       // 6
         }
     }
 }
