@@ -820,10 +820,13 @@ class Parser:
             self.expect(";")
             return ir.Continue(t.pos)
         if self.is_type_start():
-            decl = self.either(self._var_decl, self.expression_statement)
-            if isinstance(decl, ir.VarDecl):
+
+            def declaration():
+                decl = self._var_decl()
                 decl.annotations = annots
-            return decl
+                return decl
+
+            return self.either(declaration, self.expression_statement)
         return self.expression_statement()
 
     def expression_statement(self) -> ir.Stmt:
