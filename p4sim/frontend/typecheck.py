@@ -674,7 +674,10 @@ class Checker:
                 f"'{p.name}' of type {want_kind} {want.decl.name}",
             )
         got_params, want_params = arg.type.decl.params, want.decl.params
-        if len(got_params) != len(want_params):
+        omitted = want_params[len(got_params) :]  # only those with a default (or @optional)
+        if len(got_params) > len(want_params) or any(
+            w.default is None and not ir.annotation(w.annotations, "optional") for w in omitted
+        ):
             raise P4Error.at(
                 pos,
                 f"{got_kind} {arg.type.decl.name} has {len(got_params)} parameter(s), but "

@@ -685,6 +685,19 @@ def test_switch_on_a_value_needs_core_exact():
         compile_source(bare % "match_kind { exact }", "bare.p4")  # past the switch check
 
 
+def test_package_argument_may_leave_out_parameters_with_defaults():
+    """A control type's trailing parameters with a default value need not be declared by the
+    control passed for it (p4c accepts this); any other missing parameter is an error."""
+    prog = (
+        "control C_t(inout bit<8> x, in bit<8> y%s);\npackage Pkg(C_t c);\n"
+        "control C(inout bit<8> x) { apply { } }\nPkg(C()) main;\n"
+    )
+    with pytest.raises(P4Error, match="main must be a V1Switch package"):
+        compile_source(prog % " = 1", "default.p4")  # past the package argument check
+    with pytest.raises(P4Error, match="control C has 1 parameter"):
+        compile_source(prog % "", "default.p4")
+
+
 def test_package_named_arguments_wire_by_name():
     """V1Switch(ig = ..., p = ...) in any order: each block lands where its name says."""
     prog = compile_source(
