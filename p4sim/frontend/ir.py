@@ -56,6 +56,7 @@ class StackTypeRef(TypeRef):
 @dataclass(eq=False)
 class TupleTypeRef(TypeRef):
     args: list[TypeRef]
+    kind: str = "tuple"  # or "list" (p4sim treats list<T> as a tuple)
 
 
 # --------------------------------------------------------------------------- expressions

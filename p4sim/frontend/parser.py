@@ -747,7 +747,7 @@ class Parser:
             while self.accept(","):
                 args.append(self.typeref())
             self.close_angle()
-            ref = ir.TupleTypeRef(t.pos, args)
+            ref = ir.TupleTypeRef(t.pos, args, t.text)
         elif self.is_ident(t):
             self.i += 1
             args = []

@@ -303,21 +303,53 @@ class Checker:
                 )
             return StackT(elem, size)
         if isinstance(ref, ir.TupleTypeRef):
-            return TupleT([self.resolve_type(a, scope) for a in ref.args])
+            items = [self.resolve_type(a, scope) for a in ref.args]
+            for a, t in zip(ref.args, items):
+                # spec 7.2.8: a tuple holds values (p4c lowers it to a struct, whose fields
+                # cannot be strings either); p4sim reads list<T> as a tuple, but p4c's lists
+                # are their own type, so they are left alone here
+                if ref.kind == "tuple" and isinstance(t, (StringT, DontCareT, VoidT, ExternT)):
+                    what = f"extern {t}" if isinstance(t, ExternT) else t
+                    raise P4Error.at(
+                        a.pos,
+                        f"a tuple cannot hold an element of type {what} (allowed: bit<W>, "
+                        f"int<W>, bool, enums, error, headers, structs, tuples)",
+                    )
+            return TupleT(items)
         entry = scope.lookup(ref.name)
         if isinstance(entry, TypeEntry):
             t = entry.type
+            if ref.args and not self.takes_type_args(t):
+                raise P4Error.at(
+                    ref.pos,
+                    f"type {ref.name} is not generic (or already specialised): it takes no "
+                    f"type arguments",
+                )
             if isinstance(t, ExternT):
                 args = [self.resolve_type(a, scope) for a in ref.args]
+                for a, at in zip(ref.args, args):
+                    if contains_extern(at, t.decl):
+                        raise P4Error.at(
+                            a.pos, f"{ref.name} cannot have itself as (or in) a type argument"
+                        )
                 return ExternT(t.decl, args)
             if ref.args and isinstance(t, BlockT):
-                return t  # generic parser/control types: arguments are not needed here
+                for a in ref.args:  # generic parser/control types: the arguments must exist
+                    self.resolve_type(a, scope)
+                return t
             return t
         if entry is None:
             if ref.name == "list":
                 raise unsupported(ref.pos, "the list<T> type")
             raise P4Error.at(ref.pos, f"unknown type '{ref.name}'")
         raise P4Error.at(ref.pos, f"'{ref.name}' is not a type")
+
+    @staticmethod
+    def takes_type_args(t: Type) -> bool:
+        """A generic extern not yet specialised, or a generic parser/control/package type."""
+        if isinstance(t, ExternT):
+            return bool(t.decl.type_params) and not t.args
+        return isinstance(t, BlockT) and bool(getattr(t.decl, "type_params", None))
 
     def const_int(self, e: ir.Expr, scope: Scope) -> int:
         self.expr(e, scope)
@@ -454,9 +486,17 @@ class Checker:
                 if m.name == d.name and m.ret is not None:
                     raise P4Error.at(m.pos, f"constructor {d.name} cannot have a return type")
                 self.param_rules(m.params, scope, [*d.type_params, *m.type_params])
+                for ref, t in self.signature(m, scope, [*d.type_params, *m.type_params]):
+                    if contains_extern(t, d):
+                        raise P4Error.at(
+                            ref.pos,
+                            f"extern {d.name} refers to itself in {m.name}: a type cannot "
+                            f"contain itself",
+                        )
             return
         if isinstance(d, ir.MethodDecl):
             self.param_rules(d.params, scope, d.type_params)
+            self.signature(d, scope, d.type_params)
             self.declare(scope, d.name, Overloads([d]), d.pos)
             return
         if isinstance(d, ir.FunctionDecl):
@@ -468,6 +508,7 @@ class Checker:
             return
         if isinstance(d, (ir.ParserDecl, ir.ControlDecl, ir.PackageDecl)):
             self.param_rules(d.params, scope, d.type_params)
+            d.param_types = [t for _, t in self.signature(d, scope, d.type_params)]
             self.param_rules(getattr(d, "ctor_params", []), scope, d.type_params)
             if {p.name for p in d.params} & {p.name for p in getattr(d, "ctor_params", [])}:
                 dup = next(p for p in d.ctor_params if p.name in {q.name for q in d.params})
@@ -529,6 +570,22 @@ class Checker:
                     f"parameter '{p.name}' of type {what} must be directionless "
                     f"(remove '{p.direction}')",
                 )
+
+    def signature(self, d, scope: Scope, type_params) -> list[tuple[ir.TypeRef, Type]]:
+        """The parameter and return types of a declaration without a body (extern method or
+        function, parser/control/package type), resolved with its type parameters unbound:
+        they must name existing, well-formed types even where nothing calls them."""
+        tscope = self.type_scope(scope, {n: TypeVar(n) for n in type_params})
+        refs = [p.typeref for p in d.params] + [r for r in [getattr(d, "ret", None)] if r]
+        return [(ref, self.resolve_type(ref, tscope)) for ref in refs]
+
+    @staticmethod
+    def type_scope(scope: Scope, binding: dict[str, Type]) -> Scope:
+        """scope with the type parameters of a generic declaration bound (to TypeVars when
+        not known yet)."""
+        inner = Scope(scope)
+        inner.names.update((n, TypeEntry(t)) for n, t in binding.items())
+        return inner
 
     def params(self, params: list[ir.Param], scope: Scope, frame: Frame | None) -> None:
         self.param_rules(params, scope)
@@ -643,9 +700,11 @@ class Checker:
                             f"{', '.join(p.name for p in t.decl.params)}",
                         )
                     args = [by_name[p.name] for p in t.decl.params]
+                tscope = self.type_scope(scope, {n: TypeVar(n) for n in t.decl.type_params})
+                binding: dict[str, Type] = {}  # the package's type parameters, as inferred
                 for p, a in zip(t.decl.params, args):
                     arg = self.block_arg(a.value, scope)
-                    self.package_arg_rules(p, arg, a.value.pos, scope)
+                    self.package_arg_rules(p, arg, a.value.pos, tscope, binding)
                     inst.ctor_args.append(arg)
                 return inst
             if scope is self.scope:
@@ -659,9 +718,13 @@ class Checker:
             return inst
         raise P4Error.at(d.pos, f"cannot instantiate {t}")
 
-    def package_arg_rules(self, p: ir.Param, arg: Instance, pos, scope: Scope) -> None:
+    def package_arg_rules(
+        self, p: ir.Param, arg: Instance, pos, scope: Scope, binding: dict[str, Type]
+    ) -> None:
         """A package argument is a parser where the parameter's type is a parser type and a
-        control where it is a control type."""
+        control where it is a control type, with the same parameter directions and types
+        (the package's type parameters, such as V1Switch's H and M, bind once for all its
+        arguments: spec 7.2.12.1 and "Type inference")."""
         want = self.resolve_type(p.typeref, scope)
         if not isinstance(want, BlockT):
             raise P4Error.at(pos, f"package parameter '{p.name}' is not a parser or control type")
@@ -692,6 +755,24 @@ class Checker:
                         f"parameter '{g.name}' of {arg.type.decl.name} is "
                         f"'{g.direction or 'directionless'}', but {want.decl.name} declares "
                         f"it '{w.direction or 'directionless'}' (package parameter '{p.name}')",
+                    )
+            # `Parser<H, M>`: the parser type's own type parameters stand for the package's
+            targs = [self.resolve_type(a, scope) for a in getattr(p.typeref, "args", [])]
+            rename = {
+                n: TypeVar(f"{p.name}.{n}") if isinstance(a, DontCareT) else a  # `_`: infer
+                for n, a in zip(want.decl.type_params, targs)
+            }
+            if not rename:
+                binding = {}  # a type without arguments binds its own type parameters
+            got_types, want_types = arg.type.decl.param_types, want.decl.param_types
+            for g, gt, wt in zip(got_params, got_types, want_types):
+                wt = substitute(wt, rename)
+                if not unifies(wt, gt, binding):
+                    raise P4Error.at(
+                        g.pos,
+                        f"parameter '{g.name}' of {arg.type.decl.name} has type {gt}, but "
+                        f"{want.decl.name} declares it {substitute(wt, binding)} (package "
+                        f"parameter '{p.name}')",
                     )
 
     def block_arg(self, e: ir.Expr, scope: Scope) -> Instance:
@@ -2090,6 +2171,78 @@ def same_expr(a, b) -> bool:
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
         return len(a) == len(b) and all(same_expr(x, y) for x, y in zip(a, b))
     return a == b
+
+
+def contains_extern(t: Type, decl) -> bool:
+    """t is, or holds in a tuple or as a type argument, the extern type declared by decl."""
+    if isinstance(t, ExternT):
+        return t.decl is decl or any(contains_extern(a, decl) for a in t.args)
+    if isinstance(t, TupleT):
+        return any(contains_extern(i, decl) for i in t.items)
+    return False
+
+
+def free_vars(t: Type) -> bool:
+    """t still holds a type variable (a generic parameter not bound yet)."""
+    if isinstance(t, TypeVar):
+        return True
+    if isinstance(t, TupleT):
+        return any(free_vars(i) for i in t.items)
+    if isinstance(t, ExternT):
+        return any(free_vars(a) for a in t.args)
+    return False
+
+
+def unifies(want: Type, got: Type, binding: dict[str, Type]) -> bool:
+    """got is an instance of want: type variables of want bind (in binding) on first sight
+    and must then match; everything else must be the same type."""
+    if isinstance(want, TypeVar):
+        bound = binding.get(want.var)
+        if bound is None:
+            binding[want.var] = got
+            return True
+        return same_type(bound, got)
+    if isinstance(want, TupleT):
+        return (
+            isinstance(got, TupleT)
+            and len(got.items) == len(want.items)
+            and all(unifies(w, g, binding) for w, g in zip(want.items, got.items))
+        )
+    if isinstance(want, ExternT) and isinstance(got, ExternT) and want.decl is got.decl:
+        return len(want.args) == len(got.args) and all(
+            unifies(w, g, binding) for w, g in zip(want.args, got.args)
+        )
+    return same_type(want, got)
+
+
+def substitute(t: Type, binding: dict[str, Type]) -> Type:
+    if isinstance(t, TypeVar):
+        return binding.get(t.var, t)
+    if isinstance(t, TupleT):
+        return TupleT([substitute(i, binding) for i in t.items])
+    return t
+
+
+def same_type(a: Type, b: Type) -> bool:
+    """One type, however written: declared types (header, struct, enum, extern, ...) are one
+    object each; bit<W>, tuples and stacks are equal by structure."""
+    if a is b or same_stack(a, b):
+        return True
+    if isinstance(a, (Bits, Varbit, BoolT, StringT, InfInt, VoidT, DontCareT)):
+        return a == b
+    if isinstance(a, (ErrorT, MatchKindT)):
+        return type(a) is type(b)
+    if isinstance(a, TupleT) and isinstance(b, TupleT):
+        return len(a.items) == len(b.items) and all(map(same_type, a.items, b.items))
+    if isinstance(a, ExternT) and isinstance(b, ExternT):
+        return (
+            a.decl is b.decl and len(a.args) == len(b.args) and all(map(same_type, a.args, b.args))
+        )
+    if isinstance(a, BlockT) and isinstance(b, BlockT):
+        return a.decl is b.decl
+    if isinstance(a, TypeVar) and isinstance(b, TypeVar):
+        return a.var == b.var
+    return False
 
 
 def same_stack(a: Type, b: Type) -> bool:

@@ -707,3 +707,67 @@ def test_package_named_arguments_wire_by_name():
     assert [type(r).__name__ for r in prog.roots]  # built
     assert prog.checker.main.ctor_args[0].type.decl.name == "P"
     assert prog.checker.main.ctor_args[2].type.decl.name == "I"
+
+
+# Type-system checks (generic types, type arguments, tuples, package arguments).
+TYPE_CASES = [
+    (
+        "tuple of string",
+        {"top": "extern X1 { X1(); void f(in tuple<string> t); }"},
+        "a tuple cannot hold an element of type string",
+        {"top": "extern X1 { X1(); void f(in tuple<bit<8>> t); }"},
+    ),
+    (
+        "tuple of an extern object",
+        {"top": "extern X1 { X1(); } extern X2 { X2(); tuple<X1, bit<8>> f(); }"},
+        "a tuple cannot hold an element of type extern X1",
+        {"top": "extern X1 { X1(); } extern X2 { X2(); tuple<bit<8>, bit<8>> f(); }"},
+    ),
+    (
+        "extern that refers to itself",
+        {"top": "extern Node { Node(); void link(Node other); }"},
+        "extern Node refers to itself in link",
+        {"top": "extern Node { Node(); void link(bit<8> other); }"},
+    ),
+    (
+        "generic extern with itself as type argument",
+        {"top": "extern Box<T> { Box(); void put(in T v); }\ntypedef Box<Box<bit<8>>> B;"},
+        "Box cannot have itself as (or in) a type argument",
+        {"top": "extern Box<T> { Box(); void put(in T v); }\ntypedef Box<bit<8>> B;"},
+    ),
+    (
+        "type arguments for a type that is not generic",
+        {"ingress": "apply { h_t<bit<8>> x; x.setInvalid(); }"},
+        "type h_t is not generic (or already specialised)",
+        {"ingress": "apply { h_t x; x.setInvalid(); }"},
+    ),
+    (
+        "type arguments for an already specialised typedef",
+        {"top": "extern Box<T> { Box(); }\ntypedef Box<bit<8>> B8;\ntypedef B8<bit<8>> B;"},
+        "type B8 is not generic (or already specialised)",
+        {"top": "extern Box<T> { Box(); }\ntypedef Box<bit<8>> B8;\ntypedef B8 B;"},
+    ),
+    (
+        "undeclared type argument in a prototype",
+        {"top": "parser Pt<T>(in T i);\npackage Pk(Pt<U> p);"},
+        "unknown type 'U'",
+        {"top": "parser Pt<T>(in T i);\npackage Pk(Pt<bit<8>> p);"},
+    ),
+    (
+        "package argument whose parameter types do not unify",
+        {
+            "top": "control VC2(inout meta_t hdr, inout meta_t meta) { apply {} }",
+            "main": "V1Switch(P(), VC2(), I(), E(), CC(), D()) main;",
+        },
+        "parameter 'hdr' of VC2 has type meta_t, but VerifyChecksum declares it headers_t",
+        {
+            "top": "control VC2(inout headers_t hdr, inout meta_t meta) { apply {} }",
+            "main": "V1Switch(P(), VC2(), I(), E(), CC(), D()) main;",
+        },
+    ),
+]
+
+
+@pytest.mark.parametrize("name, bad, message, good", TYPE_CASES, ids=[c[0] for c in TYPE_CASES])
+def test_type_check_rejects_bad_and_keeps_good(name, bad, message, good):
+    test_check_rejects_bad_and_keeps_good(name, bad, message, good)
