@@ -332,7 +332,7 @@ class Checker:
                         raise P4Error.at(
                             a.pos, f"{ref.name} cannot have itself as (or in) a type argument"
                         )
-                return ExternT(t.decl, args)
+                return ExternT(t.decl, args) if ref.args else t  # t: maybe a typedef's
             if ref.args and isinstance(t, BlockT):
                 for a in ref.args:  # generic parser/control types: the arguments must exist
                     self.resolve_type(a, scope)
@@ -375,7 +375,16 @@ class Checker:
                     target.members.add(name)
             return
         if isinstance(d, ir.TypedefDecl):
-            self.declare(scope, d.name, TypeEntry(self.resolve_type(d.typeref, scope)), d.pos)
+            t = self.resolve_type(d.typeref, scope)
+            if d.newtype and not isinstance(t, (Bits, BoolT)):
+                # spec 7.2.8 (p4c agrees): `type` only over bit<W>, int<W>, bool or another
+                # `type` (which p4sim has already reduced to its base type)
+                raise P4Error.at(
+                    d.typeref.pos,
+                    f"'type' can only define a new type over bit<W>, int<W>, bool or another "
+                    f"'type', not over {t} (use typedef for a synonym)",
+                )
+            self.declare(scope, d.name, TypeEntry(t), d.pos)
             return
         if isinstance(d, ir.HeaderDecl):
             if d.type_params:
@@ -666,13 +675,33 @@ class Checker:
                     d.pos,
                     f"{t.decl.name} takes {' or '.join(str(len(c.params)) for c in ctors) or 'no'} constructor argument(s), got {len(d.args)}",
                 )
-            binding = self.bind_type_params(t.decl.type_params, t.args)
+            names = t.decl.type_params
+            optional = V1MODEL_OPTIONAL_INDEX.get(t.decl.name, ())
+            left_out = names[len(t.args) :]
+            if t.args and len(t.args) != len(names) and not set(left_out) <= set(optional):
+                raise P4Error.at(
+                    d.typeref.pos,
+                    f"{t.decl.name} takes {len(names)} type argument(s), got {len(t.args)}",
+                )
+            binding = self.bind_type_params(names, t.args)
+            binding.update((n, Bits(32)) for n in optional if isinstance(binding[n], TypeVar))
+            self.infer_from_args(ctor.params, d.args, scope, binding)
             for p, a in zip(ctor.params, d.args):
-                pt = self.param_type(p, scope, binding)
-                self.expr(a.value, scope, pt)
                 if p.name == "size":
                     self.check_extern_size(t.decl.name, a.value)
-                self.coerce(a.value, pt)
+            self.convert_args(ctor.params, d.args, scope, binding, t.decl.name)
+            for i, n in enumerate(names):
+                given = t.args[i] if i < len(t.args) else None
+                if isinstance(binding[n], TypeVar) and isinstance(given, DontCareT):
+                    binding[n] = given  # `E<_>`: what no argument determines stays `_`
+                elif isinstance(binding[n], TypeVar) and not t.args:
+                    raise P4Error.at(
+                        d.pos,
+                        f"{d.name}: could not infer a type for type parameter {n} of "
+                        f"{t.decl.name} (no constructor argument determines it): give the "
+                        f"type arguments, {t.decl.name}<...>(...)",
+                    )
+            for p, a in zip(ctor.params, d.args):
                 if a.value.const is None:
                     raise P4Error.at(
                         a.value.pos,
@@ -789,18 +818,29 @@ class Checker:
             e.pos, "package arguments must be parser/control instances such as MyIngress()"
         )
 
-    def bind_type_params(self, names: list[str], args: list[Type]) -> dict[str, Type]:
-        binding = {n: TypeVar(n) for n in names}
+    @staticmethod
+    def bind_type_params(names: list[str], args: list[Type]) -> dict[str, Type]:
+        """Type parameters bound to the type arguments given; the others, and those given as
+        `_`, stay open (TypeVar) for inference from the arguments."""
+        binding: dict[str, Type] = {n: TypeVar(n) for n in names}
         for n, a in zip(names, args):
-            binding[n] = a
+            if not isinstance(a, DontCareT):
+                binding[n] = a
         return binding
+
+    def type_args_rule(self, e: ir.Call, names: list[str], what: str) -> None:
+        if e.targs and len(e.targs) != len(names):
+            raise P4Error.at(
+                e.pos,
+                f"{what} takes {len(names)} type argument(s), got {len(e.targs)}",
+            )
 
     def param_type(self, p: ir.Param, scope: Scope, binding: dict[str, Type]) -> Type:
         ref = p.typeref
         if isinstance(ref, ir.NamedTypeRef) and ref.name in binding:
             return binding[ref.name]
         try:
-            return self.resolve_type(ref, scope)
+            return self.resolve_type(ref, self.type_scope(scope, binding) if binding else scope)
         except P4Error:
             return TypeVar(getattr(ref, "name", "?"))
 
@@ -1939,6 +1979,10 @@ class Checker:
                 raise P4Error.at(f.pos, f"'{f.name}' is not declared")
             f.decl = d
             if isinstance(d, ir.ActionDecl):
+                if e.type_args:
+                    raise P4Error.at(
+                        e.pos, f"action {d.name} is not generic: a call takes no type arguments"
+                    )
                 if self.in_parser and not self.in_action:
                     raise P4Error.at(e.pos, f"action {d.name} cannot be called from a parser")
                 if self.return_type is not None:
@@ -1954,6 +1998,7 @@ class Checker:
                         e.pos, f"no overload of '{f.name}' takes {len(e.args)} argument(s)"
                     )
                 decl = cands[0]
+                self.type_args_rule(e, decl.type_params, f.name)
                 binding = self.bind_type_params(decl.type_params, targs)
                 e.kind = "function" if isinstance(decl, ir.FunctionDecl) else "extern_func"
                 e.target = decl
@@ -2002,6 +2047,7 @@ class Checker:
         binding = dict(
             getattr(inst, "binding", None) or self.bind_type_params(et.decl.type_params, et.args)
         )
+        self.type_args_rule(e, md.type_params, f"{et.decl.name}.{m}")
         binding.update(self.bind_type_params(md.type_params, e.targs))
         e.kind, e.target, e.method = "extern_method", inst, md
         if et.decl.name == "direct_meter" and m == "read" and self.action is not None:
@@ -2053,7 +2099,33 @@ class Checker:
         if not self.arity_ok(params, e.args):
             raise P4Error.at(e.pos, f"{what} takes {len(params)} argument(s), got {len(e.args)}")
         e.params = params
+        self.infer_from_args(params, e.args, scope, binding)
+        self.convert_args(params, e.args, scope, binding, what)
         for p, a in zip(params, e.args):
+            if a.value is not None and p.direction in ("out", "inout"):
+                self.check_lvalue(a.value)
+
+    def infer_from_args(self, params: list[ir.Param], args: list[ir.Arg], scope, binding) -> None:
+        """Type the arguments, binding the type variables the call leaves open to the types
+        of the arguments passed for them (spec "Type inference": all arguments first, so
+        `random(x, 0, 255)` takes T from x; an integer literal gives no width)."""
+        for p, a in zip(params, args):
+            if a.value is None:
+                continue
+            pt = getattr(p, "type", None) or self.param_type(p, scope, binding)
+            self.expr(a.value, scope, pt)
+            if isinstance(a.value.type, TableT):
+                raise P4Error.at(
+                    a.value.pos,
+                    f"a table cannot be passed as an argument (parameter '{p.name}'); "
+                    f"arguments are values, extern objects, parsers or controls",
+                )
+            if free_vars(pt):
+                unifies(pt, a.value.type, binding, open_vars=True)
+
+    def convert_args(self, params: list[ir.Param], args: list[ir.Arg], scope, binding, what):
+        """Each argument against its parameter's type with the type variables inferred."""
+        for p, a in zip(params, args):
             pt = getattr(p, "type", None) or self.param_type(p, scope, binding)
             if a.value is None:
                 if p.direction != "out":
@@ -2065,16 +2137,43 @@ class Checker:
                         f"variable or field of the type wanted",
                     )
                 continue
-            self.expr(a.value, scope, pt)
-            if not isinstance(pt, TypeVar):  # generic parameters take any argument type
-                self.coerce(a.value, pt)
             if a.value is p.default and a.value.const is None:
                 raise P4Error.at(
                     a.value.pos,
                     f"default value of parameter '{p.name}' must be a compile-time constant",
                 )
-            if p.direction in ("out", "inout"):
-                self.check_lvalue(a.value)
+            generic = isinstance(p.typeref, ir.NamedTypeRef) and p.typeref.name in binding
+            if generic and isinstance(pt, DontCareT):
+                raise P4Error.at(
+                    a.value.pos,
+                    f"could not infer a type for parameter '{p.name}' of {what}: its type "
+                    f"{p.typeref.name} is `_` in the instance's type (give the type there)",
+                )
+            if free_vars(pt):
+                if isinstance(a.value.type, InfInt):
+                    raise P4Error.at(
+                        a.value.pos,
+                        f"could not infer a width for parameter '{p.name}' of {what} from "
+                        f"an integer without one: give it a width (e.g. 32w{a.value.const})",
+                    )
+                continue  # generic parameters take the argument's type as it is
+            if generic and p.direction and isinstance(pt, StringT):
+                raise P4Error.at(
+                    a.value.pos,
+                    f"parameter '{p.name}' of {what} has a direction ({p.direction}), so its "
+                    f"type {p.typeref.name} cannot be string (only directionless "
+                    f"parameters take strings)",
+                )
+            try:
+                self.coerce(a.value, pt)
+            except P4Error as err:
+                if not generic:
+                    raise
+                raise P4Error.at(
+                    a.value.pos,
+                    f"{err.message} (parameter '{p.name}' of {what} has type "
+                    f"{p.typeref.name}, which is {pt} here)",
+                ) from None
 
 
 def nested_struct_out(e: ir.Call) -> None:
@@ -2193,11 +2292,17 @@ def free_vars(t: Type) -> bool:
     return False
 
 
-def unifies(want: Type, got: Type, binding: dict[str, Type]) -> bool:
+def unifies(want: Type, got: Type, binding: dict[str, Type], open_vars: bool = False) -> bool:
     """got is an instance of want: type variables of want bind (in binding) on first sight
-    and must then match; everything else must be the same type."""
+    and must then match; everything else must be the same type. open_vars: the binding
+    holds the variables still open as TypeVars, and an integer literal (no width) or `_`
+    binds nothing."""
     if isinstance(want, TypeVar):
         bound = binding.get(want.var)
+        if open_vars:
+            if isinstance(bound, TypeVar) and not isinstance(got, (InfInt, DontCareT, TypeVar)):
+                binding[want.var] = got
+            return True
         if bound is None:
             binding[want.var] = got
             return True
@@ -2252,6 +2357,11 @@ def same_stack(a: Type, b: Type) -> bool:
         return True
     return isinstance(a, StackT) and isinstance(b, StackT) and a.elem is b.elem and a.size == b.size
 
+
+# p4c's default v1model.p4 (V1MODEL_VERSION 20180101) declares these externs without the
+# index type I that p4sim's v1model.p4 declares (as p4c's 20200408 version does), with a
+# bit<32> index: programs written for it give no type argument for I, which is then bit<32>.
+V1MODEL_OPTIONAL_INDEX = {"counter": ("I",), "meter": ("I",), "register": ("I",)}
 
 SIZE_METHODS = ("minSizeInBits", "minSizeInBytes", "maxSizeInBits", "maxSizeInBytes")
 

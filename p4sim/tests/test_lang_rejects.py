@@ -754,6 +754,60 @@ TYPE_CASES = [
         {"top": "parser Pt<T>(in T i);\npackage Pk(Pt<bit<8>> p);"},
     ),
     (
+        "integer without a width for a type variable",
+        {"ingress": "apply { hash(meta.m, HashAlgorithm.crc16, 8w0, { hdr.h.a }, 16); }"},
+        "could not infer a width for parameter 'max' of hash",
+        {"ingress": "apply { hash(meta.m, HashAlgorithm.crc16, 8w0, { hdr.h.a }, 8w16); }"},
+    ),
+    (
+        "conflicting types inferred for one type variable",
+        {"ingress": "apply { random(meta.m, 0, 16w255); }"},
+        "(parameter 'hi' of random has type T, which is bit<8> here)",
+        {"ingress": "apply { random(meta.m, 0, 255); }"},  # T from meta.m, then 0 and 255
+    ),
+    (
+        "wrong number of type arguments in a call",
+        {"ingress": "apply { random<bit<8>, bit<8>>(meta.m, 0, 1); }"},
+        "random takes 1 type argument(s), got 2",
+        {"ingress": "apply { random<bit<8>>(meta.m, 0, 1); }"},
+    ),
+    (
+        "type arguments in an action call",
+        {"ingress": "action a() { } apply { a<bit<8>>(); }"},
+        "action a is not generic",
+        {"ingress": "action a() { } apply { a(); }"},
+    ),
+    (
+        "a table as an argument",
+        {"ingress": 'table t { actions = { NoAction; } } apply { log_msg("t", t); }'},
+        "a table cannot be passed as an argument",
+        {"ingress": 'table t { actions = { NoAction; } } apply { log_msg("t", {hdr.h.a}); }'},
+    ),
+    (
+        "a string for a directional generic parameter",
+        {"ingress": 'apply { log_msg("a", "b"); }'},
+        "parameter 'data' of log_msg has a direction (in), so its type T cannot be string",
+        {"ingress": 'apply { log_msg("a", { hdr.h.a }); }'},
+    ),
+    (
+        "instance type argument `_` that nothing determines",
+        {"ingress": "register<_>(4) r; apply { r.write(0, meta.m); }"},
+        "could not infer a type for parameter 'value' of register.write",
+        {"ingress": "register<bit<8>>(4) r; apply { r.write(0, meta.m); }"},  # index: bit<32>
+    ),
+    (
+        "extern type parameter no constructor argument determines",
+        {"ingress": "register(32w4) r; apply { r.write(0, meta.m); }"},
+        "r: could not infer a type for type parameter T of register",
+        {"ingress": "register<bit<8>, bit<32>>(32w4) r; apply { r.write(0, meta.m); }"},
+    ),
+    (
+        "'type' over a header",
+        {"top": "type h_t HT;"},
+        "'type' can only define a new type over bit<W>, int<W>, bool or another 'type'",
+        {"top": "type bit<8> HT;"},
+    ),
+    (
         "package argument whose parameter types do not unify",
         {
             "top": "control VC2(inout meta_t hdr, inout meta_t meta) { apply {} }",
