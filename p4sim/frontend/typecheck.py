@@ -31,6 +31,8 @@ from p4sim.frontend.types import (
     HeaderT,
     InfInt,
     MatchKindT,
+    NewBits,
+    NewBool,
     StackT,
     StringT,
     TableT,
@@ -39,7 +41,9 @@ from p4sim.frontend.types import (
     TypeVar,
     Varbit,
     VoidT,
+    base_type,
     bit_width,
+    is_newtype,
 )
 from p4sim.limits import MAX_EXTERN_SIZE, MAX_STACK_SIZE, MAX_TABLE_SIZE, MAX_WIDTH
 
@@ -384,6 +388,8 @@ class Checker:
                     f"'type' can only define a new type over bit<W>, int<W>, bool or another "
                     f"'type', not over {t} (use typedef for a synonym)",
                 )
+            if d.newtype:  # a type of its own, run as its base type
+                t = NewBits(t.width, t.signed, d.name) if isinstance(t, Bits) else NewBool(d.name)
             self.declare(scope, d.name, TypeEntry(t), d.pos)
             return
         if isinstance(d, ir.HeaderDecl):
@@ -1356,7 +1362,7 @@ class Checker:
 
     def condition(self, e: ir.Expr, scope: Scope) -> None:
         t = self.expr(e, scope, BoolT())
-        if not isinstance(t, BoolT):
+        if not isinstance(t, BoolT) or is_newtype(t):
             raise P4Error.at(e.pos, f"condition must be bool, not {t}")
 
     def check_lvalue(self, e: ir.Expr) -> None:
@@ -1510,7 +1516,7 @@ class Checker:
             bt = self.expr(e.expr, scope)
             if isinstance(bt, InfInt) and e.expr.const is not None:
                 bt = Bits(max(e.expr.const.bit_length(), 1) + 1)
-            if not isinstance(bt, Bits):
+            if not isinstance(bt, Bits) or is_newtype(bt):
                 raise P4Error.at(e.pos, f"cannot slice a value of type {bt}")
             hi, lo = self.const_int(e.hi, scope), self.const_int(e.lo, scope)
             if not (0 <= lo <= hi < bt.width):
@@ -1686,6 +1692,7 @@ class Checker:
 
     def unary(self, e: ir.Unary, scope: Scope, expected) -> Type:
         t = self.expr(e.expr, scope, expected if e.op != "!" else None)
+        self.newtype_rule(e.op, e.expr, e.pos)
         c = e.expr.const
         if e.op == "!":
             if not isinstance(t, BoolT):
@@ -1719,6 +1726,8 @@ class Checker:
         hint = expected if op in ARITH or op in ("<<", ">>") else None
         lt = self.expr(e.left, scope, hint)
         rt = self.expr(e.right, scope, hint if op not in ("<<", ">>") else None)
+        if not (op in ("==", "!=") and lt == rt):  # a `type` compares with its own type
+            self.newtype_rule(op, e.right if is_newtype(rt) else e.left, e.pos)
         # Spec 8.12.2: a serializable enum converts implicitly to its underlying type in
         # arithmetic, shifts, concatenation and comparisons with other values (two values
         # of the same enum type compare as they are).
@@ -1874,10 +1883,35 @@ class Checker:
                 f"(p4c-bm2-ss too) computes / and % only at compile time, or as a shift or a mask",
             )
 
+    @staticmethod
+    def newtype_rule(op: str, operand: ir.Expr, pos) -> None:
+        """Spec 7.2.8: a value of a `type` is assigned, compared with == and != to its own
+        type, and cast; every other operator needs a cast to the base type first."""
+        t = operand.type
+        if is_newtype(t):
+            raise P4Error.at(
+                operand.pos,
+                f"'{op}' cannot take a value of type {t}, a 'type' over {base_type(t)}: cast "
+                f"it first, ({base_type(t)})(...)",
+            )
+
     def cast(self, e: ir.Cast, scope: Scope) -> Type:
         to = self.resolve_type(e.to, scope)
         ft = self.expr(e.expr, scope, to if isinstance(to, HeaderT) else None)
         c = e.expr.const
+        if is_newtype(to) or is_newtype(ft):
+            # spec 7.2.8: a `type` converts to and from its base type (and other `type`s
+            # over it) only; an integer literal converts to a `type` over bit<W>/int<W>
+            literal = isinstance(ft, InfInt) and isinstance(to, Bits)
+            if not (literal or base_type(ft) == base_type(to)):
+                raise P4Error.at(
+                    e.pos,
+                    f"cannot cast {ft} to {to}: a 'type' casts only to and from its base "
+                    f"type ({base_type(to if is_newtype(to) else ft)})",
+                )
+            if c is not None:
+                e.const = to.wrap(c) if isinstance(to, Bits) else c
+            return to
         ok = False
         if isinstance(to, Bits):
             if isinstance(ft, (Bits, InfInt)):

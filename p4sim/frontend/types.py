@@ -30,6 +30,17 @@ class Bits(Type):
         return v
 
 
+@dataclass(frozen=True, eq=True)
+class NewBits(Bits):
+    """A `type` over bit<W>/int<W> (spec 7.2.8): stored and run as bit<W>/int<W>, yet a type
+    of its own for the checker: explicit casts to and from its base type, no arithmetic."""
+
+    type_name: str = ""
+
+    def name(self) -> str:
+        return self.type_name
+
+
 @dataclass(frozen=True)
 class Varbit(Type):
     max_width: int
@@ -50,6 +61,27 @@ class InfInt(Type):
 class BoolT(Type):
     def name(self) -> str:
         return "bool"
+
+
+@dataclass(frozen=True)
+class NewBool(BoolT):
+    """A `type` over bool (see NewBits)."""
+
+    type_name: str = ""
+
+    def name(self) -> str:
+        return self.type_name
+
+
+def is_newtype(t: Type) -> bool:
+    return isinstance(t, (NewBits, NewBool))
+
+
+def base_type(t: Type) -> Type:
+    """A `type`'s base type (bit<W>, int<W> or bool); any other type as it is."""
+    if isinstance(t, NewBits):
+        return Bits(t.width, t.signed)
+    return BoolT() if isinstance(t, NewBool) else t
 
 
 @dataclass(frozen=True)

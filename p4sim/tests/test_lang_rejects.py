@@ -808,6 +808,45 @@ TYPE_CASES = [
         {"top": "type bit<8> HT;"},
     ),
     (
+        "'type' value assigned from its base type without a cast",
+        {"top": "type bit<8> T8;", "ingress": "apply { T8 x = hdr.h.a; }"},
+        "expected a value of type T8, got bit<8> (cast it: (T8)(...))",
+        {"top": "type bit<8> T8;", "ingress": "apply { T8 x = (T8)hdr.h.a; T8 y = 1; }"},
+    ),
+    (
+        "arithmetic on a 'type' value",
+        {"top": "type bit<8> T8;", "ingress": "apply { T8 x = (T8)hdr.h.a; x = x + 1; }"},
+        "'+' cannot take a value of type T8, a 'type' over bit<8>",
+        {
+            "top": "type bit<8> T8;",
+            "ingress": "apply { T8 x = (T8)hdr.h.a; x = (T8)((bit<8>)x + 1); }",
+        },
+    ),
+    (
+        "'type' value compared with an integer",
+        {"top": "type bit<8> T8;", "ingress": "apply { T8 x = (T8)hdr.h.a; if (x == 1) { } }"},
+        "'==' cannot take a value of type T8",
+        {"top": "type bit<8> T8;", "ingress": "apply { T8 x = (T8)hdr.h.a; if (x == x) { } }"},
+    ),
+    (
+        "'type' value as a shift amount",
+        {"top": "type bit<8> T8;", "ingress": "apply { hdr.h.b = hdr.h.b << (T8)hdr.h.a; }"},
+        "'<<' cannot take a value of type T8",
+        {"top": "type bit<8> T8;", "ingress": "apply { hdr.h.b = hdr.h.b << hdr.h.a; }"},
+    ),
+    (
+        "cast between 'type's over different bases",
+        {"top": "type bit<8> T8;\ntype bit<16> T16;", "ingress": "apply { T16 y = (T16)(T8)1; }"},
+        "cannot cast T8 to T16: a 'type' casts only to and from its base type",
+        {"top": "type bit<8> T8;\ntype T8 U8;", "ingress": "apply { U8 y = (U8)(T8)1; }"},
+    ),
+    (
+        "'type' over bool as a condition",
+        {"top": "type bool B;", "ingress": "apply { B b = (B)true; if (b) { } }"},
+        "condition must be bool, not B",
+        {"top": "type bool B;", "ingress": "apply { B b = (B)true; if ((bool)b) { } }"},
+    ),
+    (
         "package argument whose parameter types do not unify",
         {
             "top": "control VC2(inout meta_t hdr, inout meta_t meta) { apply {} }",
