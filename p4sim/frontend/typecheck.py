@@ -309,7 +309,7 @@ class Checker:
         if isinstance(ref, ir.TupleTypeRef):
             items = [self.resolve_type(a, scope) for a in ref.args]
             for a, t in zip(ref.args, items):
-                # spec 7.2.8: a tuple holds values (p4c lowers it to a struct, whose fields
+                # spec, "Tuple types": a tuple holds values (p4c lowers it to a struct, whose fields
                 # cannot be strings either); p4sim reads list<T> as a tuple, but p4c's lists
                 # are their own type, so they are left alone here
                 if ref.kind == "tuple" and isinstance(t, (StringT, DontCareT, VoidT, ExternT)):
@@ -381,7 +381,7 @@ class Checker:
         if isinstance(d, ir.TypedefDecl):
             t = self.resolve_type(d.typeref, scope)
             if d.newtype and not isinstance(t, (Bits, BoolT)):
-                # spec 7.2.8 (p4c agrees): `type` only over bit<W>, int<W>, bool or another
+                # spec, "Introducing new types" (p4c agrees): `type` only over bit<W>, int<W>, bool or another
                 # `type` (which p4sim has already reduced to its base type)
                 raise P4Error.at(
                     d.typeref.pos,
@@ -759,7 +759,7 @@ class Checker:
         """A package argument is a parser where the parameter's type is a parser type and a
         control where it is a control type, with the same parameter directions and types
         (the package's type parameters, such as V1Switch's H and M, bind once for all its
-        arguments: spec 7.2.12.1 and "Type inference")."""
+        arguments: spec, "Type inference")."""
         want = self.resolve_type(p.typeref, scope)
         if not isinstance(want, BlockT):
             raise P4Error.at(pos, f"package parameter '{p.name}' is not a parser or control type")
@@ -1885,7 +1885,7 @@ class Checker:
 
     @staticmethod
     def newtype_rule(op: str, operand: ir.Expr, pos) -> None:
-        """Spec 7.2.8: a value of a `type` is assigned, compared with == and != to its own
+        """Spec, "Introducing new types": a value of a `type` is assigned, compared with == and != to its own
         type, and cast; every other operator needs a cast to the base type first."""
         t = operand.type
         if is_newtype(t):
@@ -1900,7 +1900,7 @@ class Checker:
         ft = self.expr(e.expr, scope, to if isinstance(to, HeaderT) else None)
         c = e.expr.const
         if is_newtype(to) or is_newtype(ft):
-            # spec 7.2.8: a `type` converts to and from its base type (and other `type`s
+            # spec, "Introducing new types": a `type` converts to and from its base type (and other `type`s
             # over it) only; an integer literal converts to a `type` over bit<W>/int<W>
             literal = isinstance(ft, InfInt) and isinstance(to, Bits)
             if not (literal or base_type(ft) == base_type(to)):
