@@ -381,8 +381,8 @@ class Checker:
         if isinstance(d, ir.TypedefDecl):
             t = self.resolve_type(d.typeref, scope)
             if d.newtype and not isinstance(t, (Bits, BoolT)):
-                # spec, "Introducing new types" (p4c agrees): `type` only over bit<W>, int<W>, bool or another
-                # `type` (which p4sim has already reduced to its base type)
+                # spec, "Introducing new types" (p4c agrees): `type` only over bit<W>,
+                # int<W>, bool or another `type`
                 raise P4Error.at(
                     d.typeref.pos,
                     f"'type' can only define a new type over bit<W>, int<W>, bool or another "
@@ -1885,8 +1885,9 @@ class Checker:
 
     @staticmethod
     def newtype_rule(op: str, operand: ir.Expr, pos) -> None:
-        """Spec, "Introducing new types": a value of a `type` is assigned, compared with == and != to its own
-        type, and cast; every other operator needs a cast to the base type first."""
+        """Spec, "Introducing new types": a value of a `type` is assigned, compared with ==
+        and != to its own type, and cast; every other operator needs a cast to the base type
+        first."""
         t = operand.type
         if is_newtype(t):
             raise P4Error.at(
@@ -1900,8 +1901,9 @@ class Checker:
         ft = self.expr(e.expr, scope, to if isinstance(to, HeaderT) else None)
         c = e.expr.const
         if is_newtype(to) or is_newtype(ft):
-            # spec, "Introducing new types": a `type` converts to and from its base type (and other `type`s
-            # over it) only; an integer literal converts to a `type` over bit<W>/int<W>
+            # spec, "Introducing new types": a `type` converts to and from its base type
+            # (and other `type`s over it) only; an integer literal converts to a `type`
+            # over bit<W>/int<W>
             literal = isinstance(ft, InfInt) and isinstance(to, Bits)
             if not (literal or base_type(ft) == base_type(to)):
                 raise P4Error.at(

@@ -32,8 +32,9 @@ class Bits(Type):
 
 @dataclass(frozen=True, eq=True)
 class NewBits(Bits):
-    """A `type` over bit<W>/int<W> (spec, "Introducing new types"): stored and run as bit<W>/int<W>, yet a type
-    of its own for the checker: explicit casts to and from its base type, no arithmetic."""
+    """A `type` over bit<W>/int<W> (spec, "Introducing new types"): stored and run as
+    bit<W>/int<W>, yet a type of its own for the checker: explicit casts to and from its base
+    type, no arithmetic."""
 
     type_name: str = ""
 
