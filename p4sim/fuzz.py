@@ -10,7 +10,7 @@ Every mutant must compile or end in a `file:line:col: error:` with a real positi
 column >= 1), within a per-mutant time limit. `p4runtime` starts the `p4sim` console script
 and sends it malformed and mutated valid requests (huge values, huge reads, wrong roles,
 random ids and enum values, stream messages): no UNKNOWN or INTERNAL from p4sim's own code,
-every error trailer under 16 KiB, and at the end the server is alive, still forwarding
+every error trailer under 8 KiB, and at the end the server is alive, still forwarding
 (PacketOut to the CPU port comes back as PacketIn) and its memory has stayed bounded.
 
 Both are seeded and bounded in time; they print the inputs tried and the outcomes counted,

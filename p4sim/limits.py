@@ -19,4 +19,7 @@ MAX_SOURCE_BYTES = 16 * 1024 * 1024  # one file, and the preprocessed program
 # -- P4Runtime server -----------------------------------------------------------------------
 MAX_READ_ENTITIES = 100_000  # entities one ReadRequest may answer (else RESOURCE_EXHAUSTED)
 MAX_MESSAGE_CHARS = 200  # a value quoted in an error message or log line
-MAX_ERROR_DETAILS_BYTES = 8 * 1024  # the Write error details (the trailer limit is 16 KiB)
+# gRPC clients take trailers up to 8 KiB by default (grpc.max_metadata_size, counted as key +
+# value + 32 bytes per entry) and refuse larger ones, up to 16 KiB only some of the time.
+GRPC_TRAILER_LIMIT = 8 * 1024
+MAX_ERROR_DETAILS_BYTES = 6 * 1024  # the Write error details, with room for the rest of the trailer

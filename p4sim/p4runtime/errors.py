@@ -8,7 +8,7 @@ from p4sim import model
 from p4sim.limits import MAX_MESSAGE_CHARS
 
 # A status message travels in the grpc-message trailer (percent-encoded, up to 3 bytes a
-# character); with the details of a failed Write it must fit the 16 KiB trailer limit.
+# character); with the details of a failed Write it must fit gRPC's 8 KiB trailer limit.
 MAX_STATUS_MESSAGE = 1000
 
 

@@ -8,7 +8,7 @@ primary. Entities are translated and validated in `entities.py`, controller head
 Write applies each update in order (CONTINUE_ON_ERROR) under the device lock; if any fails,
 the RPC ends with UNKNOWN and `grpc-status-details-bin` holds a google.rpc.Status whose
 details are one p4.v1.Error per update (OK for those applied), as the spec and BMv2's PI
-server do, cut to fit the 16 KiB trailer limit.
+server do, cut to fit gRPC's 8 KiB trailer limit.
 
 Every RPC runs inside `_rpc`: whatever its input makes go wrong ends in a status with the
 spec's code and a clipped message (a bug in p4sim: INTERNAL, logged), never in grpc's
@@ -494,7 +494,7 @@ def _next_chunk(device, found) -> tuple[list, bool]:
 def _batch_status(errors: list[P4RuntimeError | None]) -> status_pb2.Status:
     """The google.rpc.Status of a failed Write: one p4.v1.Error per update, in order, with
     messages shortened (and, for huge batches, the tail left out) so that the trailer stays
-    within MAX_ERROR_DETAILS_BYTES, far below gRPC's 16 KiB metadata limit."""
+    within MAX_ERROR_DETAILS_BYTES, below the 8 KiB that gRPC clients accept by default."""
     failed = [e for e in errors if e is not None]
     message = clip(
         f"{len(failed)} of {len(errors)} updates failed; first: "
@@ -522,7 +522,7 @@ def _batch_status(errors: list[P4RuntimeError | None]) -> status_pb2.Status:
     if len(details) < len(errors):
         message += (
             f" (errors of updates {len(details) + 1}..{len(errors)} left out: "
-            "gRPC trailers are limited to 16 KiB)"
+            "gRPC trailers are limited to 8 KiB)"
         )
     return status_pb2.Status(code=code_pb2.UNKNOWN, message=message, details=details)
 

@@ -6,7 +6,7 @@ the offending inputs are in the assertion message).
   samples compiles or ends in a `file:line:col: error:` with a real position, never a
   traceback, a MemoryError or a hang (20 s per mutant).
 - P4Runtime request fuzzer against a running `p4sim`: no UNKNOWN/INTERNAL from p4sim's own
-  code, trailers under 16 KiB, the server alive, forwarding and bounded in memory afterwards.
+  code, trailers under 8 KiB, the server alive, forwarding and bounded in memory afterwards.
 
 Run: .venv/bin/pytest -q -s p4sim/tests/test_fuzz.py
 """
