@@ -7,8 +7,18 @@
 #                           repetitions, then the reproduction report; resumable
 #   make paper-quick        the same with each study's quick settings (about 30 min, 2 cores)
 #                           PAPER_ARGS adds dcexp campaign options (e.g. --reps 3)
-.PHONY: experiments-test experiments-unit paper paper-quick
+#   make quicgo             build/quicgo/dcexp-quicgo, our quic-go server and client (flow kind
+#                           quicgo), from experiments/flows/quicgo/ (quic-go pinned in go.mod;
+#                           modules fetched into Go's module cache, GOPATH default)
+.PHONY: experiments-test experiments-unit paper paper-quick quicgo
 TEST_TARGETS += experiments-test
+BUILD_TARGETS += quicgo
+
+QUICGO_SRC := $(ROOT)/experiments/flows/quicgo
+quicgo: $(BUILD)/quicgo/dcexp-quicgo
+$(BUILD)/quicgo/dcexp-quicgo: $(QUICGO_SRC)/main.go $(QUICGO_SRC)/go.mod $(QUICGO_SRC)/go.sum
+	@mkdir -p $(@D)
+	cd $(QUICGO_SRC) && GOFLAGS="-mod=mod -buildvcs=false" go build -trimpath -o $@ .
 
 paper: build
 	$(VENV)/bin/dcexp campaign experiments/paper/ --full --out results/paper $(PAPER_ARGS)

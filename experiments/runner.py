@@ -43,6 +43,7 @@ from experiments.flows import (
     registry,
     run_payload_bytes,
 )
+from experiments.flows.quicgo import QUICGO_BIN
 from experiments.links import LinkError, LinkSpecError
 from experiments.netns import unique_prefix
 from experiments.sampler import Sampler, saturation
@@ -110,6 +111,7 @@ def provenance() -> dict:
             "iperf3": _dpkg_version("iperf3"),
             "dpdk": _dpkg_version("dpdk"),
             "aioquic": aioquic.__version__,
+            "quic-go": _cmd_version([str(QUICGO_BIN), "version"]),
             "python": platform.python_version(),
             "kernel": platform.release(),
         },
@@ -149,6 +151,11 @@ def preflight(scenario: Scenario, target: str) -> None:
                 problems.append(missing)
     if not P4_PROGRAM.exists():
         problems.append(f"{P4_PROGRAM} is missing")
+    for built in sorted(
+        {b for run in scenario.runs for f in run.config["flows"] for b in plugins[f["kind"]].built}
+    ):
+        if not built.exists():
+            problems.append(f"{built} is missing: run `make build`")
     if not AGENT_BIN.exists():
         problems.append(f"{AGENT_BIN} is missing: run `make build`")
     linkem = ROOT / "build" / "linkem" / "linkem"

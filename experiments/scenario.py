@@ -59,9 +59,10 @@ DC_KEYS = {"batch": 100, "ratio": "1:1", "dup": False, "sn_bits": 18, "credit": 
 DC_MODES = ("dc", "sc")
 # ping: an RTT probe (ICMP echo from the client, iputils ping), not a transport flow:
 # variants leave it alone and it has no goodput
-FLOW_KINDS = ("ngtcp2", "aioquic", "tcp", "mptcp", "ping")
+FLOW_KINDS = ("ngtcp2", "aioquic", "quicgo", "tcp", "mptcp", "ping")
 FLOW_CLIENTS = ("dc", "sc-a", "sc-b")
 CCS = ("newreno", "cubic", "bbr")
+QUICGO_CC = "newreno"  # quic-go's only controller (experiments.flows.quicgo.CC)
 FLOW_DEFAULTS = {
     "kind": "ngtcp2",
     "cc": "cubic",
@@ -74,6 +75,7 @@ FLOW_DEFAULTS = {
     "mptcp_leg_b": "active",
     "cubic_n": None,
     "hystart": None,
+    "qlog": False,
 }
 MPTCP_LEG_B = ("active", "backup")  # the leg-B subflow's MP_PRIO (RFC 8684 section 3.3.8)
 TOP_KEYS = {
@@ -208,7 +210,7 @@ def validate_link(where: str, d: Any) -> dict:
 
 def validate_flow(where: str, d: Any) -> dict:
     _check_keys(where, d, FLOW_DEFAULTS)
-    flow = {**FLOW_DEFAULTS, **d}
+    flow = {**FLOW_DEFAULTS, **({"cc": QUICGO_CC} if d.get("kind") == "quicgo" else {}), **d}
     if flow["kind"] not in FLOW_KINDS:
         raise ScenarioError(f"{where}.kind: {flow['kind']!r} is not one of {', '.join(FLOW_KINDS)}")
     if flow["cc"] not in CCS:
@@ -217,6 +219,18 @@ def validate_flow(where: str, d: Any) -> dict:
         raise ScenarioError(f"{where}: a ping probe needs duration_s, not size_mb")
     if flow["kind"] == "aioquic" and flow["cc"] == "bbr":
         raise ScenarioError(f"{where}.cc: aioquic supports newreno and cubic, not bbr")
+    if flow["kind"] == "quicgo" and flow["cc"] != QUICGO_CC:
+        raise ScenarioError(
+            f"{where}.cc: quic-go has one congestion controller, not selectable: cc must be "
+            f"{QUICGO_CC} (its NewReno with HyStart), not {flow['cc']!r}"
+        )
+    if not isinstance(flow["qlog"], bool):
+        raise ScenarioError(f"{where}.qlog: expected true or false, got {flow['qlog']!r}")
+    if flow["qlog"] and flow["kind"] != "aioquic":
+        raise ScenarioError(
+            f"{where}.qlog: applies to kind aioquic only (ngtcp2's and quicgo's servers always "
+            "write their qlog)"
+        )
     if flow["client"] not in FLOW_CLIENTS:
         raise ScenarioError(
             f"{where}.client: {flow['client']!r} is not one of " f"{', '.join(FLOW_CLIENTS)}"
@@ -278,7 +292,12 @@ def _validate_corbel_knobs(where: str, flow: dict) -> None:
 
 # A stack's own knobs in a variant reach only the flows of that stack, so that a study can
 # vary QUIC's knobs while a competing TCP flow stays as it is (Corbel et al.'s tests).
-STACK_KNOBS = {"cubic_n": "aioquic", "hystart": "aioquic", "mptcp_leg_b": "mptcp"}
+STACK_KNOBS = {
+    "cubic_n": "aioquic",
+    "hystart": "aioquic",
+    "qlog": "aioquic",
+    "mptcp_leg_b": "mptcp",
+}
 
 
 def apply_variant(flow: dict, var: dict) -> dict:
@@ -295,12 +314,16 @@ def apply_variant(flow: dict, var: dict) -> dict:
 
 
 def _set_path(doc: dict, path: str, value: Any) -> None:
-    """Set a dotted path; 'flows.X' sets X on every transport flow (not on ping probes)."""
+    """Set a dotted path; 'flows.X' sets X on every transport flow (not on ping probes),
+    'flows.I.X' on flow I only (pairwise studies: a different stack per flow)."""
     parts = path.split(".")
     if parts[0] == "flows" and len(parts) == 2:
         for flow in doc.get("flows") or []:
             if flow.get("kind") != "ping":
                 flow[parts[1]] = value
+        return
+    if parts[0] == "flows" and len(parts) == 3:
+        doc["flows"][int(parts[1])][parts[2]] = value
         return
     node = doc
     for part in parts[:-1]:
@@ -319,7 +342,7 @@ def _get_path(doc: dict, path: str) -> Any:
 
 SWEEPABLE = re.compile(
     r"^(links\.(a|b|a_uplink|b_uplink|both)\.\w+|dc\.(batch|ratio|dup|credit|mode)|"
-    r"t_reordering_ms|flows\.\w+|control\.\w+|feedback\.\w+)$"
+    r"t_reordering_ms|flows\.(\d+\.)?\w+|control\.\w+|feedback\.\w+)$"
 )
 
 
@@ -416,7 +439,14 @@ def _validate_doc(doc: dict, where: str) -> dict:
                 raise ScenarioError(
                     f"{where}.sweep.set: {path!r} is not sweepable; use "
                     "links.<a|b|both|a_uplink|b_uplink>.<key>, dc.batch, "
-                    "dc.ratio, dc.dup, dc.mode, t_reordering_ms or flows.<key>"
+                    "dc.ratio, dc.dup, dc.mode, t_reordering_ms, flows.<key> or "
+                    "flows.<index>.<key>"
+                )
+            index = path.split(".")[1] if path.startswith("flows.") else ""
+            if index.isdigit() and int(index) >= len(doc["flows"]):
+                raise ScenarioError(
+                    f"{where}.sweep.set.{path}: there is no flow {index} (flows has "
+                    f"{len(doc['flows'])})"
                 )
             if not isinstance(values, list) or len(values) != len(sweep["values"]):
                 raise ScenarioError(

@@ -10,15 +10,18 @@ A flow is one download from the server host to a client host. The runner only us
     flow.samples() -> list[(t_s, metric, value)]   # after the run: goodput bytes, RTT, cwnd
     flow.result() -> dict                           # bytes, completion_s, complete, intact
 
-Plugins: ngtcp2 (Debian's gtlsserver/gtlsclient), aioquic (our quic_endpoint), tcp (iperf3),
-mptcp (our mptcp_endpoint over the two legs as two IP paths),
-ping (an RTT probe, iputils ping).
+Plugins: ngtcp2 (Debian's gtlsserver/gtlsclient), aioquic (our quic_endpoint), quicgo (our
+dcexp-quicgo on quic-go), tcp (iperf3), mptcp (our mptcp_endpoint over the two legs as two IP
+paths), ping (an RTT probe, iputils ping).
 """
 
 from __future__ import annotations
 
+import gzip
 import hashlib
+import json
 import os
+import shutil
 import subprocess
 import time
 from abc import ABC, abstractmethod
@@ -58,7 +61,8 @@ class Flow(ABC):
     logs: list = field(default_factory=list)
 
     kind: ClassVar[str]
-    tools: ClassVar[tuple[str, ...]]
+    tools: ClassVar[tuple[str, ...]]  # programs on PATH (Debian packages)
+    built: ClassVar[tuple[Path, ...]] = ()  # programs of ours that `make build` makes
 
     # --- helpers shared by the plugins
     @property
@@ -132,6 +136,92 @@ class Flow(ABC):
         return mono - self.ctx.t0
 
 
+class ClientLogFlow(Flow):
+    """A flow whose client is ours and logs JSON lines every 100 ms: `ts` (CLOCK_MONOTONIC s),
+    `bytes`, `srtt_ms`, and a final line with `sha256`, `complete`, `elapsed_s`, `rcvbuf`
+    (aioquic's quic_endpoint and quic-go's dcexp-quicgo write the same)."""
+
+    @property
+    def _client_log(self) -> Path:
+        return self.ctx.workdir / "client.jsonl"
+
+    def progress_bytes(self) -> int | None:
+        path = self._client_log
+        try:
+            with open(path, "rb") as f:
+                f.seek(max(0, path.stat().st_size - 512))
+                tail = f.read().splitlines()
+            return int(json.loads(tail[-2 if len(tail) > 1 else -1])["bytes"])
+        except (OSError, ValueError, KeyError, IndexError):
+            return None
+
+    def _lines(self) -> list[dict]:
+        if not self._client_log.exists():
+            return []
+        out = []
+        for line in self._client_log.read_text().splitlines():
+            try:
+                out.append(json.loads(line))
+            except ValueError:
+                pass  # a line cut short by a kill
+        return out
+
+    def result(self) -> dict:
+        lines = self._lines()
+        final = next((r for r in reversed(lines) if r.get("final")), None)
+        res = {
+            "bytes": lines[-1]["bytes"] if lines else 0,
+            "exit_code": self.client.returncode if self.client else None,
+            "complete": bool(
+                final
+                and (
+                    final.get("complete")
+                    or (self.spec["duration_s"] and final["elapsed_s"] >= self.spec["duration_s"])
+                )
+            ),
+        }
+        if self.size_bytes:
+            res["intact"] = bool(
+                final
+                and res["bytes"] == self.size_bytes
+                and final["sha256"] == sha256_file(self.ctx.payload)
+            )
+        if final:
+            res["udp_rcvbuf_bytes"] = final.get("rcvbuf")
+        if self.size_bytes and final and final.get("complete"):
+            res["completion_s"] = final["elapsed_s"]
+        return res
+
+
+def qlog_metrics(qlog_dir: Path, base: float) -> list[tuple[float, str, float]]:
+    """The sender's RTT and cwnd from the `recovery:metrics_updated` events of JSON-SEQ qlogs
+    (ngtcp2's and quic-go's servers write them); `base` is the connection start in run time."""
+    out = []
+    for path in sorted(qlog_dir.glob("*.sqlog")):
+        for record in path.read_text(errors="replace").split("\x1e"):
+            if "metrics_updated" not in record:
+                continue
+            try:
+                ev = json.loads(record)
+            except ValueError:
+                continue
+            data = ev.get("data", {})
+            t = base + float(ev.get("time", 0)) / 1000
+            if data.get("latest_rtt"):  # before the first RTT sample it is the 333 ms guess
+                out.append((t, "rtt_ms", float(data["smoothed_rtt"])))
+            if "congestion_window" in data:
+                out.append((t, "cwnd_bytes", float(data["congestion_window"])))
+    return out
+
+
+def compress_qlogs(qlog_dir: Path) -> None:
+    """gzip a sender's qlogs (tens of MB per 100 MB download)."""
+    for path in qlog_dir.glob("*.sqlog"):
+        with open(path, "rb") as src, gzip.open(f"{path}.gz", "wb") as dst:
+            shutil.copyfileobj(src, dst)
+        path.unlink()
+
+
 def sha256_file(path: Path) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as f:
@@ -198,9 +288,11 @@ def registry() -> dict[str, type[Flow]]:
     from experiments.flows.mptcp import MptcpFlow
     from experiments.flows.ngtcp2 import Ngtcp2Flow
     from experiments.flows.ping import PingFlow
+    from experiments.flows.quicgo import QuicgoFlow
     from experiments.flows.tcp import TcpFlow
 
-    return {cls.kind: cls for cls in (Ngtcp2Flow, AioquicFlow, TcpFlow, MptcpFlow, PingFlow)}
+    kinds = (Ngtcp2Flow, AioquicFlow, QuicgoFlow, TcpFlow, MptcpFlow, PingFlow)
+    return {cls.kind: cls for cls in kinds}
 
 
 def make_flow(spec: dict, ctx: FlowContext) -> Flow:

@@ -5,18 +5,17 @@ The client logs bytes, smoothed RTT and cwnd every 100 ms and the SHA-256 of the
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 
-from experiments.flows import Flow, sha256_file
+from experiments.flows import ClientLogFlow
 from experiments.flows.corbel_cc import cc_name
 
 CC_NAMES = {"newreno": "reno", "cubic": "cubic"}
 LARGE_RCVBUF = 8 * 1024 * 1024  # "enlarged" UDP receive buffer, bytes (kernel doubles it)
 
 
-class AioquicFlow(Flow):
+class AioquicFlow(ClientLogFlow):
     kind = "aioquic"
     tools = ()
 
@@ -52,10 +51,13 @@ class AioquicFlow(Flow):
             "--file",
             str(c.payload),
         ]
+        if self.spec.get("qlog"):
+            (c.workdir / "qlog-server").mkdir(exist_ok=True)
+            argv += ["--qlog-dir", str(c.workdir / "qlog-server")]
         self.server = self._popen(c.server_ns, argv, "server.log")
 
     def start_client(self) -> None:
-        argv = self._endpoint("client") + ["--log", str(self.ctx.workdir / "client.jsonl")]
+        argv = self._endpoint("client") + ["--log", str(self._client_log)]
         argv += (
             ["--bytes", str(self.size_bytes)]
             if self.size_bytes
@@ -66,28 +68,6 @@ class AioquicFlow(Flow):
         self.t_client_start = time.monotonic()
         self.client = self._popen(self.ctx.client_ns, argv, "client.log")
 
-    def progress_bytes(self) -> int | None:
-        path = self.ctx.workdir / "client.jsonl"
-        try:
-            with open(path, "rb") as f:
-                f.seek(max(0, path.stat().st_size - 512))
-                tail = f.read().splitlines()
-            return int(json.loads(tail[-2 if len(tail) > 1 else -1])["bytes"])
-        except (OSError, ValueError, KeyError, IndexError):
-            return None
-
-    def _lines(self) -> list[dict]:
-        path = self.ctx.workdir / "client.jsonl"
-        if not path.exists():
-            return []
-        out = []
-        for line in path.read_text().splitlines():
-            try:
-                out.append(json.loads(line))
-            except ValueError:
-                pass  # a line cut short by a kill
-        return out
-
     def samples(self) -> list[tuple[float, str, float]]:
         out = []
         for rec in self._lines():
@@ -97,29 +77,3 @@ class AioquicFlow(Flow):
                 out.append((t, "rtt_ms", float(rec["srtt_ms"])))
             out.append((t, "cwnd_bytes", float(rec["cwnd"])))
         return out
-
-    def result(self) -> dict:
-        lines = self._lines()
-        final = next((r for r in reversed(lines) if r.get("final")), None)
-        res = {
-            "bytes": lines[-1]["bytes"] if lines else 0,
-            "exit_code": self.client.returncode if self.client else None,
-            "complete": bool(
-                final
-                and (
-                    final.get("complete")
-                    or (self.spec["duration_s"] and final["elapsed_s"] >= self.spec["duration_s"])
-                )
-            ),
-        }
-        if self.size_bytes:
-            res["intact"] = bool(
-                final
-                and res["bytes"] == self.size_bytes
-                and final["sha256"] == sha256_file(self.ctx.payload)
-            )
-        if final:
-            res["udp_rcvbuf_bytes"] = final.get("rcvbuf")
-        if self.size_bytes and final and final.get("complete"):
-            res["completion_s"] = final["elapsed_s"]
-        return res

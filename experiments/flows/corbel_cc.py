@@ -77,7 +77,8 @@ class CubicN(CubicCongestionControl):
             self.rtt = rtt
 
     def get_log_data(self) -> dict:
-        return {**super().get_log_data(), "cubic-n": self.connections}
+        # in every qlog recovery:metrics_updated: which of our controllers the sender runs
+        return {**super().get_log_data(), "cubic-n": self.connections, "hystart": self.hystart}
 
 
 def cc_name(connections: int, hystart: bool) -> str:

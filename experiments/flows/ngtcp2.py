@@ -7,13 +7,11 @@ every 100 ms; RTT and cwnd from the server's (the sender's) qlog `recovery:metri
 
 from __future__ import annotations
 
-import gzip
-import json
 import shutil
 import time
 from pathlib import Path
 
-from experiments.flows import Flow, sha256_file
+from experiments.flows import Flow, compress_qlogs, qlog_metrics, sha256_file
 
 CC_NAMES = {"newreno": "reno", "cubic": "cubic", "bbr": "bbr"}
 DYNAMIC_BYTES = 100 * 10**9  # duration mode: a body the client never finishes
@@ -76,32 +74,15 @@ class Ngtcp2Flow(Flow):
             return 0
 
     def cleanup(self) -> None:
-        """Drop the body; compress the sender's qlog (tens of MB per 100 MB download)."""
+        """Drop the body; compress the sender's qlog."""
         shutil.rmtree(self.ctx.workdir / "download", ignore_errors=True)
-        for path in (self.ctx.workdir / "qlog-server").glob("*.sqlog"):
-            with open(path, "rb") as src, gzip.open(f"{path}.gz", "wb") as dst:
-                shutil.copyfileobj(src, dst)
-            path.unlink()
+        compress_qlogs(self.ctx.workdir / "qlog-server")
 
     def samples(self) -> list[tuple[float, str, float]]:
         """RTT and cwnd from the sender's qlog (times relative to the connection start)."""
-        out = []
-        base = self._t(self.t_client_start or self.ctx.t0)
-        for path in sorted((self.ctx.workdir / "qlog-server").glob("*.sqlog")):
-            for record in path.read_text(errors="replace").split("\x1e"):
-                if "metrics_updated" not in record:
-                    continue
-                try:
-                    ev = json.loads(record)
-                except ValueError:
-                    continue
-                data = ev.get("data", {})
-                t = base + float(ev.get("time", 0)) / 1000
-                if data.get("latest_rtt"):  # before the first RTT sample it is the 333 ms guess
-                    out.append((t, "rtt_ms", float(data["smoothed_rtt"])))
-                if "congestion_window" in data:
-                    out.append((t, "cwnd_bytes", float(data["congestion_window"])))
-        return out
+        return qlog_metrics(
+            self.ctx.workdir / "qlog-server", self._t(self.t_client_start or self.ctx.t0)
+        )
 
     def result(self) -> dict:
         got = self.bytes_received()

@@ -7,7 +7,7 @@ the bytes received, its smoothed RTT and (for the record) its own congestion win
 end the SHA-256 of what it received, so the harness can check the download is intact.
 
     python -m experiments.flows.quic_endpoint server --addr 10.0.0.1 --port 4433 \
-        --cert C --key K --file F [--cc reno|cubic|cubic-nN[-nohystart]] [--log server.jsonl]
+        --cert C --key K --file F [--cc reno|cubic|cubic-nN[-nohystart]] [--qlog-dir D]
     python -m experiments.flows.quic_endpoint client --addr 10.0.0.1 --port 4433 \
         --bytes N | --duration-s S [--cc reno|cubic] [--rcvbuf BYTES] --log client.jsonl
 """
@@ -26,6 +26,7 @@ import time
 from aioquic.asyncio import QuicConnectionProtocol, connect, serve
 from aioquic.quic.configuration import QuicConfiguration
 from aioquic.quic.events import ConnectionTerminated, StreamDataReceived
+from aioquic.quic.logger import QuicFileLogger
 
 from experiments.flows import corbel_cc
 
@@ -82,6 +83,10 @@ def _configuration(is_client: bool, cc: str) -> QuicConfiguration:
 async def run_server(args) -> None:
     config = _configuration(False, args.cc)
     config.load_cert_chain(args.cert, args.key)
+    if args.qlog_dir:
+        # aioquic holds a connection's whole trace in memory and writes it when the
+        # connection ends: for short downloads (tests, spot checks) only
+        config.quic_logger = QuicFileLogger(args.qlog_dir)
     await serve(args.addr, args.port, configuration=config, create_protocol=DownloadServerProtocol)
     print("listening", flush=True)
     await asyncio.Event().wait()
@@ -172,6 +177,7 @@ def main(argv=None) -> int:
     srv.add_argument("--cert", required=True)
     srv.add_argument("--key", required=True)
     srv.add_argument("--file", required=True, help="payload served (looped if needed)")
+    srv.add_argument("--qlog-dir", help="write each connection's qlog here when it ends")
     cli = sub.choices["client"]
     size = cli.add_mutually_exclusive_group(required=True)
     size.add_argument("--bytes", type=int)

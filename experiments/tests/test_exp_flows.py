@@ -1,10 +1,14 @@
 """Flow plugins between two namespaces on a plain veth (root): each kind downloads, the
-QUIC downloads arrive intact, and RTT/goodput samples come out with plausible values."""
+QUIC downloads arrive intact, and RTT/goodput samples come out with plausible values; the
+aioquic server started for a cubic_n flow runs our CUBIC-N, read back from its qlog."""
 
+import json
 import os
 import time
+from pathlib import Path
 
 import pytest
+from aioquic.quic.congestion.base import K_MINIMUM_WINDOW
 
 from experiments.flows import MB, FlowContext, make_cert, make_flow, make_payload
 from experiments.flows.aioquic_flow import LARGE_RCVBUF
@@ -53,6 +57,7 @@ def pair(tmp_path_factory):
         ("ngtcp2", "cubic", 5001),
         ("ngtcp2", "newreno", 5002),
         ("aioquic", "cubic", 5003),
+        ("quicgo", "newreno", 5006),
         ("tcp", "cubic", 5004),
         ("tcp", "newreno", 5005),
     ],
@@ -101,12 +106,13 @@ def test_download_by_size(pair, kind, cc, port):
         assert flow.bytes_received() == 4 * MB
 
 
-@pytest.mark.parametrize("kind", ["ngtcp2", "aioquic", "tcp", "aioquic-large"])
+@pytest.mark.parametrize("kind", ["ngtcp2", "aioquic", "quicgo", "tcp", "aioquic-large"])
 def test_download_by_duration_stops_on_time(pair, kind):
     srv, cli, work = pair
     rcvbuf = "large" if kind.endswith("-large") else "default"
     kind = kind.removesuffix("-large")
-    spec = validate_flow("f", {"kind": kind, "cc": "cubic", "duration_s": 2, "udp_rcvbuf": rcvbuf})
+    # cc: each kind's default (cubic; quic-go's only one, newreno)
+    spec = validate_flow("f", {"kind": kind, "duration_s": 2, "udp_rcvbuf": rcvbuf})
     cert, key = make_cert(work)
     (work / "htdocs").mkdir(exist_ok=True)
     payload = make_payload(work / "htdocs" / "loop.bin", 1 * MB, seed=3)
@@ -115,7 +121,7 @@ def test_download_by_duration_stops_on_time(pair, kind):
         srv,
         cli,
         "10.0.0.1",
-        6000 + len(kind) + (rcvbuf == "large"),
+        6000 + 2 * ("ngtcp2", "aioquic", "quicgo", "tcp").index(kind) + (rcvbuf == "large"),
         work / f"{kind}-{rcvbuf}-dur",
         payload,
         cert,
@@ -139,3 +145,105 @@ def test_download_by_duration_stops_on_time(pair, kind):
     if kind == "aioquic":  # the kernel doubles what was asked (socket(7))
         large = res["udp_rcvbuf_bytes"] >= 2 * LARGE_RCVBUF
         assert large == (rcvbuf == "large"), res
+
+
+# --- the aioquic server dcexp starts for a cubic_n flow runs our CUBIC-N with that N
+
+CUBIC_N_RATE = "10mbit"  # a drop-tail queue of 12.5 kB (10 ms): losses every few RTTs
+MAX_DATAGRAM = 1200  # aioquic's default max_datagram_size
+CUBIC_N_TOLERANCE = 0.005  # truncation to whole bytes: below 1/2400 above the minimum window
+
+
+@pytest.fixture(scope="module")
+def lossy_pair(tmp_path_factory):
+    prefix = unique_prefix("dxn")
+    with Topology() as topo:
+        srv, cli = topo.ns(prefix + "s"), topo.ns(prefix + "c")
+        veth_pair(prefix + "s0", srv, prefix + "c0", cli)
+        srv.add_addr(prefix + "s0", "10.0.0.1/24")
+        cli.add_addr(prefix + "c0", "10.0.0.2/24")
+        tbf = ["rate", CUBIC_N_RATE, "burst", "8kb", "latency", "10ms"]
+        srv.run(["tc", "qdisc", "add", "dev", prefix + "s0", "root", "tbf", *tbf])
+        yield srv, cli, tmp_path_factory.mktemp("cubic_n")
+    assert leftovers(prefix) == []
+
+
+def read_qlog(directory: Path) -> tuple[Path, list[dict]] | None:
+    """The events of the one qlog in directory, once aioquic has finished writing it."""
+    for path in directory.glob("*.qlog"):
+        try:
+            return path, json.loads(path.read_text())["traces"][0]["events"]
+        except ValueError:
+            return None
+    return None
+
+
+def loss_backoffs(events: list[dict]) -> list[float]:
+    """cwnd after / cwnd before each loss-triggered reduction in an aioquic qlog. aioquic logs
+    metrics_updated after each packet_lost (window unchanged) and again once the controller
+    has reacted, so a reduction that follows a packet_lost is the controller's backoff.
+    Reductions to the minimum window (persistent congestion) say nothing of beta."""
+    floor = K_MINIMUM_WINDOW * MAX_DATAGRAM
+    ratios, cwnd, lost = [], None, False
+    for ev in events:
+        if ev["name"] == "recovery:packet_lost":
+            lost = True
+        elif ev["name"] == "recovery:metrics_updated" and "cwnd" in ev["data"]:
+            new = ev["data"]["cwnd"]
+            if lost and cwnd and new < cwnd:
+                if new > floor:
+                    ratios.append(new / cwnd)
+                lost = False
+            cwnd = new
+    return ratios
+
+
+@pytest.mark.parametrize("n,hystart", [(1, True), (2, False), (5, True)])
+def test_aioquic_server_runs_cubic_n_read_back_from_its_qlog(lossy_pair, n, hystart):
+    from experiments.flows.corbel_cc import beta_n
+
+    srv, cli, work = lossy_pair
+    spec = validate_flow(
+        "f",
+        {
+            "kind": "aioquic",
+            "cc": "cubic",
+            "cubic_n": n,
+            "hystart": hystart,
+            "qlog": True,
+            "size_mb": 2,
+        },
+    )
+    cert, key = make_cert(work)
+    payload = make_payload(work / "payload.bin", 2 * MB, seed=5)
+    name = f"n{n}-{hystart}"
+    ctx = FlowContext(
+        name, srv, cli, "10.0.0.1", 7000 + n, work / name, payload, cert, key, time.monotonic()
+    )
+    flow = make_flow(spec, ctx)
+    qlogs = work / name / "qlog-server"
+    try:
+        flow.start_server()
+        time.sleep(0.5)
+        flow.start_client()
+        deadline = time.monotonic() + 60
+        while flow.running() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        # aioquic writes a connection's qlog when it ends (after the draining period)
+        while (trace := read_qlog(qlogs)) is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+    finally:
+        flow.stop()
+    assert flow.result()["intact"], flow.result()
+    assert trace is not None, f"no complete qlog in {qlogs}"
+    path, events = trace
+    metrics = [e["data"] for e in events if e["name"] == "recovery:metrics_updated"]
+    logged = {(m.get("cubic-n"), m.get("hystart")) for m in metrics if "cwnd" in m}
+    assert logged == {(n, hystart)}, f"the server's controller logged {logged}"
+
+    ratios = loss_backoffs(events)
+    assert len(ratios) >= 3, f"only {len(ratios)} loss backoffs in {path}"
+    off = [r for r in ratios if abs(r - beta_n(n)) > CUBIC_N_TOLERANCE]
+    assert (
+        not off
+    ), f"N={n}: cwnd backoff {sorted(off)[:5]} of {len(ratios)} is not beta_N={beta_n(n):.3f}"

@@ -44,13 +44,16 @@ def test_unknown_link_key_names_allowed_keys():
 @pytest.mark.parametrize(
     "flow,needle",
     [
-        ({"kind": "quiche", "size_mb": 1}, "ngtcp2, aioquic, tcp"),
+        ({"kind": "quiche", "size_mb": 1}, "ngtcp2, aioquic, quicgo, tcp"),
         ({"cc": "vegas", "size_mb": 1}, "newreno, cubic, bbr"),
         ({"kind": "aioquic", "cc": "bbr", "size_mb": 1}, "newreno and cubic"),
         ({"client": "sc-c", "size_mb": 1}, "dc, sc-a, sc-b"),
         ({}, "exactly one of size_mb"),
         ({"size_mb": 1, "duration_s": 3}, "exactly one of size_mb"),
         ({"size_mb": 1, "udp_rcvbuf": "large"}, "aioquic only"),
+        ({"kind": "quicgo", "cc": "cubic", "size_mb": 1}, "cc must be newreno (its NewReno"),
+        ({"kind": "ngtcp2", "qlog": True, "size_mb": 1}, "qlog: applies to kind aioquic only"),
+        ({"kind": "aioquic", "qlog": "yes", "size_mb": 1}, "qlog: expected true or false"),
         ({"size_mb": -1}, "out of range"),
     ],
 )
@@ -58,6 +61,24 @@ def test_bad_flows_are_named(flow, needle):
     with pytest.raises(ScenarioError) as exc:
         from_dict(base(flows=[flow]))
     assert needle in str(exc.value)
+
+
+def test_quicgo_takes_its_only_controller_and_pairs_set_one_flow_each():
+    [run] = from_dict(base(flows=[{"kind": "quicgo", "size_mb": 1}])).runs
+    assert run.config["flows"][0]["cc"] == "newreno"
+    doc = base(
+        flows=[{"kind": "quicgo", "cc": "newreno", "size_mb": 1}, {"kind": "ngtcp2", "size_mb": 1}],
+        sweep={
+            "param": "pair",
+            "values": ["qg-ng", "ng-aq"],
+            "set": {"flows.0.kind": ["quicgo", "ngtcp2"], "flows.1.kind": ["ngtcp2", "aioquic"]},
+        },
+    )
+    kinds = [[f["kind"] for f in run.config["flows"]] for run in from_dict(doc).runs]
+    assert kinds == [["quicgo", "ngtcp2"], ["ngtcp2", "aioquic"]]
+    doc["sweep"]["set"]["flows.2.kind"] = ["tcp", "tcp"]
+    with pytest.raises(ScenarioError, match="sweep.set.flows.2.kind: there is no flow 2"):
+        from_dict(doc)
 
 
 def test_two_queue_kinds_rejected():

@@ -1,0 +1,65 @@
+"""quic-go flows: our dcexp-quicgo server and client (experiments/flows/quicgo/, built by
+`make build` against the quic-go version pinned in its go.mod).
+
+The program speaks our aioquic endpoint's protocol and its client writes the same JSON lines
+(bytes every 100 ms, SHA-256 at the end); RTT and cwnd come from the server's (the sender's)
+qlog `recovery:metrics_updated`, as for ngtcp2.
+
+quic-go offers no choice of congestion controller: it always runs its NewReno (see CC).
+"""
+
+from __future__ import annotations
+
+import time
+
+from experiments.flows import ClientLogFlow, compress_qlogs, qlog_metrics
+from experiments.testbed import BUILD
+
+QUICGO_BIN = BUILD / "quicgo" / "dcexp-quicgo"
+# quic-go's internal/ackhandler creates its cubicSender with reno=true, and its Config has no
+# congestion-control field: NewReno with Chromium's backoff 0.7, hybrid slow start (HyStart's
+# delay test) and pacing, for every connection.
+CC = "newreno"
+
+
+class QuicgoFlow(ClientLogFlow):
+    kind = "quicgo"
+    tools = ()
+    built = (QUICGO_BIN,)
+
+    def _endpoint(self, role: str) -> list[str]:
+        c = self.ctx
+        return [str(QUICGO_BIN), role, "--addr", c.server_addr, "--port", str(c.port)]
+
+    def start_server(self) -> None:
+        c = self.ctx
+        argv = self._endpoint("server") + [
+            "--cert",
+            str(c.cert),
+            "--key",
+            str(c.key),
+            "--file",
+            str(c.payload),
+            "--qlog-dir",
+            str(c.workdir / "qlog-server"),
+        ]
+        self.server = self._popen(c.server_ns, argv, "server.log")
+
+    def start_client(self) -> None:
+        argv = self._endpoint("client") + ["--log", str(self._client_log)]
+        argv += (
+            ["--bytes", str(self.size_bytes)]
+            if self.size_bytes
+            else ["--duration-s", str(self.spec["duration_s"])]
+        )
+        self.t_client_start = time.monotonic()
+        self.client = self._popen(self.ctx.client_ns, argv, "client.log")
+
+    def cleanup(self) -> None:
+        compress_qlogs(self.ctx.workdir / "qlog-server")
+
+    def samples(self) -> list[tuple[float, str, float]]:
+        """Goodput from the client's log; the sender's RTT and cwnd from its qlog."""
+        out = [(self._t(rec["ts"]), "bytes", float(rec["bytes"])) for rec in self._lines()]
+        base = self._t(self.t_client_start or self.ctx.t0)
+        return out + qlog_metrics(self.ctx.workdir / "qlog-server", base)
