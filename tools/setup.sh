@@ -29,6 +29,7 @@ fi
 
 # Go for our quic-go endpoint (experiments/flows/quicgo): Debian's golang-go when there is no
 # go at all; quic-go's go.mod decides the oldest Go that builds it.
+[ -x /usr/local/go/bin/go ] && PATH="$PATH:/usr/local/go/bin"  # the upstream install (the Makefile's too)
 if ! command -v go >/dev/null; then
   echo "setup: installing Debian package golang-go"
   [ "$(id -u)" = 0 ] || { echo "setup: apt-get needs root (run as root or with sudo)" >&2; exit 1; }

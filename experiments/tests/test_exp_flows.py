@@ -4,13 +4,14 @@ aioquic server started for a cubic_n flow runs our CUBIC-N, read back from its q
 
 import json
 import os
+import sys
 import time
 from pathlib import Path
 
 import pytest
 from aioquic.quic.congestion.base import K_MINIMUM_WINDOW
 
-from experiments.flows import MB, FlowContext, make_cert, make_flow, make_payload
+from experiments.flows import MB, FlowContext, make_cert, make_flow, make_payload, sha256_file
 from experiments.flows.aioquic_flow import LARGE_RCVBUF
 from experiments.netns import Topology, unique_prefix, veth_pair
 from experiments.scenario import validate_flow
@@ -247,3 +248,70 @@ def test_aioquic_server_runs_cubic_n_read_back_from_its_qlog(lossy_pair, n, hyst
     assert (
         not off
     ), f"N={n}: cwnd backoff {sorted(off)[:5]} of {len(ratios)} is not beta_N={beta_n(n):.3f}"
+
+
+# --- our quic-go server: bad requests cost a stream, not the server; aioquic's client works
+
+BAD_REQUESTS = (b"GET lots\n", b"PUT 10\n", b"GET -7\n", b"G" * 200)
+BAD_REQUEST_CLIENT = """
+import asyncio, json, sys
+from aioquic.asyncio import QuicConnectionProtocol, connect
+from aioquic.quic.configuration import QuicConfiguration
+from aioquic.quic.events import StreamDataReceived, StreamReset
+
+class Probe(QuicConnectionProtocol):
+    answers = {}
+    def quic_event_received(self, event):
+        if isinstance(event, StreamReset):
+            self.answers[event.stream_id] = "reset"
+        elif isinstance(event, StreamDataReceived) and event.data:
+            self.answers.setdefault(event.stream_id, "data")
+
+async def main(addr, port, requests):
+    config = QuicConfiguration(alpn_protocols=["dcexp"], is_client=True, verify_mode=False)
+    async with connect(addr, port, configuration=config, create_protocol=Probe) as proto:
+        ids = []
+        for request in requests:
+            ids.append(proto._quic.get_next_available_stream_id())
+            proto._quic.send_stream_data(ids[-1], request.encode(), end_stream=True)
+        proto.transmit()
+        await asyncio.sleep(2)
+        print(json.dumps([proto.answers.get(i, "nothing") for i in ids]))
+
+asyncio.run(main(sys.argv[1], int(sys.argv[2]), json.loads(sys.argv[3])))
+"""
+
+
+def test_quicgo_server_resets_bad_requests_and_serves_our_aioquic_client(pair):
+    srv, cli, work = pair
+    spec = validate_flow("f", {"kind": "quicgo", "size_mb": 1})
+    cert, key = make_cert(work)
+    payload = make_payload(work / "interop.bin", 1 * MB, seed=11)
+    ctx = FlowContext(
+        "interop",
+        srv,
+        cli,
+        "10.0.0.1",
+        5100,
+        work / "interop",
+        payload,
+        cert,
+        key,
+        time.monotonic(),
+    )
+    flow = make_flow(spec, ctx)
+    try:
+        flow.start_server()
+        time.sleep(0.5)
+        requests = json.dumps([r.decode() for r in BAD_REQUESTS])
+        probe = cli.run([sys.executable, "-c", BAD_REQUEST_CLIENT, "10.0.0.1", "5100", requests])
+        assert json.loads(probe.stdout) == ["reset"] * len(BAD_REQUESTS), probe.stdout
+        log = work / "interop" / "aioquic-client.jsonl"
+        endpoint = [sys.executable, "-m", "experiments.flows.quic_endpoint", "client"]
+        endpoint += ["--addr", "10.0.0.1", "--port", "5100", "--bytes", str(MB), "--log", str(log)]
+        cli.run(endpoint)
+        assert flow.server.poll() is None, "the quic-go server stopped"
+    finally:
+        flow.stop()
+    final = json.loads(log.read_text().splitlines()[-1])
+    assert final["complete"] and final["sha256"] == sha256_file(payload), final

@@ -187,6 +187,16 @@ def test_preflight_names_a_missing_part(monkeypatch, tmp_path):
         runner.preflight(from_dict(base()), "p4sim")
 
 
+def test_preflight_names_a_missing_quicgo_binary(monkeypatch, tmp_path):
+    from experiments import runner
+    from experiments.flows.quicgo import QuicgoFlow
+    from experiments.testbed import TestbedError
+
+    monkeypatch.setattr(QuicgoFlow, "built", (tmp_path / "dcexp-quicgo",))
+    with pytest.raises(TestbedError, match=r"dcexp-quicgo is missing: run `make build`"):
+        runner.preflight(from_dict(base(flows=[{"kind": "quicgo", "size_mb": 1}])), "p4sim")
+
+
 def test_events_validated_and_sorted():
     sc = from_dict(
         base(
