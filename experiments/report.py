@@ -149,7 +149,8 @@ def report(out: Path, envelope_point=None) -> tuple[str, list[Path]]:
         "",
         (
             "rtt_ms_mean: the sender's smoothed RTT averaged over the flow, as each stack measures "
-            "it: ngtcp2's qlog (server), the kernel's TCP_INFO (iperf3's sender), aioquic's client; "
+            "it: ngtcp2's and quic-go's qlog (server), the kernel's TCP_INFO (iperf3's sender), "
+            "aioquic's client; "
             "ping probes: iputils ping from the client. runs: repetitions that ended ok; "
             "cpu_saturated_runs: of those, runs in which one of our processes was short of CPU."
         ),

@@ -583,6 +583,7 @@ RTT_HOW = {
     "ngtcp2": "ngtcp2's smoothed RTT (server qlog)",
     "tcp": "the kernel's smoothed RTT (TCP_INFO of the sender, via iperf3)",
     "aioquic": "aioquic's smoothed RTT (client)",
+    "quicgo": "quic-go's smoothed RTT (server qlog)",
 }
 
 
