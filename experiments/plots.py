@@ -193,7 +193,8 @@ def throughput_bars(summary: pd.DataFrame, out_dir: Path, client: str = "dc") ->
 
 
 def fairness_bars(fair: pd.DataFrame, out_dir: Path) -> list[Path]:
-    """Mean goodput per flow (client) per variant, JFI annotated."""
+    """Mean goodput per flow (client; client and stack when a run mixes stacks, as a
+    pairwise study does) per variant, JFI annotated."""
     if fair.empty:
         return []
     groups = fair.groupby(["point", "variant"], sort=False)
@@ -201,7 +202,8 @@ def fairness_bars(fair: pd.DataFrame, out_dir: Path) -> list[Path]:
     x = 0.0
     ticks, labels = [], []
     for (point, variant), g in groups:
-        per_flow = g.groupby("client", sort=False).goodput_mbit.agg(["mean", "std"])
+        by = ["client", "kind"] if g.kind.nunique() > 1 else ["client"]
+        per_flow = g.groupby(by, sort=False).goodput_mbit.agg(["mean", "std"])
         jfi = g.groupby("rep").jfi.first().mean()
         xs = [x + i * 0.8 for i in range(len(per_flow))]
         ax.bar(
@@ -212,10 +214,9 @@ def fairness_bars(fair: pd.DataFrame, out_dir: Path) -> list[Path]:
             capsize=3,
             color=[f"C{i}" for i in range(len(per_flow))],
         )
-        for xi, client in zip(xs, per_flow.index):
-            ax.text(
-                xi, 0.3, client, ha="center", va="bottom", fontsize=7, rotation=90, color="white"
-            )
+        for xi, flow in zip(xs, per_flow.index):
+            name = " ".join(flow) if isinstance(flow, tuple) else flow
+            ax.text(xi, 0.3, name, ha="center", va="bottom", fontsize=7, rotation=90, color="white")
         ax.text(
             sum(xs) / len(xs),
             per_flow["mean"].max() * 1.08,

@@ -169,3 +169,22 @@ def test_duplication_summary_compares_goodput_with_both_legs(tmp_path):
     dup = analysis.duplication_summary(out)
     assert dup.links_mbit.iloc[0] == pytest.approx(40.0)
     assert dup.goodput_mbit.iloc[0] == 19.0 and bool(dup.dup.iloc[0])
+
+
+def test_fairness_bars_split_a_client_by_stack_in_a_pairwise_run(tmp_path, monkeypatch):
+    from experiments import plots
+
+    drawn = []
+    monkeypatch.setattr(plots, "_save", lambda fig, out_dir, name: drawn.append(fig) or [])
+    fair = pd.DataFrame(
+        [
+            {"point": "qg-ng", "variant": "default", "rep": 0, "client": "sc-a", "kind": kind}
+            | {"goodput_mbit": goodput, "jfi": 0.9}
+            for kind, goodput in (("quicgo", 12.0), ("ngtcp2", 6.0))
+        ]
+    )
+    plots.fairness_bars(fair, tmp_path)
+    ax = drawn[0].axes[0]
+    assert [p.get_height() for p in ax.patches] == [12.0, 6.0]
+    assert {"sc-a quicgo", "sc-a ngtcp2"} <= {t.get_text() for t in ax.texts}
+    plots.plt.close(drawn[0])
