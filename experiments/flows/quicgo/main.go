@@ -318,11 +318,12 @@ func runClient(args []string) (int, error) {
 			SRTTms: float64(conn.ConnectionStats().SmoothedRTT) / float64(time.Millisecond),
 		}
 	}
-	complete := false
+	complete, readerDone := false, false
 loop:
 	for {
 		select {
 		case complete = <-finished:
+			readerDone = true
 			break loop
 		case <-deadline:
 			break loop
@@ -334,16 +335,13 @@ loop:
 			}
 		}
 	}
-	final := line()
-	if complete {
-		final.SHA256 = hex.EncodeToString(digest.Sum(nil))
-	} else {
-		// the reader goroutine still owns the digest: stop it before reading the sum
+	if !readerDone {
+		// the reader goroutine still owns the digest: end the connection and wait for it
 		conn.CloseWithError(0, "done")
 		<-finished
-		final.Bytes = received.Load()
-		final.SHA256 = hex.EncodeToString(digest.Sum(nil))
 	}
+	final := line()
+	final.SHA256 = hex.EncodeToString(digest.Sum(nil))
 	final.Final = true
 	final.Done = &complete
 	final.Elapsed = monotonic() - tStart
