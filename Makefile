@@ -60,8 +60,8 @@ demo: build
 lint: setup
 	$(VENV)/bin/ruff check p4sim controlplane experiments ptf-tests tools p4src/tests
 	$(VENV)/bin/black --check p4sim controlplane experiments ptf-tests tools p4src/tests
-	@test -z "$$(gofmt -l experiments/flows/quicgo)" || { gofmt -l experiments/flows/quicgo; echo "gofmt: format the files above" >&2; exit 1; }
-	cd experiments/flows/quicgo && GOFLAGS="-mod=mod -buildvcs=false" go vet .
+	@test -z "$$(gofmt -l experiments/flows/quicgo_endpoint)" || { gofmt -l experiments/flows/quicgo_endpoint; echo "gofmt: format the files above" >&2; exit 1; }
+	cd experiments/flows/quicgo_endpoint && GOFLAGS="-mod=mod -buildvcs=false" go vet .
 
 format: setup
 	$(VENV)/bin/black p4sim controlplane experiments ptf-tests tools p4src/tests

@@ -8,13 +8,13 @@
 #   make paper-quick        the same with each study's quick settings (about 30 min, 2 cores)
 #                           PAPER_ARGS adds dcexp campaign options (e.g. --reps 3)
 #   make quicgo             build/quicgo/dcexp-quicgo, our quic-go server and client (flow kind
-#                           quicgo), from experiments/flows/quicgo/ (quic-go pinned in go.mod;
-#                           modules fetched into Go's module cache, GOPATH default)
+#                           quicgo), from experiments/flows/quicgo_endpoint/ (quic-go
+#                           pinned in go.mod; modules in Go's module cache, GOPATH default)
 .PHONY: experiments-test experiments-unit paper paper-quick quicgo
 TEST_TARGETS += experiments-test
 BUILD_TARGETS += quicgo
 
-QUICGO_SRC := $(ROOT)/experiments/flows/quicgo
+QUICGO_SRC := $(ROOT)/experiments/flows/quicgo_endpoint
 quicgo: $(BUILD)/quicgo/dcexp-quicgo
 $(BUILD)/quicgo/dcexp-quicgo: $(QUICGO_SRC)/main.go $(QUICGO_SRC)/go.mod $(QUICGO_SRC)/go.sum
 	@mkdir -p $(@D)

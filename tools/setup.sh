@@ -27,8 +27,8 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-# Go for our quic-go endpoint (experiments/flows/quicgo): Debian's golang-go when there is no
-# go at all; quic-go's go.mod decides the oldest Go that builds it.
+# Go for our quic-go endpoint (experiments/flows/quicgo_endpoint): Debian's golang-go when
+# there is no go at all; quic-go's go.mod decides the oldest Go that builds it.
 [ -x /usr/local/go/bin/go ] && PATH="$PATH:/usr/local/go/bin"  # the upstream install (the Makefile's too)
 if ! command -v go >/dev/null; then
   echo "setup: installing Debian package golang-go"
@@ -36,10 +36,10 @@ if ! command -v go >/dev/null; then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends golang-go >/dev/null
 fi
-go_need=$(sed -n 's/^go \([0-9.]*\)$/\1/p' experiments/flows/quicgo/go.mod)
+go_need=$(sed -n 's/^go \([0-9.]*\)$/\1/p' experiments/flows/quicgo_endpoint/go.mod)
 go_have=$(go env GOVERSION | sed 's/^go//')
 if [ "$(printf '%s\n%s\n' "$go_need" "$go_have" | sort -V | head -1)" != "$go_need" ]; then
-  echo "setup: Go $go_have is too old for quic-go (experiments/flows/quicgo/go.mod needs Go $go_need;" \
+  echo "setup: Go $go_have is too old for quic-go (experiments/flows/quicgo_endpoint/go.mod needs Go $go_need;" \
     "Debian 12's golang-go is 1.19): put Go $go_need or newer first on PATH" >&2
   exit 1
 fi

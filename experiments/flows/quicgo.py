@@ -1,5 +1,5 @@
-"""quic-go flows: our dcexp-quicgo server and client (experiments/flows/quicgo/, built by
-`make build` against the quic-go version pinned in its go.mod).
+"""quic-go flows: our dcexp-quicgo server and client (experiments/flows/quicgo_endpoint/,
+built by `make build` against the quic-go version pinned in its go.mod).
 
 The program speaks our aioquic endpoint's protocol and its client writes the same JSON lines
 (bytes every 100 ms, SHA-256 at the end); RTT and cwnd come from the server's (the sender's)

@@ -1,4 +1,4 @@
-module dc-splitter/experiments/flows/quicgo
+module dc-splitter/experiments/flows/quicgo_endpoint
 
 go 1.26.0
 
