@@ -250,7 +250,8 @@ def test_aioquic_server_runs_cubic_n_read_back_from_its_qlog(lossy_pair, n, hyst
     ), f"N={n}: cwnd backoff {sorted(off)[:5]} of {len(ratios)} is not beta_N={beta_n(n):.3f}"
 
 
-# --- our quic-go server: bad requests cost a stream, not the server; aioquic's client works
+# --- our quic-go endpoint: bad requests cost a stream, not the server; it interoperates with
+# our aioquic endpoint (the same protocol) both ways
 
 BAD_REQUESTS = (b"GET lots\n", b"PUT 10\n", b"GET -7\n", b"G" * 200)
 BAD_REQUEST_CLIENT = """
@@ -311,6 +312,29 @@ def test_quicgo_server_resets_bad_requests_and_serves_our_aioquic_client(pair):
         endpoint += ["--addr", "10.0.0.1", "--port", "5100", "--bytes", str(MB), "--log", str(log)]
         cli.run(endpoint)
         assert flow.server.poll() is None, "the quic-go server stopped"
+    finally:
+        flow.stop()
+    final = json.loads(log.read_text().splitlines()[-1])
+    assert final["complete"] and final["sha256"] == sha256_file(payload), final
+
+
+def test_quicgo_client_downloads_intact_from_our_aioquic_server(pair):
+    from experiments.flows.quicgo import QUICGO_BIN
+
+    srv, cli, work = pair
+    spec = validate_flow("f", {"kind": "aioquic", "size_mb": 1})
+    cert, key = make_cert(work)
+    payload = make_payload(work / "interop.bin", 1 * MB, seed=11)
+    ctx = FlowContext(
+        "interop-back", srv, cli, "10.0.0.1", 5101, work / "interop-back", payload, cert, key, 0
+    )
+    flow = make_flow(spec, ctx)
+    log = work / "interop-back" / "quicgo-client.jsonl"
+    try:
+        flow.start_server()
+        time.sleep(1)  # the Python server imports aioquic first
+        client = [str(QUICGO_BIN), "client", "--addr", "10.0.0.1", "--port", "5101"]
+        cli.run(client + ["--bytes", str(MB), "--log", str(log)])
     finally:
         flow.stop()
     final = json.loads(log.read_text().splitlines()[-1])
