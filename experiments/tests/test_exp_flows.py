@@ -181,21 +181,22 @@ def read_qlog(directory: Path) -> tuple[Path, list[dict]] | None:
 
 def loss_backoffs(events: list[dict]) -> list[float]:
     """cwnd after / cwnd before each loss-triggered reduction in an aioquic qlog. aioquic logs
-    metrics_updated after each packet_lost (window unchanged) and again once the controller
-    has reacted, so a reduction that follows a packet_lost is the controller's backoff.
+    metrics_updated after each packet_lost (the window before) and again once the controller
+    has reacted; a reaction sets ssthresh to the reduced window, which tells it apart from
+    CUBIC's own ACK-driven steps down to its Reno-friendly estimate (ssthresh unchanged).
     Reductions to the minimum window (persistent congestion) say nothing of beta."""
     floor = K_MINIMUM_WINDOW * MAX_DATAGRAM
-    ratios, cwnd, lost = [], None, False
+    ratios, cwnd, ssthresh, lost = [], None, None, False
     for ev in events:
         if ev["name"] == "recovery:packet_lost":
             lost = True
         elif ev["name"] == "recovery:metrics_updated" and "cwnd" in ev["data"]:
-            new = ev["data"]["cwnd"]
-            if lost and cwnd and new < cwnd:
+            new, new_ssthresh = ev["data"]["cwnd"], ev["data"].get("ssthresh")
+            if lost and cwnd and new < cwnd and new_ssthresh == new != ssthresh:
                 if new > floor:
                     ratios.append(new / cwnd)
                 lost = False
-            cwnd = new
+            cwnd, ssthresh = new, new_ssthresh
     return ratios
 
 
