@@ -13,7 +13,7 @@
 # P4TOOLS_PREFIX (default /opt/p4tools, put first on PATH here when it exists); otherwise
 # p4c and BMv2 on PATH (p4lang's packages) are used. `make test` runs the BMv2 suites and
 # fails when the tools are missing, unless SKIP_BMV2=1 (then it says loudly what was not run).
-# Go (for our quic-go endpoint): go on PATH, else the upstream install in /usr/local/go.
+# Go (for our quic-go endpoint): make setup links a new-enough Go into .venv/bin (tools/setup_go.sh).
 
 SHELL := /bin/bash
 ROOT  := $(abspath .)
@@ -21,7 +21,7 @@ VENV  := $(ROOT)/.venv
 PY    := $(VENV)/bin/python
 BUILD := $(ROOT)/build
 P4TOOLS_PREFIX ?= /opt/p4tools
-export PATH := $(VENV)/bin:$(if $(wildcard $(P4TOOLS_PREFIX)/bin),$(P4TOOLS_PREFIX)/bin:)$(PATH)$(if $(wildcard /usr/local/go/bin/go),:/usr/local/go/bin)
+export PATH := $(VENV)/bin:$(if $(wildcard $(P4TOOLS_PREFIX)/bin),$(P4TOOLS_PREFIX)/bin:)$(PATH)
 export P4TOOLS_PREFIX SKIP_BMV2
 
 BUILD_TARGETS :=

@@ -27,23 +27,6 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-# Go for our quic-go endpoint (experiments/flows/quicgo_endpoint): Debian's golang-go when
-# there is no go at all; quic-go's go.mod decides the oldest Go that builds it.
-[ -x /usr/local/go/bin/go ] && PATH="$PATH:/usr/local/go/bin"  # the upstream install (the Makefile's too)
-if ! command -v go >/dev/null; then
-  echo "setup: installing Debian package golang-go"
-  [ "$(id -u)" = 0 ] || { echo "setup: apt-get needs root (run as root or with sudo)" >&2; exit 1; }
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends golang-go >/dev/null
-fi
-go_need=$(sed -n 's/^go \([0-9.]*\)$/\1/p' experiments/flows/quicgo_endpoint/go.mod)
-go_have=$(go env GOVERSION | sed 's/^go//')
-if [ "$(printf '%s\n%s\n' "$go_need" "$go_have" | sort -V | head -1)" != "$go_need" ]; then
-  echo "setup: Go $go_have is too old for quic-go (experiments/flows/quicgo_endpoint/go.mod needs Go $go_need;" \
-    "Debian 12's golang-go is 1.19): put Go $go_need or newer first on PATH" >&2
-  exit 1
-fi
-
 PYTHON=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
   echo "setup: creating .venv"
@@ -59,6 +42,8 @@ fi
 # The p4runtime wheel's generated modules do not import on modern protobuf: regenerate them.
 .venv/bin/python -c "import p4.v1.p4runtime_pb2" 2>/dev/null || .venv/bin/python tools/regen_p4runtime_protos.py
 .venv/bin/python -c "import p4.v1.p4runtime_pb2_grpc, p4.config.v1.p4info_pb2"
+
+PYTHON=.venv/bin/python bash tools/setup_go.sh  # Go for the quic-go endpoint, into .venv/bin
 
 # --- the real P4 tools -----------------------------------------------------------------
 P4TOOLS_PREFIX=${P4TOOLS_PREFIX:-/opt/p4tools}
