@@ -272,6 +272,15 @@ class CloneSession:
     packet_length_bytes: int = 0  # 0 = no truncation
 
 
+# PRE ids. Over P4Runtime, as BMv2's server (PI) takes them: multicast groups and clone
+# sessions 1..MAX_PRE_ID (PI keeps groups from 32768 up for the ones behind clone sessions;
+# BMv2's mirroring sessions end at 32767). STF files may also create the other multicast
+# groups v1model can select (mcast_grp is bit<16>), as BMv2's Thrift CLI does; both engines
+# hold every id up to MAX_MCAST_GROUP.
+MAX_PRE_ID = 32767
+MAX_MCAST_GROUP = 65535
+
+
 @dataclass
 class ReplicationEngine:
     """The traffic manager's PRE: what P4Runtime's PacketReplicationEngineEntry writes."""
@@ -284,7 +293,8 @@ class Device(Protocol):
     """One running instance of a program (engine + architecture + state).
 
     Thread safety: the packet path and the P4Runtime server share one device; both
-    hold `lock` while they touch it, so a batch of writes is atomic for packets.
+    hold `lock` while they touch it, so each write is atomic for packets (the P4Runtime
+    server releases it between the updates of a batch, in slices of a few milliseconds).
     """
 
     model: ProgramModel

@@ -59,7 +59,15 @@ from pathlib import Path
 
 from p4sim.errors import P4Error
 from p4sim.frontend import compile_file
-from p4sim.model import CloneSession, ControlPlaneError, FieldMatch, Replica, TableEntry
+from p4sim.model import (
+    MAX_MCAST_GROUP,
+    MAX_PRE_ID,
+    CloneSession,
+    ControlPlaneError,
+    FieldMatch,
+    Replica,
+    TableEntry,
+)
 
 
 class StfError(Exception):
@@ -75,6 +83,14 @@ class Result:
     @property
     def ok(self) -> bool:
         return not self.failures
+
+
+def pre_id(text: str, what: str, top: int) -> int:
+    """A multicast group or clone session id: 1..top, as BMv2 takes it."""
+    value = parse_value(text)
+    if not 1 <= value <= top:
+        raise StfError(f"{what} {value} is out of range 1..{top}")
+    return value
 
 
 def parse_value(text: str) -> int:
@@ -336,7 +352,7 @@ class StfRunner:
         table.set_default(action, args)
 
     def cmd_mcast(self, rest, line) -> None:
-        grp = parse_value(rest[0])
+        grp = pre_id(rest[0], "multicast group", MAX_MCAST_GROUP)
         replicas = []
         for r in rest[1:]:
             port, _, rid = r.partition(":")
@@ -344,7 +360,7 @@ class StfRunner:
         self.device.pre.multicast_groups[grp] = replicas
 
     def cmd_clone_session(self, rest, line) -> None:
-        session = parse_value(rest[0])
+        session = pre_id(rest[0], "clone session", MAX_PRE_ID)
         trunc = parse_value(rest[2]) if len(rest) > 2 else 0
         self.device.pre.clone_sessions[session] = CloneSession(
             [Replica(parse_value(rest[1]), 0)], 0, trunc
@@ -459,14 +475,14 @@ class StfRunner:
     def cmd_mirroring_add(self, rest, line) -> None:
         if len(rest) != 2:
             raise StfError("mirroring_add needs <session> <port>")
-        self.device.pre.clone_sessions[parse_value(rest[0])] = CloneSession(
+        self.device.pre.clone_sessions[pre_id(rest[0], "clone session", MAX_PRE_ID)] = CloneSession(
             [Replica(parse_value(rest[1]), 0)]
         )
 
     def cmd_mc_mgrp_create(self, rest, line) -> None:
         if len(rest) != 1:
             raise StfError("mc_mgrp_create needs <group>")
-        self.device.pre.multicast_groups[parse_value(rest[0])] = []
+        self.device.pre.multicast_groups[pre_id(rest[0], "multicast group", MAX_MCAST_GROUP)] = []
 
     def cmd_mc_node_create(self, rest, line) -> None:
         if len(rest) < 2:

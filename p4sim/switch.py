@@ -1,8 +1,8 @@
 """The running switch: ports + the committed pipeline + the packet loop.
 
 Every frame that arrives on a port runs through the current pipeline's device under
-`device.lock` (the P4Runtime server takes the same lock for its writes, so a write batch is
-atomic for packets). A new pipeline replaces the old one by swapping one reference: each frame
+`device.lock` (the P4Runtime server takes the same lock for each update it writes, so every
+update is atomic for packets). A new pipeline replaces the old one by swapping one reference: each frame
 runs entirely on the pipeline it started on, none is processed half on each.
 
 Frames the pipeline sends to the CPU port go to the packet-in listeners (the P4Runtime

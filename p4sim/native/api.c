@@ -207,11 +207,12 @@ void p4n_mtr_config(struct dev *d, uint32_t i, uint32_t idx, int on, double cir,
     if (idx < d->mtrs[i].size) meter_config(&d->mtrs[i].cells[idx], on, cir, cb, pir, pb);
 }
 
-/* kind 0: multicast group, 1: clone session. n replicas; present 0 deletes. */
-void p4n_set_group(struct dev *d, int kind, uint32_t id, int present, uint32_t n,
-                   const uint32_t *ports, const uint32_t *rids, uint32_t trunc)
+/* kind 0: multicast group, 1: clone session. n replicas; present 0 deletes. 0, or -1 for an
+ * id the tables cannot hold (the control plane admits none: p4sim.model.MAX_MCAST_GROUP). */
+int p4n_set_group(struct dev *d, int kind, uint32_t id, int present, uint32_t n,
+                  const uint32_t *ports, const uint32_t *rids, uint32_t trunc)
 {
-    if (id >= MAX_GROUPS) return;
+    if (id >= MAX_GROUPS) return -1;
     struct group *g = kind ? &d->sessions[id] : &d->mcast[id];
     free(g->r);
     memset(g, 0, sizeof *g);
@@ -221,6 +222,7 @@ void p4n_set_group(struct dev *d, int kind, uint32_t id, int present, uint32_t n
     g->trunc = trunc;
     g->r = calloc(n + 1, sizeof *g->r);
     for (uint32_t i = 0; i < n; i++) g->r[i].port = ports[i], g->r[i].rid = rids[i];
+    return 0;
 }
 
 uint32_t p4n_digests(struct dev *d, struct digest_rec **out)

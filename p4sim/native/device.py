@@ -13,7 +13,7 @@ import logging
 import threading
 from collections import deque
 
-from p4sim.model import TableEntry
+from p4sim.model import MAX_MCAST_GROUP, TableEntry
 from p4sim.native.build import build
 from p4sim.native.codegen import CodeGen, TableLayout
 from p4sim.v1model import V1ModelDevice
@@ -86,10 +86,14 @@ class NativeLock:
 
     def __exit__(self, *exc):
         self._depth -= 1
-        if self._depth == 0:
-            self._dev.sync_pre()
-            self._dev.lib.p4n_unlock(self._dev.ctx)
-        self._rlock.release()
+        try:
+            if self._depth == 0:
+                try:
+                    self._dev.sync_pre()
+                finally:
+                    self._dev.lib.p4n_unlock(self._dev.ctx)
+        finally:
+            self._rlock.release()
 
     acquire = __enter__
 
@@ -484,10 +488,13 @@ class NativeDevice:
                 continue
             kind, ident = key
             reps, trunc = new if new is not None else ((), 0)
+            if not 0 <= ident <= MAX_MCAST_GROUP:  # the control plane admits none of these
+                what = ("multicast group", "clone session")[kind]
+                raise ValueError(f"{what} {ident} is out of range 1..{MAX_MCAST_GROUP}")
             self.lib.p4n_set_group(
                 self.ctx,
                 kind,
-                ctypes.c_uint32(ident & 0xFFFFFFFF),
+                ctypes.c_uint32(ident),
                 int(new is not None),
                 len(reps),
                 _arr(ctypes.c_uint32, [p for p, _ in reps]),

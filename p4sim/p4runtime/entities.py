@@ -831,6 +831,11 @@ def write_pre(
         what = f"multicast group {gid}"
         if gid == 0:
             raise invalid("multicast_group_id 0 is not a group (v1model: 0 = no multicast)")
+        if gid > model.MAX_PRE_ID:
+            raise out_of_range(
+                f"multicast_group_id {gid} is out of range 1..{model.MAX_PRE_ID} (as BMv2's "
+                f"P4Runtime server: the ids above are reserved for clone sessions)"
+            )
         exists = gid in pre.multicast_groups
         if update_type == Update.INSERT:
             if exists:
@@ -850,8 +855,11 @@ def write_pre(
         session = msg.clone_session_entry
         sid = session.session_id
         what = f"clone session {sid}"
-        if sid == 0:
-            raise invalid("clone session id 0 is reserved")
+        if not 1 <= sid <= model.MAX_PRE_ID:
+            raise invalid(
+                f"clone session id {sid} is out of range 1..{model.MAX_PRE_ID} "
+                f"(BMv2's mirroring sessions; 0 is reserved)"
+            )
         exists = sid in pre.clone_sessions
         if update_type == Update.DELETE:
             if not exists:

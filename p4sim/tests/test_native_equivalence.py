@@ -283,3 +283,26 @@ def test_routing_table_random_differential():
         assert outs[0] == outs[1], f"step {step}: dst {ipaddress.IPv4Address(dst)}"
         routed += bool(outs[1])
     assert len(routes) > 100 and routed > 500
+
+
+def test_multicast_group_ids_up_to_bit16_on_both_engines():
+    """Every group v1model can select (mcast_grp is bit<16>, up to 65535: STF files create
+    them) replicates alike on both engines; a larger id is an error naming it on the native
+    engine (never silently ignored), and the device stays usable after it."""
+    program = compile_file(Path(__file__).parent / "p4" / "runtime_fwd.p4")
+    devices = [new_device(program, engine="interp"), new_device(program, engine="native")]
+    assert devices[1].engine == "native", devices[1].fallback_reason
+    frame = bytes.fromhex("ffffffffffff" "020000000001" "0800") + bytes(86)
+    for d in devices:
+        d.pre.multicast_groups[65535] = [Replica(1, 1), Replica(3, 2)]
+        d.tables["FwdIngress.l2_fwd"].insert(
+            TableEntry({"dst_mac": FieldMatch("exact", 0xFFFFFFFFFFFF)}, "FwdIngress.flood",
+                       {"group": 65535}))  # fmt: skip
+    outs = [d.process(0, frame) for d in devices]
+    assert outs[0] == outs[1] and sorted(p for p, _ in outs[1]) == [1, 3]
+    native = devices[1]
+    native.pre.multicast_groups[65536] = [Replica(2, 1)]
+    with pytest.raises(ValueError, match="multicast group 65536 is out of range 1..65535"):
+        native.process(0, frame)
+    del native.pre.multicast_groups[65536]
+    assert native.process(0, frame) == outs[1]  # the lock was released

@@ -208,6 +208,82 @@ def test_multicast_group_replicates(rig):
     assert sorted(ports.collect()) == [(1, frame), (2, frame), (3, frame)]
 
 
+def _pre_update(kind: str, ident: int) -> p4runtime_pb2.Update:
+    u = p4runtime_pb2.Update(type=Update.INSERT)
+    pre = u.entity.packet_replication_engine_entry
+    entry = pre.multicast_group_entry if kind == "group" else pre.clone_session_entry
+    setattr(entry, "multicast_group_id" if kind == "group" else "session_id", ident)
+    entry.replicas.add(egress_port=1, instance=1)
+    return u
+
+
+def test_pre_ids_are_bmv2s_range(rig):
+    """Multicast groups and clone sessions 1..32767, as BMv2's P4Runtime server (PI) takes
+    them: above, OUT_OF_RANGE (groups) and INVALID_ARGUMENT (sessions), nothing installed; the
+    highest group replicates on both engines."""
+    client, ports, switch = rig
+    codes = _write_codes(
+        client,
+        _pre_update("group", 32768),
+        _pre_update("group", 70000),
+        _pre_update("group", 2**32 - 1),
+        _pre_update("session", 32768),
+        _pre_update("session", 70000),
+        _pre_update("group", 32767),
+    )
+    out, bad = code_pb2.OUT_OF_RANGE, code_pb2.INVALID_ARGUMENT
+    assert codes == [out, out, out, bad, bad, code_pb2.OK]
+    pre = switch.pipeline.device.pre
+    assert list(pre.multicast_groups) == [32767] and pre.clone_sessions == {}
+    with pytest.raises(grpc.RpcError, match=r"multicast_group_id 70000 is out of range 1\.\.32767"):
+        client.write(_pre_update("group", 70000))
+    client.write(client.l2("INSERT", 0xFFFFFFFFFFFF, "flood", group=b"\x7f\xff"))
+    frame = frame_to("ff:ff:ff:ff:ff:ff")
+    ports.inject(0, frame)
+    assert ports.collect() == [(1, frame)]
+
+
+def test_write_batch_is_atomic_per_update_not_per_batch(rig, monkeypatch):
+    """A Write batch takes the device lock in slices between updates (here every update is a
+    slice of its own), so packets run between its updates and see each update whole: a frame
+    sent between INSERT (to port 1) and MODIFY (to port 2) of one entry leaves on port 1."""
+    from p4sim.p4runtime import server as server_module
+
+    client, ports, switch = rig
+    monkeypatch.setattr(server_module, "_LOCK_SLICE_S", -1.0)
+    device = switch.pipeline.device
+    frame = frame_to("02:00:00:00:00:02")
+    between = []
+
+    class LockThatSendsAFrame:
+        """The device's lock (reentrant); when the Write first lets it go, one frame goes in."""
+
+        def __init__(self, lock):
+            self.lock, self.depth, self.released = lock, 0, 0
+
+        def __enter__(self):
+            self.lock.__enter__()
+            self.depth += 1
+
+        def __exit__(self, *exc):
+            self.depth -= 1
+            self.lock.__exit__(*exc)
+            if self.depth == 0:
+                self.released += 1
+                if self.released == 1:
+                    ports.inject(0, frame)
+                    between.extend(ports.collect())
+
+    monkeypatch.setattr(device, "lock", LockThatSendsAFrame(device.lock))
+    client.write(
+        client.l2("INSERT", 0x020000000002, "forward", port=b"\x01"),
+        client.l2("MODIFY", 0x020000000002, "forward", port=b"\x02"),
+    )
+    assert between == [(1, frame)]
+    ports.inject(0, frame)
+    assert ports.collect() == [(2, frame)]
+
+
 def test_packet_in_and_packet_out_through_the_cpu_port(rig):
     client, ports, _ = rig
     client.write(client.l2("INSERT", 0x020000000064, "send_to_cpu"))
