@@ -304,17 +304,23 @@ def _wait_grpc(switch: subprocess.Popen, timeout_s: float = 60) -> None:
 
 
 def _sync(sw, cap: Capture, sent: dict[int, int], base: dict) -> None:
-    """Wait until the switch counted every frame sent and every frame it sent is captured."""
+    """Wait until the switch counted every frame sent and every frame it sent is captured.
+
+    The captures are read between two reads of the switch's counters. A frame is counted
+    (egress) before it leaves, so the later read bounds what can have been captured: more
+    captured than that is a frame the switch did not send. Equal reads on both sides mean no
+    frame was counted meanwhile, so the captures are compared with a still picture."""
     deadline = time.monotonic() + SYNC_TIMEOUT_S
     while True:
+        before = _port_counters(sw)
+        got = cap.counts()
         now = _port_counters(sw)
         rx = {p: now[p][0] - base[p][0] for p in PORTS}
         tx = {p: now[p][2] - base[p][2] for p in PORTS}
-        got = cap.counts()
-        if all(rx[p] == sent[p] and got[p] >= tx[p] for p in PORTS):
-            if all(got[p] == tx[p] for p in PORTS):
-                return
+        if any(got[p] > tx[p] for p in PORTS):
             raise RuntimeError(f"captured more frames than the switch sent: {got} vs {tx}")
+        if before == now and all(rx[p] == sent[p] and got[p] == tx[p] for p in PORTS):
+            return
         if time.monotonic() > deadline:
             raise RuntimeError(
                 f"no sync after {SYNC_TIMEOUT_S} s: rx {rx} of {sent}, captured {got} of {tx}"
