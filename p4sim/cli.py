@@ -396,6 +396,7 @@ def run_main(argv: list[str]) -> int:
         server.stop()
     finally:
         switch.close()
+        log.info("counters: %s", switch.stats_line())
     return 0
 
 

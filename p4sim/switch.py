@@ -67,7 +67,12 @@ class Switch:
                     self._pcaps[(port, direction)] = PcapWriter(
                         Path(pcap_dir) / f"{port}-{direction}.pcap"
                     )
-        self.stats = {"rx": 0, "tx": 0, "packet_in": 0, "dropped_no_pipeline": 0}
+        self._counts = {"packet_in": 0, "packet_out": 0, "dropped_no_pipeline": 0}
+        # (rx packets, rx bytes, tx packets, tx bytes) per port, counted here unless the port
+        # set counts its interfaces' frames itself (the native engine's C I/O)
+        self._port_counts: dict[int, list[int]] = {}
+        self._own_counts = not getattr(ports, "counts_frames", False)
+        self._counts_lock = threading.Lock()
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -105,13 +110,64 @@ class Switch:
         if listener in self._digest_listeners:
             self._digest_listeners.remove(listener)
 
+    @property
+    def stats(self) -> dict:
+        """What the switch counted: per port of the port set, frames and bytes received and
+        sent (`ports`: {port: {rx_packets, rx_bytes, tx_packets, tx_bytes}}) and their sums
+        (`rx`, `tx`); frames to and from the controller (`packet_in`, `packet_out`); frames
+        dropped because no pipeline was committed. The same on both engines: with the native
+        engine's C I/O the interface counters are read from C when asked."""
+        with self._counts_lock:
+            out = dict(self._counts)
+            counts = {p: tuple(c) for p, c in self._port_counts.items()}
+        if not self._own_counts:
+            counts = self.ports.port_stats()
+        ports = {}
+        for port in sorted(self.ports.ports):
+            rx_p, rx_b, tx_p, tx_b = counts.get(port, (0, 0, 0, 0))
+            ports[port] = {
+                "rx_packets": rx_p,
+                "rx_bytes": rx_b,
+                "tx_packets": tx_p,
+                "tx_bytes": tx_b,
+            }
+        out["rx"] = sum(c["rx_packets"] for c in ports.values())
+        out["tx"] = sum(c["tx_packets"] for c in ports.values())
+        out["ports"] = ports
+        return out
+
+    def stats_line(self) -> str:
+        """`stats` in one log line."""
+        stats = self.stats
+        ports = "; ".join(
+            f"port {p} rx {c['rx_packets']} frames {c['rx_bytes']} bytes, "
+            f"tx {c['tx_packets']} frames {c['tx_bytes']} bytes"
+            for p, c in stats["ports"].items()
+        )
+        return (
+            f"{ports or 'no ports'}; packet_in {stats['packet_in']}, packet_out "
+            f"{stats['packet_out']}, dropped without a pipeline {stats['dropped_no_pipeline']}"
+        )
+
+    def _count(self, port: int, direction: int, frame: bytes) -> None:
+        """direction 0: received, 2: sent (the index into the per-port counters)."""
+        with self._counts_lock:
+            c = self._port_counts.setdefault(port, [0, 0, 0, 0])
+            c[direction] += 1
+            c[direction + 1] += len(frame)
+
     def receive(self, port: int, frame: bytes) -> None:
         """A frame arrived on `port` (from the port set, or a PacketOut on the CPU port)."""
-        self.stats["rx"] += 1
+        if port == self.cpu_port:
+            with self._counts_lock:
+                self._counts["packet_out"] += 1
+        elif self._own_counts:
+            self._count(port, 0, frame)
         self._record(port, "in", frame)
         pipeline = self.pipeline
         if pipeline is None:
-            self.stats["dropped_no_pipeline"] += 1
+            with self._counts_lock:
+                self._counts["dropped_no_pipeline"] += 1
             return
         device = pipeline.device
         with device.lock:
@@ -140,7 +196,8 @@ class Switch:
         """A frame the pipeline sent to `port` (the CPU port: to the packet-in listeners)."""
         self._record(port, "out", frame)
         if port == self.cpu_port:
-            self.stats["packet_in"] += 1
+            with self._counts_lock:
+                self._counts["packet_in"] += 1
             with self._listeners_lock:
                 listeners = list(self._listeners)
             for listener in listeners:
@@ -148,7 +205,8 @@ class Switch:
             return
         if port == DROP_PORT:
             return
-        self.stats["tx"] += 1
+        if self._own_counts:
+            self._count(port, 2, frame)
         self.ports.send(port, frame)
 
     def _record(self, port: int, direction: str, frame: bytes) -> None:

@@ -52,6 +52,9 @@ struct port {
     struct txslot tx[TX_BATCH];
     uint32_t ntx;
     FILE *pcap_in, *pcap_out;
+    /* what the switch reports per port (Switch.stats): frames received from the interface and
+     * handed to it by the pipeline (before a full transmit queue may drop them: tx_dropped) */
+    uint64_t rx_packets, rx_bytes, tx_packets, tx_bytes;
 };
 
 struct upcall {
@@ -249,6 +252,7 @@ static void transmit(struct io *io, uint32_t port, const uint8_t *d, uint32_t n)
 {
     struct port *p = port_by_id(io, port);
     if (!p) return; /* no interface attached: dropped (as the Python ports do) */
+    p->tx_packets++, p->tx_bytes += n;
     pcap_write(p->pcap_out, d, n);
     if (n > p->slot_size) {
         if (send(p->fd, d, n, MSG_DONTWAIT) < 0) io->tx_dropped++;
@@ -260,7 +264,7 @@ static void transmit(struct io *io, uint32_t port, const uint8_t *d, uint32_t n)
     p->tx[p->ntx++].len = n;
 }
 
-/* Python's transmissions (PacketOut results, interpreter pipelines). */
+/* Python's transmissions (PacketOut results, interpreter pipelines): counted here too. */
 void p4nio_send(struct io *io, uint32_t port, const uint8_t *d, uint32_t n)
 {
     pthread_mutex_lock(&io->mu);
@@ -277,9 +281,11 @@ static void flush_all(struct io *io)
 }
 
 /* ------------------------------------------------------------------ the data path */
-static void handle(struct io *io, uint32_t port, const uint8_t *d, uint32_t n)
+static void handle(struct io *io, struct port *p, const uint8_t *d, uint32_t n)
 {
+    uint32_t port = p->id;
     io->rx++;
+    p->rx_packets++, p->rx_bytes += n;
     if (!io->process) {
         upcall(io, 0, port, d, n);
         return;
@@ -313,7 +319,7 @@ static int rx_round(struct io *io)
                 const uint8_t *d = (uint8_t *)h + h->tp_mac;
                 pcap_write(p->pcap_in, d, h->tp_snaplen);
                 if (h->tp_snaplen < h->tp_len) io->truncated++;
-                else handle(io, p->id, d, h->tp_snaplen);
+                else handle(io, p, d, h->tp_snaplen);
             }
             __atomic_store_n(&h->tp_status, TP_STATUS_KERNEL, __ATOMIC_RELEASE);
             p->cur = (p->cur + 1) % p->frame_nr;
@@ -352,6 +358,18 @@ void p4nio_stats(struct io *io, uint64_t *out)
 {
     out[0] = io->rx, out[1] = io->tx, out[2] = io->tx_dropped, out[3] = io->up_dropped;
     out[4] = io->truncated;
+}
+
+/* Port i's counters (i < p4nio_nports): id, rx packets, rx bytes, tx packets, tx bytes. */
+int p4nio_nports(struct io *io) { return io->nports; }
+
+void p4nio_port_stats(struct io *io, int i, uint64_t *out)
+{
+    pthread_mutex_lock(&io->mu); /* the I/O thread counts under it */
+    struct port *p = &io->p[i];
+    out[0] = p->id, out[1] = p->rx_packets, out[2] = p->rx_bytes;
+    out[3] = p->tx_packets, out[4] = p->tx_bytes;
+    pthread_mutex_unlock(&io->mu);
 }
 
 void p4nio_close(struct io *io)

@@ -49,7 +49,12 @@ def _load():
             ctypes.c_char_p,
             ctypes.c_uint32,
         ]
-        for name in ("p4nio_run", "p4nio_stop", "p4nio_close", "p4nio_stats"):
+        lib.p4nio_port_stats.argtypes = [
+            ctypes.c_void_p,
+            ctypes.c_int,
+            ctypes.POINTER(ctypes.c_uint64),
+        ]
+        for name in ("p4nio_run", "p4nio_stop", "p4nio_close", "p4nio_stats", "p4nio_nports"):
             getattr(lib, name).argtypes = [ctypes.c_void_p] + (
                 [ctypes.POINTER(ctypes.c_uint64)] if name == "p4nio_stats" else []
             )
@@ -66,6 +71,7 @@ def _mtu(ifname: str) -> int:
 
 class NativePorts:
     writes_pcaps = True  # io.c writes <port>-in/out.pcap of the interfaces itself
+    counts_frames = True  # io.c counts each interface's frames (port_stats); see Switch.stats
 
     def __init__(self, interfaces: dict[int, str], pcap_dir: str | None = None) -> None:
         self.ports = dict(interfaces)
@@ -75,6 +81,7 @@ class NativePorts:
         self._closed = False
         self._switch = None
         self._device = None
+        self._final_port_stats: dict[int, tuple[int, int, int, int]] | None = None
         if pcap_dir is not None:
             try:
                 Path(pcap_dir).mkdir(parents=True, exist_ok=True)
@@ -172,6 +179,18 @@ class NativePorts:
         self.lib.p4nio_stats(self.io, out)
         return dict(zip(("rx", "tx", "tx_dropped", "upcalls_dropped", "truncated"), out))
 
+    def port_stats(self) -> dict[int, tuple[int, int, int, int]]:
+        """Per interface: (rx packets, rx bytes, tx packets, tx bytes), as the C side counts
+        them (the last values once closed)."""
+        if self._final_port_stats is not None:
+            return dict(self._final_port_stats)
+        out = (ctypes.c_uint64 * 5)()
+        stats = {}
+        for i in range(self.lib.p4nio_nports(self.io)):
+            self.lib.p4nio_port_stats(self.io, i, out)
+            stats[out[0]] = tuple(out[1:5])
+        return stats
+
     def close(self) -> None:
         if self._closed:
             return
@@ -180,4 +199,5 @@ class NativePorts:
         for t in self._threads:
             if t is not threading.current_thread():
                 t.join(timeout=2)
+        self._final_port_stats = self.port_stats()
         self.lib.p4nio_close(self.io)

@@ -21,7 +21,7 @@ from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
 from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 
-from experiments.netns import Namespace, unique_prefix, veth_pair
+from experiments.netns import Namespace, stop_process, unique_prefix, veth_pair
 
 pytestmark = pytest.mark.netns
 
@@ -120,12 +120,12 @@ def switch_ns(tmp_path, request):
             request.param,  # native: the pipeline and the packet I/O in C (p4sim/native)
         ]
         with open(tmp_path / "p4sim.log", "w") as log:
-            ns.popen(argv, stdout=log, stderr=log)  # the child keeps its own copy of the fd
-        yield ns, sock, tmp_path
+            proc = ns.popen(argv, stdout=log, stderr=log)  # the child keeps its own copy
+        yield ns, sock, tmp_path, proc
 
 
 def test_forwards_by_p4runtime_entry_and_drops_after_delete(switch_ns):
-    ns, sock, tmp_path = switch_ns
+    ns, sock, tmp_path, proc = switch_ns
     client = P4RuntimeClient(sock)
     try:
         frame = bytes(Ether(dst=DST, src="02:00:00:00:00:01", type=0x88B5) / Raw(b"p4sim" * 20))
@@ -136,7 +136,15 @@ def test_forwards_by_p4runtime_entry_and_drops_after_delete(switch_ns):
         assert send_and_sniff(ns, "h0", "h1", frame, wait=1.0) == []
     finally:
         client.close()
+    assert stop_process(proc, grace_s=120) == 0  # p4sim says its counters as it stops
     log = (tmp_path / "p4sim.log").read_text()
+    # Three frames in on port 0, one out on port 1, on both engines (native: counted in C).
+    n = len(frame)
+    assert (
+        f"counters: port 0 rx 3 frames {3 * n} bytes, tx 0 frames 0 bytes; "
+        f"port 1 rx 0 frames 0 bytes, tx 1 frames {n} bytes; "
+        "packet_in 0, packet_out 0, dropped without a pipeline 0"
+    ) in log, log
     assert "Traceback" not in log
     assert "offloads on" not in log  # veth_pair turned them off; p4sim checked
     assert "runs on the interpreter" not in log  # --engine native ran it natively
@@ -169,7 +177,7 @@ def test_native_io_sends_cpu_port_frames_up_as_packet_in(tmp_path):
         argv = [P4SIM, str(PROGRAM), "-i", "0@s0", "-i", "1@s1", "--cpu-port", "64",
                 "--grpc-server-addr", sock, "--engine", "native"]  # fmt: skip
         with open(tmp_path / "p4sim.log", "w") as log:
-            ns.popen(argv, stdout=log, stderr=log)
+            proc = ns.popen(argv, stdout=log, stderr=log)
         client = P4RuntimeClient(sock)
         try:
             req = p4runtime_pb2.WriteRequest(device_id=0)
@@ -191,9 +199,13 @@ def test_native_io_sends_cpu_port_frames_up_as_packet_in(tmp_path):
             msg = got.get(timeout=30)  # queue.Empty: no PacketIn arrived
         finally:
             client.close()
+        assert stop_process(proc, grace_s=120) == 0
     assert msg.packet.payload == frame
     assert {m.metadata_id: m.value for m in msg.packet.metadata} == {1: b"\x00", 2: b"\x00"}
-    assert "runs on the interpreter" not in (tmp_path / "p4sim.log").read_text()
+    log = (tmp_path / "p4sim.log").read_text()
+    assert "runs on the interpreter" not in log
+    assert f"counters: port 0 rx 1 frames {len(frame)} bytes, tx 0 frames 0 bytes;" in log, log
+    assert "packet_in 1, packet_out 0" in log, log
 
 
 SEND_ONLY = r"""
