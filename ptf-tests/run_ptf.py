@@ -163,8 +163,11 @@ def main(argv=None) -> int:
                 test_params,
                 "--qlen",
                 "20000",
+                # How long an expected frame may take: a generous bound, since a loaded
+                # machine can hold a frame for seconds and waiting costs nothing when it
+                # comes. (The negative timeout is how long "no other frame" is watched.)
                 "--default-timeout",
-                "5",
+                "30",
                 "--default-negative-timeout",
                 "0.5",
                 *[a for i, name in zip(PORTS, ptf_ifs) for a in ("--interface", f"{i}@{name}")],

@@ -165,12 +165,24 @@ class DcctlLiveScenarioTest(SplitterTest):
         self.client.arbitrate(self.election_ids + 1)  # primary again, for the undo
         self.wait_user_packets("10.0.0.2", base + self.PACKETS)
 
+        # Every packet leaves on at least one leg, and each leg sends in order: once every SN
+        # has arrived, so has every frame queued on a leg before the last one seen there
+        # (duplicates included). Waiting for that, rather than for a quiet second, does not
+        # depend on how fast a loaded machine delivers the frames.
         seen = {LEG_A: [], LEG_B: []}
-        for port in (LEG_A, LEG_B):
-            while True:
-                result = self.dataplane.poll(port_number=port, timeout=1.0)
-                if isinstance(result, self.dataplane.PollFailure):
-                    break
+        missing = set(range(self.PACKETS))
+        deadline = time.monotonic() + 120
+        while missing and time.monotonic() < deadline:
+            for port in (LEG_A, LEG_B):
+                result = self.dataplane.poll(port_number=port, timeout=0.05)
+                if not isinstance(result, self.dataplane.PollFailure):
+                    seen[port].append(bytes(result.packet))
+                    missing.discard(sn_of(seen[port][-1]))
+        for port in (LEG_A, LEG_B):  # whatever else has already arrived
+            while not isinstance(
+                result := self.dataplane.poll(port_number=port, timeout=0),
+                self.dataplane.PollFailure,
+            ):
                 seen[port].append(bytes(result.packet))
         self.verify_no_other_packets()
         on_leg = {port: {} for port in seen}
