@@ -60,7 +60,6 @@ from experiments.testbed import (
     venv_tool,
 )
 
-SERVER_SETTLE_S = 0.5  # let servers bind before the first client starts
 FLOW_PORT_BASE = 4433
 TAIL_S = 0.5  # keep sampling briefly after the last flow ends
 SAMPLE_COLUMNS = ("t_s", "source", "id", "metric", "value")
@@ -302,7 +301,8 @@ def execute_run(run: Run, run_dir: Path, opts: RunOptions, on_tick=None) -> dict
             for flow in flows.values():
                 flow.start_server()
                 _pin(pins, "flows", [flow.server.pid] if flow.server else [])
-            time.sleep(SERVER_SETTLE_S)
+            for flow in flows.values():
+                flow.wait_server_ready()
             t0, t0_wall = time.monotonic(), time.time()
             for flow in flows.values():
                 flow.ctx.t0 = t0

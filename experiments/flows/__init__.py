@@ -3,7 +3,7 @@
 A flow is one download from the server host to a client host. The runner only uses:
 
     flow = make_flow(spec, ctx)        # spec: a validated flow dict, ctx: FlowContext
-    flow.start_server(); flow.start_client()
+    flow.start_server(); flow.wait_server_ready(); flow.start_client()
     flow.bytes_received() -> int|None  # sampled every 100 ms (None: the flow logs it itself)
     flow.running() -> bool
     flow.stop()
@@ -32,6 +32,7 @@ from typing import ClassVar
 from experiments.netns import Namespace, stop_process
 
 MB = 1_000_000  # size_mb is decimal megabytes, as in the paper's "100 MB"
+SERVER_READY_TIMEOUT_S = 60.0  # a server that has not bound its port by then is broken
 
 
 @dataclass
@@ -63,6 +64,9 @@ class Flow(ABC):
     kind: ClassVar[str]
     tools: ClassVar[tuple[str, ...]]  # programs on PATH (Debian packages)
     built: ClassVar[tuple[Path, ...]] = ()  # programs of ours that `make build` makes
+    # The socket the server binds ("tcp" listens, "udp" is bound), what wait_server_ready
+    # waits for; None: no server process (ping).
+    server_socket: ClassVar[str | None] = None
 
     # --- helpers shared by the plugins
     @property
@@ -84,6 +88,28 @@ class Flow(ABC):
 
     @abstractmethod
     def start_client(self) -> None: ...
+
+    def wait_server_ready(self, timeout_s: float = SERVER_READY_TIMEOUT_S) -> None:
+        """Wait until the server has bound its port (`ss` in its namespace). A fixed pause
+        before the client starts is too short on a loaded machine: a TCP client then meets a
+        refused connection."""
+        if self.server is None or self.server_socket is None:
+            return
+        flag = {"tcp": "-t", "udp": "-u"}[self.server_socket]
+        argv = ["ss", "-H", "-ln", flag, f"sport = :{self.ctx.port}"]
+        deadline = time.monotonic() + timeout_s
+        while not self.ctx.server_ns.run(argv, check=False).stdout.strip():
+            if self.server.poll() is not None:
+                raise RuntimeError(
+                    f"{self.kind} server exited ({self.server.returncode}) before binding "
+                    f"{self.server_socket} port {self.ctx.port}; see {self.ctx.workdir}"
+                )
+            if time.monotonic() > deadline:
+                raise RuntimeError(
+                    f"{self.kind} server did not bind {self.server_socket} port "
+                    f"{self.ctx.port} within {timeout_s:g} s; see {self.ctx.workdir}"
+                )
+            time.sleep(0.05)
 
     def bytes_received(self) -> int | None:
         """Bytes at the client now, for the sampler (None: the flow logs them itself)."""

@@ -17,6 +17,7 @@ LARGE_RCVBUF = 8 * 1024 * 1024  # "enlarged" UDP receive buffer, bytes (kernel d
 
 class AioquicFlow(ClientLogFlow):
     kind = "aioquic"
+    server_socket = "udp"
     tools = ()
 
     def _endpoint(self, role: str) -> list[str]:

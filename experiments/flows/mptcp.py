@@ -36,6 +36,7 @@ def _json_lines(path) -> list[dict]:
 
 class MptcpFlow(Flow):
     kind = "mptcp"
+    server_socket = "tcp"
     tools = ()
 
     def _endpoint(self, role: str) -> list[str]:

@@ -19,6 +19,7 @@ DYNAMIC_BYTES = 100 * 10**9  # duration mode: a body the client never finishes
 
 class Ngtcp2Flow(Flow):
     kind = "ngtcp2"
+    server_socket = "udp"
     tools = ("gtlsserver", "gtlsclient")
     self_timed = False  # duration mode: the body never ends; running() stops the client
 

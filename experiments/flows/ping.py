@@ -5,16 +5,22 @@ switch), the reply the downlink (numbered and split by the switch, reordered by 
 so the RTT covers the whole path the DC machinery adds to. Used idle (before a download
 starts) it measures the path itself, not the queue a transport builds. It carries no payload:
 no goodput, `bytes` None.
+
+ping ends once every probe is answered, or REPLY_GRACE_S after the last probe (`-w`): a reply
+held up by a busy machine is an RTT sample, not a loss (without `-w`, ping gives up two RTTs
+after its last probe and counts every reply still on its way as lost).
 """
 
 from __future__ import annotations
 
+import math
 import re
 import time
 
 from experiments.flows import Flow
 
 INTERVAL_S = 0.05  # below 0.2 s iputils needs root, which dcexp run has
+REPLY_GRACE_S = 2  # how long after the probes a reply still counts
 REPLY = re.compile(r"icmp_seq=(\d+) .*time=([\d.]+) ms")
 
 
@@ -28,7 +34,9 @@ class PingFlow(Flow):
     def start_client(self) -> None:
         c = self.ctx
         count = max(1, int(self.spec["duration_s"] / INTERVAL_S))
-        argv = ["ping", "-n", "-i", str(INTERVAL_S), "-c", str(count), "-W", "1", c.server_addr]
+        deadline = math.ceil(self.spec["duration_s"] + REPLY_GRACE_S)  # -w takes whole seconds
+        argv = ["ping", "-n", "-i", str(INTERVAL_S), "-c", str(count), "-w", str(deadline)]
+        argv += ["-W", "1", c.server_addr]
         self.t_client_start = time.monotonic()
         self.client = self._popen(c.client_ns, argv, "ping.log")
 

@@ -24,6 +24,7 @@ CC = "newreno"
 
 class QuicgoFlow(ClientLogFlow):
     kind = "quicgo"
+    server_socket = "udp"
     tools = ()
     built = (QUICGO_BIN,)
 

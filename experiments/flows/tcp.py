@@ -18,6 +18,7 @@ CC_NAMES = {"newreno": "reno", "cubic": "cubic", "bbr": "bbr"}
 
 class TcpFlow(Flow):
     kind = "tcp"
+    server_socket = "tcp"
     tools = ("iperf3",)
 
     def start_server(self) -> None:

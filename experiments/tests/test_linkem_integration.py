@@ -10,6 +10,7 @@ Direction "ab" carries ns1 -> ns2.
 from __future__ import annotations
 
 import json
+import math
 import re
 import statistics
 import subprocess
@@ -71,9 +72,12 @@ class Bed:
         )
 
     def ping(self, count: int, interval: float = 0.01) -> list[float]:
-        """RTTs in ms of `count` pings ns1 -> ns2 (lost ones omitted)."""
+        """RTTs in ms of `count` pings ns1 -> ns2 (lost ones omitted). A reply counts until 2 s
+        after the last probe (`-w`), however busy the machine: ping alone would stop waiting
+        two RTTs after its last probe."""
+        deadline = math.ceil(count * interval + 2)
         out = self.ns1.run(
-            ["ping", "-n", "-c", str(count), "-i", str(interval), "-W", "1", ADDR2],
+            ["ping", "-n", "-c", str(count), "-i", str(interval), "-w", str(deadline), ADDR2],
             check=False,
             timeout=60,
         ).stdout
