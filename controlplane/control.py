@@ -57,8 +57,10 @@ def run_control(
     log: JsonLog,
     duration_s: float | None = None,
     log_reports: bool = True,
+    stop_event: threading.Event | None = None,
 ) -> dict:
-    """Runs until duration_s has passed, SIGTERM or Ctrl-C. Returns counts of what it did."""
+    """Runs until duration_s has passed, `stop_event` is set (in-process callers), SIGTERM or
+    Ctrl-C. Returns counts of what it did."""
     if not sw.adaptive:
         raise ControlError(
             "the switch does not run the adaptive profile (-D DC_ADAPTIVE), which punts the "
@@ -125,6 +127,8 @@ def run_control(
 
     try:
         while not stop and (duration_s is None or time.monotonic() - start < duration_s):
+            if stop_event is not None and stop_event.is_set():
+                break
             packet = sw.client.next_packet_in(TICK_S)
             now = time.monotonic()
             if packet is not None:

@@ -139,14 +139,36 @@ def test_dc_credit_needs_the_adaptive_profile(target):
         sw.add_user(UserConfig(addr=UE, mode="dc-credit"))
 
 
-def _control(addr, policy, tuning, log_path, duration):
-    def run():
-        with Splitter.connect(addr, election_id=5) as ctl, open(log_path, "w") as out:
-            run_control(ctl, "ue1", policy, tuning, JsonLog(out), duration)
+class Daemon:
+    """`run_control` in a thread until stopped: the tests wait for what it logged (it is
+    primary once it logged "start"; it has handled the reports once it logged them), not for
+    fixed times, which a loaded machine would stretch."""
 
-    thread = threading.Thread(target=run)
-    thread.start()
-    return thread
+    def __init__(self, addr, policy, tuning, log_path):
+        self.log_path = log_path
+        self.stop = threading.Event()
+
+        def run():
+            with Splitter.connect(addr, election_id=5) as ctl, open(log_path, "w") as out:
+                run_control(ctl, "ue1", policy, tuning, JsonLog(out), stop_event=self.stop)
+
+        self.thread = threading.Thread(target=run)
+        self.thread.start()
+
+    def logged(self, text: str) -> int:
+        return self.log_path.read_text().count(text) if self.log_path.exists() else 0
+
+    def wait_logged(self, text: str, count: int = 1, timeout_s: float = 120) -> None:
+        deadline = time.monotonic() + timeout_s
+        while self.logged(text) < count:
+            assert self.thread.is_alive(), "the control daemon ended early"
+            assert time.monotonic() < deadline, f"{text} not logged {count}x in {timeout_s} s"
+            time.sleep(0.05)
+
+    def end(self) -> str:
+        self.stop.set()
+        self.thread.join()
+        return self.log_path.read_text()
 
 
 def test_controller_capacity_moves_the_split_to_3_to_1(target, tmp_path):
@@ -155,21 +177,20 @@ def test_controller_capacity_moves_the_split_to_3_to_1(target, tmp_path):
     sw.add_user(UserConfig(addr=UE, batch=100, ratio="1:1", name="ue1"))
     for i in range(5):
         ports.inject(0, frame(UE, i))
-    log = tmp_path / "control.jsonl"
-    thread = _control(addr, "capacity", Tuning(min_interval_s=0.0), log, 2.0)
-    time.sleep(0.5)  # the daemon is primary and listening
+    daemon = Daemon(addr, "capacity", Tuning(min_interval_s=0.0), tmp_path / "control.jsonl")
+    daemon.wait_logged('"event": "start"')  # primary and listening
     for seq in range(20):
         ports.inject(1, feedback(0, 100_000, rate=3_750_000, seq=seq))
         ports.inject(2, feedback(1, 30_000, rate=1_250_000, seq=seq))
         time.sleep(0.01)
-    thread.join()
+    daemon.wait_logged('"event": "report"', count=40)
+    text = daemon.end()
     assert [(u.mode, u.k) for u in Splitter.connect(addr, election_id=6).users()] == [
         ("dc-split", 75)
     ]
     for i in range(5, 9):
         ports.inject(0, frame(UE, i))
     assert [sn for _, sn in legs(ports)] == list(range(9))
-    text = log.read_text()
     assert '"event": "decision"' in text and '"ratio": "75:25"' in text
     assert text.count('"event": "report"') == 40
 
@@ -177,14 +198,15 @@ def test_controller_capacity_moves_the_split_to_3_to_1(target, tmp_path):
 def test_controller_failover_leaves_a_leg_losing_everything(target, tmp_path):
     sw, ports, addr = target
     sw.add_user(UserConfig(addr=UE, batch=100, ratio="1:1", name="ue1"))
-    log = tmp_path / "control.jsonl"
-    thread = _control(addr, "failover", Tuning(down_reports=2, silence_s=5.0), log, 1.5)
-    time.sleep(0.5)
+    tuning = Tuning(down_reports=2, silence_s=5.0)
+    daemon = Daemon(addr, "failover", tuning, tmp_path / "control.jsonl")
+    daemon.wait_logged('"event": "start"')
     for seq in range(5):
         ports.inject(1, feedback(0, 30_000, seq=seq))
         ports.inject(2, feedback(1, 0, rate=0, delivered=0, lost=25, seq=seq))
         time.sleep(0.01)
-    thread.join()
+    daemon.wait_logged('"event": "report"', count=10)
+    text = daemon.end()
     with Splitter.connect(addr, election_id=6) as check:
         assert [u.k for u in check.users()] == [98]  # 2 % probe share left on leg B
-    assert "leg B loses everything" in log.read_text()
+    assert "leg B loses everything" in text
