@@ -139,6 +139,24 @@ def stop_process(proc: subprocess.Popen, grace_s: float = 3.0) -> int | None:
     return proc.wait()
 
 
+def wait_bound(
+    ns: Namespace, port: int, proto: str, proc: subprocess.Popen, timeout_s: float = 60
+) -> None:
+    """Wait until a socket in `ns` has bound `port` (`proto` "tcp": listening, "udp": bound),
+    as `ss` shows it, while `proc` (the server meant to bind it) runs. A fixed pause before
+    its client starts is too short on a loaded machine."""
+    argv = ["ss", "-H", "-ln", {"tcp": "-t", "udp": "-u"}[proto], f"sport = :{port}"]
+    deadline = time.monotonic() + timeout_s
+    while not ns.run(argv, check=False).stdout.strip():
+        if proc.poll() is not None:
+            raise NetnsError(
+                f"the server exited ({proc.returncode}) before binding {proto} port {port}"
+            )
+        if time.monotonic() > deadline:
+            raise NetnsError(f"no server bound {proto} port {port} within {timeout_s:g} s")
+        time.sleep(0.05)
+
+
 def veth_pair(
     name_a: str,
     ns_a: Namespace | None,

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
-from experiments.netns import Namespace, stop_process
+from experiments.netns import Namespace, NetnsError, stop_process, wait_bound
 
 MB = 1_000_000  # size_mb is decimal megabytes, as in the paper's "100 MB"
 SERVER_READY_TIMEOUT_S = 60.0  # a server that has not bound its port by then is broken
@@ -90,26 +90,15 @@ class Flow(ABC):
     def start_client(self) -> None: ...
 
     def wait_server_ready(self, timeout_s: float = SERVER_READY_TIMEOUT_S) -> None:
-        """Wait until the server has bound its port (`ss` in its namespace). A fixed pause
-        before the client starts is too short on a loaded machine: a TCP client then meets a
-        refused connection."""
-        if self.server is None or self.server_socket is None:
-            return
-        flag = {"tcp": "-t", "udp": "-u"}[self.server_socket]
-        argv = ["ss", "-H", "-ln", flag, f"sport = :{self.ctx.port}"]
-        deadline = time.monotonic() + timeout_s
-        while not self.ctx.server_ns.run(argv, check=False).stdout.strip():
-            if self.server.poll() is not None:
-                raise RuntimeError(
-                    f"{self.kind} server exited ({self.server.returncode}) before binding "
-                    f"{self.server_socket} port {self.ctx.port}; see {self.ctx.workdir}"
+        """Wait until the server has bound its port (a fixed pause before the client starts
+        is too short on a loaded machine: a TCP client then meets a refused connection)."""
+        if self.server is not None and self.server_socket is not None:
+            try:
+                wait_bound(
+                    self.ctx.server_ns, self.ctx.port, self.server_socket, self.server, timeout_s
                 )
-            if time.monotonic() > deadline:
-                raise RuntimeError(
-                    f"{self.kind} server did not bind {self.server_socket} port "
-                    f"{self.ctx.port} within {timeout_s:g} s; see {self.ctx.workdir}"
-                )
-            time.sleep(0.05)
+            except NetnsError as exc:
+                raise RuntimeError(f"{self.kind} flow: {exc}; see {self.ctx.workdir}") from None
 
     def bytes_received(self) -> int | None:
         """Bytes at the client now, for the sampler (None: the flow logs them itself)."""

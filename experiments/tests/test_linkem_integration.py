@@ -21,7 +21,7 @@ import pytest
 
 from experiments import tc
 from experiments.links import LinkError, LinkSpec, LinkSpecError, start_link
-from experiments.netns import Topology, stop_process, unique_prefix, veth_pair
+from experiments.netns import Topology, stop_process, unique_prefix, veth_pair, wait_bound
 
 pytestmark = pytest.mark.netns
 
@@ -131,7 +131,7 @@ def test_rate_caps_iperf3_tcp(bed, tmp_path):
         ["iperf3", "-s", "-1", "-B", ADDR2], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     try:
-        time.sleep(0.3)
+        wait_bound(bed.ns2, 5201, "tcp", server)  # iperf3's port
         # CUBIC keeps the bottleneck queue full; the machine's default (BBR) probes below the
         # rate now and then, which would measure BBR rather than the link.
         out = bed.ns1.run(
