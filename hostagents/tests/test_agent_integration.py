@@ -143,6 +143,22 @@ class AgentTestbed:
     def send_leg(self, leg: int, frame: bytes) -> None:
         self.legs[leg].send(frame)
 
+    def wait_stats(self, done, timeout_s: float = 60) -> dict:
+        """The agent's first stats line (one every --stats-interval-ms) for which `done` holds:
+        what the agent has seen, rather than a pause a loaded machine may outlast."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            lines = self.stats_path.read_text().splitlines() if self.stats_path.exists() else []
+            for line in lines:
+                try:
+                    stats = json.loads(line)
+                except ValueError:  # a line being written
+                    continue
+                if done(stats):
+                    return stats
+            assert time.monotonic() < deadline, f"no stats line as awaited: {lines[-1:]}"
+            time.sleep(0.02)
+
     def stop_agent(self) -> dict:
         """SIGTERM the agent; return its final stats line."""
         assert self.agent is not None
@@ -203,10 +219,10 @@ def test_reorders_two_legs_strips_headers_passes_through_and_sends_uplink(testbe
     # 3. A gap: 40 is missing, 41 waits for t-Reordering (1 s), then 40 comes too late.
     sent = time.monotonic()
     bed.send_leg(1, pdcp_frame(41))
-    got = receive_ours(bed.client, 1, timeout_s=8)
+    got = receive_ours(bed.client, 1, timeout_s=60)  # nothing but the timer can release it
     assert [f for f, _ in got] == [inner_frame(41)]
     waited = got[0][1] - sent
-    assert 0.95 <= waited < 5.0, f"SN 41 left after {waited:.3f} s; t-Reordering is 1 s"
+    assert waited >= 0.95, f"SN 41 left after {waited:.3f} s; t-Reordering is 1 s"
     bed.send_leg(0, pdcp_frame(40))
 
     # 4. Duplication: SN 42 on both legs arrives once.
@@ -229,7 +245,8 @@ def test_reorders_two_legs_strips_headers_passes_through_and_sends_uplink(testbe
 
     # 7. Shutdown with a PDU waiting behind a gap (43 missing): SIGTERM delivers it.
     bed.send_leg(0, pdcp_frame(44))
-    time.sleep(0.1)  # well inside t-Reordering: 44 is still buffered
+    # 44 reached the agent and waits behind the gap (43) for t-Reordering (1 s)
+    bed.wait_stats(lambda s: s["rx_leg_a"] == 20 + 4 and s["buffered"] == 1)
     final = bed.stop_agent()
     assert [f for f, _ in receive_ours(bed.client, 1, timeout_s=3)] == [inner_frame(44)]
 
