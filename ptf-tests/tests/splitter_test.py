@@ -157,7 +157,7 @@ class SplitterTest(P4RuntimeTest):
             self.assertEqual(got.hex(), bytes(frame).hex(), f"unexpected frame on port {port}")
         return got
 
-    def next_frame(self, port: int, timeout: float = 5.0) -> bytes:
+    def next_frame(self, port: int, timeout: float = 30.0) -> bytes:
         result = testutils.dp_poll(self, port_number=port, timeout=timeout)
         if isinstance(result, self.dataplane.PollFailure):
             self.fail(f"no frame on port {port} within {timeout:g} s")
