@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from p4sim.engine.control import MAX_LOOP_ITERATIONS
+from p4sim.engine.control import MAX_LOOP_ITERATIONS, calls_in_indices
 from p4sim.engine.parser import MAX_TRANSITIONS
 from p4sim.errors import P4Error
 from p4sim.frontend import ir
@@ -186,8 +186,10 @@ class CodeGen:
                     pre.append(self.oob())
                     return f"{st}.e[0]"
                 return f"{st}.e[{i}]"
-            ti = self.new_tmp()
-            pre.append(f"uint64_t {ti} = (uint64_t)({self.expr(e.index, pre)});")
+            ti = getattr(e, "pinned_c", None)  # evaluated once already (see assign)
+            if ti is None:
+                ti = self.new_tmp()
+                pre.append(f"uint64_t {ti} = (uint64_t)({self.expr(e.index, pre)});")
             # Outside the stack: a never-valid element that writes go nowhere into, as the
             # interpreter does (p4sim/README.md, "Header stacks").
             scratch = self.new_tmp()
@@ -414,12 +416,19 @@ class CodeGen:
             out += self.stmt(s, ind)
         return out
 
-    def stop_check(self) -> str:
+    def stop_check(self, when: str = "P->stop") -> str:
         if self.ret == "int":
-            return "if (P->stop) return 0;"
+            return f"if ({when}) return 0;"
         if self.ret == "void":
-            return "if (P->stop) return;"
-        return f"if (P->stop) return ({self.ret}){{0}};"
+            return f"if ({when}) return;"
+        return f"if ({when}) return ({self.ret}){{0}};"
+
+    def after_action(self, outs: list[str]) -> str:
+        """After an action call: copy-out, also when the action ran `exit` (P4_16 spec,
+        "Exit statement"; BMv2 and the interpreter copy out), not after a run-time error."""
+        if not outs:
+            return self.stop_check()
+        return f"{self.stop_check('P->stop == STOP_ABORT')} {' '.join(outs)} {self.stop_check()}"
 
     def stmt(self, s: ir.Stmt, ind: int) -> list[str]:
         pad = "    " * ind
@@ -495,8 +504,23 @@ class CodeGen:
         return lines + [pad + "}"]
 
     def assign(self, lhs: ir.Expr, rhs: ir.Expr, pre: list) -> str:
-        value = self.expr(rhs, pre)
-        return self.store(lhs, value, pre)
+        indices = calls_in_indices(lhs) if rhs.const is None else []
+        if not indices:
+            value = self.expr(rhs, pre)
+            return self.store(lhs, value, pre)
+        # `a[f(x)].g = rhs` (and `a[f(x)].g op= b`, whose right side holds the same nodes):
+        # each index with a call is evaluated once, before the right side, as the
+        # interpreter does (p4sim.engine.control.calls_in_indices).
+        for ix in indices:
+            t = self.new_tmp()
+            pre.append(f"uint64_t {t} = (uint64_t)({self.expr(ix.index, pre)});")
+            ix.pinned_c = t
+        try:
+            value = self.expr(rhs, pre)
+            return self.store(lhs, value, pre)
+        finally:
+            for ix in indices:
+                del ix.pinned_c
 
     def store(self, lhs: ir.Expr, value: str, pre: list) -> str:
         if isinstance(lhs, ir.Slice):
@@ -851,15 +875,21 @@ class CodeGen:
         if kind == "stack_method":
             st = self.lvalue(e.func.expr, pre)
             size, n = e.func.expr.type.size, int(e.count)
+            elem_t = e.func.expr.type.elem
+
+            def clear(i: int) -> str:  # a header turns invalid; a union loses every member
+                if elem_t.kind == "header_union":
+                    return f"{st}.e[{i}] = {self.zero(elem_t, e.pos)};"
+                return f"{st}.e[{i}].valid = 0;"
+
             if e.target == "push_front":
                 moves = " ".join(
-                    f"{st}.e[{i}] = {st}.e[{i - n}];" if i - n >= 0 else f"{st}.e[{i}].valid = 0;"
+                    f"{st}.e[{i}] = {st}.e[{i - n}];" if i - n >= 0 else clear(i)
                     for i in range(size - 1, -1, -1)
                 )
                 return f"{moves} {st}.next = {st}.next + {n} > {size} ? {size} : {st}.next + {n};"
             moves = " ".join(
-                f"{st}.e[{i}] = {st}.e[{i + n}];" if i + n < size else f"{st}.e[{i}].valid = 0;"
-                for i in range(size)
+                f"{st}.e[{i}] = {st}.e[{i + n}];" if i + n < size else clear(i) for i in range(size)
             )
             return f"{moves} {st}.next = {st}.next > {n} ? {st}.next - {n} : 0;"
         if kind == "action":
@@ -901,12 +931,12 @@ class CodeGen:
             ins, outs = self.copy_in_out(e, decl.params, f"{g}.", pre)
             return (
                 f"{{ struct {frame} {g}; memset(&{g}, 0, sizeof {g}); {' '.join(ins)} "
-                f"{fn}(D, P, &{g}); {self.stop_check()} {' '.join(outs)} }}"
+                f"{fn}(D, P, &{g}); {self.after_action(outs)} }}"
             )
         for p in decl.params:
             self.frame_member(p.var)
         ins, outs = self.copy_in_out(e, decl.params, "F->", pre)
-        return f"{{ {' '.join(ins)} {fn}(D, P, F); {self.stop_check()} {' '.join(outs)} }}"
+        return f"{{ {' '.join(ins)} {fn}(D, P, F); {self.after_action(outs)} }}"
 
     def action_name(self, decl) -> str:
         return self.node.actions.get(decl) or decl.name
@@ -1038,7 +1068,7 @@ class CodeGen:
                     v = f"({v} != 0)"
                 sets.append(f"{target}v{p.var.slot} = ({ct}){v};")
             # Directional parameters bound in the actions list (`a(x)`): copy-in before the
-            # action, copy-out after it (not after an `exit`), as the interpreter does.
+            # action, copy-out after it (after an `exit` too), as the interpreter does.
             ref = self.table_action_refs[layout.name][ref_name]
             directional = [p for p in decl.params if p.direction]
             bind_pre: list[str] = []
@@ -1047,7 +1077,7 @@ class CodeGen:
                 fake = ir.Call(ref.pos, ref.name, [], ref.args[: len(directional)])
                 ins, outs = self.copy_in_out(fake, directional, target, bind_pre)
             body = " ".join(bind_pre + ins + sets)
-            after = f"if (P->stop) return 0; {' '.join(outs)}" if outs else ""
+            after = f"if (P->stop == STOP_ABORT) return 0; {' '.join(outs)}" if outs else ""
             if top:
                 g = self.frame_names[id(decl)]
                 cases.append(
@@ -1156,6 +1186,8 @@ class CodeGen:
             if len(e.args) != 1:
                 raise Unsupported(e.pos, "extract with a size (varbit)")
             target = e.args[0].value
+            if target is None:  # extract<H>(_): H's bytes are checked and skipped
+                return self.extract_dont_care(e, pre)
             t = target.type
             if not isinstance(t, HeaderT) or t.kind != "header":
                 raise Unsupported(e.pos, f"extract into {t}")
@@ -1188,6 +1220,13 @@ class CodeGen:
                 pre.append(f"{st}.next++;")
             if siblings:
                 pre.append(siblings)
+            union = target.expr if isinstance(target, ir.Member) else None
+            if (
+                isinstance(union, ir.Member)
+                and union.name == "next"
+                and isinstance(union.expr.type, StackT)
+            ):  # a member of a stack of header unions: the element is complete, move on
+                pre.append(f"{self.lvalue(union.expr, pre)}.next++;")
             return "0"
         if name == "lookahead":
             t = e.targs[0]
@@ -1217,6 +1256,17 @@ class CodeGen:
         if name == "length":
             return "((uint64_t)P->len)"
         raise Unsupported(e.pos, f"packet_in.{name}")
+
+    def extract_dont_care(self, e: ir.Call, pre: list) -> str:
+        t = e.targs[0] if e.targs else None
+        if not (isinstance(t, HeaderT) and t.kind == "header"):
+            raise Unsupported(e.pos, "extract into _ without a header type argument")
+        if any(isinstance(ft, Varbit) for _, ft in t.fields):
+            raise Unsupported(e.pos, "varbit")
+        n = sum(_w(ft) for _, ft in t.fields) // 8
+        pre.append(f"if (P->pos + {n} > P->len) return {self.errors['PacketTooShort']};")
+        pre.append(f"P->pos += {n};")
+        return "0"
 
     def unpack(self, t: HeaderT, h: str, src: str) -> str:
         out, off = [], 0

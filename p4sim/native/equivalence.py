@@ -63,12 +63,6 @@ class Comparison:
     interp_passes: bool = True  # the test's own expectations, per engine
     native_passes: bool = True
 
-    @property
-    def interp_divergence(self) -> bool:
-        """The engines differ, and only the native engine meets the test's expectations
-        (an interpreter bug the native engine does not share)."""
-        return bool(self.differences) and self.native_passes and not self.interp_passes
-
 
 def compare(p4_path, stf_path, include_dirs=(), defines=None, program=None) -> Comparison:
     if program is None:
