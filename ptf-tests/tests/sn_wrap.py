@@ -4,9 +4,7 @@
 Run: make ptf PTF_TESTS=sn_wrap [TARGET=bmv2]
 """
 
-import time
-
-from splitter_test import LEG_A, SERVER, SplitterTest, dc_frame
+from splitter_test import LEG_A, SERVER, SplitterTest, dc_frame, sn_of
 
 
 class Wrap12BitTest(SplitterTest):
@@ -21,36 +19,21 @@ class Wrap12BitTest(SplitterTest):
     def runTest(self):
         self.add_user("10.0.0.2", batch=1, ratio="1:0")
         base = self.user_counter("10.0.0.2")[0]
-        burst = 4094
-        for i in range(burst):  # no per-packet verify: the wrap is checked at the end
-            self.send(SERVER, self.udp_packet("10.0.0.2", seq=i, size=20))
-            if i % 256 == 255:
-                time.sleep(0.05)  # let a software switch keep up with the sender
-        numbered = self.settled_user_packets("10.0.0.2", base + burst) - base
-        # A frame the host dropped on the way in never got an SN: continue from what the
-        # switch counted, through the wrap.
-        self.assertGreater(numbered, 4000, "most of the burst must reach the switch")
-        self.dataplane.flush()
+        burst, chunk = 4094, 128
+        for start in range(0, burst, chunk):  # no per-packet verify: the wrap is checked below
+            for i in range(start, min(start + chunk, burst)):
+                self.send(SERVER, self.udp_packet("10.0.0.2", seq=i, size=20))
+            # Paced by what the switch counted, not by time: a software switch on a loaded
+            # machine falls behind a free-running sender, and the host drops the excess.
+            self.wait_user_packets("10.0.0.2", base + min(start + chunk, burst))
+        for i in range(burst):  # every packet of the burst, numbered in order
+            self.assertEqual(sn_of(self.next_frame(LEG_A), sn_bits=12), i)
+        numbered = burst
         for j in range(4096 - numbered + 3):
             pkt = self.udp_packet("10.0.0.2", seq=burst + j, size=20)
             self.send(SERVER, pkt)
             self.expect(LEG_A, dc_frame(pkt, sn=(numbered + j) % 4096, sn_bits=12))
         self.verify_no_other_packets()
-
-    def settled_user_packets(self, addr: str, target: int, timeout_s: float = 180) -> int:
-        """The user's packet counter once it reached `target` or stopped moving for 2 s."""
-        deadline = time.monotonic() + timeout_s
-        last, since = -1, time.monotonic()
-        while time.monotonic() < deadline:
-            count = self.user_counter(addr)[0]
-            if count >= target:
-                return count
-            if count != last:
-                last, since = count, time.monotonic()
-            elif time.monotonic() - since > 2.0:
-                return count
-            time.sleep(0.1)
-        self.fail(f"the switch was still numbering {addr}'s burst after {timeout_s:g} s")
 
 
 class Wrap18BitTest(SplitterTest):

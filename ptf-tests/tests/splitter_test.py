@@ -147,7 +147,7 @@ class SplitterTest(P4RuntimeTest):
     def expect(self, port: int, frame, timeout: float | None = None) -> bytes:
         """The next frame on `port` must be exactly `frame` (bytes, scapy or Mask): strict
         order, nothing skipped."""
-        result = testutils.dp_poll(self, port_number=port, timeout=timeout or 5.0)
+        result = testutils.dp_poll(self, port_number=port, timeout=timeout or 30.0)
         if isinstance(result, self.dataplane.PollFailure):
             self.fail(f"no frame on port {port}; expected {bytes(frame).hex()}")
         got = bytes(result.packet)
