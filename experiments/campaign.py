@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from experiments import progress
-from experiments.runner import RunOptions, expected_s, pending_runs, preflight, run_scenario
+from experiments.runner import LocalExecutor, RunOptions, expected_s, pending_runs, run_scenario
 from experiments.scenario import Scenario, ScenarioError, load
 from experiments.testbed import TestbedError
 
@@ -39,12 +39,15 @@ def run_campaign(
     opts: RunOptions,
     stream=sys.stderr,
     meta: dict | None = None,
+    executor=None,
 ) -> dict:
-    """Run every study; a study whose testbed cannot be built is reported and skipped."""
+    """Run every study; a study whose testbed cannot be built is reported and skipped.
+    `executor` as in run_scenario (this host, or Ray workers)."""
+    executor = executor or LocalExecutor()
     out = Path(out).resolve()
     out.mkdir(parents=True, exist_ok=True)
     for study in studies:
-        preflight(study, opts.target)
+        executor.check(study, out, opts)
     todo = {s.name: pending_runs(s, out / s.name) for s in studies}
     total = sum(len(s.runs) for s in studies)
     left = sum(len(t) for t in todo.values())
@@ -70,7 +73,9 @@ def run_campaign(
             continue
         bar.note(f"== {study.name}: {len(todo[study.name])} runs to do")
         try:
-            got = run_scenario(study, out / study.name, opts, stream=stream, bar=bar)
+            got = run_scenario(
+                study, out / study.name, opts, stream=stream, bar=bar, executor=executor
+            )
         except TestbedError as exc:
             bar.note(f"{study.name}: {exc}; going on with the next study")
             summary["studies_failed"].append(study.name)

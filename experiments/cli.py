@@ -1,8 +1,9 @@
 """dcexp: run DC experiments, report on them, clean up after dead runs.
 
-dcexp run SCENARIO.yaml [--reps N] [--quick] [--target p4sim|bmv2] [--engine native|interp]
-          [--link linkem|netem] [--out DIR]
-dcexp campaign DIR [--quick|--full] [--reps N] [--out OUT] [--engine native|interp]
+dcexp run SCENARIO.yaml [--reps N] [--quick] [--target p4sim|bmv2|remote:FILE.yaml]
+          [--engine native|interp] [--link linkem|netem] [--out DIR]
+          [--executor local|ray [--address auto|HOST:PORT|ray://HOST:PORT]]
+dcexp campaign DIR [--quick|--full] [--reps N] [--out OUT] [--engine native|interp] [--executor ..]
 dcexp report DIR [--paper]
 dcexp validate SCENARIO.yaml...
 dcexp clean
@@ -84,7 +85,25 @@ def build_parser() -> argparse.ArgumentParser:
     # The testbed's options, the same for one study and for a campaign of them.
     for parser in (run, camp):
         parser.add_argument(
-            "--target", choices=("p4sim", "bmv2"), default="p4sim", help="switch target"
+            "--target",
+            type=_target,
+            default=("p4sim", None),
+            metavar="p4sim|bmv2|remote:FILE.yaml",
+            help="switch target: p4sim or BMv2 started per run, or a running P4Runtime switch "
+            "(a hardware one) described by FILE.yaml (address, device id, port map)",
+        )
+        parser.add_argument(
+            "--executor",
+            choices=("local", "ray"),
+            default="local",
+            help="local: one run after another on this host; ray: each run a Ray task on a "
+            "worker offering the resource dc_testbed (one run per host at a time)",
+        )
+        parser.add_argument(
+            "--address",
+            metavar="ADDR",
+            help="with --executor ray: the cluster, as ray.init takes it: auto (this host is "
+            "a node of it; the default), HEAD:PORT, or ray://HEAD:10001 (Ray Client)",
         )
         parser.add_argument(
             "--engine",
@@ -128,8 +147,48 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _target(value: str):
+    from experiments.testbed import TestbedError, parse_target
+
+    try:
+        return parse_target(value)
+    except TestbedError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _options(args, **extra):
+    from experiments.runner import RunOptions
+
+    target, switch = args.target
+    return RunOptions(
+        target=target,
+        engine=args.engine,
+        link_kind=args.link,
+        pin=args.pin,
+        switch=switch,
+        **extra,
+    )
+
+
+def _executor(args):
+    """LocalExecutor, or a RayExecutor (raises ExecutorError when Ray cannot be used)."""
+    if args.executor == "local":
+        if args.address:
+            raise _OptionError("--address is for --executor ray")
+        from experiments.runner import LocalExecutor
+
+        return LocalExecutor()
+    from experiments.rayexec import RayExecutor
+
+    return RayExecutor(args.address or "auto")
+
+
+class _OptionError(Exception):
+    """A bad combination of options: exit 2 with the message."""
+
+
 def cmd_run(args) -> int:
-    from experiments.runner import Interrupted, RunOptions, run_scenario
+    from experiments.runner import Interrupted, run_scenario
     from experiments.testbed import TestbedError
 
     scenario = load(args.scenario, quick=args.quick, reps=args.reps)
@@ -157,24 +216,19 @@ def cmd_run(args) -> int:
     except OSError as exc:
         print(f"dcexp: --out {out}: cannot create the directory: {exc.strerror}", file=sys.stderr)
         return 2
+    executor = _executor(args)
     print(f"dcexp: {scenario.name}: {len(scenario.runs)} runs -> {out}", file=sys.stderr)
     try:
         summary = run_scenario(
-            scenario,
-            out,
-            RunOptions(
-                target=args.target,
-                engine=args.engine,
-                link_kind=args.link,
-                timeout_s=args.timeout_s,
-                pin=args.pin,
-            ),
+            scenario, out, _options(args, timeout_s=args.timeout_s), executor=executor
         )
     except TestbedError as exc:
         print(f"dcexp: {exc}", file=sys.stderr)
         return 1
     except Interrupted:
         return 130
+    finally:
+        executor.close()
     print(
         f"dcexp: {summary['ok']} ok, {summary['failed']} failed, {summary['skipped']} "
         f"already saved; results in {out}",
@@ -185,7 +239,7 @@ def cmd_run(args) -> int:
 
 def cmd_campaign(args) -> int:
     from experiments.campaign import load_campaign, run_campaign
-    from experiments.runner import Interrupted, RunOptions
+    from experiments.runner import Interrupted
     from experiments.testbed import TestbedError
 
     if not args.dir.is_dir():
@@ -193,19 +247,22 @@ def cmd_campaign(args) -> int:
         return 2
     studies = load_campaign(args.dir, quick=args.quick, reps=args.reps)
     out = args.out or Path("results") / args.dir.resolve().name
-    meta = {"command": " ".join(["dcexp"] + sys.argv[1:]), "quick": args.quick, "pin": args.pin}
+    meta = {
+        "command": " ".join(["dcexp"] + sys.argv[1:]),
+        "quick": args.quick,
+        "pin": args.pin,
+        "executor": args.executor,
+    }
+    executor = _executor(args)
     try:
-        summary = run_campaign(
-            studies,
-            out,
-            RunOptions(target=args.target, engine=args.engine, link_kind=args.link, pin=args.pin),
-            meta=meta,
-        )
+        summary = run_campaign(studies, out, _options(args), meta=meta, executor=executor)
     except TestbedError as exc:
         print(f"dcexp: {exc}", file=sys.stderr)
         return 1
     except Interrupted:
         return 130
+    finally:
+        executor.close()
     print(
         f"dcexp: campaign: {summary['ok']} ok, {summary['failed']} failed, "
         f"{summary['skipped']} already saved"
@@ -332,11 +389,21 @@ def main(argv=None) -> int:
     except ScenarioError as exc:
         print(f"dcexp: {exc}", file=sys.stderr)
         return 2
+    except _OptionError as exc:
+        print(f"dcexp: {exc}", file=sys.stderr)
+        return 2
     except BrokenPipeError:
         # The reader left (`dcexp validate ... | head`): stop quietly, as other Unix tools do.
         # Point stdout at /dev/null so the interpreter's final flush does not raise again.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
+    except Exception as exc:
+        from experiments.rayexec import ExecutorError  # Ray itself is imported only on use
+
+        if not isinstance(exc, ExecutorError):
+            raise
+        print(f"dcexp: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -82,6 +82,11 @@ class Progress:
         self.stream.write(line[:160])
         self.stream.flush()
 
+    def ran(self, run_id: str, cost: float, took_s: float) -> None:
+        """Runs that overlap (Ray's workers): the next finish_run is about this one, which
+        took `took_s` seconds."""
+        self.run_id, self.cost_run, self.t_run = run_id, cost, time.monotonic() - took_s
+
     def finish_run(self, text: str) -> None:
         self.done += 1
         self.finished_now += 1

@@ -45,7 +45,6 @@ from experiments.flows import (
 )
 from experiments.flows.quicgo import QUICGO_BIN
 from experiments.links import LinkError, LinkSpecError
-from experiments.netns import unique_prefix
 from experiments.sampler import Sampler, saturation
 from experiments.scenario import EVENT_DIRECTIONS, Run, Scenario
 from experiments.testbed import (
@@ -54,9 +53,12 @@ from experiments.testbed import (
     P4_PROGRAM,
     ROOT,
     SERVER_ADDR,
+    RemoteSwitch,
     Testbed,
     TestbedError,
     bmv2_missing,
+    claim_prefix,
+    release_prefix,
     venv_tool,
 )
 
@@ -123,14 +125,22 @@ def provenance() -> dict:
 
 
 # ---------------------------------------------------------------- preflight
-def preflight(scenario: Scenario, target: str) -> None:
+def preflight(scenario: Scenario, target: str, switch: RemoteSwitch | None = None) -> None:
     """Fail early, naming what is wrong and how to fix it."""
+    problems = host_problems(scenario.runs, target, switch)
+    if problems:
+        raise TestbedError("preflight failed:\n  " + "\n  ".join(problems))
+
+
+def host_problems(runs: list[Run], target: str, switch: RemoteSwitch | None = None) -> list[str]:
+    """What this host lacks to run `runs` (root, tools, `make build`'s artefacts, the
+    target), each with its fix; empty when it can run them."""
     problems = []
     if os.geteuid() != 0:
         problems.append("dcexp run needs root (network namespaces, raw sockets): use sudo")
     needed = {"ip": "iproute2", "ethtool": "ethtool", "openssl": "openssl"}
     plugins = registry()
-    for run in scenario.runs:
+    for run in runs:
         for flow in run.config["flows"]:
             for tool in plugins[flow["kind"]].tools:
                 needed[tool] = {
@@ -144,7 +154,7 @@ def preflight(scenario: Scenario, target: str) -> None:
     if target == "p4sim" and venv_tool("p4sim") is None:
         problems.append("p4sim is missing: run `make setup`")
     if target == "bmv2":
-        for sn_bits in sorted({run.config["dc"]["sn_bits"] for run in scenario.runs}):
+        for sn_bits in sorted({run.config["dc"]["sn_bits"] for run in runs}):
             missing = bmv2_missing(sn_bits)
             if missing and missing not in problems:
                 problems.append(missing)
@@ -160,8 +170,12 @@ def preflight(scenario: Scenario, target: str) -> None:
     linkem = ROOT / "build" / "linkem" / "linkem"
     if not linkem.exists():
         problems.append(f"{linkem} is missing: run `make build`")
-    if problems:
-        raise TestbedError("preflight failed:\n  " + "\n  ".join(problems))
+    if switch is not None:
+        problems += [
+            f"{missing} (cabled to the switch of {switch.source}) is not on this host"
+            for missing in switch.missing_interfaces()
+        ]
+    return problems
 
 
 def check_disk_space(scenario: Scenario, out: Path) -> None:
@@ -185,6 +199,7 @@ class RunOptions:
     link_kind: str = "linkem"
     timeout_s: float | None = None
     pin: str = "split"  # experiments/cpu.py: network on CPU 0, flow endpoints on the others
+    switch: RemoteSwitch | None = None  # target "remote": the switch file's description
 
 
 def _parts(testbed: Testbed, flows: dict) -> dict[str, int]:
@@ -236,13 +251,25 @@ def _expand_flows(run: Run) -> list[tuple[str, dict, int]]:
     return out
 
 
-def execute_run(run: Run, run_dir: Path, opts: RunOptions, on_tick=None) -> dict:
-    """Build the testbed, run the flows, sample, tear down, write the run directory."""
+def execute_run(
+    run: Run, run_dir: Path, opts: RunOptions, on_tick=None, extra: dict | None = None
+) -> dict:
+    """Build the testbed, run the flows, sample, tear down, write the run directory.
+    `extra` goes into the manifest (a Ray worker's preflight report)."""
+    prefix = claim_prefix("dx")
+    try:
+        return _execute_run(run, run_dir, opts, prefix, on_tick, extra or {})
+    finally:
+        release_prefix(prefix)  # also when the testbed was never built
+
+
+def _execute_run(
+    run: Run, run_dir: Path, opts: RunOptions, prefix: str, on_tick, extra: dict
+) -> dict:
     tmp = run_dir.with_name(run_dir.name + ".partial")
     shutil.rmtree(tmp, ignore_errors=True)
     logs = tmp / "logs"
     logs.mkdir(parents=True)
-    prefix = unique_prefix("dx")
     manifest = {
         "run_id": run.run_id,
         "point": run.point,
@@ -252,12 +279,14 @@ def execute_run(run: Run, run_dir: Path, opts: RunOptions, on_tick=None) -> dict
         "config": run.config,
         "target": opts.target,
         "engine": opts.engine if opts.target == "p4sim" else None,
+        "switch": dataclasses.asdict(opts.switch) if opts.switch is not None else None,
         "link": opts.link_kind,
         "pin": opts.pin,
         "prefix": prefix,
         **provenance(),
         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "loadavg_start": os.getloadavg(),  # other people's work on a shared machine
+        **extra,
     }
     flows, rows, results, errors, applied = {}, [], {}, [], []
     t0_wall = time.time()
@@ -272,6 +301,7 @@ def execute_run(run: Run, run_dir: Path, opts: RunOptions, on_tick=None) -> dict
         link_kind=opts.link_kind,
         seed=run.seed,
         agent_cpu=min(pins["network"]) if pins else 0,
+        remote=opts.switch,
     )
     cert, key = make_cert(logs)
     payload_dir = tmp / "htdocs"
@@ -580,17 +610,63 @@ def expected_s(run: Run) -> float:
 RUN_SETUP_S = 8.0  # build and tear down one testbed on 2 busy cores
 
 
+class LocalExecutor:
+    """Runs one after another on this host (`--executor local`, the default)."""
+
+    host_label = "this host"
+
+    def check(self, scenario: Scenario, out: Path, opts: RunOptions) -> None:
+        """Preflight before any run: this host must be able to run the study."""
+        preflight(scenario, opts.target, opts.switch)
+        check_disk_space(scenario, out)
+
+    def close(self) -> None:
+        pass
+
+    def runs(self, todo: list[Run], runs_dir: Path, opts: RunOptions, bar):
+        """Run each and yield (run, manifest) once it is saved in runs_dir/<run_id>/."""
+        for run in todo:
+            bar.start_run(run.run_id, expected_s(run))
+            try:
+                m = execute_run(
+                    run,
+                    runs_dir / run.run_id,
+                    opts,
+                    on_tick=lambda now, exp, flows: bar.tick(now, exp, flows),
+                )
+            except TestbedError:
+                bar.finish_run("FAILED (the testbed could not be built, see below)")
+                raise
+            yield run, m
+
+
+def describe_result(m: dict) -> str:
+    """One line for the progress output: status, goodputs, the CPU flag."""
+    goodputs = [
+        f"{r['goodput_mbit']:.1f}" for r in m["flows"].values() if r.get("goodput_mbit") is not None
+    ]
+    flag = (
+        f" [CPU short: {', '.join(m.get('saturated_processes') or ['a core'])}]"
+        if m["cpu_saturated"]
+        else ""
+    )
+    status = "ok" if m["status"] == "ok" else "FAILED: " + "; ".join(m["errors"])
+    where = f" on {m['worker']['where']}" if m.get("worker") else ""  # a Ray worker's run
+    return f"{status}{where}; goodput Mbit/s {', '.join(goodputs) or '-'}{flag}"
+
+
 def run_scenario(
-    scenario: Scenario, out: Path, opts: RunOptions, stream=sys.stderr, bar=None
+    scenario: Scenario, out: Path, opts: RunOptions, stream=sys.stderr, bar=None, executor=None
 ) -> dict:
-    """Every pending run of a scenario; `bar` (a campaign's) replaces the study's own."""
+    """Every pending run of a scenario; `bar` (a campaign's) replaces the study's own;
+    `executor` runs them (LocalExecutor, or experiments.rayexec.RayExecutor over hosts)."""
+    executor = executor or LocalExecutor()
     out = Path(out).resolve()  # the parts run in their own working directories
     out.mkdir(parents=True, exist_ok=True)
-    check_disk_space(scenario, out)
     if opts.timeout_s is None and scenario.doc.get("timeout_s"):  # the file's own limit
         opts = dataclasses.replace(opts, timeout_s=scenario.doc["timeout_s"])
+    executor.check(scenario, out, opts)
     (out / "scenario.yaml").write_text(yaml.safe_dump(scenario.doc, sort_keys=False))
-    preflight(scenario, opts.target)
     runs_dir = out / "runs"
     runs_dir.mkdir(exist_ok=True)
     todo = pending_runs(scenario, out)
@@ -607,32 +683,13 @@ def run_scenario(
     old = {s: signal.signal(s, _raise_interrupted) for s in (signal.SIGINT, signal.SIGTERM)}
     summary = {"ok": 0, "failed": 0, "skipped": done}
     try:
-        for run in todo:
-            bar.start_run(run.run_id, expected_s(run))
-            try:
-                m = execute_run(
-                    run,
-                    runs_dir / run.run_id,
-                    opts,
-                    on_tick=lambda now, exp, flows: bar.tick(now, exp, flows),
-                )
-            except TestbedError:
-                bar.finish_run("FAILED (the testbed could not be built, see below)")
+        for _run, m in executor.runs(todo, runs_dir, opts, bar):
+            if isinstance(m, str):  # lost with its host, nothing saved: a resume retries it
                 summary["failed"] += 1
-                raise
+                bar.finish_run(f"FAILED: {m}")
+                continue
             summary[m["status"]] += 1
-            goodputs = [
-                f"{r['goodput_mbit']:.1f}"
-                for r in m["flows"].values()
-                if r.get("goodput_mbit") is not None
-            ]
-            flag = (
-                f" [CPU short: {', '.join(m.get('saturated_processes') or ['a core'])}]"
-                if m["cpu_saturated"]
-                else ""
-            )
-            status = "ok" if m["status"] == "ok" else "FAILED: " + "; ".join(m["errors"])
-            bar.finish_run(f"{status}; goodput Mbit/s {', '.join(goodputs) or '-'}{flag}")
+            bar.finish_run(describe_result(m))
     except Interrupted as exc:
         bar.note(f"interrupted by {exc}; saved runs are kept, rerun the same command to resume")
         raise

@@ -29,7 +29,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Self
 
-from experiments.netns import Namespace, NetnsError, Topology, bridge, offloads_off, veth_pair
+import yaml
+
+from experiments.netns import (
+    Namespace,
+    NetnsError,
+    Topology,
+    bridge,
+    offloads_off,
+    run,
+    unique_prefix,
+    veth_pair,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "build"
@@ -87,6 +98,136 @@ def bmv2_missing(sn_bits: int = 18, adaptive: bool = False) -> str | None:
 
 class TestbedError(RuntimeError):
     """A part of the testbed failed to start; the message names the part and what to do."""
+
+
+def claim_prefix(tag: str = "dx") -> str:
+    """A run's name prefix, unique on this host for as long as the run lives: claimed by
+    creating RUN_DIR/<prefix>.pid exclusively (the owner file `dcexp clean` reads), so
+    several runs at once (several Ray workers on one host) never share one, whatever their
+    process ids. A prefix whose namespaces a dead run left behind is passed over."""
+    RUN_DIR.mkdir(parents=True, exist_ok=True)
+    for _ in range(1000):
+        prefix = unique_prefix(tag)
+        pidfile = RUN_DIR / f"{prefix}.pid"
+        try:
+            fd = os.open(pidfile, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            continue
+        with os.fdopen(fd, "w") as f:
+            f.write(str(os.getpid()))
+        if leftovers(prefix):
+            pidfile.unlink()
+            continue
+        return prefix
+    raise TestbedError(f"no free run prefix in {RUN_DIR}: run `sudo dcexp clean`")
+
+
+def release_prefix(prefix: str) -> None:
+    """Give a claimed prefix back (Testbed.close does it for a testbed that was built)."""
+    (RUN_DIR / f"{prefix}.pid").unlink(missing_ok=True)
+
+
+# ---------------------------------------------------------------- a switch we do not start
+SWITCH_ROLES = ("server", "leg_a", "leg_b")  # DESIGN.md's port convention
+SWITCH_KEYS = {"address", "device_id", "election_id", "ports", "interfaces", "pipeline"}
+
+
+@dataclass
+class RemoteSwitch:
+    """A P4Runtime switch that runs on its own (a hardware switch, or any target started by
+    someone else), described by a YAML file (`--target remote:FILE.yaml`): dcexp pushes the
+    pipeline when the file names one, else checks the installed one, and drives the switch
+    with the controller; it never starts or stops it. `interfaces` are this host's
+    interfaces cabled to the switch's `ports`."""
+
+    address: str
+    device_id: int
+    election_id: int
+    ports: dict[str, int]  # role -> switch port
+    interfaces: dict[str, str]  # role -> this host's interface cabled to that port
+    pipeline: dict[str, str] | None = None  # {p4info: FILE, device_config: FILE}
+    source: str = ""
+
+    @classmethod
+    def load(cls, path: Path) -> RemoteSwitch:
+        """Read and check a switch file; every problem is a TestbedError naming the key."""
+        path = Path(path)
+        try:
+            doc = yaml.safe_load(path.read_text())
+        except OSError as exc:
+            raise TestbedError(f"--target remote:{path}: cannot read it ({exc.strerror})") from None
+        except yaml.YAMLError as exc:
+            raise TestbedError(f"--target remote:{path}: not YAML ({exc})") from None
+        where = f"--target remote:{path}"
+        if not isinstance(doc, dict):
+            raise TestbedError(f"{where}: expected a mapping with keys {sorted(SWITCH_KEYS)}")
+        unknown = sorted(set(doc) - SWITCH_KEYS)
+        if unknown:
+            raise TestbedError(f"{where}: unknown keys {unknown}; allowed: {sorted(SWITCH_KEYS)}")
+        for key in ("address", "ports", "interfaces"):
+            if key not in doc:
+                raise TestbedError(f"{where}: `{key}` is missing")
+        if not isinstance(doc["address"], str) or not doc["address"]:
+            raise TestbedError(f"{where}: address must be HOST:PORT or unix:PATH")
+        ids = {}
+        for key, default in (("device_id", 0), ("election_id", 1)):
+            value = doc.get(key, default)
+            if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < 2**64:
+                raise TestbedError(f"{where}: {key} must be an integer 0..2^64-1, got {value!r}")
+            ids[key] = value
+        if ids["election_id"] == 0:
+            raise TestbedError(f"{where}: election_id must be 1..2^64-1 (0 is never primary)")
+        for key, kind in (("ports", int), ("interfaces", str)):
+            table = doc[key]
+            if not isinstance(table, dict) or set(table) != set(SWITCH_ROLES):
+                raise TestbedError(f"{where}: {key} must map exactly {', '.join(SWITCH_ROLES)}")
+            for role, value in table.items():
+                if not isinstance(value, kind) or isinstance(value, bool):
+                    raise TestbedError(f"{where}: {key}.{role} must be a {kind.__name__}")
+        if len(set(doc["ports"].values())) != 3 or len(set(doc["interfaces"].values())) != 3:
+            raise TestbedError(f"{where}: the three roles need three different ports/interfaces")
+        for role, port in doc["ports"].items():
+            if not 0 <= port <= 510:
+                raise TestbedError(f"{where}: ports.{role} must be 0..510, got {port}")
+        for role, ifname in doc["interfaces"].items():
+            if not 0 < len(ifname) <= 15:
+                raise TestbedError(
+                    f"{where}: interfaces.{role} {ifname!r} is not an interface name"
+                )
+        pipeline = doc.get("pipeline")
+        if pipeline is not None:
+            if not isinstance(pipeline, dict) or set(pipeline) != {"p4info", "device_config"}:
+                raise TestbedError(f"{where}: pipeline must give p4info and device_config files")
+            pipeline = {k: str((path.parent / v).resolve()) for k, v in pipeline.items()}
+            for key, file in pipeline.items():
+                if not Path(file).is_file():
+                    raise TestbedError(f"{where}: pipeline.{key} {file} does not exist")
+        return cls(
+            address=doc["address"],
+            device_id=ids["device_id"],
+            election_id=ids["election_id"],
+            ports=dict(doc["ports"]),
+            interfaces=dict(doc["interfaces"]),
+            pipeline=pipeline,
+            source=str(path),
+        )
+
+    def missing_interfaces(self) -> list[str]:
+        """This host's cabled interfaces that do not exist (in the root namespace)."""
+        return [
+            f"interfaces.{role} {ifname}"
+            for role, ifname in self.interfaces.items()
+            if not Path("/sys/class/net", ifname).exists()
+        ]
+
+
+def parse_target(value: str) -> tuple[str, RemoteSwitch | None]:
+    """--target p4sim | bmv2 | remote:FILE.yaml -> (kind, the remote switch or None)."""
+    if value in ("p4sim", "bmv2"):
+        return value, None
+    if value.startswith("remote:") and len(value) > len("remote:"):
+        return "remote", RemoteSwitch.load(Path(value[len("remote:") :]))
+    raise TestbedError(f"--target {value!r}: allowed are p4sim, bmv2, remote:FILE.yaml")
 
 
 def sc_addr(leg: str, index: int) -> str:
@@ -150,11 +291,23 @@ class Testbed:
     link_kind: str = "linkem"
     seed: int = 1
     agent_cpu: int = 0  # the agent's DPDK lcore (experiments/cpu.py pins the rest)
+    remote: RemoteSwitch | None = None  # target "remote": a switch we only drive
     hosts: dict[str, Host] = field(default_factory=dict)
     links: dict = field(default_factory=dict)  # leg -> running link emulator
     splitter: object | None = None
     procs: dict[str, subprocess.Popen] = field(default_factory=dict)
     _topo: Topology | None = None
+    _borrowed: dict = field(default_factory=dict)  # cabled interface -> (namespace, its MTU)
+
+    @property
+    def ports(self) -> dict[str, int]:
+        """Switch port per side (server, a, b): DESIGN.md's, or the remote switch's map."""
+        if self.remote is None:
+            return PORTS
+        return {side: self.remote.ports[role] for side, role in zip(PORTS, SWITCH_ROLES)}
+
+    def _cabled(self, role: str) -> str | None:
+        return self.remote.interfaces[role] if self.remote is not None else None
 
     # ------------------------------------------------------------------ build
     def __enter__(self) -> Self:
@@ -180,21 +333,29 @@ class Testbed:
         self.workdir.mkdir(parents=True, exist_ok=True)
         self._topo = Topology()
         p = self.prefix
-        server, switch = self._ns("srv"), self._ns("sw")
+        server = self._ns("srv")
+        switch = self._ns("sw") if self.remote is None else None
         enb = {leg: self._ns(f"enb{leg}") for leg in ("a", "b")}
         dc = self._ns("dc")
         mp = self._ns("mp") if self._wants_mptcp() else None
 
-        veth_pair(f"{p}p0", switch, f"{p}s0", server)
-        server.add_addr(f"{p}s0", f"{SERVER_ADDR}/{PREFIXLEN}")
-        self.hosts["server"] = Host(
-            "server", server, f"{p}s0", SERVER_ADDR, link_mac(server, f"{p}s0")
-        )
+        # Each switch port meets the testbed on a veth into the switch's namespace, or, for
+        # a remote switch, on the host interface cabled to it, borrowed into our namespace.
+        srv_if = self._cabled("server") or f"{p}s0"
+        if self.remote is None:
+            veth_pair(f"{p}p0", switch, srv_if, server)
+        else:
+            self._borrow(srv_if, server, 1500)
+        server.add_addr(srv_if, f"{SERVER_ADDR}/{PREFIXLEN}")
+        self.hosts["server"] = Host("server", server, srv_if, SERVER_ADDR, link_mac(server, srv_if))
         nsc = self._sc_counts()
         for leg in ("a", "b"):
             ns = enb[leg]
             # switch port -> eNB ingress (linkem side A); linkem side B -> bridge
-            veth_pair(f"{p}p{PORTS[leg]}", switch, f"{p}{leg}in", ns, mtu=LEG_MTU)
+            if self.remote is None:
+                veth_pair(f"{p}p{PORTS[leg]}", switch, f"{p}{leg}in", ns, mtu=LEG_MTU)
+            else:
+                self._borrow(self._cabled(f"leg_{leg}"), ns, LEG_MTU)
             veth_pair(f"{p}{leg}out", ns, f"{p}{leg}br0", ns, mtu=LEG_MTU)
             members = [f"{p}{leg}br0"]
             if leg == "a" or self.dc_mode == "dc":  # as SC, the DC client hangs off leg A only
@@ -216,7 +377,10 @@ class Testbed:
         if mp is not None:
             self._mptcp_device(server, mp)
 
-        self._start_switch(switch)
+        if self.remote is None:
+            self._start_switch(switch)
+        else:
+            self.grpc_addr = self.remote.address
         if self.dc_mode == "dc":
             self._start_agent(dc)
         else:  # the overhead baseline: no PDCP, the client's IP on its leg A interface
@@ -226,6 +390,29 @@ class Testbed:
         self._configure_splitter()
         self._start_links(enb)
         self._start_control()
+
+    def _borrow(self, ifname: str, ns: Namespace, mtu: int) -> None:
+        """Move a cabled interface of this host into `ns` for the run (close() moves it
+        back, with its MTU, before the namespace goes): up, offloads off (AF_PACKET)."""
+        try:
+            old_mtu = int(Path("/sys/class/net", ifname, "mtu").read_text())
+        except (OSError, ValueError):
+            raise TestbedError(
+                f"switch ({self.remote.source}): interface {ifname} is not on this host"
+            ) from None
+        run(["ip", "link", "set", ifname, "netns", ns.name])
+        self._borrowed[ifname] = (ns, old_mtu)
+        ns.run(["ip", "link", "set", ifname, "mtu", str(mtu), "up"])
+        offloads_off(ifname, netns=ns.name)
+
+    def _return_borrowed(self, errors: list[str]) -> None:
+        for ifname, (ns, mtu) in list(self._borrowed.items()):
+            back = ns.run(["ip", "link", "set", ifname, "netns", "1"], check=False)
+            if back.returncode != 0:
+                errors.append(f"interface {ifname} stays in {ns.name}: {back.stderr.strip()}")
+                continue
+            run(["ip", "link", "set", ifname, "mtu", str(mtu)], check=False)
+            del self._borrowed[ifname]
 
     def _wants_mptcp(self) -> bool:
         return any(flow["kind"] == "mptcp" for flow in self.config["flows"])
@@ -320,25 +507,54 @@ class Testbed:
     def _install_users(self) -> None:
         from controlplane.splitter import Splitter, UserConfig
 
-        self.splitter = Splitter.connect(self.grpc_addr, device_id=0, election_id=1)
+        if self.remote is not None:
+            self._connect_remote()
+        else:
+            self.splitter = Splitter.connect(self.grpc_addr, device_id=0, election_id=1)
         if self.target == "bmv2":
             self.splitter.push_pipeline(
                 *bmv2_artifacts(
                     self.config["dc"]["sn_bits"], self.config.get("feedback") is not None
                 )
             )
+        ports = self.ports
         self.splitter.configure_ports(
-            server_port=PORTS["server"], leg_a_port=PORTS["a"], leg_b_port=PORTS["b"]
+            server_port=ports["server"], leg_a_port=ports["a"], leg_b_port=ports["b"]
         )
         dc = self.config["dc"]
         if self.dc_mode == "sc":
-            self.splitter.add_user(UserConfig(addr=DC_ADDR, mode="sc", port=PORTS["a"]))
+            self.splitter.add_user(UserConfig(addr=DC_ADDR, mode="sc", port=ports["a"]))
         else:
             self._add_dc_user(dc)
         for name, host in self.hosts.items():
             leg = name[3] if name.startswith("sc-") else MP_LEGS.get(name)
             if leg:  # single-path users: SC clients and the MPTCP device's two addresses
-                self.splitter.add_user(UserConfig(addr=host.addr, mode="sc", port=PORTS[leg]))
+                self.splitter.add_user(UserConfig(addr=host.addr, mode="sc", port=ports[leg]))
+
+    def _connect_remote(self) -> None:
+        """Become primary on the remote switch, push the file's pipeline or check that the
+        installed one is the splitter's (of the profile this run needs), and clear what an
+        earlier run left in its tables: for the run, the splitter's tables are ours."""
+        from controlplane.splitter import Splitter
+
+        sw = self.remote
+        self.splitter = Splitter.connect(sw.address, sw.device_id, sw.election_id)
+        if sw.pipeline is not None:
+            self.splitter.push_pipeline(sw.pipeline["p4info"], sw.pipeline["device_config"])
+        try:
+            self.splitter.held_state()  # reads the splitter's tables: fails on another program
+        except (KeyError, ValueError) as exc:
+            raise TestbedError(
+                f"switch ({sw.source}, {sw.address}): the installed pipeline is not "
+                f"dc_splitter's ({exc}); give `pipeline:` in the file to push it"
+            ) from None
+        wants_adaptive = self.config.get("feedback") is not None
+        if wants_adaptive and not self.splitter.adaptive:
+            raise TestbedError(
+                f"switch ({sw.source}): this scenario's loops need the adaptive profile "
+                "(-D DC_ADAPTIVE) but the installed pipeline is the plain splitter"
+            )
+        self.splitter.reset()
 
     def _add_dc_user(self, dc: dict) -> None:
         from controlplane.splitter import UserConfig
@@ -349,8 +565,8 @@ class Testbed:
                 mode="dc-dup" if dc["dup"] else "dc-credit" if dc.get("credit") else "dc-split",
                 batch=dc["batch"],
                 ratio=tuple(dc["ratio"]),
-                leg_a=PORTS["a"],
-                leg_b=PORTS["b"],
+                leg_a=self.ports["a"],
+                leg_b=self.ports["b"],
             )
         )
 
@@ -463,7 +679,7 @@ class Testbed:
                 up = LinkSpec.from_dict(self.config["links"][f"{leg}_uplink"])
                 self.links[leg] = start_link(
                     kind=self.link_kind,
-                    if_a=f"{p}{leg}in",
+                    if_a=self._cabled(f"leg_{leg}") or f"{p}{leg}in",
                     if_b=f"{p}{leg}out",
                     ab=down,
                     ba=up,
@@ -498,6 +714,8 @@ class Testbed:
             dcctl,
             "--addr",
             self.grpc_addr,
+            "--device-id",
+            str(self.remote.device_id if self.remote is not None else 0),
             "--election-id",
             str(CONTROL_ELECTION_ID),
             "control",
@@ -559,6 +777,11 @@ class Testbed:
                 self.final_switch_stats = self.splitter.stats()
             except Exception as exc:  # noqa: BLE001 - teardown goes on; the switch may be dead
                 errors.append(f"switch stats: {exc}")
+            if self.remote is not None:  # a switch that outlives the run: leave it empty
+                try:
+                    self.splitter.reset()
+                except Exception as exc:  # noqa: BLE001 - teardown goes on whatever failed
+                    errors.append(f"switch reset: {exc}")
             try:
                 self.splitter.close()
             except Exception as exc:  # noqa: BLE001 - teardown goes on whatever failed
@@ -576,6 +799,7 @@ class Testbed:
                 from experiments.netns import stop_process
 
                 stop_process(proc, grace_s=5)
+        self._return_borrowed(errors)
         if self._topo is not None:
             self._topo.close()
             self._topo = None
