@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -87,10 +86,10 @@ def build_parser() -> argparse.ArgumentParser:
         parser.add_argument(
             "--target",
             type=_target,
-            default=("p4sim", None),
+            default="p4sim",  # argparse passes a string default through _target
             metavar="p4sim|bmv2|remote:FILE.yaml",
-            help="switch target: p4sim or BMv2 started per run, or a running P4Runtime switch "
-            "(a hardware one) described by FILE.yaml (address, device id, port map)",
+            help="the switch: p4sim or bmv2, started per run, or remote:FILE.yaml, a "
+            "P4Runtime switch that runs on its own",
         )
         parser.add_argument(
             "--executor",
@@ -323,7 +322,7 @@ def cmd_validate(args) -> int:
 
 def cmd_clean(_args) -> int:
     """Namespaces named dx#### whose owner (recorded in /run/dcexp/<prefix>.pid) is gone."""
-    from experiments.testbed import DPDK_RUN_DIR, RUN_DIR
+    from experiments.testbed import RUN_DIR, remove_leftovers
 
     if os.geteuid() != 0:
         print("dcexp clean needs root", file=sys.stderr)
@@ -337,26 +336,9 @@ def cmd_clean(_args) -> int:
         if _owner_alive(RUN_DIR / f"{prefix}.pid"):
             print(f"keeping {prefix}*: its run is alive")
             continue
-        for ns in [n for n in names if n.startswith(prefix)]:
-            pids = subprocess.run(  # empty when the namespace is already going away
-                ["ip", "netns", "pids", ns], capture_output=True, text=True, check=False
-            ).stdout.split()
-            for pid in pids:  # leftovers of the dead run, stopped by their own ids
-                try:
-                    os.kill(int(pid), 9)
-                except (ProcessLookupError, ValueError):
-                    pass
-            gone = subprocess.run(
-                ["ip", "netns", "del", ns], capture_output=True, text=True, check=False
-            )
-            if gone.returncode != 0:
-                print(f"could not remove namespace {ns}: {gone.stderr.strip()}")
-                continue
-            print(f"removed namespace {ns}")
-            removed += 1
-        shutil.rmtree(DPDK_RUN_DIR / prefix, ignore_errors=True)
-        for path in RUN_DIR.glob(f"{prefix}.*"):
-            path.unlink(missing_ok=True)
+        for line in remove_leftovers(prefix, names):
+            print(line)
+            removed += line.startswith("removed namespace")
     print(f"dcexp clean: {removed} namespaces removed")
     return 0
 

@@ -29,13 +29,21 @@ import logging
 import os
 import platform
 import shutil
+import signal
 import sys
 import tarfile
 import tempfile
 import time
 from pathlib import Path
 
-from experiments.runner import RunOptions, execute_run, expected_s, host_problems, provenance
+from experiments.runner import (
+    Interrupted,
+    RunOptions,
+    execute_run,
+    expected_s,
+    host_problems,
+    provenance,
+)
 from experiments.scenario import Run, Scenario
 from experiments.testbed import TestbedError
 
@@ -114,6 +122,9 @@ def run_task(run: Run, opts: RunOptions, driver_commit: str) -> dict:
     report = host_report([run], opts, driver_commit)
     if report["problems"]:
         return {"refused": report}
+    # ray.cancel interrupts a running task through SIGINT's handler (KeyboardInterrupt, and
+    # the testbed tears down); a worker started in the background inherits SIGINT ignored.
+    old_sigint = signal.signal(signal.SIGINT, signal.default_int_handler)
     work = Path(tempfile.mkdtemp(prefix="dcexp-ray-"))
     try:
         run_dir = work / run.run_id
@@ -133,6 +144,7 @@ def run_task(run: Run, opts: RunOptions, driver_commit: str) -> dict:
         }
     finally:
         shutil.rmtree(work, ignore_errors=True)
+        signal.signal(signal.SIGINT, old_sigint)
 
 
 class _Hold:
@@ -281,9 +293,18 @@ class RayExecutor:
         )
         pending = {task.remote(run, opts, self.commit): run for run in todo}
         bar.note(f"ray: {len(todo)} runs submitted to {self.address}")
+        # A signal handler that raises inside Ray's own wait turns into a SystemError there:
+        # note the signal, raise Interrupted between two waits.
+        caught: list[str] = []
+        old = {
+            s: signal.signal(s, lambda signum, _f: caught.append(signal.Signals(signum).name))
+            for s in (signal.SIGINT, signal.SIGTERM)
+        }
         try:
             while pending:
                 ready, _ = ray.wait(list(pending), num_returns=1, timeout=WAIT_POLL_S)
+                if caught:
+                    raise Interrupted(caught[0])
                 for ref in ready:
                     run = pending.pop(ref)
                     try:
@@ -310,6 +331,9 @@ class RayExecutor:
         except BaseException:
             self._cancel(pending, runs_dir)
             raise
+        finally:
+            for s, handler in old.items():
+                signal.signal(s, handler)
 
     def _cancel(self, pending: dict, runs_dir: Path) -> None:
         """Cancel what is left and wait for the workers to tear their testbeds down; a run

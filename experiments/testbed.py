@@ -817,3 +817,31 @@ def leftovers(prefix: str) -> list[str]:
     out = subprocess.run(["ip", "-j", "netns", "list"], capture_output=True, text=True, check=True)
     names = [n["name"] for n in json.loads(out.stdout or "[]")]
     return [n for n in names if n.startswith(prefix)]
+
+
+def remove_leftovers(prefix: str, names: list[str] | None = None) -> list[str]:
+    """Remove what a dead run of `prefix` left (`dcexp clean`): its namespaces (their
+    processes stopped by the PIDs `ip netns pids` lists), DPDK runtime dir and RUN_DIR files.
+    Returns one line per thing removed or kept."""
+    names = leftovers(prefix) if names is None else [n for n in names if n.startswith(prefix)]
+    lines = []
+    for ns in names:
+        pids = subprocess.run(  # empty when the namespace is already going away
+            ["ip", "netns", "pids", ns], capture_output=True, text=True, check=False
+        ).stdout.split()
+        for pid in pids:  # leftovers of the dead run, stopped by their own ids
+            try:
+                os.kill(int(pid), 9)
+            except (ProcessLookupError, ValueError):
+                pass
+        gone = subprocess.run(
+            ["ip", "netns", "del", ns], capture_output=True, text=True, check=False
+        )
+        if gone.returncode != 0:
+            lines.append(f"could not remove namespace {ns}: {gone.stderr.strip()}")
+            continue
+        lines.append(f"removed namespace {ns}")
+    shutil.rmtree(DPDK_RUN_DIR / prefix, ignore_errors=True)
+    for path in RUN_DIR.glob(f"{prefix}.*"):
+        path.unlink(missing_ok=True)
+    return lines

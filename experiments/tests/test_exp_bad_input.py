@@ -41,7 +41,7 @@ TABLE = [
     (["run", "{s}", "--timeout-s", "-5"], GOOD, 2, "'-5' must be a number from 1 to 86400"),
     (["run", "{s}", "--timeout-s", "nan"], GOOD, 2, "'nan' must be a number from 1 to 86400"),
     (["run", "{s}", "--timeout-s", "1e9"], GOOD, 2, "'1e9' must be a number from 1 to 86400"),
-    (["run", "{s}", "--target", "tofino"], GOOD, 2, "invalid choice: 'tofino' (choose from"),
+    (["run", "{s}", "--target", "tofino"], GOOD, 2, "allowed are p4sim, bmv2, remote:FILE.yaml"),
     (["run", "{s}", "--link", "tc"], GOOD, 2, "invalid choice: 'tc' (choose from"),
     (["run", "{s}", "--variant", "quic"], GOOD, 2, "not in this scenario; its variants:"),
     (["run", "{s}", "--out", "{tmp}/file"], GOOD, 2, "exists and is not a directory"),
@@ -123,6 +123,10 @@ TABLE = [
         2,
         "events[0].dc.batch: 70000 is out of range 1..65535",
     ),
+    (["run", "{s}", "--target", "remote:{tmp}/none.yaml"], GOOD, 2, "none.yaml: cannot read it"),
+    (["run", "{s}", "--target", "remote:{s}"], GOOD, 2, "unknown keys ['flows', 'links', 'name']"),
+    (["run", "{s}", "--address", "auto"], GOOD, 2, "--address is for --executor ray"),
+    (["run", "{s}", "--executor", "slurm"], GOOD, 2, "invalid choice: 'slurm' (choose from"),
 ]
 
 

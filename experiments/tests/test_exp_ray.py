@@ -1,0 +1,347 @@
+"""`dcexp run --executor ray` on a real local Ray cluster (root): a head offering no
+dc_testbed and worker nodes offering one each, all on this machine (`ray start`, temp dirs
+and free ports of their own, stopped by the PIDs we started, even on failure).
+
+- a small study writes the same tree as the local executor (run names, files per run,
+  manifests ok, each stamped with the worker that ran it); a rerun resumes (nothing to do);
+- a worker that fails preflight (started without /usr/sbin on its PATH: no
+  `ethtool`) gets no runs, and the driver names it and why;
+- Ctrl-C on the driver cancels the runs: exit 130, the workers tear their testbeds down;
+- a worker killed mid-study (its raylet and its run, SIGKILL) loses no run: Ray runs it again
+  on the other worker.
+"""
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from experiments import analysis
+from experiments.testbed import RUN_DIR, leftovers, remove_leftovers
+
+pytestmark = pytest.mark.netns
+if os.geteuid() != 0:
+    raise RuntimeError("the Ray cluster test runs experiments: it needs root")
+
+VENV_BIN = Path(sys.executable).parent
+RAY, DCEXP = str(VENV_BIN / "ray"), str(VENV_BIN / "dcexp")
+LINKS = {"both": {"rate_mbit": 20, "delay_ms": 5}}
+TINY = {  # 3 runs of a 2-second TCP download behind the splitter
+    "name": "tiny",
+    "links": LINKS,
+    "flows": [{"kind": "tcp", "cc": "cubic", "duration_s": 2, "client": "dc"}],
+    "sweep": {"param": "dc.batch", "values": [2, 10, 100]},
+}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def descendants(pid: int) -> set[int]:
+    """`pid` and every process below it (Ray's workers leave its process group)."""
+    children: dict[int, list[int]] = {}
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        ppid = int(stat[stat.rindex(")") + 2 :].split()[1])
+        children.setdefault(ppid, []).append(int(entry))
+    out, todo = set(), [pid]
+    while todo:
+        p = todo.pop()
+        out.add(p)
+        todo += children.get(p, [])
+    return out
+
+
+class Node:
+    """One `ray start --block` of ours and everything it started."""
+
+    def __init__(self, argv: list[str], log: Path, env: dict) -> None:
+        self.log = log
+        with open(log, "w") as out:
+            self.proc = subprocess.Popen(
+                argv, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True
+            )
+
+    def kill(self, sig=signal.SIGKILL) -> None:
+        for pid in descendants(self.proc.pid):
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.kill(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=3)
+            except subprocess.TimeoutExpired:
+                pass
+        self.kill(signal.SIGKILL)
+        self.proc.wait()
+
+
+class Cluster:
+    def __init__(self, tmp: Path) -> None:
+        self.tmp, self.nodes = tmp, {}
+        self.env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+        self.address = f"127.0.0.1:{free_port()}"
+
+    def _ports(self) -> list[str]:
+        return [
+            arg
+            for opt in (
+                "--node-manager-port",
+                "--object-manager-port",
+                "--metrics-export-port",
+                "--dashboard-agent-listen-port",
+                "--dashboard-agent-grpc-port",
+                "--runtime-env-agent-port",
+            )
+            for arg in (opt, str(free_port()))
+        ]
+
+    def start_head(self) -> None:
+        argv = [RAY, "start", "--head", "--block", "--port", self.address.split(":")[1]]
+        argv += ["--ray-client-server-port", str(free_port()), "--include-dashboard=false"]
+        # a lost node is declared dead within seconds (the default is about a minute)
+        argv += [
+            "--system-config",
+            '{"health_check_period_ms": 1000, "health_check_failure_threshold": 3}',
+        ]
+        self._start("head", argv + ["--resources", '{"dc_testbed": 0}', "--num-cpus", "0"])
+
+    def start_worker(self, name: str, env: dict | None = None) -> None:
+        argv = [RAY, "start", "--block", "--address", self.address]
+        self._start(name, argv + ["--resources", '{"dc_testbed": 1}', "--num-cpus", "1"], env)
+
+    def _start(self, name: str, argv: list[str], env: dict | None = None) -> None:
+        argv += ["--node-ip-address", "127.0.0.1", "--disable-usage-stats"]
+        argv += ["--object-store-memory", str(200 * 2**20), "--temp-dir", str(self.tmp)]
+        node = Node(argv + self._ports(), self.tmp / f"{name}.log", env or self.env)
+        self.nodes[name] = node
+        # one at a time: raylets starting together on 2 busy cores time out
+        deadline = time.monotonic() + 180
+        while "block forever" not in node.log.read_text():
+            assert node.proc.poll() is None, f"ray start ({name}) exited: {node.log.read_text()}"
+            assert time.monotonic() < deadline, f"ray start ({name}) not up in time"
+            time.sleep(0.5)
+
+    def wait_for(self, n_testbeds: int, timeout_s: float = 120) -> None:
+        """Until the cluster offers `n_testbeds` dc_testbed (every worker joined)."""
+        probe = (
+            f"import ray, logging; ray.init(address={self.address!r}, "
+            "logging_level=logging.ERROR); print(ray.cluster_resources().get('dc_testbed', 0))"
+        )
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            dead = [n for n, node in self.nodes.items() if node.proc.poll() is not None]
+            assert not dead, f"ray start of {dead} exited: {self.nodes[dead[0]].log.read_text()}"
+            got = subprocess.run(
+                [sys.executable, "-c", probe],
+                capture_output=True,
+                text=True,
+                env=self.env,
+                check=False,  # not up yet: try again
+            )
+            if got.returncode == 0 and float(got.stdout.strip() or 0) >= n_testbeds:
+                return
+            time.sleep(2)
+        raise AssertionError(f"the cluster did not offer {n_testbeds} dc_testbed in time")
+
+    def stop(self) -> None:
+        for node in self.nodes.values():
+            node.stop()
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    # Ray's socket paths must stay short: a temp dir of our own directly under /tmp
+    tmp = Path(tempfile.mkdtemp(prefix="dcray", dir="/tmp"))
+    c = Cluster(tmp)
+    try:
+        c.start_head()
+        c.start_worker("a")
+        c.start_worker("b")
+        # a worker that cannot run the testbed: its PATH lacks /usr/sbin (ethtool)
+        c.start_worker("nosbin", {**c.env, "PATH": f"{VENV_BIN}:/usr/bin:/bin"})
+        c.wait_for(3)
+        yield c
+    finally:
+        c.stop()
+        subprocess.run(["rm", "-rf", str(tmp)], check=False)
+
+
+def dcexp(*args, timeout=600) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [DCEXP, *map(str, args)], capture_output=True, text=True, timeout=timeout, check=False
+    )
+
+
+def tree(out: Path) -> dict[str, list[str]]:
+    """Run name -> the files of its directory (relative), the shape `dcexp report` reads."""
+    runs = out / "runs"
+    return {
+        d.name: sorted(str(p.relative_to(d)) for p in d.rglob("*") if p.is_file())
+        for d in sorted(runs.iterdir())
+    }
+
+
+def owned_prefixes(pids: set[int]) -> list[str]:
+    """Run prefixes whose owner file names one of `pids`."""
+    out = []
+    for pidfile in RUN_DIR.glob("dx*.pid"):
+        try:
+            if int(pidfile.read_text()) in pids:
+                out.append(pidfile.name[: -len(".pid")])
+        except (OSError, ValueError):
+            continue
+    return out
+
+
+def worker_run_pids(cluster, name: str) -> set[int]:
+    return descendants(cluster.nodes[name].proc.pid)
+
+
+def test_ray_study_writes_what_the_local_executor_writes(cluster, tmp_path):
+    scenario = tmp_path / "tiny.yaml"
+    scenario.write_text(yaml.safe_dump(TINY))
+    local = dcexp("run", scenario, "--out", tmp_path / "local")
+    assert local.returncode == 0, local.stderr
+    ray = dcexp(
+        "run",
+        scenario,
+        "--out",
+        tmp_path / "ray",
+        "--executor",
+        "ray",
+        "--address",
+        cluster.address,
+    )
+    assert ray.returncode == 0, ray.stderr
+    assert "dcexp: 3 ok, 0 failed, 0 already saved" in ray.stderr
+    # the worker without /usr/sbin: named, with the reason, and given no run
+    assert "failed preflight and gets no runs: ethtool is missing (Debian package ethtool)" in (
+        ray.stderr
+    )
+    assert tree(tmp_path / "ray") == tree(tmp_path / "local")
+    assert (tmp_path / "ray" / "scenario.yaml").read_text() == (
+        tmp_path / "local" / "scenario.yaml"
+    ).read_text()
+    manifests = analysis.load_manifests(tmp_path / "ray")
+    assert [m["status"] for m in manifests] == ["ok"] * 3
+    for m in manifests:
+        assert m["worker"]["problems"] == [] and m["worker"]["root"]
+        assert m["worker"]["git_commit"] == m["git_commit"]
+        assert m["host"]["hostname"] == m["worker"]["host"]
+        assert all(r["bytes"] > 0 for r in m["flows"].values())
+    nodes = {m["worker"]["node_id"] for m in manifests}
+    refused = [line for line in ray.stderr.splitlines() if "failed preflight" in line]
+    assert len(refused) == 1 and not any(n[:8] in refused[0] for n in nodes)
+    # resume and provenance unchanged: a rerun finds every run saved
+    again = dcexp(
+        "run",
+        scenario,
+        "--out",
+        tmp_path / "ray",
+        "--executor",
+        "ray",
+        "--address",
+        cluster.address,
+    )
+    assert again.returncode == 0 and "0 ok, 0 failed, 3 already saved" in again.stderr
+    for m in manifests:
+        assert leftovers(m["prefix"]) == []
+
+
+def test_ctrl_c_cancels_the_runs_and_the_workers_tear_down(cluster, tmp_path):
+    scenario = tmp_path / "long.yaml"
+    flows = [{**TINY["flows"][0], "duration_s": 60}]
+    doc = {"name": "long", "links": LINKS, "flows": flows, "repetitions": 3}
+    scenario.write_text(yaml.safe_dump(doc))
+    out = tmp_path / "out"
+    argv = [DCEXP, "run", scenario, "--out", out, "--executor", "ray"]
+    proc = subprocess.Popen(
+        [*map(str, argv), "--address", cluster.address],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        deadline, prefixes = time.monotonic() + 120, []
+        while time.monotonic() < deadline and proc.poll() is None and len(prefixes) < 2:
+            workers = worker_run_pids(cluster, "a") | worker_run_pids(cluster, "b")
+            prefixes = owned_prefixes(workers)
+            time.sleep(0.5)
+        if proc.poll() is not None:
+            raise AssertionError(f"dcexp ended early: {proc.communicate()[0]}")
+        assert len(prefixes) == 2, "both workers should be running a run"
+        time.sleep(3)  # into the flows
+        proc.send_signal(signal.SIGINT)
+        output, _ = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, output
+    assert "interrupted by SIGINT" in output
+    for prefix in prefixes:
+        assert leftovers(prefix) == [], f"namespaces of {prefix} left on the worker"
+        assert not list(RUN_DIR.glob(f"{prefix}.*"))
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+            except OSError:
+                continue
+            assert prefix.encode() not in cmdline, cmdline
+    assert not list(out.glob("runs/*/manifest.json")), "a cancelled run was saved"
+
+
+def test_a_worker_killed_mid_study_loses_no_run(cluster, tmp_path):
+    """Runs last: it kills worker b."""
+    study = {**TINY, "name": "kill", "flows": [{**TINY["flows"][0], "duration_s": 8}]}
+    scenario = tmp_path / "kill.yaml"
+    scenario.write_text(yaml.safe_dump(study))
+    out = tmp_path / "out"
+    proc = subprocess.Popen(
+        [DCEXP, "run", str(scenario), "--out", str(out), "--executor", "ray"]
+        + ["--address", cluster.address],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    killed, b_pids = [], set()
+    try:
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline and proc.poll() is None and not killed:
+            b_pids = worker_run_pids(cluster, "b")
+            killed = owned_prefixes(b_pids)
+            time.sleep(0.3)
+        assert killed, "worker b never got a run"
+        time.sleep(4)  # its run is in its flows
+        cluster.nodes["b"].kill()
+        output, _ = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        for prefix in killed:  # what the killed run left (its host did not die with it)
+            remove_leftovers(prefix)
+    assert proc.returncode == 0, output
+    assert "3 ok, 0 failed" in output
+    manifests = analysis.load_manifests(out)
+    assert sorted(m["run_id"] for m in manifests) == sorted(tree(out))
+    assert len(manifests) == 3 and all(m["status"] == "ok" for m in manifests)
+    # b died in its first run: all three, that one again, ran on a
+    assert not any(m["prefix"] in killed or m["worker"]["pid"] in b_pids for m in manifests)
+    assert len({m["worker"]["node_id"] for m in manifests}) == 1
