@@ -66,7 +66,7 @@ def import_ray():
     except ImportError:
         raise ExecutorError(
             f"--executor ray needs Ray {RAY_VERSION}: run `make setup` (it installs it into "
-            f".venv), or `.venv/bin/pip install 'ray[default]=={RAY_VERSION}'`"
+            f".venv), or `.venv/bin/pip install 'ray=={RAY_VERSION}'`"
         ) from None
     return ray
 

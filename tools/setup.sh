@@ -36,7 +36,7 @@ stamp=.venv/.dc-splitter-installed
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   echo "setup: installing Python packages into .venv"
   .venv/bin/pip install -q --upgrade pip
-  .venv/bin/pip install -q -e ".[dev]"
+  .venv/bin/pip install -q -e ".[dev,ray]"   # ray: dcexp --executor ray (its cluster test)
   touch "$stamp"
 fi
 # The p4runtime wheel's generated modules do not import on modern protobuf: regenerate them.

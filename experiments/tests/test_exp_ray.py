@@ -322,6 +322,7 @@ def test_a_worker_killed_mid_study_loses_no_run(cluster, tmp_path):
         text=True,
     )
     killed, b_pids = [], set()
+    scratch = set(Path(tempfile.gettempdir()).glob("dcexp-ray-*"))
     try:
         deadline = time.monotonic() + 180
         while time.monotonic() < deadline and proc.poll() is None and not killed:
@@ -337,6 +338,8 @@ def test_a_worker_killed_mid_study_loses_no_run(cluster, tmp_path):
             proc.kill()
         for prefix in killed:  # what the killed run left (its host did not die with it)
             remove_leftovers(prefix)
+        for path in set(Path(tempfile.gettempdir()).glob("dcexp-ray-*")) - scratch:
+            subprocess.run(["rm", "-rf", str(path)], check=False)  # its scratch directory
     assert proc.returncode == 0, output
     assert "3 ok, 0 failed" in output
     manifests = analysis.load_manifests(out)
