@@ -278,6 +278,14 @@ class RayExecutor:
             )
         if not good:
             raise TestbedError(f"no Ray worker at {self.address} passed preflight (see above)")
+        if opts.switch is not None and len(good) > 1:  # one switch carries one run at a time
+            for report in good[1:]:
+                self._say(
+                    f"worker {report['where']} gets no runs: the remote switch "
+                    f"{opts.switch.address} carries one run at a time, {good[0]['where']} "
+                    "drives it"
+                )
+                self._hold(report["node_id"])
         self._checked.add(key)
 
     # ---------------------------------------------------------------- the runs
