@@ -1,11 +1,12 @@
 """`--target remote:FILE.yaml` (root): a P4Runtime switch dcexp neither starts nor stops.
 
-The test starts its own "remote" switch: p4sim running dc_splitter.p4 in the root namespace
-with a device id and port numbers of its own (not DESIGN.md's 0/1/2), its ports veths whose
-other ends play the host's interfaces cabled to it. dcexp borrows those into the run's
-namespaces, pushes nothing (the installed pipeline is checked), drives the switch with the
-controller and gives everything back: the switch keeps running with empty tables, the
-interfaces come back to the root namespace with their MTU.
+The test starts its own "remote" switch: p4sim in the root namespace with a device id and
+port numbers of its own (not DESIGN.md's 0/1/2), its ports veths whose other ends play the
+host's interfaces cabled to it; once running dc_splitter.p4 (dcexp checks the installed
+pipeline) and once empty (`--no-p4`; the file's `pipeline:` is pushed, `make build`'s
+build/p4/dc_splitter.*). dcexp borrows the interfaces into the run's namespaces, drives the
+switch with the controller and gives everything back: the switch keeps running with empty
+tables, the interfaces come back to the root namespace with their MTU.
 """
 
 import json
@@ -22,7 +23,7 @@ import yaml
 from controlplane.splitter import Splitter
 from experiments import analysis
 from experiments.netns import stop_process, unique_prefix, veth_pair
-from experiments.testbed import P4_PROGRAM, leftovers
+from experiments.testbed import BUILD, P4_PROGRAM, leftovers
 
 pytestmark = pytest.mark.netns
 if os.geteuid() != 0:
@@ -45,8 +46,8 @@ def mtu(ifname: str) -> int:
     return int(Path("/sys/class/net", ifname, "mtu").read_text())
 
 
-@pytest.fixture(scope="module")
-def remote_switch(tmp_path_factory):
+@pytest.fixture(scope="module", params=["installed", "pushed"])
+def remote_switch(request, tmp_path_factory):
     """p4sim on veths `<t>sw*` whose peers `<t>h*` stay in the root namespace."""
     tmp = tmp_path_factory.mktemp("remote")
     t = unique_prefix("rs")
@@ -59,7 +60,8 @@ def remote_switch(tmp_path_factory):
             # the host's side at 1500: dcexp raises the legs' MTU and must restore it
             subprocess.run(["ip", "link", "set", host_if[role], "mtu", "1500"], check=True)
         addr = f"127.0.0.1:{free_port()}"
-        argv = [P4SIM, str(P4_PROGRAM), "--engine", "native", "--log-level", "warn"]
+        program = [str(P4_PROGRAM)] if request.param == "installed" else ["--no-p4"]
+        argv = [P4SIM, *program, "--engine", "native", "--log-level", "warn"]
         argv += ["--device-id", str(DEVICE_ID), "--grpc-server-addr", addr]
         for i, role in enumerate(PORTS):
             argv += ["-i", f"{PORTS[role]}@{t}sw{i}"]
@@ -83,6 +85,11 @@ def remote_switch(tmp_path_factory):
             "ports": PORTS,
             "interfaces": host_if,
         }
+        if request.param == "pushed":
+            spec["pipeline"] = {
+                "p4info": str(BUILD / "p4" / "dc_splitter.p4info.txtpb"),
+                "device_config": str(BUILD / "p4" / "dc_splitter.p4sim.json"),
+            }
         path = tmp / "switch.yaml"
         path.write_text(yaml.safe_dump(spec))
         yield path, spec, proc
