@@ -36,6 +36,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from experiments.flows import MB, run_payload_bytes
 from experiments.runner import (
     Interrupted,
     RunOptions,
@@ -53,6 +54,7 @@ MAX_RETRIES = 3  # resubmissions of a run whose worker or node was lost
 MIN_MEM_AVAILABLE_MB = 1024  # a testbed with its payload files and flows needs about this
 PREFLIGHT_TIMEOUT_S = 120
 CANCEL_WAIT_S = 60  # how long Ctrl-C waits for the workers' teardown
+NO_WORKER_S = 120  # a study with no usable worker for this long ends (exit 1)
 WAIT_POLL_S = 0.5  # the driver's wait between checks (Ctrl-C is handled in between)
 
 
@@ -103,6 +105,14 @@ def host_report(runs: list[Run], opts: RunOptions, driver_commit: str) -> dict:
             f"it runs commit {prov['git_commit'][:12]}, the driver {driver_commit[:12]}: check "
             "out the driver's commit there and run `make build`"
         )
+    scratch = tempfile.gettempdir()  # each run writes its payload files there first
+    need = max(run_payload_bytes(run.config["flows"]) for run in runs)
+    free = shutil.disk_usage(scratch).free
+    report["scratch_free_mb"] = free // MB
+    if need > free:
+        problems.append(
+            f"{scratch} has {free / MB:,.0f} MB free, a run writes {need / MB:,.0f} MB of payload"
+        )
     if report["mem_available_mb"] < MIN_MEM_AVAILABLE_MB:
         problems.append(
             f"{report['mem_available_mb']} MB of memory available, below "
@@ -149,9 +159,6 @@ def run_task(run: Run, opts: RunOptions, driver_commit: str) -> dict:
 
 class _Hold:
     """Holds a failed worker's dc_testbed so that Ray schedules no run there."""
-
-    def where(self) -> str:
-        return platform.node()
 
 
 # ---------------------------------------------------------------- on the driver
@@ -207,6 +214,10 @@ class RayExecutor:
     # ---------------------------------------------------------------- preflight
     def _testbed_nodes(self) -> list[dict]:
         return [n for n in self.ray.nodes() if n["Alive"] and n["Resources"].get(RESOURCE, 0) >= 1]
+
+    def _usable_workers(self) -> list[str]:
+        """Alive nodes offering dc_testbed that we do not hold."""
+        return [n["NodeID"] for n in self._testbed_nodes() if n["NodeID"] not in self.holds]
 
     def _hold(self, node_id: str) -> None:
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
@@ -308,11 +319,23 @@ class RayExecutor:
             s: signal.signal(s, lambda signum, _f: caught.append(signal.Signals(signum).name))
             for s in (signal.SIGINT, signal.SIGTERM)
         }
+        usable_at = checked_at = time.monotonic()
         try:
             while pending:
                 ready, _ = ray.wait(list(pending), num_returns=1, timeout=WAIT_POLL_S)
                 if caught:
                     raise Interrupted(caught[0])
+                now = time.monotonic()
+                if not ready and now - checked_at > 5:  # Ray would wait forever for a
+                    checked_at = now  # dc_testbed that nobody offers
+                    if self._usable_workers():
+                        usable_at = now
+                    elif now - usable_at > NO_WORKER_S:
+                        raise TestbedError(
+                            f"no usable worker in the cluster at {self.address} for "
+                            f"{NO_WORKER_S} s (all lost or failed preflight); "
+                            f"{len(pending)} runs not done, a resume runs them"
+                        )
                 for ref in ready:
                     run = pending.pop(ref)
                     try:

@@ -613,8 +613,6 @@ RUN_SETUP_S = 8.0  # build and tear down one testbed on 2 busy cores
 class LocalExecutor:
     """Runs one after another on this host (`--executor local`, the default)."""
 
-    host_label = "this host"
-
     def check(self, scenario: Scenario, out: Path, opts: RunOptions) -> None:
         """Preflight before any run: this host must be able to run the study."""
         preflight(scenario, opts.target, opts.switch)
