@@ -13,9 +13,7 @@ and free ports of their own, stopped by the PIDs we started, even on failure).
 
 import os
 import signal
-import socket
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -24,14 +22,13 @@ import pytest
 import yaml
 
 from experiments import analysis
+from experiments.raycluster import DCEXP, VENV_BIN, Cluster, descendants
 from experiments.testbed import RUN_DIR, leftovers, remove_leftovers
 
 pytestmark = pytest.mark.netns
 if os.geteuid() != 0:
     raise RuntimeError("the Ray cluster test runs experiments: it needs root")
 
-VENV_BIN = Path(sys.executable).parent
-RAY, DCEXP = str(VENV_BIN / "ray"), str(VENV_BIN / "dcexp")
 LINKS = {"both": {"rate_mbit": 20, "delay_ms": 5}}
 TINY = {  # 3 runs of a 2-second TCP download behind the splitter
     "name": "tiny",
@@ -39,131 +36,6 @@ TINY = {  # 3 runs of a 2-second TCP download behind the splitter
     "flows": [{"kind": "tcp", "cc": "cubic", "duration_s": 2, "client": "dc"}],
     "sweep": {"param": "dc.batch", "values": [2, 10, 100]},
 }
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def descendants(pid: int) -> set[int]:
-    """`pid` and every process below it (Ray's workers leave its process group)."""
-    children: dict[int, list[int]] = {}
-    for entry in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
-            continue
-        ppid = int(stat[stat.rindex(")") + 2 :].split()[1])
-        children.setdefault(ppid, []).append(int(entry))
-    out, todo = set(), [pid]
-    while todo:
-        p = todo.pop()
-        out.add(p)
-        todo += children.get(p, [])
-    return out
-
-
-class Node:
-    """One `ray start --block` of ours and everything it started."""
-
-    def __init__(self, argv: list[str], log: Path, env: dict) -> None:
-        self.log = log
-        with open(log, "w") as out:
-            self.proc = subprocess.Popen(
-                argv, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True
-            )
-
-    def kill(self, sig=signal.SIGKILL) -> None:
-        for pid in descendants(self.proc.pid):
-            try:
-                os.kill(pid, sig)
-            except ProcessLookupError:
-                pass
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.kill(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=3)
-            except subprocess.TimeoutExpired:
-                pass
-        self.kill(signal.SIGKILL)
-        self.proc.wait()
-
-
-class Cluster:
-    def __init__(self, tmp: Path) -> None:
-        self.tmp, self.nodes = tmp, {}
-        self.env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
-        self.address = f"127.0.0.1:{free_port()}"
-
-    def _ports(self) -> list[str]:
-        return [
-            arg
-            for opt in (
-                "--node-manager-port",
-                "--object-manager-port",
-                "--metrics-export-port",
-                "--dashboard-agent-listen-port",
-                "--dashboard-agent-grpc-port",
-                "--runtime-env-agent-port",
-            )
-            for arg in (opt, str(free_port()))
-        ]
-
-    def start_head(self) -> None:
-        argv = [RAY, "start", "--head", "--block", "--port", self.address.split(":")[1]]
-        argv += ["--ray-client-server-port", str(free_port()), "--include-dashboard=false"]
-        # a lost node is declared dead within seconds (the default is about a minute)
-        argv += [
-            "--system-config",
-            '{"health_check_period_ms": 1000, "health_check_failure_threshold": 3}',
-        ]
-        self._start("head", argv + ["--resources", '{"dc_testbed": 0}', "--num-cpus", "0"])
-
-    def start_worker(self, name: str, env: dict | None = None) -> None:
-        argv = [RAY, "start", "--block", "--address", self.address]
-        self._start(name, argv + ["--resources", '{"dc_testbed": 1}', "--num-cpus", "1"], env)
-
-    def _start(self, name: str, argv: list[str], env: dict | None = None) -> None:
-        argv += ["--node-ip-address", "127.0.0.1", "--disable-usage-stats"]
-        argv += ["--object-store-memory", str(200 * 2**20), "--temp-dir", str(self.tmp)]
-        node = Node(argv + self._ports(), self.tmp / f"{name}.log", env or self.env)
-        self.nodes[name] = node
-        # one at a time: raylets starting together on 2 busy cores time out
-        deadline = time.monotonic() + 180
-        while "block forever" not in node.log.read_text():
-            assert node.proc.poll() is None, f"ray start ({name}) exited: {node.log.read_text()}"
-            assert time.monotonic() < deadline, f"ray start ({name}) not up in time"
-            time.sleep(0.5)
-
-    def wait_for(self, n_testbeds: int, timeout_s: float = 120) -> None:
-        """Until the cluster offers `n_testbeds` dc_testbed (every worker joined)."""
-        probe = (
-            f"import ray, logging; ray.init(address={self.address!r}, "
-            "logging_level=logging.ERROR); print(ray.cluster_resources().get('dc_testbed', 0))"
-        )
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            dead = [n for n, node in self.nodes.items() if node.proc.poll() is not None]
-            assert not dead, f"ray start of {dead} exited: {self.nodes[dead[0]].log.read_text()}"
-            got = subprocess.run(
-                [sys.executable, "-c", probe],
-                capture_output=True,
-                text=True,
-                env=self.env,
-                check=False,  # not up yet: try again
-            )
-            if got.returncode == 0 and float(got.stdout.strip() or 0) >= n_testbeds:
-                return
-            time.sleep(2)
-        raise AssertionError(f"the cluster did not offer {n_testbeds} dc_testbed in time")
-
-    def stop(self) -> None:
-        for node in self.nodes.values():
-            node.stop()
 
 
 @pytest.fixture(scope="module")
@@ -310,7 +182,7 @@ def test_ctrl_c_cancels_the_runs_and_the_workers_tear_down(cluster, tmp_path):
 
 def test_a_worker_killed_mid_study_loses_no_run(cluster, tmp_path):
     """Runs last: it kills worker b."""
-    study = {**TINY, "name": "kill", "flows": [{**TINY["flows"][0], "duration_s": 8}]}
+    study = {**TINY, "name": "kill", "flows": [{**TINY["flows"][0], "duration_s": 6}]}
     scenario = tmp_path / "kill.yaml"
     scenario.write_text(yaml.safe_dump(study))
     out = tmp_path / "out"
@@ -330,7 +202,7 @@ def test_a_worker_killed_mid_study_loses_no_run(cluster, tmp_path):
             killed = owned_prefixes(b_pids)
             time.sleep(0.3)
         assert killed, "worker b never got a run"
-        time.sleep(4)  # its run is in its flows
+        time.sleep(3)  # its run is in its flows
         cluster.nodes["b"].kill()
         output, _ = proc.communicate(timeout=300)
     finally:
