@@ -202,6 +202,7 @@ def cmd_run(args) -> int:
             )
             return 2
         scenario.runs = [r for r in scenario.runs if r.variant in args.variant]
+    executor = _executor(args)  # before --out is made: Ray may be missing
     out = args.out or Path("results") / scenario.name
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -215,7 +216,6 @@ def cmd_run(args) -> int:
     except OSError as exc:
         print(f"dcexp: --out {out}: cannot create the directory: {exc.strerror}", file=sys.stderr)
         return 2
-    executor = _executor(args)
     print(f"dcexp: {scenario.name}: {len(scenario.runs)} runs -> {out}", file=sys.stderr)
     try:
         summary = run_scenario(

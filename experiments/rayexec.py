@@ -30,6 +30,7 @@ import os
 import platform
 import shutil
 import signal
+import socket
 import sys
 import tarfile
 import tempfile
@@ -53,6 +54,7 @@ RESOURCE = "dc_testbed"
 MAX_RETRIES = 3  # resubmissions of a run whose worker or node was lost
 MIN_MEM_AVAILABLE_MB = 1024  # a testbed with its payload files and flows needs about this
 PREFLIGHT_TIMEOUT_S = 120
+CONNECT_TIMEOUT_S = 10
 CANCEL_WAIT_S = 60  # how long Ctrl-C waits for the workers' teardown
 NO_WORKER_S = 120  # a study with no usable worker for this long ends (exit 1)
 WAIT_POLL_S = 0.5  # the driver's wait between checks (Ctrl-C is handled in between)
@@ -187,9 +189,30 @@ class RayExecutor:
         self._checked: set = set()
         self.holds: dict[str, object] = {}  # node id -> _Hold actor on it
         self.workers: dict[str, dict] = {}  # node id -> its last preflight report
+        self._reachable()  # before anything of the study is made
 
     def _say(self, text: str) -> None:
         print(f"dcexp: ray: {text}", file=self.stream, flush=True)
+
+    def _reachable(self) -> None:
+        """Ray's own connect retries an address that does not answer forever (and ignores
+        Ctrl-C meanwhile): try it first."""
+        if self.address == "auto":
+            return  # Ray reads this host's current cluster and fails at once without one
+        hostport = self.address.removeprefix("ray://")
+        host, _, port = hostport.rpartition(":")
+        if not host or not port.isdigit():
+            raise ExecutorError(
+                f"--address {self.address}: expected auto, HOST:PORT or ray://HOST:PORT"
+            )
+        try:
+            with socket.create_connection((host, int(port)), timeout=CONNECT_TIMEOUT_S):
+                pass
+        except OSError as exc:
+            raise ExecutorError(
+                f"--address {self.address}: no Ray cluster answers there "
+                f"({exc.strerror or exc}); start one (experiments/README.md, 'Many hosts')"
+            ) from None
 
     def _connect(self) -> None:
         if self._connected:

@@ -127,6 +127,8 @@ TABLE = [
     (["run", "{s}", "--target", "remote:{s}"], GOOD, 2, "unknown keys ['flows', 'links', 'name']"),
     (["run", "{s}", "--address", "auto"], GOOD, 2, "--address is for --executor ray"),
     (["run", "{s}", "--executor", "slurm"], GOOD, 2, "invalid choice: 'slurm' (choose from"),
+    (["run", "{s}", "--executor", "ray", "--address", "127.0.0.1:1"], GOOD, 2, "no Ray cluster"),
+    (["run", "{s}", "--executor", "ray", "--address", "nohost"], GOOD, 2, "expected auto, HOST:"),
 ]
 
 
@@ -226,3 +228,14 @@ def test_validate_into_a_closed_pipe_stops_quietly():
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=60) == 141, err
     assert "Traceback" not in err
+
+
+def test_executor_ray_without_ray_says_how_to_install_it(tmp_path, monkeypatch, capsys):
+    """Ray is optional at run time: without it, --executor ray is refused in one line."""
+    (tmp_path / "s.yaml").write_text(GOOD)
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` raises ImportError
+    argv = ["run", str(tmp_path / "s.yaml"), "--out", str(tmp_path / "o"), "--executor", "ray"]
+    assert dcexp(argv) == 2
+    lines = _error_lines(capsys.readouterr().err)
+    assert len(lines) == 1 and "--executor ray needs Ray 2.60.0: run `make setup`" in lines[0]
+    assert not (tmp_path / "o").exists()
