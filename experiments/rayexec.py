@@ -124,10 +124,6 @@ def host_report(runs: list[Run], opts: RunOptions, driver_commit: str) -> dict:
     return report
 
 
-def preflight_task(runs: list[Run], opts: RunOptions, driver_commit: str) -> dict:
-    return host_report(runs, opts, driver_commit)
-
-
 def run_task(run: Run, opts: RunOptions, driver_commit: str) -> dict:
     """One run on this worker, through the same execute_run as a local run; returns its
     manifest and its directory as a gzipped tar (or why the host refused it)."""
@@ -279,7 +275,7 @@ class RayExecutor:
                 f"the Ray cluster at {self.address} has no worker offering {RESOURCE}: start "
                 f"each with `ray start --address HEAD:PORT --resources '{{\"{RESOURCE}\": 1}}'`"
             )
-        task = self.ray.remote(preflight_task)
+        task = self.ray.remote(host_report)
         refs = {
             n["NodeID"]: task.options(
                 num_cpus=0,
