@@ -30,11 +30,11 @@ if os.geteuid() != 0:
     raise RuntimeError("the Ray cluster test runs experiments: it needs root")
 
 LINKS = {"both": {"rate_mbit": 20, "delay_ms": 5}}
-TINY = {  # 3 runs of a 2-second TCP download behind the splitter
+TINY = {  # 2 runs of a 2-second TCP download behind the splitter, one per worker
     "name": "tiny",
     "links": LINKS,
     "flows": [{"kind": "tcp", "cc": "cubic", "duration_s": 2, "client": "dc"}],
-    "sweep": {"param": "dc.batch", "values": [2, 10, 100]},
+    "sweep": {"param": "dc.batch", "values": [2, 100]},
 }
 
 
@@ -103,7 +103,7 @@ def test_ray_study_writes_what_the_local_executor_writes(cluster, tmp_path):
         cluster.address,
     )
     assert ray.returncode == 0, ray.stderr
-    assert "dcexp: 3 ok, 0 failed, 0 already saved" in ray.stderr
+    assert "dcexp: 2 ok, 0 failed, 0 already saved" in ray.stderr
     # the worker without /usr/sbin: named, with the reason, and given no run
     assert "failed preflight and gets no runs: ethtool is missing (Debian package ethtool)" in (
         ray.stderr
@@ -113,7 +113,7 @@ def test_ray_study_writes_what_the_local_executor_writes(cluster, tmp_path):
         tmp_path / "local" / "scenario.yaml"
     ).read_text()
     manifests = analysis.load_manifests(tmp_path / "ray")
-    assert [m["status"] for m in manifests] == ["ok"] * 3
+    assert [m["status"] for m in manifests] == ["ok"] * 2
     for m in manifests:
         assert m["worker"]["problems"] == [] and m["worker"]["root"]
         assert m["worker"]["git_commit"] == m["git_commit"]
@@ -133,7 +133,7 @@ def test_ray_study_writes_what_the_local_executor_writes(cluster, tmp_path):
         "--address",
         cluster.address,
     )
-    assert again.returncode == 0 and "0 ok, 0 failed, 3 already saved" in again.stderr
+    assert again.returncode == 0 and "0 ok, 0 failed, 2 already saved" in again.stderr
     for m in manifests:
         assert leftovers(m["prefix"]) == []
 
@@ -213,10 +213,10 @@ def test_a_worker_killed_mid_study_loses_no_run(cluster, tmp_path):
         for path in set(Path(tempfile.gettempdir()).glob("dcexp-ray-*")) - scratch:
             subprocess.run(["rm", "-rf", str(path)], check=False)  # its scratch directory
     assert proc.returncode == 0, output
-    assert "3 ok, 0 failed" in output
+    assert "2 ok, 0 failed" in output
     manifests = analysis.load_manifests(out)
     assert sorted(m["run_id"] for m in manifests) == sorted(tree(out))
-    assert len(manifests) == 3 and all(m["status"] == "ok" for m in manifests)
-    # b died in its first run: all three, that one again, ran on a
+    assert len(manifests) == 2 and all(m["status"] == "ok" for m in manifests)
+    # b died in its first run: both runs, that one again, ran on a
     assert not any(m["prefix"] in killed or m["worker"]["pid"] in b_pids for m in manifests)
     assert len({m["worker"]["node_id"] for m in manifests}) == 1
