@@ -161,7 +161,7 @@ def host_problems(runs: list[Run], target: str, switch: RemoteSwitch | None = No
     if not P4_PROGRAM.exists():
         problems.append(f"{P4_PROGRAM} is missing")
     for built in sorted(
-        {b for run in scenario.runs for f in run.config["flows"] for b in plugins[f["kind"]].built}
+        {b for run in runs for f in run.config["flows"] for b in plugins[f["kind"]].built}
     ):
         if not built.exists():
             problems.append(f"{built} is missing: run `make build`")
