@@ -73,6 +73,12 @@ class Flow(ABC):
     def size_bytes(self) -> int | None:
         return int(self.spec["size_mb"] * MB) if self.spec["size_mb"] is not None else None
 
+    def _download_args(self) -> list[str]:
+        """How much our own clients (aioquic, quic-go, MPTCP) fetch: by size or by duration."""
+        if self.size_bytes:
+            return ["--bytes", str(self.size_bytes)]
+        return ["--duration-s", str(self.spec["duration_s"])]
+
     def _log(self, name: str):
         f = open(self.ctx.workdir / name, "w")  # noqa: SIM115 - open while the process runs
         self.logs.append(f)

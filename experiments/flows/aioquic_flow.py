@@ -59,11 +59,7 @@ class AioquicFlow(ClientLogFlow):
 
     def start_client(self) -> None:
         argv = self._endpoint("client") + ["--log", str(self._client_log)]
-        argv += (
-            ["--bytes", str(self.size_bytes)]
-            if self.size_bytes
-            else ["--duration-s", str(self.spec["duration_s"])]
-        )
+        argv += self._download_args()
         if self.spec["udp_rcvbuf"] == "large":
             argv += ["--rcvbuf", str(LARGE_RCVBUF)]
         self.t_client_start = time.monotonic()

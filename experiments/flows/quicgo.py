@@ -48,11 +48,7 @@ class QuicgoFlow(ClientLogFlow):
 
     def start_client(self) -> None:
         argv = self._endpoint("client") + ["--log", str(self._client_log)]
-        argv += (
-            ["--bytes", str(self.size_bytes)]
-            if self.size_bytes
-            else ["--duration-s", str(self.spec["duration_s"])]
-        )
+        argv += self._download_args()
         self.t_client_start = time.monotonic()
         self.client = self._popen(self.ctx.client_ns, argv, "client.log")
 
