@@ -92,16 +92,9 @@ def test_ray_study_writes_what_the_local_executor_writes(cluster, tmp_path):
     scenario.write_text(yaml.safe_dump(TINY))
     local = dcexp("run", scenario, "--out", tmp_path / "local")
     assert local.returncode == 0, local.stderr
-    ray = dcexp(
-        "run",
-        scenario,
-        "--out",
-        tmp_path / "ray",
-        "--executor",
-        "ray",
-        "--address",
-        cluster.address,
-    )
+    on_ray = ("run", scenario, "--out", tmp_path / "ray", "--executor", "ray")
+    on_ray += ("--address", cluster.address)
+    ray = dcexp(*on_ray)
     assert ray.returncode == 0, ray.stderr
     assert "dcexp: 2 ok, 0 failed, 0 already saved" in ray.stderr
     # the worker without /usr/sbin: named, with the reason, and given no run
@@ -123,16 +116,7 @@ def test_ray_study_writes_what_the_local_executor_writes(cluster, tmp_path):
     refused = [line for line in ray.stderr.splitlines() if "failed preflight" in line]
     assert len(refused) == 1 and not any(n[:8] in refused[0] for n in nodes)
     # resume and provenance unchanged: a rerun finds every run saved
-    again = dcexp(
-        "run",
-        scenario,
-        "--out",
-        tmp_path / "ray",
-        "--executor",
-        "ray",
-        "--address",
-        cluster.address,
-    )
+    again = dcexp(*on_ray)
     assert again.returncode == 0 and "0 ok, 0 failed, 2 already saved" in again.stderr
     for m in manifests:
         assert leftovers(m["prefix"]) == []
