@@ -46,6 +46,7 @@ ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "build"
 P4_PROGRAM = ROOT / "p4src" / "dc_splitter.p4"
 AGENT_BIN = BUILD / "hostagents" / "pdcp-agent"
+AGENT_READY_LINE = "pdcp-agent: legs on ports"  # printed as its forwarding loop starts
 RUN_DIR = Path("/run/dcexp")  # owner PID files and short socket paths (108-char limit)
 DPDK_RUN_DIR = Path("/var/run/dpdk")
 LEG_MTU = 1600  # PDCP header + inner ethertype add 5 bytes on the legs
@@ -615,10 +616,13 @@ class Testbed:
         with open(log, "w") as out:  # the child keeps its own descriptor
             self.procs["agent"] = dc.popen(argv, stdout=out, stderr=subprocess.STDOUT)
 
-        def tap_up() -> bool:
-            return dc.run(["ip", "link", "show", "dev", tap], check=False).returncode == 0
+        def forwarding() -> bool:
+            # The tap exists from EAL's start, but until the agent's loop runs, frames the
+            # client sends into it are lost: a TCP client's first SYN then costs a 1 s
+            # retransmission timeout. The agent names its ports just before the loop.
+            return AGENT_READY_LINE in log.read_text(errors="replace")
 
-        wait_for(tap_up, 30, "agent (pdcp-agent)", self.procs["agent"], log)
+        wait_for(forwarding, 30, "agent (pdcp-agent)", self.procs["agent"], log)
         offloads_off(tap, netns=dc.name)  # the agent reads the client's frames from this tap
         dc.add_addr(tap, f"{DC_ADDR}/{PREFIXLEN}")
         dc.run(["ip", "link", "set", tap, "up"])
