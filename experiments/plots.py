@@ -32,7 +32,10 @@ PARAM_LABELS = {
     "bandwidth_ratio": "leg bandwidth ratio A:B (mean of the legs 20 Mbit/s)",
     "delay_ratio": "leg delay ratio A:B",
     "delay_a_b_ms": "mean one-way delay of leg A / leg B (ms)",
-    "links.both.loss": "loss rate on each leg",
+    "links.both.loss": "loss rate on each leg (share of packets)",
+    "links.a.loss": "loss rate on leg A (share of packets)",
+    "dc_mode": "DC mode (split or duplication)",
+    "pair": "QUIC stacks compared, and the path they share",
     "t_reordering_ms": "t-Reordering (ms)",
     "path": "path of the client's traffic",
     "traces_a_b": "traces on leg A / leg B",
@@ -313,6 +316,36 @@ def throughput_over_time(out: Path, manifests: list[dict], out_dir: Path) -> lis
     return _save(fig, out_dir, "throughput_over_time")
 
 
+def timeline_per_variant(
+    out: Path, manifests: list[dict], out_dir: Path, variants: list[str]
+) -> list[Path]:
+    """For a study with live events (a leg outage, a split change): one panel per variant,
+    each the goodput over time of that variant's median run, on shared axes, so what each
+    transport does at the same event reads side by side."""
+    runs = [m for m in manifests if m["status"] == "ok" and m.get("events_applied")]
+    by_variant = {v: median_run([m for m in runs if m["variant"] == v]) for v in variants}
+    by_variant = {v: m for v, m in by_variant.items() if m is not None}
+    if len(by_variant) < 2:
+        return []
+    fig, axes = plt.subplots(
+        len(by_variant), 1, figsize=(6.4, 1.0 + 1.5 * len(by_variant)), sharex=True, sharey=True
+    )
+    for ax, (variant, m) in zip(axes, by_variant.items()):
+        series = analysis.flow_goodput_series(analysis.load_samples(Path(out, "runs", m["run_id"])))
+        smooth = series.rolling(5, min_periods=1).mean()  # 500 ms moving average
+        for fid in smooth.columns:
+            ax.plot(smooth.index, smooth[fid], linewidth=1, label=fid)
+        ax.set_ylim(bottom=0)
+        ax.grid(alpha=0.3)
+        ax.set_title(f"{variant}, rep {m['rep']} (median run)", fontsize=8, loc="left")
+    for ax, m in zip(axes, by_variant.values()):
+        _mark_events(ax, m)  # after the shared y range is final: the labels sit at its top
+    axes[-1].set_xlabel("time (s)")
+    fig.supylabel("goodput (Mbit/s, 500 ms average)", fontsize=9)
+    fig.tight_layout()
+    return _save(fig, out_dir, "timeline_per_variant")
+
+
 def duplication(dup: pd.DataFrame, param: str, out_dir: Path) -> list[Path]:
     if dup.empty:
         return []
@@ -390,7 +423,7 @@ def sfa_map(fair: pd.DataFrame, param: str, out_dir: Path) -> list[Path]:
         ax.text(j, i, "-" if np.isnan(v) else f"{v:+.2f}", ha="center", va="center", fontsize=7)
     ax.set_xticks(range(grid.shape[1]), [str(c) for c in grid.columns])
     ax.set_yticks(range(grid.shape[0]), [f"{i + 1}: {v}" for i, v in enumerate(grid.index)])
-    ax.set_xlabel(param)
+    ax.set_xlabel(axis_label(param))
     ax.set_ylabel("test (variant)")
     fig.colorbar(im, ax=ax, label="SFA of the non-TCP flow")
     return _save(fig, out_dir, "sfa_map")

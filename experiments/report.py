@@ -116,6 +116,8 @@ def report(out: Path, envelope_point=None) -> tuple[str, list[Path]]:
     figures += plots.sfa_map(fair, param, fig_dir)
     figures += plots.link_utilization(out, manifests, fig_dir, variants)
     figures += plots.throughput_over_time(out, manifests, fig_dir)
+    if doc.get("events"):
+        figures += plots.timeline_per_variant(out, manifests, fig_dir, variants)
     if not dup.empty and dup.dup.any():
         figures += plots.duplication(dup, param, fig_dir)
     env, env_figures = _envelopes(out, doc, variants, envelope_point, fig_dir)
