@@ -79,6 +79,10 @@ class ActionRefDef:
     annotations: list[str] = field(default_factory=list)
 
 
+#: the match kinds that give a table's entries priorities (P4Runtime; p4c's EntryPriorities)
+PRIORITY_MATCH_KINDS = ("ternary", "range", "optional")
+
+
 @dataclass
 class ConstEntryDef:
     """One entry of a table's `const entries` / `entries` list, already evaluated."""
@@ -86,7 +90,7 @@ class ConstEntryDef:
     match: dict[str, FieldMatch]
     action: str
     args: dict[str, int]
-    priority: int
+    priority: int  # P4Runtime's (larger wins), as BMv2 orders the entry; 0 without priorities
 
 
 @dataclass
@@ -109,7 +113,7 @@ class TableDef:
     @property
     def needs_priority(self) -> bool:
         """P4Runtime requires a priority when any key is ternary, range or optional."""
-        return any(k.match_kind in ("ternary", "range", "optional") for k in self.keys)
+        return any(k.match_kind in PRIORITY_MATCH_KINDS for k in self.keys)
 
 
 @dataclass

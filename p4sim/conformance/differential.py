@@ -143,17 +143,7 @@ def _p4info_differences(program, p4c_p4info: Path) -> list[str]:
         ours = p4info.generate(program.model)
     except Exception as e:  # noqa: BLE001 - a p4sim bug, reported as such
         return [f"p4sim cannot generate a P4Info: {_crash(e)}"]
-    theirs = read_text(p4c_p4info)
-    if ours.tables and not writes_initial_default_action(ours):
-        for t in theirs.tables:
-            t.ClearField("initial_default_action")
-    return differences(ours, theirs)
-
-
-def writes_initial_default_action(info) -> bool:
-    """P4Runtime 1.4's Table.initial_default_action, which p4c writes for every table: until
-    p4sim writes it too (issue 9), the comparison leaves that one field out and says so."""
-    return any(t.HasField("initial_default_action") for t in info.tables)
+    return differences(ours, read_text(p4c_p4info))
 
 
 def run_program(p4: Path, keep_dir: Path | None = None) -> ProgramResult:
@@ -296,38 +286,7 @@ def print_summary(results: list[ProgramResult], out=sys.stdout) -> Summary:
         f"of {summary.p4info_compared} programs p4sim accepts, ignoring entity order",
         file=out,
     )
-    if not _initial_default_action_written():
-        print(
-            "  (Table.initial_default_action not compared: p4sim does not write it yet)",
-            file=out,
-        )
     return summary
-
-
-def _initial_default_action_written() -> bool:
-    from p4sim import frontend, p4info
-
-    probe = frontend.compile_source(_PROBE)
-    return writes_initial_default_action(p4info.generate(probe.model))
-
-
-_PROBE = """
-#include <core.p4>
-#include <v1model.p4>
-struct h_t { }
-struct m_t { }
-parser P(packet_in pk, out h_t h, inout m_t m, inout standard_metadata_t sm) {
-    state start { transition accept; }
-}
-control I(inout h_t h, inout m_t m, inout standard_metadata_t sm) {
-    table t { actions = { NoAction; } }
-    apply { t.apply(); }
-}
-control E(inout h_t h, inout m_t m, inout standard_metadata_t sm) { apply { } }
-control C(inout h_t h, inout m_t m) { apply { } }
-control D(packet_out pk, in h_t h) { apply { } }
-V1Switch(P(), C(), I(), E(), C(), D()) main;
-"""
 
 
 def verdict(summary: Summary, goal: float) -> list[str]:

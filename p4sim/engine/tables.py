@@ -1,8 +1,9 @@
 """Match-action tables: entry validation, the match kinds, and lookup.
 
 Lookup follows P4Runtime's rules (and BMv2's): in a table with a ternary, range or optional
-key the matching entry with the highest priority wins; in a table whose only non-exact key is
-lpm the longest prefix wins; const entries are matched in the order they are listed. Entries
+key the matching entry with the highest priority wins (the first inserted among equals); in a
+table whose only non-exact key is lpm the longest prefix wins. The front end gives a program's
+own entries the priorities BMv2 matches them by (p4sim.frontend.program.bmv2_entries). Entries
 are indexed by the values of their exact keys, so the splitter-style exact tables are one dict
 lookup and mixed tables scan only the entries that share the exact part.
 """
@@ -264,13 +265,10 @@ class Table:
         self.reset_default()
 
     def load_const_entries(self) -> None:
-        entries = self.definition.const_entries or []
-        n = len(entries)
-        for i, ce in enumerate(entries):
-            # First listed wins: turn the order into descending priorities when the program
-            # gives none (P4_16 spec, "Entries").
-            prio = ce.priority if ce.priority else (n - i if self.by_priority else 0)
-            entry = TableEntry(ce.match, ce.action, dict(ce.args), prio, is_const=True)
+        # The front end gives each entry its priority and lists them in BMv2's order
+        # (p4sim.frontend.program.bmv2_entries): among equal priorities the first wins.
+        for ce in self.definition.const_entries or []:
+            entry = TableEntry(ce.match, ce.action, dict(ce.args), ce.priority, is_const=True)
             rec = self._compile(entry)
             if rec.key in self.records:
                 continue  # a later duplicate of an earlier const entry can never match
@@ -281,13 +279,10 @@ class Table:
             bucket.sort(key=lambda r: -r.rank)
 
     def load_initial_entries(self) -> None:
-        """Non-const `entries`: inserted as ordinary entries, first listed first (the
-        listed order becomes descending priorities when the program gives none)."""
-        entries = self.definition.initial_entries
-        n = len(entries)
-        for i, ce in enumerate(entries):
-            prio = ce.priority if ce.priority else (n - i if self.by_priority else 0)
-            entry = TableEntry(ce.match, ce.action, dict(ce.args), prio)
+        """Non-const `entries`: inserted as ordinary entries, in BMv2's order with the
+        front end's priorities, as const entries are."""
+        for ce in self.definition.initial_entries:
+            entry = TableEntry(ce.match, ce.action, dict(ce.args), ce.priority)
             if self._compile(entry).key not in self.records:
                 self.insert(entry)
 

@@ -17,6 +17,7 @@ from p4sim.frontend import ir
 from p4sim.frontend.typecheck import Checker, Instance
 from p4sim.frontend.types import Bits, BlockT, BoolT, EnumT, ErrorT, ExternT, HeaderT, bit_width
 from p4sim.model import (
+    PRIORITY_MATCH_KINDS,
     ActionDef,
     ActionRefDef,
     ConstEntryDef,
@@ -114,22 +115,35 @@ def live_calls(x):
                 yield from live_calls(value)
 
 
-def bmv2_priorities(decls: list[ir.EntryDecl], entries: list[ConstEntryDef]) -> None:
-    """p4c's `@priority(N)` on table entries (before P4_16 had `priority = N`) is handed to
-    BMv2 as is, where the smallest number wins; unannotated entries get their position
-    (1, 2, ...). Turned into p4sim's priorities, where the largest wins."""
-    raw = []
-    for i, d in enumerate(decls):
-        a = ir.annotation(d.annotations, "priority")
+# BMv2's priorities are int32, the smallest wins; simple_switch_grpc's P4Runtime server (PI)
+# shows a BMv2 priority b as 2^31-1 - b, where the largest wins.
+BMV2_MAX_PRIORITY = 2**31 - 1
+
+
+def bmv2_entries(
+    t: ir.TableDecl, entries: list[ConstEntryDef], needs_priority: bool
+) -> list[ConstEntryDef]:
+    """A table's `entries` as p4c hands them to BMv2, with the priorities BMv2 matches them
+    by, written as P4Runtime priorities (larger wins; 0 in a table without priorities).
+
+    p4c sorts the entries by their P4 priorities (`t.entry_priorities`: highest first, lowest
+    first when `largest_priority_wins = false`; equal ones in the listed order), and gives
+    each its position 1, 2, ... in that order as its BMv2 priority, or N for p4c's
+    `@priority(N)` annotation on the entry. BMv2 picks the matching entry with the smallest
+    one, the first of equals."""
+    order = sorted(
+        range(len(entries)),
+        key=lambda i: -t.entry_priorities[i] if t.largest_priority_wins else t.entry_priorities[i],
+    )
+    out = []
+    for position, i in enumerate(order, 1):
+        a = ir.annotation(t.entries[i].annotations, "priority")
         if a is not None and (len(a.args) != 1 or not isinstance(a.args[0], int)):
             raise P4Error.at(a.pos, "@priority needs one integer: @priority(N)")
-        raw.append(a.args[0] if a is not None else None)
-    if all(r is None for r in raw):
-        return
-    raw = [i + 1 if r is None else r for i, r in enumerate(raw)]
-    top = max(raw) + 1
-    for entry, r in zip(entries, raw):
-        entry.priority = top - r
+        bmv2 = a.args[0] if a is not None else position
+        entries[i].priority = BMV2_MAX_PRIORITY - bmv2 if needs_priority else 0
+        out.append(entries[i])
+    return out
 
 
 class ModelBuilder:
@@ -362,16 +376,17 @@ class ModelBuilder:
                     fm = self.field_match(kdef, ks)
                     if fm is not None:
                         match[kdef.name] = fm
-                prio = e.priority.const if e.priority is not None else 0
                 listed.append(
                     ConstEntryDef(
                         match,
                         self.action_name(node, e.action.decl),
                         self.action_args(e.action),
-                        prio,
+                        0,  # set by bmv2_entries
                     )
                 )
-            bmv2_priorities(t.entries, listed)
+            listed = bmv2_entries(
+                t, listed, any(k.match_kind in PRIORITY_MATCH_KINDS for k in keys)
+            )
             if t.entries_const:
                 const_entries = listed
         td = TableDef(

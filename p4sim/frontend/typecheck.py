@@ -979,6 +979,7 @@ class Checker:
         t.const_default = False
         t.direct_counter = t.direct_meter = None
         t.entries_const = True
+        t.entry_priorities, t.largest_priority_wins = [], True
         props = {}
         for p in t.properties:
             if p.name in props:
@@ -1124,6 +1125,8 @@ class Checker:
                 f"table {t.name} has no ternary, range or optional key: its entries "
                 f"cannot have a priority",
             )
+        if given and t.entries_const:
+            raise P4Error.at(given[0].pos, "a table with const entries cannot give them priorities")
         if given and t.entries[0].priority is None:
             raise P4Error.at(
                 t.entries[0].pos,
@@ -1156,9 +1159,9 @@ class Checker:
     def entry_priorities(self, t: ir.TableDecl, props: dict, scope: Scope) -> None:
         """P4_16 spec, "Entry priorities": entries without a priority count on from the one
         before by `priority_delta` (down when `largest_priority_wins`, the default); a
-        priority that comes out negative is an error."""
-        if all(e.priority is None for e in t.entries):
-            return  # the compiler numbers them 1, 1 + delta, ...: never negative
+        priority that comes out negative is an error. When no entry gives one, the compiler
+        numbers them 1, 1 + delta, ... so that the first listed wins. The result is
+        `t.entry_priorities` (one per entry) and `t.largest_priority_wins`."""
         largest_wins, delta = True, 1
         if "largest_priority_wins" in props:
             e = props["largest_priority_wins"].value
@@ -1171,7 +1174,12 @@ class Checker:
                 raise P4Error.at(
                     props["priority_delta"].value.pos, "priority_delta must be positive"
                 )
-        prio = 0
+        t.largest_priority_wins = largest_wins
+        n = len(t.entries)
+        if all(e.priority is None for e in t.entries):
+            t.entry_priorities = [1 + (n - 1 - i if largest_wins else i) * delta for i in range(n)]
+            return
+        prio, t.entry_priorities = 0, []
         for e in t.entries:
             if e.priority is not None:
                 prio = e.priority.const
@@ -1183,6 +1191,7 @@ class Checker:
                     f"this entry's priority comes out as {prio} (counting on from the last "
                     f"given one by priority_delta {delta}); priorities cannot be negative",
                 )
+            t.entry_priorities.append(prio)
 
     @staticmethod
     def duplicate_exact_entries(t: ir.TableDecl) -> None:

@@ -313,7 +313,9 @@ def test_initial_entries_are_ordinary_entries():
     entries = t.entries()
     assert [e.args for e in entries] == [{"v": 1}, {"v": 2}, {"v": 3}]
     assert not any(e.is_const for e in entries)
-    assert [e.priority for e in entries] == [3, 2, 1]  # the listed order, first wins
+    # BMv2 matches them by their positions 1, 2, 3 (the smallest wins); simple_switch_grpc
+    # shows those as P4Runtime priorities 2^31-1 - position (the largest wins)
+    assert [e.priority for e in entries] == [2**31 - 2, 2**31 - 3, 2**31 - 4]
     t.delete(entries[0])  # the control plane may remove them
     assert dev.process(0, bytes([0x11, 0])) == [(1, bytes([0x11, 2]))]
     t.modify(TableEntry(entries[2].match, "I.set", {"v": 9}, entries[2].priority))

@@ -400,6 +400,16 @@ CASES = [
         {"ingress": ternary_table("priority = 3: 1 : a(1);")},
     ),
     (
+        "priority on a const entry (p4c: const entries cannot have priorities)",
+        {
+            "ingress": ternary_table("priority = 3: 1 : a(1);").replace(
+                "entries =", "const entries ="
+            )
+        },
+        "a table with const entries cannot give them priorities",
+        {"ingress": ternary_table("1 : a(1);").replace("entries =", "const entries =")},
+    ),
+    (
         "first entry without priority when others give one",
         {"ingress": ternary_table("1 : a(1); priority = 5: 2 : a(2);")},
         "entry must have a priority",
