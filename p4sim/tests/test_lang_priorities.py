@@ -4,25 +4,30 @@ p4c gives entries without `priority =` the spec's numbers (P4_16, "Entry priorit
 sorts a table's entries by priority (highest first, lowest first with
 `largest_priority_wins = false`, equal ones as listed); its BMv2 back end gives each entry its
 position in that order, or N for `@priority(N)`, and BMv2 matches the smallest. The
-P4Runtime server of simple_switch_grpc (PI) reads a BMv2 priority b back as 2^31-1 - b
-(measured on the p4tools bundle's simple_switch_grpc with p4c-bm2-ss output). The
-frames are checked against BMv2 by `make p4sim-conformance` (stf/priorities.p4 and .stf) and
-on both engines by test_lang_stf.py and test_native_equivalence.py.
+P4Runtime server of simple_switch_grpc (PI) reads a BMv2 priority b back as 2^31-1 - b:
+test_const_entries_read_as_on_simple_switch_grpc reads p4sim and the real one (p4c-bm2-ss's
+output pushed to simple_switch_grpc; SKIP_BMV2=1 leaves it out). The frames are checked
+against BMv2 by `make p4sim-conformance` (stf/priorities.p4 and .stf) and on both engines
+by test_lang_stf.py and test_native_equivalence.py.
 
-Run: .venv/bin/pytest -q p4sim/tests/test_lang_priorities.py
+Run: PATH=/opt/p4tools/bin:$PATH .venv/bin/pytest -q p4sim/tests/test_lang_priorities.py
 """
 
 from __future__ import annotations
 
 import queue
+import subprocess
 from pathlib import Path
 
 import grpc
 import pytest
 from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
 
+from controlplane.bmv2 import suite_targets
 from p4sim import frontend, native
+from p4sim.conformance import bmv2
 from p4sim.io import InProcessPorts
+from p4sim.p4info_compare import read_text
 from p4sim.p4runtime import P4RuntimeServer
 from p4sim.p4runtime.device_config import DeviceConfig
 from p4sim.p4runtime.pipeline import from_program
@@ -111,19 +116,71 @@ def _id(entities, name: str) -> int:
     return next(e.preamble.id for e in entities if e.preamble.name == name)
 
 
+@pytest.fixture(scope="module")
+def simple_switch_grpc_reads(tmp_path_factory) -> dict[str, list[tuple]]:
+    """The const tables of the program as the real simple_switch_grpc reads them back after
+    a push of p4c-bm2-ss's output. The switch runs in a network namespace of its own (its
+    Thrift port stays inside) and serves P4Runtime on a unix socket."""
+    work = tmp_path_factory.mktemp("bmv2")
+    compiled = bmv2.compile_p4c(PROGRAM, work)
+    assert compiled.ok, compiled.message
+    sock = work / "p4rt.sock"
+    argv = ["unshare", "--net", bmv2.tool("simple_switch_grpc"), "--no-p4", "--"]
+    switch = subprocess.Popen(
+        [*argv, "--grpc-server-addr", f"unix:{sock}"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    channel = grpc.insecure_channel(f"unix:{sock}")
+    requests: queue.Queue = queue.Queue()
+    try:
+        grpc.channel_ready_future(channel).result(timeout=60)
+        stub = p4runtime_pb2_grpc.P4RuntimeStub(channel)
+        requests.put(_arbitration())
+        stream = stub.StreamChannel(iter(requests.get, None))  # primary while it is open
+        next(stream)
+        req = p4runtime_pb2.SetForwardingPipelineConfigRequest(device_id=0)
+        req.election_id.low = 1
+        req.action = req.VERIFY_AND_COMMIT
+        req.config.p4_device_config = compiled.json_path.read_bytes()
+        req.config.p4info.CopyFrom(read_text(compiled.p4info_path))
+        stub.SetForwardingPipelineConfig(req, timeout=30)
+        return {t: _comparable(read_table(stub, req.config.p4info, t)) for t in CONST_TABLES}
+    finally:
+        requests.put(None)
+        channel.close()
+        switch.terminate()
+        switch.wait(timeout=30)
+
+
+CONST_TABLES = ("annotated", "listed")
+
+
+def _comparable(entries) -> list[tuple]:
+    """What simple_switch_grpc and p4sim must read alike (PI leaves is_const unset)."""
+    return [(e.priority, [m.SerializeToString() for m in e.match], e.action) for e in entries]
+
+
 def test_read_gives_simple_switch_grpcs_priorities(served):
     stub, p4info, _ = served
-    # simple_switch_grpc on p4c-bm2-ss's JSON of this table: 2147483644, 2147483646,
-    # 2147483644, 2147483638, 2147483642
     got = read_table(stub, p4info, "annotated")
     assert [e.priority for e in got] == [TOP - 3, TOP - 1, TOP - 3, TOP - 9, TOP - 5]
     assert all(e.is_const for e in got)
+    # simple_switch_grpc cannot read a table with non-const entries (INTERNAL "Table state
+    # out-of-sync with target"); p4sim reads them with the numbers const entries have
     got = read_table(stub, p4info, "largest")
     assert [(e.match[0].ternary.value, e.priority) for e in got] == [
         (b"\x11", TOP - 1),
         (b"\x10", TOP - 2),
         (b"\x12", TOP - 3),
     ]
+
+
+@pytest.mark.parametrize("target", ["bmv2"] if "bmv2" in suite_targets() else [])
+def test_const_entries_read_as_on_simple_switch_grpc(served, simple_switch_grpc_reads, target):
+    stub, p4info, _ = served
+    for table in CONST_TABLES:
+        assert _comparable(read_table(stub, p4info, table)) == simple_switch_grpc_reads[table]
 
 
 def test_controller_entries_rank_among_the_programs_by_bmv2s_numbers(served):
