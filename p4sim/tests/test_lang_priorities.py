@@ -77,6 +77,11 @@ def test_priority_annotation_replaces_the_position(program):
     ]
 
 
+def test_priority_annotation_beside_given_priorities(program):
+    # sorted by `priority =` (9, 7, 5); BMv2 gets position 1, @priority(9), @priority(2)
+    assert listed(program, "annotated_given") == [(2, TOP - 1), (3, TOP - 9), (1, TOP - 2)]
+
+
 def test_tables_without_priorities_get_zero():
     src = PROGRAM.read_text().replace(
         "key = { hdr.h.k: ternary; }\n        actions = { set; }\n        const entries = {\n"

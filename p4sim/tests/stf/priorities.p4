@@ -85,6 +85,17 @@ control I(inout headers hdr, inout metadata m, inout standard_metadata_t sm) {
             0x15 &&& 0xff : set(5);
         }
     }
+    // @priority(N) beside `priority =`: p4c sorts by the latter (9, 7, 5) and hands BMv2
+    // the position (1) or the annotation (9, 2): BMv2 priorities set(2) 1, set(3) 9, set(1) 2.
+    table annotated_given {
+        key = { hdr.h.k: ternary; }
+        actions = { set; }
+        entries = {
+            priority = 5: 0x10 &&& 0xf0 : set(1) @priority(2);
+            priority = 9: 0x11 &&& 0xff : set(2);
+            priority = 7: 0x12 &&& 0xff : set(3) @priority(9);
+        }
+    }
     // Range keys.
     table ranges {
         key = { hdr.h.k: range; }
@@ -139,6 +150,7 @@ control I(inout headers hdr, inout metadata m, inout standard_metadata_t sm) {
         else if (hdr.h.sel == 8) { opt.apply(); }
         else if (hdr.h.sel == 9) { lpm_ternary.apply(); }
         else if (hdr.h.sel == 10) { listed.apply(); }
+        else if (hdr.h.sel == 11) { annotated_given.apply(); }
     }
 }
 
