@@ -1170,9 +1170,9 @@ class Checker:
             largest_wins = e.const
         if "priority_delta" in props:
             delta = self.const_int(props["priority_delta"].value, scope)
-            if delta <= 0:
+            if delta < 0:  # p4c takes 0 (entries without a priority repeat the one before)
                 raise P4Error.at(
-                    props["priority_delta"].value.pos, "priority_delta must be positive"
+                    props["priority_delta"].value.pos, "priority_delta cannot be negative"
                 )
         t.largest_priority_wins = largest_wins
         n = len(t.entries)

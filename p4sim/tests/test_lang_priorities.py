@@ -56,6 +56,7 @@ def listed(program, table: str) -> list[tuple[int, int]]:
         ("delta", [3, 4, 1, 2]),  # 100, 100-10, 200, 200-10
         ("none_smallest", [1, 2]),  # none given: numbered so that the first wins
         ("ties", [3, 4, 1, 2]),  # 5, 5, 7, 7: equal ones keep their order
+        ("delta_zero", [3, 4, 1, 2]),  # priority_delta = 0: 5, 5, 7, 7 as well
         ("ranges", [2, 3, 1]),
         ("opt", [4, 2, 3, 1]),  # smallest first: 2, 4, 6, 9
         ("lpm_ternary", [3, 2, 1]),  # the priority decides, not the prefix length

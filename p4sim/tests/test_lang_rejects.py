@@ -400,6 +400,12 @@ CASES = [
         {"ingress": ternary_table("priority = 3: 1 : a(1);")},
     ),
     (
+        "negative priority_delta (p4c takes 0)",
+        {"ingress": ternary_table("priority = 3: 1 : a(1); 2 : a(2);", priority_delta=-1)},
+        "priority_delta cannot be negative",
+        {"ingress": ternary_table("priority = 3: 1 : a(1); 2 : a(2);", priority_delta=1)},
+    ),
+    (
         "priority on a const entry (p4c: const entries cannot have priorities)",
         {
             "ingress": ternary_table("priority = 3: 1 : a(1);").replace(

@@ -51,6 +51,18 @@ control I(inout headers hdr, inout metadata m, inout standard_metadata_t sm) {
             0x1f &&& 0xff : set(4);
         }
     }
+    // priority_delta = 0 (p4c takes it): entries without a priority repeat the one before.
+    table delta_zero {
+        key = { hdr.h.k: ternary; }
+        actions = { set; }
+        priority_delta = 0;
+        entries = {
+            priority = 5: 0x10 &&& 0xf0 : set(1);
+            0x11 &&& 0xff : set(2);
+            priority = 7: 0x20 &&& 0xf0 : set(3);
+            0x21 &&& 0xff : set(4);
+        }
+    }
     // No priorities and the smallest wins: still the first listed wins.
     table none_smallest {
         key = { hdr.h.k: ternary; }
@@ -151,6 +163,7 @@ control I(inout headers hdr, inout metadata m, inout standard_metadata_t sm) {
         else if (hdr.h.sel == 9) { lpm_ternary.apply(); }
         else if (hdr.h.sel == 10) { listed.apply(); }
         else if (hdr.h.sel == 11) { annotated_given.apply(); }
+        else if (hdr.h.sel == 12) { delta_zero.apply(); }
     }
 }
 
