@@ -44,6 +44,11 @@ class ConstViolation(ControlPlaneError):
     """Write to a const default action or to a table with const entries: PERMISSION_DENIED."""
 
 
+class InUse(ControlPlaneError):
+    """DELETE of an action profile member or group that a group or a table entry still
+    refers to: FAILED_PRECONDITION."""
+
+
 # ---------------------------------------------------------------------------
 # Static description (P4Info is generated from this)
 # ---------------------------------------------------------------------------
@@ -109,6 +114,9 @@ class TableDef:
     # `entries = {...}` without `const`: installed when the device starts, then ordinary
     # entries the control plane may modify or delete (P4_16 1.2.4; P4Info has_initial_entries)
     initial_entries: list[ConstEntryDef] = field(default_factory=list)
+    # `implementation = <action_profile or action_selector>`: the ActionProfileDef's name.
+    # Entries then hold a member or group id instead of an action (an "indirect" table).
+    implementation: str | None = None
 
     @property
     def needs_priority(self) -> bool:
@@ -139,6 +147,22 @@ class MeterDef:
     size: int
     unit: str  # "packets" or "bytes"
     direct_table: str | None = None
+    annotations: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ActionProfileDef:
+    """An `action_profile(size)` or `action_selector(algorithm, size, outputWidth)` used as
+    the implementation of one or more tables (P4Info `action_profiles`)."""
+
+    name: str
+    size: int  # members the profile holds
+    with_selector: bool
+    tables: list[str]  # the tables it implements, in declaration order
+    algorithm: str = ""  # selectors: the HashAlgorithm member
+    max_group_size: int = 0  # @max_group_size; 0 = no limit declared
+    size_semantics: str = ""  # @selector_size_semantics: "sum_of_weights" / "sum_of_members"
+    max_member_weight: int = 0  # @max_member_weight (with sum_of_members)
     annotations: list[str] = field(default_factory=list)
 
 
@@ -175,6 +199,7 @@ class ProgramModel:
     # name -> (bit width, [(member, value), ...]) (P4Info type_info)
     serializable_enums: dict[str, tuple[int, list[tuple[str, int]]]] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)  # the error members, in value order
+    action_profiles: list[ActionProfileDef] = field(default_factory=list)
 
 
 # ---------------------------------------------------------------------------
@@ -207,6 +232,12 @@ class TableEntry:
     controller_metadata: int = 0
     metadata: bytes = b""
     is_const: bool = False
+    # Indirect tables (TableDef.implementation): the entry names an action profile member
+    # or group instead of an action (then `action` is "" and `args` empty), or carries a
+    # one-shot action set [(action, args, weight)] for which the profile makes a group.
+    member_id: int | None = None
+    group_id: int | None = None
+    action_set: list[tuple[str, dict[str, int], int]] | None = None
 
 
 class TableState(Protocol):
@@ -233,6 +264,44 @@ class TableState(Protocol):
     def reset_default(self) -> None: ...  # back to the program's default action
 
     def clear(self) -> None: ...  # drop all non-const entries, reset default
+
+
+@dataclass
+class ProfileMember:
+    member_id: int
+    action: str
+    args: dict[str, int]
+
+
+@dataclass
+class ProfileGroup:
+    group_id: int
+    members: dict[int, int]  # member id -> weight, in the order the client gave them
+    max_size: int = 0
+
+
+class ActionProfileState(Protocol):
+    """Members and groups of one action profile or selector (P4Runtime ActionProfileMember
+    and ActionProfileGroup). Errors: EntryExists, EntryNotFound, InvalidEntry, TableFull,
+    InUse."""
+
+    definition: ActionProfileDef
+
+    def insert_member(self, member: ProfileMember) -> None: ...
+
+    def modify_member(self, member: ProfileMember) -> None: ...
+
+    def delete_member(self, member_id: int) -> None: ...
+
+    def members(self) -> list[ProfileMember]: ...
+
+    def insert_group(self, group: ProfileGroup) -> None: ...
+
+    def modify_group(self, group: ProfileGroup) -> None: ...
+
+    def delete_group(self, group_id: int) -> None: ...
+
+    def groups(self) -> list[ProfileGroup]: ...
 
 
 class RegisterState(Protocol):
@@ -309,6 +378,7 @@ class Device(Protocol):
     counters: dict[str, CounterState]  # indirect counters only; direct ones live on entries
     pre: ReplicationEngine
     meters: dict[str, MeterState]  # indirect and direct (direct configs live on entries)
+    action_profiles: dict[str, ActionProfileState]
     # digest() calls of processed packets, in order: (DigestDef.name, receiver, field values
     # in DigestDef.fields order). The engine appends; the switch drains it after each packet.
     digests: list[tuple[str, int, list[int]]]

@@ -276,6 +276,8 @@ def build_symbols(model: ProgramModel) -> SymbolTable:
         symbols.add(PREFIX_CONTROLLER_HEADER, header.type_name or header.name, header.annotations)
     for digest in model.digests:
         symbols.add(PREFIX_DIGEST, digest.name)
+    for profile in model.action_profiles:
+        symbols.add(PREFIX_ACTION_PROFILE, profile.name, profile.annotations)
     symbols.compute()
     return symbols
 
@@ -340,6 +342,8 @@ def generate(model: ProgramModel) -> p4info_pb2.P4Info:
             t.direct_resource_ids.append(symbols.id(PREFIX_DIRECT_COUNTER, table.direct_counter))
         if table.direct_meter and table.direct_meter in meter_by_name:
             t.direct_resource_ids.append(symbols.id(PREFIX_DIRECT_METER, table.direct_meter))
+        if table.implementation:
+            t.implementation_id = symbols.id(PREFIX_ACTION_PROFILE, table.implementation)
         t.size = table.size
         if table.const_entries is not None:
             t.is_const_table = True
@@ -416,6 +420,20 @@ def generate(model: ProgramModel) -> p4info_pb2.P4Info:
         for fld in digest.fields:
             _bitstring(struct.members.add(name=fld.name).type_spec, fld.bitwidth)
 
+    for profile in model.action_profiles:
+        ap = info.action_profiles.add()
+        _preamble(ap, symbols, PREFIX_ACTION_PROFILE, profile.name, profile.annotations)
+        # p4c keeps a profile's tables in a set of names: listed in name order
+        ap.table_ids.extend(symbols.id(PREFIX_TABLE, t) for t in sorted(profile.tables))
+        ap.with_selector = profile.with_selector
+        ap.size = profile.size
+        ap.max_group_size = profile.max_group_size
+        if profile.size_semantics == "sum_of_weights":
+            ap.sum_of_weights.SetInParent()
+        elif profile.size_semantics == "sum_of_members":
+            ap.sum_of_members.max_member_weight = profile.max_member_weight
+            ap.sum_of_members.SetInParent()
+
     for name, (width, members) in sorted(model.serializable_enums.items()):
         enum = info.type_info.serializable_enums[name]
         enum.underlying_type.bitwidth = width
@@ -431,6 +449,7 @@ def generate(model: ProgramModel) -> p4info_pb2.P4Info:
         or model.counters
         or model.meters
         or model.extern_functions
+        or model.action_profiles
     ):
         info.ClearField("type_info")
     return info

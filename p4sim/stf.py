@@ -13,6 +13,11 @@ comment). Names of tables, actions, registers and counters may be written in ful
         <value>&&&<mask> (ternary), <value>/<prefix_len> (lpm), <low>..<high> (range);
         keys left out are wildcards (not allowed for exact keys)
     setdefault <table> <action>(<param>:<value>, ...)
+    member <profile> <member_id> <action>(<param>:<value>, ...)
+                                                an action profile/selector member
+    group <profile> <group_id> <member_id> ...  a selector group (each member once)
+    add <table> [<priority>] <key>:<match> ... member(<member_id>) | group(<group_id>)
+                                                an entry of a table with an implementation
     mcast <group> <port>[:<rid>] ...            multicast group with its replicas
     clone_session <session> <port> [<truncate_bytes>]
     register_write <register> <index> <value>
@@ -65,6 +70,8 @@ from p4sim.model import (
     CloneSession,
     ControlPlaneError,
     FieldMatch,
+    ProfileGroup,
+    ProfileMember,
     Replica,
     TableEntry,
 )
@@ -177,6 +184,8 @@ def _resolve(name: str, names, what: str) -> str:
 _MIN_ARGS = {
     "add": 2,
     "setdefault": 2,
+    "member": 3,
+    "group": 2,
     "mcast": 1,
     "clone_session": 2,
     "meter_config": 6,
@@ -341,8 +350,36 @@ class StfRunner:
             parts = body.rsplit(None, 1)
             action_text, key_text = parts[-1], parts[0] if len(parts) > 1 else ""
         match, priority = self._matches(table, key_text.split())
+        indirect = _CALL.match(action_text.strip())
+        if table.profile is not None and indirect and indirect.group(1) in ("member", "group"):
+            which, ref = indirect.group(1), parse_value(indirect.group(2))
+            entry = TableEntry(match, "", {}, priority)
+            setattr(entry, which + "_id", ref)
+            table.insert(entry)
+            return
         action, args = self._action(action_text, table)
         table.insert(TableEntry(match, action, args, priority))
+
+    def _profile(self, name: str):
+        profiles = self.device.action_profiles
+        return profiles[_resolve(name, profiles, "action profile")]
+
+    def cmd_member(self, rest, line) -> None:
+        profile = self._profile(rest[0])
+        member_id = parse_value(rest[1])
+        table = profile.tables[0] if profile.tables else None
+        action, args = self._action(line.split(None, 3)[3], table)
+        profile.insert_member(ProfileMember(member_id, action, args))
+
+    def cmd_group(self, rest, line) -> None:
+        profile = self._profile(rest[0])
+        members = {}
+        for word in rest[2:]:
+            member_id = parse_value(word)
+            if member_id in members:
+                raise StfError(f"member {member_id} is listed twice (BMv2 groups are sets)")
+            members[member_id] = 1
+        profile.insert_group(ProfileGroup(parse_value(rest[1]), members))
 
     def cmd_setdefault(self, rest, line) -> None:
         if len(rest) < 2:

@@ -142,9 +142,17 @@ class Bmv2Program:
         config = json.loads(Path(json_path).read_text())
         self.actions = {a["id"]: a for a in config["actions"]}
         self.tables = {}
+        self.profiles = {}  # action profile name -> its tables
         for pipeline in config["pipelines"]:
             for t in pipeline["tables"]:
                 self.tables[t["name"]] = t
+            for ap in pipeline.get("action_profiles", []):
+                self.profiles[ap["name"]] = [
+                    t for t in pipeline["tables"] if t.get("action_profile") == ap["name"]
+                ]
+        # STF member/group ids -> the handles simple_switch_CLI gives them: BMv2 hands out
+        # the lowest free handle, and STF never deletes, so they count 0, 1, ... per profile
+        self.handles: dict[tuple[str, str, str], int] = {}
 
     def _key_fields(self, table) -> list[tuple[str, str]]:
         fields = []
@@ -172,13 +180,50 @@ class Bmv2Program:
             values[field] = (
                 _ternary(value) if kind == "ternary" else _lpm(value) if kind == "lpm" else value
             )
-        action = self._action(table, cmd.action)
-        args = self._args(action, cmd.args)
-        line = f"table_add {table['name']} {action['name']} {' '.join(values.values())} => {args}"
+        match = " ".join(values.values())
+        if cmd.indirect is not None:
+            which, ref = cmd.indirect
+            profile = table.get("action_profile", "")
+            handle = self.handles.get((profile, which, ref))
+            if handle is None:
+                raise Bmv2Error(f"{cmd.text}: no {which} {ref} in action profile {profile!r}")
+            verb = "table_indirect_add" + ("_with_group" if which == "group" else "")
+            line = f"{verb} {table['name']} {match} => {handle}"
+        else:
+            action = self._action(table, cmd.action)
+            args = self._args(action, cmd.args)
+            line = f"table_add {table['name']} {action['name']} {match} => {args}"
         if table["match_type"] == "ternary":
             # bmv2stf: BMv2 priorities run the other way (a smaller number wins)
             line += f" {10000 - int(cmd.priority or 0)}"
         return line.rstrip()
+
+    def _new_handle(self, profile: str, which: str, ref: str) -> int:
+        if (profile, which, ref) in self.handles:
+            raise Bmv2Error(f"{which} {ref} of action profile {profile} is created twice")
+        handle = sum(1 for p, w, _ in self.handles if (p, w) == (profile, which))
+        self.handles[(profile, which, ref)] = handle
+        return handle
+
+    def profile_commands(self, cmd: StfCommand) -> list[str]:
+        """`member` and `group` lines as simple_switch_CLI's act_prof_* commands."""
+        name = _by_name(cmd.profile, {n: n for n in self.profiles}, "action profile")
+        if cmd.name == "member":
+            tables = self.profiles[name]
+            if not tables:
+                raise Bmv2Error(f"action profile {name} implements no table")
+            action = self._action(tables[0], cmd.action)
+            self._new_handle(name, "member", cmd.ids[0])
+            args = self._args(action, cmd.args)
+            return [f"act_prof_create_member {name} {action['name']} {args}".rstrip()]
+        group = self._new_handle(name, "group", cmd.ids[0])
+        lines = [f"act_prof_create_group {name}"]
+        for ref in cmd.ids[1:]:
+            member = self.handles.get((name, "member", ref))
+            if member is None:
+                raise Bmv2Error(f"{cmd.text}: no member {ref} in action profile {name}")
+            lines.append(f"act_prof_add_member_to_group {name} {member} {group}")
+        return lines
 
     def table_set_default(self, cmd: StfCommand) -> str:
         table = _by_name(cmd.table, self.tables, "table")
@@ -372,7 +417,7 @@ def run_stf(json_path: Path, script: Script, workdir: Path) -> dict[int, list[by
             elif cmd.name == "wait":
                 if len(inputs) <= 1:
                     switch.settle()
-            elif cmd.name in ("add", "setdefault") or cmd.name in CLI_PASSTHROUGH:
+            elif cmd.name in ("add", "setdefault", "member", "group") or cmd.name in CLI_PASSTHROUGH:
                 if not pending and switch.sent:
                     if len(inputs) > 1:
                         raise Bmv2Error(
@@ -384,6 +429,8 @@ def run_stf(json_path: Path, script: Script, workdir: Path) -> dict[int, list[by
                     pending.append(program.table_add(cmd))
                 elif cmd.name == "setdefault":
                     pending.append(program.table_set_default(cmd))
+                elif cmd.name in ("member", "group"):
+                    pending.extend(program.profile_commands(cmd))
                 else:
                     pending.append(cmd.text)
         if pending:

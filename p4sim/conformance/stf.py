@@ -32,6 +32,11 @@ class StfCommand:
     keys: list[tuple[str, str]] = field(default_factory=list)
     action: str = ""
     args: list[tuple[str, str]] = field(default_factory=list)
+    # p4sim's STF for action profiles: `add ... member(N)` / `group(N)` -> ("member", "N");
+    # `member <profile> <id> <action>(...)`, `group <profile> <id> <member id> ...`
+    indirect: tuple[str, str] | None = None
+    profile: str = ""
+    ids: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -89,7 +94,11 @@ def _parse_line(line: str) -> StfCommand:
             key_text, action_text = body[: m.start()], m.group(1)
         else:
             key_text, _, action_text = body.rpartition(" ")
-        cmd.action, cmd.args = _action_call(action_text)
+        target = re.fullmatch(r"(member|group)\s*\(\s*(\w+)\s*\)", action_text.strip())
+        if name == "add" and target:
+            cmd.indirect = (target.group(1), target.group(2))
+        else:
+            cmd.action, cmd.args = _action_call(action_text)
         for w in key_text.split():
             kname, sep, value = w.partition(":")
             if sep:
@@ -98,6 +107,14 @@ def _parse_line(line: str) -> StfCommand:
                 cmd.priority = w
             else:
                 raise ScriptError(f"cannot read '{w}' (keys are <name>:<value>)")
+    elif name in ("member", "group"):
+        if len(words) < (4 if name == "member" else 3):
+            raise ScriptError(f"{name} needs a profile, an id and its " + (
+                "action" if name == "member" else "members"))
+        cmd.profile = words[1]
+        cmd.ids = words[2:3] if name == "member" else words[2:]
+        if name == "member":
+            cmd.action, cmd.args = _action_call(line.split(None, 3)[3])
     return cmd
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import operator
 
+from p4sim.engine.action_profiles import Member
 from p4sim.engine.expressions import (
     ExprCompiler,
     LoopLimitExceeded,
@@ -20,6 +21,7 @@ from p4sim.engine.expressions import (
     field_path,
     is_composite,
 )
+from p4sim.engine.externs import HASH_ALGORITHMS, pack_fields
 from p4sim.engine.values import assign_into, default_value, make_sibling_invalidator
 from p4sim.errors import P4Error, unsupported
 from p4sim.frontend import ir
@@ -27,6 +29,7 @@ from p4sim.frontend.typecheck import Instance
 from p4sim.frontend.types import Bits, BoolT, EnumT, HeaderT, TupleT, Varbit
 
 trace = logging.getLogger("p4sim.trace")
+log = logging.getLogger("p4sim")
 
 
 def calls_in_indices(e: ir.Expr) -> list[ir.Index]:
@@ -537,6 +540,8 @@ class BlockCompiler(ExprCompiler):
         meter = self.rt.meters.get(tdef.direct_meter) if tdef.direct_meter else None
         lookup = table.lookup
         k0 = key_fns[0] if len(key_fns) == 1 else None
+        if table.profile is not None:
+            return self.indirect_apply(t, table, key_fns)
 
         def apply(f):
             keyvals = [k0(f)] if k0 is not None else [g(f) for g in key_fns]
@@ -562,6 +567,59 @@ class BlockCompiler(ExprCompiler):
                 trace.debug("Table %s: miss, default action %s", name, table._default_entry.action)
             fn(f, argv)
             return (False, table._default_entry.action)
+
+        return apply
+
+    def indirect_apply(self, t: ir.TableDecl, table, key_fns):
+        """A table implemented by an action profile or selector, as BMv2 runs it: a hit runs
+        the entry's member, or the member its group's selector picks; a miss, and a hit on
+        an empty group, run no action at all (p4c: "Target does not support default_action
+        ... (due to action profiles)")."""
+        tdef = table.definition
+        rt = self.rt
+        name = tdef.name
+        counted = tdef.direct_counter is not None
+        meter = rt.meters.get(tdef.direct_meter) if tdef.direct_meter else None
+        lookup = table.lookup
+        bound = table.bound
+        choose = table.profile.choose
+        algorithm = table.profile.definition.algorithm
+        algo = HASH_ALGORITHMS[algorithm] if algorithm else None
+        data = [self.field_list(k.expr) for k in t.selector_keys]
+
+        def selector_hash(f) -> int:
+            fields = []
+            for d in data:
+                fields += d(f)
+            return algo(pack_fields(fields))
+
+        def apply(f):
+            rec = lookup([g(f) for g in key_fns])
+            if rec is None:
+                if rt.tracing:
+                    trace.debug("Table %s: miss, no action (action profile table)", name)
+                return (False, "")
+            if counted:
+                rec.entry.packets += 1
+                rec.entry.bytes += rt.packet_length()
+            if meter is not None:
+                e = rec.entry
+                size = rt.packet_length() if meter.definition.unit == "bytes" else 1
+                rt.direct_meter_color(
+                    meter.definition.name, meter.execute_entry(rec, e.meter_config, size)
+                )
+            member = rec.target
+            if member.__class__ is not Member:
+                h = selector_hash(f) if algo is not None else 0
+                member = choose(member, h)
+                if member is None:
+                    log.error("Lookup in table %s yielded an empty group", name)
+                    return (True, "")
+            action = member.info.action
+            if rt.tracing:
+                trace.debug("Table %s: hit, action %s%s", name, action, _args(member.info.args))
+            bound[action](f, member.argv)
+            return (True, action)
 
         return apply
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import threading
 
+from p4sim.engine.action_profiles import ActionProfile
 from p4sim.engine.control import BlockCompiler, ReturnSignal
 from p4sim.engine.externs import Counter, Meter, Register
 from p4sim.engine.parser import ParserCompiler
@@ -41,6 +42,12 @@ class Runtime:
             t.load_initial_entries()
             t.reset_default()
             self.tables[td.name] = t
+        self.action_profiles: dict[str, ActionProfile] = {}
+        for d in program.model.action_profiles:
+            tables = [self.tables[name] for name in d.tables]
+            self.action_profiles[d.name] = ActionProfile(d, tables)
+            for t in tables:
+                t.profile = self.action_profiles[d.name]
         self.registers: dict[str, Register] = {d.name: Register(d) for d in program.model.registers}
         self.counters: dict[str, Counter] = {
             d.name: Counter(d) for d in program.model.counters if d.direct_table is None

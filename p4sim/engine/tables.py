@@ -25,7 +25,17 @@ from p4sim.model import (
 class _Record:
     """A table entry plus its compiled form."""
 
-    __slots__ = ("action_fn", "argv", "checks", "entry", "exact", "key", "meter_state", "rank")
+    __slots__ = (
+        "action_fn",
+        "argv",
+        "checks",
+        "entry",
+        "exact",
+        "key",
+        "meter_state",
+        "rank",
+        "target",
+    )
 
     def __init__(self, entry, exact, checks, rank, action_fn, argv, key):
         self.entry = entry
@@ -36,6 +46,7 @@ class _Record:
         self.argv = argv
         self.key = key  # identity of the entry: canonical match + priority
         self.meter_state = None  # direct meter buckets of this entry
+        self.target = None  # indirect tables: the action profile member or group
 
 
 class Table:
@@ -64,6 +75,9 @@ class Table:
         self._lpm_index: dict | None = None
         self._default_entry: TableEntry | None = None
         self._default_bound = None
+        # `implementation =`: the engine's ActionProfile (set by the runtime); entries then
+        # name a member, a group or a one-shot action set instead of an action.
+        self.profile = None
 
     # -- validation -------------------------------------------------------------------
     def _check_action(self, action: str, args: dict, default: bool) -> list[int]:
@@ -97,6 +111,65 @@ class Table:
                 )
             argv.append(v)
         return argv
+
+    def check_member_action(self, action: str, args: dict) -> list[int]:
+        """An action profile member's action, checked as an entry's action of this table."""
+        return self._check_action(action, args, default=False)
+
+    def _check_target(self, entry: TableEntry) -> None:
+        """The entry of an indirect table names exactly one member, group or action set;
+        that of a direct table an action."""
+        d, p = self.definition, self.profile
+        given = [
+            what
+            for what, v in (
+                ("member", entry.member_id),
+                ("group", entry.group_id),
+                ("action set", entry.action_set),
+            )
+            if v is not None
+        ]
+        if p is None:
+            if given:
+                raise InvalidEntry(
+                    f"table {d.name} has no action profile: an entry names an action, not a "
+                    f"{given[0]}"
+                )
+            return
+        if entry.action or len(given) != 1:
+            raise InvalidEntry(
+                f"table {d.name} is implemented by action profile {p.definition.name}: an "
+                f"entry names one member, group or action set, not an action"
+            )
+        if entry.member_id is not None:
+            p.member(entry.member_id)
+        elif not p.definition.with_selector:
+            raise InvalidEntry(
+                f"action profile {p.definition.name} of table {d.name} has no selector: "
+                f"entries name members only"
+            )
+        elif entry.group_id is not None:
+            p.group(entry.group_id)
+
+    def _attach(self, rec: _Record) -> None:
+        """Point an indirect entry at its member or group (one-shot: a new group)."""
+        e, p = rec.entry, self.profile
+        if e.member_id is not None:
+            rec.target = p.member(e.member_id)
+        elif e.group_id is not None:
+            rec.target = p.group(e.group_id)
+        else:
+            rec.target = p.oneshot_group(e.action_set, self)
+        rec.target.refs += 1
+
+    def _detach(self, rec: _Record) -> None:
+        t = rec.target
+        if t is None:
+            return
+        t.refs -= 1
+        if getattr(t, "action_set", None) is not None:
+            self.profile.release_oneshot(t)
+        rec.target = None
 
     def _compile(self, entry: TableEntry, with_action: bool = True) -> _Record:
         d = self.definition
@@ -167,7 +240,11 @@ class Table:
                 if (lo, hi) != (0, full):
                     checks.append((i, lo, hi, True))
                 canon.append((lo, hi))
-        argv = self._check_action(entry.action, entry.args, default=False) if with_action else []
+        argv = []
+        if with_action:
+            self._check_target(entry)
+            if self.profile is None:
+                argv = self._check_action(entry.action, entry.args, default=False)
         rank = entry.priority if self.by_priority else prefix
         key = (tuple(canon), entry.priority if self.by_priority else 0)
         return _Record(entry, tuple(exact), checks, rank, self.bound.get(entry.action), argv, key)
@@ -192,6 +269,8 @@ class Table:
             raise TableFull(
                 f"table {self.definition.name} is full ({self.definition.size} entries)"
             )
+        if self.profile is not None:
+            self._attach(rec)
         self.records[rec.key] = rec
         self._lpm_index = None
         bucket = self.index.setdefault(rec.exact, [])
@@ -212,7 +291,17 @@ class Table:
                 f"table {self.definition.name} has const entries and cannot be changed"
             )
         rec = self._find_record(entry)
-        argv = self._check_action(entry.action, entry.args, default=False)
+        self._check_target(entry)
+        if self.profile is not None:
+            new = _Record(entry, rec.exact, rec.checks, rec.rank, None, [], rec.key)
+            self._attach(new)  # before letting go of the old target: it may fail
+            self._detach(rec)
+            rec.target = new.target
+        argv = (
+            []
+            if self.profile is not None
+            else self._check_action(entry.action, entry.args, default=False)
+        )
         old = rec.entry
         entry.packets, entry.bytes = old.packets, old.bytes
         rec.entry = entry
@@ -225,6 +314,7 @@ class Table:
                 f"table {self.definition.name} has const entries and cannot be changed"
             )
         rec = self._find_record(entry)
+        self._detach(rec)
         del self.records[rec.key]
         self._lpm_index = None
         bucket = self.index[rec.exact]
@@ -247,6 +337,11 @@ class Table:
     def set_default(self, action: str, args: dict[str, int], initial: bool = False) -> None:
         if self.definition.const_default_action and not initial:
             raise ConstViolation(f"table {self.definition.name} has a const default action")
+        if self.profile is not None and not initial:
+            raise InvalidEntry(
+                f"table {self.definition.name} is implemented by an action profile: its "
+                f"default action cannot be set (BMv2 runs no action on a miss)"
+            )
         if initial and action == "NoAction" and action not in self.refs:
             argv = []  # the implicit default of a table without default_action (P4_16 spec)
         else:

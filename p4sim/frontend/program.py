@@ -19,6 +19,7 @@ from p4sim.frontend.types import Bits, BlockT, BoolT, EnumT, ErrorT, ExternT, He
 from p4sim.model import (
     PRIORITY_MATCH_KINDS,
     ActionDef,
+    ActionProfileDef,
     ActionRefDef,
     ConstEntryDef,
     ControllerHeaderDef,
@@ -160,6 +161,7 @@ class ModelBuilder:
         self.nodes: list[BlockNode] = []
         self.global_externs: dict = {}  # top-level extern Instance -> name
         self.enums: dict = {}  # serializable enums seen by the control plane (P4Info)
+        self.profiles: dict[str, ActionProfileDef] = {}  # action profiles and selectors
         self.direct_actions: set[str] = set()  # called from apply
         self.table_actions: set[str] = set()  # actions of visible tables
 
@@ -223,6 +225,7 @@ class ModelBuilder:
             extern_functions=sorted(self.checker.extern_functions),
             serializable_enums=self.enums,
             errors=sorted(self.checker.error_type.members, key=self.checker.error_type.members.get),
+            action_profiles=list(self.profiles.values()),
         )
         return model, roots
 
@@ -292,10 +295,53 @@ class ModelBuilder:
             mtype = self.enum_member(inst.ctor_args[-1], "MeterType")
             size = inst.ctor_args[0] if kind == "meter" else 0
             self.meters.append(MeterDef(self.unique(name, pos), size, mtype, None, annots))
+        elif kind in ("action_profile", "action_selector"):
+            self.profile(name, inst)
         elif kind in ("packet_in", "packet_out", "Checksum16"):
             pass
         else:
             raise P4Error.at(pos, f"extern {kind} is not supported by p4sim")
+
+    def profile(self, name: str, inst: Instance) -> ActionProfileDef:
+        """The ActionProfileDef of an action_profile/action_selector instance, with p4c's
+        P4Info annotations: @max_group_size, @selector_size_semantics and
+        @max_member_weight (only meaningful for selectors) become fields."""
+        sizing = ("max_group_size", "selector_size_semantics", "max_member_weight")
+        pos = inst.node.pos if inst.node is not None else None
+        selector = inst.type.decl.name == "action_selector"
+        d = ActionProfileDef(
+            self.unique(name, pos),
+            inst.ctor_args[1] if selector else inst.ctor_args[0],
+            selector,
+            [],
+            algorithm=getattr(inst, "algorithm", ""),
+            annotations=[
+                a.text for a in inst.annotations if a.name not in ("name", "hidden") + sizing
+            ],
+        )
+        if selector:
+            values = {}
+            for key in sizing:
+                a = ir.annotation(inst.annotations, key)
+                if a is not None:
+                    if len(a.args) != 1 or not isinstance(a.args[0], (int, str)):
+                        raise P4Error.at(a.pos, f"@{key} takes one value")
+                    values[key] = a.args[0]
+            try:
+                d.max_group_size = int(values.get("max_group_size", 0))
+                d.max_member_weight = int(values.get("max_member_weight", 0))
+            except ValueError:
+                raise P4Error.at(pos, "@max_group_size and @max_member_weight take an integer")
+            semantics = values.get("selector_size_semantics", "")
+            if semantics not in ("", "sum_of_weights", "sum_of_members"):
+                raise P4Error.at(
+                    pos,
+                    f'@selector_size_semantics must be "sum_of_weights" or '
+                    f'"sum_of_members", got {semantics!r}',
+                )
+            d.size_semantics = semantics
+        self.profiles[d.name] = d
+        return d
 
     def enum_member(self, value: int, enum: str) -> str:
         entry = self.checker.scope.lookup(enum)
@@ -403,6 +449,15 @@ class ModelBuilder:
             annotations=annotation_texts(t.annotations),
             initial_entries=listed if t.entries is not None and not t.entries_const else [],
         )
+        if t.implementation is not None and not hidden:
+            inst = t.implementation
+            if getattr(inst, "anonymous", False):
+                pname = inst.name.lstrip(".")  # p4c: the property's @name, unqualified
+                prof = self.profiles.get(pname) or self.profile(pname, inst)
+            else:
+                prof = self.profiles[node.externs[inst]]
+            prof.tables.append(name)
+            td.implementation = prof.name
         for inst, lst in ((t.direct_counter, self.counters), (t.direct_meter, self.meters)):
             if inst is not None:
                 for d in lst:

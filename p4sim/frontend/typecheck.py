@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field, fields
 
+from p4sim.engine.externs import HASH_ALGORITHMS
 from p4sim.errors import P4Error, unsupported
 from p4sim.frontend import ir
 from p4sim.frontend.types import (
@@ -978,6 +979,7 @@ class Checker:
         t.keys, t.action_refs, t.default, t.size, t.entries = [], [], None, 1024, None
         t.const_default = False
         t.direct_counter = t.direct_meter = None
+        t.implementation, t.selector_keys = None, []
         t.entries_const = True
         t.entry_priorities, t.largest_priority_wins = [], True
         props = {}
@@ -1004,7 +1006,8 @@ class Checker:
                     f"unknown match kind '{k.match_kind}' (expected one of {', '.join(sorted(self.match_kinds.members))})",
                 )
             if k.match_kind == "selector":
-                raise unsupported(k.pos, "match kind 'selector' (action selectors)")
+                t.selector_keys.append(k)  # the selector's hash input, not a match field
+                continue
             if k.match_kind not in ("exact", "lpm", "ternary", "range", "optional"):
                 raise unsupported(k.pos, f"match kind '{k.match_kind}'")
             t.keys.append(k)
@@ -1068,9 +1071,13 @@ class Checker:
                     t.direct_meter = inst
                 inst.table = t
         if "implementation" in props:
-            raise unsupported(
-                props["implementation"].pos, "table implementation (action profiles/selectors)"
-            )
+            t.implementation = self.table_implementation(t, props["implementation"], scope)
+            if "entries" in props:
+                raise P4Error.at(
+                    props["entries"].pos,
+                    f"table {t.name} has an implementation (action profile/selector): its "
+                    f"entries come from the control plane, 'entries' cannot be given",
+                )
         if "entries" in props:
             p = props["entries"]
             t.entries = p.value
@@ -1098,6 +1105,53 @@ class Checker:
                     self.const_int(e.priority, scope)
             self.entry_priorities(t, props, scope)
             self.duplicate_exact_entries(t)
+
+    def table_implementation(self, t: ir.TableDecl, p: ir.TableProperty, scope: Scope):
+        """`implementation = name;` of an action_profile/action_selector instance, or an
+        anonymous `action_profile(N)` / `action_selector(...)` (named by the property's
+        @name, which p4c requires for P4Runtime)."""
+        e = p.value
+        kinds = ("action_profile", "action_selector")
+        if isinstance(e, ir.Name):
+            inst = scope.lookup(e.name)
+            if not (
+                isinstance(inst, Instance)
+                and isinstance(inst.type, ExternT)
+                and inst.type.decl.name in kinds
+            ):
+                raise P4Error.at(
+                    e.pos, f"'{e.name}' is not an action_profile or action_selector instance"
+                )
+        elif isinstance(e, ir.Call) and isinstance(e.func, ir.Name) and e.func.name in kinds:
+            a = ir.annotation(p.annotations, "name")
+            if a is None or not a.args or not isinstance(a.args[0], str):
+                raise P4Error.at(
+                    p.pos,
+                    f"table {t.name}: an anonymous {e.func.name} needs a @name annotation on the "
+                    f"implementation property (its P4Runtime name; p4c requires it too)",
+                )
+            d = ir.Instantiation(
+                e.pos, a.args[0], p.annotations, ir.NamedTypeRef(e.func.pos, e.func.name), e.args
+            )
+            inst = self.instantiation(d, scope)
+            inst.anonymous = True
+        else:
+            raise P4Error.at(
+                p.pos,
+                "implementation must name an action_profile or action_selector instance, or "
+                "construct one (action_profile(N), action_selector(algorithm, N, width))",
+            )
+        if inst.type.decl.name == "action_selector":
+            algo = inst.ctor_args[0]
+            name = self.scope.lookup("HashAlgorithm").type.members[algo]
+            if name not in HASH_ALGORITHMS:
+                raise unsupported(
+                    (inst.node or p).pos,
+                    f"HashAlgorithm.{name} in an action_selector (supported: "
+                    f"{', '.join(HASH_ALGORITHMS)})",
+                )
+            inst.algorithm = name
+        return inst
 
     @classmethod
     def simple_key(cls, e: ir.Expr) -> bool:

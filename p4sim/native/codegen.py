@@ -1020,6 +1020,8 @@ class CodeGen:
     # ------------------------------------------------------------------ tables
     def table_fn(self, t: ir.TableDecl) -> str:
         tdef = self.node.tables[t]
+        if t.implementation is not None:
+            raise Unsupported(t.pos, "a table implemented by an action profile or selector")
         layout = self.table_layout(t, tdef)
         self.last_switch_table = layout
         key = ("table", id(self.node), id(t))

@@ -119,7 +119,7 @@ def test_defines_select_profile_of_the_splitter():
         ),
         (
             "table t { key = { hdr.h.a: exact; } actions = { NoAction; } implementation = 1; } apply { }",
-            "is not supported by p4sim",
+            "implementation must name an action_profile or action_selector instance",
         ),
         ("apply { 3 = hdr.h.a; }", "expression is not assignable"),
         ("apply { break; }", "'break' outside a for loop"),
