@@ -417,7 +417,9 @@ def run_stf(json_path: Path, script: Script, workdir: Path) -> dict[int, list[by
             elif cmd.name == "wait":
                 if len(inputs) <= 1:
                     switch.settle()
-            elif cmd.name in ("add", "setdefault", "member", "group") or cmd.name in CLI_PASSTHROUGH:
+            elif (
+                cmd.name in ("add", "setdefault", "member", "group") or cmd.name in CLI_PASSTHROUGH
+            ):
                 if not pending and switch.sent:
                     if len(inputs) > 1:
                         raise Bmv2Error(

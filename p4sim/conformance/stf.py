@@ -109,8 +109,10 @@ def _parse_line(line: str) -> StfCommand:
                 raise ScriptError(f"cannot read '{w}' (keys are <name>:<value>)")
     elif name in ("member", "group"):
         if len(words) < (4 if name == "member" else 3):
-            raise ScriptError(f"{name} needs a profile, an id and its " + (
-                "action" if name == "member" else "members"))
+            raise ScriptError(
+                f"{name} needs a profile, an id and its "
+                + ("action" if name == "member" else "members")
+            )
         cmd.profile = words[1]
         cmd.ids = words[2:3] if name == "member" else words[2:]
         if name == "member":
