@@ -417,6 +417,9 @@ class NativeDevice:
         self.cpu_port = cpu_port
         self.interp = interp
         self.pre = interp.pre
+        # members and groups of profiles no applied table uses (a table implemented by one
+        # is not translated: such a pipeline runs on the interpreter)
+        self.action_profiles = interp.action_profiles
         self.digests: deque = deque(maxlen=MAX_DIGESTS)
         self.digest_types = gen.digests
         self.ctx = ctypes.c_void_p(

@@ -78,6 +78,8 @@ class PipelineIndex:
     action_ids: dict[str, int] = field(default_factory=dict)
     counter_ids: dict[str, int] = field(default_factory=dict)
     register_ids: dict[str, int] = field(default_factory=dict)
+    profiles: dict[int, model.ActionProfileDef] = field(default_factory=dict)
+    profile_ids: dict[str, int] = field(default_factory=dict)
     packet_in: p4info_pb2.ControllerPacketMetadata | None = None
     packet_out: p4info_pb2.ControllerPacketMetadata | None = None
 
@@ -130,12 +132,24 @@ class PipelineIndex:
         for d in info.digests:
             index.digests[d.preamble.id] = digests[d.preamble.name]
             index.digest_ids[d.preamble.name] = d.preamble.id
+        profiles = {p.name: p for p in program.action_profiles}
+        for p in info.action_profiles:
+            index.profiles[p.preamble.id] = profiles[p.preamble.name]
+            index.profile_ids[p.preamble.name] = p.preamble.id
         for h in info.controller_packet_metadata:
             if h.preamble.name == "packet_in":
                 index.packet_in = h
             elif h.preamble.name == "packet_out":
                 index.packet_out = h
         return index
+
+    def profile(self, profile_id: int) -> model.ActionProfileDef:
+        if profile_id == 0:
+            raise invalid("action_profile_id 0 is not an action profile (0 = all, in a Read)")
+        try:
+            return self.profiles[profile_id]
+        except KeyError:
+            raise not_found(f"no action profile with id {profile_id} in the P4Info") from None
 
     def table(self, table_id: int) -> TableInfo:
         if table_id == 0:
@@ -232,8 +246,10 @@ def check_priority(table: TableInfo, priority: int) -> None:
 
 
 def decode_action(
-    index: PipelineIndex, table: TableInfo, table_action, default_entry: bool
+    index: PipelineIndex, table: TableInfo, table_action, default_entry: bool, member: bool = False
 ) -> tuple[str, dict[str, int]]:
+    """The action and arguments of a TableAction holding an `action` (`member`: the action
+    of an action profile member or action set, checked against this table's actions)."""
     tname = table.definition.name
     kind = table_action.WhichOneof("type")
     if kind is None:
@@ -278,6 +294,47 @@ def decode_action(
     if missing:
         raise invalid(f"action {name}: missing parameter(s) {', '.join(missing)}")
     return name, args
+
+
+def _no_watch(msg, what: str) -> None:
+    if msg.WhichOneof("watch_kind") is not None:
+        raise unimplemented(f"{what}: watch ports are not supported by p4sim (no port status)")
+
+
+def decode_entry_action(index: PipelineIndex, table: TableInfo, table_action) -> dict:
+    """The TableEntry fields of an entry's action: `action` and `args` in a direct table;
+    in one implemented by an action profile (spec "Action Profile"), a member id, a group id
+    or a one-shot action set [(action, args, weight)] (as PI takes them)."""
+    d = table.definition
+    kind = table_action.WhichOneof("type")
+    if not d.implementation or kind is None:
+        action, args = decode_action(index, table, table_action, default_entry=False)
+        return {"action": action, "args": args}
+    if kind == "action":
+        raise invalid(
+            f"table {d.name} is implemented by action profile {d.implementation}: an entry "
+            "gives an action_profile_member_id, action_profile_group_id or "
+            "action_profile_action_set, not an action"
+        )
+    if kind == "action_profile_member_id":
+        return {"action": "", "args": {}, "member_id": table_action.action_profile_member_id}
+    if kind == "action_profile_group_id":
+        return {"action": "", "args": {}, "group_id": table_action.action_profile_group_id}
+    action_set = table_action.action_profile_action_set
+    if action_set.group_action.ListFields() or action_set.action_selection_mode:
+        raise unimplemented(
+            "group_action and action_selection_mode of an action set are not supported by p4sim"
+        )
+    actions = []
+    for a in action_set.action_profile_actions:
+        _no_watch(a, f"table {d.name}, action set")
+        name, args = decode_action(
+            index, table, p4runtime_pb2.TableAction(action=a.action), False, member=True
+        )
+        actions.append((name, args, a.weight))
+    if not actions:  # PI: "No support for empty action profile groups"
+        raise unimplemented(f"table {d.name}: an empty action set (no action_profile_actions)")
+    return {"action": "", "args": {}, "action_set": actions}
 
 
 def encode_match(table: TableInfo, entry: TableEntry, out: p4runtime_pb2.TableEntry) -> None:
@@ -343,7 +400,17 @@ def encode_entry(
         out.controller_metadata = entry.controller_metadata
         out.metadata = entry.metadata
         out.is_const = entry.is_const
-    encode_action(index, entry.action, entry.args, out.action)
+    if entry.member_id is not None:
+        out.action.action_profile_member_id = entry.member_id
+    elif entry.group_id is not None:
+        out.action.action_profile_group_id = entry.group_id
+    elif entry.action_set is not None:
+        out_set = out.action.action_profile_action_set
+        for action, args, weight in entry.action_set:
+            a = out_set.action_profile_actions.add(weight=weight)
+            encode_action(index, action, args, a)
+    elif not (default and table.definition.implementation):
+        encode_action(index, entry.action, entry.args, out.action)
     if with_counter and table.definition.direct_counter:
         out.counter_data.packet_count = entry.packets
         out.counter_data.byte_count = entry.bytes
@@ -394,11 +461,9 @@ def write_table_entry(
             grpc.StatusCode.PERMISSION_DENIED,
             f"table {tname} has const entries: it cannot be written",
         )
-    action, args = decode_action(index, table, msg.action, default_entry=False)
     entry = TableEntry(
         match=match,
-        action=action,
-        args=args,
+        **decode_entry_action(index, table, msg.action),
         priority=msg.priority,
         controller_metadata=msg.controller_metadata,
         metadata=msg.metadata,
@@ -427,13 +492,18 @@ def _modify_entry(index, table: TableInfo, state, match, msg, meter_config) -> N
         _set_direct_resources(old, msg, meter_config)
         return
     if msg.HasField("action"):
-        action, args = decode_action(index, table, msg.action, default_entry=False)
+        target = decode_entry_action(index, table, msg.action)
     else:
-        action, args = old.action, dict(old.args)
+        target = {
+            "action": old.action,
+            "args": dict(old.args),
+            "member_id": old.member_id,
+            "group_id": old.group_id,
+            "action_set": old.action_set,
+        }
     entry = TableEntry(
         match=match,
-        action=action,
-        args=args,
+        **target,
         priority=msg.priority,
         controller_metadata=msg.controller_metadata,
         metadata=msg.metadata,
@@ -465,6 +535,11 @@ def _write_default_entry(index, table: TableInfo, state, update_type, msg) -> No
         )
     if msg.match or msg.priority:
         raise invalid(f"table {tname}: a default entry has no match fields or priority")
+    if table.definition.implementation:  # as PI: P4Runtime and PSA give them none
+        raise invalid(
+            f"table {tname} is implemented by an action profile: its default action cannot "
+            "be set or reset"
+        )
     if table.definition.const_default_action:
         raise P4RuntimeError(
             grpc.StatusCode.PERMISSION_DENIED, f"table {tname}: the default action is const"
@@ -508,9 +583,101 @@ def _read_filter(index: PipelineIndex, msg: p4runtime_pb2.TableEntry, entry: Tab
     wanted = msg.action.action.action_id if msg.action.HasField("action") else 0
     if wanted and index.action_ids.get(entry.action) != wanted:
         return False
+    kind = msg.action.WhichOneof("type")
+    if (
+        kind == "action_profile_member_id"
+        and entry.member_id != msg.action.action_profile_member_id
+    ):
+        return False
+    if kind == "action_profile_group_id" and entry.group_id != msg.action.action_profile_group_id:
+        return False
     if msg.controller_metadata and entry.controller_metadata != msg.controller_metadata:
         return False
     return not msg.metadata or entry.metadata == msg.metadata
+
+
+# ---------------------------------------------------------------------------
+# Action profile members and groups (spec "ActionProfileMember", "ActionProfileGroup")
+# ---------------------------------------------------------------------------
+
+
+def write_profile_member(index, device, update_type, msg: p4runtime_pb2.ActionProfileMember):
+    definition = index.profile(msg.action_profile_id)
+    state = device.action_profiles[definition.name]
+    if update_type == Update.DELETE:  # only the ids count
+        state.delete_member(msg.member_id)
+        return
+    tables = [index.tables[index.table_ids[t]] for t in definition.tables if t in index.table_ids]
+    table = next((t for t in tables if msg.action.action_id in t.actions), None)
+    if table is None:  # PI: "Invalid action for action profile"
+        what = (
+            index.actions[msg.action.action_id].definition.name
+            if (msg.action.action_id in index.actions)
+            else f"id {msg.action.action_id}"
+        )
+        raise invalid(
+            f"action {what} is not an action of action profile {definition.name}'s tables"
+        )
+    action, args = decode_action(
+        index, table, p4runtime_pb2.TableAction(action=msg.action), False, member=True
+    )
+    member = model.ProfileMember(msg.member_id, action, args)
+    if update_type == Update.INSERT:
+        state.insert_member(member)
+    else:
+        state.modify_member(member)
+
+
+def write_profile_group(index, device, update_type, msg: p4runtime_pb2.ActionProfileGroup):
+    definition = index.profile(msg.action_profile_id)
+    state = device.action_profiles[definition.name]
+    if update_type == Update.DELETE:
+        state.delete_group(msg.group_id)
+        return
+    members: dict[int, int] = {}
+    for m in msg.members:
+        _no_watch(m, f"group {msg.group_id}, member {m.member_id}")
+        if m.member_id in members:  # PI: "use weights instead"
+            raise invalid(
+                f"group {msg.group_id}: member {m.member_id} is listed twice (give it a weight)"
+            )
+        members[m.member_id] = m.weight
+    group = model.ProfileGroup(msg.group_id, members, msg.max_size)
+    if update_type == Update.INSERT:
+        state.insert_group(group)
+    else:
+        state.modify_group(group)
+
+
+def _profiles(index: PipelineIndex, profile_id: int) -> list[tuple[int, model.ActionProfileDef]]:
+    if profile_id:
+        return [(profile_id, index.profile(profile_id))]
+    return list(index.profiles.items())
+
+
+def read_profile_members(index, device, msg: p4runtime_pb2.ActionProfileMember):
+    for profile_id, definition in _profiles(index, msg.action_profile_id):
+        for m in list(device.action_profiles[definition.name].members()):
+            if msg.member_id and m.member_id != msg.member_id:
+                continue
+            out = p4runtime_pb2.ActionProfileMember(
+                action_profile_id=profile_id, member_id=m.member_id
+            )
+            encode_action(index, m.action, m.args, out)
+            yield out
+
+
+def read_profile_groups(index, device, msg: p4runtime_pb2.ActionProfileGroup):
+    for profile_id, definition in _profiles(index, msg.action_profile_id):
+        for g in list(device.action_profiles[definition.name].groups()):
+            if msg.group_id and g.group_id != msg.group_id:
+                continue
+            out = p4runtime_pb2.ActionProfileGroup(
+                action_profile_id=profile_id, group_id=g.group_id, max_size=g.max_size
+            )
+            for member_id, weight in g.members.items():
+                out.members.add(member_id=member_id, weight=weight)
+            yield out
 
 
 # ---------------------------------------------------------------------------
@@ -955,6 +1122,10 @@ def apply_update(index: PipelineIndex, device: model.Device, update: p4runtime_p
             write_pre(device, update.type, entity.packet_replication_engine_entry)
         elif kind == "digest_entry":
             write_digest(index, update.type, entity.digest_entry)
+        elif kind == "action_profile_member":
+            write_profile_member(index, device, update.type, entity.action_profile_member)
+        elif kind == "action_profile_group":
+            write_profile_group(index, device, update.type, entity.action_profile_group)
         elif kind is None:
             raise invalid("the update has no entity")
         else:
@@ -971,6 +1142,8 @@ _READERS = {
     "register_entry": read_registers,
     "meter_entry": read_meters,
     "direct_meter_entry": read_direct_meters,
+    "action_profile_member": read_profile_members,
+    "action_profile_group": read_profile_groups,
     "digest_entry": lambda index, device, msg: read_digests(index, msg),
     "packet_replication_engine_entry": lambda index, device, msg: read_pre(device, msg),
 }
@@ -1022,6 +1195,12 @@ def count_entity(index: PipelineIndex, device: model.Device, entity: p4runtime_p
         return cells(msg.register_id, index.registers, lambda i: _register(index, i))
     if kind == "meter_entry":
         return cells(msg.meter_id, index.meters, lambda i: _meter(index, i))
+    if kind in ("action_profile_member", "action_profile_group"):
+        profiles = _profiles(index, msg.action_profile_id)
+        states = [device.action_profiles[d.name] for _, d in profiles]
+        if kind == "action_profile_member":
+            return 1 if msg.member_id else sum(len(s.members()) for s in states)
+        return 1 if msg.group_id else sum(len(s.groups()) for s in states)
     if kind == "digest_entry":
         return len(index.digests)
     if kind == "packet_replication_engine_entry":

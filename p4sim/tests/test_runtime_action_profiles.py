@@ -1,0 +1,306 @@
+"""Action profiles and selectors over P4Runtime, on the real front end and engine:
+ActionProfileMember / ActionProfileGroup writes and reads, table entries that name a member,
+a group or a one-shot action set, the spec's (and PI's) error codes, and the member a
+selector picks for each flow (weights included).
+
+Program: p4sim/tests/stf/action_selector.p4 (an ECMP table implemented by an action_selector
+over crc16 of the flow's addresses, protocol and UDP ports; two tables sharing one
+action_profile). Which member BMv2 picks for these flows is fixed by
+p4sim/tests/stf/action_selector.stf, whose expectations are BMv2's output.
+
+Run: .venv/bin/pytest -q p4sim/tests/test_runtime_action_profiles.py
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import itertools
+import queue
+from pathlib import Path
+
+import grpc
+import pytest
+from google.rpc import code_pb2, status_pb2
+from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
+
+from p4sim import frontend, p4info
+from p4sim.io import InProcessPorts
+from p4sim.p4runtime import P4RuntimeServer
+from p4sim.p4runtime.device_config import DeviceConfig
+from p4sim.switch import Switch
+
+PROGRAM = Path(__file__).parent / "stf" / "action_selector.p4"
+Update = p4runtime_pb2.Update
+
+
+@pytest.fixture(scope="module")
+def compiled():
+    return frontend.compile_file(str(PROGRAM))
+
+
+class Client:
+    def __init__(self, address: str, compiled) -> None:
+        self.channel = grpc.insecure_channel(address)
+        self.stub = p4runtime_pb2_grpc.P4RuntimeStub(self.channel)
+        self._requests: queue.Queue = queue.Queue()  # the stream: arbitration only
+        arbitration = p4runtime_pb2.StreamMessageRequest()
+        arbitration.arbitration.election_id.low = 1
+        self._requests.put(arbitration)
+        self._stream = self.stub.StreamChannel(iter(self._requests.get, None))
+        assert next(self._stream).arbitration.status.code == code_pb2.OK
+        req = p4runtime_pb2.SetForwardingPipelineConfigRequest(device_id=0)
+        req.election_id.low = 1
+        req.action = req.VERIFY_AND_COMMIT
+        req.config.p4_device_config = DeviceConfig(compiled.source, PROGRAM.name).encode()
+        req.config.p4info.CopyFrom(p4info.generate(compiled.model))
+        self.stub.SetForwardingPipelineConfig(req, timeout=30)
+        info = req.config.p4info
+        self.ids = {
+            o.preamble.name.rsplit(".", 1)[-1]: o.preamble.id
+            for kind in ("tables", "actions", "action_profiles")
+            for o in getattr(info, kind)
+        }
+
+    def write(self, *updates) -> None:
+        req = p4runtime_pb2.WriteRequest(device_id=0, updates=updates)
+        req.election_id.low = 1
+        self.stub.Write(req, timeout=10)
+
+    def codes(self, *updates) -> list[int]:
+        """The per-update codes of a batch (OK for the ones applied)."""
+        try:
+            self.write(*updates)
+            return [code_pb2.OK] * len(updates)
+        except grpc.RpcError as e:
+            for key, value in e.trailing_metadata():
+                if key == "grpc-status-details-bin":
+                    status = status_pb2.Status.FromString(value)
+                    return [
+                        p4runtime_pb2.Error.FromString(d.value).canonical_code
+                        for d in status.details
+                    ]
+            raise
+
+    def read(self, **entity) -> list:
+        req = p4runtime_pb2.ReadRequest(device_id=0)
+        ((kind, fields),) = entity.items()
+        getattr(req.entities.add(), kind).CopyFrom(type(getattr(req.entities[0], kind))(**fields))
+        return [e for r in self.stub.Read(req, timeout=10) for e in r.entities]
+
+    # -- message builders -----------------------------------------------------------
+    def action(self, port: int):
+        a = p4runtime_pb2.Action(action_id=self.ids["set_nhop"])
+        # canonical bytestrings (no leading zero bytes), as reads answer
+        a.params.add(param_id=1, value=bytes([port]))
+        a.params.add(param_id=2, value=bytes([port, port]) if port else b"\0")
+        return a
+
+    def member(self, member_id: int, port: int, kind=Update.INSERT, profile="ecmp_selector"):
+        m = p4runtime_pb2.ActionProfileMember(
+            action_profile_id=self.ids[profile], member_id=member_id, action=self.action(port)
+        )
+        return Update(type=kind, entity=p4runtime_pb2.Entity(action_profile_member=m))
+
+    def group(self, group_id: int, members, kind=Update.INSERT, max_size=0):
+        g = p4runtime_pb2.ActionProfileGroup(
+            action_profile_id=self.ids["ecmp_selector"], group_id=group_id, max_size=max_size
+        )
+        for member_id, weight in members:
+            g.members.add(member_id=member_id, weight=weight)
+        return Update(type=kind, entity=p4runtime_pb2.Entity(action_profile_group=g))
+
+    def route(self, prefix: str, kind=Update.INSERT, **target):
+        net = ipaddress.ip_network(prefix)
+        e = p4runtime_pb2.TableEntry(table_id=self.ids["ecmp"])
+        fm = e.match.add(field_id=1)
+        fm.lpm.value = net.network_address.packed
+        fm.lpm.prefix_len = net.prefixlen
+        if "member" in target:
+            e.action.action_profile_member_id = target["member"]
+        elif "group" in target:
+            e.action.action_profile_group_id = target["group"]
+        elif "action_set" in target:
+            for port, weight in target["action_set"]:
+                a = e.action.action_profile_action_set.action_profile_actions.add(weight=weight)
+                a.action.CopyFrom(self.action(port))
+        elif "action" in target:
+            e.action.action.CopyFrom(self.action(target["action"]))
+        return Update(type=kind, entity=p4runtime_pb2.Entity(table_entry=e))
+
+
+@pytest.fixture
+def rig(compiled):
+    ports = InProcessPorts([0, 1, 2, 3, 4, 5])
+    switch = Switch(ports, cpu_port=64)
+    switch.start()
+    server = P4RuntimeServer(switch, "127.0.0.1:0")
+    server.start()
+    client = Client(server.address, compiled)
+    yield client, ports
+    client._requests.put(None)
+    client.channel.close()
+    server.stop()
+    switch.close()
+
+
+def stf_flows() -> list[tuple[bytes, int]]:
+    """(frame, port BMv2 sent it to) for the flows of action_selector.stf that hit the
+    4-member group 10 = members 1..4 on ports 1..4, created in that order."""
+    lines = (PROGRAM.with_suffix(".stf")).read_text().splitlines()
+    flows = []
+    for line, nxt in itertools.pairwise(lines):
+        if line.startswith("packet 0 ") and nxt.startswith("expect "):
+            frame = bytes.fromhex(line.split()[2])
+            if frame[30] == 10:  # destination in 10.0.0.0/8
+                flows.append((frame, int(nxt.split()[1])))
+    return flows
+
+
+def send(ports: InProcessPorts, frame: bytes) -> int:
+    ports.inject(0, frame)
+    out = ports.wait_for(1, timeout=5)
+    assert len(out) == 1, out
+    return out[0][0]
+
+
+# ---------------------------------------------------------------------------------------
+
+
+def test_members_groups_and_entries_round_trip(rig):
+    c, _ = rig
+    c.write(*(c.member(i, i) for i in range(1, 5)))
+    c.write(c.group(10, [(1, 1), (2, 2), (3, 1)], max_size=6))
+    c.write(c.route("10.0.0.0/8", group=10), c.route("172.16.0.0/12", member=4))
+    members = c.read(action_profile_member={"action_profile_id": 0})
+    assert sorted(e.action_profile_member.member_id for e in members) == [1, 2, 3, 4]
+    one = c.read(
+        action_profile_member={"action_profile_id": c.ids["ecmp_selector"], "member_id": 2}
+    )
+    assert one[0].action_profile_member.action == c.action(2)
+    (g,) = c.read(action_profile_group={"action_profile_id": c.ids["ecmp_selector"]})
+    assert g.action_profile_group.max_size == 6
+    assert [(m.member_id, m.weight) for m in g.action_profile_group.members] == [
+        (1, 1), (2, 2), (3, 1)
+    ]  # fmt: skip
+    entries = {
+        e.table_entry.match[0].lpm.value: e.table_entry.action
+        for e in c.read(table_entry={"table_id": c.ids["ecmp"]})
+    }
+    assert entries[bytes([10, 0, 0, 0])].action_profile_group_id == 10
+    assert entries[bytes([172, 16, 0, 0])].action_profile_member_id == 4
+    # MODIFY: group membership and an entry's target; the read follows
+    c.write(
+        c.group(10, [(4, 1)], kind=Update.MODIFY), c.route("172.16.0.0/12", Update.MODIFY, group=10)
+    )
+    (g,) = c.read(action_profile_group={"action_profile_id": 0, "group_id": 10})
+    assert [m.member_id for m in g.action_profile_group.members] == [4]
+    filtered = c.read(
+        table_entry={"table_id": c.ids["ecmp"], "action": {"action_profile_group_id": 10}}
+    )
+    assert len(filtered) == 2
+
+
+def test_selector_picks_the_member_bmv2_picks(rig):
+    """Members 1..4 created in order and grouped: for each flow of the STF the same port as
+    BMv2 (expectations of action_selector.stf). Then the handle order, not the order the
+    group lists its members in, decides: listing them 4, 3, 2, 1 changes nothing."""
+    c, ports = rig
+    flows = stf_flows()
+    assert len(flows) >= 20 and len({port for _, port in flows}) == 4
+    c.write(*(c.member(i, i) for i in range(1, 5)))
+    c.write(c.group(10, [(4, 1), (3, 1), (2, 1), (1, 1)]))
+    c.write(c.route("10.0.0.0/8", group=10))
+    assert [send(ports, f) for f, _ in flows] == [port for _, port in flows]
+
+
+def test_weights_and_one_shot_action_sets_take_handles_as_pi_does(rig):
+    """A weight-w member is w members in BMv2 (PI makes w-1 copies, handles allocated after
+    the existing ones): group {1: w2, 2: w1} is BMv2's group of handles [0, 1, 2] = members
+    [1, 2, 1]. A one-shot action set [(port 1, w2), (port 2, w1)] is the same group; both
+    must send every flow where a 3-member group of handles in that order would."""
+    c, ports = rig
+    flows = [f for f, _ in stf_flows()]
+    c.write(c.member(1, 1), c.member(2, 2), c.member(3, 3))
+    c.write(c.group(30, [(1, 1), (2, 1), (3, 1)]))  # reference: handles 0, 1, 2
+    c.write(c.route("10.0.0.0/8", group=30))
+    by_slot = [send(ports, f) for f in flows]  # port k+1 = slot k
+    c.write(c.group(30, [(1, 2), (2, 1)], kind=Update.MODIFY))  # handles 0=1, 1=2, 3=copy of 1
+    weighted = [send(ports, f) for f in flows]
+    slots = {1: 1, 2: 2, 3: 1}  # the slot's member (port) once handle 2 is replaced by 3
+    assert weighted == [slots[p] for p in by_slot]
+    assert weighted.count(1) > weighted.count(2) > 0
+    # one-shot programming on a fresh device state: the profile must be empty of members
+    c.write(c.route("10.0.0.0/8", Update.DELETE, group=30))
+    c.write(c.group(30, [], kind=Update.DELETE))
+    c.write(*(c.member(i, 0, kind=Update.DELETE) for i in (1, 2, 3)))
+    c.write(c.route("10.0.0.0/8", action_set=[(1, 1), (2, 1), (3, 1)]))
+    assert [send(ports, f) for f in flows] == by_slot
+    (e,) = c.read(table_entry={"table_id": c.ids["ecmp"]})
+    got = e.table_entry.action.action_profile_action_set.action_profile_actions
+    assert [(a.action, a.weight) for a in got] == [(c.action(p), 1) for p in (1, 2, 3)]
+
+
+def test_miss_and_empty_group_run_no_action(rig):
+    """BMv2: a miss in a table with an implementation runs no action (the program's
+    default_action = drop() is not run), nor does a hit on a group left empty."""
+    c, ports = rig
+    frame, _ = stf_flows()[0]
+    assert send(ports, frame) == 0  # miss: not dropped, egress_spec stays 0
+    c.write(c.member(1, 3), c.group(10, [(1, 1)]), c.route("10.0.0.0/8", group=10))
+    assert send(ports, frame) == 3
+    c.write(c.group(10, [], kind=Update.MODIFY))
+    assert send(ports, frame) == 0
+
+
+def test_error_codes(rig):
+    c, _ = rig
+    C = code_pb2
+    c.write(c.member(1, 1), c.member(2, 2), c.group(10, [(1, 1)]))
+    assert c.codes(
+        c.member(1, 1),  # duplicate member
+        c.member(9, 1, kind=Update.MODIFY),  # unknown member
+        c.member(9, 1, kind=Update.DELETE),
+        c.member(1, 1, kind=Update.DELETE),  # in group 10
+        c.group(10, [(2, 1)]),  # duplicate group
+        c.group(11, [(9, 1)]),  # unknown member
+        c.group(12, [(2, 0)]),  # weight 0
+        c.group(13, [(2, 1), (2, 1)]),  # member listed twice
+        c.group(14, [(1, 5), (2, 4)]),  # weights 9 > @max_group_size(8)
+        c.group(15, [(1, 1)], max_size=9),  # max_size over max_group_size
+        c.group(16, [(1, 2), (2, 1)], max_size=2),  # weights over the group's max_size
+        c.group(99, [], kind=Update.DELETE),  # unknown group
+    ) == [
+        C.ALREADY_EXISTS, C.NOT_FOUND, C.NOT_FOUND, C.FAILED_PRECONDITION,
+        C.ALREADY_EXISTS, C.NOT_FOUND, C.INVALID_ARGUMENT, C.INVALID_ARGUMENT,
+        C.RESOURCE_EXHAUSTED, C.INVALID_ARGUMENT, C.RESOURCE_EXHAUSTED, C.NOT_FOUND,
+    ]  # fmt: skip
+    c.write(c.route("10.0.0.0/8", group=10), c.route("11.0.0.0/8", member=2))
+    default = p4runtime_pb2.TableEntry(table_id=c.ids["ecmp"], is_default_action=True)
+    default.action.action_profile_member_id = 2
+    wrong_profile = c.member(3, 1, profile="classes")  # set_nhop is not a `classes` action
+    assert c.codes(
+        c.group(10, [], kind=Update.DELETE),  # used by an entry
+        c.member(2, 0, kind=Update.DELETE),  # used by an entry
+        c.route("12.0.0.0/8", member=9),  # unknown member
+        c.route("12.0.0.0/8", group=9),  # unknown group
+        c.route("12.0.0.0/8", action=1),  # a direct action on an indirect table
+        c.route("12.0.0.0/8", action_set=[(1, 0)]),  # weight 0
+        Update(type=Update.MODIFY, entity=p4runtime_pb2.Entity(table_entry=default)),
+        wrong_profile,
+        c.route("12.0.0.0/8", action_set=[(1, 1)]),  # mixes one-shot with members/groups
+    ) == [
+        C.FAILED_PRECONDITION, C.FAILED_PRECONDITION, C.NOT_FOUND, C.NOT_FOUND,
+        C.INVALID_ARGUMENT, C.INVALID_ARGUMENT, C.INVALID_ARGUMENT, C.INVALID_ARGUMENT,
+        C.INVALID_ARGUMENT,
+    ]  # fmt: skip
+    # a group on a profile without selector; an unknown profile id
+    g = p4runtime_pb2.ActionProfileGroup(action_profile_id=c.ids["classes"], group_id=1)
+    bad = p4runtime_pb2.ActionProfileMember(action_profile_id=0x11000001, member_id=1)
+    assert c.codes(
+        Update(type=Update.INSERT, entity=p4runtime_pb2.Entity(action_profile_group=g)),
+        Update(type=Update.INSERT, entity=p4runtime_pb2.Entity(action_profile_member=bad)),
+    ) == [C.INVALID_ARGUMENT, C.NOT_FOUND]
+    # after the deletes that were refused, everything still works
+    c.write(c.route("10.0.0.0/8", Update.DELETE), c.group(10, [], kind=Update.DELETE))
+    c.write(c.member(1, 1, kind=Update.DELETE))
+    assert [e.action_profile_member.member_id for e in c.read(action_profile_member={})] == [2]
