@@ -255,8 +255,19 @@ def _free_port() -> int:
 _PCAP_HEADER = struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 262144, 1)
 
 
-class _Switch:
-    def __init__(self, json_path: Path, ports: list[int], inputs: list[int], workdir: Path):
+class Bmv2Switch:
+    """simple_switch reading each input port from a FIFO (pcap records written as the STF
+    goes) and writing `p<port>_out.pcap`. With `grpc_addr`: simple_switch_grpc without a
+    program (`--no-p4`), serving P4Runtime there; a client pushes the pipeline."""
+
+    def __init__(
+        self,
+        json_path: Path | None,
+        ports: list[int],
+        inputs: list[int],
+        workdir: Path,
+        grpc_addr: str | None = None,
+    ):
         self.workdir = workdir
         self.ports = ports
         self.inputs = inputs
@@ -269,12 +280,15 @@ class _Switch:
                 os.mkfifo(workdir / f"p{port}_in.pcap")
             else:
                 (workdir / f"p{port}_in.pcap").write_bytes(_PCAP_HEADER)
-        cmd = [tool("simple_switch"), "--log-file", "switch.log", "--log-flush", "-L", "debug"]
+        binary = tool("simple_switch_grpc" if grpc_addr else "simple_switch")
+        cmd = [binary, "--log-file", "switch.log", "--log-flush", "-L", "debug"]
         cmd += ["--use-files", "0", "--thrift-port", str(self.thrift_port)]
         cmd += ["--notifications-addr", f"ipc://{workdir}/notifications.ipc"]
         for port in ports:
             cmd += ["-i", f"{port}@p{port}"]
-        cmd.append(str(json_path.resolve()))
+        cmd.append(str(json_path.resolve()) if json_path else "--no-p4")
+        if grpc_addr:
+            cmd += ["--", "--grpc-server-addr", grpc_addr]
         self.stderr = open(workdir / "switch.stderr", "w")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen(cmd, cwd=workdir, stdout=self.stderr, stderr=subprocess.STDOUT)
         try:
@@ -401,7 +415,7 @@ def run_stf(json_path: Path, script: Script, workdir: Path) -> dict[int, list[by
         run_dir = workdir / f"run{attempt}"
         run_dir.mkdir()
         try:
-            switch = _Switch(json_path, script.ports, inputs, run_dir)
+            switch = Bmv2Switch(json_path, script.ports, inputs, run_dir)
             break
         except Bmv2Error:
             if attempt == 2:

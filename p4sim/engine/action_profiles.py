@@ -131,6 +131,12 @@ class ActionProfile:
             raise EntryNotFound(f"action profile {self.definition.name} has no member {member_id}")
         return m
 
+    def has_member(self, member_id: int) -> bool:
+        return member_id in self._members
+
+    def has_group(self, group_id: int) -> bool:
+        return group_id in self._groups
+
     def members(self) -> list[ProfileMember]:
         return [m.info for m in self._members.values()]
 
@@ -153,18 +159,12 @@ class ActionProfile:
                 f"group {group.group_id}: max_size cannot change after the group is created "
                 f"({old.max_size})"
             )
-        for member_id, weight in group.members.items():
-            if weight <= 0:
-                raise InvalidEntry(
-                    f"member {member_id} of group {group.group_id}: weight {weight} must be "
-                    f"a positive integer"
-                )
+        self._check_weights(group.members.values(), f"group {group.group_id}")
         limit = (old.max_size if old is not None else group.max_size) or d.max_group_size
-        total = sum(group.members.values())
-        if limit and total > limit:
+        size, what = self._size(group.members.values())
+        if limit and size > limit:
             raise TableFull(
-                f"group {group.group_id}: the sum of its member weights ({total}) exceeds "
-                f"its maximum size {limit}"
+                f"group {group.group_id}: {what} ({size}) exceeds its maximum size {limit}"
             )
         for member_id in group.members:
             self.member(member_id)
@@ -176,6 +176,24 @@ class ActionProfile:
             raise TableFull(
                 f"action profile {d.name} is full ({d.size} members, weight copies included)"
             )
+
+    def _check_weights(self, weights, what: str) -> None:
+        d = self.definition
+        for w in weights:
+            if w <= 0:
+                raise InvalidEntry(f"{what}: weight {w} must be a positive integer")
+            if d.size_semantics == "sum_of_members" and 0 < d.max_member_weight < w:
+                raise InvalidEntry(
+                    f"{what}: weight {w} exceeds the max_member_weight {d.max_member_weight} "
+                    f"of action profile {d.name}"
+                )
+
+    def _size(self, weights) -> tuple[int, str]:
+        """A group's size as the selector counts it (P4Info selector_size_semantics)."""
+        weights = list(weights)
+        if self.definition.size_semantics == "sum_of_members":
+            return len(weights), "its number of members"
+        return sum(weights), "the sum of its member weights"
 
     def _set_members(self, g: Group, members: dict[int, int]) -> None:
         g.info.members = dict(members)
@@ -260,23 +278,18 @@ class ActionProfile:
         self._mode(oneshot=True)
         if not actions:
             raise InvalidEntry("an empty action set (no action_profile_actions)")
-        checked = []
-        for action, args, weight in actions:
-            if weight <= 0:
-                raise InvalidEntry(f"action {action}: weight {weight} must be a positive integer")
-            checked.append(
-                (
-                    ProfileMember(0, action, dict(args)),
-                    table.check_member_action(action, args),
-                    weight,
-                )
-            )
-        total = sum(w for _, _, w in checked)
-        if d.max_group_size and total > d.max_group_size:
-            raise TableFull(
-                f"the action set's weights sum to {total}, over the max_group_size "
+        self._check_weights((w for _, _, w in actions), "action set")
+        checked = [
+            (ProfileMember(0, action, dict(args)), table.check_member_action(action, args), w)
+            for action, args, w in actions
+        ]
+        size, what = self._size(w for _, _, w in checked)
+        if d.max_group_size and size > d.max_group_size:  # spec: INVALID_ARGUMENT here
+            raise InvalidEntry(
+                f"action set: {what} ({size}) exceeds the max_group_size "
                 f"{d.max_group_size} of action profile {d.name}"
             )
+        total = sum(w for _, _, w in checked)
         if len(self._used_handles) + total > d.size:
             raise TableFull(f"action profile {d.name} is full ({d.size} members)")
         g = Group(ProfileGroup(0, {}))

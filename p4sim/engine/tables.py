@@ -141,15 +141,23 @@ class Table:
                 f"table {d.name} is implemented by action profile {p.definition.name}: an "
                 f"entry names one member, group or action set, not an action"
             )
+        # an unknown member or group: INVALID_ARGUMENT, as PI answers (the spec is silent)
         if entry.member_id is not None:
-            p.member(entry.member_id)
+            if not p.has_member(entry.member_id):
+                raise InvalidEntry(
+                    f"table {d.name}: action profile {p.definition.name} has no member "
+                    f"{entry.member_id}"
+                )
         elif not p.definition.with_selector:
             raise InvalidEntry(
                 f"action profile {p.definition.name} of table {d.name} has no selector: "
                 f"entries name members only"
             )
-        elif entry.group_id is not None:
-            p.group(entry.group_id)
+        elif entry.group_id is not None and not p.has_group(entry.group_id):
+            raise InvalidEntry(
+                f"table {d.name}: action profile {p.definition.name} has no group "
+                f"{entry.group_id}"
+            )
 
     def _attach(self, rec: _Record) -> None:
         """Point an indirect entry at its member or group (one-shot: a new group)."""

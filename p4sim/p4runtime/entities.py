@@ -604,6 +604,8 @@ def _read_filter(index: PipelineIndex, msg: p4runtime_pb2.TableEntry, entry: Tab
 def write_profile_member(index, device, update_type, msg: p4runtime_pb2.ActionProfileMember):
     definition = index.profile(msg.action_profile_id)
     state = device.action_profiles[definition.name]
+    if msg.member_id == 0:
+        raise invalid("member_id must be non-zero")
     if update_type == Update.DELETE:  # only the ids count
         state.delete_member(msg.member_id)
         return
@@ -631,6 +633,8 @@ def write_profile_member(index, device, update_type, msg: p4runtime_pb2.ActionPr
 def write_profile_group(index, device, update_type, msg: p4runtime_pb2.ActionProfileGroup):
     definition = index.profile(msg.action_profile_id)
     state = device.action_profiles[definition.name]
+    if msg.group_id == 0:
+        raise invalid("group_id must be non-zero")
     if update_type == Update.DELETE:
         state.delete_group(msg.group_id)
         return

@@ -15,15 +15,21 @@ from __future__ import annotations
 
 import ipaddress
 import itertools
+import os
 import queue
+import socket
 from pathlib import Path
 
 import grpc
 import pytest
+from google.protobuf import text_format
 from google.rpc import code_pb2, status_pb2
+from p4.config.v1 import p4info_pb2
 from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
 
+from controlplane import bmv2 as cp_bmv2
 from p4sim import frontend, p4info
+from p4sim.conformance import bmv2
 from p4sim.io import InProcessPorts
 from p4sim.p4runtime import P4RuntimeServer
 from p4sim.p4runtime.device_config import DeviceConfig
@@ -39,7 +45,7 @@ def compiled():
 
 
 class Client:
-    def __init__(self, address: str, compiled) -> None:
+    def __init__(self, address: str, device_config: bytes, info) -> None:
         self.channel = grpc.insecure_channel(address)
         self.stub = p4runtime_pb2_grpc.P4RuntimeStub(self.channel)
         self._requests: queue.Queue = queue.Queue()  # the stream: arbitration only
@@ -51,15 +57,18 @@ class Client:
         req = p4runtime_pb2.SetForwardingPipelineConfigRequest(device_id=0)
         req.election_id.low = 1
         req.action = req.VERIFY_AND_COMMIT
-        req.config.p4_device_config = DeviceConfig(compiled.source, PROGRAM.name).encode()
-        req.config.p4info.CopyFrom(p4info.generate(compiled.model))
+        req.config.p4_device_config = device_config
+        req.config.p4info.CopyFrom(info)
         self.stub.SetForwardingPipelineConfig(req, timeout=30)
-        info = req.config.p4info
         self.ids = {
             o.preamble.name.rsplit(".", 1)[-1]: o.preamble.id
             for kind in ("tables", "actions", "action_profiles")
             for o in getattr(info, kind)
         }
+
+    def close(self) -> None:
+        self._requests.put(None)
+        self.channel.close()
 
     def write(self, *updates) -> None:
         req = p4runtime_pb2.WriteRequest(device_id=0, updates=updates)
@@ -135,10 +144,10 @@ def rig(compiled):
     switch.start()
     server = P4RuntimeServer(switch, "127.0.0.1:0")
     server.start()
-    client = Client(server.address, compiled)
+    config = DeviceConfig(compiled.source, PROGRAM.name).encode()
+    client = Client(server.address, config, p4info.generate(compiled.model))
     yield client, ports
-    client._requests.put(None)
-    client.channel.close()
+    client.close()
     server.stop()
     switch.close()
 
@@ -281,7 +290,7 @@ def test_error_codes(rig):
     assert c.codes(
         c.group(10, [], kind=Update.DELETE),  # used by an entry
         c.member(2, 0, kind=Update.DELETE),  # used by an entry
-        c.route("12.0.0.0/8", member=9),  # unknown member
+        c.route("12.0.0.0/8", member=9),  # unknown member (PI; the spec is silent)
         c.route("12.0.0.0/8", group=9),  # unknown group
         c.route("12.0.0.0/8", action=1),  # a direct action on an indirect table
         c.route("12.0.0.0/8", action_set=[(1, 0)]),  # weight 0
@@ -289,7 +298,7 @@ def test_error_codes(rig):
         wrong_profile,
         c.route("12.0.0.0/8", action_set=[(1, 1)]),  # mixes one-shot with members/groups
     ) == [
-        C.FAILED_PRECONDITION, C.FAILED_PRECONDITION, C.NOT_FOUND, C.NOT_FOUND,
+        C.FAILED_PRECONDITION, C.FAILED_PRECONDITION, C.INVALID_ARGUMENT, C.INVALID_ARGUMENT,
         C.INVALID_ARGUMENT, C.INVALID_ARGUMENT, C.INVALID_ARGUMENT, C.INVALID_ARGUMENT,
         C.INVALID_ARGUMENT,
     ]  # fmt: skip
@@ -304,3 +313,106 @@ def test_error_codes(rig):
     c.write(c.route("10.0.0.0/8", Update.DELETE), c.group(10, [], kind=Update.DELETE))
     c.write(c.member(1, 1, kind=Update.DELETE))
     assert [e.action_profile_member.member_id for e in c.read(action_profile_member={})] == [2]
+
+
+# --------------------------------------------------------------------------- against BMv2
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def bmv2_rig(tmp_path):
+    """simple_switch_grpc from p4c-bm2-ss's JSON and P4Info, its ports 0..5 pcap files (port
+    0's input a FIFO the test writes), and a primary P4Runtime client."""
+    compiled = bmv2.compile_p4c(PROGRAM, tmp_path)
+    assert compiled.ok, compiled.message
+    info = p4info_pb2.P4Info()
+    text_format.Parse(compiled.p4info_path.read_text(), info)
+    for attempt in range(3):  # a free port may be taken before the switch binds it
+        addr = f"127.0.0.1:{_free_port()}"
+        run = tmp_path / f"run{attempt}"
+        run.mkdir()
+        try:
+            switch = bmv2.Bmv2Switch(None, list(range(6)), [0], run, grpc_addr=addr)
+            client = Client(addr, compiled.json_path.read_bytes(), info)
+            break
+        except (bmv2.Bmv2Error, grpc.RpcError):
+            if "switch" in locals():
+                switch.stop()
+            if attempt == 2:
+                raise
+    yield client, switch
+    client.close()
+    switch.stop()
+
+
+def _p4sim_outputs(ports: InProcessPorts, frames: list[bytes]) -> dict[int, list[bytes]]:
+    out: dict[int, list[bytes]] = {}
+    for frame in frames:
+        ports.inject(0, frame)
+        for port, sent in ports.wait_for(1, timeout=5):
+            out.setdefault(port, []).append(sent)
+    return out
+
+
+@pytest.mark.parametrize("target", ["bmv2"] if "bmv2" in cp_bmv2.suite_targets() else [])
+def test_same_members_and_codes_as_simple_switch_grpc(rig, bmv2_rig, target):
+    """The same P4Runtime writes to p4sim and to BMv2's simple_switch_grpc: weights (PI's
+    member copies), a deleted member whose handle a later copy reuses, and a batch of bad
+    updates. Every flow leaves both on the same port with the same bytes, and the per-update
+    codes agree except where PI reports a BMv2 refusal as UNKNOWN (listed)."""
+    ours, ports = rig
+    theirs, switch = bmv2_rig
+    flows = [f for f, _ in stf_flows()]
+    phases = [
+        [ours.member(i, i) for i in range(1, 6)]
+        + [ours.group(10, [(1, 1), (2, 1), (3, 1), (4, 1)]), ours.route("10.0.0.0/8", group=10)],
+        [ours.group(10, [(2, 1), (4, 3)], kind=Update.MODIFY)],  # copies of 4: handles 5, 6
+        [
+            ours.member(1, 0, kind=Update.DELETE),  # frees handle 0 ...
+            ours.group(10, [(2, 1), (3, 2), (5, 1)], kind=Update.MODIFY),  # ... for 3's copy
+        ],
+    ]
+    sent: dict[int, list[bytes]] = {}
+    for updates in phases:
+        ours.write(*updates)
+        switch.settle()  # BMv2 took the frames before these writes
+        theirs.write(*updates)
+        for port, frames in _p4sim_outputs(ports, flows).items():
+            sent.setdefault(port, []).extend(frames)
+        for frame in flows:
+            switch.send(0, frame)
+    for fd in switch.fifos.values():
+        os.close(fd)
+    switch.fifos = {}
+    switch.settle()
+    got = {port: frames for port, frames in switch.outputs().items() if frames}
+    assert sorted(sent) == [1, 2, 3, 4, 5] and got == sent
+    bad = [
+        ours.member(2, 2),  # duplicate member
+        ours.member(9, 1, kind=Update.MODIFY),  # unknown member
+        ours.member(9, 1, kind=Update.DELETE),
+        ours.group(10, [(2, 1)]),  # duplicate group
+        ours.group(11, [(9, 1)]),  # unknown member
+        ours.group(12, [(2, 0)]),  # weight 0
+        ours.group(13, [(2, 1), (2, 1)]),  # member listed twice
+        ours.group(14, [(2, 5), (3, 4)]),  # weights 9 > @max_group_size(8)
+        ours.group(15, [(2, 1)], max_size=9),  # max_size over max_group_size
+        ours.group(10, [(2, 1)], kind=Update.MODIFY, max_size=3),  # max_size changed
+        ours.group(99, [], kind=Update.DELETE),  # unknown group
+        ours.route("12.0.0.0/8", member=9),  # unknown member
+        ours.route("12.0.0.0/8", action=1),  # a direct action on an indirect table
+        ours.member(2, 0, kind=Update.DELETE),  # in group 10
+        ours.group(10, [], kind=Update.DELETE),  # used by an entry
+    ]
+    mine, pi = ours.codes(*bad), theirs.codes(*bad)
+    # BMv2 refuses to delete a member or group still in use; PI reports the target's
+    # refusal as UNKNOWN, the spec (and p4sim) say FAILED_PRECONDITION.
+    in_use = [len(bad) - 2, len(bad) - 1]
+    assert [pi[i] for i in in_use] == [code_pb2.UNKNOWN] * 2
+    assert [mine[i] for i in in_use] == [code_pb2.FAILED_PRECONDITION] * 2
+    assert [c for i, c in enumerate(mine) if i not in in_use] == [
+        c for i, c in enumerate(pi) if i not in in_use
+    ]
