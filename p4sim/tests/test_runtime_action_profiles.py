@@ -29,7 +29,7 @@ from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
 
 from controlplane import bmv2 as cp_bmv2
 from p4sim import frontend, p4info
-from p4sim.conformance import bmv2
+from p4sim.conformance import bmv2, differential
 from p4sim.io import InProcessPorts
 from p4sim.p4runtime import P4RuntimeServer
 from p4sim.p4runtime.device_config import DeviceConfig
@@ -416,3 +416,15 @@ def test_same_members_and_codes_as_simple_switch_grpc(rig, bmv2_rig, target):
     assert [c for i, c in enumerate(mine) if i not in in_use] == [
         c for i, c in enumerate(pi) if i not in in_use
     ]
+
+
+@pytest.mark.parametrize("target", ["bmv2"] if "bmv2" in cp_bmv2.suite_targets() else [])
+def test_stf_program_on_bmv2_and_p4sim(target):
+    """stf/action_selector.p4 through the differential runner (`p4sim.conformance`): its STF
+    (members, groups, indirect entries as simple_switch_CLI's act_prof_* and
+    table_indirect_add commands) passes on BMv2, p4sim's frames equal BMv2's, and so do the
+    P4Infos."""
+    result = differential.run_program(PROGRAM)
+    assert result.bmv2 == "pass", result.bmv2_detail
+    assert result.both_pass, result.differences or result.p4sim_detail
+    assert result.p4info == [], result.p4info
