@@ -1145,10 +1145,10 @@ class Checker:
             algo = inst.ctor_args[0]
             name = self.scope.lookup("HashAlgorithm").type.members[algo]
             if name not in HASH_ALGORITHMS:
-                raise unsupported(
+                raise P4Error.at(
                     (inst.node or p).pos,
-                    f"HashAlgorithm.{name} in an action_selector (supported: "
-                    f"{', '.join(HASH_ALGORITHMS)})",
+                    f"HashAlgorithm.{name} in an action_selector is not supported by p4sim "
+                    f"(supported: {', '.join(HASH_ALGORITHMS)})",
                 )
             inst.algorithm = name
         return inst

@@ -30,7 +30,9 @@ from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
 from controlplane import bmv2 as cp_bmv2
 from p4sim import frontend, p4info
 from p4sim.conformance import bmv2, differential
+from p4sim.errors import P4Error
 from p4sim.io import InProcessPorts
+from p4sim.model import InvalidEntry, ProfileGroup, ProfileMember, TableFull
 from p4sim.p4runtime import P4RuntimeServer
 from p4sim.p4runtime.device_config import DeviceConfig
 from p4sim.switch import Switch
@@ -428,3 +430,93 @@ def test_stf_program_on_bmv2_and_p4sim(target):
     assert result.bmv2 == "pass", result.bmv2_detail
     assert result.both_pass, result.differences or result.p4sim_detail
     assert result.p4info == [], result.p4info
+
+
+# --------------------------------------------------------------------------- front end
+SOURCE = """
+#include <core.p4>
+#include <v1model.p4>
+header h_t { bit<32> a; bit<32> b; }
+struct H { h_t h; }
+struct M { bit<32> x; }
+parser P(packet_in pk, out H hdr, inout M m, inout standard_metadata_t sm) {
+    state start { pk.extract(hdr.h); transition accept; }
+}
+control VC(inout H hdr, inout M m) { apply { } }
+control I(inout H hdr, inout M m, inout standard_metadata_t sm) {
+    action fwd(bit<9> port) { sm.egress_spec = port; }
+    counter(4, CounterType.packets) c;
+    TABLE
+    apply { t.apply(); }
+}
+control E(inout H hdr, inout M m, inout standard_metadata_t sm) { apply { } }
+control CC(inout H hdr, inout M m) { apply { } }
+control D(packet_out pk, in H hdr) { apply { pk.emit(hdr.h); } }
+V1Switch(P(), VC(), I(), E(), CC(), D()) main;
+"""
+
+
+@pytest.mark.parametrize(
+    "table, message",
+    [
+        (
+            (
+                "table t { key = { hdr.h.a: exact; hdr.h.b: selector; } actions = { fwd; }"
+                " implementation = action_selector(HashAlgorithm.crc16, 32w8, 32w16); }"
+            ),
+            "an anonymous action_selector needs a @name annotation",
+        ),
+        (
+            "table t { key = { hdr.h.a: exact; } actions = { fwd; } implementation = c; }",
+            "'c' is not an action_profile or action_selector instance",
+        ),
+        (
+            (
+                "action_profile(4) ap; table t { key = { hdr.h.a: exact; } actions = { fwd; }"
+                " implementation = ap; entries = { 1: fwd(1); } }"
+            ),
+            "entries come from the control plane",
+        ),
+        (
+            (
+                "action_selector(HashAlgorithm.crc32_custom, 8, 16) s; table t { key = {"
+                " hdr.h.a: exact; hdr.h.b: selector; } actions = { fwd; } implementation = s; }"
+            ),
+            "HashAlgorithm.crc32_custom in an action_selector is not supported by p4sim",
+        ),
+    ],
+)
+def test_bad_implementations_are_named(table, message):
+    with pytest.raises(P4Error) as info:
+        frontend.compile_source(SOURCE.replace("TABLE", table), "prog.p4")
+    assert message in str(info.value)
+
+
+def test_size_semantics_and_selector_keys_without_a_selector():
+    """`sum_of_members`: a group's size is its number of members and each weight is capped
+    by @max_member_weight. Selector keys of a table without a selector are ignored, as p4c
+    does (no match field, no error)."""
+    prog = frontend.compile_source(
+        SOURCE.replace(
+            "TABLE",
+            '@max_group_size(2) @selector_size_semantics("sum_of_members") @max_member_weight(3)'
+            " action_selector(HashAlgorithm.crc16, 8, 16) s;"
+            " table t { key = { hdr.h.a: exact; hdr.h.b: selector; } actions = { fwd; }"
+            " implementation = s; }"
+            " table u { key = { hdr.h.a: exact; hdr.h.b: selector; } actions = { fwd; } }",
+        ).replace("t.apply();", "t.apply(); u.apply();"),
+        "prog.p4",
+    )
+    (profile,) = prog.model.action_profiles
+    assert (profile.max_group_size, profile.size_semantics, profile.max_member_weight) == (
+        2, "sum_of_members", 3
+    )  # fmt: skip
+    assert [k.name for t in prog.model.tables for k in t.keys] == ["hdr.h.a", "hdr.h.a"]
+    state = prog.new_device().action_profiles["I.s"]
+    for i in (1, 2, 3):
+        state.insert_member(ProfileMember(i, "I.fwd", {"port": i}))
+    state.insert_group(ProfileGroup(1, {1: 3, 2: 3}))  # 2 members, weights up to 3
+    with pytest.raises(InvalidEntry, match="max_member_weight"):
+        state.insert_group(ProfileGroup(2, {1: 4}))
+    with pytest.raises(TableFull, match="number of members"):
+        state.insert_group(ProfileGroup(3, {1: 1, 2: 1, 3: 1}))
