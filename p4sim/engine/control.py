@@ -610,11 +610,21 @@ class BlockCompiler(ExprCompiler):
                 )
             member = rec.target
             if member.__class__ is not Member:
+                group = member
                 h = selector_hash(f) if algo is not None else 0
-                member = choose(member, h)
+                member = choose(group, h)
                 if member is None:
                     log.error("Lookup in table %s yielded an empty group", name)
                     return (True, "")
+                if rt.tracing:
+                    trace.debug(
+                        "Table %s: group %d (%d slots), hash %#x picks member %d",
+                        name,
+                        group.info.group_id,
+                        len(group.slots),
+                        h,
+                        member.info.member_id,
+                    )
             action = member.info.action
             if rt.tracing:
                 trace.debug("Table %s: hit, action %s%s", name, action, _args(member.info.args))
