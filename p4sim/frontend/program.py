@@ -325,7 +325,7 @@ class ModelBuilder:
                 a = ir.annotation(inst.annotations, key)
                 if a is not None:
                     if len(a.args) != 1 or not isinstance(a.args[0], (int, str)):
-                        raise P4Error.at(a.pos, f"@{key} takes one value")
+                        raise P4Error.at(a.pos or pos, f"@{key} takes one value")
                     values[key] = a.args[0]
             try:
                 d.max_group_size = int(values.get("max_group_size", 0))
