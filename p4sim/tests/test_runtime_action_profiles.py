@@ -430,6 +430,16 @@ def test_same_members_and_codes_as_simple_switch_grpc(rig, bmv2_rig, target):
         ours.route("12.0.0.0/8", member=9),  # unknown member
         ours.route("12.0.0.0/8", action=1),  # a direct action on an indirect table
         ours.route("12.0.0.0/8", action_set=[(1, 1)]),  # one-shot beside members and groups
+        Update(  # a member running NoAction, not an action of the table
+            type=Update.INSERT,
+            entity=p4runtime_pb2.Entity(
+                action_profile_member=p4runtime_pb2.ActionProfileMember(
+                    action_profile_id=ours.ids["ecmp_selector"],
+                    member_id=20,
+                    action=p4runtime_pb2.Action(action_id=ours.ids["NoAction"]),
+                )
+            ),
+        ),
         ours.member(2, 0, kind=Update.DELETE),  # in group 10
         ours.group(10, [], kind=Update.DELETE),  # used by an entry
     ]
