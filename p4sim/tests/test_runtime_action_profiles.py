@@ -17,6 +17,7 @@ import ipaddress
 import itertools
 import os
 import queue
+import random
 import socket
 from pathlib import Path
 
@@ -32,7 +33,15 @@ from p4sim import frontend, p4info
 from p4sim.conformance import bmv2, differential
 from p4sim.errors import P4Error
 from p4sim.io import InProcessPorts
-from p4sim.model import InvalidEntry, ProfileGroup, ProfileMember, TableFull
+from p4sim.model import (
+    ControlPlaneError,
+    FieldMatch,
+    InvalidEntry,
+    ProfileGroup,
+    ProfileMember,
+    TableEntry,
+    TableFull,
+)
 from p4sim.p4runtime import P4RuntimeServer
 from p4sim.p4runtime.device_config import DeviceConfig
 from p4sim.switch import Switch
@@ -577,3 +586,69 @@ def test_size_semantics_and_selector_keys_without_a_selector():
         state.insert_group(ProfileGroup(2, {1: 4}))
     with pytest.raises(TableFull, match="number of members"):
         state.insert_group(ProfileGroup(3, {1: 1, 2: 1, 3: 1}))
+
+
+def test_random_operations_keep_handles_and_references_consistent(compiled):
+    """3,000 random member, group and entry operations on the ECMP selector (seeded): every
+    refusal is a control-plane error, and afterwards each one the books still add up: the
+    handles in use are exactly the members' and the one-shot groups', each group holds
+    member handles in handle order, a member has as many handles as its largest weight, and
+    reference counts equal the entries and groups that name each member and group."""
+    rng = random.Random(7)
+    device = compiled.new_device()
+    profile = device.action_profiles["MyIngress.ecmp_selector"]
+    table = device.tables["MyIngress.ecmp"]
+    errors = 0
+    for _ in range(3000):
+        op = rng.randrange(8)
+        mid, gid = rng.randint(1, 6), rng.randint(1, 4)
+        prefix = FieldMatch("lpm", rng.randrange(4) << 24, prefix_len=8)
+        entry = TableEntry({"hdr.ipv4.dst": prefix}, "", {})
+        try:
+            if op == 0:
+                profile.insert_member(
+                    ProfileMember(mid, "MyIngress.set_nhop", {"port": mid, "mac": 1})
+                )
+            elif op == 1:
+                profile.delete_member(mid)
+            elif op in (2, 3):
+                members = {m: rng.randint(1, 3) for m in rng.sample(range(1, 7), rng.randint(0, 3))}
+                group = ProfileGroup(gid, members)
+                (profile.insert_group if op == 2 else profile.modify_group)(group)
+            elif op == 4:
+                profile.delete_group(gid)
+            elif op == 5:
+                entry.member_id, entry.group_id = (mid, None) if rng.random() < 0.3 else (None, gid)
+                (table.insert if rng.random() < 0.5 else table.modify)(entry)
+            elif op == 6:
+                entry.action_set = [
+                    ("MyIngress.set_nhop", {"port": 1, "mac": 2}, rng.randint(1, 3))
+                ]
+                table.insert(entry)
+            else:
+                table.delete(entry)
+        except ControlPlaneError:
+            errors += 1
+        # the books
+        members = {m.member_id: profile._members[m.member_id] for m in profile.members()}
+        groups = {g.group_id: profile._groups[g.group_id] for g in profile.groups()}
+        oneshot = [h for g in profile._oneshots for h, _ in g.slots]
+        handles = [h for m in members.values() for h in m.handles] + oneshot
+        assert sorted(handles) == sorted(profile._used_handles)
+        assert len(set(handles)) == len(handles)
+        for m_id, m in members.items():
+            weights = [g.info.members[m_id] for g in groups.values() if m_id in g.info.members]
+            assert len(m.handles) == max(weights, default=1)
+        for g in groups.values():
+            want = sorted(
+                (h, members[m_id]) for m_id, w in g.info.members.items()
+                for h in members[m_id].handles[:w]
+            )  # fmt: skip
+            assert [(h, id(m)) for h, m in g.slots] == [(h, id(m)) for h, m in want]
+        targets = [table._find_record(e).target for e in table.entries()]
+        for m in members.values():
+            assert m.refs == sum(t is m for t in targets)
+        for g in groups.values():
+            assert g.refs == sum(t is g for t in targets)
+        assert set(profile._oneshots) == {t for t in targets if getattr(t, "action_set", None)}
+    assert 300 < errors < 2700  # both kinds of outcome were exercised
