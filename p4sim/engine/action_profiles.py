@@ -62,6 +62,9 @@ class ActionProfile:
         self._members: dict[int, Member] = {}
         self._groups: dict[int, Group] = {}
         self._oneshots: set[Group] = set()
+        # called after a change entries may see (a member's action, a group's members, a
+        # one-shot group released): the native engine mirrors the profile into C
+        self.listeners: list = []
         self._used_handles: set[int] = set()
         self._next_free = 0  # every handle below it is in use
 
@@ -110,6 +113,7 @@ class ActionProfile:
         m = self.member(member.member_id)
         m.argv = self._argv(member)
         m.info = member
+        self._changed()
 
     def delete_member(self, member_id: int) -> None:
         m = self.member(member_id)
@@ -237,6 +241,7 @@ class ActionProfile:
         g = self.group(group.group_id)
         self._check_group(group, g.info)
         self._set_members(g, group.members)
+        self._changed()
 
     def delete_group(self, group_id: int) -> None:
         g = self.group(group_id)
@@ -247,6 +252,7 @@ class ActionProfile:
             )
         del self._groups[group_id]
         self._purge_copies()
+        self._changed()
 
     def group(self, group_id: int) -> Group:
         g = self._groups.get(group_id)
@@ -306,6 +312,11 @@ class ActionProfile:
         for h, _ in g.slots:
             self._release_handle(h)
         self._oneshots.discard(g)
+        self._changed()
+
+    def _changed(self) -> None:
+        for listener in self.listeners:
+            listener()
 
     def clear(self) -> None:
         self._members.clear()

@@ -150,6 +150,26 @@ void p4n_table_set_bucket(struct dev *d, uint32_t t, const uint64_t *exact, uint
     *ref = b;
 }
 
+/* Set group `g` of table `t` (an action selector's group, members in handle order). */
+void p4n_table_set_group(struct dev *d, uint32_t t, uint32_t g, uint32_t n,
+                         const int32_t *actions, const uint64_t *args)
+{
+    struct table *tb = &d->tables[t];
+    if (g >= tb->ngroups) {
+        uint32_t grown = g + 1 > 2 * tb->ngroups ? g + 1 : 2 * tb->ngroups;
+        tb->groups = realloc(tb->groups, grown * sizeof *tb->groups);
+        memset(tb->groups + tb->ngroups, 0, (grown - tb->ngroups) * sizeof *tb->groups);
+        tb->ngroups = grown;
+    }
+    struct sel_group *sg = &tb->groups[g];
+    free(sg->actions), free(sg->args);
+    sg->actions = calloc(n + 1, sizeof *sg->actions);
+    sg->args = calloc((size_t)(n + 1) * tb->nargs, 8);
+    memcpy(sg->actions, actions, n * sizeof *actions);
+    memcpy(sg->args, args, (size_t)n * tb->nargs * 8);
+    sg->n = n;
+}
+
 void p4n_table_set_default(struct dev *d, uint32_t t, int32_t action, const uint64_t *args)
 {
     struct table *tb = &d->tables[t];
@@ -259,6 +279,9 @@ void p4n_free(struct dev *d, uint32_t ntables, uint32_t nregs, uint32_t nctrs, u
             free(tb->recs[i].checks);
             free(tb->recs[i].args);
         }
+        for (uint32_t g = 0; g < tb->ngroups; g++)
+            free(tb->groups[g].actions), free(tb->groups[g].args);
+        free(tb->groups);
         free(tb->heads), free(tb->recs), free(tb->default_args), free((void *)tb->exact_words);
     }
     for (uint32_t i = 0; i < nregs; i++) free(d->regs[i].v);

@@ -1020,8 +1020,6 @@ class CodeGen:
     # ------------------------------------------------------------------ tables
     def table_fn(self, t: ir.TableDecl) -> str:
         tdef = self.node.tables[t]
-        if t.implementation is not None:
-            raise Unsupported(t.pos, "a table implemented by an action profile or selector")
         layout = self.table_layout(t, tdef)
         self.last_switch_table = layout
         key = ("table", id(self.node), id(t))
@@ -1107,6 +1105,31 @@ class CodeGen:
         ]
         lines += ["    " + p for p in pre]
         lines += ["    " + k for k in keys]
+        # A table implemented by an action profile or selector (interpreter:
+        # BlockCompiler.indirect_apply): a record's action is its member's, or -2 - g for
+        # group g, whose member the selector hash picks; a miss runs no action (-1).
+        select, miss = [], "action = t->default_action; args = t->default_args;"
+        if t.implementation is not None:
+            miss = "action = -1; args = t->default_args;"
+            inner: list[str] = []
+            algo = HASH_IDS.get(getattr(t.implementation, "algorithm", ""), 0)
+            data = []
+            for k in t.selector_keys:
+                data += self.field_data(k.expr, inner)
+            buf, n = self.pack_data(data, inner)
+            select = [
+                "        if (action <= -2) {",
+                "            const struct sel_group *g = &t->groups[-2 - action];",
+                "            if (g->n == 0) {",
+                "                action = -1;",
+                "            } else {",
+                *("                " + x for x in inner),
+                f"                uint32_t h = (uint32_t)run_hash({algo}, {buf}, {n});",
+                "                action = g->actions[h % g->n];",
+                "                args = g->args + (size_t)(h % g->n) * t->nargs;",
+                "            }",
+                "        }",
+            ]
         lines += [
             "    int32_t slot = table_lookup(t, key);",
             "    int32_t action; const uint64_t *args; uint32_t hit = 0;",
@@ -1115,12 +1138,13 @@ class CodeGen:
             "        action = r->action; args = r->args; hit = 1;",
             ("        r->packets++; r->bytes += P->length;" if counted else ""),
             f"        {meter}",
+            *select,
             "    } else {",
-            "        action = t->default_action; args = t->default_args;",
+            f"        {miss}",
             "    }",
             "    (void)args;",
             f"    switch (action) {{ {' '.join(cases)} default: break; }}",
-            "    return (hit << 31) | (uint32_t)action;",
+            "    return (hit << 31) | ((uint32_t)action & 0x7fffffffu);",
             "}",
         ]
         sig = f"static uint32_t {fname}(struct dev *D, struct pkt *P, struct {frame} *F);"

@@ -13,6 +13,7 @@ import logging
 import threading
 from collections import deque
 
+from p4sim.engine.action_profiles import Member
 from p4sim.model import MAX_MCAST_GROUP, TableEntry
 from p4sim.native.build import build
 from p4sim.native.codegen import CodeGen, TableLayout
@@ -174,6 +175,12 @@ class NativeTable:
             capacity,
             ctypes.c_int32(lpm_word),
         )
+        # indirect tables: C groups mirrored from the action profile's groups
+        self.group_index: dict[int, int] = {}  # id(group) -> C group
+        self.group_objs: dict = {}  # C group -> group (kept alive while mirrored)
+        self.free_groups: list[int] = []
+        if py.profile is not None:
+            py.profile.listeners.append(self.resync)
         for rec in list(py.records.values()):
             self._attach(rec)
         for exact in list(py.index):
@@ -206,7 +213,11 @@ class NativeTable:
                     words.append(w0 + k), ranges.append(0), a.append(xv), b.append(yv)
             else:
                 words.append(w0), ranges.append(int(is_range)), a.append(x), b.append(y)
-        action = self.layout.actions.index(rec.entry.action)
+        if self.py.profile is not None:
+            action, args = self._target(rec)
+        else:
+            action = self.layout.actions.index(rec.entry.action)
+            args = self._args(rec.entry.action, rec.argv)
         self.dev.lib.p4n_table_set_rec(
             self.dev.ctx,
             self.layout.index,
@@ -217,8 +228,61 @@ class NativeTable:
             _arr(ctypes.c_uint8, ranges),
             _arr(ctypes.c_uint64, a),
             _arr(ctypes.c_uint64, b),
-            _arr(ctypes.c_uint64, self._args(rec.entry.action, rec.argv)),
+            _arr(ctypes.c_uint64, args),
         )
+
+    # -- action profiles and selectors (a table with `implementation`) ------------------
+    def _target(self, rec) -> tuple[int, list[int]]:
+        """The C action of a record of an indirect table: its member's action and
+        arguments, or -2 - g for the C group g its group is mirrored into."""
+        target = rec.target
+        if target is None:
+            return -1, self._args("", [])
+        if isinstance(target, Member):
+            return self.layout.actions.index(target.info.action), self._args(
+                target.info.action, target.argv
+            )
+        return -2 - self._group_index(target), self._args("", [])
+
+    def _group_index(self, group) -> int:
+        index = self.group_index.get(id(group))
+        if index is None or self.group_objs[index] is not group:
+            index = self.free_groups.pop() if self.free_groups else len(self.group_objs)
+            self.group_objs[index] = group
+            self.group_index[id(group)] = index
+            self._push_group(index, group)
+        return index
+
+    def _push_group(self, index: int, group) -> None:
+        actions, args = [], []
+        for _, member in group.slots:  # in handle order: BMv2's choice is slot hash % n
+            actions.append(self.layout.actions.index(member.info.action))
+            args += self._args(member.info.action, member.argv)
+        self.dev.lib.p4n_table_set_group(
+            self.dev.ctx,
+            self.layout.index,
+            index,
+            len(actions),
+            _arr(ctypes.c_int32, actions),
+            _arr(ctypes.c_uint64, args),
+        )
+
+    def resync(self) -> None:
+        """After a change of the action profile (a member's action, a group's members, a
+        one-shot group gone): mirror every group the entries name and every entry again;
+        C groups no entry names any more are freed for reuse."""
+        named = {id(r.target): r.target for r in self.py.records.values() if r.target is not None}
+        for index, group in list(self.group_objs.items()):
+            if named.get(id(group)) is not group:
+                del self.group_objs[index]
+                self.group_index.pop(id(group), None)
+                self.free_groups.append(index)
+            else:
+                self._push_group(index, group)
+        for rec in self.py.records.values():
+            slot = self.slots.get(rec.key)
+            if slot is not None:
+                self._push_rec(rec, slot)
 
     def _attach(self, rec) -> None:
         """A new record of the interpreter's table gets a C slot; its entry moves to C."""

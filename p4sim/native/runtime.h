@@ -186,6 +186,15 @@ struct bucket {
     uint64_t key[]; /* the exact words */
 };
 
+/* A group of an action selector, as one table sees it: its members' actions and arguments
+ * in BMv2 member-handle order (a member of weight w fills w slots). A record of a table
+ * implemented by a selector whose action is -2 - g names group g. */
+struct sel_group {
+    uint32_t n;
+    int32_t *actions;
+    uint64_t *args; /* n * nargs words */
+};
+
 struct table {
     uint32_t nwords, nexact, nargs, size, nbuckets;
     int32_t lpm_word; /* the LPM key's word in a routing table, else -1 */
@@ -194,6 +203,8 @@ struct table {
     struct rec *recs;      /* `size` slots */
     int32_t default_action;
     uint64_t *default_args;
+    uint32_t ngroups;      /* action selectors: the groups entries name */
+    struct sel_group *groups;
 };
 
 static uint64_t hash_words(const uint64_t *w, uint32_t n)

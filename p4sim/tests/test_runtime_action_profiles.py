@@ -29,7 +29,7 @@ from p4.config.v1 import p4info_pb2
 from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
 
 from controlplane import bmv2 as cp_bmv2
-from p4sim import frontend, p4info
+from p4sim import frontend, native, p4info
 from p4sim.conformance import bmv2, differential
 from p4sim.errors import P4Error
 from p4sim.io import InProcessPorts
@@ -148,15 +148,18 @@ class Client:
         return Update(type=kind, entity=p4runtime_pb2.Entity(table_entry=e))
 
 
-@pytest.fixture
-def rig(compiled):
+@pytest.fixture(params=["interp", "native"])
+def rig(compiled, request):
+    """p4sim with ports 0..5 and a primary client that pushed the program, on both engines
+    (native: the selector's groups mirrored into C)."""
     ports = InProcessPorts([0, 1, 2, 3, 4, 5])
     switch = Switch(ports, cpu_port=64)
     switch.start()
-    server = P4RuntimeServer(switch, "127.0.0.1:0")
+    server = P4RuntimeServer(switch, "127.0.0.1:0", compiler=native.compiler(request.param))
     server.start()
     config = DeviceConfig(compiled.source, PROGRAM.name).encode()
     client = Client(server.address, config, p4info.generate(compiled.model))
+    assert getattr(switch.pipeline.device, "engine", "interp") == request.param
     yield client, ports
     client.close()
     server.stop()
@@ -588,48 +591,60 @@ def test_size_semantics_and_selector_keys_without_a_selector():
         state.insert_group(ProfileGroup(3, {1: 1, 2: 1, 3: 1}))
 
 
-def test_random_operations_keep_handles_and_references_consistent(compiled):
-    """3,000 random member, group and entry operations on the ECMP selector (seeded): every
-    refusal is a control-plane error, and afterwards each one the books still add up: the
-    handles in use are exactly the members' and the one-shot groups', each group holds
-    member handles in handle order, a member has as many handles as its largest weight, and
-    reference counts equal the entries and groups that name each member and group."""
+def test_random_operations_keep_books_and_engines_agree(compiled):
+    """3,000 random member, group and entry operations on the ECMP selector (seeded), made
+    on an interpreter device and on a native one (whose C groups mirror the profile). Every
+    refusal is a control-plane error, the same on both. After each operation the books add
+    up: the handles in use are exactly the members' and the one-shot groups', each group
+    holds member handles in handle order, a member has as many handles as its largest
+    weight, reference counts equal the entries and groups that name each member and group.
+    Every 25 operations the 32 flows leave both engines identically."""
     rng = random.Random(7)
-    device = compiled.new_device()
-    profile = device.action_profiles["MyIngress.ecmp_selector"]
-    table = device.tables["MyIngress.ecmp"]
-    errors = 0
-    for _ in range(3000):
+    interp = compiled.new_device()
+    nat = native.new_device(compiled, engine="native")
+    assert nat.engine == "native", nat.fallback_reason
+    flows = [f for f, _ in stf_flows()]
+    errors, ports_seen = 0, set()
+    for step in range(3000):
         op = rng.randrange(8)
         mid, gid = rng.randint(1, 6), rng.randint(1, 4)
-        prefix = FieldMatch("lpm", rng.randrange(4) << 24, prefix_len=8)
-        entry = TableEntry({"hdr.ipv4.dst": prefix}, "", {})
-        try:
-            if op == 0:
-                profile.insert_member(
-                    ProfileMember(mid, "MyIngress.set_nhop", {"port": mid, "mac": 1})
-                )
-            elif op == 1:
-                profile.delete_member(mid)
-            elif op in (2, 3):
-                members = {m: rng.randint(1, 3) for m in rng.sample(range(1, 7), rng.randint(0, 3))}
-                group = ProfileGroup(gid, members)
-                (profile.insert_group if op == 2 else profile.modify_group)(group)
-            elif op == 4:
-                profile.delete_group(gid)
-            elif op == 5:
-                entry.member_id, entry.group_id = (mid, None) if rng.random() < 0.3 else (None, gid)
-                (table.insert if rng.random() < 0.5 else table.modify)(entry)
-            elif op == 6:
-                entry.action_set = [
-                    ("MyIngress.set_nhop", {"port": 1, "mac": 2}, rng.randint(1, 3))
-                ]
-                table.insert(entry)
-            else:
-                table.delete(entry)
-        except ControlPlaneError:
-            errors += 1
-        # the books
+        dst = (10 + rng.randrange(3)) << 24  # the flows go to 10/8
+        members = {m: rng.randint(1, 3) for m in rng.sample(range(1, 7), rng.randint(0, 3))}
+        target = ("member_id", mid) if rng.random() < 0.3 else ("group_id", gid)
+        weight, insert = rng.randint(1, 3), rng.random() < 0.5
+        outcomes = []
+        for device in (interp, nat):
+            profile = device.action_profiles["MyIngress.ecmp_selector"]
+            table = device.tables["MyIngress.ecmp"]
+            entry = TableEntry({"hdr.ipv4.dst": FieldMatch("lpm", dst, prefix_len=8)}, "", {})
+            try:
+                if op == 0:
+                    args = {"port": mid, "mac": 1}
+                    profile.insert_member(ProfileMember(mid, "MyIngress.set_nhop", args))
+                elif op == 1:
+                    profile.delete_member(mid)
+                elif op in (2, 3):
+                    group = ProfileGroup(gid, dict(members))
+                    (profile.insert_group if op == 2 else profile.modify_group)(group)
+                elif op == 4:
+                    profile.delete_group(gid)
+                elif op == 5:
+                    setattr(entry, *target)
+                    (table.insert if insert else table.modify)(entry)
+                elif op == 6:
+                    args = {"port": 1 + weight, "mac": 2}
+                    entry.action_set = [("MyIngress.set_nhop", args, weight)]
+                    table.insert(entry)
+                else:
+                    table.delete(entry)
+                outcomes.append("ok")
+            except ControlPlaneError as e:
+                outcomes.append(type(e).__name__)
+        assert outcomes[0] == outcomes[1], (step, outcomes)
+        errors += outcomes[0] != "ok"
+        # the books (the profile object is the interpreter's on both devices' sides)
+        profile = interp.action_profiles["MyIngress.ecmp_selector"]
+        table = interp.tables["MyIngress.ecmp"]
         members = {m.member_id: profile._members[m.member_id] for m in profile.members()}
         groups = {g.group_id: profile._groups[g.group_id] for g in profile.groups()}
         oneshot = [h for g in profile._oneshots for h, _ in g.slots]
@@ -651,4 +666,10 @@ def test_random_operations_keep_handles_and_references_consistent(compiled):
         for g in groups.values():
             assert g.refs == sum(t is g for t in targets)
         assert set(profile._oneshots) == {t for t in targets if getattr(t, "action_set", None)}
+        if step % 25 == 0:
+            for frame in flows:
+                out = interp.process(0, frame)
+                assert out == nat.process(0, frame), step
+                ports_seen.update(port for port, _ in out)
     assert 300 < errors < 2700  # both kinds of outcome were exercised
+    assert 0 in ports_seen and len(ports_seen) >= 5  # misses, and members' ports
