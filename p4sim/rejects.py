@@ -142,14 +142,16 @@ def _alarm(signum, frame):
     raise _Timeout()
 
 
-def judge_p4sim(case: Case) -> None:
-    """Compile with p4sim's front end in this process, bounded in time."""
+def judge_p4sim(case: Case):
+    """Compile with p4sim's front end in this process, bounded in time; the compiled
+    program when p4sim accepts it, else None."""
     from p4sim.frontend import compile_file
 
     previous = signal.signal(signal.SIGALRM, _alarm)
     signal.alarm(P4SIM_TIMEOUT_S)
+    program = None
     try:
-        compile_file(case.path)
+        program = compile_file(case.path)
         case.verdict = "accepts"
     except _Timeout:
         case.verdict, case.message = "hangs", f"no answer within {P4SIM_TIMEOUT_S} s"
@@ -169,6 +171,7 @@ def judge_p4sim(case: Case) -> None:
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
+    return program
 
 
 def known_gaps(readme: Path = README) -> dict[str, str]:
