@@ -25,9 +25,10 @@ p4sim-rejects:
 	PATH="$(P4TOOLS_BIN):$$PATH" $(PY) -m p4sim.rejects
 
 # Differential conformance: every v1model program of p4c's STF samples on BMv2 and on
-# p4sim (python -m p4sim.conformance), and our own programs that pin down BMv2's choices
-# (P4SIM_OWN_STF); needs p4c and BMv2 (the p4tools bundle or p4lang's packages) and p4c's
-# test programs. SKIP_BMV2=1 leaves it out, saying so.
+# p4sim (python -m p4sim.conformance), ours in p4sim/tests/conformance, and those of
+# p4sim/tests/stf that pin down BMv2's choices (P4SIM_OWN_STF); needs p4c and BMv2 (the
+# p4tools bundle or p4lang's packages) and p4c's test programs. SKIP_BMV2=1 leaves it out,
+# saying so.
 P4TOOLS_PREFIX ?= /opt/p4tools
 P4C_SAMPLES    ?= $(P4TOOLS_PREFIX)/p4c-testdata/p4_16_samples
 P4SIM_OWN_STF  ?= p4sim/tests/stf/priorities.p4
@@ -37,7 +38,7 @@ p4sim-conformance:
 else
 p4sim-conformance:
 	PATH="$(if $(wildcard $(P4TOOLS_PREFIX)/bin),$(P4TOOLS_PREFIX)/bin:)$$PATH" \
-	    $(PY) -m p4sim.conformance -j 2 $(P4C_SAMPLES) $(P4SIM_OWN_STF)
+	    $(PY) -m p4sim.conformance -j 2 $(P4C_SAMPLES) p4sim/tests/conformance $(P4SIM_OWN_STF)
 endif
 
 # Language coverage: p4c's v1model samples that p4c-bm2-ss compiles, does p4sim accept them?

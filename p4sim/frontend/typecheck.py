@@ -737,7 +737,17 @@ class Checker:
                         )
                     args = [by_name[p.name] for p in t.decl.params]
                 tscope = self.type_scope(scope, {n: TypeVar(n) for n in t.decl.type_params})
-                binding: dict[str, Type] = {}  # the package's type parameters, as inferred
+                # the package's type parameters: as given (`V1Switch<H, M>(...)`), else inferred
+                targs = [self.resolve_type(a, scope) for a in getattr(d.typeref, "args", [])]
+                if targs and len(targs) != len(t.decl.type_params):
+                    raise P4Error.at(
+                        d.typeref.pos,
+                        f"package {t.decl.name} takes {len(t.decl.type_params)} type "
+                        f"argument(s), got {len(targs)}",
+                    )
+                binding: dict[str, Type] = {
+                    n: a for n, a in zip(t.decl.type_params, targs) if not isinstance(a, DontCareT)
+                }
                 for p, a in zip(t.decl.params, args):
                     arg = self.block_arg(a.value, scope)
                     self.package_arg_rules(p, arg, a.value.pos, tscope, binding)
@@ -753,6 +763,31 @@ class Checker:
                 raise unsupported(d.pos, "parser/control constructor parameters")
             return inst
         raise P4Error.at(d.pos, f"cannot instantiate {t}")
+
+    def direct_instance(self, ref: ir.Name, t: BlockT) -> Instance:
+        """`C.apply(...)` on a parser or control type (spec, "Direct type invocation"): a
+        fresh instance of C without constructor arguments, local to the block that applies
+        it and named by the type, as p4c's frontend names it (`Ingress.C.t` for its table)."""
+        if not isinstance(t.decl, (ir.ParserDecl, ir.ControlDecl)) or self.block is None:
+            raise P4Error.at(
+                ref.pos,
+                f"{ref.name} is a type: only a parser or control type "
+                "can be applied directly, from a parser or control",
+            )
+        if t.decl is self.block:
+            raise P4Error.at(ref.pos, f"{ref.name} cannot apply itself")
+        if t.decl.ctor_params:
+            raise P4Error.at(
+                ref.pos,
+                f"{ref.name} has constructor parameters: instantiate it to apply it "
+                f"({ref.name}(...) name;)",
+            )
+        loc = ir.Instantiation(ref.pos, ref.name, [], ir.NamedTypeRef(ref.pos, ref.name), [])
+        loc.instance = Instance(ref.name, t, loc)
+        self.block.locals.append(loc)
+        if isinstance(self.block, ir.ControlDecl):
+            self.block.instances.append(loc.instance)
+        return loc.instance
 
     def package_arg_rules(
         self, p: ir.Param, arg: Instance, pos, scope: Scope, binding: dict[str, Type]
@@ -879,10 +914,8 @@ class Checker:
             for st in s.stmts:
                 self.stmt(st, sscope)
             tr = s.transition
-            if tr is None:
-                raise P4Error.at(
-                    s.pos, f"state '{s.name}' has no transition (add 'transition accept;')"
-                )
+            if tr is None:  # spec, "Parser states": no transition statement is `reject`
+                tr = s.transition = ir.Transition(s.pos, "reject")
             targets = [tr.state] if tr.state is not None else [c.state for c in tr.cases]
             for tname, pos in zip(targets, [tr.pos] if tr.state else [c.pos for c in tr.cases]):
                 if tname not in d.state_map and tname not in ("accept", "reject"):
@@ -1390,6 +1423,8 @@ class Checker:
             if s.cases and s.cases[-1].body is None:
                 raise P4Error.at(s.cases[-1].pos, "the last switch case needs a block")
         elif isinstance(s, ir.Return):
+            if self.in_parser and not self.in_action and self.return_type is None:
+                raise P4Error.at(s.pos, "return is not allowed in a parser state (p4c's grammar)")
             if s.value is not None:
                 if self.return_type is None or isinstance(self.return_type, VoidT):
                     raise P4Error.at(
@@ -2053,6 +2088,8 @@ class Checker:
                     raise P4Error.at(e.pos, "tables cannot be applied inside actions")
                 return ApplyResultT(bt.decl)
             if isinstance(bt, BlockT) and m == "apply":
+                if isinstance(f.expr, ir.Name) and isinstance(f.expr.decl, TypeEntry):
+                    f.expr.decl = self.direct_instance(f.expr, bt)
                 inst = f.expr.decl
                 decl = bt.decl
                 want = ir.ParserDecl if self.in_parser else ir.ControlDecl
@@ -2140,6 +2177,13 @@ class Checker:
             raise P4Error.at(
                 e.pos,
                 f"{et.decl.name} has no method '{m}' taking {len(e.args)} argument(s) (methods: {', '.join(names)})",
+            )
+        exact = [md for md in cands if len(md.params) == len(e.args)]
+        if len(exact) > 1:
+            raise P4Error.at(
+                e.pos,
+                f"ambiguous call: {et.decl.name} declares {len(exact)} methods '{m}' taking "
+                f"{len(e.args)} argument(s)",
             )
         md = cands[0]
         inst = e.func.expr.decl

@@ -660,6 +660,42 @@ CASES = [
             "main": "V1Switch(P(), VC2(), I(), E(), CC(), D()) main;",
         },
     ),
+    # -- a state without a transition is `transition reject`: what else p4c rejects there
+    (
+        "return in a parser state",
+        {"parser": "state start { pkt.extract(hdr.h); return; }"},
+        "return is not allowed in a parser state",
+        {"parser": "state start { pkt.extract(hdr.h); }"},
+    ),
+    (
+        "package type argument that its arguments do not match",
+        {"main": "V1Switch<meta_t, meta_t>(P(), VC(), I(), E(), CC(), D()) main;"},
+        "has type headers_t, but Parser declares it meta_t",
+        {"main": "V1Switch<headers_t, meta_t>(P(), VC(), I(), E(), CC(), D()) main;"},
+    ),
+    # -- direct type invocation (spec, "Direct type invocation")
+    (
+        "direct invocation of the control itself",
+        {"top": "control C(inout meta_t m) { apply { C.apply(m); } }"},
+        "C cannot apply itself",
+        {
+            "top": "control C0(inout meta_t m) { apply { m.m = 1; } }\n"
+            "control C(inout meta_t m) { apply { C0.apply(m); } }",
+            "ingress": "apply { C.apply(meta); }",
+        },
+    ),
+    (
+        "direct invocation of a control from a parser",
+        {
+            "top": "control C(inout meta_t m) { apply { m.m = 1; } }",
+            "parser": "state start { C.apply(meta); transition accept; }",
+        },
+        "a parser can only apply parser instances",
+        {
+            "top": "control C(inout meta_t m) { apply { m.m = 1; } }",
+            "ingress": "apply { C.apply(meta); }",
+        },
+    ),
 ]
 
 
@@ -672,6 +708,16 @@ def test_check_rejects_bad_and_keeps_good(name, bad, message, good):
     assert message in e.message
     assert e.file == "bad.p4" and e.line >= 1 and e.col >= 1
     assert str(e).startswith(f"bad.p4:{e.line}:{e.col}: error: ")
+
+
+def test_extern_method_overloads_of_the_same_arity_are_ambiguous():
+    # p4c: "Ambiguous method"; core.p4's packet_in.extract (1 or 2 arguments) still resolves
+    bad = source(
+        top="extern X { X(); void m(in bit<8> a); void m(in bit<8> b); }",
+        ingress="X() x; apply { x.m(hdr.h.a); }",
+    )
+    with pytest.raises(P4Error, match="ambiguous call: X declares 2 methods 'm' taking 1"):
+        compile_source(bad, "bad.p4")
 
 
 def test_table_without_default_needs_core_noaction():

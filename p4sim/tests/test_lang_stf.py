@@ -1,5 +1,6 @@
-"""Conformance: every program + .stf pair in p4sim/tests/stf/ (expected outputs derived from
-the P4_16 spec and BMv2's v1model by hand or with scapy, never by running p4sim).
+"""Conformance: every program + .stf pair in p4sim/tests/stf/ and p4sim/tests/conformance/
+(expected outputs derived from the P4_16 spec and BMv2's v1model by hand or with scapy, never
+by running p4sim; make p4sim-conformance also runs those of tests/conformance/ on BMv2).
 
 Run: .venv/bin/pytest p4sim/tests/test_lang_stf.py
 """
@@ -11,13 +12,14 @@ import pytest
 from p4sim.stf import StfError, run_stf
 
 STF_DIR = Path(__file__).parent / "stf"
+CONFORMANCE_DIR = Path(__file__).parent / "conformance"  # also run on BMv2
 REPO = Path(__file__).resolve().parents[2]
 # Tests of programs that live elsewhere in the repository.
 EXTERNAL = {"dc_splitter": REPO / "p4src" / "dc_splitter.p4"}
 
 
 def cases():
-    for stf in sorted(STF_DIR.glob("*.stf")):
+    for stf in sorted([*STF_DIR.glob("*.stf"), *CONFORMANCE_DIR.glob("*.stf")]):
         program = EXTERNAL.get(stf.stem, stf.with_suffix(".p4"))
         yield pytest.param(program, stf, id=stf.stem)
 

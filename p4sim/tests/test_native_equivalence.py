@@ -21,6 +21,7 @@ from p4sim.native import new_device
 from p4sim.native.equivalence import compare
 
 STF_DIR = Path(__file__).parent / "stf"
+CONFORMANCE_DIR = Path(__file__).parent / "conformance"
 REPO = Path(__file__).resolve().parents[2]
 SPLITTER = REPO / "p4src" / "dc_splitter.p4"
 SAMPLES = Path("/opt/p4tools/p4c-testdata/p4_16_samples")
@@ -33,7 +34,7 @@ NATIVE_STF = {
 
 
 def stf_cases():
-    for stf in sorted(STF_DIR.glob("*.stf")):
+    for stf in sorted([*STF_DIR.glob("*.stf"), *CONFORMANCE_DIR.glob("*.stf")]):
         program = SPLITTER if stf.stem == "dc_splitter" else stf.with_suffix(".p4")
         yield pytest.param(program, stf, id=stf.stem)
 
