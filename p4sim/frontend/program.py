@@ -237,11 +237,16 @@ class ModelBuilder:
         self.names.add(name)
         return name
 
-    def block(self, inst: Instance, path: str) -> BlockNode:
+    def block(self, inst: Instance, path: str, parent: BlockNode | None = None) -> BlockNode:
         decl = inst.type.decl
         node = BlockNode(path, decl)
         node.externs.update(self.global_externs)
         self.nodes.append(node)
+        # a parser or control given as a constructor argument: the instance the enclosing
+        # block declared (one instance, shared by all it was given to), or an anonymous one
+        for bound in getattr(decl, "bound_instances", ()):
+            shared = parent.children.get(bound) if parent is not None else None
+            node.children[bound] = shared or self.block(bound, f"{path}.{bound.name}", node)
         if isinstance(decl, ir.ControlDecl):
             for loc in decl.locals:
                 if isinstance(loc, ir.Instantiation):
@@ -271,7 +276,7 @@ class ModelBuilder:
         name = qualify(node.path, inst.name, inst.annotations)
         t = inst.type
         if isinstance(t, BlockT):
-            node.children[inst] = self.block(inst, name)
+            node.children[inst] = self.block(inst, name, node)
             return
         kind = t.decl.name
         node.externs[inst] = name

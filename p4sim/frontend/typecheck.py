@@ -13,6 +13,7 @@ two's complement range), bool is bool, `error` and plain enums are ints (member 
 
 from __future__ import annotations
 
+import copy
 import json
 from dataclasses import dataclass, field, fields
 
@@ -60,6 +61,7 @@ class Var:
     init: object = None  # a local's constant initializer, if it has one
     assigned: bool = False  # a local written after its declaration (or passed as out/inout)
     block: object = None  # the parser/control whose apply parameter this is
+    ctor_param: bool = False  # a constructor parameter, bound to its argument's value
 
 
 @dataclass(eq=False)
@@ -272,14 +274,14 @@ class Checker:
                     if n == "int":
                         return InfInt()
                     return Bits(1)
-                w = self.const_int(ref.width, scope)
+                w = self.const_int(ref.width, scope, in_type=True)
                 if w <= 0 or w > MAX_WIDTH:
                     raise P4Error.at(
                         ref.pos, f"width of {n}<{w}> must be between 1 and {MAX_WIDTH}"
                     )
                 return Bits(w, n == "int")
             if n == "varbit":
-                w = self.const_int(ref.width, scope)
+                w = self.const_int(ref.width, scope, in_type=True)
                 if w <= 0 or w > MAX_WIDTH:
                     raise P4Error.at(
                         ref.pos, f"width of varbit<{w}> must be between 1 and {MAX_WIDTH}"
@@ -299,7 +301,7 @@ class Checker:
                 raise P4Error.at(
                     ref.pos, f"header stack elements must be headers or header unions, not {elem}"
                 )
-            size = self.const_int(ref.size, scope)
+            size = self.const_int(ref.size, scope, in_type=True)
             if not 0 < size <= MAX_STACK_SIZE:
                 raise P4Error.at(
                     ref.size.pos,
@@ -356,10 +358,20 @@ class Checker:
             return bool(t.decl.type_params) and not t.args
         return isinstance(t, BlockT) and bool(getattr(t.decl, "type_params", None))
 
-    def const_int(self, e: ir.Expr, scope: Scope) -> int:
+    def const_int(self, e: ir.Expr, scope: Scope, in_type: bool = False) -> int:
+        """in_type: a width or stack size, which p4c wants known without the constructor
+        arguments of the parser or control it is in."""
         self.expr(e, scope)
         if e.const is None or not isinstance(e.const, int) or isinstance(e.const, bool):
             raise P4Error.at(e.pos, "expected a compile-time constant integer")
+        if in_type:
+            param = ctor_param_in(e)
+            if param is not None:
+                raise P4Error.at(
+                    e.pos,
+                    f"a width or stack size must be a constant, not constructor parameter "
+                    f"'{param}'",
+                )
         return e.const
 
     # -- declarations -----------------------------------------------------------------
@@ -523,6 +535,9 @@ class Checker:
             self.action_decl(d, scope)
             return
         if isinstance(d, (ir.ParserDecl, ir.ControlDecl, ir.PackageDecl)):
+            if getattr(d, "ctor_params", None):
+                # checked once per instance, with its constructor arguments bound (specialize)
+                d.template = copy.deepcopy(d)
             self.param_rules(d.params, scope, d.type_params)
             d.param_types = [t for _, t in self.signature(d, scope, d.type_params)]
             self.param_rules(getattr(d, "ctor_params", []), scope, d.type_params)
@@ -530,7 +545,20 @@ class Checker:
                 dup = next(p for p in d.ctor_params if p.name in {q.name for q in d.params})
                 raise P4Error.at(dup.pos, f"duplicate parameter '{dup.name}'")
             self.declare(scope, d.name, TypeEntry(BlockT(d)), d.pos)
-            if isinstance(d, ir.ParserDecl) and d.states is not None:
+            if getattr(d, "ctor_params", None):
+                if d.type_params:
+                    raise unsupported(d.pos, f"generic {kind_of(d)}")
+                for p in d.ctor_params:
+                    p.type = self.resolve_type(p.typeref, scope)
+                    if isinstance(p.type, BlockT) and has_body(p.type.decl):
+                        raise P4Error.at(
+                            p.pos,
+                            f"{p.name}: a parameter cannot have the type of {kind_of(p.type.decl)} "
+                            f"{p.type.decl.name}, which is a declaration (give a "
+                            f"{kind_of(p.type.decl)} type, `{kind_of(p.type.decl)} "
+                            f"T(...);`)",
+                        )
+            elif isinstance(d, ir.ParserDecl) and d.states is not None:
                 self.parser_decl(d)
             elif isinstance(d, ir.ControlDecl) and d.body is not None:
                 self.control_decl(d)
@@ -760,7 +788,7 @@ class Checker:
                     f"externs and packages can; instantiate it inside a parser or control)",
                 )
             if d.args or getattr(t.decl, "ctor_params", None):
-                raise unsupported(d.pos, "parser/control constructor parameters")
+                inst.type = self.specialize(t, d.args, scope, d.pos)
             return inst
         raise P4Error.at(d.pos, f"cannot instantiate {t}")
 
@@ -789,8 +817,65 @@ class Checker:
             self.block.instances.append(loc.instance)
         return loc.instance
 
+    def specialize(self, t: BlockT, args: list[ir.Arg], scope: Scope, pos) -> BlockT:
+        """The parser or control type t with its constructor parameters bound to args: a copy
+        of its declaration, checked with each value parameter a constant and each parser or
+        control parameter the instance given (spec, "Instantiations"; p4c likewise checks
+        and names every instance's objects separately)."""
+        decl = t.decl
+        params = decl.ctor_params
+        if any(a.name for a in args):
+            by_name = {a.name: a for a in args}
+            if set(by_name) != {p.name for p in params}:
+                raise P4Error.at(
+                    pos,
+                    f"{decl.name} takes the constructor arguments "
+                    f"{', '.join(p.name for p in params)}",
+                )
+            args = [by_name[p.name] for p in params]
+        if len(args) != len(params):
+            raise P4Error.at(
+                pos, f"{decl.name} takes {len(params)} constructor argument(s), got {len(args)}"
+            )
+        bound = []
+        for p, a in zip(params, args):
+            if isinstance(p.type, BlockT):
+                arg = self.block_arg(a.value, scope)
+                self.package_arg_rules(p, arg, a.value.pos, self.scope, {}, "constructor parameter")
+                bound.append((p.name, arg, p.pos))
+                continue
+            self.expr(a.value, scope, p.type)
+            self.coerce(a.value, p.type)
+            if a.value.const is None:
+                raise P4Error.at(
+                    a.value.pos, f"constructor argument '{p.name}' must be a compile-time constant"
+                )
+            var = Var(p.name, p.type, "const", None, a.value.const, p.pos, ctor_param=True)
+            bound.append((p.name, var, p.pos))
+        spec = copy.deepcopy(decl.template)
+        spec.ctor_params, spec.param_types = [], decl.param_types
+        state = ("frame", "block", "in_parser", "return_type", "in_action", "action")
+        saved = {n: getattr(self, n) for n in state}
+        self.return_type, self.in_action, self.action = None, False, None
+        try:
+            if isinstance(spec, ir.ParserDecl):
+                self.parser_decl(spec, bound)
+            else:
+                self.control_decl(spec, bound)
+        finally:
+            for n, v in saved.items():
+                setattr(self, n, v)
+        spec.bound_instances = [obj for _, obj, _ in bound if isinstance(obj, Instance)]
+        return BlockT(spec)
+
     def package_arg_rules(
-        self, p: ir.Param, arg: Instance, pos, scope: Scope, binding: dict[str, Type]
+        self,
+        p: ir.Param,
+        arg: Instance,
+        pos,
+        scope: Scope,
+        binding: dict[str, Type],
+        what: str = "package parameter",
     ) -> None:
         """A package argument is a parser where the parameter's type is a parser type and a
         control where it is a control type, with the same parameter directions and types
@@ -798,13 +883,13 @@ class Checker:
         arguments: spec, "Type inference")."""
         want = self.resolve_type(p.typeref, scope)
         if not isinstance(want, BlockT):
-            raise P4Error.at(pos, f"package parameter '{p.name}' is not a parser or control type")
+            raise P4Error.at(pos, f"{what} '{p.name}' is not a parser or control type")
         kind = {ir.ParserDecl: "parser", ir.ControlDecl: "control", ir.PackageDecl: "package"}
         got_kind, want_kind = kind[type(arg.type.decl)], kind[type(want.decl)]
         if got_kind != want_kind:
             raise P4Error.at(
                 pos,
-                f"{got_kind} {arg.type.decl.name} does not match package parameter "
+                f"{got_kind} {arg.type.decl.name} does not match {what} "
                 f"'{p.name}' of type {want_kind} {want.decl.name}",
             )
         got_params, want_params = arg.type.decl.params, want.decl.params
@@ -815,7 +900,7 @@ class Checker:
             raise P4Error.at(
                 pos,
                 f"{got_kind} {arg.type.decl.name} has {len(got_params)} parameter(s), but "
-                f"package parameter '{p.name}' of type {want.decl.name} takes "
+                f"{what} '{p.name}' of type {want.decl.name} takes "
                 f"{len(want_params)}",
             )
         if len(got_params) == len(want_params):
@@ -825,7 +910,7 @@ class Checker:
                         g.pos,
                         f"parameter '{g.name}' of {arg.type.decl.name} is "
                         f"'{g.direction or 'directionless'}', but {want.decl.name} declares "
-                        f"it '{w.direction or 'directionless'}' (package parameter '{p.name}')",
+                        f"it '{w.direction or 'directionless'}' ({what} '{p.name}')",
                     )
             # `Parser<H, M>`: the parser type's own type parameters stand for the package's
             targs = [self.resolve_type(a, scope) for a in getattr(p.typeref, "args", [])]
@@ -848,10 +933,13 @@ class Checker:
 
     def block_arg(self, e: ir.Expr, scope: Scope) -> Instance:
         """A package argument: `Ctl()` (anonymous instance) or the name of an instance."""
-        if isinstance(e, ir.Call) and isinstance(e.func, ir.Name) and not e.args:
+        if isinstance(e, ir.Call) and isinstance(e.func, ir.Name):
             entry = scope.lookup(e.func.name)
             if isinstance(entry, TypeEntry) and isinstance(entry.type, BlockT):
-                return Instance(e.func.name, entry.type, None)
+                t = entry.type
+                if e.args or getattr(t.decl, "ctor_params", None):
+                    t = self.specialize(t, e.args, scope, e.pos)
+                return Instance(e.func.name, t, None)
         if isinstance(e, ir.Name):
             entry = scope.lookup(e.name)
             if isinstance(entry, Instance) and isinstance(entry.type, BlockT):
@@ -886,15 +974,16 @@ class Checker:
         except P4Error:
             return TypeVar(getattr(ref, "name", "?"))
 
-    def parser_decl(self, d: ir.ParserDecl) -> None:
+    def parser_decl(self, d: ir.ParserDecl, bound=()) -> None:
+        """bound: (name, constant Var or Instance, pos) of the constructor parameters."""
         if d.type_params:
             raise unsupported(d.pos, "generic parser")
-        if d.ctor_params:
-            raise unsupported(d.pos, "parser constructor parameters")
         self.frame = Frame()
         self.in_parser = True
         pscope = Scope(self.scope)
         self.params(d.params, pscope, self.frame)
+        for name, obj, pos in bound:
+            self.declare(pscope, name, obj, pos)
         for p in d.params:
             p.var.block = d
         self.block = d
@@ -961,14 +1050,15 @@ class Checker:
             if p.const is None:
                 raise P4Error.at(p.pos, "select keysets must be compile-time constants")
 
-    def control_decl(self, d: ir.ControlDecl) -> None:
+    def control_decl(self, d: ir.ControlDecl, bound=()) -> None:
+        """bound: (name, constant Var or Instance, pos) of the constructor parameters."""
         if d.type_params:
             raise unsupported(d.pos, "generic control")
-        if d.ctor_params:
-            raise unsupported(d.pos, "control constructor parameters")
         self.frame = Frame()
         cscope = Scope(self.scope)
         self.params(d.params, cscope, self.frame)
+        for name, obj, pos in bound:
+            self.declare(cscope, name, obj, pos)
         for p in d.params:
             p.var.block = d
         d.tables = []
@@ -1923,6 +2013,7 @@ class Checker:
                 inst = getattr(loc, "instance", None)
                 if inst is not None and isinstance(inst.type, BlockT):
                     todo.append(inst.type.decl)
+            todo += [inst.type.decl for inst in getattr(d, "bound_instances", ())]
         return live
 
     def known_value(self, e: ir.Expr):
@@ -2433,6 +2524,31 @@ def free_vars(t: Type) -> bool:
     if isinstance(t, ExternT):
         return any(free_vars(a) for a in t.args)
     return False
+
+
+def kind_of(d) -> str:
+    return {ir.ParserDecl: "parser", ir.ControlDecl: "control"}.get(type(d), "package")
+
+
+def has_body(d) -> bool:
+    """A parser or control declaration, not a parser or control type (prototype)."""
+    return getattr(d, "states", None) is not None or getattr(d, "body", None) is not None
+
+
+def ctor_param_in(e):
+    """The name of a constructor parameter the expression reads, or None."""
+    if isinstance(e, ir.Name) and getattr(getattr(e, "decl", None), "ctor_param", False):
+        return e.name
+    if not hasattr(e, "__dataclass_fields__"):
+        return None
+    for f in fields(e):
+        value = getattr(e, f.name)
+        for v in value if isinstance(value, list) else [value]:
+            if hasattr(v, "__dataclass_fields__"):
+                found = ctor_param_in(v)
+                if found is not None:
+                    return found
+    return None
 
 
 def unifies(want: Type, got: Type, binding: dict[str, Type], open_vars: bool = False) -> bool:

@@ -685,6 +685,95 @@ CASES = [
         },
     ),
     (
+        "direct invocation of a control with constructor parameters",
+        {
+            "top": "control C(inout meta_t m)(bit<8> k) { apply { m.m = k; } }",
+            "ingress": "apply { C.apply(meta); }",
+        },
+        "C has constructor parameters: instantiate it to apply it",
+        {
+            "top": "control C(inout meta_t m)(bit<8> k) { apply { m.m = k; } }",
+            "ingress": "C(1) c; apply { c.apply(meta); }",
+        },
+    ),
+    # -- constructor parameters (spec, "Instantiations")
+    (
+        "constructor argument that is not a constant",
+        {
+            "top": "control C(inout meta_t m)(bit<8> k) { apply { m.m = k; } }",
+            "ingress": "bit<8> v = 1; C(v) c; apply { c.apply(meta); }",
+        },
+        "constructor argument 'k' must be a compile-time constant",
+        {
+            "top": "control C(inout meta_t m)(bit<8> k) { apply { m.m = k; } }",
+            "ingress": "const bit<8> v = 1; C(v) c; apply { c.apply(meta); }",
+        },
+    ),
+    (
+        "constructor arguments missing",
+        {
+            "top": "control C(inout meta_t m)(bit<8> k, bool b) { apply { m.m = k; } }",
+            "ingress": "C(1) c; apply { c.apply(meta); }",
+        },
+        "C takes 2 constructor argument(s), got 1",
+        {
+            "top": "control C(inout meta_t m)(bit<8> k, bool b) { apply { m.m = k; } }",
+            "ingress": "C(1, true) c; apply { c.apply(meta); }",
+        },
+    ),
+    (
+        "constructor argument of another control type",
+        {
+            "top": "control T(inout meta_t m); control U(inout meta_t m, in bit<8> x);\n"
+            "control A(inout meta_t m, in bit<8> x) { apply { m.m = x; } }\n"
+            "control C(inout meta_t m)(T t) { apply { t.apply(m); } }",
+            "ingress": "A() a; C(a) c; apply { c.apply(meta); }",
+        },
+        "A has 2 parameter(s), but constructor parameter 't' of type T takes 1",
+        {
+            "top": "control T(inout meta_t m);\n"
+            "control A(inout meta_t m) { apply { m.m = 1; } }\n"
+            "control C(inout meta_t m)(T t) { apply { t.apply(m); } }",
+            "ingress": "A() a; C(a) c; apply { c.apply(meta); }",
+        },
+    ),
+    (
+        "constructor parameter of a control declaration's type",
+        {
+            "top": "control A(inout meta_t m) { apply { m.m = 1; } }\n"
+            "control C(inout meta_t m)(A a) { apply { a.apply(m); } }"
+        },
+        "a: a parameter cannot have the type of control A, which is a declaration",
+        {
+            "top": "control T(inout meta_t m); control A(inout meta_t m) { apply { m.m = 1; } }\n"
+            "control C(inout meta_t m)(T a) { apply { a.apply(m); } }"
+        },
+    ),
+    (
+        "stack size from a constructor parameter",
+        {
+            "top": "control C(inout meta_t m)(bit<32> n) { apply { h_t[n] s; m.m = 1; } }",
+            "ingress": "C(2) c; apply { c.apply(meta); }",
+        },
+        "a width or stack size must be a constant, not constructor parameter 'n'",
+        {
+            "top": "control C(inout meta_t m)(bit<32> n) { apply { h_t[2] s; m.m = 1; } }",
+            "ingress": "C(2) c; apply { c.apply(meta); }",
+        },
+    ),
+    (
+        "type error inside a control checked with its constructor arguments",
+        {
+            "top": "control C(inout meta_t m)(bool b) { apply { m.m = b; } }",
+            "ingress": "C(true) c; apply { c.apply(meta); }",
+        },
+        "bool",
+        {
+            "top": "control C(inout meta_t m)(bool b) { apply { m.m = b ? 8w1 : 8w2; } }",
+            "ingress": "C(true) c; apply { c.apply(meta); }",
+        },
+    ),
+    (
         "direct invocation of a control from a parser",
         {
             "top": "control C(inout meta_t m) { apply { m.m = 1; } }",
