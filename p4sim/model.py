@@ -179,6 +179,21 @@ class ControllerHeaderDef:
 
 
 @dataclass
+class ValueSetDef:
+    """A parser value set (`value_set<T>(size)`): members the control plane writes, each a
+    match on every field of T (one unnamed field when T is bit<W>)."""
+
+    name: str
+    fields: list[MatchFieldDef]
+    size: int
+    annotations: list[str] = field(default_factory=list)
+
+    @property
+    def keys(self) -> list[MatchFieldDef]:  # as TableDef's, for the shared match decoding
+        return self.fields
+
+
+@dataclass
 class DigestDef:
     name: str  # the struct type name p4c uses
     fields: list[ParamDef]
@@ -200,6 +215,7 @@ class ProgramModel:
     serializable_enums: dict[str, tuple[int, list[tuple[str, int]]]] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)  # the error members, in value order
     action_profiles: list[ActionProfileDef] = field(default_factory=list)
+    value_sets: list[ValueSetDef] = field(default_factory=list)
 
 
 # ---------------------------------------------------------------------------
@@ -379,6 +395,9 @@ class Device(Protocol):
     pre: ReplicationEngine
     meters: dict[str, MeterState]  # indirect and direct (direct configs live on entries)
     action_profiles: dict[str, ActionProfileState]
+    # parser value sets by name: `members` (a FieldMatch per field name, each member) and
+    # `write(members)`, which replaces them all (TableFull past the declared size)
+    value_sets: dict
     # digest() calls of processed packets, in order: (DigestDef.name, receiver, field values
     # in DigestDef.fields order). The engine appends; the switch drains it after each packet.
     digests: list[tuple[str, int, list[int]]]

@@ -272,6 +272,8 @@ def build_symbols(model: ProgramModel) -> SymbolTable:
         symbols.add(prefix, meter.name, meter.annotations)
     for register in model.registers:
         symbols.add(PREFIX_REGISTER, register.name, register.annotations)
+    for value_set in model.value_sets:
+        symbols.add(PREFIX_VALUE_SET, value_set.name, value_set.annotations)
     for header in model.controller_headers:
         symbols.add(PREFIX_CONTROLLER_HEADER, header.type_name or header.name, header.annotations)
     for digest in model.digests:
@@ -411,6 +413,16 @@ def generate(model: ProgramModel) -> p4info_pb2.P4Info:
         _preamble(r, symbols, PREFIX_REGISTER, register.name, register.annotations)
         _bitstring(r.type_spec, register.bitwidth)
         r.size = register.size
+
+    for value_set in model.value_sets:
+        if is_hidden(value_set.annotations):
+            continue
+        v = info.value_sets.add()
+        _preamble(v, symbols, PREFIX_VALUE_SET, value_set.name, value_set.annotations)
+        for fid, fld in enumerate(value_set.fields, 1):
+            m = v.match.add(id=fid, bitwidth=fld.bitwidth, match_type=_MATCH_TYPES[fld.match_kind])
+            m.name = fld.name  # p4c: no name when the value set's type is bit<W>
+        v.size = value_set.size
 
     for digest in model.digests:
         d = info.digests.add()

@@ -38,6 +38,8 @@ with p4c's meaning:
     mc_mgrp_create <group>                      (simple_switch_CLI) empty multicast group
     mc_node_create <rid> <port> ...             node; handles count 0, 1, ... as in BMv2
     mc_node_associate <group> <handle>          the node's ports join the group
+    pvs_add <value set> <value>                 (simple_switch_CLI) a member of a parser
+                                                value set: its fields' values concatenated
     check_counter <counter>(<index>) [packets|bytes] [==|!=|<|<=|>|>= <n>]
     wait                                        (nothing to wait for: packets run at once)
     key names: any dotted suffix of the key's name, `hdr.h.$valid$` also as `hdr.h.valid`
@@ -202,6 +204,7 @@ _MIN_ARGS = {
     "mc_mgrp_create": 1,
     "mc_node_create": 2,
     "mc_node_associate": 2,
+    "pvs_add": 2,
 }
 
 # check_counter comparisons (p4c's STF grammar)
@@ -421,6 +424,20 @@ class StfRunner:
 
     def cmd_register_write(self, rest, line) -> None:
         self._register(rest[0]).write(parse_value(rest[1]), parse_value(rest[2]))
+
+    def cmd_pvs_add(self, rest, line) -> None:
+        """BMv2's CLI: one exact member, the fields' values concatenated (first field in the
+        most significant bits), as BMv2 stores a value set's values."""
+        vset = self.device.value_sets[_resolve(rest[0], self.device.value_sets, "value set")]
+        value, fields = parse_value(rest[1]), vset.definition.fields
+        total = sum(f.bitwidth for f in fields)
+        if value >> total:
+            raise StfError(f"pvs_add: {rest[1]} is wider than the value set's {total} bits")
+        member, shift = {}, total
+        for f in fields:
+            shift -= f.bitwidth
+            member[f.name] = FieldMatch("exact", value=(value >> shift) & ((1 << f.bitwidth) - 1))
+        vset.write(vset.members + [member])
 
     def cmd_register_check(self, rest, line) -> None:
         got = self._register(rest[0]).read(parse_value(rest[1]))

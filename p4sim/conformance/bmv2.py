@@ -475,5 +475,6 @@ CLI_PASSTHROUGH = frozenset(
         "register_reset",
         "meter_set_rates",
         "meter_array_set_rates",
+        "pvs_add",
     }
 )

@@ -15,7 +15,7 @@ from __future__ import annotations
 import time
 import zlib
 
-from p4sim.model import CounterDef, MeterDef, RegisterDef
+from p4sim.model import CounterDef, FieldMatch, MeterDef, RegisterDef, TableFull, ValueSetDef
 
 
 class Register:
@@ -41,6 +41,54 @@ class Register:
     def write(self, index: int, value: int) -> None:
         self._check(index)
         self.values[index] = value & self.mask
+
+
+class ValueSet:
+    """A parser value set: the members the control plane wrote (each a FieldMatch per field
+    name; a ternary, LPM or range field left out matches anything). A select case on it
+    matches when any member matches every select value."""
+
+    def __init__(self, definition: ValueSetDef):
+        self.definition = definition
+        self.members: list[dict[str, FieldMatch]] = []
+        self._checks: list[list[tuple]] = []
+
+    def write(self, members: list[dict[str, FieldMatch]]) -> None:
+        """Replace every member (P4Runtime writes a value set as a whole)."""
+        if len(members) > self.definition.size:
+            raise TableFull(
+                f"value set {self.definition.name} holds at most {self.definition.size} "
+                f"members, got {len(members)}"
+            )
+        self.members = list(members)
+        self._checks = [
+            [_value_set_check(m.get(f.name), f.bitwidth) for f in self.definition.fields]
+            for m in members
+        ]
+
+    def matches(self, values: list[int]) -> bool:
+        for checks in self._checks:
+            for v, (kind, a, b) in zip(values, checks):
+                if kind == "m" and v & b != a or kind == "r" and not a <= v <= b:
+                    break
+            else:
+                return True
+        return False
+
+
+def _value_set_check(m: FieldMatch | None, width: int) -> tuple:
+    """A member's match on one field as (kind, a, b): "m" value & mask, "r" low..high."""
+    full = (1 << width) - 1
+    if m is None:
+        return ("m", 0, 0)
+    if m.kind == "range":
+        return ("r", m.low, m.high)
+    if m.kind == "ternary":
+        return ("m", m.value & m.mask, m.mask)
+    if m.kind == "lpm":
+        mask = full ^ (full >> m.prefix_len) if m.prefix_len else 0
+        return ("m", m.value & mask, mask)
+    return ("m", m.value, full)  # exact, optional
 
 
 class Counter:

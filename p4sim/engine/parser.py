@@ -119,6 +119,10 @@ class ParserCompiler(BlockCompiler):
             if len(c.keyset) == 1 and isinstance(c.keyset[0], ir.Default) and len(keys) != 1:
                 cases.append((None, target))
                 continue
+            if getattr(c, "value_set", None) is not None:
+                vset = self.rt.value_sets[self.node.value_sets[c.value_set]]
+                cases.append(([("v", vset, None)], target))
+                continue
             checks = []
             for k in c.keyset:
                 if isinstance(k, ir.Default):
@@ -160,6 +164,10 @@ class ParserCompiler(BlockCompiler):
             for checks, target in cases:
                 if checks is None:
                     return target
+                if checks[0] is not None and checks[0][0] == "v":
+                    if checks[0][1].matches(vals):
+                        return target
+                    continue
                 for v, ch in zip(vals, checks):
                     if ch is None:
                         continue

@@ -13,7 +13,7 @@ import threading
 
 from p4sim.engine.action_profiles import ActionProfile
 from p4sim.engine.control import BlockCompiler, ReturnSignal
-from p4sim.engine.externs import Counter, Meter, Register
+from p4sim.engine.externs import Counter, Meter, Register, ValueSet
 from p4sim.engine.parser import ParserCompiler
 from p4sim.engine.tables import Table
 from p4sim.errors import unsupported
@@ -56,6 +56,7 @@ class Runtime:
             d.name: d for d in program.model.counters if d.direct_table is not None
         }
         self.meters: dict[str, Meter] = {d.name: Meter(d) for d in program.model.meters}
+        self.value_sets = {d.name: ValueSet(d) for d in program.model.value_sets}
         self._compiled: dict = {}
 
     # -- compilation ------------------------------------------------------------------

@@ -409,6 +409,14 @@ class Instantiation(Decl):
 
 
 @dataclass(eq=False)
+class ValueSetDecl(Decl):
+    """`value_set<T>(size) name;` in a parser: a select keyset the control plane fills."""
+
+    typeref: TypeRef
+    size: Expr
+
+
+@dataclass(eq=False)
 class SelectCase:
     pos: Pos
     keyset: list[Expr]  # one per select expression (or a single Default)

@@ -586,7 +586,17 @@ class Parser:
         if self.at("const"):
             return self.const_decl(annots)
         if self.at("value_set", "valueset"):
-            raise unsupported(t.pos, "value_set")
+            self.i += 1
+            self.expect("<")
+            elem = self.typeref()
+            self.close_angle()
+            self.expect("(")
+            size = self.expression()
+            self.expect(")")
+            name = self.ident("a value set name")
+            self.expect(";")
+            self.valuenames.add(name)
+            return ir.ValueSetDecl(t.pos, name, annots, elem, size)
         ref = self.typeref()
         if self.at("("):
             args = self.arguments()

@@ -32,6 +32,7 @@ from p4sim.model import (
     ProgramModel,
     RegisterDef,
     TableDef,
+    ValueSetDef,
 )
 
 
@@ -62,6 +63,7 @@ class BlockNode:
     actions: dict = field(default_factory=dict)  # ir.ActionDecl -> qualified name
     externs: dict = field(default_factory=dict)  # Instance -> qualified name
     children: dict = field(default_factory=dict)  # Instance -> BlockNode
+    value_sets: dict = field(default_factory=dict)  # ir.ValueSetDecl -> qualified name
 
 
 def expr_text(e: ir.Expr) -> str:
@@ -157,6 +159,7 @@ class ModelBuilder:
         self.registers: list[RegisterDef] = []
         self.counters: list[CounterDef] = []
         self.meters: list[MeterDef] = []
+        self.value_sets: list[ValueSetDef] = []
         self.names: set[str] = set()
         self.nodes: list[BlockNode] = []
         self.global_externs: dict = {}  # top-level extern Instance -> name
@@ -226,6 +229,7 @@ class ModelBuilder:
             serializable_enums=self.enums,
             errors=sorted(self.checker.error_type.members, key=self.checker.error_type.members.get),
             action_profiles=list(self.profiles.values()),
+            value_sets=self.value_sets,
         )
         return model, roots
 
@@ -270,6 +274,12 @@ class ModelBuilder:
             for loc in decl.locals:
                 if isinstance(loc, ir.Instantiation):
                     self.instance(node, loc.instance)
+                elif isinstance(loc, ir.ValueSetDecl):
+                    name = self.unique(qualify(path, loc.name, loc.annotations), loc.pos)
+                    fields = [MatchFieldDef(n, w, kind) for n, w, kind in loc.fields]
+                    annots = annotation_texts(loc.annotations)
+                    self.value_sets.append(ValueSetDef(name, fields, loc.size_value, annots))
+                    node.value_sets[loc] = name
         return node
 
     def instance(self, node: BlockNode, inst: Instance) -> None:

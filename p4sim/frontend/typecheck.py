@@ -1019,6 +1019,8 @@ class Checker:
                 for c in tr.cases:
                     if len(c.keyset) == 1 and isinstance(c.keyset[0], ir.Default):
                         continue
+                    if self.select_value_set(c, types, sscope):
+                        continue
                     if len(c.keyset) != len(types):
                         raise P4Error.at(
                             c.pos,
@@ -1032,6 +1034,52 @@ class Checker:
         self.frame = None
         self.in_parser = False
         self.block = None
+
+    def value_set_decl(self, d: ir.ValueSetDecl, scope: Scope) -> None:
+        """value_set<T>(size): T is bit<W> (or a serializable enum, a new type of bit<W>) or
+        a struct of such fields, each matched as its @match annotation says (exact when
+        absent), as p4c's P4Info describes it."""
+        t = self.resolve_type(d.typeref, scope)
+        if isinstance(t, HeaderT) and t.kind == "struct":
+            annots = getattr(t, "field_annotations", [[] for _ in t.fields])
+            members = [(n, ft, a) for (n, ft), a in zip(t.fields, annots)]
+        else:
+            members = [("", t, [])]
+        d.fields = []  # (name, width, match kind)
+        for name, ft, annots in members:
+            if value_set_width(ft) is None:
+                what = f"field {t.name()}.{name}" if name else "element type"
+                raise P4Error.at(
+                    d.typeref.pos,
+                    f"value_set {d.name}: {what} must be bit<W> (or a struct of bit<W> "
+                    f"fields), not {ft}",
+                )
+            match = ir.annotation(annots, "match")
+            d.fields.append((name, value_set_width(ft), match.args[0] if match else "exact"))
+        d.type = t
+        d.size_value = self.const_int(d.size, scope)
+        if not 0 < d.size_value <= MAX_TABLE_SIZE:
+            raise P4Error.at(
+                d.size.pos,
+                f"value_set size {d.size_value} must be between 1 and {MAX_TABLE_SIZE:,}",
+            )
+
+    def select_value_set(self, c: ir.SelectCase, types: list[Type], scope: Scope) -> bool:
+        """A select case whose keyset is a value set: its fields must be as many and as wide
+        as the select's expressions."""
+        k = c.keyset[0] if len(c.keyset) == 1 else None
+        vs = scope.lookup(k.name) if isinstance(k, ir.Name) else None
+        if not isinstance(vs, ir.ValueSetDecl):
+            return False
+        widths = [value_set_width(t) for t in types]
+        if widths != [w for _, w, _ in vs.fields]:
+            raise P4Error.at(
+                k.pos,
+                f"value_set {vs.name} holds {vs.type} values, which do not match the select "
+                f"expression types ({', '.join(str(t) for t in types)})",
+            )
+        k.decl = c.value_set = vs
+        return True
 
     def keyset_element(self, k: ir.Expr, t: Type, scope: Scope) -> None:
         if isinstance(k, ir.Default):
@@ -1087,6 +1135,11 @@ class Checker:
             self.declare(scope, loc.name, inst, loc.pos)
             if control is not None:
                 control.instances.append(inst)
+        elif isinstance(loc, ir.ValueSetDecl):
+            if not self.in_parser:
+                raise P4Error.at(loc.pos, f"value_set {loc.name}: value sets belong in parsers")
+            self.value_set_decl(loc, scope)
+            self.declare(scope, loc.name, loc, loc.pos)
         elif isinstance(loc, ir.ActionDecl):
             self.action_decl(loc, scope)
             control.local_actions.append(loc)
@@ -2524,6 +2577,17 @@ def free_vars(t: Type) -> bool:
     if isinstance(t, ExternT):
         return any(free_vars(a) for a in t.args)
     return False
+
+
+def value_set_width(t: Type) -> int | None:
+    """The width of a value set field or select expression of type t: bit<W>, a type over
+    bit<W>, a serializable enum; None for any other type."""
+    b = base_type(t)
+    if isinstance(b, Bits) and not b.signed:
+        return b.width
+    if isinstance(t, EnumT) and t.underlying is not None:
+        return t.underlying.width
+    return None
 
 
 def kind_of(d) -> str:

@@ -380,6 +380,8 @@ class CodeGen:
             keys.append((t, e.type))
         lines = [pad + p for p in pre]
         for c in tr.cases:
+            if getattr(c, "value_set", None) is not None:
+                raise Unsupported(c.keyset[0].pos, "a parser value set")
             if len(c.keyset) == 1 and isinstance(c.keyset[0], ir.Default) and len(keys) != 1:
                 lines.append(f"{pad}goto st_{c.state};")
                 break

@@ -74,6 +74,7 @@ class PipelineIndex:
     # P4Runtime-side state of this pipeline: DigestEntry configs by digest id
     digest_configs: dict[int, p4runtime_pb2.DigestEntry.Config] = field(default_factory=dict)
     direct_meters: dict[int, model.MeterDef] = field(default_factory=dict)
+    value_sets: dict[int, TableInfo] = field(default_factory=dict)  # match fields as a table's
     table_ids: dict[str, int] = field(default_factory=dict)
     action_ids: dict[str, int] = field(default_factory=dict)
     counter_ids: dict[str, int] = field(default_factory=dict)
@@ -136,6 +137,16 @@ class PipelineIndex:
         for p in info.action_profiles:
             index.profiles[p.preamble.id] = profiles[p.preamble.name]
             index.profile_ids[p.preamble.name] = p.preamble.id
+        value_sets = {v.name: v for v in program.value_sets}
+        for v in info.value_sets:
+            definition = value_sets[v.preamble.name]
+            index.value_sets[v.preamble.id] = TableInfo(
+                id=v.preamble.id,
+                definition=definition,
+                fields={m.id: definition.fields[m.id - 1] for m in v.match},
+                field_ids={f.name: i for i, f in enumerate(definition.fields, 1)},
+                actions={},
+            )
         for h in info.controller_packet_metadata:
             if h.preamble.name == "packet_in":
                 index.packet_in = h
@@ -169,20 +180,21 @@ def _full(width: int) -> int:
     return (1 << width) - 1
 
 
-def decode_match(table: TableInfo, matches) -> dict[str, FieldMatch]:
+def decode_match(table: TableInfo, matches, entity: str = "table") -> dict[str, FieldMatch]:
+    """entity: what `table` is, for the messages ("table", or "value set")."""
     result: dict[str, FieldMatch] = {}
-    tname = table.definition.name
+    tname = f"{entity} {table.definition.name}"
     for m in matches:
         key = table.fields.get(m.field_id)
         if key is None:
             raise invalid(
-                f"table {tname}: no match field with id {m.field_id} "
+                f"{tname}: no match field with id {m.field_id} "
                 f"(valid: {sorted(table.fields)})"
             )
         if key.name in result:
-            raise invalid(f"table {tname}: match field {key.name} given twice")
+            raise invalid(f"{tname}: match field {key.name} given twice")
         kind = m.WhichOneof("field_match_type")
-        what = f"table {tname}, field {key.name}"
+        what = f"{tname}, field {key.name}"
         if kind != key.match_kind:
             raise invalid(f"{what}: is a {key.match_kind} field, got a {kind} match")
         w = key.bitwidth
@@ -224,7 +236,7 @@ def decode_match(table: TableInfo, matches) -> dict[str, FieldMatch]:
     for key in table.definition.keys:
         if key.match_kind == "exact" and key.name not in result:
             raise invalid(
-                f"table {tname}: exact match field {key.name} "
+                f"{tname}: exact match field {key.name} "
                 f"(id {table.field_ids.get(key.name)}) is missing"
             )
     return result
@@ -834,6 +846,40 @@ def read_registers(index, device, msg: p4runtime_pb2.RegisterEntry):
 
 
 # ---------------------------------------------------------------------------
+# Parser value sets (spec "ValueSetEntry": written whole, by MODIFY)
+# ---------------------------------------------------------------------------
+
+
+def _value_set(index: PipelineIndex, value_set_id: int) -> TableInfo:
+    try:
+        return index.value_sets[value_set_id]
+    except KeyError:
+        raise not_found(f"no value set with id {value_set_id} in the P4Info") from None
+
+
+def write_value_set(index, device, update_type, msg: p4runtime_pb2.ValueSetEntry):
+    if update_type != Update.MODIFY:
+        raise invalid("value set entries can only be modified (INSERT/DELETE do not apply)")
+    if not msg.value_set_id:
+        raise invalid("value_set_id 0: a write needs one value set")
+    info = _value_set(index, msg.value_set_id)
+    members = [decode_match(info, m.match, "value set") for m in msg.members]
+    device.value_sets[info.definition.name].write(members)
+
+
+def read_value_sets(index, device, msg: p4runtime_pb2.ValueSetEntry):
+    infos = (
+        [_value_set(index, msg.value_set_id)] if msg.value_set_id else index.value_sets.values()
+    )
+    for info in infos:
+        item = p4runtime_pb2.ValueSetEntry(value_set_id=info.id)
+        for member in device.value_sets[info.definition.name].members:
+            entry = TableEntry(member, "", {})
+            encode_match(info, entry, item.members.add())
+        yield item
+
+
+# ---------------------------------------------------------------------------
 # Meters (two-rate three-color; rates in units/s, bursts in units, as BMv2 takes them)
 # ---------------------------------------------------------------------------
 
@@ -1130,6 +1176,8 @@ def apply_update(index: PipelineIndex, device: model.Device, update: p4runtime_p
             write_profile_member(index, device, update.type, entity.action_profile_member)
         elif kind == "action_profile_group":
             write_profile_group(index, device, update.type, entity.action_profile_group)
+        elif kind == "value_set_entry":
+            write_value_set(index, device, update.type, entity.value_set_entry)
         elif kind is None:
             raise invalid("the update has no entity")
         else:
@@ -1149,6 +1197,7 @@ _READERS = {
     "action_profile_member": read_profile_members,
     "action_profile_group": read_profile_groups,
     "digest_entry": lambda index, device, msg: read_digests(index, msg),
+    "value_set_entry": read_value_sets,
     "packet_replication_engine_entry": lambda index, device, msg: read_pre(device, msg),
 }
 
@@ -1207,6 +1256,8 @@ def count_entity(index: PipelineIndex, device: model.Device, entity: p4runtime_p
         return 1 if msg.group_id else sum(len(s.groups()) for s in states)
     if kind == "digest_entry":
         return len(index.digests)
+    if kind == "value_set_entry":
+        return 1 if msg.value_set_id else len(index.value_sets)
     if kind == "packet_replication_engine_entry":
         return len(device.pre.multicast_groups) + len(device.pre.clone_sessions)
     return 0  # an empty or unsupported entity: read_entity names the problem
