@@ -53,10 +53,10 @@ class Program:
     @property
     def group(self) -> str:
         """What p4sim's refusal names, without positions and program-specific names."""
-        message = re.sub(r"^.*?: error: ", "", self.p4sim_message)
+        message = re.sub(r"'[^']*'", "'...'", re.sub(r"^.*?: error: ", "", self.p4sim_message))
         if message.endswith(UNSUPPORTED_SUFFIX):
             return "not supported: " + message[: -len(UNSUPPORTED_SUFFIX)]
-        return f"{self.p4sim}: " + re.sub(r"'[^']*'", "'...'", message)
+        return f"{self.p4sim}: {message}"
 
 
 def run_p4c(p4: Path, workdir: str) -> tuple[bool | None, str]:
@@ -125,7 +125,7 @@ def report(programs: list[Program], verbose: bool, out=sys.stdout) -> None:
         print(f"| {group} | {len(names)} | {', '.join(shown)}{more} |", file=out)
     differ = [p for p in both if p.p4info]
     for p in differ:
-        print(f"P4Info differs from p4c's: {p.name}: {p.p4info[0]}", file=out)
+        print(f"P4Info differs from p4c's: {p.name}: {p.p4info[0][:160]}", file=out)
     p4c_refuses = [p for p in programs if p.p4c_accepts is False]
     p4c_broken = [p for p in programs if p.p4c_accepts is None]
     p4sim_only = [p for p in p4c_refuses if p.p4sim == "accepts"]

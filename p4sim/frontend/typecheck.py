@@ -417,7 +417,7 @@ class Checker:
                 seen.add(f.name)
                 if d.kind == "header" and isinstance(ft, HeaderT) and ft.kind == "struct":
                     # P4_16 allows structs of bit-string fields in headers (p4c does)
-                    raise unsupported(f.pos, f"header field {d.name}.{f.name} of struct type")
+                    raise unsupported(f.pos, f"header field '{d.name}.{f.name}' of struct type")
                 if (
                     d.kind == "header"
                     and not isinstance(ft, (Bits, Varbit, BoolT))

@@ -188,8 +188,7 @@ def decode_match(table: TableInfo, matches, entity: str = "table") -> dict[str, 
         key = table.fields.get(m.field_id)
         if key is None:
             raise invalid(
-                f"{tname}: no match field with id {m.field_id} "
-                f"(valid: {sorted(table.fields)})"
+                f"{tname}: no match field with id {m.field_id} " f"(valid: {sorted(table.fields)})"
             )
         if key.name in result:
             raise invalid(f"{tname}: match field {key.name} given twice")
@@ -868,9 +867,7 @@ def write_value_set(index, device, update_type, msg: p4runtime_pb2.ValueSetEntry
 
 
 def read_value_sets(index, device, msg: p4runtime_pb2.ValueSetEntry):
-    infos = (
-        [_value_set(index, msg.value_set_id)] if msg.value_set_id else index.value_sets.values()
-    )
+    infos = [_value_set(index, msg.value_set_id)] if msg.value_set_id else index.value_sets.values()
     for info in infos:
         item = p4runtime_pb2.ValueSetEntry(value_set_id=info.id)
         for member in device.value_sets[info.definition.name].members:

@@ -925,8 +925,13 @@ def test_read_errors(client):
     with pytest.raises(grpc.RpcError) as info:
         client.read(entity("counter_entry", p4runtime_pb2.CounterEntry(counter_id=0x12000001)))
     assert info.value.code() == grpc.StatusCode.NOT_FOUND
+    # a program without value sets has none to read; extern entries are not supported
+    assert list(client.read(entity("value_set_entry", p4runtime_pb2.ValueSetEntry()))) == []
     with pytest.raises(grpc.RpcError) as info:
-        client.read(entity("value_set_entry", p4runtime_pb2.ValueSetEntry()))
+        client.read(entity("value_set_entry", p4runtime_pb2.ValueSetEntry(value_set_id=0x03000001)))
+    assert info.value.code() == grpc.StatusCode.NOT_FOUND
+    with pytest.raises(grpc.RpcError) as info:
+        client.read(entity("extern_entry", p4runtime_pb2.ExternEntry()))
     assert info.value.code() == grpc.StatusCode.UNIMPLEMENTED
     req = p4runtime_pb2.ReadRequest(device_id=3)
     req.entities.add().table_entry.table_id = 0
