@@ -2254,8 +2254,8 @@ class Checker:
         if isinstance(f, ir.Name):
             d = self.scope.lookup(f.name) if f.absolute else scope.lookup(f.name)
             if d is None:
-                if f.name == "static_assert":  # declared by p4c's core.p4 (2023)
-                    raise unsupported(f.pos, "static_assert")
+                if f.name == "static_assert":  # declared by p4c's core.p4 (2023), not ours
+                    return self.static_assert(e, scope)
                 raise P4Error.at(f.pos, f"'{f.name}' is not declared")
             f.decl = d
             if isinstance(d, ir.ActionDecl):
@@ -2345,6 +2345,26 @@ class Checker:
         if et.decl.name == "packet_in":
             self.packet_in_rules(e, m)
         return self.param_type(ir.Param(md.pos, "", md.ret, "", None, []), scope, binding)
+
+    def static_assert(self, e: ir.Call, scope: Scope) -> Type:
+        """core.p4's `bool static_assert(bool check[, string message])`: true, or a
+        compile-time error where check is false (p4c evaluates it wherever it stands)."""
+        if not 1 <= len(e.args) <= 2 or any(a.name for a in e.args):
+            raise P4Error.at(e.pos, "static_assert takes a condition and an optional message")
+        check = e.args[0].value
+        self.expr(check, scope, BoolT())
+        if not isinstance(check.type, BoolT) or check.const is None:
+            raise P4Error.at(check.pos, "static_assert needs a compile-time constant bool")
+        message = ""
+        if len(e.args) == 2:
+            m = e.args[1].value
+            if not isinstance(self.expr(m, scope), StringT) or m.const is None:
+                raise P4Error.at(m.pos, "static_assert's message must be a string literal")
+            message = m.const
+        if not check.const:
+            raise P4Error.at(e.pos, f"static_assert failed{': ' + message if message else ''}")
+        e.kind, e.const = "static_assert", True
+        return BoolT()
 
     @staticmethod
     def packet_in_rules(e: ir.Call, m: str) -> None:

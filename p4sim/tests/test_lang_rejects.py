@@ -673,6 +673,18 @@ CASES = [
         "has type headers_t, but Parser declares it meta_t",
         {"main": "V1Switch<headers_t, meta_t>(P(), VC(), I(), E(), CC(), D()) main;"},
     ),
+    (
+        "static_assert that fails",
+        {"ingress": 'apply { static_assert(1 == 2, "math"); }'},
+        "static_assert failed: math",
+        {"ingress": 'apply { static_assert(1 == 1, "math"); }'},
+    ),
+    (
+        "static_assert of a run-time value",
+        {"ingress": "apply { static_assert(meta.m == 1); }"},
+        "static_assert needs a compile-time constant bool",
+        {"ingress": "apply { static_assert(true); }"},
+    ),
     # -- direct type invocation (spec, "Direct type invocation")
     (
         "direct invocation of the control itself",

@@ -29,7 +29,8 @@ SAMPLES = Path("/opt/p4tools/p4c-testdata/p4_16_samples")
 NATIVE_STF = {
     "action_selector", "arith", "checksum", "ctor_params", "dc_splitter", "enums",
     "hashpack", "initial_entries", "lang", "loops", "meters", "parser", "priorities",
-    "side_effects", "signed", "tables", "tm", "trace_stack", "union", "union_stack",
+    "side_effects", "signed", "static_assert", "tables", "tm", "trace_stack", "union",
+    "union_stack",
 }  # fmt: skip
 
 
