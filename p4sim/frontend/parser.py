@@ -505,8 +505,8 @@ class Parser:
         if self.at("select"):
             self.i += 1
             self.expect("(")
-            exprs = [self.expression()]
-            while self.accept(","):
+            exprs = [] if self.at(")") else [self.expression()]  # `select()`: p4c's grammar
+            while exprs and self.accept(","):
                 exprs.append(self.expression())
             self.expect(")")
             self.expect("{")

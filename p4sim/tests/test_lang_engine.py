@@ -320,3 +320,35 @@ def test_initial_entries_are_ordinary_entries():
     assert dev.process(0, bytes([0x11, 0])) == [(1, bytes([0x11, 2]))]
     t.modify(TableEntry(entries[2].match, "I.set", {"v": 9}, entries[2].priority))
     assert dev.process(0, bytes([0x20, 0])) == [(1, bytes([0x20, 9]))]
+
+
+def test_select_without_expressions_takes_its_default():
+    """`transition select() { default: ... }` (p4c's grammar allows an empty list; only
+    `default` can match it), on both engines."""
+    from p4sim.frontend import compile_source
+    from p4sim.native import new_device
+
+    prog = compile_source(
+        """#include <core.p4>
+#include <v1model.p4>
+header h_t { bit<8> a; }
+struct headers_t { h_t h; h_t g; }
+struct meta_t { }
+parser P(packet_in pkt, out headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    state start { pkt.extract(hdr.h); transition select() { default: more; } }
+    state more { pkt.extract(hdr.g); transition accept; }
+}
+control VC(inout headers_t hdr, inout meta_t meta) { apply {} }
+control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    apply { hdr.g.a = hdr.g.a + 1; sm.egress_spec = 1; }
+}
+control E(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) { apply {} }
+control CC(inout headers_t hdr, inout meta_t meta) { apply {} }
+control D(packet_out pkt, in headers_t hdr) { apply { pkt.emit(hdr); } }
+V1Switch(P(), VC(), I(), E(), CC(), D()) main;
+""",
+        "select_empty.p4",
+    )
+    for engine in ("interp", "native"):
+        dev = new_device(prog, engine=engine)
+        assert dev.process(0, b"\x05\x06\x07") == [(1, b"\x05\x07\x07")], engine
