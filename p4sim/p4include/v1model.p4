@@ -22,7 +22,9 @@ match_kind {
 
 const bit<32> __v1model_version = V1MODEL_VERSION;
 
+#if V1MODEL_VERSION >= 20200408
 typedef bit<9>  PortId_t;
+#endif
 typedef bit<48> EgressInstance_t;
 typedef bit<16> McastGrp_t;
 typedef bit<16> CloneSessionId_t;
@@ -30,9 +32,15 @@ typedef bit<16> ReplicationId_t;
 
 @metadata @name("standard_metadata")
 struct standard_metadata_t {
+#if V1MODEL_VERSION >= 20200408
     PortId_t    ingress_port;
     PortId_t    egress_spec;
     PortId_t    egress_port;
+#else
+    bit<9>      ingress_port;
+    bit<9>      egress_spec;
+    bit<9>      egress_port;
+#endif
     bit<32>     instance_type;
     bit<32>     packet_length;
     bit<32>     enq_timestamp;
