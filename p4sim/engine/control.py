@@ -538,8 +538,7 @@ class BlockCompiler(ExprCompiler):
         key_fns = [key_value(g, k.expr.type) for g, k in zip(keys, t.keys)]
         rt = self.rt
         name = tdef.name
-        counted = tdef.direct_counter is not None
-        meter = self.rt.meters.get(tdef.direct_meter) if tdef.direct_meter else None
+        account = self.direct_resources(tdef)
         lookup = table.lookup
         k0 = key_fns[0] if len(key_fns) == 1 else None
         if table.profile is not None:
@@ -549,15 +548,8 @@ class BlockCompiler(ExprCompiler):
             keyvals = [k0(f)] if k0 is not None else [g(f) for g in key_fns]
             rec = lookup(keyvals)
             if rec is not None:
-                if counted:
-                    rec.entry.packets += 1
-                    rec.entry.bytes += rt.packet_length()
-                if meter is not None:
-                    e = rec.entry
-                    size = rt.packet_length() if meter.definition.unit == "bytes" else 1
-                    rt.direct_meter_color(
-                        meter.definition.name, meter.execute_entry(rec, e.meter_config, size)
-                    )
+                if account is not None:
+                    account(rec)
                 if rt.tracing:
                     trace.debug(
                         "Table %s: hit, action %s%s", name, rec.entry.action, _args(rec.entry.args)
@@ -572,6 +564,27 @@ class BlockCompiler(ExprCompiler):
 
         return apply
 
+    def direct_resources(self, tdef):
+        """What a hit does to the table's direct counter and direct meter, or None when it
+        has neither: count the packet and its bytes, colour the packet by the entry's meter."""
+        rt = self.rt
+        counted = tdef.direct_counter is not None
+        meter = rt.meters.get(tdef.direct_meter) if tdef.direct_meter else None
+        if not counted and meter is None:
+            return None
+
+        def account(rec) -> None:
+            if counted:
+                rec.entry.packets += 1
+                rec.entry.bytes += rt.packet_length()
+            if meter is not None:
+                size = rt.packet_length() if meter.definition.unit == "bytes" else 1
+                rt.direct_meter_color(
+                    meter.definition.name, meter.execute_entry(rec, rec.entry.meter_config, size)
+                )
+
+        return account
+
     def indirect_apply(self, t: ir.TableDecl, table, key_fns):
         """A table implemented by an action profile or selector, as BMv2 runs it: a hit runs
         the entry's member, or the member its group's selector picks; a miss, and a hit on
@@ -580,8 +593,7 @@ class BlockCompiler(ExprCompiler):
         tdef = table.definition
         rt = self.rt
         name = tdef.name
-        counted = tdef.direct_counter is not None
-        meter = rt.meters.get(tdef.direct_meter) if tdef.direct_meter else None
+        account = self.direct_resources(tdef)
         lookup = table.lookup
         bound = table.bound
         choose = table.profile.choose
@@ -601,15 +613,8 @@ class BlockCompiler(ExprCompiler):
                 if rt.tracing:
                     trace.debug("Table %s: miss, no action (action profile table)", name)
                 return (False, "")
-            if counted:
-                rec.entry.packets += 1
-                rec.entry.bytes += rt.packet_length()
-            if meter is not None:
-                e = rec.entry
-                size = rt.packet_length() if meter.definition.unit == "bytes" else 1
-                rt.direct_meter_color(
-                    meter.definition.name, meter.execute_entry(rec, e.meter_config, size)
-                )
+            if account is not None:
+                account(rec)
             member = rec.target
             if member.__class__ is not Member:
                 group = member
