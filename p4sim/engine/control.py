@@ -754,12 +754,14 @@ class BlockCompiler(ExprCompiler):
             return lambda f, v: setter(f, v & m)
         return setter
 
-    def field_list(self, e: ir.Expr):
+    def field_list(self, e: ir.Expr, copy_in: bool = False):
         """fn(f) -> [(value, width)] for hashing/checksums: tuples, headers and structs are
-        flattened field by field, in order."""
+        flattened field by field, in order. Invalid headers are left out, as BMv2 does. With
+        copy_in (v1model hash()), a lone field of an invalid header still counts with the value
+        it reads as: p4c copies hash() data into temporaries, so BMv2 sees no header there."""
         t = e.type
         if isinstance(e, ir.ListExpr):
-            parts = [self.field_list(x) for x in e.items]
+            parts = [self.field_list(x, copy_in) for x in e.items]
 
             def flat_list(f):
                 out = []
@@ -771,7 +773,8 @@ class BlockCompiler(ExprCompiler):
         g = self.expr(e)
         flat = flatten_fn(t, g, e.pos)
         if (
-            isinstance(e, ir.Member)
+            not copy_in
+            and isinstance(e, ir.Member)
             and isinstance(e.expr.type, HeaderT)
             and e.expr.type.kind == "header"
         ):

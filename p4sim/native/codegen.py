@@ -1411,12 +1411,14 @@ class CodeGen:
             value = self.wrap(value, t)
         return self.store(target, value, pre)
 
-    def field_data(self, e: ir.Expr, pre: list, guard: str | None = None) -> list:
+    def field_data(
+        self, e: ir.Expr, pre: list, guard: str | None = None, copy_in: bool = False
+    ) -> list:
         """[(guard or None, C value, width)] flattened as the interpreter's field_list."""
         if isinstance(e, ir.ListExpr):
             out = []
             for x in e.items:
-                out += self.field_data(x, pre, guard)
+                out += self.field_data(x, pre, guard, copy_in)
             return out
         t = e.type
         if isinstance(t, HeaderT):
@@ -1435,7 +1437,8 @@ class CodeGen:
             return out
         if isinstance(t, (Bits, BoolT)) or (isinstance(t, EnumT) and t.underlying is not None):
             if (
-                isinstance(e, ir.Member)
+                not copy_in
+                and isinstance(e, ir.Member)
                 and isinstance(e.expr.type, HeaderT)
                 and e.expr.type.kind == "header"
             ):
@@ -1528,7 +1531,7 @@ class CodeGen:
         if name == "hash":
             algo = self.algorithm(e.args[1].value)
             base = self.expr(e.args[2].value, pre)
-            data = self.field_data(e.args[3].value, pre)
+            data = self.field_data(e.args[3].value, pre, copy_in=True)
             mx = self.expr(e.args[4].value, pre)
             buf, n = self.pack_data(data, pre)
             h, m = self.new_tmp(), self.new_tmp()

@@ -73,7 +73,7 @@ class V1ModelExterns:
             out = c.out_arg(e, 0)
             algo = HASH_ALGORITHMS[self.algorithm(e.args[1].value)]
             base = c.arg(e, 2)
-            data = c.field_list(e.args[3].value)
+            data = c.field_list(e.args[3].value, copy_in=True)
             mx = c.arg(e, 4)
 
             def hash_(f):
