@@ -150,9 +150,12 @@ class Bmv2Program:
                 self.profiles[ap["name"]] = [
                     t for t in pipeline["tables"] if t.get("action_profile") == ap["name"]
                 ]
+        self.meters = {m["name"]: m for m in config.get("meter_arrays", [])}
         # STF member/group ids -> the handles simple_switch_CLI gives them: BMv2 hands out
         # the lowest free handle, and STF never deletes, so they count 0, 1, ... per profile
         self.handles: dict[tuple[str, str, str], int] = {}
+        # table entries the same way: (table, match, priority) -> entry handle, per table
+        self.entries: dict[tuple[str, str, str], int] = {}
 
     def _key_fields(self, table) -> list[tuple[str, str]]:
         fields = []
@@ -165,8 +168,7 @@ class Bmv2Program:
         actions = {self.actions[i]["name"]: self.actions[i] for i in table["action_ids"]}
         return _by_name(name, actions, f"action of table {table['name']}")
 
-    def table_add(self, cmd: StfCommand) -> str:
-        table = _by_name(cmd.table, self.tables, "table")
+    def _match(self, table, keys: list[tuple[str, str]]) -> str:
         fields = self._key_fields(table)
         kinds = dict(fields)
         values = {}
@@ -174,13 +176,20 @@ class Bmv2Program:
             if kind not in _DEFAULT_KEY:
                 raise Bmv2Error(f"{kind} key {name}: bmv2stf has no STF form for it")
             values[name] = _DEFAULT_KEY[kind]
-        for name, value in cmd.keys:
+        for name, value in keys:
             field = _key_field(name, list(kinds))
             kind = kinds[field]
             values[field] = (
                 _ternary(value) if kind == "ternary" else _lpm(value) if kind == "lpm" else value
             )
-        match = " ".join(values.values())
+        return " ".join(values.values())
+
+    def table_add(self, cmd: StfCommand) -> str:
+        table = _by_name(cmd.table, self.tables, "table")
+        match = self._match(table, cmd.keys)
+        entry = (table["name"], match, cmd.priority or "")
+        if entry not in self.entries:
+            self.entries[entry] = sum(1 for t, _, _ in self.entries if t == table["name"])
         if cmd.indirect is not None:
             which, ref = cmd.indirect
             profile = table.get("action_profile", "")
@@ -224,6 +233,30 @@ class Bmv2Program:
                 raise Bmv2Error(f"{cmd.text}: no member {ref} in action profile {name}")
             lines.append(f"act_prof_add_member_to_group {name} {member} {group}")
         return lines
+
+    def meter_set_rates(self, cmd: StfCommand) -> str:
+        """p4sim's `meter_config` and `direct_meter_config` as meter_set_rates: STF rates are
+        units per second, simple_switch_CLI's units per microsecond; a direct meter's index
+        is the handle of the table entry."""
+        if cmd.name == "meter_config":
+            indirect = {n: m for n, m in self.meters.items() if not m["is_direct"]}
+            meter = _by_name(cmd.meter, indirect, "meter")
+            index = cmd.index
+        else:
+            table = _by_name(cmd.table, self.tables, "table")
+            direct = [m for m in self.meters.values() if m.get("binding") == table["name"]]
+            if not direct:
+                raise Bmv2Error(f"table {table['name']} has no direct meter")
+            meter = direct[0]
+            entry = (table["name"], self._match(table, cmd.keys), cmd.priority or "")
+            if entry not in self.entries:
+                raise Bmv2Error(f"{cmd.text}: no such entry was added to {table['name']}")
+            index = str(self.entries[entry])
+        (cir, cburst), (pir, pburst) = cmd.rates
+        return (
+            f"meter_set_rates {meter['name']} {index} "
+            f"{int(cir, 0) / 1e6!r}:{int(cburst, 0)} {int(pir, 0) / 1e6!r}:{int(pburst, 0)}"
+        )
 
     def table_set_default(self, cmd: StfCommand) -> str:
         table = _by_name(cmd.table, self.tables, "table")
@@ -431,9 +464,9 @@ def run_stf(json_path: Path, script: Script, workdir: Path) -> dict[int, list[by
             elif cmd.name == "wait":
                 if len(inputs) <= 1:
                     switch.settle()
-            elif (
-                cmd.name in ("add", "setdefault", "member", "group") or cmd.name in CLI_PASSTHROUGH
-            ):
+            elif cmd.name in P4SIM_ONLY:
+                raise Bmv2Error(f"'{cmd.text}': the runner has no BMv2 form for {cmd.name}")
+            elif cmd.name in TRANSLATED or cmd.name in CLI_PASSTHROUGH:
                 if not pending and switch.sent:
                     if len(inputs) > 1:
                         raise Bmv2Error(
@@ -447,6 +480,8 @@ def run_stf(json_path: Path, script: Script, workdir: Path) -> dict[int, list[by
                     pending.append(program.table_set_default(cmd))
                 elif cmd.name in ("member", "group"):
                     pending.extend(program.profile_commands(cmd))
+                elif cmd.name in ("meter_config", "direct_meter_config"):
+                    pending.append(program.meter_set_rates(cmd))
                 else:
                     pending.append(cmd.text)
         if pending:
@@ -459,6 +494,15 @@ def run_stf(json_path: Path, script: Script, workdir: Path) -> dict[int, list[by
     finally:
         switch.stop()
 
+
+# STF commands that change the switch, translated to simple_switch_CLI commands.
+TRANSLATED = frozenset(
+    {"add", "setdefault", "member", "group", "meter_config", "direct_meter_config"}
+)
+
+# p4sim's own STF commands that change the switch and have no translation yet: refused, as
+# leaving them out would compare two different tests.
+P4SIM_ONLY = frozenset({"mcast", "clone_session"})
 
 # STF commands bmv2stf hands to simple_switch_CLI unchanged.
 CLI_PASSTHROUGH = frozenset(

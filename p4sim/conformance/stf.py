@@ -37,6 +37,11 @@ class StfCommand:
     indirect: tuple[str, str] | None = None
     profile: str = ""
     ids: list[str] = field(default_factory=list)
+    # p4sim's `meter_config <meter> <index> <rates>`, `direct_meter_config <table> <keys>
+    # [<priority>] <rates>`: rates ((cir, cburst), (pir, pburst)) in units per second
+    meter: str = ""
+    index: str = ""
+    rates: tuple = ()
 
 
 @dataclass
@@ -107,6 +112,23 @@ def _parse_line(line: str) -> StfCommand:
                 cmd.priority = w
             else:
                 raise ScriptError(f"cannot read '{w}' (keys are <name>:<value>)")
+    elif name in ("meter_config", "direct_meter_config"):
+        if len(words) < (7 if name == "meter_config" else 6):
+            raise ScriptError(f"{name} needs a meter (or table and keys) and four numbers")
+        cir, cburst, pir, pburst = words[-4:]
+        cmd.rates = ((cir, cburst), (pir, pburst))
+        if name == "meter_config":
+            cmd.meter, cmd.index = words[1], words[2]
+        else:
+            cmd.table = words[1]
+            for w in words[2:-4]:
+                kname, sep, value = w.partition(":")
+                if sep:
+                    cmd.keys.append((kname, value))
+                elif cmd.priority is None and w.isdigit():
+                    cmd.priority = w
+                else:
+                    raise ScriptError(f"cannot read '{w}' (keys are <name>:<value>)")
     elif name in ("member", "group"):
         if len(words) < (4 if name == "member" else 3):
             raise ScriptError(

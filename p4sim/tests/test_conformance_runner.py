@@ -1,5 +1,5 @@
 """The differential runner's own logic (p4sim.conformance): STF reading, bmv2stf's verdict
-and its translation of `add` lines for simple_switch_CLI. The runs on BMv2 themselves are
+and its translation of `add` and meter lines for simple_switch_CLI. The runs on BMv2 themselves are
 `make p4sim-conformance`.
 
 Run: .venv/bin/pytest -q p4sim/tests/test_conformance_runner.py
@@ -7,9 +7,11 @@ Run: .venv/bin/pytest -q p4sim/tests/test_conformance_runner.py
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from p4sim.conformance.bmv2 import _lpm, _ternary
+from p4sim.conformance.bmv2 import Bmv2Error, Bmv2Program, _lpm, _ternary
 from p4sim.conformance.stf import ScriptError, check_outputs, diff_outputs, read_script
 
 
@@ -72,3 +74,42 @@ def test_ternary_and_lpm_from_written_digits():
     assert _ternary("0b1*0") == "0b100&&&0b101"
     assert _lpm("0x0a01****") == "0x0a010000/16"
     assert _lpm("10.0.0.0/8") == "10.0.0.0/8"
+
+
+def test_meter_config_as_meter_set_rates(tmp_path):
+    """STF rates are per second, simple_switch_CLI's per microsecond; a direct meter is set
+    through the handle of its table entry (0, 1, ... in the order entries were added)."""
+    config = {
+        "actions": [{"id": 0, "name": "a", "runtime_data": []}],
+        "pipelines": [
+            {
+                "tables": [
+                    {
+                        "name": "I.t",
+                        "key": [{"name": "h.k", "match_type": "exact"}],
+                        "match_type": "exact",
+                        "action_ids": [0],
+                    }
+                ]
+            }
+        ],
+        "meter_arrays": [
+            {"name": "I.m", "is_direct": False},
+            {"name": "I.dm", "is_direct": True, "binding": "I.t"},
+        ],
+    }
+    (tmp_path / "p.json").write_text(json.dumps(config))
+    program = Bmv2Program(tmp_path / "p.json")
+    s = script(
+        tmp_path,
+        "add t h.k:1 a()\nadd t h.k:2 a()\nmeter_config m 3 1000 10 2000000 20\n"
+        "direct_meter_config t h.k:2 5 1 7 2\n",
+    )
+    add1, add2, indirect, direct = s.commands
+    assert program.table_add(add1) == "table_add I.t a 1 =>"
+    assert program.table_add(add2) == "table_add I.t a 2 =>"
+    assert program.meter_set_rates(indirect) == "meter_set_rates I.m 3 0.001:10 2.0:20"
+    assert program.meter_set_rates(direct) == "meter_set_rates I.dm 1 5e-06:1 7e-06:2"
+    missing = script(tmp_path, "direct_meter_config t h.k:9 5 1 7 2\n").commands[0]
+    with pytest.raises(Bmv2Error, match="no such entry"):
+        program.meter_set_rates(missing)
