@@ -52,7 +52,8 @@ with p4c's meaning:
 Packets are processed when they appear; `expect` lines may come before or after their packet.
 At the end, each port must have sent exactly as many frames as it has `expect` lines, in
 order (frames on ports with no `expect` are failures too). As in p4c, a frame matches when
-it starts with the expected bytes; an expectation ending in `$` must match the whole frame.
+it starts with the expected bytes; an expectation ending in `$` must match the whole frame
+(`expect <port> $` asks for an empty frame).
 """
 
 from __future__ import annotations
@@ -520,7 +521,7 @@ class StfRunner:
             return
         exact = pattern.endswith("$")
         pattern = pattern.removesuffix("$").lower()
-        if not re.fullmatch(r"[0-9a-f*]+", pattern):
+        if not re.fullmatch(r"[0-9a-f*]*", pattern):  # `$` alone: an empty frame
             raise StfError(f"bad expected packet '{pattern}' (hex digits and * wildcards)")
         # Compared nibble by nibble as p4c does, so an odd number of digits is allowed.
         self.expected.setdefault(port, []).append((pattern, exact))

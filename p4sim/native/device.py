@@ -572,8 +572,6 @@ class NativeDevice:
 
     # -- Device -----------------------------------------------------------------------
     def process(self, ingress_port: int, frame: bytes) -> list[tuple[int, bytes]]:
-        if not frame:
-            return []
         frame = bytes(frame)
         with self.lock:
             self.sync_pre()

@@ -177,7 +177,7 @@ size_t p4n_process(struct dev *d, uint32_t port, const uint8_t *frame, size_t le
                    uint8_t **out)
 {
     d->out_len = 0;
-    if (len) run_ingress(d, port & 0x1FF, frame, (uint32_t)len, NORMAL, NULL, -1, 0);
+    run_ingress(d, port & 0x1FF, frame, (uint32_t)len, NORMAL, NULL, -1, 0); /* len 0 too, as BMv2 */
     *out = d->out;
     return d->out_len;
 }

@@ -135,8 +135,6 @@ class V1ModelDevice(Runtime):
 
     def process(self, ingress_port: int, frame: bytes) -> list[tuple[int, bytes]]:
         """Run one frame through the pipeline; every frame that leaves, in order."""
-        if not frame:  # an empty frame is no packet (BMv2 forwards nothing for it either)
-            return []
         with self.lock:
             self.tracing = trace.isEnabledFor(logging.DEBUG)
             out: list[tuple[int, bytes]] = []
