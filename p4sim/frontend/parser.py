@@ -897,7 +897,9 @@ class Parser:
             k += 1
         init = self._for_list(";", declarations=True)
         self.expect(";")
-        cond = None if self.at(";") else self.expression()
+        if self.at(";"):  # the grammar (and p4c) require it, unlike C's `for (;;)`
+            raise self.error("a for loop needs a condition (write `true` for none)")
+        cond = self.expression()
         self.expect(";")
         update = self._for_list(")", declarations=False)
         self.expect(")")

@@ -139,6 +139,7 @@ def test_defines_select_profile_of_the_splitter():
             "'for (... in ...)' statement is not supported by p4sim",
         ),
         ("apply { for (bit<8> i = 0; i; ) { } }", "condition must be bool, not bit<8>"),
+        ("apply { for (bit<8> i = 0; ; ) { } }", "a for loop needs a condition"),
         (
             "action a(bit<8> x, inout bit<8> y) { } apply { }",
             "directional action parameters must come before directionless ones",

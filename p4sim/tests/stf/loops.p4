@@ -36,9 +36,9 @@ control I(inout headers hdr, inout metadata m, inout standard_metadata_t sm) {
                 if (i[0:0] == 1) { continue; }
                 hdr.h.r = hdr.h.r + (bit<32>)i;
             }
-        } else if (hdr.h.op == 4) {             // no condition: ends only by break
+        } else if (hdr.h.op == 4) {             // no init, a true condition: ends by break
             bit<8> i = 0;
-            for (; ; i = i + 1) {
+            for (; true; i = i + 1) {
                 if (i == hdr.h.n) { break; }
             }
             hdr.h.s = i;
