@@ -111,10 +111,14 @@ def _key_field(name: str, fields: list[str]) -> str:
 _BASES = {"0x": ("f", "0123456789abcdef"), "0b": ("1", "01"), "0o": ("7", "01234567")}
 
 
-def _ternary(value: str) -> str:
+def _ternary(value: str, width: int | None = None) -> str:
+    if "&&&" in value:  # p4sim's STF: an explicit mask
+        return value
     prefix = value[:2].lower()
     if prefix not in _BASES:
-        raise Bmv2Error(f"decimal value {value} not supported for a ternary key (bmv2stf)")
+        if width is None:
+            raise Bmv2Error(f"decimal value {value} not supported for a ternary key (bmv2stf)")
+        return f"{value}&&&{hex((1 << width) - 1)}"  # p4sim's STF: decimal values are exact
     digits = value[2:]
     full = _BASES[prefix][0]
     mask = "".join("0" if d == "*" else full for d in digits)
@@ -151,17 +155,22 @@ class Bmv2Program:
                     t for t in pipeline["tables"] if t.get("action_profile") == ap["name"]
                 ]
         self.meters = {m["name"]: m for m in config.get("meter_arrays", [])}
+        types = {t["name"]: {f[0]: f[1] for f in t["fields"]} for t in config["header_types"]}
+        self.widths = {  # (header, field) -> width, for full masks and ranges
+            (h["name"], f): w for h in config["headers"] for f, w in types[h["header_type"]].items()
+        }
         # STF member/group ids -> the handles simple_switch_CLI gives them: BMv2 hands out
         # the lowest free handle, and STF never deletes, so they count 0, 1, ... per profile
         self.handles: dict[tuple[str, str, str], int] = {}
         # table entries the same way: (table, match, priority) -> entry handle, per table
         self.entries: dict[tuple[str, str, str], int] = {}
 
-    def _key_fields(self, table) -> list[tuple[str, str]]:
+    def _key_fields(self, table) -> list[tuple[str, str, int | None]]:
         fields = []
         for k in table["key"]:
             name = k.get("name") or ".".join(k["target"])
-            fields.append((name, k["match_type"]))
+            width = self.widths.get(tuple(k["target"])) if isinstance(k["target"], list) else None
+            fields.append((name, k["match_type"], width))
         return fields
 
     def _action(self, table, name: str):
@@ -170,18 +179,25 @@ class Bmv2Program:
 
     def _match(self, table, keys: list[tuple[str, str]]) -> str:
         fields = self._key_fields(table)
-        kinds = dict(fields)
+        kinds = {name: (kind, width) for name, kind, width in fields}
         values = {}
-        for name, kind in fields:
-            if kind not in _DEFAULT_KEY:
+        for name, kind, width in fields:
+            if kind == "range" and width is not None:  # p4sim's STF: an omitted range is all
+                values[name] = f"0->{(1 << width) - 1}"
+            elif kind in _DEFAULT_KEY:
+                values[name] = _DEFAULT_KEY[kind]
+            else:
                 raise Bmv2Error(f"{kind} key {name}: bmv2stf has no STF form for it")
-            values[name] = _DEFAULT_KEY[kind]
         for name, value in keys:
             field = _key_field(name, list(kinds))
-            kind = kinds[field]
-            values[field] = (
-                _ternary(value) if kind == "ternary" else _lpm(value) if kind == "lpm" else value
-            )
+            kind, width = kinds[field]
+            if kind == "ternary":
+                value = _ternary(value, width)
+            elif kind == "lpm":
+                value = _lpm(value)
+            elif kind == "range":  # p4sim's STF: lo..hi
+                value = value.replace("..", "->")
+            values[field] = value
         return " ".join(values.values())
 
     def table_add(self, cmd: StfCommand) -> str:
@@ -202,8 +218,9 @@ class Bmv2Program:
             action = self._action(table, cmd.action)
             args = self._args(action, cmd.args)
             line = f"table_add {table['name']} {action['name']} {match} => {args}"
-        if table["match_type"] == "ternary":
-            # bmv2stf: BMv2 priorities run the other way (a smaller number wins)
+        if table["match_type"] in ("ternary", "range"):
+            # bmv2stf: BMv2 priorities run the other way (a smaller number wins); BMv2 asks
+            # for one on range tables too
             line += f" {10000 - int(cmd.priority or 0)}"
         return line.rstrip()
 
@@ -437,6 +454,13 @@ class Bmv2Switch:
         self.stderr.close()
 
 
+def _decimal_numbers(line: str) -> str:
+    """simple_switch_CLI reads register indices and values as decimal only; p4sim's STF
+    also takes 0x/0b/0o numbers."""
+    words = line.split()
+    return " ".join(words[:2] + [str(int(w, 0)) if w[:1].isdigit() else w for w in words[2:]])
+
+
 def run_stf(json_path: Path, script: Script, workdir: Path) -> dict[int, list[bytes]]:
     """Run the script on simple_switch; the frames each STF port sent, in order."""
     program = Bmv2Program(json_path)
@@ -482,6 +506,8 @@ def run_stf(json_path: Path, script: Script, workdir: Path) -> dict[int, list[by
                     pending.extend(program.profile_commands(cmd))
                 elif cmd.name in ("meter_config", "direct_meter_config"):
                     pending.append(program.meter_set_rates(cmd))
+                elif cmd.name == "register_write":
+                    pending.append(_decimal_numbers(cmd.text))
                 else:
                     pending.append(cmd.text)
         if pending:

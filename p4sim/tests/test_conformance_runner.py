@@ -72,6 +72,9 @@ def test_frames_compared_byte_for_byte(tmp_path):
 def test_ternary_and_lpm_from_written_digits():
     assert _ternary("0x1*") == "0x10&&&0xf0"
     assert _ternary("0b1*0") == "0b100&&&0b101"
+    # p4sim's STF: an explicit mask is kept, a decimal value is exact over the key's width
+    assert _ternary("0x30&&&0xf0") == "0x30&&&0xf0"
+    assert _ternary("7", 8) == "7&&&0xff"
     assert _lpm("0x0a01****") == "0x0a010000/16"
     assert _lpm("10.0.0.0/8") == "10.0.0.0/8"
 
@@ -86,13 +89,15 @@ def test_meter_config_as_meter_set_rates(tmp_path):
                 "tables": [
                     {
                         "name": "I.t",
-                        "key": [{"name": "h.k", "match_type": "exact"}],
+                        "key": [{"name": "h.k", "match_type": "exact", "target": ["h", "k"]}],
                         "match_type": "exact",
                         "action_ids": [0],
                     }
                 ]
             }
         ],
+        "headers": [{"name": "h", "header_type": "h_t"}],
+        "header_types": [{"name": "h_t", "fields": [["k", 8, False]]}],
         "meter_arrays": [
             {"name": "I.m", "is_direct": False},
             {"name": "I.dm", "is_direct": True, "binding": "I.t"},

@@ -17,6 +17,7 @@ from p4sim.frontend.types import Bits, EnumT
 log = logging.getLogger("p4sim.log_msg")
 
 DROP_PORT = 511
+MASK64 = (1 << 64) - 1  # BMv2 computes hash() offsets in uint64_t
 
 
 class AssertionFailed(Exception):
@@ -78,8 +79,9 @@ class V1ModelExterns:
 
             def hash_(f):
                 h = algo(pack_fields(data(f)))
-                # BMv2: (h % max) + base, and a max of 0 is treated as 1.
-                out(f, (h % (mx(f) or 1)) + base(f))
+                # BMv2: (h % max) + base in 64-bit arithmetic (max and base cut to their low
+                # 64 bits), and a max of 0 is treated as 1.
+                out(f, ((h % ((mx(f) & MASK64) or 1)) + (base(f) & MASK64)) & MASK64)
 
             return hash_
         if name == "random":

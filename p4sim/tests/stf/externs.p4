@@ -15,6 +15,7 @@ header res_t {
     bit<64> ident;
     bit<8>  crc16_mod;   // 5 + crc16 % 100
     bit<8>  max_zero;    // 7 + crc16 % 0 -> 7 (BMv2 treats max 0 as 1)
+    bit<8>  max_wide;    // 9 + crc16 % 2^64 -> 9 (BMv2 keeps max's low 64 bits: 0, as 1)
     bit<8>  seen;        // per-device packet count from a register
     bit<8>  rnd;
     bit<32> slot3;       // register element 3 (written by the control plane)
@@ -44,9 +45,10 @@ control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) 
         hash(hdr.res.crc32, HashAlgorithm.crc32, 32w0, { hdr.inp.data }, 64w4294967296);
         hash(hdr.res.csum16, HashAlgorithm.csum16, 16w0, { hdr.inp.data }, 32w65536);
         hash(hdr.res.xor16, HashAlgorithm.xor16, 16w0, { hdr.inp.data }, 32w65536);
-        hash(hdr.res.ident, HashAlgorithm.identity, 64w0, { hdr.inp.data }, 128w0x10000000000000000);
+        hash(hdr.res.ident, HashAlgorithm.identity, 64w0, { hdr.inp.data }, 64w0xffffffffffffffff);
         hash(hdr.res.crc16_mod, HashAlgorithm.crc16, 8w5, { hdr.inp.data }, 16w100);
         hash(hdr.res.max_zero, HashAlgorithm.crc16, 8w7, { hdr.inp.data }, 16w0);
+        hash(hdr.res.max_wide, HashAlgorithm.crc16, 8w9, { hdr.inp.data }, 128w0x10000000000000000);
 
         bit<8> n;
         seen.read(n, 0);
