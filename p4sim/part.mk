@@ -31,7 +31,8 @@ p4sim-rejects:
 # saying so.
 P4TOOLS_PREFIX ?= /opt/p4tools
 P4C_SAMPLES    ?= $(P4TOOLS_PREFIX)/p4c-testdata/p4_16_samples
-P4SIM_OWN_STF  ?= $(addprefix p4sim/tests/stf/,priorities.p4 hashpack.p4 meters.p4 parser.p4)
+P4SIM_OWN_STF  ?= $(addprefix p4sim/tests/stf/,priorities.p4 hashpack.p4 meters.p4 parser.p4 \
+                  tables.p4 externs.p4)
 ifeq ($(SKIP_BMV2),1)
 p4sim-conformance:
 	@echo "*** p4sim-conformance: NOT RUN (SKIP_BMV2=1): p4sim was not compared with BMv2 ***" >&2
