@@ -289,6 +289,18 @@ def link_utilization(
     return _save(fig, out_dir, "link_utilization")
 
 
+def _plot_goodput(ax, out: Path, m: dict) -> bool:
+    """Every flow's goodput over time in run `m`, a 500 ms moving average for legibility;
+    False when the run has no goodput samples."""
+    series = analysis.flow_goodput_series(analysis.load_samples(Path(out, "runs", m["run_id"])))
+    if series.empty:
+        return False
+    smooth = series.rolling(5, min_periods=1).mean()
+    for fid in smooth.columns:
+        ax.plot(smooth.index, smooth[fid], label=fid, linewidth=1)
+    return True
+
+
 def throughput_over_time(out: Path, manifests: list[dict], out_dir: Path) -> list[Path]:
     """Goodput of every flow over time for a representative run: the median by DC goodput
     among the fairness runs (all runs when there are none)."""
@@ -296,13 +308,10 @@ def throughput_over_time(out: Path, manifests: list[dict], out_dir: Path) -> lis
     m = median_run(fair or manifests)
     if m is None:
         return []
-    series = analysis.flow_goodput_series(analysis.load_samples(Path(out, "runs", m["run_id"])))
-    if series.empty:
-        return []
-    smooth = series.rolling(5, min_periods=1).mean()  # 500 ms moving average for legibility
     fig, ax = plt.subplots(figsize=FIGSIZE)
-    for fid in smooth.columns:
-        ax.plot(smooth.index, smooth[fid], label=fid, linewidth=1)
+    if not _plot_goodput(ax, out, m):
+        plt.close(fig)
+        return []
     ax.set_xlabel("time (s)")
     ax.set_ylabel("goodput (Mbit/s, 500 ms average)")
     ax.set_ylim(bottom=0)
@@ -331,10 +340,7 @@ def timeline_per_variant(
         len(by_variant), 1, figsize=(6.4, 1.0 + 1.5 * len(by_variant)), sharex=True, sharey=True
     )
     for ax, (variant, m) in zip(axes, by_variant.items()):
-        series = analysis.flow_goodput_series(analysis.load_samples(Path(out, "runs", m["run_id"])))
-        smooth = series.rolling(5, min_periods=1).mean()  # 500 ms moving average
-        for fid in smooth.columns:
-            ax.plot(smooth.index, smooth[fid], linewidth=1, label=fid)
+        _plot_goodput(ax, out, m)
         ax.set_ylim(bottom=0)
         ax.grid(alpha=0.3)
         ax.set_title(f"{variant}, rep {m['rep']} (median run)", fontsize=8, loc="left")
