@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from experiments.testbed import RUN_DIR, leftovers
+from experiments.testbed import RUN_DIR
+from experiments.tests.test_exp_smoke import assert_prefix_gone
 
 pytestmark = pytest.mark.netns
 if os.geteuid() != 0:
@@ -65,12 +66,6 @@ def test_sigint_tears_everything_down(tmp_path):
             proc.kill()
     assert proc.returncode == 130, output
     assert "interrupted by SIGINT" in output
-    assert leftovers(prefix) == []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-        except OSError:
-            continue
-        assert prefix.encode() not in cmdline, cmdline
+    assert_prefix_gone(prefix)
     assert not list(out.glob("runs/*/manifest.json")), "a half run was saved as done"
     assert not list(RUN_DIR.glob(f"{prefix}.*"))

@@ -41,17 +41,21 @@ def run(tmp: Path, name: str, target: str = "p4sim", **doc) -> tuple[Path, list[
     return out, manifests
 
 
+def assert_prefix_gone(prefix: str) -> None:
+    """No namespace and no process of the run with this prefix is left."""
+    assert leftovers(prefix) == [], f"namespaces of {prefix} left behind"
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
+        except OSError:
+            continue
+        assert prefix.encode() not in cmdline, f"process {pid} of {prefix} left: {cmdline}"
+
+
 def assert_nothing_left(manifests: list[dict]) -> None:
     for m in manifests:
-        prefix = m["prefix"]
-        assert leftovers(prefix) == [], f"namespaces of {prefix} left behind"
-        for pid in filter(str.isdigit, os.listdir("/proc")):
-            try:
-                cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
-            except OSError:
-                continue
-            assert prefix.encode() not in cmdline, f"process {pid} of {prefix} left: {cmdline}"
-        assert not Path("/var/run/dpdk", prefix).exists()
+        assert_prefix_gone(m["prefix"])
+        assert not Path("/var/run/dpdk", m["prefix"]).exists()
 
 
 @pytest.fixture(scope="module")
