@@ -14,10 +14,21 @@ is missing.
 
 Ordering: a switch reads its ports in an order of its own, so frames sent back to back on two
 ports may be processed in either order (and a frame to a user's address is split whatever
-port it came in on). Before a reconfiguration, before a frame on another port than the
-previous one, and at the end, the driver waits until the switch has counted every frame it
-was sent (port_rx_counter) and every frame it counted out (port_tx_counter) has been captured;
-frames on one port keep their order. So the outputs never depend on how fast a target is.
+port it came in on). Before a frame on another port than the previous one the driver waits
+until the switch has counted every frame it was sent (port_rx_counter, counted in ingress);
+frames on one port keep their order.
+
+Draining: a frame counted in ingress may still wait in BMv2's traffic manager (between its
+ingress and egress threads) for as long as the machine's load makes it, so equal counters
+are no proof that a switch is idle. Before every reconfiguration and at the end the driver
+therefore sends drain markers behind the frames so far: an ARP frame from the server port
+(flooded to both legs) and one from leg A (forwarded to the server port), each tagged. Each
+egress port's queue is FIFO (BMv2's single ingress thread enqueues in order; p4sim runs
+each frame to the end under one lock), so once every marker has been captured on its ports,
+every frame sent before it has left the switch; the driver then waits until the captures
+hold every frame the switch counted out (port_tx_counter). Both targets get the same
+markers, which are compared like every other frame. So the outputs never depend on how fast
+a target is, or how loaded the machine is.
 
 The parent compiles the splitter with p4sim and with p4c-bm2-ss, writes the scenarios, and
 runs one worker per target (`--worker TARGET`, inside the target's namespace), at once.
@@ -46,6 +57,12 @@ GRPC_ADDR = "127.0.0.1:9559"  # inside the worker's own namespace
 LEG_MTU = 1600
 SYNC_TIMEOUT_S = 30
 ETH_P_ALL = 0x0003
+# Drain markers: ARP requests whose target hardware address carries this tag and a counter
+# (the egress MAC rewrite touches only the Ethernet header, never the ARP body).
+DRAIN_TAG = b"\x02DRN"
+# Where the splitter's port table sends each marker: ARP from the server is flooded to both
+# legs, anything from leg A goes to the server (controlplane Splitter.configure_ports).
+DRAIN_ROUTES = {SERVER: (LEG_A, LEG_B), LEG_A: (SERVER,)}
 
 
 # ---------------------------------------------------------------------------
@@ -256,6 +273,11 @@ class Capture:
     def send(self, port: int, frame: bytes) -> None:
         self.socks[port].send(frame)
 
+    def seen(self, port: int, tag: bytes) -> bool:
+        """Whether a frame holding `tag` has been captured on `port` (newest first)."""
+        with self.lock:
+            return any(tag in f for f in reversed(self.frames[port]))
+
     def counts(self) -> dict[int, int]:
         with self.lock:
             return {p: len(f) for p, f in self.frames.items()}
@@ -307,9 +329,11 @@ def _sync(sw, cap: Capture, sent: dict[int, int], base: dict) -> None:
     """Wait until the switch counted every frame sent and every frame it sent is captured.
 
     The captures are read between two reads of the switch's counters. A frame is counted
-    (egress) before it leaves, so the later read bounds what can have been captured: more
-    captured than that is a frame the switch did not send. Equal reads on both sides mean no
-    frame was counted meanwhile, so the captures are compared with a still picture."""
+    (egress) before it leaves, so the later read bounds what can have been captured. Equal
+    reads on both sides mean no frame was counted meanwhile, so the captures are compared
+    with a still picture. More captured than counted is waited out like any other
+    difference (a counter read may trail the frame it counts; on a loaded machine BMv2's
+    runs did show it once in a few hundred syncs) and fails only if it lasts."""
     deadline = time.monotonic() + SYNC_TIMEOUT_S
     while True:
         before = _port_counters(sw)
@@ -317,15 +341,52 @@ def _sync(sw, cap: Capture, sent: dict[int, int], base: dict) -> None:
         now = _port_counters(sw)
         rx = {p: now[p][0] - base[p][0] for p in PORTS}
         tx = {p: now[p][2] - base[p][2] for p in PORTS}
-        if any(got[p] > tx[p] for p in PORTS):
-            raise RuntimeError(f"captured more frames than the switch sent: {got} vs {tx}")
         if before == now and all(rx[p] == sent[p] and got[p] == tx[p] for p in PORTS):
             return
         if time.monotonic() > deadline:
+            excess = (
+                "; captured more than the switch counted out"
+                if any(got[p] > tx[p] for p in PORTS)
+                else ""
+            )
             raise RuntimeError(
-                f"no sync after {SYNC_TIMEOUT_S} s: rx {rx} of {sent}, captured {got} of {tx}"
+                f"no sync after {SYNC_TIMEOUT_S} s: rx {rx} of {sent}, captured {got} of "
+                f"{tx}{excess}"
             )
         time.sleep(0.005)
+
+
+def drain_marker(number: int) -> bytes:
+    """An ARP request tagged as drain marker `number` (the same bytes on every target)."""
+    tag = DRAIN_TAG + number.to_bytes(2, "big")
+    eth = b"\xff" * 6 + b"\x02\x00\x00\x00\xdd\x01" + b"\x08\x06"
+    arp = b"\x00\x01\x08\x00\x06\x04\x00\x01" + b"\x02\x00\x00\x00\xdd\x01"
+    arp += bytes([192, 0, 2, 254]) + tag + bytes([192, 0, 2, 1])
+    return eth + arp
+
+
+def _drain(sw, cap: Capture, sent: dict[int, int], base: dict, number: int) -> None:
+    """Wait until every frame sent so far has left the switch (module docstring, Draining).
+
+    Markers go in once ingress has counted every frame, so each marker is queued behind
+    them on its egress ports; `number` keeps each drain's markers apart."""
+    _sync(sw, cap, sent, base)
+    marker = drain_marker(number)
+    tag = marker[32:38]
+    for port in DRAIN_ROUTES:
+        cap.send(port, marker)
+        sent[port] += 1
+    awaited = {out for outs in DRAIN_ROUTES.values() for out in outs}
+    deadline = time.monotonic() + SYNC_TIMEOUT_S
+    while awaited:
+        awaited = {p for p in awaited if not cap.seen(p, tag)}
+        if awaited and time.monotonic() > deadline:
+            raise RuntimeError(
+                f"drain marker {number} not out on ports {sorted(awaited)} after "
+                f"{SYNC_TIMEOUT_S} s (the port table must route it: {DRAIN_ROUTES})"
+            )
+        time.sleep(0.002)
+    _sync(sw, cap, sent, base)
 
 
 def _apply(sw, step: dict) -> None:
@@ -361,6 +422,7 @@ def _run_sequence(sw, sc: dict, host_ifs: dict[int, str]) -> dict:
     cap = Capture(host_ifs)
     sent = {p: 0 for p in PORTS}
     last_port = None
+    drains = 0
     try:
         for step in sc["steps"]:
             if "send" in step:
@@ -371,9 +433,11 @@ def _run_sequence(sw, sc: dict, host_ifs: dict[int, str]) -> dict:
                 cap.send(port, bytes.fromhex(step["frame"]))
                 sent[port] += 1
             else:
-                _sync(sw, cap, sent, base)
+                _drain(sw, cap, sent, base, drains)
+                drains += 1
+                last_port = None
                 _apply(sw, step)
-        _sync(sw, cap, sent, base)
+        _drain(sw, cap, sent, base, drains)
         stats = sw.stats()
         now = _port_counters(sw)
     finally:
