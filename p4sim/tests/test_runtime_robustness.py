@@ -130,17 +130,19 @@ def test_a_pushed_program_may_include_core_and_v1model(rig, compiled):
 
 # --------------------------------------------------------------------------- 6. reads
 class TimedLock:
-    """The device lock, recording how long each holder kept it (the packets wait that long)."""
+    """The device lock, recording the CPU time each holder spent holding it (the work the
+    packets wait for). CPU time of the holding thread, not wall time: a holder that the
+    scheduler preempts on a loaded machine did no more work, and must not fail the test."""
 
     def __init__(self, lock) -> None:
         self.lock, self.holds, self._since = lock, [], 0.0
 
     def __enter__(self):
         self.lock.acquire()
-        self._since = time.perf_counter()
+        self._since = time.thread_time()
 
     def __exit__(self, *exc):
-        self.holds.append(time.perf_counter() - self._since)
+        self.holds.append(time.thread_time() - self._since)
         self.lock.release()
 
 
@@ -162,8 +164,7 @@ def test_a_large_read_holds_the_packet_lock_only_for_short_slices(rig):
     req.entities.extend([counter_wildcard(client)] * n)
     got = sum(len(r.entities) for r in client.stub.Read(req, timeout=300))
     assert got == n * size
-    # main built all of them in one hold (seconds); a slice is 2 ms plus one entity, and the
-    # bound leaves room for the scheduler preempting a holder on a loaded machine
+    # one hold for all of them takes seconds; a slice is 2 ms plus one entity
     assert max(timed.holds) < 0.25, sorted(timed.holds)[-5:]
     assert len(timed.holds) > n * size // _ENTITIES_PER_MS // 4
 
