@@ -18,7 +18,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from experiments.scenario import MAX_DURATION_S, MAX_REPETITIONS, ScenarioError, load
+from experiments.run.scenario import MAX_DURATION_S, MAX_REPETITIONS, ScenarioError, load
 from p4sim.cliargs import HelpFormatter, float_range, int_range
 
 
@@ -147,7 +147,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _target(value: str):
-    from experiments.testbed import TestbedError, parse_target
+    from experiments.run.testbed import TestbedError, parse_target
 
     try:
         return parse_target(value)
@@ -156,7 +156,7 @@ def _target(value: str):
 
 
 def _options(args, **extra):
-    from experiments.runner import RunOptions
+    from experiments.run.runner import RunOptions
 
     target, switch = args.target
     return RunOptions(
@@ -174,10 +174,10 @@ def _executor(args):
     if args.executor == "local":
         if args.address:
             raise _OptionError("--address is for --executor ray")
-        from experiments.runner import LocalExecutor
+        from experiments.run.runner import LocalExecutor
 
         return LocalExecutor()
-    from experiments.rayexec import RayExecutor
+    from experiments.run.rayexec import RayExecutor
 
     return RayExecutor(args.address or "auto")
 
@@ -187,8 +187,8 @@ class _OptionError(Exception):
 
 
 def cmd_run(args) -> int:
-    from experiments.runner import Interrupted, run_scenario
-    from experiments.testbed import TestbedError
+    from experiments.run.runner import Interrupted, run_scenario
+    from experiments.run.testbed import TestbedError
 
     scenario = load(args.scenario, quick=args.quick, reps=args.reps)
     if args.variant:
@@ -237,9 +237,9 @@ def cmd_run(args) -> int:
 
 
 def cmd_campaign(args) -> int:
-    from experiments.campaign import load_campaign, run_campaign
-    from experiments.runner import Interrupted
-    from experiments.testbed import TestbedError
+    from experiments.run.campaign import load_campaign, run_campaign
+    from experiments.run.runner import Interrupted
+    from experiments.run.testbed import TestbedError
 
     if not args.dir.is_dir():
         print(f"dcexp: {args.dir} is not a directory of scenario files", file=sys.stderr)
@@ -322,7 +322,7 @@ def cmd_validate(args) -> int:
 
 def cmd_clean(_args) -> int:
     """Namespaces named dx#### whose owner (recorded in /run/dcexp/<prefix>.pid) is gone."""
-    from experiments.testbed import RUN_DIR, remove_leftovers
+    from experiments.run.testbed import RUN_DIR, remove_leftovers
 
     if os.geteuid() != 0:
         print("dcexp clean needs root", file=sys.stderr)
@@ -380,7 +380,7 @@ def main(argv=None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
     except Exception as exc:
-        from experiments.rayexec import ExecutorError  # Ray itself is imported only on use
+        from experiments.run.rayexec import ExecutorError  # Ray itself is imported only on use
 
         if not isinstance(exc, ExecutorError):
             raise

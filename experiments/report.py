@@ -8,7 +8,7 @@ import pandas as pd
 import yaml
 
 from experiments import analysis, envelope, plots
-from experiments.scenario import variant_label
+from experiments.run.scenario import variant_label
 
 
 def _table(df: pd.DataFrame, floatfmt: str = "{:.2f}") -> str:

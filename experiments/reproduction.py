@@ -4,7 +4,7 @@ For every study of Hasselquist et al. (PAPER.md's Table 3, plus its Table 2): ou
 the paper's kind, what the paper reports (in our words), what we measured (mean, sd, n) and a
 verdict, agree / partly / disagree, from a stated rule on the direction and rough size of
 the effect the paper reports. Each verdict is computed twice: on all runs, and on the runs
-in which no process of ours was short of CPU (experiments/cpu.py), so a reader sees whether
+in which no process of ours was short of CPU (experiments/run/cpu.py), so a reader sees whether
 the machine, not the protocol, drove a conclusion. Writes DIR/reproduction.md, DIR/figures/
 and DIR/reproduction.pdf.
 """
@@ -22,7 +22,7 @@ import yaml
 
 from experiments import analysis, plots
 from experiments.report import _in_order, _table
-from experiments.scenario import variant_label
+from experiments.run.scenario import variant_label
 
 LEG_MBIT = 20.0  # the paper's leg rate
 

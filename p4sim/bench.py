@@ -249,7 +249,7 @@ def run_target(target: str, program: Path, cases: list[str], args, bmv2_files=No
     """Start `target` on `program` in a fresh namespace; measure each case."""
     import subprocess
 
-    from experiments.netns import Namespace, unique_prefix, veth_pair
+    from experiments.run.netns import Namespace, unique_prefix, veth_pair
 
     prefix = unique_prefix("p4b")
     results = {}

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from controlplane import bmv2
-from experiments.netns import Namespace, unique_prefix, veth_pair
+from experiments.run.netns import Namespace, unique_prefix, veth_pair
 
 ROOT = Path(__file__).resolve().parent.parent
 PORTS = (0, 1, 2)

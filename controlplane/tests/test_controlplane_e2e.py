@@ -24,7 +24,14 @@ import pytest
 from controlplane import bmv2
 from controlplane.cli import main as dcctl
 from controlplane.splitter import Splitter, UserConfig
-from experiments.netns import Namespace, in_netns, offloads_off, run, stop_process, unique_prefix
+from experiments.run.netns import (
+    Namespace,
+    in_netns,
+    offloads_off,
+    run,
+    stop_process,
+    unique_prefix,
+)
 from p4sim.io import InProcessPorts
 from p4sim.io.afpacket import AfPacketPorts
 from p4sim.p4runtime.server import P4RuntimeServer

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
-from experiments.netns import Namespace, NetnsError, stop_process, wait_bound
+from experiments.run.netns import Namespace, NetnsError, stop_process, wait_bound
 
 MB = 1_000_000  # size_mb is decimal megabytes, as in the paper's "100 MB"
 SERVER_READY_TIMEOUT_S = 60.0  # a server that has not bound its port by then is broken

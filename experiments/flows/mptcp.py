@@ -74,7 +74,7 @@ class MptcpFlow(Flow):
         return int(lines[-1]["bytes"]) if lines else None
 
     def _leg(self, sub: dict) -> str:
-        from experiments.testbed import MP_ADDRS
+        from experiments.run.testbed import MP_ADDRS
 
         return next((leg for leg, a in MP_ADDRS.items() if a == sub["remote"]), "x")
 

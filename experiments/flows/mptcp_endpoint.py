@@ -3,7 +3,7 @@
 Debian's iperf3 3.12 has no --mptcp, and `mptcpize` (LD_PRELOAD) would hide the subflows from
 us, so the two ends are ours: plain sockets of protocol IPPROTO_MPTCP, the kernel's default
 scheduler and path manager (the client's `ip mptcp endpoint ... subflow` opens the second
-subflow; experiments/testbed.py sets that up).
+subflow; experiments/run/testbed.py sets that up).
 
 Protocol: the client connects and sends `GET <nbytes>\\n` (nbytes = -1: until the client
 closes); the server sends its file (looped if nbytes exceeds it) and closes. The congestion

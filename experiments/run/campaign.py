@@ -14,10 +14,10 @@ import sys
 import time
 from pathlib import Path
 
-from experiments import progress
-from experiments.runner import LocalExecutor, RunOptions, expected_s, pending_runs, run_scenario
-from experiments.scenario import Scenario, ScenarioError, load
-from experiments.testbed import TestbedError
+from experiments.run import progress
+from experiments.run.runner import LocalExecutor, RunOptions, expected_s, pending_runs, run_scenario
+from experiments.run.scenario import Scenario, ScenarioError, load
+from experiments.run.testbed import TestbedError
 
 
 def load_campaign(directory: Path, quick: bool = False, reps: int | None = None) -> list[Scenario]:

@@ -24,10 +24,10 @@ import time
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
-from experiments import tc
-from experiments.netns import Namespace, stop_process
+from experiments.run import tc
+from experiments.run.netns import Namespace, stop_process
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 LINKEM_BINARY = ROOT / "build" / "linkem" / "linkem"
 DISTS = ("const", "normal", "uniform", "pareto", "paretonormal")
 DIRECTIONS = ("ab", "ba")
@@ -448,7 +448,7 @@ class NetemLink(_StopOnExit):
         stats_interval_ms: int = 100,
         **_,
     ) -> NetemLink:
-        from experiments.netns import run
+        from experiments.run.netns import run
 
         self.ns = netns.name if netns else None
         tc.require_netem(if_b, self.ns)
@@ -505,7 +505,7 @@ class NetemLink(_StopOnExit):
         return {"ts_ms": time.monotonic() * 1000, **{d: self._record(d) for d in DIRECTIONS}}
 
     def stop(self) -> dict:
-        from experiments.netns import run
+        from experiments.run.netns import run
 
         self._stop.set()
         if self._thread:

@@ -3,7 +3,7 @@ each (`ray start --block`, a temp dir and free ports of their own, stopped by th
 started and their descendants). Used by experiments/tests/test_exp_ray.py, and to time a
 study on 1 and on 2 local workers:
 
-    sudo .venv/bin/python -m experiments.raycluster SCENARIO.yaml --workers 1 2
+    sudo .venv/bin/python -m experiments.run.raycluster SCENARIO.yaml --workers 1 2
 
 prints the wall time of `dcexp run SCENARIO --executor ray` on each cluster size (and of the
 local executor, for reference), with the load average. Workers on one host share its CPUs:

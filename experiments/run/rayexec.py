@@ -38,7 +38,7 @@ import time
 from pathlib import Path
 
 from experiments.flows import MB, run_payload_bytes
-from experiments.runner import (
+from experiments.run.runner import (
     Interrupted,
     RunOptions,
     execute_run,
@@ -46,8 +46,8 @@ from experiments.runner import (
     host_problems,
     provenance,
 )
-from experiments.scenario import Run, Scenario
-from experiments.testbed import TestbedError
+from experiments.run.scenario import Run, Scenario
+from experiments.run.testbed import TestbedError
 
 RAY_VERSION = "2.60.0"  # pinned in pyproject.toml's `ray` extra; `make setup` installs it
 RESOURCE = "dc_testbed"

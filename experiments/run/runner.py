@@ -32,7 +32,6 @@ import yaml
 
 from controlplane.client import P4RuntimeError
 from controlplane.splitter import SplitterError
-from experiments import cpu, progress
 from experiments.flows import (
     MB,
     FlowContext,
@@ -44,10 +43,11 @@ from experiments.flows import (
     run_payload_bytes,
 )
 from experiments.flows.quicgo import QUICGO_BIN
-from experiments.links import LinkError, LinkSpecError
-from experiments.sampler import Sampler, saturation
-from experiments.scenario import EVENT_DIRECTIONS, Run, Scenario
-from experiments.testbed import (
+from experiments.run import cpu, progress
+from experiments.run.links import LinkError, LinkSpecError
+from experiments.run.sampler import Sampler, saturation
+from experiments.run.scenario import EVENT_DIRECTIONS, Run, Scenario
+from experiments.run.testbed import (
     AGENT_BIN,
     DC_ADDR,
     P4_PROGRAM,
@@ -198,7 +198,7 @@ class RunOptions:
     engine: str = "native"  # p4sim's engine (p4sim/native; the interpreter is "interp")
     link_kind: str = "linkem"
     timeout_s: float | None = None
-    pin: str = "split"  # experiments/cpu.py: network on CPU 0, flow endpoints on the others
+    pin: str = "split"  # experiments/run/cpu.py: network on CPU 0, flow endpoints on the others
     switch: RemoteSwitch | None = None  # target "remote": the switch file's description
 
 
@@ -408,7 +408,7 @@ def _execute_run(
     rows.extend(_control_rows(logs / "control.jsonl", t0_wall))
     final_switch = getattr(testbed, "final_switch_stats", None)
     if final_switch:
-        from experiments.sampler import flatten_switch_stats
+        from experiments.run.sampler import flatten_switch_stats
 
         (logs / "switch_stats.json").write_text(json.dumps(final_switch, indent=1, default=str))
         rows.extend(
@@ -657,7 +657,7 @@ def run_scenario(
     scenario: Scenario, out: Path, opts: RunOptions, stream=sys.stderr, bar=None, executor=None
 ) -> dict:
     """Every pending run of a scenario; `bar` (a campaign's) replaces the study's own;
-    `executor` runs them (LocalExecutor, or experiments.rayexec.RayExecutor over hosts)."""
+    `executor` runs them (LocalExecutor, or experiments.run.rayexec.RayExecutor over hosts)."""
     executor = executor or LocalExecutor()
     out = Path(out).resolve()  # the parts run in their own working directories
     out.mkdir(parents=True, exist_ok=True)

@@ -1,5 +1,5 @@
 """Samples every 100 ms what the parts do not log themselves: per-core CPU, each process's CPU
-use and wait (the saturation guard, experiments/cpu.py), live goodput of flows that expose
+use and wait (the saturation guard, experiments/run/cpu.py), live goodput of flows that expose
 it, and the switch's counters (less often: each read is a P4Runtime round trip through a
 software switch).
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 import time
 
-from experiments.cpu import process_usage, saturated_processes, thread_times
+from experiments.run.cpu import process_usage, saturated_processes, thread_times
 
 SAMPLE_INTERVAL_S = 0.1
 SWITCH_EVERY = 10  # switch counters every 10th sample (1 s)
@@ -122,7 +122,7 @@ def flatten_switch_stats(stats: dict) -> list[tuple[str, str, float]]:
 
 
 def saturation(rows: list[tuple]) -> dict:
-    """The run's CPU verdict. Per process (experiments/cpu.py): CPU used, waited for, and the
+    """The run's CPU verdict. Per process (experiments/run/cpu.py): CPU used, waited for, and the
     names of the saturated ones; `cpu_saturated` is true when any of our processes was short
     of CPU. Per core (kept for context): the share of samples in which each core was busier
     than SATURATED_BUSY; `core_saturated` is the old core-level flag, which also fires when

@@ -664,7 +664,7 @@ def _check_with_link_driver(where: str, spec: dict) -> None:
 def _link_driver_problem(spec_json: str) -> str | None:
     """Once per distinct leg spec: a study repeats each spec in every run, and reading a
     trace file 90 times costs seconds."""
-    from experiments.links import LinkSpec, LinkSpecError
+    from experiments.run.links import LinkSpec, LinkSpecError
 
     try:
         LinkSpec.from_dict(json.loads(spec_json)).to_spec()
@@ -727,7 +727,7 @@ def from_dict(
     return scenario
 
 
-TRACE_DIR = Path(__file__).resolve().parent / "traces"
+TRACE_DIR = Path(__file__).resolve().parents[1] / "traces"
 
 
 def _resolve_traces(doc: dict, base: Path) -> None:

@@ -12,10 +12,10 @@ import json
 import math
 from typing import TYPE_CHECKING
 
-from experiments.netns import NetnsError, run
+from experiments.run.netns import NetnsError, run
 
 if TYPE_CHECKING:  # no import cycle at run time
-    from experiments.links import LinkSpec
+    from experiments.run.links import LinkSpec
 
 UNKNOWN_QDISC = "Specified qdisc kind is unknown"
 ETH_FRAME_BYTES = 1514  # a full-size Ethernet frame, for converting byte queues to packets

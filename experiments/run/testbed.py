@@ -31,7 +31,7 @@ from typing import Self
 
 import yaml
 
-from experiments.netns import (
+from experiments.run.netns import (
     Namespace,
     NetnsError,
     Topology,
@@ -42,7 +42,7 @@ from experiments.netns import (
     veth_pair,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 BUILD = ROOT / "build"
 P4_PROGRAM = ROOT / "p4src" / "dc_splitter.p4"
 AGENT_BIN = BUILD / "hostagents" / "pdcp-agent"
@@ -291,7 +291,7 @@ class Testbed:
     engine: str = "native"  # p4sim --engine
     link_kind: str = "linkem"
     seed: int = 1
-    agent_cpu: int = 0  # the agent's DPDK lcore (experiments/cpu.py pins the rest)
+    agent_cpu: int = 0  # the agent's DPDK lcore (experiments/run/cpu.py pins the rest)
     remote: RemoteSwitch | None = None  # target "remote": a switch we only drive
     hosts: dict[str, Host] = field(default_factory=dict)
     links: dict = field(default_factory=dict)  # leg -> running link emulator
@@ -665,9 +665,11 @@ class Testbed:
     # ------------------------------------------------------------------ links
     def _start_links(self, enb: dict[str, Namespace]) -> None:
         try:
-            from experiments.links import LinkError, LinkSpec, LinkSpecError, start_link
+            from experiments.run.links import LinkError, LinkSpec, LinkSpecError, start_link
         except ImportError as exc:
-            raise TestbedError(f"link emulation: experiments.links is missing ({exc})") from None
+            raise TestbedError(
+                f"link emulation: experiments.run.links is missing ({exc})"
+            ) from None
         p = self.prefix
         fb = self.config.get("feedback")
         for i, leg in enumerate(("a", "b")):
@@ -800,7 +802,7 @@ class Testbed:
         for name in ("control", "agent", "switch"):
             proc = self.procs.get(name)
             if proc is not None:
-                from experiments.netns import stop_process
+                from experiments.run.netns import stop_process
 
                 stop_process(proc, grace_s=5)
         self._return_borrowed(errors)

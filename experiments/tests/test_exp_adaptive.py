@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from experiments import adaptation, analysis
-from experiments.runner import RunOptions, run_scenario
-from experiments.scenario import from_dict
+from experiments.run.runner import RunOptions, run_scenario
+from experiments.run.scenario import from_dict
 
 pytestmark = pytest.mark.netns
 if os.geteuid() != 0:

@@ -18,7 +18,7 @@ import pytest
 from experiments.cli import build_parser
 from experiments.cli import main as dcexp
 from experiments.flows import MB
-from experiments.scenario import MAX_SIZE_MB
+from experiments.run.scenario import MAX_SIZE_MB
 
 DCEXP = str(Path(sys.executable).parent / "dcexp")
 GOOD = """name: t

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from experiments.cli import main as dcexp
-from experiments.testbed import DPDK_RUN_DIR, RUN_DIR, leftovers
+from experiments.run.testbed import DPDK_RUN_DIR, RUN_DIR, leftovers
 
 pytestmark = pytest.mark.netns
 if os.geteuid() != 0:

@@ -13,9 +13,9 @@ from aioquic.quic.congestion.base import K_MINIMUM_WINDOW
 
 from experiments.flows import MB, FlowContext, make_cert, make_flow, make_payload, sha256_file
 from experiments.flows.aioquic_flow import LARGE_RCVBUF
-from experiments.netns import Topology, unique_prefix, veth_pair
-from experiments.scenario import validate_flow
-from experiments.testbed import leftovers
+from experiments.run.netns import Topology, unique_prefix, veth_pair
+from experiments.run.scenario import validate_flow
+from experiments.run.testbed import leftovers
 
 pytestmark = pytest.mark.netns
 if os.geteuid() != 0:

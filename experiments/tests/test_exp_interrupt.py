@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from experiments.testbed import RUN_DIR
+from experiments.run.testbed import RUN_DIR
 from experiments.tests.test_exp_smoke import assert_prefix_gone
 
 pytestmark = pytest.mark.netns

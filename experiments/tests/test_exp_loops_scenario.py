@@ -6,7 +6,7 @@ Run: .venv/bin/pytest experiments/tests/test_exp_loops_scenario.py
 
 import pytest
 
-from experiments.scenario import ScenarioError, from_dict
+from experiments.run.scenario import ScenarioError, from_dict
 
 
 def doc(**over):

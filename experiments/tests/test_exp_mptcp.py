@@ -15,8 +15,8 @@ import os
 import pytest
 
 from experiments import analysis
-from experiments.runner import RunOptions, run_scenario
-from experiments.scenario import from_dict
+from experiments.run.runner import RunOptions, run_scenario
+from experiments.run.scenario import from_dict
 from experiments.tests.test_exp_smoke import assert_nothing_left
 
 pytestmark = pytest.mark.netns

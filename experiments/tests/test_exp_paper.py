@@ -15,11 +15,12 @@ import pandas as pd
 import pytest
 import yaml
 
-from experiments import cpu, reproduction
-from experiments.campaign import load_campaign
+from experiments import reproduction
 from experiments.cli import main as dcexp
-from experiments.scenario import load
-from experiments.testbed import leftovers
+from experiments.run import cpu
+from experiments.run.campaign import load_campaign
+from experiments.run.scenario import load
+from experiments.run.testbed import leftovers
 
 PAPER = Path(__file__).resolve().parent.parent / "paper"
 STUDIES = sorted(PAPER.glob("*.yaml"))

@@ -22,8 +22,8 @@ import pytest
 import yaml
 
 from experiments import analysis
-from experiments.raycluster import DCEXP, VENV_BIN, Cluster, descendants
-from experiments.testbed import RUN_DIR, leftovers, remove_leftovers
+from experiments.run.raycluster import DCEXP, VENV_BIN, Cluster, descendants
+from experiments.run.testbed import RUN_DIR, leftovers, remove_leftovers
 from experiments.tests.test_exp_smoke import assert_prefix_gone
 
 pytestmark = pytest.mark.netns

@@ -22,8 +22,8 @@ import yaml
 
 from controlplane.splitter import Splitter
 from experiments import analysis
-from experiments.netns import stop_process, unique_prefix, veth_pair
-from experiments.testbed import BUILD, P4_PROGRAM, leftovers
+from experiments.run.netns import stop_process, unique_prefix, veth_pair
+from experiments.run.testbed import BUILD, P4_PROGRAM, leftovers
 
 pytestmark = pytest.mark.netns
 if os.geteuid() != 0:

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from experiments.cli import main as dcexp
-from experiments.scenario import ScenarioError, from_dict, load, parse_ratio
+from experiments.run.scenario import ScenarioError, from_dict, load, parse_ratio
 
 SCENARIOS = sorted((Path(__file__).resolve().parent.parent / "scenarios").glob("*.yaml"))
 
@@ -166,8 +166,8 @@ def test_ratio_must_fit_batch():
 
 
 def test_preflight_names_every_problem(monkeypatch):
-    from experiments import runner
-    from experiments.testbed import TestbedError
+    from experiments.run import runner
+    from experiments.run.testbed import TestbedError
 
     monkeypatch.setattr(runner.os, "geteuid", lambda: 1000)  # as an ordinary user
     monkeypatch.setenv("PATH", "/nonexistent")  # and without BMv2 (nor any other tool)
@@ -179,8 +179,8 @@ def test_preflight_names_every_problem(monkeypatch):
 
 
 def test_preflight_names_a_missing_part(monkeypatch, tmp_path):
-    from experiments import runner
-    from experiments.testbed import TestbedError
+    from experiments.run import runner
+    from experiments.run.testbed import TestbedError
 
     monkeypatch.setattr(runner, "AGENT_BIN", tmp_path / "pdcp-agent")
     with pytest.raises(TestbedError, match=r"pdcp-agent is missing: run `make build`"):
@@ -188,9 +188,9 @@ def test_preflight_names_a_missing_part(monkeypatch, tmp_path):
 
 
 def test_preflight_names_a_missing_quicgo_binary(monkeypatch, tmp_path):
-    from experiments import runner
     from experiments.flows.quicgo import QuicgoFlow
-    from experiments.testbed import TestbedError
+    from experiments.run import runner
+    from experiments.run.testbed import TestbedError
 
     monkeypatch.setattr(QuicgoFlow, "built", (tmp_path / "dcexp-quicgo",))
     with pytest.raises(TestbedError, match=r"dcexp-quicgo is missing: run `make build`"):

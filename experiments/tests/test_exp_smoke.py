@@ -20,9 +20,9 @@ import pytest
 from controlplane import bmv2
 from experiments import analysis
 from experiments.cli import main as dcexp
-from experiments.runner import RunOptions, run_scenario
-from experiments.scenario import from_dict
-from experiments.testbed import leftovers
+from experiments.run.runner import RunOptions, run_scenario
+from experiments.run.scenario import from_dict
+from experiments.run.testbed import leftovers
 
 pytestmark = pytest.mark.netns
 if os.geteuid() != 0:

@@ -1,6 +1,6 @@
 """The Python side of link emulation without namespaces: LinkSpec from scenario keys, the
 SPEC strings linkem receives (checked against the real binary's parser), live-change strings,
-and the netem translation in experiments/tc.py.
+and the netem translation in experiments/run/tc.py.
 
     .venv/bin/pytest -q experiments/tests/test_linkem_driver.py
 """
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from experiments import tc
-from experiments.links import LinkSpec, LinkSpecError, change_spec, start_link, trace_mean_mbit
+from experiments.run import tc
+from experiments.run.links import LinkSpec, LinkSpecError, change_spec, start_link, trace_mean_mbit
 
 LINKEM = Path(__file__).resolve().parents[2] / "build" / "linkem" / "linkem"
 

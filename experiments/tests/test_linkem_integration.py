@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from experiments import tc
-from experiments.links import LinkError, LinkSpec, LinkSpecError, start_link
-from experiments.netns import Topology, stop_process, unique_prefix, veth_pair, wait_bound
+from experiments.run import tc
+from experiments.run.links import LinkError, LinkSpec, LinkSpecError, start_link
+from experiments.run.netns import Topology, stop_process, unique_prefix, veth_pair, wait_bound
 
 pytestmark = pytest.mark.netns
 

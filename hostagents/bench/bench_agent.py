@@ -23,8 +23,8 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from experiments import netns
-from experiments.netns import in_netns
+from experiments.run import netns
+from experiments.run.netns import in_netns
 
 ETH_P_ALL = 0x0003
 SO_TIMESTAMPNS = 35

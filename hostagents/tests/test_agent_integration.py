@@ -25,8 +25,8 @@ import pytest
 from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import ARP, Ether
 
-from experiments import netns
-from experiments.netns import in_netns
+from experiments.run import netns
+from experiments.run.netns import in_netns
 
 ROOT = Path(__file__).resolve().parents[2]
 AGENT = ROOT / "build" / "hostagents" / "pdcp-agent"

@@ -561,7 +561,7 @@ def main(argv=None) -> int:
         )
         return 0
 
-    from experiments.netns import Namespace, unique_prefix, veth_pair
+    from experiments.run.netns import Namespace, unique_prefix, veth_pair
 
     for tool in ("p4c-bm2-ss", "simple_switch_grpc"):
         if shutil.which(tool) is None:

@@ -31,8 +31,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from experiments.links import Linkem, LinkSpec
-from experiments.netns import Topology, unique_prefix, veth_pair
+from experiments.run.links import Linkem, LinkSpec
+from experiments.run.netns import Topology, unique_prefix, veth_pair
 
 ROOT = Path(__file__).resolve().parents[3]
 PKTGEN = ROOT / "build" / "linkem" / "pktgen"
