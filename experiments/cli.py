@@ -278,7 +278,7 @@ def cmd_campaign(args) -> int:
 
 def cmd_report(args) -> int:
     if args.paper:
-        from experiments.reproduction import write_reproduction
+        from experiments.analysis.reproduction import write_reproduction
 
         if not args.dir.is_dir() or not any(args.dir.glob("*/runs")):
             print(
@@ -296,7 +296,7 @@ def cmd_report(args) -> int:
             file=sys.stderr,
         )
         return 1
-    from experiments.report import report  # pandas and matplotlib: seconds to import
+    from experiments.analysis.report import report  # pandas and matplotlib: seconds to import
 
     try:
         text, figures = report(args.dir, envelope_point=args.envelope_point)

@@ -2,7 +2,7 @@
 it left a dead leg, and the decisions the controller took. From a run's samples (linkem's
 per-interval counters; with feedback on, one interval per report period) and its manifest.
 
-    python -m experiments.adaptation results/loop_ratio [more dirs]
+    python -m experiments.analysis.adaptation results/loop_ratio [more dirs]
     # a table per study (markdown) and DIR/figures/{leg_share_over_time,goodput_by_ratio}.png
 """
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from experiments import analysis
+from experiments.analysis import metrics
 
 LEFT_SHARE = 0.10  # a leg carrying at most this share of the DC frames has been left
 LEFT_WINDOW = 10  # ... over this many linkem intervals (10 report periods: 100 ms)
@@ -85,10 +85,10 @@ def first_decision_s(samples: pd.DataFrame, t_event: float) -> float | None:
 def loop_table(out: Path) -> pd.DataFrame:
     """One row per run: point, variant, goodput, leg A's share, outage figures."""
     rows = []
-    for m in analysis.load_manifests(out):
+    for m in metrics.load_manifests(out):
         if m.get("status") != "ok":
             continue
-        samples = analysis.load_samples(Path(out) / "runs" / m["run_id"])
+        samples = metrics.load_samples(Path(out) / "runs" / m["run_id"])
         cfg = m["config"]
         flow = next(iter(m["flows"].values()))
         row = {
@@ -111,7 +111,7 @@ def loop_table(out: Path) -> pd.DataFrame:
             leg, start, end = out_ev
             row["left_dead_leg_s"] = left_after_s(samples, leg, start, end or start + 3)
             row["first_decision_s"] = first_decision_s(samples, start)
-            g = analysis.flow_goodput_series(samples)
+            g = metrics.flow_goodput_series(samples)
             window = g[(g.index >= start) & (g.index < (end or start + 3))]
             row["goodput_outage_mbit"] = (
                 float(window.iloc[:, 0].mean()) if not window.empty else None
@@ -135,11 +135,13 @@ def versus_oracle(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m experiments.adaptation", description=__doc__)
+    p = argparse.ArgumentParser(
+        prog="python -m experiments.analysis.adaptation", description=__doc__
+    )
     p.add_argument("dirs", nargs="+", type=Path, help="results directories of dcexp run")
     args = p.parse_args(argv)
-    from experiments import adaptation_plots  # matplotlib only when figures are made
-    from experiments.report import _table  # the project's dependency-free markdown table
+    from experiments.analysis import adaptation_plots  # matplotlib only when figures are made
+    from experiments.analysis.report import _table  # the project's dependency-free markdown table
 
     for d in args.dirs:
         table = loop_table(d)

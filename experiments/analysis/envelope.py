@@ -142,13 +142,13 @@ def flow_points(samples: pd.DataFrame, rtts: int = RTTS_PER_POINT) -> dict[str, 
 def variant_clouds(out: Path, point=None) -> dict[str, np.ndarray]:
     """Every saved ok run at swept `point` (None: the only one): variant -> pooled points of
     all its flows and repetitions."""
-    from experiments import analysis
+    from experiments.analysis import metrics
 
     clouds: dict[str, list] = {}
-    for m in analysis.load_manifests(out):
+    for m in metrics.load_manifests(out):
         if m["status"] != "ok" or (point is not None and str(m.get("point")) != str(point)):
             continue
-        samples = analysis.load_samples(Path(out, "runs", m["run_id"]))
+        samples = metrics.load_samples(Path(out, "runs", m["run_id"]))
         for pts in flow_points(samples).values():
             clouds.setdefault(m["variant"], []).append(pts)
     return {v: np.vstack(p) for v, p in clouds.items()}

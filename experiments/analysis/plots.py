@@ -20,7 +20,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from experiments import analysis
+from experiments.analysis import metrics
 
 FIGSIZE = (6.4, 4.0)
 ERRORBAR_NOTE = "error bars: sd over the runs"
@@ -260,8 +260,8 @@ def link_utilization(
     )
     drawn, peak = False, 0.0
     for ax, m in zip(axes[:, 0], chosen):
-        samples = analysis.load_samples(Path(out, "runs", m["run_id"]))
-        legs = analysis.link_series(samples)
+        samples = metrics.load_samples(Path(out, "runs", m["run_id"]))
+        legs = metrics.link_series(samples)
         for leg in legs.columns:
             rate = m["config"]["links"][leg].get("rate_mbit")
             series = legs[leg].dropna()  # the legs' stats lines come at their own times
@@ -292,7 +292,7 @@ def link_utilization(
 def _plot_goodput(ax, out: Path, m: dict) -> bool:
     """Every flow's goodput over time in run `m`, a 500 ms moving average for legibility;
     False when the run has no goodput samples."""
-    series = analysis.flow_goodput_series(analysis.load_samples(Path(out, "runs", m["run_id"])))
+    series = metrics.flow_goodput_series(metrics.load_samples(Path(out, "runs", m["run_id"])))
     if series.empty:
         return False
     smooth = series.rolling(5, min_periods=1).mean()
@@ -388,7 +388,7 @@ def duplication(dup: pd.DataFrame, param: str, out_dir: Path) -> list[Path]:
 def envelopes(clouds: dict, reference: str, point, out_dir: Path) -> list[Path]:
     """One panel per variant: its (delay, throughput) points every 10 RTTs and its envelope
     (hull of the 95 % closest to the mean) over the reference's (TCP's), as QUICbench draws."""
-    from experiments import envelope as env
+    from experiments.analysis import envelope as env
 
     others = [v for v in clouds if v != reference] or [reference]
     fig, axes = plt.subplots(
@@ -516,7 +516,7 @@ def utilization_examples(
     )
     peak = 0.0
     for ax, (caption, m) in zip(axes[:, 0], runs):
-        legs = analysis.link_series(analysis.load_samples(Path(out, "runs", m["run_id"])))
+        legs = metrics.link_series(metrics.load_samples(Path(out, "runs", m["run_id"])))
         for leg in legs.columns:
             rate = m["config"]["links"][leg].get("rate_mbit")
             series = legs[leg].dropna()
@@ -546,7 +546,7 @@ def goodput_time_series(out: Path, m: dict | None, out_dir: Path, title: str, na
     """Every flow's goodput over time (500 ms average) for one (representative) run."""
     if m is None:
         return []
-    series = analysis.flow_goodput_series(analysis.load_samples(Path(out, "runs", m["run_id"])))
+    series = metrics.flow_goodput_series(metrics.load_samples(Path(out, "runs", m["run_id"])))
     if series.empty:
         return []
     smooth = series.rolling(5, min_periods=1).mean()

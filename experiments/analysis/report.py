@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from experiments import analysis, envelope, plots
+from experiments.analysis import envelope, metrics, plots
 from experiments.run.scenario import variant_label
 
 
@@ -98,14 +98,14 @@ def report(out: Path, envelope_point=None) -> tuple[str, list[Path]]:
     param = (doc.get("sweep") or {}).get("param", "run")
     _envelope_point(doc, envelope_point)  # a bad point fails before any figure is drawn
     fig_dir = out / "figures"
-    manifests = analysis.load_manifests(out)
-    flows = analysis.load_runs(out)
-    order = [analysis._point_label(v) for v in (doc.get("sweep") or {}).get("values", [])]
+    manifests = metrics.load_manifests(out)
+    flows = metrics.load_runs(out)
+    order = [metrics._point_label(v) for v in (doc.get("sweep") or {}).get("values", [])]
     variants = [variant_label(v) for v in doc.get("variants") or []]
-    summary = _in_order(analysis.throughput_summary(flows), order, variants)
-    fair = _in_order(analysis.fairness_summary(out), order, variants)
-    dup = _in_order(analysis.duplication_summary(out), order, variants)
-    reord = _in_order(analysis.reordering_summary(out), order, variants)
+    summary = _in_order(metrics.throughput_summary(flows), order, variants)
+    fair = _in_order(metrics.fairness_summary(out), order, variants)
+    dup = _in_order(metrics.duplication_summary(out), order, variants)
+    reord = _in_order(metrics.reordering_summary(out), order, variants)
 
     figures: list[Path] = []
     if doc.get("sweep"):

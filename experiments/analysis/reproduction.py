@@ -20,8 +20,8 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from experiments import analysis, plots
-from experiments.report import _in_order, _table
+from experiments.analysis import metrics, plots
+from experiments.analysis.report import _in_order, _table
 from experiments.run.scenario import variant_label
 
 LEG_MBIT = 20.0  # the paper's leg rate
@@ -33,8 +33,8 @@ class StudyData:
     name: str
     doc: dict
     manifests: list[dict]
-    tput: pd.DataFrame  # one row per transport flow of a run (analysis.load_runs)
-    fair: pd.DataFrame  # one row per flow of a fairness run (analysis.fairness_summary)
+    tput: pd.DataFrame  # one row per transport flow of a run (metrics.load_runs)
+    fair: pd.DataFrame  # one row per flow of a fairness run (metrics.fairness_summary)
     order: list = field(default_factory=list)  # swept values in the scenario's order
 
     @property
@@ -87,10 +87,10 @@ class StudyData:
 
 def load_study(directory: Path) -> StudyData:
     doc = yaml.safe_load((directory / "scenario.yaml").read_text())
-    order = [analysis._point_label(v) for v in (doc.get("sweep") or {}).get("values", [])]
-    manifests = analysis.load_manifests(directory)
-    flows = analysis.load_runs(directory) if manifests else pd.DataFrame()
-    fair = analysis.fairness_summary(directory) if doc.get("figure") == "fairness" else None
+    order = [metrics._point_label(v) for v in (doc.get("sweep") or {}).get("values", [])]
+    manifests = metrics.load_manifests(directory)
+    flows = metrics.load_runs(directory) if manifests else pd.DataFrame()
+    fair = metrics.fairness_summary(directory) if doc.get("figure") == "fairness" else None
     if fair is not None and not fair.empty:
         sat = {m["run_id"]: m.get("cpu_saturated", False) for m in manifests}
         fair["cpu_saturated"] = fair.run_id.map(sat)
@@ -470,7 +470,7 @@ def _capacity(study: StudyData) -> dict:
         if None in rates:
             continue
         cap = rates[0] if dc.get("mode") == "sc" else min(rates) if dc["dup"] else sum(rates)
-        out[analysis._point_label(m.get("point"))] = cap
+        out[metrics._point_label(m.get("point"))] = cap
     return out
 
 
@@ -489,7 +489,7 @@ def _figures(study: StudyData, spec: Study, directory: Path, fig_dir: Path) -> l
         )
         return figs
     summary = (
-        _in_order(analysis.throughput_summary(study.tput), study.order, variants)
+        _in_order(metrics.throughput_summary(study.tput), study.order, variants)
         if not study.tput.empty
         else pd.DataFrame()
     )
@@ -507,13 +507,13 @@ def _figures(study: StudyData, spec: Study, directory: Path, fig_dir: Path) -> l
     if examples:
         runs = []
         for point in examples:
-            at = [m for m in study.manifests if analysis._point_label(m.get("point")) == point]
+            at = [m for m in study.manifests if metrics._point_label(m.get("point")) == point]
             runs.append((f"{plots.axis_label(study.param)} {point}", plots.median_run(at)))
         figs += plots.utilization_examples(
             directory, runs, out, f"Utilization of the legs, {spec.title.lower()}", "utilization"
         )
     if study.name == "dup-loss":
-        dup = analysis.duplication_summary(directory)
+        dup = metrics.duplication_summary(directory)
         figs += plots.duplication(dup, study.param, out)
     return figs
 
@@ -544,7 +544,7 @@ def overhead_table(directory: Path) -> pd.DataFrame:
     """Per path and protocol: goodput, loaded RTT (the sender's smoothed RTT) and idle RTT
     (ping before the download), mean and sd over the runs."""
     rows = []
-    for m in analysis.load_manifests(directory):
+    for m in metrics.load_manifests(directory):
         if m["status"] != "ok":
             continue
         ping = [r for r in m["flows"].values() if r["kind"] == "ping"]

@@ -1,4 +1,4 @@
-"""experiments.adaptation on hand-made samples: per-interval frames from linkem's cumulative
+"""experiments.analysis.adaptation on hand-made samples: per-interval frames from linkem's cumulative
 counters, leg shares, how long a dead leg kept traffic, the controller's first decision.
 
 Run: .venv/bin/pytest experiments/tests/test_exp_adaptation.py
@@ -7,7 +7,7 @@ Run: .venv/bin/pytest experiments/tests/test_exp_adaptation.py
 import pandas as pd
 import pytest
 
-from experiments import adaptation
+from experiments.analysis import adaptation
 
 PERIOD = 0.01
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from experiments import adaptation, analysis
+from experiments.analysis import adaptation, metrics
 from experiments.run.runner import RunOptions, run_scenario
 from experiments.run.scenario import from_dict
 
@@ -28,13 +28,13 @@ ASYMMETRIC = {
 TCP = [{"kind": "tcp", "cc": "cubic", "duration_s": 5, "client": "dc"}]
 
 
-def run(tmp: Path, name: str, **doc) -> tuple[dict, "analysis.pd.DataFrame"]:
+def run(tmp: Path, name: str, **doc) -> tuple[dict, "metrics.pd.DataFrame"]:
     out = tmp / name
     doc = {"name": name, "flows": TCP, **doc}
     summary = run_scenario(from_dict(doc), out, RunOptions())
-    [m] = analysis.load_manifests(out)
+    [m] = metrics.load_manifests(out)
     assert summary["failed"] == 0, m["errors"]
-    return m, analysis.load_samples(out / "runs" / m["run_id"])
+    return m, metrics.load_samples(out / "runs" / m["run_id"])
 
 
 def test_capacity_policy_moves_split_towards_3_to_1(tmp_path):

@@ -7,15 +7,15 @@ import pandas as pd
 import pytest
 import yaml
 
-from experiments import analysis
+from experiments.analysis import metrics
 from experiments.cli import main as dcexp
 
 
 def test_jain_hand_computed():
-    assert analysis.jain([5, 5, 5]) == pytest.approx(1.0)
-    assert analysis.jain([1, 0]) == pytest.approx(0.5)
-    assert analysis.jain([3, 1]) == pytest.approx(16 / 20)
-    assert math.isnan(analysis.jain([0, 0]))
+    assert metrics.jain([5, 5, 5]) == pytest.approx(1.0)
+    assert metrics.jain([1, 0]) == pytest.approx(0.5)
+    assert metrics.jain([3, 1]) == pytest.approx(16 / 20)
+    assert math.isnan(metrics.jain([0, 0]))
 
 
 def test_sfa_hand_computed():
@@ -23,15 +23,15 @@ def test_sfa_hand_computed():
     # slot 2: x = (1, 1): fair, contributes 0
     # slot 3: flow 0 idle: the sessions do not compete, the slot does not count
     slots = pd.DataFrame({"f0": [3, 1, 0], "f1": [1, 1, 2]})
-    sfa = analysis.session_fairness(slots)
+    sfa = metrics.session_fairness(slots)
     assert sfa["f0"] == pytest.approx(0.1)
     assert sfa["f1"] == pytest.approx(-0.1)
 
 
 def test_sfa_three_sessions_sign_and_bound():
     slots = pd.DataFrame({"dc": [10, 10], "a": [5, 5], "b": [5, 5]})
-    sfa = analysis.session_fairness(slots)
-    unfair = 1 - analysis.jain([10, 5, 5])
+    sfa = metrics.session_fairness(slots)
+    unfair = 1 - metrics.jain([10, 5, 5])
     assert sfa["dc"] == pytest.approx(unfair) and sfa["a"] == pytest.approx(-unfair)
     assert abs(sfa["dc"]) <= 1 - 1 / 3
 
@@ -44,7 +44,7 @@ def test_goodput_series_from_cumulative_bytes():
         (0.35, "flow", "f", "bytes", 250_000),
     ]
     s = pd.DataFrame(rows, columns=["t_s", "source", "id", "metric", "value"])
-    series = analysis.flow_goodput_series(s)
+    series = metrics.flow_goodput_series(s)
     assert list(series["f"].round(3)) == [0.0, 10.0, 10.0, 0.0]  # 125 kB per 100 ms
 
 
@@ -131,8 +131,8 @@ def test_report_writes_table_figures_and_summary(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "dc.batch" in printed and "30.50" in printed and "36.50" in printed  # means
     assert "0.71" in printed  # sd of (30, 31)
-    fair = analysis.fairness_summary(out)
-    assert fair.jfi.iloc[0] == pytest.approx(analysis.jain([20, 10, 10]))
+    fair = metrics.fairness_summary(out)
+    assert fair.jfi.iloc[0] == pytest.approx(metrics.jain([20, 10, 10]))
     assert (out / "summary.md").read_text().count("![") >= 3
     for name in (
         "throughput_vs_param",
@@ -144,7 +144,7 @@ def test_report_writes_table_figures_and_summary(tmp_path, capsys):
             path = out / "figures" / f"{name}.{ext}"
             assert path.stat().st_size > 1000, path
             assert str(path) in printed or ext == "pdf" or str(path) in printed
-    reord = analysis.reordering_summary(out)
+    reord = metrics.reordering_summary(out)
     assert set(reord.delivered_reordered) == {7.0}
 
 
@@ -166,13 +166,13 @@ def test_duplication_summary_compares_goodput_with_both_legs(tmp_path):
         {"f0-dc": [19.0] * 29},
         dup=True,
     )
-    dup = analysis.duplication_summary(out)
+    dup = metrics.duplication_summary(out)
     assert dup.links_mbit.iloc[0] == pytest.approx(40.0)
     assert dup.goodput_mbit.iloc[0] == 19.0 and bool(dup.dup.iloc[0])
 
 
 def test_fairness_bars_split_a_client_by_stack_in_a_pairwise_run(tmp_path, monkeypatch):
-    from experiments import plots
+    from experiments.analysis import plots
 
     drawn = []
     monkeypatch.setattr(plots, "_save", lambda fig, out_dir, name: drawn.append(fig) or [])

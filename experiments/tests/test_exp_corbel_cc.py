@@ -82,7 +82,7 @@ def test_controllers_are_registered_with_aioquic():
 def test_sfa_map_draws_the_non_tcp_flow_per_test_and_point(tmp_path):
     import pandas as pd
 
-    from experiments import plots
+    from experiments.analysis import plots
 
     rows = []
     for variant, sfa in (("n1", -0.2), ("n5", 0.3)):

@@ -12,7 +12,7 @@ import os
 
 import pytest
 
-from experiments import analysis
+from experiments.analysis import metrics
 from experiments.run.runner import RunOptions, run_scenario
 from experiments.run.scenario import from_dict
 from experiments.tests.test_exp_smoke import assert_nothing_left
@@ -44,7 +44,7 @@ def test_two_emulated_connections_take_more_from_tcp_than_one(tmp_path):
         }
     )
     summary = run_scenario(scenario, out, RunOptions())
-    manifests = {m["variant"]: m for m in analysis.load_manifests(out)}
+    manifests = {m["variant"]: m for m in metrics.load_manifests(out)}
     assert summary["failed"] == 0, [m["errors"] for m in manifests.values()]
     for m in manifests.values():
         for flow in m["flows"].values():

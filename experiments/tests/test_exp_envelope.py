@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from experiments import envelope
+from experiments.analysis import envelope
 
 
 def cloud(seed: int, n: int = 400, thr: float = 18.0, delay: float = 40.0) -> np.ndarray:
@@ -122,8 +122,8 @@ def test_report_draws_envelopes_and_tabulates_them(tmp_path, capsys):
     # the envelope part of `dcexp report` (the whole report draws every figure: slow in CI)
     import yaml
 
+    from experiments.analysis.report import _envelopes
     from experiments.cli import main as dcexp
-    from experiments.report import _envelopes
 
     out = _study(tmp_path)
     clouds = envelope.variant_clouds(out, 100)

@@ -12,7 +12,7 @@ import os
 import numpy as np
 import pytest
 
-from experiments import analysis, envelope
+from experiments.analysis import envelope, metrics
 from experiments.run.runner import RunOptions, run_scenario
 from experiments.run.scenario import from_dict
 from experiments.tests.test_exp_smoke import assert_nothing_left
@@ -38,12 +38,12 @@ def tcp_clouds(tmp_path, client: str, reps: int, duration_s: float) -> list[np.n
         }
     )
     summary = run_scenario(scenario, out, RunOptions())
-    manifests = analysis.load_manifests(out)
+    manifests = metrics.load_manifests(out)
     assert summary["failed"] == 0, [m["errors"] for m in manifests]
     assert_nothing_left(manifests)
     clouds = []
     for m in sorted(manifests, key=lambda m: m["rep"]):
-        (points,) = envelope.flow_points(analysis.load_samples(out / "runs" / m["run_id"])).values()
+        (points,) = envelope.flow_points(metrics.load_samples(out / "runs" / m["run_id"])).values()
         assert len(points) >= 20, f"{m['run_id']}: only {len(points)} points of 10 RTTs"
         clouds.append(points)
     return clouds

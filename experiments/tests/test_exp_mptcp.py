@@ -14,7 +14,7 @@ import os
 
 import pytest
 
-from experiments import analysis
+from experiments.analysis import metrics
 from experiments.run.runner import RunOptions, run_scenario
 from experiments.run.scenario import from_dict
 from experiments.tests.test_exp_smoke import assert_nothing_left
@@ -38,7 +38,7 @@ def mptcp_run(tmp_path_factory):
         }
     )
     summary = run_scenario(scenario, out, RunOptions())
-    manifests = analysis.load_manifests(out)
+    manifests = metrics.load_manifests(out)
     assert summary["failed"] == 0, [m["errors"] for m in manifests]
     return out, manifests[0]
 
@@ -50,7 +50,7 @@ def test_mptcp_uses_both_legs_beyond_one_legs_capacity(mptcp_run):
     sub = flow["subflow_bytes"]
     assert set(sub) == {"a", "b"}, f"one subflow per leg expected, got {sub}"
     assert sum(sub.values()) >= SIZE_MB * 1e6
-    link = analysis.leg_totals(analysis.load_samples(out / "runs" / m["run_id"]))["link"]
+    link = metrics.leg_totals(metrics.load_samples(out / "runs" / m["run_id"]))["link"]
     for leg in ("a", "b"):
         # each leg carried at least a fifth of the download, and what its subflow sent
         assert link[f"{leg}/ab/bytes"] >= 0.2 * SIZE_MB * 1e6, link

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from experiments import reproduction
+from experiments.analysis import reproduction
 from experiments.cli import main as dcexp
 from experiments.run import cpu
 from experiments.run.campaign import load_campaign

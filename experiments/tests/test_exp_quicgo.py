@@ -12,7 +12,7 @@ import os
 
 import pytest
 
-from experiments import analysis
+from experiments.analysis import metrics
 from experiments.run.runner import RunOptions, run_scenario
 from experiments.run.scenario import from_dict
 from experiments.tests.test_exp_smoke import assert_nothing_left
@@ -38,7 +38,7 @@ def quicgo_run(tmp_path_factory):
         }
     )
     summary = run_scenario(scenario, out, RunOptions())
-    manifests = analysis.load_manifests(out)
+    manifests = metrics.load_manifests(out)
     assert summary["failed"] == 0, [m["errors"] for m in manifests]
     return out, manifests[0]
 
@@ -47,8 +47,8 @@ def test_quicgo_download_over_dc_is_whole_on_both_legs_within_capacity(quicgo_ru
     out, m = quicgo_run
     flow = m["flows"]["f0-dc"]
     assert flow["complete"] and flow["intact"], flow
-    samples = analysis.load_samples(out / "runs" / m["run_id"])
-    link = analysis.leg_totals(samples)["link"]
+    samples = metrics.load_samples(out / "runs" / m["run_id"])
+    link = metrics.leg_totals(samples)["link"]
     legs = {leg: link[f"{leg}/ab/bytes"] for leg in ("a", "b")}
     assert sum(legs.values()) >= SIZE_MB * 1e6, legs
     for leg, carried in legs.items():

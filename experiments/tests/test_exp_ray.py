@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from experiments import analysis
+from experiments.analysis import metrics
 from experiments.run.raycluster import DCEXP, VENV_BIN, Cluster, descendants
 from experiments.run.testbed import RUN_DIR, leftovers, remove_leftovers
 from experiments.tests.test_exp_smoke import assert_prefix_gone
@@ -106,7 +106,7 @@ def test_ray_study_writes_what_the_local_executor_writes(cluster, tmp_path):
     assert (tmp_path / "ray" / "scenario.yaml").read_text() == (
         tmp_path / "local" / "scenario.yaml"
     ).read_text()
-    manifests = analysis.load_manifests(tmp_path / "ray")
+    manifests = metrics.load_manifests(tmp_path / "ray")
     assert [m["status"] for m in manifests] == ["ok"] * 2
     for m in manifests:
         assert m["worker"]["problems"] == [] and m["worker"]["root"]
@@ -193,7 +193,7 @@ def test_a_worker_killed_mid_study_loses_no_run(cluster, tmp_path):
             subprocess.run(["rm", "-rf", str(path)], check=False)  # its scratch directory
     assert proc.returncode == 0, output
     assert "2 ok, 0 failed" in output
-    manifests = analysis.load_manifests(out)
+    manifests = metrics.load_manifests(out)
     assert sorted(m["run_id"] for m in manifests) == sorted(tree(out))
     assert len(manifests) == 2 and all(m["status"] == "ok" for m in manifests)
     # b died in its first run: both runs, that one again, ran on a

@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 from controlplane.splitter import Splitter
-from experiments import analysis
+from experiments.analysis import metrics
 from experiments.run.netns import stop_process, unique_prefix, veth_pair
 from experiments.run.testbed import BUILD, P4_PROGRAM, leftovers
 
@@ -120,7 +120,7 @@ def test_a_study_drives_the_remote_switch_and_gives_it_back(remote_switch, tmp_p
         check=False,
     )
     assert got.returncode == 0, got.stderr
-    manifests = analysis.load_manifests(out)
+    manifests = metrics.load_manifests(out)
     assert [m["status"] for m in manifests] == ["ok", "ok"]
     for m in manifests:
         assert m["target"] == "remote" and m["switch"]["address"] == spec["address"]

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from controlplane import bmv2
-from experiments import analysis
+from experiments.analysis import metrics
 from experiments.cli import main as dcexp
 from experiments.run.runner import RunOptions, run_scenario
 from experiments.run.scenario import from_dict
@@ -36,7 +36,7 @@ def run(tmp: Path, name: str, target: str = "p4sim", **doc) -> tuple[Path, list[
     scenario = from_dict({"name": name, "links": LINKS, **doc})
     out = tmp / name
     summary = run_scenario(scenario, out, RunOptions(target=target))
-    manifests = analysis.load_manifests(out)
+    manifests = metrics.load_manifests(out)
     assert summary["failed"] == 0, [m["errors"] for m in manifests]
     return out, manifests
 
@@ -82,7 +82,7 @@ def split_and_dup(tmp_path_factory):
 
 
 def final_link(out: Path, m: dict) -> dict:
-    totals = analysis.leg_totals(analysis.load_samples(out / "runs" / m["run_id"]))
+    totals = metrics.leg_totals(metrics.load_samples(out / "runs" / m["run_id"]))
     return totals["link"]
 
 
@@ -101,7 +101,7 @@ def test_dc_download_intact_through_agent(split_and_dup):
     (out, [m]), _ = split_and_dup
     flow = next(iter(m["flows"].values()))
     assert flow["complete"] and flow["intact"], flow
-    agent = analysis.agent_final(analysis.load_samples(out / "runs" / m["run_id"]))
+    agent = metrics.agent_final(metrics.load_samples(out / "runs" / m["run_id"]))
     assert agent["rx_leg_a"] > 0 and agent["rx_leg_b"] > 0
     assert agent["delivered_in_order"] + agent["delivered_reordered"] >= 2000
 
@@ -115,7 +115,7 @@ def test_duplication_doubles_leg_bytes_not_goodput(split_and_dup):
     assert a == pytest.approx(b, rel=0.05), "both legs carry every packet"
     assert a + b >= 2 * flow["bytes"] * 0.98, "legs together carry twice the download"
     assert flow["goodput_mbit"] <= 20 * 1.05, "goodput is that of one 20 Mbit/s leg"
-    agent = analysis.agent_final(analysis.load_samples(out / "runs" / m["run_id"]))
+    agent = metrics.agent_final(metrics.load_samples(out / "runs" / m["run_id"]))
     assert agent["duplicates"] >= 0.9 * (agent["delivered_in_order"] + agent["delivered_reordered"])
 
 
@@ -129,7 +129,7 @@ def test_fairness_run_jfi_sfa_report_and_cleanup(split_and_dup, tmp_path, capsys
             for c in ("dc", "sc-a", "sc-b")
         ],
     )
-    fair = analysis.fairness_summary(out)
+    fair = metrics.fairness_summary(out)
     assert len(fair) == 3
     assert 1 / 3 <= fair.jfi.iloc[0] <= 1
     assert fair.sfa.abs().max() <= 1 - 1 / 3 and fair.sfa.notna().all()
@@ -152,7 +152,7 @@ def test_12bit_sn_profile_end_to_end(tmp_path):
     )
     flow = next(iter(m["flows"].values()))
     assert flow["complete"] and flow["intact"], flow
-    agent = analysis.agent_final(analysis.load_samples(out / "runs" / m["run_id"]))
+    agent = metrics.agent_final(metrics.load_samples(out / "runs" / m["run_id"]))
     assert agent["malformed"] == 0, "leg frames do not parse as 12-bit PDCP PDUs"
     assert agent["delivered_in_order"] + agent["delivered_reordered"] > 4096, "SN never wrapped"
     assert_nothing_left([m])
