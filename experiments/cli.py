@@ -147,7 +147,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _target(value: str):
-    from experiments.run.testbed import TestbedError, parse_target
+    from experiments.run.parts import TestbedError
+    from experiments.run.switches import parse_target
 
     try:
         return parse_target(value)

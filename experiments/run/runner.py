@@ -45,21 +45,17 @@ from experiments.flows import (
 from experiments.flows.quicgo import QUICGO_BIN
 from experiments.run import cpu, progress
 from experiments.run.links import LinkError, LinkSpecError
+from experiments.run.parts import ROOT, TestbedError, venv_tool
 from experiments.run.sampler import Sampler, saturation
 from experiments.run.scenario import EVENT_DIRECTIONS, Run, Scenario
+from experiments.run.switches import P4_PROGRAM, RemoteSwitch, bmv2_missing
 from experiments.run.testbed import (
     AGENT_BIN,
     DC_ADDR,
-    P4_PROGRAM,
-    ROOT,
     SERVER_ADDR,
-    RemoteSwitch,
     Testbed,
-    TestbedError,
-    bmv2_missing,
     claim_prefix,
     release_prefix,
-    venv_tool,
 )
 
 FLOW_PORT_BASE = 4433

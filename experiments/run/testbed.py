@@ -23,14 +23,11 @@ import json
 import os
 import shutil
 import subprocess
-import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Self
 
-import yaml
-
+from experiments.run import switches
 from experiments.run.netns import (
     Namespace,
     NetnsError,
@@ -41,64 +38,22 @@ from experiments.run.netns import (
     unique_prefix,
     veth_pair,
 )
+from experiments.run.parts import BUILD, RUN_DIR, TestbedError, venv_tool, wait_for
+from experiments.run.switches import SWITCH_ROLES, RemoteSwitch
 
-ROOT = Path(__file__).resolve().parents[2]
-BUILD = ROOT / "build"
-P4_PROGRAM = ROOT / "p4src" / "dc_splitter.p4"
 AGENT_BIN = BUILD / "hostagents" / "pdcp-agent"
 AGENT_READY_LINE = "pdcp-agent: legs on ports"  # printed as its forwarding loop starts
-RUN_DIR = Path("/run/dcexp")  # owner PID files and short socket paths (108-char limit)
 DPDK_RUN_DIR = Path("/var/run/dpdk")
 LEG_MTU = 1600  # PDCP header + inner ethertype add 5 bytes on the legs
 SERVER_ADDR = "10.0.0.1"
 DC_ADDR = "10.0.0.2"
 PREFIXLEN = 24
 PORTS = {"server": 0, "a": 1, "b": 2}
-CPU_PORT = 255  # the adaptive profile's PacketIn port (CPU_PORT in p4src/include/defines.p4)
 CONTROL_ELECTION_ID = 1000  # the loop's daemon is primary (PacketIns go to the primary)
 # The MPTCP baseline's device: one address per leg, each an `sc` user of the switch, so each
 # subflow rides its own leg end to end (no split, no agent).
 MP_ADDRS = {"a": "10.0.0.3", "b": "10.0.0.4"}
 MP_LEGS = {"mp": "a", "mp-b": "b"}  # host name -> leg
-
-
-def venv_tool(name: str) -> str | None:
-    """A console script of this project: next to our interpreter first, then on PATH."""
-    local = Path(sys.executable).parent / name
-    return str(local) if local.exists() else shutil.which(name)
-
-
-def p4_defines(sn_bits: int, adaptive: bool = False) -> list[str]:
-    """Preprocessor flags of the splitter's profile (p4src/README.md): SN length, and the
-    adaptive profile (leg feedback punted to the CPU port, credit split)."""
-    return (["-D", "PDCP_SN_12"] if sn_bits == 12 else []) + (
-        ["-D", "DC_ADAPTIVE"] if adaptive else []
-    )
-
-
-def bmv2_artifacts(sn_bits: int = 18, adaptive: bool = False) -> tuple[Path, Path]:
-    """(P4Info, BMv2 JSON) that `make p4c-bmv2` writes for a profile (the adaptive one has
-    18-bit SNs)."""
-    stem = "dc_splitter_sn12" if sn_bits == 12 else "dc_splitter"
-    stem = "dc_splitter_adaptive" if adaptive else stem
-    return BUILD / "p4" / f"{stem}.bmv2.p4info.txtpb", BUILD / "p4" / f"{stem}.json"
-
-
-def bmv2_missing(sn_bits: int = 18, adaptive: bool = False) -> str | None:
-    """What --target bmv2 lacks on this machine, or None."""
-    from controlplane import bmv2
-
-    missing = bmv2.missing()
-    for path in bmv2_artifacts(sn_bits, adaptive):
-        if not path.exists():
-            missing.append(f"{path} (`make p4c-bmv2`)")
-    if not missing:
-        return None
-    return f"switch: --target bmv2 needs {' and '.join(missing)} ({bmv2.INSTALL_HINT})"
-
-
-class TestbedError(RuntimeError):
-    """A part of the testbed failed to start; the message names the part and what to do."""
 
 
 def claim_prefix(tag: str = "dx") -> str:
@@ -128,109 +83,6 @@ def release_prefix(prefix: str) -> None:
     (RUN_DIR / f"{prefix}.pid").unlink(missing_ok=True)
 
 
-# ---------------------------------------------------------------- a switch we do not start
-SWITCH_ROLES = ("server", "leg_a", "leg_b")  # DESIGN.md's port convention
-SWITCH_KEYS = {"address", "device_id", "election_id", "ports", "interfaces", "pipeline"}
-
-
-@dataclass
-class RemoteSwitch:
-    """A P4Runtime switch that runs on its own (a hardware switch, or any target started by
-    someone else), described by a YAML file (`--target remote:FILE.yaml`): dcexp pushes the
-    pipeline when the file names one, else checks the installed one, and drives the switch
-    with the controller; it never starts or stops it. `interfaces` are this host's
-    interfaces cabled to the switch's `ports`."""
-
-    address: str
-    device_id: int
-    election_id: int
-    ports: dict[str, int]  # role -> switch port
-    interfaces: dict[str, str]  # role -> this host's interface cabled to that port
-    pipeline: dict[str, str] | None = None  # {p4info: FILE, device_config: FILE}
-    source: str = ""
-
-    @classmethod
-    def load(cls, path: Path) -> RemoteSwitch:
-        """Read and check a switch file; every problem is a TestbedError naming the key."""
-        path = Path(path)
-        try:
-            doc = yaml.safe_load(path.read_text())
-        except OSError as exc:
-            raise TestbedError(f"--target remote:{path}: cannot read it ({exc.strerror})") from None
-        except yaml.YAMLError as exc:
-            raise TestbedError(f"--target remote:{path}: not YAML ({exc})") from None
-        where = f"--target remote:{path}"
-        if not isinstance(doc, dict):
-            raise TestbedError(f"{where}: expected a mapping with keys {sorted(SWITCH_KEYS)}")
-        unknown = sorted(set(doc) - SWITCH_KEYS)
-        if unknown:
-            raise TestbedError(f"{where}: unknown keys {unknown}; allowed: {sorted(SWITCH_KEYS)}")
-        for key in ("address", "ports", "interfaces"):
-            if key not in doc:
-                raise TestbedError(f"{where}: `{key}` is missing")
-        if not isinstance(doc["address"], str) or not doc["address"]:
-            raise TestbedError(f"{where}: address must be HOST:PORT or unix:PATH")
-        ids = {}
-        for key, default in (("device_id", 0), ("election_id", 1)):
-            value = doc.get(key, default)
-            if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < 2**64:
-                raise TestbedError(f"{where}: {key} must be an integer 0..2^64-1, got {value!r}")
-            ids[key] = value
-        if ids["election_id"] == 0:
-            raise TestbedError(f"{where}: election_id must be 1..2^64-1 (0 is never primary)")
-        for key, kind in (("ports", int), ("interfaces", str)):
-            table = doc[key]
-            if not isinstance(table, dict) or set(table) != set(SWITCH_ROLES):
-                raise TestbedError(f"{where}: {key} must map exactly {', '.join(SWITCH_ROLES)}")
-            for role, value in table.items():
-                if not isinstance(value, kind) or isinstance(value, bool):
-                    raise TestbedError(f"{where}: {key}.{role} must be a {kind.__name__}")
-        if len(set(doc["ports"].values())) != 3 or len(set(doc["interfaces"].values())) != 3:
-            raise TestbedError(f"{where}: the three roles need three different ports/interfaces")
-        for role, port in doc["ports"].items():
-            if not 0 <= port <= 510:
-                raise TestbedError(f"{where}: ports.{role} must be 0..510, got {port}")
-        for role, ifname in doc["interfaces"].items():
-            if not 0 < len(ifname) <= 15:
-                raise TestbedError(
-                    f"{where}: interfaces.{role} {ifname!r} is not an interface name"
-                )
-        pipeline = doc.get("pipeline")
-        if pipeline is not None:
-            if not isinstance(pipeline, dict) or set(pipeline) != {"p4info", "device_config"}:
-                raise TestbedError(f"{where}: pipeline must give p4info and device_config files")
-            pipeline = {k: str((path.parent / v).resolve()) for k, v in pipeline.items()}
-            for key, file in pipeline.items():
-                if not Path(file).is_file():
-                    raise TestbedError(f"{where}: pipeline.{key} {file} does not exist")
-        return cls(
-            address=doc["address"],
-            device_id=ids["device_id"],
-            election_id=ids["election_id"],
-            ports=dict(doc["ports"]),
-            interfaces=dict(doc["interfaces"]),
-            pipeline=pipeline,
-            source=str(path),
-        )
-
-    def missing_interfaces(self) -> list[str]:
-        """This host's cabled interfaces that do not exist (in the root namespace)."""
-        return [
-            f"interfaces.{role} {ifname}"
-            for role, ifname in self.interfaces.items()
-            if not Path("/sys/class/net", ifname).exists()
-        ]
-
-
-def parse_target(value: str) -> tuple[str, RemoteSwitch | None]:
-    """--target p4sim | bmv2 | remote:FILE.yaml -> (kind, the remote switch or None)."""
-    if value in ("p4sim", "bmv2"):
-        return value, None
-    if value.startswith("remote:") and len(value) > len("remote:"):
-        return "remote", RemoteSwitch.load(Path(value[len("remote:") :]))
-    raise TestbedError(f"--target {value!r}: allowed are p4sim, bmv2, remote:FILE.yaml")
-
-
 def sc_addr(leg: str, index: int) -> str:
     return f"10.0.0.{(10 if leg == 'a' else 20) + index}"
 
@@ -252,32 +104,6 @@ def link_mac(ns: Namespace | None, ifname: str) -> str:
         else subprocess.run(argv, capture_output=True, text=True, check=True).stdout
     )
     return json.loads(out)[0]["address"]
-
-
-def wait_for(
-    predicate,
-    timeout_s: float,
-    what: str,
-    proc: subprocess.Popen | None = None,
-    log: Path | None = None,
-) -> None:
-    """Poll `predicate` until true; fail naming `what` (with the log tail) on timeout or exit."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        if proc is not None and proc.poll() is not None:
-            break
-        time.sleep(0.05)
-    tail = ""
-    if log is not None and log.exists():
-        tail = "\n  " + "\n  ".join(log.read_text(errors="replace").splitlines()[-8:])
-    state = (
-        f"exited with {proc.returncode}"
-        if proc is not None and proc.poll() is not None
-        else f"not ready after {timeout_s:.0f} s"
-    )
-    raise TestbedError(f"{what} {state}; log {log}:{tail}" if log else f"{what} {state}")
 
 
 @dataclass
@@ -454,45 +280,9 @@ class Testbed:
 
     # ------------------------------------------------------------------ switch
     def _start_switch(self, switch: Namespace) -> None:
-        p = self.prefix
-        self.grpc_addr = f"unix:{RUN_DIR / (p + '.p4rt.sock')}"
-        ifaces = [arg for port in (0, 1, 2) for arg in ("-i", f"{port}@{p}p{port}")]
-        log = self.workdir / "switch.log"
-        adaptive = self.config.get("feedback") is not None
-        cpu = ["--cpu-port", str(CPU_PORT)] if adaptive else []
-        if self.target == "p4sim":
-            p4sim = venv_tool("p4sim")
-            if p4sim is None:
-                raise TestbedError("switch: the p4sim command is missing; run `make setup`")
-            argv = [
-                p4sim,
-                str(P4_PROGRAM),
-                # the agent's --sn-bits must match
-                *p4_defines(self.config["dc"]["sn_bits"], adaptive),
-                *ifaces,
-                *cpu,
-                "--grpc-server-addr",
-                self.grpc_addr,
-                "--log-level",
-                "warn",
-                "--engine",
-                self.engine,
-            ]
-        elif self.target == "bmv2":
-            missing = bmv2_missing(self.config["dc"]["sn_bits"], adaptive)
-            if missing:
-                raise TestbedError(missing)
-            from controlplane import bmv2
-
-            # Its Thrift runtime listens on the default port inside the switch's namespace.
-            argv = bmv2.switch_argv({port: f"{p}p{port}" for port in (0, 1, 2)}, self.grpc_addr)
-            argv += cpu  # after the `--` that switch_argv ends its own options with
-        else:
-            raise TestbedError(f"switch: target {self.target!r} is not one of p4sim, bmv2")
-        with open(log, "w") as out:  # the child keeps its own descriptor
-            self.procs["switch"] = switch.popen(argv, stdout=out, stderr=subprocess.STDOUT)
-        sock = Path(self.grpc_addr[len("unix:") :])
-        wait_for(sock.exists, 60, f"switch ({self.target})", self.procs["switch"], log)
+        self.procs["switch"], self.grpc_addr = switches.start_switch(
+            self.target, switch, self.prefix, self.config, self.workdir, self.engine
+        )
 
     def _configure_splitter(self) -> None:
         try:
@@ -506,18 +296,10 @@ class Testbed:
             raise TestbedError(f"controller ({self.target} at {self.grpc_addr}): {exc}") from None
 
     def _install_users(self) -> None:
-        from controlplane.splitter import Splitter, UserConfig
+        from controlplane.splitter import UserConfig
 
-        if self.remote is not None:
-            self._connect_remote()
-        else:
-            self.splitter = Splitter.connect(self.grpc_addr, device_id=0, election_id=1)
-        if self.target == "bmv2":
-            self.splitter.push_pipeline(
-                *bmv2_artifacts(
-                    self.config["dc"]["sn_bits"], self.config.get("feedback") is not None
-                )
-            )
+        self.splitter = switches.connect(self.grpc_addr, self.remote)
+        switches.install_pipeline(self.splitter, self.target, self.remote, self.config)
         ports = self.ports
         self.splitter.configure_ports(
             server_port=ports["server"], leg_a_port=ports["a"], leg_b_port=ports["b"]
@@ -531,31 +313,6 @@ class Testbed:
             leg = name[3] if name.startswith("sc-") else MP_LEGS.get(name)
             if leg:  # single-path users: SC clients and the MPTCP device's two addresses
                 self.splitter.add_user(UserConfig(addr=host.addr, mode="sc", port=ports[leg]))
-
-    def _connect_remote(self) -> None:
-        """Become primary on the remote switch, push the file's pipeline or check that the
-        installed one is the splitter's (of the profile this run needs), and clear what an
-        earlier run left in its tables: for the run, the splitter's tables are ours."""
-        from controlplane.splitter import Splitter
-
-        sw = self.remote
-        self.splitter = Splitter.connect(sw.address, sw.device_id, sw.election_id)
-        if sw.pipeline is not None:
-            self.splitter.push_pipeline(sw.pipeline["p4info"], sw.pipeline["device_config"])
-        try:
-            self.splitter.held_state()  # reads the splitter's tables: fails on another program
-        except (KeyError, ValueError) as exc:
-            raise TestbedError(
-                f"switch ({sw.source}, {sw.address}): the installed pipeline is not "
-                f"dc_splitter's ({exc}); give `pipeline:` in the file to push it"
-            ) from None
-        wants_adaptive = self.config.get("feedback") is not None
-        if wants_adaptive and not self.splitter.adaptive:
-            raise TestbedError(
-                f"switch ({sw.source}): this scenario's loops need the adaptive profile "
-                "(-D DC_ADAPTIVE) but the installed pipeline is the plain splitter"
-            )
-        self.splitter.reset()
 
     def _add_dc_user(self, dc: dict) -> None:
         from controlplane.splitter import UserConfig

@@ -23,7 +23,9 @@ import yaml
 from controlplane.splitter import Splitter
 from experiments.analysis import metrics
 from experiments.run.netns import stop_process, unique_prefix, veth_pair
-from experiments.run.testbed import BUILD, P4_PROGRAM, leftovers
+from experiments.run.parts import BUILD
+from experiments.run.switches import P4_PROGRAM
+from experiments.run.testbed import leftovers
 
 pytestmark = pytest.mark.netns
 if os.geteuid() != 0:

@@ -1,0 +1,241 @@
+"""The switch of a run: which one (`--target p4sim | bmv2 | remote:FILE.yaml`), starting a
+local one in the switch's namespace, and connecting the controller to it with the pipeline
+the run needs (p4c's output pushed to BMv2, a remote switch's file pushed or its installed
+program checked). The testbed calls these; the rest of the run only sees a P4Runtime
+address and a connected `Splitter`.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from experiments.run.netns import Namespace
+from experiments.run.parts import BUILD, ROOT, RUN_DIR, TestbedError, venv_tool, wait_for
+
+P4_PROGRAM = ROOT / "p4src" / "dc_splitter.p4"
+CPU_PORT = 255  # the adaptive profile's PacketIn port (CPU_PORT in p4src/include/defines.p4)
+
+
+def p4_defines(sn_bits: int, adaptive: bool = False) -> list[str]:
+    """Preprocessor flags of the splitter's profile (p4src/README.md): SN length, and the
+    adaptive profile (leg feedback punted to the CPU port, credit split)."""
+    return (["-D", "PDCP_SN_12"] if sn_bits == 12 else []) + (
+        ["-D", "DC_ADAPTIVE"] if adaptive else []
+    )
+
+
+def bmv2_artifacts(sn_bits: int = 18, adaptive: bool = False) -> tuple[Path, Path]:
+    """(P4Info, BMv2 JSON) that `make p4c-bmv2` writes for a profile (the adaptive one has
+    18-bit SNs)."""
+    stem = "dc_splitter_sn12" if sn_bits == 12 else "dc_splitter"
+    stem = "dc_splitter_adaptive" if adaptive else stem
+    return BUILD / "p4" / f"{stem}.bmv2.p4info.txtpb", BUILD / "p4" / f"{stem}.json"
+
+
+def bmv2_missing(sn_bits: int = 18, adaptive: bool = False) -> str | None:
+    """What --target bmv2 lacks on this machine, or None."""
+    from controlplane import bmv2
+
+    missing = bmv2.missing()
+    for path in bmv2_artifacts(sn_bits, adaptive):
+        if not path.exists():
+            missing.append(f"{path} (`make p4c-bmv2`)")
+    if not missing:
+        return None
+    return f"switch: --target bmv2 needs {' and '.join(missing)} ({bmv2.INSTALL_HINT})"
+
+
+# ---------------------------------------------------------------- a switch we do not start
+SWITCH_ROLES = ("server", "leg_a", "leg_b")  # DESIGN.md's port convention
+SWITCH_KEYS = {"address", "device_id", "election_id", "ports", "interfaces", "pipeline"}
+
+
+@dataclass
+class RemoteSwitch:
+    """A P4Runtime switch that runs on its own (a hardware switch, or any target started by
+    someone else), described by a YAML file (`--target remote:FILE.yaml`): dcexp pushes the
+    pipeline when the file names one, else checks the installed one, and drives the switch
+    with the controller; it never starts or stops it. `interfaces` are this host's
+    interfaces cabled to the switch's `ports`."""
+
+    address: str
+    device_id: int
+    election_id: int
+    ports: dict[str, int]  # role -> switch port
+    interfaces: dict[str, str]  # role -> this host's interface cabled to that port
+    pipeline: dict[str, str] | None = None  # {p4info: FILE, device_config: FILE}
+    source: str = ""
+
+    @classmethod
+    def load(cls, path: Path) -> RemoteSwitch:
+        """Read and check a switch file; every problem is a TestbedError naming the key."""
+        path = Path(path)
+        try:
+            doc = yaml.safe_load(path.read_text())
+        except OSError as exc:
+            raise TestbedError(f"--target remote:{path}: cannot read it ({exc.strerror})") from None
+        except yaml.YAMLError as exc:
+            raise TestbedError(f"--target remote:{path}: not YAML ({exc})") from None
+        where = f"--target remote:{path}"
+        if not isinstance(doc, dict):
+            raise TestbedError(f"{where}: expected a mapping with keys {sorted(SWITCH_KEYS)}")
+        unknown = sorted(set(doc) - SWITCH_KEYS)
+        if unknown:
+            raise TestbedError(f"{where}: unknown keys {unknown}; allowed: {sorted(SWITCH_KEYS)}")
+        for key in ("address", "ports", "interfaces"):
+            if key not in doc:
+                raise TestbedError(f"{where}: `{key}` is missing")
+        if not isinstance(doc["address"], str) or not doc["address"]:
+            raise TestbedError(f"{where}: address must be HOST:PORT or unix:PATH")
+        ids = {}
+        for key, default in (("device_id", 0), ("election_id", 1)):
+            value = doc.get(key, default)
+            if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < 2**64:
+                raise TestbedError(f"{where}: {key} must be an integer 0..2^64-1, got {value!r}")
+            ids[key] = value
+        if ids["election_id"] == 0:
+            raise TestbedError(f"{where}: election_id must be 1..2^64-1 (0 is never primary)")
+        for key, kind in (("ports", int), ("interfaces", str)):
+            table = doc[key]
+            if not isinstance(table, dict) or set(table) != set(SWITCH_ROLES):
+                raise TestbedError(f"{where}: {key} must map exactly {', '.join(SWITCH_ROLES)}")
+            for role, value in table.items():
+                if not isinstance(value, kind) or isinstance(value, bool):
+                    raise TestbedError(f"{where}: {key}.{role} must be a {kind.__name__}")
+        if len(set(doc["ports"].values())) != 3 or len(set(doc["interfaces"].values())) != 3:
+            raise TestbedError(f"{where}: the three roles need three different ports/interfaces")
+        for role, port in doc["ports"].items():
+            if not 0 <= port <= 510:
+                raise TestbedError(f"{where}: ports.{role} must be 0..510, got {port}")
+        for role, ifname in doc["interfaces"].items():
+            if not 0 < len(ifname) <= 15:
+                raise TestbedError(
+                    f"{where}: interfaces.{role} {ifname!r} is not an interface name"
+                )
+        pipeline = doc.get("pipeline")
+        if pipeline is not None:
+            if not isinstance(pipeline, dict) or set(pipeline) != {"p4info", "device_config"}:
+                raise TestbedError(f"{where}: pipeline must give p4info and device_config files")
+            pipeline = {k: str((path.parent / v).resolve()) for k, v in pipeline.items()}
+            for key, file in pipeline.items():
+                if not Path(file).is_file():
+                    raise TestbedError(f"{where}: pipeline.{key} {file} does not exist")
+        return cls(
+            address=doc["address"],
+            device_id=ids["device_id"],
+            election_id=ids["election_id"],
+            ports=dict(doc["ports"]),
+            interfaces=dict(doc["interfaces"]),
+            pipeline=pipeline,
+            source=str(path),
+        )
+
+    def missing_interfaces(self) -> list[str]:
+        """This host's cabled interfaces that do not exist (in the root namespace)."""
+        return [
+            f"interfaces.{role} {ifname}"
+            for role, ifname in self.interfaces.items()
+            if not Path("/sys/class/net", ifname).exists()
+        ]
+
+
+def parse_target(value: str) -> tuple[str, RemoteSwitch | None]:
+    """--target p4sim | bmv2 | remote:FILE.yaml -> (kind, the remote switch or None)."""
+    if value in ("p4sim", "bmv2"):
+        return value, None
+    if value.startswith("remote:") and len(value) > len("remote:"):
+        return "remote", RemoteSwitch.load(Path(value[len("remote:") :]))
+    raise TestbedError(f"--target {value!r}: allowed are p4sim, bmv2, remote:FILE.yaml")
+
+
+# ---------------------------------------------------------------- a switch we start
+def start_switch(
+    target: str, switch: Namespace, prefix: str, config: dict, workdir: Path, engine: str
+) -> tuple[subprocess.Popen, str]:
+    """p4sim or BMv2 in the switch's namespace on ports 0, 1, 2 (veths `<prefix>p<port>`):
+    (its process, its P4Runtime address), once that address answers."""
+    p = prefix
+    grpc_addr = f"unix:{RUN_DIR / (p + '.p4rt.sock')}"
+    ifaces = [arg for port in (0, 1, 2) for arg in ("-i", f"{port}@{p}p{port}")]
+    log = workdir / "switch.log"
+    adaptive = config.get("feedback") is not None
+    cpu = ["--cpu-port", str(CPU_PORT)] if adaptive else []
+    if target == "p4sim":
+        p4sim = venv_tool("p4sim")
+        if p4sim is None:
+            raise TestbedError("switch: the p4sim command is missing; run `make setup`")
+        argv = [
+            p4sim,
+            str(P4_PROGRAM),
+            # the agent's --sn-bits must match
+            *p4_defines(config["dc"]["sn_bits"], adaptive),
+            *ifaces,
+            *cpu,
+            "--grpc-server-addr",
+            grpc_addr,
+            "--log-level",
+            "warn",
+            "--engine",
+            engine,
+        ]
+    elif target == "bmv2":
+        missing = bmv2_missing(config["dc"]["sn_bits"], adaptive)
+        if missing:
+            raise TestbedError(missing)
+        from controlplane import bmv2
+
+        # Its Thrift runtime listens on the default port inside the switch's namespace.
+        argv = bmv2.switch_argv({port: f"{p}p{port}" for port in (0, 1, 2)}, grpc_addr)
+        argv += cpu  # after the `--` that switch_argv ends its own options with
+    else:
+        raise TestbedError(f"switch: target {target!r} is not one of p4sim, bmv2")
+    with open(log, "w") as out:  # the child keeps its own descriptor
+        proc = switch.popen(argv, stdout=out, stderr=subprocess.STDOUT)
+    sock = Path(grpc_addr[len("unix:") :])
+    wait_for(sock.exists, 60, f"switch ({target})", proc, log)
+    return proc, grpc_addr
+
+
+# ---------------------------------------------------------------- the controller on it
+def connect(grpc_addr: str, remote: RemoteSwitch | None):
+    """The controller (a `Splitter`), primary on the run's switch."""
+    from controlplane.splitter import Splitter
+
+    if remote is not None:
+        return Splitter.connect(remote.address, remote.device_id, remote.election_id)
+    return Splitter.connect(grpc_addr, device_id=0, election_id=1)
+
+
+def install_pipeline(splitter, target: str, remote: RemoteSwitch | None, config: dict) -> None:
+    """The pipeline this run needs: p4c's output pushed to BMv2 (p4sim compiled the program
+    itself), or a remote switch's own (see `prepare_remote`)."""
+    adaptive = config.get("feedback") is not None
+    if remote is not None:
+        prepare_remote(splitter, remote, adaptive)
+    if target == "bmv2":
+        splitter.push_pipeline(*bmv2_artifacts(config["dc"]["sn_bits"], adaptive))
+
+
+def prepare_remote(splitter, sw: RemoteSwitch, wants_adaptive: bool) -> None:
+    """Push the file's pipeline or check that the installed one is the splitter's (of the
+    profile this run needs), and clear what an earlier run left in its tables: for the
+    run, the splitter's tables are ours."""
+    if sw.pipeline is not None:
+        splitter.push_pipeline(sw.pipeline["p4info"], sw.pipeline["device_config"])
+    try:
+        splitter.held_state()  # reads the splitter's tables: fails on another program
+    except (KeyError, ValueError) as exc:
+        raise TestbedError(
+            f"switch ({sw.source}, {sw.address}): the installed pipeline is not "
+            f"dc_splitter's ({exc}); give `pipeline:` in the file to push it"
+        ) from None
+    if wants_adaptive and not splitter.adaptive:
+        raise TestbedError(
+            f"switch ({sw.source}): this scenario's loops need the adaptive profile "
+            "(-D DC_ADAPTIVE) but the installed pipeline is the plain splitter"
+        )
+    splitter.reset()
