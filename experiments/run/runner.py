@@ -46,7 +46,7 @@ from experiments.flows.quicgo import QUICGO_BIN
 from experiments.run import cpu, progress
 from experiments.run.links import LinkError, LinkSpecError
 from experiments.run.parts import ROOT, TestbedError, venv_tool
-from experiments.run.sampler import Sampler, saturation
+from experiments.run.sampler import Sampler, flatten_switch_stats, saturation
 from experiments.run.scenario import EVENT_DIRECTIONS, Run, Scenario
 from experiments.run.switches import P4_PROGRAM, RemoteSwitch, bmv2_missing
 from experiments.run.testbed import (
@@ -259,14 +259,65 @@ def execute_run(
         release_prefix(prefix)  # also when the testbed was never built
 
 
+@dataclass
+class _RunFiles:
+    """Where a run writes until it is complete (then renamed to its run directory)."""
+
+    tmp: Path
+    logs: Path
+    payload_dir: Path
+    cert: Path
+    key: Path
+
+
+@dataclass
+class _RunRecord:
+    """What a run gathers as it goes: its flows, sample rows, results and errors."""
+
+    pins: dict | None
+    flows: dict = dataclasses.field(default_factory=dict)
+    rows: list = dataclasses.field(default_factory=list)
+    results: dict = dataclasses.field(default_factory=dict)
+    errors: list = dataclasses.field(default_factory=list)
+    applied: list = dataclasses.field(default_factory=list)
+    sampler: Sampler | None = None
+    t0_wall: float = dataclasses.field(default_factory=time.time)
+
+
 def _execute_run(
     run: Run, run_dir: Path, opts: RunOptions, prefix: str, on_tick, extra: dict
 ) -> dict:
+    """One run, stage by stage; the testbed is torn down whatever happens in it."""
+    files = _prepare(run_dir)
+    manifest = _manifest_head(run, opts, prefix, extra)
+    rec = _RunRecord(pins=cpu.pin_sets(opts.pin))
+    testbed = _new_testbed(run, opts, prefix, files.logs, rec.pins)
+    try:
+        with testbed:
+            _pin_parts(testbed, rec.pins)
+            _start_flows(run, testbed, files, rec)
+            _sample(run, opts, testbed, rec, on_tick)
+    finally:
+        _stop(testbed, rec)
+    _collect(testbed, files, rec)
+    return _save(run, run_dir, files, manifest, rec)
+
+
+def _prepare(run_dir: Path) -> _RunFiles:
+    """A fresh temporary run directory with its logs folder, TLS certificate and payloads."""
     tmp = run_dir.with_name(run_dir.name + ".partial")
     shutil.rmtree(tmp, ignore_errors=True)
     logs = tmp / "logs"
     logs.mkdir(parents=True)
-    manifest = {
+    cert, key = make_cert(logs)
+    payload_dir = tmp / "htdocs"
+    payload_dir.mkdir()
+    return _RunFiles(tmp, logs, payload_dir, cert, key)
+
+
+def _manifest_head(run: Run, opts: RunOptions, prefix: str, extra: dict) -> dict:
+    """The manifest as the run starts: what runs, where, on which commit and tools."""
+    return {
         "run_id": run.run_id,
         "point": run.point,
         "variant": run.variant,
@@ -284,11 +335,11 @@ def _execute_run(
         "loadavg_start": os.getloadavg(),  # other people's work on a shared machine
         **extra,
     }
-    flows, rows, results, errors, applied = {}, [], {}, [], []
-    t0_wall = time.time()
-    pins = cpu.pin_sets(opts.pin)
-    sampler = None
-    testbed = Testbed(
+
+
+def _new_testbed(run: Run, opts: RunOptions, prefix: str, logs: Path, pins) -> Testbed:
+    """The run's testbed, described but not built (entering it builds it)."""
+    return Testbed(
         prefix=prefix,
         config=run.config,
         workdir=logs,
@@ -299,95 +350,110 @@ def _execute_run(
         agent_cpu=min(pins["network"]) if pins else 0,
         remote=opts.switch,
     )
-    cert, key = make_cert(logs)
-    payload_dir = tmp / "htdocs"
-    payload_dir.mkdir()
-    try:
-        with testbed:
-            for name, pid in _parts(testbed, {}).items():
-                _pin(pins, "switch" if name == "switch" else "network", [pid])
-            t0 = time.monotonic()
-            for n, (fid, spec, idx) in enumerate(_expand_flows(run)):
-                nbytes = payload_bytes(spec)
-                payload = make_payload(payload_dir / f"payload-{nbytes}.bin", nbytes, run.seed)
-                host = testbed.host(spec["client"], idx, spec["kind"])
-                ctx = FlowContext(
-                    fid,
-                    testbed.hosts["server"].ns,
-                    host.ns,
-                    SERVER_ADDR,
-                    FLOW_PORT_BASE + n,
-                    logs / fid,
-                    payload,
-                    cert,
-                    key,
-                    t0,
-                )
-                flows[fid] = make_flow(spec, ctx)
-            for flow in flows.values():
-                flow.start_server()
-                _pin(pins, "flows", [flow.server.pid] if flow.server else [])
-            for flow in flows.values():
-                flow.wait_server_ready()
-            t0, t0_wall = time.monotonic(), time.time()
-            for flow in flows.values():
-                flow.ctx.t0 = t0
-            sampler = Sampler(
-                t0, flows, testbed.switch_stats, processes=lambda: _parts(testbed, flows)
-            )
-            sampler.start()
-            pending = sorted(flows.values(), key=lambda f: f.spec["start_s"])
-            events = list(run.config.get("events") or [])
-            deadline = t0 + (opts.timeout_s or _flow_timeout(run))
-            expected = max(f.spec["start_s"] + (f.spec["duration_s"] or 0) for f in pending)
-            while True:
-                now = time.monotonic() - t0
-                while pending and pending[0].spec["start_s"] <= now:
-                    flow = pending.pop(0)
-                    flow.start_client()
-                    _pin(pins, "flows", [flow.client.pid])
-                try:
-                    while events and events[0]["at_s"] <= now:
-                        applied.append(apply_event(testbed, events.pop(0), now))
-                        rows.append((now, "event", str(len(applied) - 1), "applied", 1.0))
-                except TestbedError as exc:  # this run is void; the study goes on
-                    errors.append(str(exc))
-                    break
-                running = [f for f in flows.values() if f.running()]
-                if not pending and not running:
-                    break
-                dead = testbed.alive()
-                if dead:  # the run fails; the study goes on (a resume retries it)
-                    errors.append(f"{', '.join(dead)} died during the run; see logs/{dead[0]}.log")
-                    break
-                if time.monotonic() > deadline:
-                    errors.append(
-                        f"timeout after {deadline - t0:.0f} s; flows still running: "
-                        + ", ".join(f.ctx.flow_id for f in running)
-                    )
-                    break
-                if on_tick:
-                    on_tick(now, expected, flows)
-                time.sleep(0.05)
-            time.sleep(TAIL_S)
-            sampler.stop()
-            for flow in flows.values():
-                flow.stop()
-    finally:
-        if sampler is not None:
-            sampler.stop()
-            rows.extend(sampler.rows)
-            errors.extend(sampler.errors)
-        for flow in flows.values():
-            flow.stop()
-        errors.extend(getattr(testbed, "teardown_errors", []))
 
+
+def _pin_parts(testbed: Testbed, pins) -> None:
+    """The built testbed's processes on their CPUs (the switch on its own when split)."""
+    for name, pid in _parts(testbed, {}).items():
+        _pin(pins, "switch" if name == "switch" else "network", [pid])
+
+
+def _start_flows(run: Run, testbed: Testbed, files: _RunFiles, rec: _RunRecord) -> None:
+    """Every flow built with its payload, its server started and ready to serve."""
+    t0 = time.monotonic()
+    for n, (fid, spec, idx) in enumerate(_expand_flows(run)):
+        nbytes = payload_bytes(spec)
+        payload = make_payload(files.payload_dir / f"payload-{nbytes}.bin", nbytes, run.seed)
+        host = testbed.host(spec["client"], idx, spec["kind"])
+        ctx = FlowContext(
+            fid,
+            testbed.hosts["server"].ns,
+            host.ns,
+            SERVER_ADDR,
+            FLOW_PORT_BASE + n,
+            files.logs / fid,
+            payload,
+            files.cert,
+            files.key,
+            t0,
+        )
+        rec.flows[fid] = make_flow(spec, ctx)
+    for flow in rec.flows.values():
+        flow.start_server()
+        _pin(rec.pins, "flows", [flow.server.pid] if flow.server else [])
+    for flow in rec.flows.values():
+        flow.wait_server_ready()
+
+
+def _sample(run: Run, opts: RunOptions, testbed: Testbed, rec: _RunRecord, on_tick) -> None:
+    """From time zero: clients started at their times, events applied, everything sampled,
+    until every flow ends, a part dies, an event fails or the run times out."""
+    flows = rec.flows
+    t0, rec.t0_wall = time.monotonic(), time.time()
+    for flow in flows.values():
+        flow.ctx.t0 = t0
+    rec.sampler = Sampler(t0, flows, testbed.switch_stats, processes=lambda: _parts(testbed, flows))
+    rec.sampler.start()
+    pending = sorted(flows.values(), key=lambda f: f.spec["start_s"])
+    events = list(run.config.get("events") or [])
+    deadline = t0 + (opts.timeout_s or _flow_timeout(run))
+    expected = max(f.spec["start_s"] + (f.spec["duration_s"] or 0) for f in pending)
+    while True:
+        now = time.monotonic() - t0
+        while pending and pending[0].spec["start_s"] <= now:
+            flow = pending.pop(0)
+            flow.start_client()
+            _pin(rec.pins, "flows", [flow.client.pid])
+        try:
+            while events and events[0]["at_s"] <= now:
+                rec.applied.append(apply_event(testbed, events.pop(0), now))
+                rec.rows.append((now, "event", str(len(rec.applied) - 1), "applied", 1.0))
+        except TestbedError as exc:  # this run is void; the study goes on
+            rec.errors.append(str(exc))
+            break
+        running = [f for f in flows.values() if f.running()]
+        if not pending and not running:
+            break
+        dead = testbed.alive()
+        if dead:  # the run fails; the study goes on (a resume retries it)
+            rec.errors.append(f"{', '.join(dead)} died during the run; see logs/{dead[0]}.log")
+            break
+        if time.monotonic() > deadline:
+            rec.errors.append(
+                f"timeout after {deadline - t0:.0f} s; flows still running: "
+                + ", ".join(f.ctx.flow_id for f in running)
+            )
+            break
+        if on_tick:
+            on_tick(now, expected, flows)
+        time.sleep(0.05)
+    time.sleep(TAIL_S)
+    rec.sampler.stop()
+    for flow in flows.values():
+        flow.stop()
+
+
+def _stop(testbed: Testbed, rec: _RunRecord) -> None:
+    """Sampler and flows stopped (also after a failure), their rows and errors kept, with
+    the testbed's teardown errors."""
+    if rec.sampler is not None:
+        rec.sampler.stop()
+        rec.rows.extend(rec.sampler.rows)
+        rec.errors.extend(rec.sampler.errors)
+    for flow in rec.flows.values():
+        flow.stop()
+    rec.errors.extend(getattr(testbed, "teardown_errors", []))
+
+
+def _collect(testbed: Testbed, files: _RunFiles, rec: _RunRecord) -> None:
+    """Per-flow results and samples, the legs', agent's, loop's and switch's rows."""
+    logs, rows, flows = files.logs, rec.rows, rec.flows
     t0 = flows[next(iter(flows))].ctx.t0
     for fid, flow in flows.items():
         samples = _thin((t, "flow", fid, metric, value) for t, metric, value in flow.samples())
         rows.extend(samples)
         rtts = [row[4] for row in samples if row[3] == "rtt_ms"]
-        results[fid] = {
+        rec.results[fid] = {
             "rtt_ms_mean": sum(rtts) / len(rtts) if rtts else None,
             "kind": flow.spec["kind"],
             "cc": flow.spec["cc"],
@@ -401,36 +467,38 @@ def _execute_run(
     rows.extend(_stats_rows(logs / "link_a.jsonl", "link", "a", t0))
     rows.extend(_stats_rows(logs / "link_b.jsonl", "link", "b", t0))
     rows.extend(_stats_rows(logs / "agent.jsonl", "agent", "dc", t0))
-    rows.extend(_control_rows(logs / "control.jsonl", t0_wall))
+    rows.extend(_control_rows(logs / "control.jsonl", rec.t0_wall))
     final_switch = getattr(testbed, "final_switch_stats", None)
     if final_switch:
-        from experiments.run.sampler import flatten_switch_stats
-
         (logs / "switch_stats.json").write_text(json.dumps(final_switch, indent=1, default=str))
         rows.extend(
             (time.monotonic() - t0, "switch", k, m, v)
             for k, m, v in flatten_switch_stats(final_switch)
         )
-    shutil.rmtree(payload_dir, ignore_errors=True)
+    shutil.rmtree(files.payload_dir, ignore_errors=True)
 
-    for fid, res in results.items():
+
+def _save(run: Run, run_dir: Path, files: _RunFiles, manifest: dict, rec: _RunRecord) -> dict:
+    """Goodputs and verdict into the manifest, samples and flows written, the temporary
+    directory renamed to the run's: a run directory appears only complete."""
+    for fid, res in rec.results.items():
         res["goodput_mbit"] = _goodput_mbit(res)
-        if flows[fid].spec["size_mb"] and not res.get("complete"):
-            errors.append(f"flow {fid} did not complete ({res.get('bytes', 0)} bytes)")
-    manifest.update(saturation(rows))
+        if rec.flows[fid].spec["size_mb"] and not res.get("complete"):
+            rec.errors.append(f"flow {fid} did not complete ({res.get('bytes', 0)} bytes)")
+    manifest.update(saturation(rec.rows))
     manifest.update(
-        flows=results,
-        errors=errors,
-        events_applied=applied,
-        status="ok" if not errors else "failed",
+        flows=rec.results,
+        errors=rec.errors,
+        events_applied=rec.applied,
+        status="ok" if not rec.errors else "failed",
         finished=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         loadavg_end=os.getloadavg(),
     )
-    _write_rows(tmp / "samples.csv", rows)
-    _write_flows(tmp / "flows.csv", run, results)
-    (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1, default=str))
+    _write_rows(files.tmp / "samples.csv", rec.rows)
+    _write_flows(files.tmp / "flows.csv", run, rec.results)
+    (files.tmp / "manifest.json").write_text(json.dumps(manifest, indent=1, default=str))
     shutil.rmtree(run_dir, ignore_errors=True)
-    tmp.rename(run_dir)
+    files.tmp.rename(run_dir)
     return manifest
 
 
