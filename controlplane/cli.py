@@ -24,10 +24,9 @@ import yaml
 
 from controlplane.client import DEFAULT_ADDR, ConnectionFailed, P4RuntimeError
 from controlplane.control import add_control_parser, cmd_control
+from controlplane.limits import MAX_BATCH, MAX_PORT
 from controlplane.p4info import P4InfoError
 from controlplane.splitter import (
-    MAX_BATCH,
-    MAX_PORT,
     MODES,
     Splitter,
     SplitterError,

@@ -27,6 +27,7 @@ from p4.v1 import p4runtime_pb2
 
 from controlplane import entries as E
 from controlplane.client import DEFAULT_ADDR, P4RuntimeClient, P4RuntimeError, P4RuntimeWriteError
+from controlplane.limits import MAX_BATCH, MAX_PORT, MAX_USERS
 from controlplane.p4info import P4InfoError, P4InfoIndex, format_mac, load_p4info, parse_value
 from controlplane.registers import RegisterAccess
 
@@ -57,9 +58,6 @@ _USER_REGISTERS = (("session", R_SESSION), ("next_sn", R_NEXT_SN), ("batch_pos",
 
 MODES = ("dc-split", "dc-credit", "dc-dup", "sc")
 ADAPTIVE_MODES = ("dc-credit",)  # need the -D DC_ADAPTIVE profile
-MAX_USERS = 1024  # MAX_USERS in p4src/include/defines.p4
-MAX_BATCH = 0xFFFF  # batch_size_t is bit<16>
-MAX_PORT = 510  # bit<9>; 511 is v1model's drop port
 FLOOD_GROUP = 1  # multicast group flooding the legs (ARP, unknown downlink if enabled)
 DUP_GROUP_BASE = 1024  # user i duplicates through multicast group DUP_GROUP_BASE + i
 ETHERTYPE_ARP = 0x0806

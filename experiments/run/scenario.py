@@ -29,7 +29,7 @@ from typing import Any
 
 import yaml
 
-from controlplane.splitter import MAX_BATCH  # the P4 program's batch_size_t, as the controller
+from controlplane.limits import MAX_BATCH  # the P4 program's batch_size_t
 from p4sim.cliargs import NotUtf8Error, read_utf8_text
 
 
