@@ -15,7 +15,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from controlplane.splitter import Splitter, UserConfig
+from controlplane.model import UserConfig
+from controlplane.splitter import Splitter
 from p4sim.io import InProcessPorts
 from p4sim.p4runtime.server import P4RuntimeServer
 from p4sim.switch import Switch

@@ -25,15 +25,10 @@ import yaml
 from controlplane.client import DEFAULT_ADDR, ConnectionFailed, P4RuntimeError
 from controlplane.control import add_control_parser, cmd_control
 from controlplane.limits import MAX_BATCH, MAX_PORT
+from controlplane.model import MODES, SplitterError, UserConfig, parse_ratio
 from controlplane.p4info import P4InfoError
-from controlplane.splitter import (
-    MODES,
-    Splitter,
-    SplitterError,
-    UserConfig,
-    parse_ratio,
-    parse_state,
-)
+from controlplane.splitter import Splitter
+from controlplane.statefile import parse_state
 from p4sim.cliargs import (
     MAX_UINT64,
     HelpFormatter,

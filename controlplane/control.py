@@ -22,8 +22,9 @@ from typing import IO
 
 from controlplane.client import P4RuntimeError
 from controlplane.feedback import FeedbackError, decode_report, is_report
+from controlplane.model import SplitterError
 from controlplane.policies import POLICY_NAMES, Decision, Tuning, make_policy
-from controlplane.splitter import Splitter, SplitterError
+from controlplane.splitter import Splitter
 
 PACKET_IN_PORT_ID = 1  # packet_in.ingress_port in the adaptive profile's P4Info
 TICK_S = 0.005  # how often silence is checked when no report arrives

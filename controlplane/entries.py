@@ -6,6 +6,7 @@ Everything above this module says `table_entry(index, "ue_sessions_v4", {"ue_add
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 
 from p4.config.v1 import p4info_pb2
@@ -190,3 +191,54 @@ def _fmt(value) -> str:
     if isinstance(value, tuple):
         return f"{value[0]:#x}&&&{value[1]:#x}"
     return f"{value:#x}" if value > 0xFFFF else str(value)
+
+
+# ---------------------------------------------------------------- comparing entries
+def dump_meta(meta: dict) -> bytes:
+    """An entry's P4Runtime metadata: compact, sorted JSON of the keys that are set."""
+    return json.dumps(
+        {k: v for k, v in meta.items() if v is not None}, separators=(",", ":"), sort_keys=True
+    ).encode()
+
+
+def load_meta(data: bytes) -> dict:
+    """An entry's metadata read back; {} when it is not JSON of ours."""
+    try:
+        meta = json.loads(data.decode()) if data else {}
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return {}
+    return meta if isinstance(meta, dict) else {}
+
+
+def _canon(data: bytes) -> bytes:
+    """Targets may return padded bytestrings; compare canonical ones."""
+    return data.lstrip(b"\0") or b"\0"
+
+
+def match_key(entry: p4runtime_pb2.TableEntry) -> bytes:
+    """An entry's identity (table, priority, match) with canonical bytestrings."""
+    key = p4runtime_pb2.TableEntry(table_id=entry.table_id, priority=entry.priority)
+    for fm in sorted(entry.match, key=lambda m: m.field_id):
+        fm_copy = key.match.add()
+        fm_copy.CopyFrom(fm)
+        fm = fm_copy
+        kind = fm.WhichOneof("field_match_type")
+        if kind in ("exact", "optional"):
+            getattr(fm, kind).value = _canon(getattr(fm, kind).value)
+        elif kind == "ternary":
+            fm.ternary.value, fm.ternary.mask = _canon(fm.ternary.value), _canon(fm.ternary.mask)
+        elif kind == "lpm":
+            fm.lpm.value = _canon(fm.lpm.value)
+    return key.SerializeToString(deterministic=True)
+
+
+def same_action(a: p4runtime_pb2.TableEntry, b: p4runtime_pb2.TableEntry) -> bool:
+    """Same action, parameters and metadata, whatever padding a target returns."""
+
+    def norm(e):
+        act = p4runtime_pb2.Action(action_id=e.action.action.action_id)
+        for p in sorted(e.action.action.params, key=lambda p: p.param_id):
+            act.params.add(param_id=p.param_id, value=_canon(p.value))
+        return act.SerializeToString(deterministic=True), e.metadata
+
+    return norm(a) == norm(b)

@@ -15,11 +15,9 @@ Changes are P4Runtime MODIFYs of that one entry, which never touch the SN regist
 from __future__ import annotations
 
 import ipaddress
-import json
-import math
 import secrets
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Self
 
@@ -27,9 +25,23 @@ from p4.v1 import p4runtime_pb2
 
 from controlplane import entries as E
 from controlplane.client import DEFAULT_ADDR, P4RuntimeClient, P4RuntimeError, P4RuntimeWriteError
-from controlplane.limits import MAX_BATCH, MAX_PORT, MAX_USERS
-from controlplane.p4info import P4InfoError, P4InfoIndex, format_mac, load_p4info, parse_value
+from controlplane.limits import MAX_USERS
+from controlplane.model import (
+    ADAPTIVE_MODES,
+    DEFAULT_PORTS,
+    MODES,
+    PortConfig,
+    SplitterError,
+    UserConfig,
+    leg_a_count,
+    parse_ratio,
+    reduced_ratio,
+    validate_ports,
+    validate_user,
+)
+from controlplane.p4info import P4InfoIndex, format_mac, load_p4info
 from controlplane.registers import RegisterAccess
+from controlplane.statefile import parse_state
 
 # Names in the P4 program (p4src/), fully qualified as p4c writes them in the P4Info.
 T_UE_V4 = "DcIngress.ue_sessions.ue_sessions_v4"
@@ -56,131 +68,10 @@ R_SESSION = "DcIngress.pdcp_sequencer.user_session"
 # the per-user cells, indexed by user_idx; the session first (it decides what the others mean)
 _USER_REGISTERS = (("session", R_SESSION), ("next_sn", R_NEXT_SN), ("batch_pos", R_BATCH_POS))
 
-MODES = ("dc-split", "dc-credit", "dc-dup", "sc")
-ADAPTIVE_MODES = ("dc-credit",)  # need the -D DC_ADAPTIVE profile
 FLOOD_GROUP = 1  # multicast group flooding the legs (ARP, unknown downlink if enabled)
 DUP_GROUP_BASE = 1024  # user i duplicates through multicast group DUP_GROUP_BASE + i
 ETHERTYPE_ARP = 0x0806
 PRIO_ETHERTYPE, PRIO_ANY = 20, 10  # l2_forwards: a specific ethertype beats the port rule
-DEFAULT_PORTS = (0, 1, 2)  # DESIGN.md section 4: server, leg A, leg B
-
-
-class SplitterError(ValueError):
-    """Invalid input or state, with a message that names what is allowed."""
-
-
-# ---------------------------------------------------------------------------
-# Ratios: "a:b" (a packets on leg A per a+b), "p%" or (a, b)
-# ---------------------------------------------------------------------------
-
-
-def parse_ratio(value) -> tuple[int, int] | float:
-    """(a, b) for 'a:b' / [a, b]; a float percentage for 'p%'."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        raise SplitterError(
-            f"ratio {value}: expected 'a:b' or 'p%'; in YAML write it quoted, e.g. "
-            f'ratio: "9:1" (unquoted, YAML 1.1 reads 9:1 as the base-60 number 541)'
-        )
-    if isinstance(value, (tuple, list)) and len(value) == 2:
-        a, b = value
-    elif isinstance(value, str) and value.strip().endswith("%"):
-        try:
-            pct = float(value.strip()[:-1])
-        except ValueError:
-            raise SplitterError(
-                f"ratio {value!r}: a percentage must be a number from 0 to "
-                f"100 followed by '%', e.g. 70%"
-            ) from None
-        if not 0 <= pct <= 100:
-            raise SplitterError(f"ratio {value!r}: the percentage must be from 0% to 100%")
-        return pct
-    elif isinstance(value, str) and value.count(":") == 1:
-        a, b = value.split(":")
-    else:
-        raise SplitterError(
-            f"ratio {value!r}: expected 'a:b' (packets on leg A : leg B, "
-            f"e.g. 9:1) or a percentage on leg A (e.g. 70%)"
-        )
-    try:
-        a, b = int(a), int(b)
-    except (TypeError, ValueError):
-        raise SplitterError(f"ratio {value!r}: a and b in 'a:b' must be whole numbers") from None
-    if a < 0 or b < 0 or a + b == 0:
-        raise SplitterError(f"ratio {value!r}: a and b must be >= 0 and not both 0")
-    return a, b
-
-
-def leg_a_count(ratio, batch: int) -> int:
-    """k, the packets per batch on leg A. The rule: a:b with a+b == B gives k = a; a:b with
-    a+b dividing B is scaled (9:1 with B=100 gives k=90); p% must give a whole number of
-    packets (70% of B=10 gives k=7). Anything else is refused."""
-    parsed = parse_ratio(ratio)
-    if isinstance(parsed, float):
-        k = parsed * batch / 100
-        if abs(k - round(k)) > 1e-9:
-            raise SplitterError(
-                f"ratio {ratio}: {parsed:g}% of batch {batch} is {k:g} packets;"
-                f" choose a percentage that gives a whole number of packets "
-                f"(multiples of {100 / math.gcd(batch, 100):g}%) or use a:b"
-            )
-        return round(k)
-    a, b = parsed
-    if batch % (a + b):
-        raise SplitterError(
-            f"ratio {a}:{b} does not fit batch {batch}: a+b ({a + b}) must "
-            f"equal the batch size or divide it"
-        )
-    return a * (batch // (a + b))
-
-
-def reduced_ratio(k: int, batch: int) -> tuple[int, int]:
-    g = math.gcd(k, batch - k) or 1
-    return k // g, (batch - k) // g
-
-
-# ---------------------------------------------------------------------------
-# Configuration records
-# ---------------------------------------------------------------------------
-
-
-@dataclass
-class UserConfig:
-    """One user. mode: "dc-split" (batch, ratio, leg_a, leg_b), "dc-credit" (as dc-split, the
-    leg chosen by the legs' feedback credit; the batch split is the fallback; -D DC_ADAPTIVE
-    profile only), "dc-dup" (leg_a, leg_b; batch and ratio are kept for when duplication is
-    turned off) or "sc" (port)."""
-
-    addr: str
-    mode: str = "dc-split"
-    batch: int = 100
-    ratio: tuple[int, int] | str = (1, 1)
-    leg_a: int = 1
-    leg_b: int = 2
-    port: int | None = None
-    name: str | None = None
-
-    @property
-    def k(self) -> int:
-        return leg_a_count(self.ratio, self.batch)
-
-    def key(self) -> tuple:
-        """What the switch stores; two configs with equal keys need no write."""
-        if self.mode == "sc":
-            return (self.addr, self.mode, self.port, self.name)
-        return (self.addr, self.mode, self.batch, self.k, self.leg_a, self.leg_b, self.name)
-
-
-@dataclass
-class PortConfig:
-    server: int = DEFAULT_PORTS[0]
-    leg_a: int = DEFAULT_PORTS[1]
-    leg_b: int = DEFAULT_PORTS[2]
-    macs: dict[int, tuple[str, str | None]] = field(default_factory=dict)
-    flood_unknown: bool = False
-
-    @property
-    def roles(self) -> dict[str, int]:
-        return {"server": self.server, "leg_a": self.leg_a, "leg_b": self.leg_b}
 
 
 @dataclass
@@ -191,161 +82,6 @@ class _Installed:
     index: int
     session: int
     entry: p4runtime_pb2.TableEntry
-
-
-def _check_port(value, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        try:
-            value = int(value)
-        except (TypeError, ValueError):
-            raise SplitterError(
-                f"{what}: {value!r} is not a port number " f"(allowed 0..{MAX_PORT})"
-            ) from None
-    if not 0 <= value <= MAX_PORT:
-        raise SplitterError(f"{what}: port {value} is out of range (allowed 0..{MAX_PORT})")
-    return value
-
-
-def _check_mac(value, what: str) -> str:
-    try:
-        return format_mac(parse_value(str(value), 48, what))
-    except P4InfoError:
-        raise SplitterError(
-            f"{what}: {value!r} is not a MAC address (e.g. 02:00:00:00:00:01)"
-        ) from None
-
-
-def validate_ports(ports: PortConfig) -> PortConfig:
-    for role, port in ports.roles.items():
-        _check_port(port, role)
-    if len(set(ports.roles.values())) != 3:
-        raise SplitterError(
-            f"server, leg_a and leg_b must be three different ports, got " f"{ports.roles}"
-        )
-    macs = {}
-    for port, pair in ports.macs.items():
-        port = _check_port(port, "macs")
-        if isinstance(pair, dict):
-            unknown = set(pair) - {"src", "dst"}
-            if unknown or "src" not in pair:
-                raise SplitterError(
-                    f"macs for port {port}: expected keys src and optionally "
-                    f"dst, got {sorted(pair)}"
-                )
-            pair = (pair["src"], pair.get("dst"))
-        src, dst = pair
-        macs[port] = (
-            _check_mac(src, f"port {port} src mac"),
-            None if dst is None else _check_mac(dst, f"port {port} dst mac"),
-        )
-    return replace(ports, macs=macs, flood_unknown=bool(ports.flood_unknown))
-
-
-def validate_user(cfg: UserConfig, ports: PortConfig) -> UserConfig:
-    """A normalised copy of cfg, or SplitterError naming what is wrong and what is allowed."""
-    try:
-        addr = str(ipaddress.ip_address(str(cfg.addr).strip()))
-    except ValueError:
-        raise SplitterError(f"user address {cfg.addr!r} is not an IPv4 or IPv6 address") from None
-    if cfg.mode not in MODES:
-        raise SplitterError(f"mode {cfg.mode!r} is not one of {', '.join(MODES)}")
-    if cfg.name is not None and (not str(cfg.name) or len(str(cfg.name)) > 64):
-        raise SplitterError(f"user name {cfg.name!r} must be 1 to 64 characters")
-    user_ports = sorted(p for p in (ports.leg_a, ports.leg_b))
-    allowed = f"{ports.leg_a} (leg A) or {ports.leg_b} (leg B)"
-    if cfg.mode != "sc" and cfg.port is not None:
-        raise SplitterError(
-            f"port applies to sc users only; a {cfg.mode} user uses leg_a and leg_b"
-        )
-    if cfg.mode == "sc":
-        if cfg.port is None:
-            raise SplitterError(f"an sc user needs a port: {allowed}")
-        port = _check_port(cfg.port, "port")
-        if port not in user_ports:
-            raise SplitterError(f"port {port} is not a leg port: allowed {allowed}")
-        return replace(
-            cfg,
-            addr=addr,
-            port=port,
-            batch=int(cfg.batch),
-            name=None if cfg.name is None else str(cfg.name),
-        )
-    if (
-        isinstance(cfg.batch, bool)
-        or not isinstance(cfg.batch, int)
-        or not 1 <= cfg.batch <= MAX_BATCH
-    ):
-        raise SplitterError(f"batch {cfg.batch!r} must be a whole number from 1 to {MAX_BATCH}")
-    for what in ("leg_a", "leg_b"):
-        port = _check_port(getattr(cfg, what), what)
-        if port not in user_ports:
-            raise SplitterError(f"{what} port {port} is not a leg port: allowed {allowed}")
-    if cfg.leg_a == cfg.leg_b:
-        raise SplitterError(f"leg_a and leg_b must differ (both are {cfg.leg_a})")
-    k = leg_a_count(cfg.ratio, cfg.batch)
-    return replace(
-        cfg,
-        addr=addr,
-        ratio=reduced_ratio(k, cfg.batch),
-        port=None,
-        name=None if cfg.name is None else str(cfg.name),
-    )
-
-
-# ---------------------------------------------------------------------------
-# Declarative state (`dcctl apply config.yaml`, `Splitter.apply(dict)`)
-# ---------------------------------------------------------------------------
-
-USER_KEYS = {"addr", "mode", "batch", "ratio", "leg_a", "leg_b", "port"}
-PORT_KEYS = {"server", "leg_a", "leg_b", "macs", "flood_unknown"}
-
-
-def parse_state(state: dict) -> tuple[PortConfig, list[UserConfig]]:
-    """The desired state (schema in controlplane/README.md) as validated records."""
-    if not isinstance(state, dict) or not state:
-        got = "an empty mapping" if isinstance(state, dict) else f"a {type(state).__name__}"
-        raise SplitterError(
-            f"the desired state must be a mapping with keys ports and/or users, not {got}"
-        )
-    unknown = set(state) - {"ports", "users"}
-    if unknown:
-        raise SplitterError(f"unknown top-level key(s) {sorted(unknown)}: allowed ports, users")
-    pdict = state.get("ports") or {}
-    if not isinstance(pdict, dict) or set(pdict) - PORT_KEYS:
-        raise SplitterError(
-            f"ports: unknown key(s) {sorted(set(pdict) - PORT_KEYS)}: allowed "
-            f"{', '.join(sorted(PORT_KEYS))}"
-        )
-    ports = validate_ports(PortConfig(**pdict))
-    udict = state.get("users") or {}
-    if not isinstance(udict, dict):
-        raise SplitterError("users must be a mapping from user name to its settings")
-    users, seen = [], {}
-    for name, settings in udict.items():
-        if not isinstance(settings, dict) or "addr" not in settings:
-            raise SplitterError(f"user {name!r}: expected a mapping with at least addr")
-        bad = set(settings) - USER_KEYS
-        if bad:
-            raise SplitterError(
-                f"user {name!r}: unknown key(s) {sorted(bad)}: allowed "
-                f"{', '.join(sorted(USER_KEYS))}"
-            )
-        try:
-            cfg = validate_user(UserConfig(name=str(name), **settings), ports)
-        except SplitterError as exc:
-            raise SplitterError(f"user {name!r}: {exc}") from None
-        if cfg.addr in seen:
-            raise SplitterError(
-                f"users {seen[cfg.addr]!r} and {name!r} have the same address " f"{cfg.addr}"
-            )
-        seen[cfg.addr] = name
-        users.append(cfg)
-    return ports, users
-
-
-# ---------------------------------------------------------------------------
-# The splitter
-# ---------------------------------------------------------------------------
 
 
 class Splitter:
@@ -441,7 +177,7 @@ class Splitter:
         """The port roles as configured on the switch (DESIGN.md defaults when unconfigured)."""
         roles, macs, flood_unknown = {}, {}, False
         for dec in self._read_table(T_L2):
-            meta = _load_meta(dec.metadata)
+            meta = E.load_meta(dec.metadata)
             if "role" in meta:
                 roles[meta["role"]] = dec.match["ingress_port"]
                 if dec.action == A_FORWARD:
@@ -468,7 +204,7 @@ class Splitter:
                     A_FORWARD,
                     {"port": ports.server},
                     PRIO_ANY,
-                    _dump_meta({"role": role}),
+                    E.dump_meta({"role": role}),
                 )
             )
         entries.append(
@@ -478,7 +214,7 @@ class Splitter:
                 A_FLOOD,
                 {"mcast_grp": FLOOD_GROUP},
                 PRIO_ETHERTYPE,
-                _dump_meta({"rule": "arp"}),
+                E.dump_meta({"rule": "arp"}),
             )
         )
         if ports.flood_unknown:
@@ -489,7 +225,7 @@ class Splitter:
                     A_FLOOD,
                     {"mcast_grp": FLOOD_GROUP},
                     PRIO_ANY,
-                    _dump_meta({"rule": "flood_unknown"}),
+                    E.dump_meta({"rule": "flood_unknown"}),
                 )
             )
         for port, (src, dst) in sorted(ports.macs.items()):
@@ -535,8 +271,8 @@ class Splitter:
         desired = self._desired_port_entries(ports)
         for table in (T_L2, T_MACS):
             tid = self.index.table(table).preamble.id
-            want = {_match_key(e): e for e in desired if e.table_id == tid}
-            have = {_match_key(d.raw): d.raw for d in self._read_table(table)}
+            want = {E.match_key(e): e for e in desired if e.table_id == tid}
+            have = {E.match_key(d.raw): d.raw for d in self._read_table(table)}
             updates = []
             for key, entry in have.items():
                 if key not in want:
@@ -544,7 +280,7 @@ class Splitter:
             for key, entry in want.items():
                 if key not in have:
                     updates.append(E.update("INSERT", "table_entry", entry))
-                elif not _same_action(have[key], entry):
+                elif not E.same_action(have[key], entry):
                     updates.append(E.update("MODIFY", "table_entry", entry))
             self.client.write(updates)
             changes += [E.describe_update(self.index, u) for u in updates]
@@ -567,7 +303,7 @@ class Splitter:
             if width == 32
             else ipaddress.IPv6Address(dec.match["ue_addr"])
         )
-        meta = _load_meta(dec.metadata)
+        meta = E.load_meta(dec.metadata)
         p = dec.params
         batch = meta.get("batch", 100)
         k = meta.get("k", batch // 2)
@@ -631,7 +367,9 @@ class Splitter:
             }
         else:
             action, params = A_SC, {"user_idx": index, "port": cfg.port}
-        entry = self._entry(table, {"ue_addr": cfg.addr}, action, params, metadata=_dump_meta(meta))
+        entry = self._entry(
+            table, {"ue_addr": cfg.addr}, action, params, metadata=E.dump_meta(meta)
+        )
         return E.update(kind, "table_entry", entry)
 
     @property
@@ -941,51 +679,6 @@ def _describe_change(old: UserConfig, new: UserConfig) -> str:
     return ", ".join(
         f"{k} {before.get(k)} -> {after.get(k)}" for k in keys if before.get(k) != after.get(k)
     )
-
-
-def _dump_meta(meta: dict) -> bytes:
-    return json.dumps(
-        {k: v for k, v in meta.items() if v is not None}, separators=(",", ":"), sort_keys=True
-    ).encode()
-
-
-def _load_meta(data: bytes) -> dict:
-    try:
-        meta = json.loads(data.decode()) if data else {}
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        return {}
-    return meta if isinstance(meta, dict) else {}
-
-
-def _canon(data: bytes) -> bytes:
-    """Targets may return padded bytestrings; compare canonical ones."""
-    return data.lstrip(b"\0") or b"\0"
-
-
-def _match_key(entry: p4runtime_pb2.TableEntry) -> bytes:
-    key = p4runtime_pb2.TableEntry(table_id=entry.table_id, priority=entry.priority)
-    for fm in sorted(entry.match, key=lambda m: m.field_id):
-        fm_copy = key.match.add()
-        fm_copy.CopyFrom(fm)
-        fm = fm_copy
-        kind = fm.WhichOneof("field_match_type")
-        if kind in ("exact", "optional"):
-            getattr(fm, kind).value = _canon(getattr(fm, kind).value)
-        elif kind == "ternary":
-            fm.ternary.value, fm.ternary.mask = _canon(fm.ternary.value), _canon(fm.ternary.mask)
-        elif kind == "lpm":
-            fm.lpm.value = _canon(fm.lpm.value)
-    return key.SerializeToString(deterministic=True)
-
-
-def _same_action(a: p4runtime_pb2.TableEntry, b: p4runtime_pb2.TableEntry) -> bool:
-    def norm(e):
-        act = p4runtime_pb2.Action(action_id=e.action.action.action_id)
-        for p in sorted(e.action.action.params, key=lambda p: p.param_id):
-            act.params.add(param_id=p.param_id, value=_canon(p.value))
-        return act.SerializeToString(deterministic=True), e.metadata
-
-    return norm(a) == norm(b)
 
 
 __all__ = [

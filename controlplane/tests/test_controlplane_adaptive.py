@@ -16,8 +16,9 @@ import pytest
 
 from controlplane.control import JsonLog, run_control
 from controlplane.feedback import Report, encode_report
+from controlplane.model import SplitterError, UserConfig
 from controlplane.policies import Tuning
-from controlplane.splitter import Splitter, SplitterError, UserConfig
+from controlplane.splitter import Splitter
 from controlplane.tests.test_controlplane_e2e import frame, legs
 from p4sim.io import InProcessPorts
 from p4sim.p4runtime.server import P4RuntimeServer

@@ -23,7 +23,8 @@ import pytest
 
 from controlplane import bmv2
 from controlplane.cli import main as dcctl
-from controlplane.splitter import Splitter, UserConfig
+from controlplane.model import UserConfig
+from controlplane.splitter import Splitter
 from experiments.run.netns import (
     Namespace,
     in_netns,

@@ -7,8 +7,9 @@ import pytest
 from p4.v1 import p4runtime_pb2
 
 from controlplane import splitter as S
+from controlplane.model import SplitterError, UserConfig, leg_a_count
 from controlplane.p4info import P4InfoIndex
-from controlplane.splitter import Splitter, SplitterError, UserConfig, leg_a_count
+from controlplane.splitter import Splitter
 
 INSERT, MODIFY, DELETE = (
     p4runtime_pb2.Update.INSERT,

@@ -31,7 +31,7 @@ from pathlib import Path
 import yaml
 
 from controlplane.client import P4RuntimeError
-from controlplane.splitter import SplitterError
+from controlplane.model import SplitterError
 from experiments.flows import (
     MB,
     FlowContext,

@@ -287,7 +287,7 @@ class Testbed:
     def _configure_splitter(self) -> None:
         try:
             from controlplane.client import P4RuntimeError
-            from controlplane.splitter import SplitterError
+            from controlplane.model import SplitterError
         except ImportError as exc:
             raise TestbedError(f"controller: controlplane is missing ({exc})") from None
         try:
@@ -296,7 +296,7 @@ class Testbed:
             raise TestbedError(f"controller ({self.target} at {self.grpc_addr}): {exc}") from None
 
     def _install_users(self) -> None:
-        from controlplane.splitter import UserConfig
+        from controlplane.model import UserConfig
 
         self.splitter = switches.connect(self.grpc_addr, self.remote)
         switches.install_pipeline(self.splitter, self.target, self.remote, self.config)
@@ -315,7 +315,7 @@ class Testbed:
                 self.splitter.add_user(UserConfig(addr=host.addr, mode="sc", port=ports[leg]))
 
     def _add_dc_user(self, dc: dict) -> None:
-        from controlplane.splitter import UserConfig
+        from controlplane.model import UserConfig
 
         self.splitter.add_user(
             UserConfig(
