@@ -89,6 +89,8 @@ def _envelopes(out: Path, doc: dict, variants: list, point, fig_dir: Path):
 
 
 def report(out: Path, envelope_point=None) -> tuple[str, list[Path]]:
+    """summary.md and figures/ of a study's saved runs; returns what to print (the goodput
+    table, fairness and envelopes when present) and the figures drawn."""
     out = Path(out)
     doc = (
         yaml.safe_load((out / "scenario.yaml").read_text())
@@ -107,92 +109,16 @@ def report(out: Path, envelope_point=None) -> tuple[str, list[Path]]:
     dup = _in_order(metrics.duplication_summary(out), order, variants)
     reord = _in_order(metrics.reordering_summary(out), order, variants)
 
-    figures: list[Path] = []
-    if doc.get("sweep"):
-        figures += plots.throughput_vs_param(summary, param, fig_dir)
-    elif len(fair) == 0:
-        figures += plots.throughput_bars(summary, fig_dir)
-    figures += plots.fairness_bars(fair, fig_dir)
-    figures += plots.sfa_map(fair, param, fig_dir)
-    figures += plots.link_utilization(out, manifests, fig_dir, variants)
-    figures += plots.throughput_over_time(out, manifests, fig_dir)
-    if doc.get("events"):
-        figures += plots.timeline_per_variant(out, manifests, fig_dir, variants)
-    if not dup.empty and dup.dup.any():
-        figures += plots.duplication(dup, param, fig_dir)
+    figures = _draw_figures(out, doc, param, manifests, summary, fair, dup, variants, fig_dir)
     env, env_figures = _envelopes(out, doc, variants, envelope_point, fig_dir)
     figures += env_figures
 
     failed = [m for m in manifests if m["status"] != "ok"]
     saturated = [m["run_id"] for m in manifests if m.get("cpu_saturated")]
-    parts = [f"# {doc.get('name', out.name)}", "", doc.get("description", "").strip(), ""]
-    if manifests:
-        m0 = manifests[0]
-        parts += [
-            f"Commit {m0.get('git_commit', '?')[:12]}"
-            f"{' (dirty tree)' if m0.get('git_dirty') else ''}, target {m0['target']}, "
-            f"links {m0['link']}, host {m0['host']['hostname']} "
-            f"({m0['host']['cpus']} CPUs); tools: "
-            + ", ".join(f"{k} {v}" for k, v in m0["tools"].items()),
-            "",
-        ]
-    parts += [
-        (
-            f"{len(manifests)} runs, {len(failed)} failed, {len(saturated)} with a saturated "
-            "CPU core (these measure the machine as much as the protocol)."
-        ),
-        "",
-    ]
     table = summary.rename(columns={"point": param}) if not summary.empty else summary
-    parts += [
-        "## Goodput (mean and sd over repetitions)",
-        "",
-        _table(table),
-        "",
-        (
-            "rtt_ms_mean: the sender's smoothed RTT averaged over the flow, as each stack measures "
-            "it: ngtcp2's and quic-go's qlog (server), the kernel's TCP_INFO (iperf3's sender), "
-            "aioquic's client; "
-            "ping probes: iputils ping from the client. runs: repetitions that ended ok; "
-            "cpu_saturated_runs: of those, runs in which one of our processes was short of CPU."
-        ),
-        "",
-    ]
-    if not fair.empty:
-        f = (
-            fair.groupby(["point", "variant", "client", "kind"], sort=False, dropna=False)
-            .agg(goodput_mbit=("goodput_mbit", "mean"), jfi=("jfi", "mean"), sfa=("sfa", "mean"))
-            .reset_index()
-            .rename(columns={"point": param})
-        )
-        parts += [
-            "## Fairness (JFI over competing flows; SFA per flow, Corbel et al.)",
-            "",
-            _table(f, "{:.3f}"),
-            "",
-        ]
-    if not dup.empty and dup.dup.any():
-        d = (
-            dup.groupby(["point", "variant"], sort=False)[["goodput_mbit", "links_mbit"]]
-            .mean()
-            .reset_index()
-            .rename(columns={"point": param})
-        )
-        parts += ["## Duplication: goodput vs both legs together", "", _table(d), ""]
-    if not reord.empty:
-        r = (
-            reord.groupby(["point", "variant"], sort=False)
-            .mean(numeric_only=True)
-            .reset_index()
-            .drop(columns=["rep"], errors="ignore")
-            .rename(columns={"point": param})
-        )
-        parts += [
-            "## Reordering at the DC client (pdcp-agent, mean per run)",
-            "",
-            _table(r, "{:.0f}"),
-            "",
-        ]
+    f = _fairness_table(fair, param)
+    parts = _provenance_lines(doc, out, manifests, failed, saturated)
+    parts += _table_sections(table, f, dup, reord, param)
     if not env.empty:
         parts += [_envelope_heading(doc, envelope_point), "", _table(env, "{:.3f}"), ""]
     if failed:
@@ -219,9 +145,110 @@ def report(out: Path, envelope_point=None) -> tuple[str, list[Path]]:
         "",
         _table(table),
     ]
-    if not fair.empty:
+    if f is not None:
         printed += ["", _table(f, "{:.3f}")]
     if not env.empty:
         printed += ["", _envelope_heading(doc, envelope_point), "", _table(env, "{:.3f}")]
     printed += ["", f"summary: {out / 'summary.md'}"]
     return "\n".join(printed), figures
+
+
+def _draw_figures(out, doc, param, manifests, summary, fair, dup, variants, fig_dir) -> list:
+    """The study's figures but the envelopes: goodput, fairness, SFA, legs, time series."""
+    figures: list[Path] = []
+    if doc.get("sweep"):
+        figures += plots.throughput_vs_param(summary, param, fig_dir)
+    elif len(fair) == 0:
+        figures += plots.throughput_bars(summary, fig_dir)
+    figures += plots.fairness_bars(fair, fig_dir)
+    figures += plots.sfa_map(fair, param, fig_dir)
+    figures += plots.link_utilization(out, manifests, fig_dir, variants)
+    figures += plots.throughput_over_time(out, manifests, fig_dir)
+    if doc.get("events"):
+        figures += plots.timeline_per_variant(out, manifests, fig_dir, variants)
+    if not dup.empty and dup.dup.any():
+        figures += plots.duplication(dup, param, fig_dir)
+    return figures
+
+
+def _provenance_lines(doc, out: Path, manifests, failed, saturated) -> list[str]:
+    """The summary's title, description, commit and tools, and the run counts."""
+    parts = [f"# {doc.get('name', out.name)}", "", doc.get("description", "").strip(), ""]
+    if manifests:
+        m0 = manifests[0]
+        parts += [
+            f"Commit {m0.get('git_commit', '?')[:12]}"
+            f"{' (dirty tree)' if m0.get('git_dirty') else ''}, target {m0['target']}, "
+            f"links {m0['link']}, host {m0['host']['hostname']} "
+            f"({m0['host']['cpus']} CPUs); tools: "
+            + ", ".join(f"{k} {v}" for k, v in m0["tools"].items()),
+            "",
+        ]
+    parts += [
+        (
+            f"{len(manifests)} runs, {len(failed)} failed, {len(saturated)} with a saturated "
+            "CPU core (these measure the machine as much as the protocol)."
+        ),
+        "",
+    ]
+    return parts
+
+
+def _fairness_table(fair, param: str):
+    """Mean goodput, JFI and SFA per point, variant, client and kind; None without fairness."""
+    if fair.empty:
+        return None
+    return (
+        fair.groupby(["point", "variant", "client", "kind"], sort=False, dropna=False)
+        .agg(goodput_mbit=("goodput_mbit", "mean"), jfi=("jfi", "mean"), sfa=("sfa", "mean"))
+        .reset_index()
+        .rename(columns={"point": param})
+    )
+
+
+def _table_sections(table, fair_table, dup, reord, param: str) -> list[str]:
+    """The summary's goodput, fairness, duplication and reordering sections."""
+    parts = [
+        "## Goodput (mean and sd over repetitions)",
+        "",
+        _table(table),
+        "",
+        (
+            "rtt_ms_mean: the sender's smoothed RTT averaged over the flow, as each stack measures "
+            "it: ngtcp2's and quic-go's qlog (server), the kernel's TCP_INFO (iperf3's sender), "
+            "aioquic's client; "
+            "ping probes: iputils ping from the client. runs: repetitions that ended ok; "
+            "cpu_saturated_runs: of those, runs in which one of our processes was short of CPU."
+        ),
+        "",
+    ]
+    if fair_table is not None:
+        parts += [
+            "## Fairness (JFI over competing flows; SFA per flow, Corbel et al.)",
+            "",
+            _table(fair_table, "{:.3f}"),
+            "",
+        ]
+    if not dup.empty and dup.dup.any():
+        d = (
+            dup.groupby(["point", "variant"], sort=False)[["goodput_mbit", "links_mbit"]]
+            .mean()
+            .reset_index()
+            .rename(columns={"point": param})
+        )
+        parts += ["## Duplication: goodput vs both legs together", "", _table(d), ""]
+    if not reord.empty:
+        r = (
+            reord.groupby(["point", "variant"], sort=False)
+            .mean(numeric_only=True)
+            .reset_index()
+            .drop(columns=["rep"], errors="ignore")
+            .rename(columns={"point": param})
+        )
+        parts += [
+            "## Reordering at the DC client (pdcp-agent, mean per run)",
+            "",
+            _table(r, "{:.0f}"),
+            "",
+        ]
+    return parts

@@ -655,6 +655,8 @@ def _rel(path: Path, base: Path) -> str:
 
 
 def write_reproduction(directory: Path) -> Path:
+    """reproduction.md (and its PDF and runs.csv) of a campaign of the paper's studies: a
+    verdict per study on all runs and on the CPU-unaffected ones, with figures."""
     directory = Path(directory)
     fig_dir = directory / "figures"
     campaign = {}
@@ -665,6 +667,47 @@ def write_reproduction(directory: Path) -> Path:
     for d in studies.values():
         s = load_study(d)
         loaded[s.name] = (s, d)
+    md = _preamble(directory, campaign, loaded) + DEVIATIONS
+    summary_rows, sections, figures = [], [], []
+    for spec in STUDIES:
+        if spec.name not in loaded:
+            summary_rows.append(f"| {spec.title} | {spec.figure} | not run | - | 0 | - |")
+            continue
+        study, d = loaded[spec.name]
+        row, lines, figs = _study_section(spec, study, d, directory, fig_dir)
+        summary_rows.append(row)
+        sections += lines
+        figures += figs
+    md += [
+        "## Summary",
+        "",
+        (
+            "| study | paper | verdict, all runs | verdict, CPU-unaffected runs | runs | "
+            "CPU-affected |"
+        ),
+        "|---|---|---|---|---|---|",
+        *summary_rows,
+        "",
+    ]
+    if "overhead" in {s.name for s, _ in loaded.values()}:
+        study, d = loaded["overhead"]
+        lines, figs = overhead_section(d, fig_dir)
+        figures += figs
+        md += ["## Overhead of the DC machinery (the paper's Table 2)", "", *lines, ""]
+        md += [f"![{p.stem}]({_rel(p, directory)})" for p in figs if p.suffix == ".png"] + [""]
+    md += sections
+    md += cpu_findings(loaded)
+    write_runs_csv(loaded, directory / "runs.csv")
+    text = "\n".join(md)
+    path = directory / "reproduction.md"
+    path.write_text(text)
+    write_pdf(text, figures, directory / "reproduction.pdf")
+    return path
+
+
+def _preamble(directory: Path, campaign: dict, loaded: dict) -> list[str]:
+    """The title, how the report was made (commits, host, target), the CPU-affected rule and
+    the machine's load."""
     first = next((s.manifests[0] for s, _ in loaded.values() if s.manifests), {})
     commits: dict[str, int] = {}
     for s, _ in loaded.values():
@@ -711,81 +754,50 @@ def write_reproduction(directory: Path) -> Path:
             ),
             "",
         ]
-    md += DEVIATIONS
-    summary_rows, sections, figures = [], [], []
-    for spec in STUDIES:
-        if spec.name not in loaded:
-            summary_rows.append(f"| {spec.title} | {spec.figure} | not run | - | 0 | - |")
-            continue
-        study, d = loaded[spec.name]
-        table = study.jfi() if spec.measure == "jfi" else study.goodput()
-        what = "Jain's index" if spec.measure == "jfi" else "goodput of the DC client"
-        verdict, rule, notes = spec.check(study, table, what)
-        clean = study.unaffected()
-        clean_table = clean.jfi() if spec.measure == "jfi" else clean.goodput()
-        cverdict, _, cnotes = spec.check(clean, clean_table, what)
-        n_aff, procs = _cpu_lines(study)
-        figs = _figures(study, spec, d, fig_dir)
-        figures += figs
-        summary_rows.append(
-            f"| [{spec.title}](#{spec.name}) | {spec.figure} | **{verdict}** | {cverdict} | "
-            f"{len(study.manifests)} | {n_aff} |"
-        )
-        unit = "Jain's index" if spec.measure == "jfi" else "goodput of the DC client (Mbit/s)"
-        sections += [
-            f'## {spec.title} <a id="{spec.name}"></a>',
-            "",
-            f"Paper: {spec.figure}. Our scenario `{d.name}/scenario.yaml`: "
-            + " ".join(str(study.doc.get("description", "")).split()),
-            "",
-        ]
-        sections += [f"![{p.stem}]({_rel(p, directory)})" for p in figs if p.suffix == ".png"]
-        sections += [
-            "",
-            f"**The paper reports:** {spec.paper}"
-            + (f" ({spec.paper_numbers})" if spec.paper_numbers else ""),
-            "",
-            "**We measured:** " + _measured_table(table, study, unit),
-            "",
-            f"**Verdict: {verdict}.** Rule: {rule}. "
-            + ("; ".join(notes) + "." if notes else "Too few swept values to apply it."),
-            "",
-            f"CPU: {n_aff} of {len(study.manifests)} runs CPU-affected"
-            + (
-                " (" + ", ".join(f"{k} in {v}" for k, v in sorted(procs.items())) + ")"
-                if procs
-                else ""
-            )
-            + f". On the unaffected runs only: **{cverdict}**"
-            + (f" ({'; '.join(cnotes)})" if cnotes else " (none left to judge)")
-            + _exclusion_effect(verdict, cverdict),
-            "",
-        ]
-    md += [
-        "## Summary",
+    return md
+
+
+def _study_section(spec, study, d: Path, directory: Path, fig_dir: Path):
+    """One study's summary row, its section (paper, measurements, verdicts, CPU) and figures."""
+    table = study.jfi() if spec.measure == "jfi" else study.goodput()
+    what = "Jain's index" if spec.measure == "jfi" else "goodput of the DC client"
+    verdict, rule, notes = spec.check(study, table, what)
+    clean = study.unaffected()
+    clean_table = clean.jfi() if spec.measure == "jfi" else clean.goodput()
+    cverdict, _, cnotes = spec.check(clean, clean_table, what)
+    n_aff, procs = _cpu_lines(study)
+    figs = _figures(study, spec, d, fig_dir)
+    row = (
+        f"| [{spec.title}](#{spec.name}) | {spec.figure} | **{verdict}** | {cverdict} | "
+        f"{len(study.manifests)} | {n_aff} |"
+    )
+    unit = "Jain's index" if spec.measure == "jfi" else "goodput of the DC client (Mbit/s)"
+    sections = [
+        f'## {spec.title} <a id="{spec.name}"></a>',
         "",
-        (
-            "| study | paper | verdict, all runs | verdict, CPU-unaffected runs | runs | "
-            "CPU-affected |"
-        ),
-        "|---|---|---|---|---|---|",
-        *summary_rows,
+        f"Paper: {spec.figure}. Our scenario `{d.name}/scenario.yaml`: "
+        + " ".join(str(study.doc.get("description", "")).split()),
         "",
     ]
-    if "overhead" in {s.name for s, _ in loaded.values()}:
-        study, d = loaded["overhead"]
-        lines, figs = overhead_section(d, fig_dir)
-        figures += figs
-        md += ["## Overhead of the DC machinery (the paper's Table 2)", "", *lines, ""]
-        md += [f"![{p.stem}]({_rel(p, directory)})" for p in figs if p.suffix == ".png"] + [""]
-    md += sections
-    md += cpu_findings(loaded)
-    write_runs_csv(loaded, directory / "runs.csv")
-    text = "\n".join(md)
-    path = directory / "reproduction.md"
-    path.write_text(text)
-    write_pdf(text, figures, directory / "reproduction.pdf")
-    return path
+    sections += [f"![{p.stem}]({_rel(p, directory)})" for p in figs if p.suffix == ".png"]
+    sections += [
+        "",
+        f"**The paper reports:** {spec.paper}"
+        + (f" ({spec.paper_numbers})" if spec.paper_numbers else ""),
+        "",
+        "**We measured:** " + _measured_table(table, study, unit),
+        "",
+        f"**Verdict: {verdict}.** Rule: {rule}. "
+        + ("; ".join(notes) + "." if notes else "Too few swept values to apply it."),
+        "",
+        f"CPU: {n_aff} of {len(study.manifests)} runs CPU-affected"
+        + (" (" + ", ".join(f"{k} in {v}" for k, v in sorted(procs.items())) + ")" if procs else "")
+        + f". On the unaffected runs only: **{cverdict}**"
+        + (f" ({'; '.join(cnotes)})" if cnotes else " (none left to judge)")
+        + _exclusion_effect(verdict, cverdict),
+        "",
+    ]
+    return row, sections, figs
 
 
 def write_runs_csv(loaded: dict, path: Path) -> None:
