@@ -31,6 +31,7 @@ from typing import Self
 
 import yaml
 
+from controlplane import targets
 from experiments.netns import (
     Namespace,
     NetnsError,
@@ -456,43 +457,32 @@ class Testbed:
     def _start_switch(self, switch: Namespace) -> None:
         p = self.prefix
         self.grpc_addr = f"unix:{RUN_DIR / (p + '.p4rt.sock')}"
-        ifaces = [arg for port in (0, 1, 2) for arg in ("-i", f"{port}@{p}p{port}")]
+        ifaces = {port: f"{p}p{port}" for port in (0, 1, 2)}
         log = self.workdir / "switch.log"
         adaptive = self.config.get("feedback") is not None
-        cpu = ["--cpu-port", str(CPU_PORT)] if adaptive else []
-        if self.target == "p4sim":
-            p4sim = venv_tool("p4sim")
-            if p4sim is None:
-                raise TestbedError("switch: the p4sim command is missing; run `make setup`")
-            argv = [
-                p4sim,
-                str(P4_PROGRAM),
-                # the agent's --sn-bits must match
-                *p4_defines(self.config["dc"]["sn_bits"], adaptive),
-                *ifaces,
-                *cpu,
-                "--grpc-server-addr",
-                self.grpc_addr,
-                "--log-level",
-                "warn",
-                "--engine",
-                self.engine,
-            ]
-        elif self.target == "bmv2":
+        if self.target == "bmv2":
             missing = bmv2_missing(self.config["dc"]["sn_bits"], adaptive)
             if missing:
                 raise TestbedError(missing)
-            from controlplane import bmv2
-
-            # Its Thrift runtime listens on the default port inside the switch's namespace.
-            argv = bmv2.switch_argv({port: f"{p}p{port}" for port in (0, 1, 2)}, self.grpc_addr)
-            argv += cpu  # after the `--` that switch_argv ends its own options with
-        else:
-            raise TestbedError(f"switch: target {self.target!r} is not one of p4sim, bmv2")
-        with open(log, "w") as out:  # the child keeps its own descriptor
-            self.procs["switch"] = switch.popen(argv, stdout=out, stderr=subprocess.STDOUT)
-        sock = Path(self.grpc_addr[len("unix:") :])
-        wait_for(sock.exists, 60, f"switch ({self.target})", self.procs["switch"], log)
+        try:
+            # p4sim compiles the program itself (the agent's --sn-bits must match its
+            # defines); BMv2's Thrift runtime listens on the default port inside the
+            # switch's namespace.
+            argv = targets.switch_argv(
+                self.target,
+                ifaces,
+                self.grpc_addr,
+                cpu_port=CPU_PORT if adaptive else None,
+                program=P4_PROGRAM,
+                p4sim_options=[
+                    *p4_defines(self.config["dc"]["sn_bits"], adaptive),
+                    *("--log-level", "warn", "--engine", self.engine),
+                ],
+            )
+            self.procs["switch"] = targets.start(argv, log, switch.popen)
+            targets.wait_serving(self.procs["switch"], self.grpc_addr, log=log)
+        except targets.TargetError as exc:
+            raise TestbedError(f"switch ({self.target}): {exc}") from None
 
     def _configure_splitter(self) -> None:
         try:

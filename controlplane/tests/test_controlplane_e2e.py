@@ -21,10 +21,10 @@ from typing import NamedTuple
 
 import pytest
 
-from controlplane import bmv2
+from controlplane import bmv2, targets
 from controlplane.cli import main as dcctl
 from controlplane.splitter import Splitter, UserConfig
-from experiments.netns import Namespace, in_netns, offloads_off, run, stop_process, unique_prefix
+from experiments.netns import Namespace, in_netns, offloads_off, run, unique_prefix
 from p4sim.io import InProcessPorts
 from p4sim.io.afpacket import AfPacketPorts
 from p4sim.p4runtime.server import P4RuntimeServer
@@ -166,7 +166,7 @@ def bmv2_target(compiled):
             ns.run(["ip", "link", "set", test_if, "up"])
             offloads_off(sw_if)
             offloads_off(test_if, netns=ns.name)
-        argv = bmv2.switch_argv({p: f"{prefix}s{p}" for p in PORTS}, grpc_addr, thrift_port)
+        argv = targets.bmv2_argv({p: f"{prefix}s{p}" for p in PORTS}, grpc_addr, thrift_port)
         switch = subprocess.Popen(
             argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
         )
@@ -180,7 +180,7 @@ def bmv2_target(compiled):
                 yield Target(sw, ports, grpc_addr, compiled)
         finally:
             ports.close()
-            stop_process(switch)
+            targets.stop(switch)
 
 
 def frame(dst: str, seq: int) -> bytes:

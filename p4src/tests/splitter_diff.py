@@ -38,6 +38,8 @@ import threading
 import time
 from pathlib import Path
 
+from controlplane import targets
+
 ROOT = Path(__file__).resolve().parents[2]
 P4_SRC = ROOT / "p4src" / "dc_splitter.p4"
 PORTS = (0, 1, 2)  # server, leg A, leg B (DESIGN.md defaults)
@@ -267,42 +269,6 @@ class Capture:
             s.close()
 
 
-def _switch_argv(target: str, ifaces: dict[int, str]) -> list[str]:
-    ports = [a for p, name in ifaces.items() for a in ("-i", f"{p}@{name}")]
-    if target == "p4sim":
-        return [
-            str(ROOT / ".venv" / "bin" / "p4sim"),
-            "--no-p4",
-            *ports,
-            "--grpc-server-addr",
-            GRPC_ADDR,
-        ]
-    return [
-        "simple_switch_grpc",
-        "--device-id",
-        "0",
-        *ports,
-        "--no-p4",
-        "--",
-        "--grpc-server-addr",
-        GRPC_ADDR,
-    ]
-
-
-def _wait_grpc(switch: subprocess.Popen, timeout_s: float = 60) -> None:
-    import grpc
-
-    channel = grpc.insecure_channel(GRPC_ADDR)
-    try:
-        grpc.channel_ready_future(channel).result(timeout=timeout_s)
-    except grpc.FutureTimeoutError:
-        raise RuntimeError(f"the switch did not serve P4Runtime within {timeout_s} s") from None
-    finally:
-        channel.close()
-    if switch.poll() is not None:
-        raise RuntimeError(f"the switch exited ({switch.returncode})")
-
-
 def _sync(sw, cap: Capture, sent: dict[int, int], base: dict) -> None:
     """Wait until the switch counted every frame sent and every frame it sent is captured.
 
@@ -401,21 +367,15 @@ def run_worker(
             # A fresh switch per sequence. Reusing one (a second pipeline push, or the
             # controller's reset and a new configuration) made BMv2 send every flooded
             # frame twice on each leg.
-            switch = subprocess.Popen(
-                _switch_argv(target, switch_ifs), stdout=log, stderr=subprocess.STDOUT
-            )
+            argv = targets.switch_argv(target, switch_ifs, GRPC_ADDR)
+            switch = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
             try:
-                _wait_grpc(switch)
+                targets.wait_serving(switch, GRPC_ADDR)
                 with Splitter.connect(GRPC_ADDR) as sw:
                     sw.push_pipeline(files["p4info"], files["config"])
                     results.append(_run_sequence(sw, sc, host_ifs))
             finally:
-                switch.terminate()
-                try:
-                    switch.wait(10)
-                except subprocess.TimeoutExpired:
-                    switch.kill()
-                    switch.wait()
+                targets.stop(switch)
     out.write_text(json.dumps(results))
 
 
