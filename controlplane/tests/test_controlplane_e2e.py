@@ -23,6 +23,7 @@ import pytest
 
 from controlplane import bmv2, targets
 from controlplane.cli import main as dcctl
+from controlplane.pdcp import sn_of
 from controlplane.splitter import Splitter, UserConfig
 from experiments.netns import Namespace, in_netns, offloads_off, run, unique_prefix
 from p4sim.io import InProcessPorts
@@ -199,11 +200,6 @@ def frame(dst: str, seq: int) -> bytes:
     )
     udp = struct.pack("!HHHH", 4433, 5555, 8, 0)
     return bytes.fromhex("0200000000fe020000000001") + b"\x08\x00" + ip + udp
-
-
-def sn_of(data: bytes) -> int:
-    assert data[12:14] == b"\x88\xb5"
-    return ((data[14] & 3) << 16) | (data[15] << 8) | data[16]
 
 
 def legs(ports: InProcessPorts) -> list[tuple[int, int]]:

@@ -23,6 +23,7 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
+from controlplane.pdcp import dc_frame
 from experiments import netns
 from experiments.netns import in_netns
 
@@ -52,9 +53,7 @@ def probe_frame(seq: int, pdcp: bool) -> bytes:
     ip = bytes.fromhex("4500003c" "00000000" "40110000" "0a090001" "0a090002")
     payload = ip + struct.pack("!HHHH", 40000, 5000, 40, 0) + struct.pack("!Q", seq) + bytes(24)
     if pdcp:
-        sn = seq & 0x3FFFF
-        return macs + b"\x88\xb5" + bytes([0x80 | sn >> 16, (sn >> 8) & 0xFF, sn & 0xFF]) \
-            + b"\x08\x00" + payload
+        return dc_frame(macs + b"\x08\x00" + payload, seq)  # SN = seq mod 2^18
     return macs + b"\x08\x00" + payload
 
 
@@ -156,8 +155,7 @@ def write_pcap(path: Path, order: list[int]) -> None:
     with open(path, "wb") as out:
         out.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
         for sn in order:
-            frame = (bytes.fromhex("020000000c01" "020000000a01") + b"\x88\xb5"
-                     + bytes([0x80 | sn >> 8, sn & 0xFF]) + b"\x08\x00" + ip)
+            frame = dc_frame(bytes.fromhex("020000000c01" "020000000a01" "0800") + ip, sn, 12)
             out.write(struct.pack("<IIII", 0, 0, len(frame), len(frame)) + frame)
 
 

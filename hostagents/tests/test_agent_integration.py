@@ -16,7 +16,6 @@ from __future__ import annotations
 import itertools
 import json
 import socket
-import struct
 import subprocess
 import time
 from pathlib import Path
@@ -25,6 +24,7 @@ import pytest
 from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import ARP, Ether
 
+from controlplane.pdcp import dc_frame
 from experiments import netns
 from experiments.netns import in_netns
 
@@ -35,7 +35,6 @@ PACKET_OUTGOING = 4
 SO_RCVBUFFORCE = 33
 SENDER_MAC = "02:00:00:00:0a:01"  # marks our frames among anything else on the wire
 CLIENT_MAC = "02:00:00:00:0c:01"
-PDCP_ETHERTYPE = 0x88B5
 
 pytestmark = pytest.mark.netns
 
@@ -90,13 +89,7 @@ def inner_frame(count: int) -> bytes:
 def pdcp_frame(count: int, sn_bits: int = 18, data: bool = True) -> bytes:
     """inner_frame(count) as it travels on a DC leg (DESIGN.md section 3), SN = COUNT mod
     2^sn_bits."""
-    inner = inner_frame(count)
-    sn = count & ((1 << sn_bits) - 1)
-    if sn_bits == 18:
-        hdr = bytes([(0x80 if data else 0) | sn >> 16, (sn >> 8) & 0xFF, sn & 0xFF])
-    else:
-        hdr = bytes([(0x80 if data else 0) | sn >> 8, sn & 0xFF])
-    return inner[:12] + struct.pack("!H", PDCP_ETHERTYPE) + hdr + inner[12:]
+    return dc_frame(inner_frame(count), count, sn_bits, data)
 
 
 class AgentTestbed:

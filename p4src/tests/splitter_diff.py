@@ -39,6 +39,7 @@ import time
 from pathlib import Path
 
 from controlplane import targets
+from controlplane.pdcp import ETHERTYPE_PDCP, data_header, dc_frame
 
 ROOT = Path(__file__).resolve().parents[2]
 P4_SRC = ROOT / "p4src" / "dc_splitter.p4"
@@ -143,11 +144,8 @@ def _frame(rng: random.Random, users: dict[str, dict], macs: tuple[str, str]) ->
     if kind in ("up_pdcp", "pdcp_from_server"):
         port = SERVER if kind == "pdcp_from_server" else rng.choice([LEG_A, LEG_B])
         sn = rng.randrange(1 << 18)
-        shim = bytes([0x80 | (sn >> 16), (sn >> 8) & 0xFF, sn & 0xFF])
         inner = ip_to(_user_addr(rng, rng.random() < 0.4))
-        ethertype = b"\x86\xdd" if inner.version == 6 else b"\x08\x00"
-        eth = Ether(src=ue_mac, dst=server_mac, type=0x88B5)
-        return port, (bytes(eth) + shim + ethertype + bytes(inner)).hex()
+        return port, dc_frame(Ether(src=ue_mac, dst=server_mac) / inner, sn).hex()
     if kind == "up_ip":
         return (
             rng.choice([LEG_A, LEG_B]),
@@ -155,12 +153,12 @@ def _frame(rng: random.Random, users: dict[str, dict], macs: tuple[str, str]) ->
         )
     if kind == "truncated":
         port = rng.choice(PORTS)
-        ethertype = rng.choice([0x0800, 0x86DD, 0x88B5])
+        ethertype = rng.choice([0x0800, 0x86DD, ETHERTYPE_PDCP])
         dst = rng.choice(sorted(users)) if users and rng.random() < 0.7 else _user_addr(rng, False)
         full = bytes(Ether(src=server_mac, dst=ue_mac, type=ethertype)) + (
             bytes(ip_to(dst))
-            if ethertype != 0x88B5
-            else b"\x80\x00\x01\x08\x00" + bytes(ip_to(dst))
+            if ethertype != ETHERTYPE_PDCP
+            else data_header(1) + b"\x08\x00" + bytes(ip_to(dst))
         )
         return port, full[: rng.randrange(14, min(len(full), 60))].hex()
     length = rng.randrange(14, 120)  # garbage: the kernel refuses frames under 14 bytes
