@@ -44,7 +44,8 @@ from experiments.flows import (
     run_payload_bytes,
 )
 from experiments.flows.quicgo import QUICGO_BIN
-from experiments.links import LinkError, LinkSpecError
+from experiments.links import LinkError
+from experiments.linkspec import LinkSpecError
 from experiments.sampler import Sampler, saturation
 from experiments.scenario import EVENT_DIRECTIONS, Run, Scenario
 from experiments.testbed import (

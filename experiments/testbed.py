@@ -655,7 +655,8 @@ class Testbed:
     # ------------------------------------------------------------------ links
     def _start_links(self, enb: dict[str, Namespace]) -> None:
         try:
-            from experiments.links import LinkError, LinkSpec, LinkSpecError, start_link
+            from experiments.links import LinkError, start_link
+            from experiments.linkspec import LinkSpec, LinkSpecError
         except ImportError as exc:
             raise TestbedError(f"link emulation: experiments.links is missing ({exc})") from None
         p = self.prefix

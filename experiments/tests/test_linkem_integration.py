@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 
 from experiments import tc
-from experiments.links import LinkError, LinkSpec, LinkSpecError, start_link
+from experiments.links import LinkError, start_link
+from experiments.linkspec import LinkSpec, LinkSpecError
 from experiments.netns import Topology, stop_process, unique_prefix, veth_pair, wait_bound
 
 pytestmark = pytest.mark.netns

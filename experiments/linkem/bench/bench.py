@@ -31,7 +31,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from experiments.links import Linkem, LinkSpec
+from experiments.links import Linkem
+from experiments.linkspec import LinkSpec
 from experiments.netns import Topology, unique_prefix, veth_pair
 
 ROOT = Path(__file__).resolve().parents[3]
