@@ -44,19 +44,19 @@
 #define PACKET_IGNORE_OUTGOING 23
 #endif
 
-#define SLOT_BYTES 2048         /* one frame buffer: MTU up to SLOT_BYTES - 18 */
+#define SLOT_BYTES 2048		   /* one frame buffer: MTU up to SLOT_BYTES - 18 */
 #define FRAMES_PER_DIRECTION 65536 /* frames held at once (queue + delay line) */
-#define BATCH 64                /* frames per recvmmsg / sendmmsg */
-#define RX_FRAMES_PER_WAKE 1024 /* bound the receive work between departures */
-#define RING_FRAME_BYTES 4096   /* one frame per page: header + up to SLOT_BYTES of frame */
-#define RING_FRAMES 4096        /* 16 MiB receive ring per interface */
+#define BATCH 64		   /* frames per recvmmsg / sendmmsg */
+#define RX_FRAMES_PER_WAKE 1024	   /* bound the receive work between departures */
+#define RING_FRAME_BYTES 4096	   /* one frame per page: header + up to SLOT_BYTES of frame */
+#define RING_FRAMES 4096	   /* 16 MiB receive ring per interface */
 #define MAX_CLIENTS 8
 #define CLIENT_BUF 4096
 #define DEFAULT_BUSY_POLL_US 20
 #define DEFAULT_STATS_INTERVAL_MS 100
 
 enum { AB, BA, NDIR };
-static const char *const DIR_NAMES[NDIR] = { "ab", "ba" };
+static const char *const DIR_NAMES[NDIR] = {"ab", "ba"};
 
 /* Delay figures over a window of frames (a stats interval, or between `stats` commands). */
 struct window {
@@ -72,7 +72,7 @@ struct direction {
 	uint32_t *free_slots;
 	uint32_t nfree;
 	uint32_t *slot_len; /* frame length per slot, for the feedback's loss accounting */
-	uint8_t *ring; /* receive ring of in_fd */
+	uint8_t *ring;	    /* receive ring of in_fd */
 	uint32_t ring_idx;
 	uint64_t drop_oversize, drop_tx, drop_rx;
 	struct window file_win, ctl_win;
@@ -97,7 +97,7 @@ struct linkem {
 	uint64_t busy_ns;
 	uint64_t timer_armed_ns;
 	int quit, exit_code;
-	struct fb fb;  /* --feedback: reports on "ab" PDUs, sent out of IF_A */
+	struct fb fb; /* --feedback: reports on "ab" PDUs, sent out of IF_A */
 	bool fb_on;
 	uint64_t fb_sent, fb_send_errors;
 };
@@ -175,8 +175,8 @@ static void direction_alloc(struct direction *d)
 	size_t bytes = (size_t)FRAMES_PER_DIRECTION * SLOT_BYTES;
 
 	/* Pages are touched only when a frame lands there: a short queue stays small. */
-	d->slots = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-			-1, 0);
+	d->slots = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	d->free_slots = malloc(FRAMES_PER_DIRECTION * sizeof(uint32_t));
 	d->slot_len = calloc(FRAMES_PER_DIRECTION, sizeof(uint32_t));
 	if (d->slots == MAP_FAILED || !d->free_slots || !d->slot_len)
@@ -191,7 +191,7 @@ static void direction_alloc(struct direction *d)
 
 static int ethtool_get(int fd, const char *ifname, uint32_t cmd)
 {
-	struct ethtool_value ev = { .cmd = cmd };
+	struct ethtool_value ev = {.cmd = cmd};
 	struct ifreq ifr;
 
 	memset(&ifr, 0, sizeof(ifr));
@@ -206,11 +206,14 @@ static int ethtool_get(int fd, const char *ifname, uint32_t cmd)
  * otherwise, with the command that fixes it. */
 static void check_interface(const char *ifname)
 {
-	static const struct { uint32_t cmd; const char *name; } OFFLOADS[] = {
-		{ ETHTOOL_GTXCSUM, "tx-checksumming" },
-		{ ETHTOOL_GTSO, "tso" },
-		{ ETHTOOL_GGSO, "gso" },
-		{ ETHTOOL_GGRO, "gro" },
+	static const struct {
+		uint32_t cmd;
+		const char *name;
+	} OFFLOADS[] = {
+		{ETHTOOL_GTXCSUM, "tx-checksumming"},
+		{ETHTOOL_GTSO, "tso"},
+		{ETHTOOL_GGSO, "gso"},
+		{ETHTOOL_GGRO, "gro"},
 	};
 	int fd = socket(AF_INET, SOCK_DGRAM, 0);
 	struct ifreq ifr;
@@ -250,7 +253,7 @@ static int open_packet_socket(const char *ifname, uint8_t **ring)
 		.sll_protocol = htons(ETH_P_ALL),
 		.sll_ifindex = (int)ifindex,
 	};
-	struct packet_mreq mr = { .mr_ifindex = (int)ifindex, .mr_type = PACKET_MR_PROMISC };
+	struct packet_mreq mr = {.mr_ifindex = (int)ifindex, .mr_type = PACKET_MR_PROMISC};
 
 	if (fd < 0)
 		die("AF_PACKET socket: %s (linkem needs root or CAP_NET_RAW)", strerror(errno));
@@ -258,7 +261,8 @@ static int open_packet_socket(const char *ifname, uint8_t **ring)
 		die("no interface '%s' in this network namespace (see `ip link`)", ifname);
 	/* Our own transmissions on this interface are not input. */
 	if (setsockopt(fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof(one)) < 0)
-		die("PACKET_IGNORE_OUTGOING on %s: %s (needs Linux >= 4.20)", ifname, strerror(errno));
+		die("PACKET_IGNORE_OUTGOING on %s: %s (needs Linux >= 4.20)", ifname,
+		    strerror(errno));
 	/* linkem is the qdisc: skip the kernel's. */
 	setsockopt(fd, SOL_PACKET, PACKET_QDISC_BYPASS, &one, sizeof(one));
 	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &bufsize, sizeof(bufsize)) < 0)
@@ -273,8 +277,8 @@ static int open_packet_socket(const char *ifname, uint8_t **ring)
 	if (setsockopt(fd, SOL_PACKET, PACKET_VERSION, &version, sizeof(version)) < 0 ||
 	    setsockopt(fd, SOL_PACKET, PACKET_RX_RING, &req, sizeof(req)) < 0)
 		die("receive ring on %s: %s", ifname, strerror(errno));
-	*ring = mmap(NULL, (size_t)RING_FRAMES * RING_FRAME_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED,
-		     fd, 0);
+	*ring = mmap(NULL, (size_t)RING_FRAMES * RING_FRAME_BYTES, PROT_READ | PROT_WRITE,
+		     MAP_SHARED, fd, 0);
 	if (*ring == MAP_FAILED)
 		die("mmap receive ring of %s: %s", ifname, strerror(errno));
 	if (bind(fd, (struct sockaddr *)&sll, sizeof(sll)) < 0)
@@ -336,11 +340,13 @@ static void sb_config(struct strbuf *sb, const struct link_config *c)
 		sb_json_string(sb, c->trace->path);
 	else
 		sb_printf(sb, "null");
-	sb_printf(sb,
-		  ",\"queue_pkts\":%llu,\"queue_bytes\":%llu,\"delay_ms\":%.6g,\"delay_sd_ms\":%.6g,"
-		  "\"dist\":\"%s\",\"reorder\":%d,\"loss\":%.6g,\"ge\":",
-		  (unsigned long long)c->queue_pkts, (unsigned long long)c->queue_bytes,
-		  c->delay_ns / 1e6, link_delay_sd_ns(c) / 1e6, dist_name(c->dist), c->reorder, c->loss);
+	sb_printf(
+		sb,
+		",\"queue_pkts\":%llu,\"queue_bytes\":%llu,\"delay_ms\":%.6g,\"delay_sd_ms\":%.6g,"
+		"\"dist\":\"%s\",\"reorder\":%d,\"loss\":%.6g,\"ge\":",
+		(unsigned long long)c->queue_pkts, (unsigned long long)c->queue_bytes,
+		c->delay_ns / 1e6, link_delay_sd_ns(c) / 1e6, dist_name(c->dist), c->reorder,
+		c->loss);
 	if (c->ge)
 		sb_printf(sb, "[%.6g,%.6g,%.6g,%.6g]}", c->ge_p, c->ge_r, c->ge_1h, c->ge_1k);
 	else
@@ -357,23 +363,26 @@ static void sb_direction(struct strbuf *sb, struct direction *d, struct window *
 	sb_printf(sb,
 		  "\"frames\":%llu,\"bytes\":%llu,\"rx_frames\":%llu,\"rx_bytes\":%llu,"
 		  "\"queue_pkts\":%u,\"queue_bytes\":%llu,\"in_flight\":%u,"
-		  "\"drops\":{\"queue\":%llu,\"loss\":%llu,\"ge\":%llu,\"nobuf\":%llu,\"oversize\":%llu,"
+		  "\"drops\":{\"queue\":%llu,\"loss\":%llu,\"ge\":%llu,\"nobuf\":%llu,\"oversize\":"
+		  "%llu,"
 		  "\"tx\":%llu,\"rx\":%llu},",
 		  (unsigned long long)c->tx_frames, (unsigned long long)c->tx_bytes,
-		  (unsigned long long)c->rx_frames, (unsigned long long)c->rx_bytes, link_queue_len(l),
-		  (unsigned long long)link_queue_bytes(l), link_delay_line_len(l),
-		  (unsigned long long)c->drop_queue, (unsigned long long)c->drop_loss,
-		  (unsigned long long)c->drop_ge, (unsigned long long)c->drop_nobuf,
-		  (unsigned long long)d->drop_oversize, (unsigned long long)d->drop_tx,
-		  (unsigned long long)d->drop_rx);
+		  (unsigned long long)c->rx_frames, (unsigned long long)c->rx_bytes,
+		  link_queue_len(l), (unsigned long long)link_queue_bytes(l),
+		  link_delay_line_len(l), (unsigned long long)c->drop_queue,
+		  (unsigned long long)c->drop_loss, (unsigned long long)c->drop_ge,
+		  (unsigned long long)c->drop_nobuf, (unsigned long long)d->drop_oversize,
+		  (unsigned long long)d->drop_tx, (unsigned long long)d->drop_rx);
 	sb_printf(sb,
 		  "\"delay_us\":{\"n\":%llu,\"mean\":%.1f,\"p50\":%llu,\"p99\":%llu,\"max\":%llu},"
 		  "\"late_us\":{\"p50\":%llu,\"p99\":%llu,\"max\":%llu},",
 		  (unsigned long long)w->delay.count, hist_mean(&w->delay),
 		  (unsigned long long)hist_percentile(&w->delay, 0.5),
 		  (unsigned long long)hist_percentile(&w->delay, 0.99),
-		  (unsigned long long)w->delay.max, (unsigned long long)hist_percentile(&w->late, 0.5),
-		  (unsigned long long)hist_percentile(&w->late, 0.99), (unsigned long long)w->late.max);
+		  (unsigned long long)w->delay.max,
+		  (unsigned long long)hist_percentile(&w->late, 0.5),
+		  (unsigned long long)hist_percentile(&w->late, 0.99),
+		  (unsigned long long)w->late.max);
 	sb_printf(sb, "\"rate_mbit\":%.6g,\"config\":",
 		  l->cfg.trace ? trace_mean_mbit(l->cfg.trace) : l->cfg.rate_bps / 1e6);
 	sb_config(sb, &l->cfg);
@@ -383,7 +392,7 @@ static void sb_direction(struct strbuf *sb, struct direction *d, struct window *
 
 static void write_stats(struct linkem *e, uint64_t now, int final)
 {
-	struct strbuf sb = { 0 };
+	struct strbuf sb = {0};
 
 	if (!e->stats)
 		return;
@@ -394,7 +403,8 @@ static void write_stats(struct linkem *e, uint64_t now, int final)
 		sb_direction(&sb, &e->dir[i], &e->dir[i].file_win);
 		if (i == AB && e->fb_on)
 			sb_printf(&sb, ",\"feedback\":{\"sent\":%llu,\"errors\":%llu}",
-				  (unsigned long long)e->fb_sent, (unsigned long long)e->fb_send_errors);
+				  (unsigned long long)e->fb_sent,
+				  (unsigned long long)e->fb_send_errors);
 		sb_printf(&sb, "%s}\n", final ? ",\"final\":true" : "");
 		fwrite(sb.p, 1, sb.len, e->stats);
 	}
@@ -440,9 +450,10 @@ static void receive(struct direction *d)
 			uint32_t handle = d->free_slots[--d->nfree];
 			uint8_t *slot = d->slots + (size_t)handle * SLOT_BYTES;
 			if (vlan) {
-				uint16_t tpid = (h->tp_status & TP_STATUS_VLAN_TPID_VALID) ? h->tp_vlan_tpid
-											     : ETH_P_8021Q;
-				uint16_t tag[2] = { htons(tpid), htons(h->tp_vlan_tci) };
+				uint16_t tpid = (h->tp_status & TP_STATUS_VLAN_TPID_VALID)
+							? h->tp_vlan_tpid
+							: ETH_P_8021Q;
+				uint16_t tag[2] = {htons(tpid), htons(h->tp_vlan_tci)};
 				memcpy(slot, frame, 12);
 				memcpy(slot + 12, tag, 4);
 				memcpy(slot + 16, frame + 12, captured - 12);
@@ -580,7 +591,7 @@ static void command_set(struct linkem *e, struct client *c, char *args)
 
 static void command_stats(struct linkem *e, struct client *c)
 {
-	struct strbuf sb = { 0 };
+	struct strbuf sb = {0};
 
 	sb_printf(&sb, "{\"ts_ms\":%.3f", now_ns() / 1e6);
 	for (int i = 0; i < NDIR; i++) {
@@ -620,8 +631,11 @@ static void command(struct linkem *e, struct client *c, char *line)
 		replyf(c, "ok");
 		e->quit = 1;
 	} else {
-		replyf(c, "error: unknown command '%s': allowed are set ab|ba|both KEY=VAL[,KEY=VAL...], "
-			  "stats, feedback on|off, quit", verb);
+		replyf(c,
+		       "error: unknown command '%s': allowed are set ab|ba|both "
+		       "KEY=VAL[,KEY=VAL...], "
+		       "stats, feedback on|off, quit",
+		       verb);
 	}
 }
 
@@ -671,7 +685,7 @@ static void client_accept(struct linkem *e)
 		return;
 	for (int i = 0; i < MAX_CLIENTS; i++)
 		if (e->clients[i].fd < 0) {
-			struct epoll_event ev = { .events = EPOLLIN, .data.u64 = 100 + (uint64_t)i };
+			struct epoll_event ev = {.events = EPOLLIN, .data.u64 = 100 + (uint64_t)i};
 			e->clients[i].fd = fd;
 			e->clients[i].len = 0;
 			epoll_ctl(e->epfd, EPOLL_CTL_ADD, fd, &ev);
@@ -686,7 +700,7 @@ static void client_accept(struct linkem *e)
 
 static int open_control(const char *path)
 {
-	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	struct sockaddr_un sun = {.sun_family = AF_UNIX};
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	struct stat st;
 
@@ -709,7 +723,7 @@ enum { EV_SOCK = 0, EV_TIMER = 10, EV_SIGNAL = 11, EV_CONTROL = 12 };
 
 static void epoll_add(int epfd, int fd, uint64_t tag)
 {
-	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = tag };
+	struct epoll_event ev = {.events = EPOLLIN, .data.u64 = tag};
 
 	if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
 		die("epoll_ctl: %s", strerror(errno));
@@ -717,7 +731,7 @@ static void epoll_add(int epfd, int fd, uint64_t tag)
 
 static void arm_timer(struct linkem *e, uint64_t at_ns)
 {
-	struct itimerspec its = { 0 };
+	struct itimerspec its = {0};
 
 	if (at_ns == e->timer_armed_ns)
 		return;
@@ -804,7 +818,8 @@ static void run(struct linkem *e)
 					socket_error(e, (int)tag);
 				receive(&e->dir[tag]);
 				if (e->fb_on && tag == AB)
-					fb_queue_busy(&e->fb, now_ns(), link_queue_len(&e->dir[AB].link) > 0);
+					fb_queue_busy(&e->fb, now_ns(),
+						      link_queue_len(&e->dir[AB].link) > 0);
 			} else if (tag == EV_TIMER) {
 				uint64_t expirations;
 				if (read(e->timerfd, &expirations, sizeof(expirations)) < 0) {
@@ -829,9 +844,11 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: linkem -i IF_A -i IF_B [--ab SPEC] [--ba SPEC] [--both SPEC] [--seed N]\n"
 		"              [--stats FILE] [--stats-interval-ms %d] [--control PATH]\n"
-		"              [--busy-poll-us %d (0 with --rt-priority)] [--cpu N] [--rt-priority 1-99]\n"
+		"              [--busy-poll-us %d (0 with --rt-priority)] [--cpu N] [--rt-priority "
+		"1-99]\n"
 		"              [--feedback leg=N[,period_ms=%d][,target_ms=%d][,sn_bits=18|12]]\n"
-		"  Bridges IF_A and IF_B; \"ab\" = frames received on IF_A leave on IF_B, \"ba\" the reverse.\n"
+		"  Bridges IF_A and IF_B; \"ab\" = frames received on IF_A leave on IF_B, \"ba\" "
+		"the reverse.\n"
 		"  SPEC = comma-separated key=value, keys:\n"
 		"    rate_mbit=20 (0 = unlimited)   burst_bytes=N (token bucket depth, default 0)\n"
 		"    trace=FILE (Mahimahi format, loops; replaces rate_mbit)\n"
@@ -839,13 +856,15 @@ static void usage(FILE *f)
 		"    delay_ms=10  jitter_ms=1 | delay_cv=0.1\n"
 		"    dist=const|normal|uniform|pareto|paretonormal (default normal)\n"
 		"    reorder=0|1 (default 0: frames keep their order, delay is a lower bound)\n"
-		"    loss=0.01 (Bernoulli)  ge=p[,r[,1-h[,1-k]]] (Gilbert-Elliott as netem's gemodel)\n"
+		"    loss=0.01 (Bernoulli)  ge=p[,r[,1-h[,1-k]]] (Gilbert-Elliott as netem's "
+		"gemodel)\n"
 		"  control socket commands (one per line; reply \"ok\", \"error: ...\" or JSON):\n"
 		"    set ab|ba|both KEY=VAL[,KEY=VAL...]   stats   feedback on|off   quit\n"
-		"  --feedback: every period, one leg feedback report per user of the \"ab\" PDCP PDUs,\n"
+		"  --feedback: every period, one leg feedback report per user of the \"ab\" PDCP "
+		"PDUs,\n"
 		"    sent out of IF_A (format: p4src/README.md, \"Leg feedback frames\")\n",
-		DEFAULT_STATS_INTERVAL_MS, DEFAULT_BUSY_POLL_US, FB_DEFAULT_PERIOD_MS, FB_DEFAULT_TARGET_MS,
-		LINK_DEFAULT_QUEUE_PKTS);
+		DEFAULT_STATS_INTERVAL_MS, DEFAULT_BUSY_POLL_US, FB_DEFAULT_PERIOD_MS,
+		FB_DEFAULT_TARGET_MS, LINK_DEFAULT_QUEUE_PKTS);
 }
 
 static unsigned long parse_num(const char *opt, const char *s, unsigned long max)
@@ -862,21 +881,21 @@ static unsigned long parse_num(const char *opt, const char *s, unsigned long max
 int main(int argc, char **argv)
 {
 	static const struct option OPTS[] = {
-		{ "ab", required_argument, NULL, 'A' },
-		{ "ba", required_argument, NULL, 'B' },
-		{ "both", required_argument, NULL, 'C' },
-		{ "seed", required_argument, NULL, 's' },
-		{ "stats", required_argument, NULL, 'S' },
-		{ "stats-interval-ms", required_argument, NULL, 'I' },
-		{ "control", required_argument, NULL, 'c' },
-		{ "busy-poll-us", required_argument, NULL, 'p' },
-		{ "cpu", required_argument, NULL, 'u' },
-		{ "rt-priority", required_argument, NULL, 'r' },
-		{ "feedback", required_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
+		{"ab", required_argument, NULL, 'A'},
+		{"ba", required_argument, NULL, 'B'},
+		{"both", required_argument, NULL, 'C'},
+		{"seed", required_argument, NULL, 's'},
+		{"stats", required_argument, NULL, 'S'},
+		{"stats-interval-ms", required_argument, NULL, 'I'},
+		{"control", required_argument, NULL, 'c'},
+		{"busy-poll-us", required_argument, NULL, 'p'},
+		{"cpu", required_argument, NULL, 'u'},
+		{"rt-priority", required_argument, NULL, 'r'},
+		{"feedback", required_argument, NULL, 'f'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
 	};
-	struct linkem e = { .epfd = -1, .ctl_fd = -1 };
+	struct linkem e = {.epfd = -1, .ctl_fd = -1};
 	struct link_config cfg[NDIR];
 	const char *stats_path = NULL;
 	unsigned long seed = 1, interval_ms = DEFAULT_STATS_INTERVAL_MS;
@@ -884,10 +903,10 @@ int main(int argc, char **argv)
 	long cpu = -1, rt_priority = 0;
 	int nif = 0, opt;
 	char err[512];
-	struct fb_config fb_cfg = { .leg = 0,
-				    .period_ns = FB_DEFAULT_PERIOD_MS * 1000000ULL,
-				    .target_ns = FB_DEFAULT_TARGET_MS * 1000000ULL,
-				    .sn_bits = 18 };
+	struct fb_config fb_cfg = {.leg = 0,
+				   .period_ns = FB_DEFAULT_PERIOD_MS * 1000000ULL,
+				   .target_ns = FB_DEFAULT_TARGET_MS * 1000000ULL,
+				   .sn_bits = 18};
 
 	link_config_default(&cfg[AB]);
 	link_config_default(&cfg[BA]);
@@ -896,7 +915,8 @@ int main(int argc, char **argv)
 		switch (opt) {
 		case 'i':
 			if (nif == NDIR)
-				die("-i given more than twice: linkem bridges exactly two interfaces");
+				die("-i given more than twice: linkem bridges exactly two "
+				    "interfaces");
 			e.ifname[nif++] = optarg;
 			break;
 		case 'A':
@@ -906,7 +926,10 @@ int main(int argc, char **argv)
 				if ((opt == 'A' && i != AB) || (opt == 'B' && i != BA))
 					continue;
 				if (spec_apply(&cfg[i], optarg, err, sizeof(err)))
-					die("--%s %s: %s", opt == 'A' ? "ab" : opt == 'B' ? "ba" : "both",
+					die("--%s %s: %s",
+					    opt == 'A'	 ? "ab"
+					    : opt == 'B' ? "ba"
+							 : "both",
 					    optarg, err);
 			}
 			break;
@@ -965,10 +988,11 @@ int main(int argc, char **argv)
 	if (rt_priority > 0) {
 		/* Opt-in: departures preempt ordinary tasks on a crowded machine. linkem's work is
 		 * bounded by its links' rates, and the kernel's RT throttling still applies. */
-		struct sched_param sp = { .sched_priority = (int)rt_priority };
+		struct sched_param sp = {.sched_priority = (int)rt_priority};
 		if (sched_setscheduler(0, SCHED_FIFO, &sp) < 0) {
 			/* e.g. a container without CAP_SYS_NICE: still a working link, less precise. */
-			fprintf(stderr, "linkem: --rt-priority %ld: %s; running as an ordinary task\n",
+			fprintf(stderr,
+				"linkem: --rt-priority %ld: %s; running as an ordinary task\n",
 				rt_priority, strerror(errno));
 			rt_priority = 0;
 		}
@@ -1001,7 +1025,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < NDIR; i++) {
 		struct direction *d = &e.dir[i];
 		d->name = DIR_NAMES[i];
-		d->in_fd = e.sock[i];      /* ab: in on IF_A ... */
+		d->in_fd = e.sock[i];	   /* ab: in on IF_A ... */
 		d->out_fd = e.sock[1 - i]; /* ... out on IF_B */
 		direction_alloc(d);
 		if (link_init(&d->link, &cfg[i], seed * 2 + (uint64_t)i, FRAMES_PER_DIRECTION, now))
