@@ -38,6 +38,7 @@ CLIENT_MAC = "02:00:00:00:0c:01"
 
 pytestmark = pytest.mark.netns
 
+
 def l2_socket(ns: str, ifname: str) -> socket.socket:
     with in_netns(ns):
         sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
@@ -80,9 +81,12 @@ def receive_ours(sock: socket.socket, count: int, timeout_s: float) -> list[tupl
 def inner_frame(count: int) -> bytes:
     """The frame the client must receive for PDCP COUNT `count`: Ethernet + IPv4/UDP."""
     payload = b"pdcp-agent test %08d " % count + bytes(range(64))
-    pkt = (Ether(dst=CLIENT_MAC, src=SENDER_MAC, type=0x0800)
-           / IP(src="10.9.0.1", dst="10.9.0.2", id=count & 0xFFFF)
-           / UDP(sport=40000, dport=5000) / payload)
+    pkt = (
+        Ether(dst=CLIENT_MAC, src=SENDER_MAC, type=0x0800)
+        / IP(src="10.9.0.1", dst="10.9.0.2", id=count & 0xFFFF)
+        / UDP(sport=40000, dport=5000)
+        / payload
+    )
     return bytes(pkt)
 
 
@@ -101,8 +105,14 @@ class AgentTestbed:
         self.ns_legs, self.ns_agent, self.ns_client = (topo.ns(p + s) for s in "lac")
         for ns in (self.ns_legs, self.ns_agent, self.ns_client):
             # No IPv6 router solicitations or MLD reports: only our frames on the wire.
-            ns.run(["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1",
-                    "net.ipv6.conf.default.disable_ipv6=1"])
+            ns.run(
+                [
+                    "sysctl",
+                    "-qw",
+                    "net.ipv6.conf.all.disable_ipv6=1",
+                    "net.ipv6.conf.default.disable_ipv6=1",
+                ]
+            )
         self.leg_if = (p + "la", p + "lb")
         netns.veth_pair(p + "la", self.ns_legs, p + "la1", self.ns_agent, mtu=1600)
         netns.veth_pair(p + "lb", self.ns_legs, p + "lb1", self.ns_agent, mtu=1600)
@@ -114,19 +124,35 @@ class AgentTestbed:
     def start_agent(self, *app_args: str, host_vdev: str | None = None) -> None:
         p = self.prefix
         self.stderr_path = self.tmp / "agent.stderr"
-        argv = [str(AGENT), "-l", "0", "--no-huge", "-m", "256", "--no-pci",
-                "--file-prefix", p,
-                "--vdev", f"net_af_packet0,iface={p}la1",
-                "--vdev", f"net_af_packet1,iface={p}lb1",
-                "--vdev", host_vdev or f"net_af_packet2,iface={p}h",
-                "--", "--stats", str(self.stats_path), *app_args]
+        argv = [
+            str(AGENT),
+            "-l",
+            "0",
+            "--no-huge",
+            "-m",
+            "256",
+            "--no-pci",
+            "--file-prefix",
+            p,
+            "--vdev",
+            f"net_af_packet0,iface={p}la1",
+            "--vdev",
+            f"net_af_packet1,iface={p}lb1",
+            "--vdev",
+            host_vdev or f"net_af_packet2,iface={p}h",
+            "--",
+            "--stats",
+            str(self.stats_path),
+            *app_args,
+        ]
         with open(self.stderr_path, "wb") as err:
             self.agent = self.ns_agent.popen(argv, stdout=subprocess.DEVNULL, stderr=err)
         deadline = time.monotonic() + 30
         while b"pdcp-agent: legs on ports" not in self.stderr_path.read_bytes():
             if self.agent.poll() is not None or time.monotonic() > deadline:
-                raise AssertionError("pdcp-agent did not start:\n"
-                                     + self.stderr_path.read_text(errors="replace"))
+                raise AssertionError(
+                    "pdcp-agent did not start:\n" + self.stderr_path.read_text(errors="replace")
+                )
             time.sleep(0.05)
         self.legs = [l2_socket(self.ns_legs.name, ifname) for ifname in self.leg_if]
         self.client = l2_socket(self.ns_client.name, p + "c")
@@ -204,8 +230,10 @@ def test_reorders_two_legs_strips_headers_passes_through_and_sends_uplink(testbe
     assert [f for f, _ in got] == [inner_frame(sn) for sn in range(40)]
 
     # 2. A non-PDCP frame (ARP) passes through unchanged.
-    arp = bytes(Ether(dst="ff:ff:ff:ff:ff:ff", src=SENDER_MAC)
-                / ARP(hwsrc=SENDER_MAC, psrc="10.9.0.1", pdst="10.9.0.2"))
+    arp = bytes(
+        Ether(dst="ff:ff:ff:ff:ff:ff", src=SENDER_MAC)
+        / ARP(hwsrc=SENDER_MAC, psrc="10.9.0.1", pdst="10.9.0.2")
+    )
     bed.send_leg(1, arp)
     assert [f for f, _ in receive_ours(bed.client, 1, timeout_s=5)] == [arp]
 
@@ -230,9 +258,12 @@ def test_reorders_two_legs_strips_headers_passes_through_and_sends_uplink(testbe
     # 6. Uplink: a frame from the client goes out on leg A, unchanged, and not on leg B.
     drain(bed.legs[0])
     drain(bed.legs[1])
-    uplink = bytes(Ether(dst=SENDER_MAC, src=CLIENT_MAC)
-                   / IP(src="10.9.0.2", dst="10.9.0.1") / UDP(sport=5000, dport=40000)
-                   / b"ack")
+    uplink = bytes(
+        Ether(dst=SENDER_MAC, src=CLIENT_MAC)
+        / IP(src="10.9.0.2", dst="10.9.0.1")
+        / UDP(sport=5000, dport=40000)
+        / b"ack"
+    )
     bed.client.send(uplink)
     assert [f for f, _ in receive_ours(bed.legs[0], 1, timeout_s=5)] == [uplink]
     assert receive_ours(bed.legs[1], 1, timeout_s=0.3) == []
@@ -245,16 +276,16 @@ def test_reorders_two_legs_strips_headers_passes_through_and_sends_uplink(testbe
     assert [f for f, _ in receive_ours(bed.client, 1, timeout_s=3)] == [inner_frame(44)]
 
     assert final["rx_leg_a"] == 20 + 1 + 1 + 1 + 1  # evens, 40, 42, control PDU, 44
-    assert final["rx_leg_b"] == 20 + 1 + 1 + 1      # odds, ARP, 41, 42
+    assert final["rx_leg_b"] == 20 + 1 + 1 + 1  # odds, ARP, 41, 42
     assert final["rx_host"] == 1 and final["uplink"] == 1
     assert final["passthrough"] == 1
     # All even SNs reached the agent before the first odd one: 0, the odd SNs and 42 left on
     # arrival; 2..38 waited for their odd predecessor, 41 for the expiry, 44 for the flush.
     assert final["delivered_in_order"] == 1 + 20 + 1
     assert final["delivered_reordered"] == 19 + 1 + 1
-    assert final["skipped"] == 2                # 40 (given up on expiry), 43 (at shutdown)
+    assert final["skipped"] == 2  # 40 (given up on expiry), 43 (at shutdown)
     assert final["duplicates"] == 1
-    assert final["out_of_window"] == 1          # SN 40, after t-Reordering gave it up
+    assert final["out_of_window"] == 1  # SN 40, after t-Reordering gave it up
     assert final["malformed"] == 1 and final["malformed_reasons"]["control_pdu"] == 1
     assert final["t_reordering_expiries"] == 1
     assert final["flushed"] == 1 and final["buffered"] == 0
@@ -287,7 +318,7 @@ def test_sn12_wraparound_and_zero_timer(testbed):
     assert [f for f, _ in got] == [inner_frame(n + 1)]
     assert got[0][1] - sent < 1.0
     final = bed.stop_agent()
-    assert final["rx_deliv"] == final["rx_next"] == n + 2   # COUNT, with HFN = 2
+    assert final["rx_deliv"] == final["rx_next"] == n + 2  # COUNT, with HFN = 2
     assert final["delivered_in_order"] == n
     assert final["t_reordering_expiries"] == 1 and final["skipped"] == 1
 
@@ -312,13 +343,15 @@ def test_tap_host_port_feeds_the_client_ip_stack(testbed):
     tap's MAC is the frames' destination), and its answers go out on leg A."""
     bed = testbed
     tap = bed.prefix + "t"
-    bed.start_agent("--t-reordering-us", "1000000",
-                    host_vdev=f"net_tap0,iface={tap},mac={CLIENT_MAC}")
+    bed.start_agent(
+        "--t-reordering-us", "1000000", host_vdev=f"net_tap0,iface={tap},mac={CLIENT_MAC}"
+    )
     ns = bed.ns_agent
     ns.add_addr(tap, "10.9.0.2/24")
     ns.run(["ip", "link", "set", tap, "up"])
-    ns.run(["ip", "neigh", "replace", "10.9.0.1", "lladdr", SENDER_MAC, "dev", tap,
-            "nud", "permanent"])
+    ns.run(
+        ["ip", "neigh", "replace", "10.9.0.1", "lladdr", SENDER_MAC, "dev", tap, "nud", "permanent"]
+    )
     with in_netns(ns.name):
         udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     try:
@@ -348,28 +381,54 @@ def test_missing_interface_is_a_clear_error(tmp_path):
         pytest.fail(f"{AGENT} is missing: run `make hostagents-build` first")
     prefix = netns.unique_prefix("pa")
     proc = subprocess.run(
-        [str(AGENT), "-l", "0", "--no-huge", "-m", "256", "--no-pci", "--file-prefix", prefix,
-         "--vdev", f"net_af_packet0,iface={prefix}none", "--", "--leg-a", "0"],
-        capture_output=True, text=True, timeout=60, check=False)  # the exit code is the test
+        [
+            str(AGENT),
+            "-l",
+            "0",
+            "--no-huge",
+            "-m",
+            "256",
+            "--no-pci",
+            "--file-prefix",
+            prefix,
+            "--vdev",
+            f"net_af_packet0,iface={prefix}none",
+            "--",
+            "--leg-a",
+            "0",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )  # the exit code is the test
     assert proc.returncode == 1
     assert "--vdev devices came up" in proc.stderr
     assert not (Path("/var/run/dpdk") / prefix).exists()
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--sn-bits", "16"], "--sn-bits '16' is not allowed: use 12 or 18"),
-    (["--t-reordering-us", "-5"], "--t-reordering-us '-5' is not allowed"),
-    (["--uplink-leg", "c"], "--uplink-leg 'c' is not allowed: use a or b"),
-    (["--host", "1"], "must be three different ports"),
-    (["--host-dst-mac", "02:00"], "is not a MAC address"),
-    (["--frobnicate"], "unknown option '--frobnicate'"),
-    (["--sn-bits", "12", "--initial-sn", "5000"], "--initial-sn 5000 is not allowed with"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--sn-bits", "16"], "--sn-bits '16' is not allowed: use 12 or 18"),
+        (["--t-reordering-us", "-5"], "--t-reordering-us '-5' is not allowed"),
+        (["--uplink-leg", "c"], "--uplink-leg 'c' is not allowed: use a or b"),
+        (["--host", "1"], "must be three different ports"),
+        (["--host-dst-mac", "02:00"], "is not a MAC address"),
+        (["--frobnicate"], "unknown option '--frobnicate'"),
+        (["--sn-bits", "12", "--initial-sn", "5000"], "--initial-sn 5000 is not allowed with"),
+    ],
+)
 def test_bad_flag_values_are_refused_before_eal(args, message):
     if not AGENT.exists():
         pytest.fail(f"{AGENT} is missing: run `make hostagents-build` first")
-    proc = subprocess.run([str(AGENT), "-l", "0", "--", *args], capture_output=True,
-                          text=True, timeout=30, check=False)  # the exit code is the test
+    proc = subprocess.run(
+        [str(AGENT), "-l", "0", "--", *args],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )  # the exit code is the test
     assert proc.returncode == 2
     assert message in proc.stderr
     assert "Traceback" not in proc.stderr and "EAL:" not in proc.stderr
