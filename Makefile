@@ -34,6 +34,7 @@ all: build
 setup:
 	@bash tools/setup.sh
 
+-include clib/pktio/part.mk
 -include p4sim/part.mk
 -include p4src/part.mk
 -include controlplane/part.mk
@@ -59,7 +60,7 @@ demo: build
 
 # Every Python folder, and all C with the one .clang-format (clang-format from `make setup`).
 PY_SOURCES := conftest.py p4sim controlplane experiments ptf-tests tools p4src hostagents
-C_SOURCES   = $(shell find hostagents experiments/linkem p4sim/native -name '*.[ch]')
+C_SOURCES   = $(shell find clib hostagents experiments/linkem p4sim/native -name '*.[ch]')
 CLANG_FORMAT ?= clang-format
 
 lint: setup

@@ -8,7 +8,8 @@
  * is not native (or none is committed), are queued for the Python side (up-calls). pcap
  * files, when asked for, are written here (BMv2's <port>-in.pcap / <port>-out.pcap).
  *
- * Built on its own (libp4nio), independent of any program.
+ * Built on its own (libp4nio), independent of any program; the AF_PACKET sockets, the
+ * ring and sendmmsg batches are clib/pktio's (compiled in by p4sim/native/build.py).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -26,6 +27,8 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
+
+#include "pktio.h"
 
 #define MAX_PORTS 64
 #define TX_BATCH 64
@@ -46,8 +49,7 @@ struct txslot {
 struct port {
 	int fd;
 	uint32_t id;
-	uint8_t *ring;
-	uint32_t frame_size, frame_nr, cur;
+	struct pktio_ring ring;
 	uint32_t slot_size;
 	struct txslot tx[TX_BATCH];
 	uint32_t ntx;
@@ -124,36 +126,26 @@ int p4nio_add_port(struct io *io, uint32_t port, const char *ifname, uint32_t mt
 	struct port *p = &io->p[io->nports];
 	memset(p, 0, sizeof *p);
 	p->id = port;
-	int fd = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
+	int fd = pktio_socket(ETH_P_ALL, 0), one = 1, err;
 	if (fd < 0)
-		return -errno;
-	int v = TPACKET_V2, one = 1;
-	if (setsockopt(fd, SOL_PACKET, PACKET_VERSION, &v, sizeof v) < 0)
-		goto fail;
+		return fd;
 	setsockopt(fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof one);
 	setsockopt(fd, SOL_PACKET, PACKET_QDISC_BYPASS, &one, sizeof one);
 	uint32_t need = mtu + 14 + 4 + TPACKET2_HDRLEN + sizeof(struct sockaddr_ll) + 64;
-	p->frame_size = 2048;
-	while (p->frame_size < need)
-		p->frame_size <<= 1;
-	uint32_t block = p->frame_size > BLOCK_SIZE ? p->frame_size : BLOCK_SIZE;
-	struct tpacket_req req = {
-		.tp_block_size = block,
-		.tp_block_nr = BLOCK_NR,
-		.tp_frame_size = p->frame_size,
-		.tp_frame_nr = (block / p->frame_size) * BLOCK_NR,
-	};
-	if (setsockopt(fd, SOL_PACKET, PACKET_RX_RING, &req, sizeof req) < 0)
-		goto fail;
-	p->frame_nr = req.tp_frame_nr;
-	p->ring = mmap(NULL, (size_t)block * BLOCK_NR, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (p->ring == MAP_FAILED)
-		goto fail;
-	struct sockaddr_ll sll = {.sll_family = AF_PACKET,
-				  .sll_protocol = htons(ETH_P_ALL),
-				  .sll_ifindex = (int)if_nametoindex(ifname)};
-	if (!sll.sll_ifindex || bind(fd, (struct sockaddr *)&sll, sizeof sll) < 0)
-		goto fail;
+	uint32_t frame_size = 2048;
+	while (frame_size < need)
+		frame_size <<= 1;
+	uint32_t block = frame_size > BLOCK_SIZE ? frame_size : BLOCK_SIZE;
+	err = pktio_ring_setup(fd, &p->ring, frame_size, block, BLOCK_NR);
+	if (err == 0) {
+		err = pktio_bind(fd, ifname, ETH_P_ALL);
+		if (err < 0)
+			pktio_ring_unmap(&p->ring);
+	}
+	if (err < 0) {
+		close(fd);
+		return err;
+	}
 	p->slot_size = mtu + 64 > 2048 ? mtu + 64 : 2048;
 	for (int i = 0; i < TX_BATCH; i++)
 		p->tx[i].buf = malloc(p->slot_size);
@@ -167,10 +159,6 @@ int p4nio_add_port(struct io *io, uint32_t port, const char *ifname, uint32_t mt
 	}
 	io->nports++;
 	return 0;
-fail:;
-	int err = -errno;
-	close(fd);
-	return err ? err : -EINVAL;
 }
 
 void p4nio_set_pipeline(struct io *io, process_fn process, lock_fn lock, lock_fn unlock, void *dev,
@@ -239,18 +227,14 @@ static struct port *port_by_id(struct io *io, uint32_t id)
 
 static void flush_tx(struct io *io, struct port *p)
 {
-	struct mmsghdr msgs[TX_BATCH];
-	struct iovec iov[TX_BATCH];
+	struct pktio_batch b;
 	uint32_t sent = 0;
-	for (uint32_t i = 0; i < p->ntx; i++) {
-		iov[i].iov_base = p->tx[i].buf, iov[i].iov_len = p->tx[i].len;
-		memset(&msgs[i], 0, sizeof msgs[i]);
-		msgs[i].msg_hdr.msg_iov = &iov[i], msgs[i].msg_hdr.msg_iovlen = 1;
-	}
+	for (uint32_t i = 0; i < p->ntx; i++)
+		pktio_batch_set(&b, i, p->tx[i].buf, p->tx[i].len);
 	while (sent < p->ntx) {
-		int r = sendmmsg(p->fd, msgs + sent, p->ntx - sent, MSG_DONTWAIT);
+		int r = pktio_batch_send(p->fd, &b, sent, p->ntx - sent, MSG_DONTWAIT);
 		if (r <= 0) {
-			if (r < 0 && errno == EINTR)
+			if (r == -EINTR)
 				continue;
 			io->tx_dropped +=
 				p->ntx - sent; /* queue full: dropped, as a switch port would */
@@ -335,20 +319,18 @@ static int rx_round(struct io *io)
 	for (int i = 0; i < io->nports; i++) {
 		struct port *p = &io->p[i];
 		for (int k = 0; k < RX_BURST; k++) {
-			struct tpacket2_hdr *h = (void *)(p->ring + (size_t)p->cur * p->frame_size);
-			if (!(h->tp_status & TP_STATUS_USER))
+			struct tpacket2_hdr *h = pktio_ring_next(&p->ring);
+			if (!h)
 				break;
-			struct sockaddr_ll *sll = (void *)((uint8_t *)h + TPACKET_ALIGN(sizeof *h));
-			if (sll->sll_pkttype != PACKET_OUTGOING) {
-				const uint8_t *d = (uint8_t *)h + h->tp_mac;
+			if (pktio_ring_addr(h)->sll_pkttype != PACKET_OUTGOING) {
+				const uint8_t *d = pktio_ring_frame(h);
 				pcap_write(p->pcap_in, d, h->tp_snaplen);
 				if (h->tp_snaplen < h->tp_len)
 					io->truncated++;
 				else
 					handle(io, p, d, h->tp_snaplen);
 			}
-			__atomic_store_n(&h->tp_status, TP_STATUS_KERNEL, __ATOMIC_RELEASE);
-			p->cur = (p->cur + 1) % p->frame_nr;
+			pktio_ring_release(&p->ring, h);
 			any = 1;
 		}
 	}
@@ -406,8 +388,7 @@ void p4nio_close(struct io *io)
 {
 	for (int i = 0; i < io->nports; i++) {
 		struct port *p = &io->p[i];
-		munmap(p->ring, (size_t)(p->frame_size > BLOCK_SIZE ? p->frame_size : BLOCK_SIZE) *
-					BLOCK_NR);
+		pktio_ring_unmap(&p->ring);
 		close(p->fd);
 		if (p->pcap_in)
 			fclose(p->pcap_in);

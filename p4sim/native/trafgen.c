@@ -9,6 +9,8 @@
  *   trafgen fwd     IN OUT SECONDS                              the raw veth + AF_PACKET ceiling:
  *                   io.c's TPACKET ring and sendmmsg, forwarding IN -> OUT untouched
  *
+ * Sockets and sendmmsg batches are clib/pktio's (included through io.c).
+ *
  * Frames carry a sequence number and the CLOCK_MONOTONIC send time in their last 16 bytes
  * (the switch under test only changes headers). One JSON line on stdout.
  */
@@ -21,18 +23,12 @@
 #define MAXRX 4
 #define MAXLAT 200000
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
 static int open_if(const char *ifname, int rx)
 {
-	int fd = socket(AF_PACKET, SOCK_RAW, rx ? htons(ETH_P_ALL) : 0);
+	uint16_t protocol = rx ? ETH_P_ALL : 0;
+	int fd = pktio_socket(protocol, 0);
 	if (fd < 0) {
-		perror("socket");
+		fprintf(stderr, "trafgen: socket: %s\n", strerror(-fd));
 		exit(2);
 	}
 	int one = 1, big = 1 << 23;
@@ -40,10 +36,7 @@ static int open_if(const char *ifname, int rx)
 	setsockopt(fd, SOL_SOCKET, rx ? SO_RCVBUF : SO_SNDBUF, &big, sizeof big);
 	if (!rx)
 		setsockopt(fd, SOL_PACKET, PACKET_QDISC_BYPASS, &one, sizeof one);
-	struct sockaddr_ll sll = {.sll_family = AF_PACKET,
-				  .sll_protocol = rx ? htons(ETH_P_ALL) : 0,
-				  .sll_ifindex = (int)if_nametoindex(ifname)};
-	if (!sll.sll_ifindex || bind(fd, (struct sockaddr *)&sll, sizeof sll) < 0) {
+	if (pktio_bind(fd, ifname, protocol) < 0) {
 		fprintf(stderr, "trafgen: %s: cannot bind\n", ifname);
 		exit(2);
 	}
@@ -92,14 +85,10 @@ static void stamp(uint8_t *f, uint64_t seq, uint64_t t)
 
 static unsigned send_batch(int fd, uint8_t (*bufs)[2048], unsigned n)
 {
-	struct mmsghdr m[BATCH];
-	struct iovec iov[BATCH];
-	for (unsigned i = 0; i < n; i++) {
-		iov[i].iov_base = bufs[i], iov[i].iov_len = flen;
-		memset(&m[i], 0, sizeof m[i]);
-		m[i].msg_hdr.msg_iov = &iov[i], m[i].msg_hdr.msg_iovlen = 1;
-	}
-	int r = sendmmsg(fd, m, n, MSG_DONTWAIT);
+	static struct pktio_batch b;
+	for (unsigned i = 0; i < n; i++)
+		pktio_batch_set(&b, i, bufs[i], flen);
+	int r = pktio_batch_send(fd, &b, 0, n, MSG_DONTWAIT);
 	return r > 0 ? (unsigned)r : 0;
 }
 
@@ -118,7 +107,7 @@ static void on_latency(const uint8_t *f, unsigned n)
 	if (t == 0 || seq >= MAXLAT || (lat_seen[seq / 64] >> (seq % 64) & 1))
 		return;
 	lat_seen[seq / 64] |= 1ull << (seq % 64);
-	lat[nlat++] = (mono_ns() - t) / 1e3;
+	lat[nlat++] = (pktio_clock_ns(CLOCK_MONOTONIC) - t) / 1e3;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -196,10 +185,11 @@ int main(int argc, char **argv)
 		memcpy(bufs[i], frame, flen);
 	uint64_t seq = 0;
 	/* Frames of an earlier test still queued in the switch: wait for 300 ms of silence. */
-	for (uint64_t quiet = mono_ns(), give_up = quiet + 5000000000ull; mono_ns() < give_up;) {
+	for (uint64_t quiet = pktio_clock_ns(CLOCK_MONOTONIC), give_up = quiet + 5000000000ull;
+	     pktio_clock_ns(CLOCK_MONOTONIC) < give_up;) {
 		if (drain(NULL))
-			quiet = mono_ns();
-		else if (mono_ns() - quiet > 300000000ull)
+			quiet = pktio_clock_ns(CLOCK_MONOTONIC);
+		else if (pktio_clock_ns(CLOCK_MONOTONIC) - quiet > 300000000ull)
 			break;
 	}
 	if (!strcmp(mode, "latency")) {
@@ -207,16 +197,16 @@ int main(int argc, char **argv)
 		unsigned count = (unsigned)atoi(argv[6]);
 		if (count > MAXLAT)
 			count = MAXLAT;
-		uint64_t gap = (uint64_t)(1e9 / pps), next = mono_ns();
+		uint64_t gap = (uint64_t)(1e9 / pps), next = pktio_clock_ns(CLOCK_MONOTONIC);
 		for (unsigned i = 0; i < count; i++) {
-			while (mono_ns() < next)
+			while (pktio_clock_ns(CLOCK_MONOTONIC) < next)
 				drain(on_latency);
-			stamp(bufs[0], seq++, mono_ns() | 1);
+			stamp(bufs[0], seq++, pktio_clock_ns(CLOCK_MONOTONIC) | 1);
 			send_batch(tx, bufs, 1);
 			next += gap;
 		}
-		uint64_t end = mono_ns() + 200000000ull;
-		while (mono_ns() < end)
+		uint64_t end = pktio_clock_ns(CLOCK_MONOTONIC) + 200000000ull;
+		while (pktio_clock_ns(CLOCK_MONOTONIC) < end)
 			drain(on_latency);
 		qsort(lat, nlat, sizeof *lat, cmp_double);
 		double p50 = nlat ? lat[nlat / 2] : -1,
@@ -229,9 +219,10 @@ int main(int argc, char **argv)
 	int flood = !strcmp(mode, "flood");
 	unsigned window = flood ? ~0u : (unsigned)atoi(argv[6]);
 	unsigned copies = flood ? 1 : (unsigned)atoi(argv[7]);
-	uint64_t start = mono_ns(), end = start + (uint64_t)(seconds * 1e9), sent = 0, received = 0;
+	uint64_t start = pktio_clock_ns(CLOCK_MONOTONIC), end = start + (uint64_t)(seconds * 1e9),
+		 sent = 0, received = 0;
 	uint64_t in_flight = 0, last_rx = start, best = 0, sec_start = start, sec_count = 0;
-	while (mono_ns() < end) {
+	while (pktio_clock_ns(CLOCK_MONOTONIC) < end) {
 		unsigned room = in_flight < window ? (unsigned)(window - in_flight) : 0;
 		if (room > BATCH)
 			room = BATCH;
@@ -243,7 +234,7 @@ int main(int argc, char **argv)
 			in_flight += n;
 		}
 		unsigned got = drain(NULL);
-		uint64_t now = mono_ns();
+		uint64_t now = pktio_clock_ns(CLOCK_MONOTONIC);
 		if (got)
 			last_rx = now;
 		received += got;
@@ -258,7 +249,7 @@ int main(int argc, char **argv)
 		if (!flood && in_flight && now - last_rx > 20000000ull)
 			in_flight = 0; /* lost: refill */
 	}
-	double el = (mono_ns() - start) / 1e9;
+	double el = (pktio_clock_ns(CLOCK_MONOTONIC) - start) / 1e9;
 	printf("{\"sent\": %llu, \"received\": %llu, \"elapsed_s\": %.3f, \"best_second\": %llu}\n",
 	       (unsigned long long)sent, (unsigned long long)received, el,
 	       (unsigned long long)best);

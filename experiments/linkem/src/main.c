@@ -38,6 +38,7 @@
 #include "feedback.h"
 #include "hist.h"
 #include "link.h"
+#include "pktio.h"
 #include "spec.h"
 
 #ifndef PACKET_IGNORE_OUTGOING
@@ -71,9 +72,8 @@ struct direction {
 	uint8_t *slots;
 	uint32_t *free_slots;
 	uint32_t nfree;
-	uint32_t *slot_len; /* frame length per slot, for the feedback's loss accounting */
-	uint8_t *ring;	    /* receive ring of in_fd */
-	uint32_t ring_idx;
+	uint32_t *slot_len;	/* frame length per slot, for the feedback's loss accounting */
+	struct pktio_ring ring; /* receive ring of in_fd */
 	uint64_t drop_oversize, drop_tx, drop_rx;
 	struct window file_win, ctl_win;
 	struct fb *fb; /* leg feedback on this direction's PDUs (--feedback), or NULL */
@@ -243,21 +243,15 @@ static void check_interface(const char *ifname)
 		    ifname, on, ifname);
 }
 
-static int open_packet_socket(const char *ifname, uint8_t **ring)
+static int open_packet_socket(const char *ifname, struct pktio_ring *ring)
 {
-	unsigned ifindex = if_nametoindex(ifname);
-	int fd = socket(AF_PACKET, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	int one = 1, bufsize = 8 << 20;
-	struct sockaddr_ll sll = {
-		.sll_family = AF_PACKET,
-		.sll_protocol = htons(ETH_P_ALL),
-		.sll_ifindex = (int)ifindex,
-	};
-	struct packet_mreq mr = {.mr_ifindex = (int)ifindex, .mr_type = PACKET_MR_PROMISC};
+	/* Protocol 0 until bound: nothing is received before the ring is there. */
+	int fd = pktio_socket(0, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	int one = 1, bufsize = 8 << 20, err;
 
 	if (fd < 0)
-		die("AF_PACKET socket: %s (linkem needs root or CAP_NET_RAW)", strerror(errno));
-	if (!ifindex)
+		die("AF_PACKET socket: %s (linkem needs root or CAP_NET_RAW)", strerror(-fd));
+	if (!if_nametoindex(ifname))
 		die("no interface '%s' in this network namespace (see `ip link`)", ifname);
 	/* Our own transmissions on this interface are not input. */
 	if (setsockopt(fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof(one)) < 0)
@@ -267,22 +261,14 @@ static int open_packet_socket(const char *ifname, uint8_t **ring)
 	setsockopt(fd, SOL_PACKET, PACKET_QDISC_BYPASS, &one, sizeof(one));
 	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &bufsize, sizeof(bufsize)) < 0)
 		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bufsize, sizeof(bufsize));
-	int version = TPACKET_V2;
-	struct tpacket_req req = {
-		.tp_block_size = RING_FRAME_BYTES,
-		.tp_block_nr = RING_FRAMES,
-		.tp_frame_size = RING_FRAME_BYTES,
-		.tp_frame_nr = RING_FRAMES,
-	};
-	if (setsockopt(fd, SOL_PACKET, PACKET_VERSION, &version, sizeof(version)) < 0 ||
-	    setsockopt(fd, SOL_PACKET, PACKET_RX_RING, &req, sizeof(req)) < 0)
-		die("receive ring on %s: %s", ifname, strerror(errno));
-	*ring = mmap(NULL, (size_t)RING_FRAMES * RING_FRAME_BYTES, PROT_READ | PROT_WRITE,
-		     MAP_SHARED, fd, 0);
-	if (*ring == MAP_FAILED)
-		die("mmap receive ring of %s: %s", ifname, strerror(errno));
-	if (bind(fd, (struct sockaddr *)&sll, sizeof(sll)) < 0)
-		die("bind AF_PACKET to %s: %s", ifname, strerror(errno));
+	/* One frame per block (RING_FRAME_BYTES, a page): no frame straddles two. */
+	err = pktio_ring_setup(fd, ring, RING_FRAME_BYTES, RING_FRAME_BYTES, RING_FRAMES);
+	if (err < 0)
+		die("receive ring on %s: %s", ifname, strerror(-err));
+	int ifindex = pktio_bind(fd, ifname, ETH_P_ALL);
+	if (ifindex < 0)
+		die("bind AF_PACKET to %s: %s", ifname, strerror(-ifindex));
+	struct packet_mreq mr = {.mr_ifindex = ifindex, .mr_type = PACKET_MR_PROMISC};
 	if (setsockopt(fd, SOL_PACKET, PACKET_ADD_MEMBERSHIP, &mr, sizeof(mr)) < 0)
 		die("promiscuous mode on %s: %s", ifname, strerror(errno));
 	return fd;
@@ -423,11 +409,10 @@ static void receive(struct direction *d)
 	uint64_t real_minus_mono = realtime_ns() - t;
 
 	for (unsigned n = 0; n < RX_FRAMES_PER_WAKE; n++) {
-		struct tpacket2_hdr *h =
-			(struct tpacket2_hdr *)(d->ring + (size_t)d->ring_idx * RING_FRAME_BYTES);
-		if (!(__atomic_load_n(&h->tp_status, __ATOMIC_ACQUIRE) & TP_STATUS_USER))
+		struct tpacket2_hdr *h = pktio_ring_next(&d->ring);
+		if (!h)
 			return;
-		const uint8_t *frame = (const uint8_t *)h + h->tp_mac;
+		const uint8_t *frame = pktio_ring_frame(h);
 		uint32_t captured = h->tp_snaplen;
 		/* The kernel hands a VLAN tag out of band: put it back where it was on the wire. */
 		bool vlan = (h->tp_status & TP_STATUS_VLAN_VALID) && captured >= 12;
@@ -469,15 +454,13 @@ static void receive(struct direction *d)
 				fb_accepted(d->fb, slot, len);
 			}
 		}
-		__atomic_store_n(&h->tp_status, TP_STATUS_KERNEL, __ATOMIC_RELEASE);
-		d->ring_idx = (d->ring_idx + 1) % RING_FRAMES;
+		pktio_ring_release(&d->ring, h);
 	}
 }
 
 static void transmit(struct direction *d, uint64_t now)
 {
-	struct mmsghdr msgs[BATCH];
-	struct iovec iov[BATCH];
+	static struct pktio_batch b;
 	struct link_departure dep[BATCH];
 
 	link_advance(&d->link, now);
@@ -487,18 +470,14 @@ static void transmit(struct direction *d, uint64_t now)
 			n++;
 		if (n == 0)
 			return;
-		for (unsigned i = 0; i < n; i++) {
-			iov[i].iov_base = d->slots + (size_t)dep[i].f.handle * SLOT_BYTES;
-			iov[i].iov_len = dep[i].f.len;
-			memset(&msgs[i].msg_hdr, 0, sizeof(msgs[i].msg_hdr));
-			msgs[i].msg_hdr.msg_iov = &iov[i];
-			msgs[i].msg_hdr.msg_iovlen = 1;
-		}
+		for (unsigned i = 0; i < n; i++)
+			pktio_batch_set(&b, i, d->slots + (size_t)dep[i].f.handle * SLOT_BYTES,
+					dep[i].f.len);
 		unsigned sent = 0;
 		while (sent < n) {
-			int r = sendmmsg(d->out_fd, msgs + sent, n - sent, 0);
+			int r = pktio_batch_send(d->out_fd, &b, sent, n - sent, 0);
 			if (r <= 0) {
-				if (r < 0 && errno == EINTR)
+				if (r == -EINTR)
 					continue;
 				/* The peer's backlog is full (or the interface went away): the frame is
 				 * lost after the emulated link, and counted as such. */
@@ -517,7 +496,7 @@ static void transmit(struct direction *d, uint64_t now)
 			hist_record(&d->file_win.late, late / 1000);
 			hist_record(&d->ctl_win.late, late / 1000);
 			if (d->fb)
-				fb_delivered(d->fb, iov[i].iov_base, dep[i].f.len);
+				fb_delivered(d->fb, b.iov[i].iov_base, dep[i].f.len);
 			release_slot(d, dep[i].f.handle);
 		}
 	}
