@@ -34,6 +34,7 @@ all: build
 setup:
 	@bash tools/setup.sh
 
+-include clib/pktio/part.mk
 -include p4sim/part.mk
 -include p4src/part.mk
 -include controlplane/part.mk
@@ -57,15 +58,22 @@ demo: build
 	$(VENV)/bin/dcexp run experiments/scenarios/demo.yaml --out results/demo
 	$(VENV)/bin/dcexp report results/demo
 
+# Every Python folder, and all C with the one .clang-format (clang-format from `make setup`).
+PY_SOURCES := conftest.py p4sim controlplane experiments ptf-tests tools p4src hostagents
+C_SOURCES   = $(shell find clib hostagents experiments/linkem p4sim/native -name '*.[ch]')
+CLANG_FORMAT ?= clang-format
+
 lint: setup
-	$(VENV)/bin/ruff check p4sim controlplane experiments ptf-tests tools p4src/tests
-	$(VENV)/bin/black --check p4sim controlplane experiments ptf-tests tools p4src/tests
+	$(VENV)/bin/ruff check $(PY_SOURCES)
+	$(VENV)/bin/black --check $(PY_SOURCES)
+	$(CLANG_FORMAT) --style=file --dry-run --Werror $(C_SOURCES)
 	@test -z "$$(gofmt -l experiments/flows/quicgo_endpoint)" || { gofmt -l experiments/flows/quicgo_endpoint; echo "gofmt: format the files above" >&2; exit 1; }
 	cd experiments/flows/quicgo_endpoint && GOFLAGS="-mod=mod -buildvcs=false" go vet .
 
 format: setup
-	$(VENV)/bin/black p4sim controlplane experiments ptf-tests tools p4src/tests
-	$(VENV)/bin/ruff check --fix p4sim controlplane experiments ptf-tests tools p4src/tests
+	$(VENV)/bin/black $(PY_SOURCES)
+	$(VENV)/bin/ruff check --fix $(PY_SOURCES)
+	$(CLANG_FORMAT) --style=file -i $(C_SOURCES)
 
 clean:
 	rm -rf build

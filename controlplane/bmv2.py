@@ -1,5 +1,5 @@
-"""BMv2 `simple_switch_grpc` as a target of this project: where its tools are, how it is
-started, and its Thrift runtime for what its P4Runtime server does not implement.
+"""BMv2 `simple_switch_grpc` as a target of this project: where its tools are (controlplane.targets
+starts it), and its Thrift runtime for what its P4Runtime server does not implement.
 
 BMv2's P4Runtime server (PI) answers register reads and writes with UNIMPLEMENTED (p4lang/PI
 issue 376); BMv2 serves them over its Thrift runtime instead (`bm_register_read` /
@@ -85,34 +85,6 @@ def link_runtime(venv: Path) -> Path | None:
     link.symlink_to(source / "bm_runtime", target_is_directory=True)
     (site / RUNTIME_PTH).write_text(f"{link_dir.resolve()}\n")
     return link
-
-
-def switch_argv(
-    ifaces: dict[int, str],
-    grpc_addr: str,
-    thrift_port: int = THRIFT_PORT,
-    device_id: int = 0,
-    cpu_port: int | None = None,
-) -> list[str]:
-    """simple_switch_grpc without a program (the controller pushes p4c's output), ports as
-    `-i PORT@IFACE`; its own options (the gRPC address, the PacketIn/Out port) follow `--`."""
-    exe = shutil.which("simple_switch_grpc")
-    if exe is None:
-        raise FileNotFoundError(f"simple_switch_grpc is not on PATH: {INSTALL_HINT}")
-    ports = [arg for port, name in sorted(ifaces.items()) for arg in ("-i", f"{port}@{name}")]
-    return [
-        exe,
-        "--no-p4",
-        "--device-id",
-        str(device_id),
-        "--thrift-port",
-        str(thrift_port),
-        *ports,
-        "--",
-        "--grpc-server-addr",
-        grpc_addr,
-        *(["--cpu-port", str(cpu_port)] if cpu_port is not None else []),
-    ]
 
 
 def split_addr(addr: str, default_port: int = THRIFT_PORT) -> tuple[str, int]:

@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import IO
 
 from controlplane.client import P4RuntimeError
-from controlplane.feedback import FeedbackError, decode_report, is_report
 from controlplane.model import SplitterError
+from controlplane.pdcp import FeedbackError, decode_report, is_report
 from controlplane.policies import POLICY_NAMES, Decision, Tuning, make_policy
 from controlplane.splitter import Splitter
 

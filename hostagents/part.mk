@@ -40,9 +40,9 @@ $(HA_BUILD)/bench_pdcp_core: $(HA_SRC)/bench/bench_pdcp_core.c $(HA_CORE) $(HA_C
 	@mkdir -p $(@D)
 	$(HA_CC) $(HA_CFLAGS) -o $@ $(HA_SRC)/bench/bench_pdcp_core.c $(HA_CORE)
 
-$(HA_BUILD)/pdcp-blast: $(HA_SRC)/bench/pdcp_blast.c
+$(HA_BUILD)/pdcp-blast: $(HA_SRC)/bench/pdcp_blast.c $(PKTIO_DEPS)
 	@mkdir -p $(@D)
-	$(HA_CC) $(HA_CFLAGS) -o $@ $<
+	$(HA_CC) $(HA_CFLAGS) $(PKTIO_CFLAGS) -o $@ $< $(PKTIO_LIB)
 
 hostagents-test: hostagents-build
 	$(HA_BUILD)/test_pdcp

@@ -262,12 +262,12 @@ def compile_main(argv: list[str]) -> int:
     outputs = [f for f in (args.p4runtime_files or "").split(",") if f]
     try:
         formats = [(f, p4info.p4info_format(f)) for f in outputs]
-    except p4info.P4InfoError as exc:
+    except p4info.P4InfoBuildError as exc:
         raise UsageError(str(exc)) from None
     program = compile_program(args.program, args.include_dirs, args.defines)
     try:
         info = p4info.generate(program.model)
-    except p4info.P4InfoError as exc:
+    except p4info.P4InfoBuildError as exc:
         raise UsageError(f"{args.program}: {exc}") from None
     try:
         for path, fmt in formats:
@@ -330,7 +330,7 @@ def run_main(argv: list[str]) -> int:
     from p4sim.io import AfPacketPorts, PortError, offload_warnings
     from p4sim.native import EngineProgram, compiler
     from p4sim.p4runtime import P4RuntimeServer
-    from p4sim.p4runtime.errors import P4RuntimeError
+    from p4sim.p4runtime.errors import StatusError
     from p4sim.p4runtime.pipeline import from_program
     from p4sim.switch import Switch
 
@@ -350,7 +350,7 @@ def run_main(argv: list[str]) -> int:
             pipeline = from_program(
                 program, device_config_for(program, args.program), args.cpu_port
             )
-        except P4RuntimeError as exc:
+        except StatusError as exc:
             raise UsageError(f"{args.program}: {exc.message}") from None
     try:
         if engine == "native":  # the C data path: TPACKET ring in, sendmmsg out (io.c)

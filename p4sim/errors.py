@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import signal
+from contextlib import contextmanager
+
 
 class P4Error(Exception):
     """A problem in the P4 source (syntax, type, unsupported construct, undefined name)."""
@@ -39,3 +42,24 @@ class P4Errors(P4Error):
 def unsupported(pos, what: str) -> P4Error:
     """The standard message for valid P4 that p4sim does not implement."""
     return P4Error.at(pos, f"{what} is not supported by p4sim")
+
+
+class CompileTimeout(Exception):
+    """A compile ran past its time limit (raised by `time_limit`)."""
+
+
+@contextmanager
+def time_limit(seconds: float):
+    """Raise CompileTimeout in the main thread when the block runs longer than `seconds`
+    (SIGALRM; the fuzzer and the rejection corpus bound each compile with it)."""
+
+    def expire(signum, frame):
+        raise CompileTimeout(f"no answer within {seconds:g} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)

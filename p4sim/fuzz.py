@@ -26,7 +26,6 @@ import random
 import re
 import resource
 import shutil
-import signal
 import sys
 import tempfile
 import time
@@ -101,22 +100,14 @@ def mutate_p4(data: bytes, rnd: random.Random) -> tuple[str, bytes]:
     return kind, data[:a] + rnd.choice(_ABSURD) + data[b:]
 
 
-class _Timeout(Exception):
-    pass
-
-
-def _on_alarm(signum, frame):
-    raise _Timeout()
-
-
 def classify_compile(main: Path, include_dir: Path) -> tuple[str, str]:
     """("ok" | "error" | "FAIL ...", detail) for one compile of `main` in this process."""
     from p4sim import frontend
-    from p4sim.errors import P4Error
+    from p4sim.errors import CompileTimeout, P4Error, time_limit
 
-    signal.setitimer(signal.ITIMER_REAL, MUTANT_TIMEOUT_S)
     try:
-        frontend.compile_file(main, include_dirs=(include_dir,))
+        with time_limit(MUTANT_TIMEOUT_S):
+            frontend.compile_file(main, include_dirs=(include_dir,))
         return "ok", ""
     except P4Error as exc:
         text = str(exc)
@@ -126,17 +117,14 @@ def classify_compile(main: Path, include_dir: Path) -> tuple[str, str]:
         if frontend.INTERNAL_ERROR in text:
             return "FAIL internal error", text[:300]
         return "error", text.splitlines()[0][:300]
-    except _Timeout:
+    except CompileTimeout:
         return f"FAIL no answer in {MUTANT_TIMEOUT_S} s", ""
     except BaseException as exc:  # noqa: BLE001 - the fuzzer's whole point
         return f"FAIL {type(exc).__name__}", repr(exc)[:300]
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
 
 
 def fuzz_p4(seconds: float, seed: int) -> int:
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
-    signal.signal(signal.SIGALRM, _on_alarm)
     rnd = random.Random(seed)
     seeds = p4_seeds()
     outcomes: collections.Counter = collections.Counter()

@@ -65,7 +65,7 @@ _SCOPES = {
 }
 
 
-class P4InfoError(ValueError):
+class P4InfoBuildError(ValueError):
     """The program cannot be described in P4Info (bad or duplicate @id, ...)."""
 
 
@@ -91,7 +91,7 @@ def id_annotation(annotations: list[str]) -> int | None:
         if annotation_name(text) == "id":
             m = _ID_ANNOTATION.match(text.strip())
             if not m:
-                raise P4InfoError(f"{text}: @id needs one unsigned integer argument")
+                raise P4InfoBuildError(f"{text}: @id needs one unsigned integer argument")
             return int(m.group(1), 0)
     return None
 
@@ -200,13 +200,13 @@ class SymbolTable:
                     continue
                 top = wanted & 0xFF000000
                 if top and top != prefix << 24:
-                    raise P4InfoError(
+                    raise P4InfoBuildError(
                         f"{name}: @id {wanted:#x} has the wrong 8-bit prefix "
                         f"(expected {prefix:#04x})"
                     )
                 full = wanted | (prefix << 24)
                 if full in assigned:
-                    raise P4InfoError(f"@id {wanted} is assigned to multiple declarations")
+                    raise P4InfoBuildError(f"@id {wanted} is assigned to multiple declarations")
                 assigned.add(full)
                 self._ids[(prefix, name)] = full
         for prefix in sorted(self._wanted):
@@ -230,9 +230,9 @@ def _field_ids(annotation_lists: list[list[str]]) -> list[int]:
     explicit = [id_annotation(a) for a in annotation_lists]
     used = {i for i in explicit if i is not None}
     if 0 in used:
-        raise P4InfoError("0 is not a valid @id value")
+        raise P4InfoBuildError("0 is not a valid @id value")
     if len(used) != len([i for i in explicit if i is not None]):
-        raise P4InfoError("an @id is used multiple times among fields of one object")
+        raise P4InfoBuildError("an @id is used multiple times among fields of one object")
     ids, index = [], 1
     for wanted in explicit:
         if wanted is not None:
@@ -300,7 +300,7 @@ def _preamble(
 
 
 def generate(model: ProgramModel) -> p4info_pb2.P4Info:
-    """The P4Info message for `model`. Raises P4InfoError for bad @id annotations."""
+    """The P4Info message for `model`. Raises P4InfoBuildError for bad @id annotations."""
     symbols = build_symbols(model)
     info = p4info_pb2.P4Info()
     info.pkg_info.arch = model.arch
@@ -479,7 +479,7 @@ def p4info_format(path: str | Path) -> str:
     try:
         return P4INFO_FORMATS[suffix]
     except KeyError:
-        raise P4InfoError(
+        raise P4InfoBuildError(
             f"{path}: cannot tell the P4Info format from the suffix "
             f"{suffix or '(none)'}; use one of {', '.join(P4INFO_FORMATS)}"
         ) from None
@@ -492,7 +492,7 @@ def serialize(info: p4info_pb2.P4Info, fmt: str) -> bytes:
         return json_format.MessageToJson(info).encode()
     if fmt == "binary":
         return info.SerializeToString()
-    raise P4InfoError(f"unknown P4Info format {fmt!r}; use text, json or binary")
+    raise P4InfoBuildError(f"unknown P4Info format {fmt!r}; use text, json or binary")
 
 
 def write(info: p4info_pb2.P4Info, path: str | Path) -> None:

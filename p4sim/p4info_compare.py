@@ -1,9 +1,13 @@
-"""Compare two P4Infos as P4Runtime reads them: the order of top-level entities carries no
-meaning (clients look entities up by id), everything else does.
+"""Compare two P4Infos, at two depths, with one comparison of keyed views:
 
-    differences(ours, theirs) -> list of one-line descriptions, [] when equal
+    differences(ours, theirs)    everything P4Runtime reads except the order of top-level
+                                 entities (clients look them up by id); the conformance runner
+                                 and coverage compare p4sim's P4Info with p4c-bm2-ss's
+    id_mismatches(program, sent) only what a controller addresses by id (ids, names, widths;
+                                 annotations and order do not matter); the P4Runtime server
+                                 checks a pushed P4Info against the program with it
 
-Used by the conformance runner (p4sim's P4Info against p4c-bm2-ss's for p4c's samples).
+Each returns one-line descriptions, [] when equal.
 """
 
 from __future__ import annotations
@@ -28,21 +32,71 @@ def _entities(info: p4info_pb2.P4Info) -> dict[tuple[str, str], str]:
     return out
 
 
+def _addressed(info: p4info_pb2.P4Info) -> dict[tuple[str, int], str]:
+    """(kind, id) -> name for every object a controller addresses by id."""
+    out: dict[tuple[str, int], str] = {}
+    for kind in (
+        "tables",
+        "actions",
+        "counters",
+        "direct_counters",
+        "meters",
+        "direct_meters",
+        "registers",
+        "controller_packet_metadata",
+    ):
+        for obj in getattr(info, kind):
+            out[(kind, obj.preamble.id)] = obj.preamble.name
+    for t in info.tables:
+        for m in t.match_fields:
+            out[(f"{t.preamble.name} match field", m.id)] = f"{m.name}/{m.bitwidth}"
+    for a in info.actions:
+        for p in a.params:
+            out[(f"{a.preamble.name} parameter", p.id)] = f"{p.name}/{p.bitwidth}"
+    for h in info.controller_packet_metadata:
+        for m in h.metadata:
+            out[(f"{h.preamble.name} metadata", m.id)] = f"{m.name}/{m.bitwidth}"
+    return out
+
+
+def _compare(a: dict, b: dict, only_a, only_b, changed) -> list[str]:
+    """One line per key of either view that is missing from the other or differs, in key
+    order; the three callbacks word each case from (key, value(s))."""
+    lines = []
+    for key in sorted(set(a) | set(b)):
+        if key not in b:
+            lines.append(only_a(key, a[key]))
+        elif key not in a:
+            lines.append(only_b(key, b[key]))
+        elif a[key] != b[key]:
+            lines.append(changed(key, a[key], b[key]))
+    return lines
+
+
 def differences(
     ours: p4info_pb2.P4Info, theirs: p4info_pb2.P4Info, ours_label="p4sim", theirs_label="p4c"
 ) -> list[str]:
-    a, b = _entities(ours), _entities(theirs)
-    diffs = []
-    for key in sorted(set(a) | set(b)):
-        kind, name = key
-        what = f"{kind} {name}".strip()
-        if key not in a:
-            diffs.append(f"{what}: only in {theirs_label}'s: {b[key]}")
-        elif key not in b:
-            diffs.append(f"{what}: only in {ours_label}'s: {a[key]}")
-        elif a[key] != b[key]:
-            diffs.append(f"{what}: {ours_label} {{{a[key]}}} vs {theirs_label} {{{b[key]}}}")
-    return diffs
+    def what(key) -> str:
+        return " ".join(key).strip()
+
+    return _compare(
+        _entities(ours),
+        _entities(theirs),
+        lambda key, x: f"{what(key)}: only in {ours_label}'s: {x}",
+        lambda key, y: f"{what(key)}: only in {theirs_label}'s: {y}",
+        lambda key, x, y: f"{what(key)}: {ours_label} {{{x}}} vs {theirs_label} {{{y}}}",
+    )
+
+
+def id_mismatches(program: p4info_pb2.P4Info, sent: p4info_pb2.P4Info) -> list[str]:
+    """Differences in ids, names and widths between the program's P4Info and one sent."""
+    return _compare(
+        _addressed(program),
+        _addressed(sent),
+        lambda key, x: f"{key[0]} {x} (id {key[1]}) is missing from the P4Info",
+        lambda key, y: f"{key[0]} id {key[1]} ({y}) is not in the program",
+        lambda key, x, y: f"{key[0]} id {key[1]}: program has {x}, P4Info has {y}",
+    )
 
 
 def read_text(path) -> p4info_pb2.P4Info:

@@ -19,7 +19,6 @@ import argparse
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -29,7 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from p4sim.errors import P4Error
+from p4sim.errors import CompileTimeout, P4Error, time_limit
 
 # Each corpus directory with the p4c executable that judges it.
 CORPORA = (("p4_16_errors", "p4test"), ("p4_16_bmv_errors", "p4c-bm2-ss"))
@@ -134,26 +133,17 @@ def judge_p4c(case: Case, workdir: str) -> None:
         case.p4c_rejects, case.p4c_message = run.returncode != 0, first
 
 
-class _Timeout(Exception):
-    pass
-
-
-def _alarm(signum, frame):
-    raise _Timeout()
-
-
 def judge_p4sim(case: Case):
     """Compile with p4sim's front end in this process, bounded in time; the compiled
     program when p4sim accepts it, else None."""
     from p4sim.frontend import compile_file
 
-    previous = signal.signal(signal.SIGALRM, _alarm)
-    signal.alarm(P4SIM_TIMEOUT_S)
     program = None
     try:
-        program = compile_file(case.path)
+        with time_limit(P4SIM_TIMEOUT_S):
+            program = compile_file(case.path)
         case.verdict = "accepts"
-    except _Timeout:
+    except CompileTimeout:
         case.verdict, case.message = "hangs", f"no answer within {P4SIM_TIMEOUT_S} s"
     except P4Error as e:
         case.message = str(e).splitlines()[0]
@@ -168,9 +158,6 @@ def judge_p4sim(case: Case):
     except Exception:  # noqa: BLE001 -- a traceback is the finding being recorded
         case.verdict = "crashes"
         case.message = traceback.format_exc().strip().splitlines()[-1]
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
     return program
 
 

@@ -1,4 +1,6 @@
 """An STF-like conformance runner: a P4 program, control-plane setup, packets in, packets out.
+The lines are read by `p4sim.conformance.stf` (the one STF reader, shared with the BMv2 side
+of the differential conformance runner); this module carries them out on p4sim.
 
 Usage: python -m p4sim.stf program.p4 test.stf [-I DIR] [-D NAME=VALUE] [-v]
 
@@ -65,6 +67,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from p4sim.conformance.stf import StfCommand, StfError, frame_matches, parse_script, split_keys
 from p4sim.errors import P4Error
 from p4sim.frontend import compile_file
 from p4sim.model import (
@@ -78,10 +81,6 @@ from p4sim.model import (
     Replica,
     TableEntry,
 )
-
-
-class StfError(Exception):
-    """A malformed STF line (names the line)."""
 
 
 @dataclass
@@ -218,8 +217,6 @@ _COMPARE = {
     ">=": operator.ge,
 }
 
-_CALL = re.compile(r"([\w.]+)\s*\((.*)\)\s*$")
-
 
 class StfRunner:
     def __init__(self, program, verbose: bool = False):
@@ -234,48 +231,34 @@ class StfRunner:
         self.mc_nodes: list[list[Replica]] = []  # mc_node_create, by handle
 
     def run_text(self, text: str, filename: str = "<stf>") -> Result:
-        for lineno, raw in enumerate(text.splitlines(), 1):
-            line = raw.split("#", 1)[0].strip()
-            if not line:
-                continue
+        for cmd in parse_script(text, filename).commands:
             try:
-                self.command(line)
+                self.command(cmd)
             except (StfError, ControlPlaneError, IndexError, ValueError) as e:
-                raise StfError(f"{filename}:{lineno}: {e}") from None
+                raise StfError(f"{filename}:{cmd.lineno}: {e}") from None
         self.compare()
         return self.result
 
     # -- commands ---------------------------------------------------------------------
-    def command(self, line: str) -> None:
-        words = line.split()
-        cmd, rest = words[0].lower(), words[1:]
-        handler = getattr(self, "cmd_" + cmd, None)
+    def command(self, cmd: StfCommand) -> None:
+        """Carry out one command as the STF reader (p4sim.conformance.stf) read it."""
+        handler = getattr(self, "cmd_" + cmd.name, None)
         if handler is None:
-            raise StfError(f"unknown command '{cmd}'")
-        if len(rest) < _MIN_ARGS.get(cmd, 0):
+            raise StfError(f"unknown command '{cmd.name}'")
+        if len(cmd.rest) < _MIN_ARGS.get(cmd.name, 0):
             raise StfError(
-                f"too few arguments for '{cmd}' (the formats are in the p4sim.stf module "
+                f"too few arguments for '{cmd.name}' (the formats are in the p4sim.stf module "
                 "documentation)"
             )
-        handler(rest, line)
+        handler(cmd)
 
-    def _action(self, text: str, table=None) -> tuple[str, dict[str, int]]:
-        m = _CALL.match(text.strip())
-        if m:
-            name, argtext = m.group(1), m.group(2)
-        else:
-            name, argtext = text.strip(), ""
+    def _action(self, name: str, arg_texts: list[tuple[str, str]], table=None):
+        """(action's full name, {param: value}) of an action call the reader split."""
         names = (
             [a.name for a in table.definition.actions] if table else self.device.program.all_actions
         )
         action = _resolve(name, names, "action")
-        args = {}
-        for part in filter(None, (p.strip() for p in argtext.split(","))):
-            if ":" not in part:
-                raise StfError(f"action argument '{part}' must be <param>:<value>")
-            k, v = part.split(":", 1)
-            args[k.strip()] = parse_value(v)
-        return action, args
+        return action, {k: parse_value(v) for k, v in arg_texts}
 
     def _table(self, name: str):
         return self.device.tables[_resolve(name, self.device.tables, "table")]
@@ -298,14 +281,11 @@ class StfRunner:
             )
         raise StfError(f"key name '{name}' is ambiguous: {', '.join(found)}")
 
-    def _matches(self, table, words: list[str]) -> tuple[dict, int]:
+    def _matches(self, table, key_texts: list[tuple[str, str]], priority_text: str | None):
+        """(match, priority) of an entry's keys as the reader split them."""
         keys = {k.name: k for k in table.definition.keys}
-        match, priority = {}, 0
-        for w in words:
-            if ":" not in w:
-                priority = parse_value(w)
-                continue
-            kname, text = w.split(":", 1)
+        match, priority = {}, parse_value(priority_text) if priority_text else 0
+        for kname, text in key_texts:
             kname = self._key_name(table, kname)
             kind = keys[kname].match_kind
             width = keys[kname].bitwidth
@@ -340,59 +320,47 @@ class StfRunner:
             priority += 1
         return match, priority
 
-    def cmd_add(self, rest, line) -> None:
-        if len(rest) < 2:
-            raise StfError("add needs a table and an action")
-        table = self._table(rest[0])
-        # The action call may contain spaces inside its parentheses.
-        body = line.split(None, 2)[2]
-        body = re.sub(r"\)\s*=\s*\w+\s*$", ")", body)  # p4c's `= handle` suffix: unused
-        m = re.search(r"([\w.]+\s*\(.*\))\s*$", body)
-        if m:
-            action_text, key_text = m.group(1), body[: m.start()]
-        else:
-            parts = body.rsplit(None, 1)
-            action_text, key_text = parts[-1], parts[0] if len(parts) > 1 else ""
-        match, priority = self._matches(table, key_text.split())
-        indirect = _CALL.match(action_text.strip())
-        if table.profile is not None and indirect and indirect.group(1) in ("member", "group"):
-            which, ref = indirect.group(1), parse_value(indirect.group(2))
+    def cmd_add(self, cmd: StfCommand) -> None:
+        table = self._table(cmd.table)
+        match, priority = self._matches(table, cmd.keys, cmd.priority)
+        if cmd.indirect is not None and table.profile is not None:
+            which, ref = cmd.indirect
             entry = TableEntry(match, "", {}, priority)
-            setattr(entry, which + "_id", ref)
+            setattr(entry, which + "_id", parse_value(ref))
             table.insert(entry)
             return
-        action, args = self._action(action_text, table)
+        if cmd.indirect is not None:
+            raise StfError(f"table {cmd.table} has no action profile for {cmd.indirect[0]}()")
+        action, args = self._action(cmd.action, cmd.args, table)
         table.insert(TableEntry(match, action, args, priority))
 
     def _profile(self, name: str):
         profiles = self.device.action_profiles
         return profiles[_resolve(name, profiles, "action profile")]
 
-    def cmd_member(self, rest, line) -> None:
-        profile = self._profile(rest[0])
-        member_id = parse_value(rest[1])
+    def cmd_member(self, cmd: StfCommand) -> None:
+        profile = self._profile(cmd.profile)
+        member_id = parse_value(cmd.ids[0])
         table = profile.tables[0] if profile.tables else None
-        action, args = self._action(line.split(None, 3)[3], table)
+        action, args = self._action(cmd.action, cmd.args, table)
         profile.insert_member(ProfileMember(member_id, action, args))
 
-    def cmd_group(self, rest, line) -> None:
-        profile = self._profile(rest[0])
+    def cmd_group(self, cmd: StfCommand) -> None:
+        profile = self._profile(cmd.profile)
         members = {}
-        for word in rest[2:]:
+        for word in cmd.ids[1:]:
             member_id = parse_value(word)
             if member_id in members:
                 raise StfError(f"member {member_id} is listed twice (BMv2 groups are sets)")
             members[member_id] = 1
-        profile.insert_group(ProfileGroup(parse_value(rest[1]), members))
+        profile.insert_group(ProfileGroup(parse_value(cmd.ids[0]), members))
 
-    def cmd_setdefault(self, rest, line) -> None:
-        if len(rest) < 2:
-            raise StfError("setdefault needs a table and an action")
-        table = self._table(rest[0])
-        action, args = self._action(line.split(None, 2)[2], table)
-        table.set_default(action, args)
+    def cmd_setdefault(self, cmd: StfCommand) -> None:
+        table = self._table(cmd.table)
+        table.set_default(*self._action(cmd.action, cmd.args, table))
 
-    def cmd_mcast(self, rest, line) -> None:
+    def cmd_mcast(self, cmd: StfCommand) -> None:
+        rest = cmd.rest
         grp = pre_id(rest[0], "multicast group", MAX_MCAST_GROUP)
         replicas = []
         for r in rest[1:]:
@@ -400,35 +368,36 @@ class StfRunner:
             replicas.append(Replica(parse_value(port), parse_value(rid) if rid else 0))
         self.device.pre.multicast_groups[grp] = replicas
 
-    def cmd_clone_session(self, rest, line) -> None:
+    def cmd_clone_session(self, cmd: StfCommand) -> None:
+        rest = cmd.rest
         session = pre_id(rest[0], "clone session", MAX_PRE_ID)
         trunc = parse_value(rest[2]) if len(rest) > 2 else 0
         self.device.pre.clone_sessions[session] = CloneSession(
             [Replica(parse_value(rest[1]), 0)], 0, trunc
         )
 
-    def cmd_meter_config(self, rest, line) -> None:
-        m = self.device.meters[_resolve(rest[0], self.device.meters, "meter")]
-        m.set_config(parse_value(rest[1]), tuple(parse_value(x) for x in rest[2:6]))
+    def cmd_meter_config(self, cmd: StfCommand) -> None:
+        m = self.device.meters[_resolve(cmd.meter, self.device.meters, "meter")]
+        m.set_config(parse_value(cmd.index), tuple(parse_value(x) for r in cmd.rates for x in r))
 
-    def cmd_direct_meter_config(self, rest, line) -> None:
-        table = self._table(rest[0])
-        split = len(rest) - 4
-        match, priority = self._matches(table, rest[1:split])
-        entry = table.find(match, priority)
+    def cmd_direct_meter_config(self, cmd: StfCommand) -> None:
+        table = self._table(cmd.table)
+        entry = table.find(*self._matches(table, cmd.keys, cmd.priority))
         if entry is None:
-            raise StfError(f"no entry with this match in table {rest[0]}")
-        entry.meter_config = tuple(parse_value(x) for x in rest[split:])
+            raise StfError(f"no entry with this match in table {cmd.table}")
+        entry.meter_config = tuple(parse_value(x) for r in cmd.rates for x in r)
 
     def _register(self, name):
         return self.device.registers[_resolve(name, self.device.registers, "register")]
 
-    def cmd_register_write(self, rest, line) -> None:
+    def cmd_register_write(self, cmd: StfCommand) -> None:
+        rest = cmd.rest
         self._register(rest[0]).write(parse_value(rest[1]), parse_value(rest[2]))
 
-    def cmd_pvs_add(self, rest, line) -> None:
+    def cmd_pvs_add(self, cmd: StfCommand) -> None:
         """BMv2's CLI: one exact member, the fields' values concatenated (first field in the
         most significant bits), as BMv2 stores a value set's values."""
+        rest = cmd.rest
         vset = self.device.value_sets[_resolve(rest[0], self.device.value_sets, "value set")]
         value, fields = parse_value(rest[1]), vset.definition.fields
         total = sum(f.bitwidth for f in fields)
@@ -440,7 +409,8 @@ class StfRunner:
             member[f.name] = FieldMatch("exact", value=(value >> shift) & ((1 << f.bitwidth) - 1))
         vset.write(vset.members + [member])
 
-    def cmd_register_check(self, rest, line) -> None:
+    def cmd_register_check(self, cmd: StfCommand) -> None:
+        rest = cmd.rest
         got = self._register(rest[0]).read(parse_value(rest[1]))
         want = parse_value(rest[2])
         self.result.checks += 1
@@ -457,20 +427,22 @@ class StfRunner:
         if "bytes" in want and got[1] != want["bytes"]:
             self.result.failures.append(f"{what}: {got[1]} bytes, expected {want['bytes']}")
 
-    def cmd_counter_check(self, rest, line) -> None:
+    def cmd_counter_check(self, cmd: StfCommand) -> None:
+        rest = cmd.rest
         c = self.device.counters[_resolve(rest[0], self.device.counters, "counter")]
         self._check_counts(f"counter {rest[0]}[{rest[1]}]", c.read(parse_value(rest[1])), rest[2:])
 
-    def cmd_check_counter(self, rest, line) -> None:
+    def cmd_check_counter(self, cmd: StfCommand) -> None:
         """p4c: check_counter name(index) [packets|bytes] [op value]; also p4sim's
         counter_check word order."""
+        line = cmd.text
         m = re.fullmatch(
             r"check_counter\s+([\w.]+)\s*\(\s*(\w+)\s*\)\s*(?:(packets|bytes)\s*"
             r"(?:(==|!=|<=|>=|<|>)\s*(\S+))?)?\s*",
             line,
         )
         if m is None:
-            self.cmd_counter_check(rest, line)
+            self.cmd_counter_check(cmd)
             return
         name, index, kind, op, value = m.groups()
         c = self.device.counters[_resolve(name, self.device.counters, "counter")]
@@ -481,29 +453,22 @@ class StfRunner:
                 f"counter {name}({index}) {kind} = {got}, expected {op} {value}"
             )
 
-    def cmd_check_register(self, rest, line) -> None:
-        self.cmd_register_check(rest, line)
+    def cmd_check_register(self, cmd: StfCommand) -> None:
+        self.cmd_register_check(cmd)
 
-    def cmd_direct_counter_check(self, rest, line) -> None:
+    def cmd_direct_counter_check(self, cmd: StfCommand) -> None:
+        rest = cmd.rest
         table = self._table(rest[0])
         split = rest.index("packets") if "packets" in rest else rest.index("bytes")
-        match, priority = self._matches(table, rest[1:split])
-        entry = table.find(match, priority)
+        entry = table.find(*self._matches(table, *split_keys(rest[1:split])))
         if entry is None:
             raise StfError(f"no entry with this match in table {rest[0]}")
         self._check_counts(
             f"direct counter of {rest[0]} entry", (entry.packets, entry.bytes), rest[split:]
         )
 
-    def cmd_packet(self, rest, line) -> None:
-        if not rest:
-            raise StfError("packet needs a port and the frame's hex bytes")
-        port = parse_value(rest[0])
-        try:
-            data = bytes.fromhex("".join(rest[1:]))
-        except ValueError:
-            raise StfError(f"bad hex in packet '{''.join(rest[1:])}'") from None
-        outputs = self.device.process(port, data)
+    def cmd_packet(self, cmd: StfCommand) -> None:
+        outputs = self.device.process(cmd.port, cmd.data)
         self.result.packets += 1
         self.last_outputs = outputs
         for p, frame in outputs:
@@ -511,35 +476,31 @@ class StfRunner:
                 print(f"  out port {p}: {frame.hex()}")
             self.received.setdefault(p, []).append(frame)
 
-    def cmd_expect(self, rest, line) -> None:
-        if not rest:
-            raise StfError("expect needs a port (and the expected hex bytes)")
-        port = parse_value(rest[0])
-        pattern = "".join(rest[1:])
-        if not pattern:  # p4c: any number of frames may leave on this port
-            self.any_output.add(port)
+    def cmd_expect(self, cmd: StfCommand) -> None:
+        if cmd.pattern is None:  # p4c: any number of frames may leave on this port
+            self.any_output.add(cmd.port)
             return
-        exact = pattern.endswith("$")
-        pattern = pattern.removesuffix("$").lower()
-        if not re.fullmatch(r"[0-9a-f*]*", pattern):  # `$` alone: an empty frame
-            raise StfError(f"bad expected packet '{pattern}' (hex digits and * wildcards)")
         # Compared nibble by nibble as p4c does, so an odd number of digits is allowed.
-        self.expected.setdefault(port, []).append((pattern, exact))
+        exact = cmd.pattern.endswith("$")
+        self.expected.setdefault(cmd.port, []).append((cmd.pattern.removesuffix("$"), exact))
 
     # -- p4c STF / simple_switch_CLI commands ------------------------------------------
-    def cmd_mirroring_add(self, rest, line) -> None:
+    def cmd_mirroring_add(self, cmd: StfCommand) -> None:
+        rest = cmd.rest
         if len(rest) != 2:
             raise StfError("mirroring_add needs <session> <port>")
         self.device.pre.clone_sessions[pre_id(rest[0], "clone session", MAX_PRE_ID)] = CloneSession(
             [Replica(parse_value(rest[1]), 0)]
         )
 
-    def cmd_mc_mgrp_create(self, rest, line) -> None:
+    def cmd_mc_mgrp_create(self, cmd: StfCommand) -> None:
+        rest = cmd.rest
         if len(rest) != 1:
             raise StfError("mc_mgrp_create needs <group>")
         self.device.pre.multicast_groups[pre_id(rest[0], "multicast group", MAX_MCAST_GROUP)] = []
 
-    def cmd_mc_node_create(self, rest, line) -> None:
+    def cmd_mc_node_create(self, cmd: StfCommand) -> None:
+        rest = cmd.rest
         if len(rest) < 2:
             raise StfError("mc_node_create needs <rid> <port> ...")
         rid = parse_value(rest[0])
@@ -547,7 +508,8 @@ class StfRunner:
         ports = sorted({parse_value(p) for p in rest[1:]})
         self.mc_nodes.append([Replica(port, rid) for port in ports])
 
-    def cmd_mc_node_associate(self, rest, line) -> None:
+    def cmd_mc_node_associate(self, cmd: StfCommand) -> None:
+        rest = cmd.rest
         if len(rest) != 2:
             raise StfError("mc_node_associate needs <group> <node handle>")
         group, handle = parse_value(rest[0]), parse_value(rest[1])
@@ -557,10 +519,10 @@ class StfRunner:
             raise StfError(f"no multicast node with handle {handle} (mc_node_create)")
         self.device.pre.multicast_groups[group].extend(self.mc_nodes[handle])
 
-    def cmd_wait(self, rest, line) -> None:
+    def cmd_wait(self, cmd: StfCommand) -> None:
         pass  # packets are processed synchronously
 
-    def cmd_expect_drop(self, rest, line) -> None:
+    def cmd_expect_drop(self, cmd: StfCommand) -> None:
         self.result.checks += 1
         if self.last_outputs:
             ports = ", ".join(str(p) for p, _ in self.last_outputs)
@@ -581,7 +543,7 @@ class StfRunner:
                         f"port {port}: expected packet #{i + 1} {pattern} was not sent"
                     )
                     continue
-                if not _frame_matches(got[i].hex(), pattern, exact):
+                if not frame_matches(got[i].hex(), pattern, exact):
                     self.result.failures.append(
                         f"port {port}: packet #{i + 1} differs\n    got      {got[i].hex()}"
                         f"\n    expected {pattern}{'$' if exact else ''}"
@@ -590,14 +552,6 @@ class StfRunner:
                 self.result.failures.append(
                     f"port {port}: unexpected packet #{j + 1} {got[j].hex()}"
                 )
-
-
-def _frame_matches(frame_hex: str, pattern: str, exact: bool) -> bool:
-    """p4c's comparison: the frame starts with the pattern (`*` nibbles match anything);
-    with `$` it must also end there."""
-    if len(frame_hex) < len(pattern) or (exact and len(frame_hex) != len(pattern)):
-        return False
-    return all(p == "*" or p == f for p, f in zip(pattern, frame_hex))
 
 
 def run_stf(p4_path, stf_path, include_dirs=(), defines=None, verbose: bool = False) -> Result:

@@ -17,7 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from controlplane import bmv2
+from controlplane import bmv2, targets
 from experiments.run.netns import Namespace, unique_prefix, veth_pair
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -97,39 +97,6 @@ def pipeline_files(args) -> dict[str, Path]:
     return files
 
 
-def switch_argv(args, ifaces: list[str]) -> list[str]:
-    if args.target == "p4sim":
-        ports = [arg for i, name in zip(PORTS, ifaces) for arg in ("-i", f"{i}@{name}")]
-        return [
-            str(ROOT / ".venv" / "bin" / "p4sim"),
-            str(ROOT / "p4src" / "dc_splitter.p4"),
-            *ports,
-            "--cpu-port",
-            str(CPU_PORT),
-            "--grpc-server-addr",
-            GRPC_ADDR,
-        ]
-    # The namespace is ours: BMv2's default Thrift port cannot collide with anything.
-    return bmv2.switch_argv(dict(zip(PORTS, ifaces)), GRPC_ADDR, THRIFT_PORT, cpu_port=CPU_PORT)
-
-
-def wait_for_grpc(ns: Namespace, switch: subprocess.Popen, timeout_s: float = 60) -> None:
-    probe = (
-        "import grpc, sys; ch = grpc.insecure_channel(sys.argv[1]); "
-        "grpc.channel_ready_future(ch).result(timeout=float(sys.argv[2]))"
-    )
-    proc = ns.run(
-        [sys.executable, "-c", probe, GRPC_ADDR, str(timeout_s)],
-        check=False,
-        timeout=timeout_s + 10,
-    )
-    if proc.returncode != 0 or switch.poll() is not None:
-        raise RuntimeError(
-            f"the switch did not serve P4Runtime on {GRPC_ADDR} within "
-            f"{timeout_s:g} s (exit status {switch.poll()}); see its log"
-        )
-
-
 def main(argv=None) -> int:
     args = parse_args(argv)
     files = pipeline_files(args)
@@ -151,10 +118,15 @@ def main(argv=None) -> int:
             veth_pair(s_if, ns, p_if, ns, mtu=LEG_MTU)
         log_path = args.out / f"{args.target}.log"
         with open(log_path, "w") as log:
-            switch = ns.popen(
-                switch_argv(args, switch_ifs), stdout=log, stderr=subprocess.STDOUT, cwd=args.out
+            argv = targets.switch_argv(
+                args.target,
+                dict(zip(PORTS, switch_ifs)),
+                GRPC_ADDR,
+                cpu_port=CPU_PORT,
+                program=ROOT / "p4src" / "dc_splitter.p4",
             )
-            wait_for_grpc(ns, switch)
+            switch = ns.popen(argv, stdout=log, stderr=subprocess.STDOUT, cwd=args.out)
+            targets.wait_serving(switch, GRPC_ADDR, popen=ns.popen, log=log_path)
             ptf_argv = [
                 str(ROOT / ".venv" / "bin" / "ptf"),
                 "--test-dir",

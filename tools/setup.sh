@@ -10,6 +10,7 @@ cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(
   build-essential pkg-config clang libclang-rt-14-dev   # C parts, libFuzzer
+  clang-format                                          # make lint / make format (.clang-format)
   dpdk libdpdk-dev dpdk-dev                             # pdcp-agent (DPDK 22.11)
   iproute2 ethtool iputils-ping tcpdump bridge-utils    # testbed plumbing
   iperf3 curl nginx-light ngtcp2-server ngtcp2-client   # flows

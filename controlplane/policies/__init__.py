@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from controlplane.feedback import Report
+from controlplane.pdcp import Report
 
 LEGS = ("a", "b")
 

@@ -6,7 +6,7 @@ reporting) or loses everything for
 
 from __future__ import annotations
 
-from controlplane.feedback import Report
+from controlplane.pdcp import Report
 from controlplane.policies import LEGS, Decision, Policy
 
 

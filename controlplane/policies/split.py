@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from controlplane.feedback import Report
+from controlplane.pdcp import Report
 from controlplane.policies import Decision, Policy
 
 

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from controlplane.control import JsonLog, run_control
-from controlplane.feedback import Report, encode_report
 from controlplane.model import SplitterError, UserConfig
+from controlplane.pdcp import Report, encode_report
 from controlplane.policies import Tuning
 from controlplane.splitter import Splitter
 from controlplane.tests.test_controlplane_e2e import frame, legs

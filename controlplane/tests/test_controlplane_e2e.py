@@ -21,18 +21,12 @@ from typing import NamedTuple
 
 import pytest
 
-from controlplane import bmv2
+from controlplane import bmv2, targets
 from controlplane.cli import main as dcctl
 from controlplane.model import UserConfig
+from controlplane.pdcp import sn_of
 from controlplane.splitter import Splitter
-from experiments.run.netns import (
-    Namespace,
-    in_netns,
-    offloads_off,
-    run,
-    stop_process,
-    unique_prefix,
-)
+from experiments.run.netns import Namespace, in_netns, offloads_off, run, unique_prefix
 from p4sim.io import InProcessPorts
 from p4sim.io.afpacket import AfPacketPorts
 from p4sim.p4runtime.server import P4RuntimeServer
@@ -174,7 +168,7 @@ def bmv2_target(compiled):
             ns.run(["ip", "link", "set", test_if, "up"])
             offloads_off(sw_if)
             offloads_off(test_if, netns=ns.name)
-        argv = bmv2.switch_argv({p: f"{prefix}s{p}" for p in PORTS}, grpc_addr, thrift_port)
+        argv = targets.bmv2_argv({p: f"{prefix}s{p}" for p in PORTS}, grpc_addr, thrift_port)
         switch = subprocess.Popen(
             argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
         )
@@ -188,7 +182,7 @@ def bmv2_target(compiled):
                 yield Target(sw, ports, grpc_addr, compiled)
         finally:
             ports.close()
-            stop_process(switch)
+            targets.stop(switch)
 
 
 def frame(dst: str, seq: int) -> bytes:
@@ -207,11 +201,6 @@ def frame(dst: str, seq: int) -> bytes:
     )
     udp = struct.pack("!HHHH", 4433, 5555, 8, 0)
     return bytes.fromhex("0200000000fe020000000001") + b"\x08\x00" + ip + udp
-
-
-def sn_of(data: bytes) -> int:
-    assert data[12:14] == b"\x88\xb5"
-    return ((data[14] & 3) << 16) | (data[15] << 8) | data[16]
 
 
 def legs(ports: InProcessPorts) -> list[tuple[int, int]]:

@@ -1,4 +1,4 @@
-"""The feedback loop's pure parts: report frames (controlplane.feedback) and each split
+"""The feedback loop's pure parts: report frames (controlplane.pdcp) and each split
 policy (controlplane.policies) driven by report sequences with an injected clock.
 
 Run: .venv/bin/pytest controlplane/tests/test_controlplane_policies.py
@@ -8,7 +8,7 @@ import itertools
 
 import pytest
 
-from controlplane.feedback import FeedbackError, Report, decode_report, encode_report
+from controlplane.pdcp import FeedbackError, Report, decode_report, encode_report
 from controlplane.policies import Tuning, make_policy
 
 PERIOD = 0.01

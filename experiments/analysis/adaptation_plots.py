@@ -1,4 +1,4 @@
-"""Figures of the split-loop studies (metrics: experiments/analysis/adaptation.py):
+"""Figures of the split-loop studies (metrics: experiments/analysis/loop_metrics.py):
 
 - goodput per bandwidth ratio and split method (loop_ratio), the oracle as reference;
 - leg A's share of the DC frames over time, one line per method (outage, step-down, traces).
@@ -14,7 +14,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from experiments.analysis import adaptation, metrics
+from experiments.analysis import loop_metrics, metrics
 from experiments.analysis.plots import FIGSIZE, _save
 
 
@@ -43,11 +43,11 @@ def leg_share_over_time(out: Path, out_dir: Path, window: int = 50) -> list[Path
         if m.get("status") != "ok" or m.get("point") in seen:
             continue
         seen.add(m.get("point"))
-        f = adaptation.leg_frames(metrics.load_samples(out / "runs" / m["run_id"]))
+        f = loop_metrics.leg_frames(metrics.load_samples(out / "runs" / m["run_id"]))
         r = f.rolling(window, min_periods=1).sum()
         share = r.a / (r.a + r.b)
         ax.plot(share.index, share.values, label=str(m.get("point")), lw=1)
-        outage = outage or adaptation.outage(m)
+        outage = outage or loop_metrics.outage(m)
     for ev in (
         (metrics.load_manifests(out)[0].get("events_applied") or [])[:2] if not outage else []
     ):

@@ -18,13 +18,16 @@ LINKEM_SAN    := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omi
 
 linkem-build: $(LINKEM_OUT)/linkem $(LINKEM_OUT)/pktgen
 
-$(LINKEM_OUT)/linkem: $(LINKEM_CORE) $(LINKEM_DIR)/src/main.c $(LINKEM_HDRS)
-	@mkdir -p $(@D)
-	$(CC) $(LINKEM_CFLAGS) -o $@ $(LINKEM_CORE) $(LINKEM_DIR)/src/main.c -lm
+# the program around the core: options, I/O, JSON stats, control socket, event loop
+LINKEM_PROG   := $(addprefix $(LINKEM_DIR)/src/,options.c io.c stats.c control.c main.c)
 
-$(LINKEM_OUT)/pktgen: $(LINKEM_DIR)/bench/pktgen.c
+$(LINKEM_OUT)/linkem: $(LINKEM_CORE) $(LINKEM_PROG) $(LINKEM_HDRS) $(PKTIO_DEPS)
 	@mkdir -p $(@D)
-	$(CC) $(LINKEM_CFLAGS) -o $@ $< -lm
+	$(CC) $(LINKEM_CFLAGS) $(PKTIO_CFLAGS) -o $@ $(LINKEM_CORE) $(LINKEM_PROG) $(PKTIO_LIB) -lm
+
+$(LINKEM_OUT)/pktgen: $(LINKEM_DIR)/bench/pktgen.c $(PKTIO_DEPS)
+	@mkdir -p $(@D)
+	$(CC) $(LINKEM_CFLAGS) $(PKTIO_CFLAGS) -o $@ $< $(PKTIO_LIB) -lm
 
 $(LINKEM_OUT)/test_link: $(LINKEM_CORE) $(LINKEM_DIR)/tests/test_link.c $(LINKEM_HDRS)
 	@mkdir -p $(@D)

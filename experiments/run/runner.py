@@ -44,7 +44,8 @@ from experiments.flows import (
 )
 from experiments.flows.quicgo import QUICGO_BIN
 from experiments.run import cpu, progress
-from experiments.run.links import LinkError, LinkSpecError
+from experiments.run.links import LinkError
+from experiments.run.linkspec import LinkSpecError
 from experiments.run.parts import ROOT, TestbedError, venv_tool
 from experiments.run.sampler import Sampler, flatten_switch_stats, saturation
 from experiments.run.scenario import EVENT_DIRECTIONS, Run, Scenario

@@ -30,6 +30,7 @@ from typing import Any
 import yaml
 
 from controlplane.limits import MAX_BATCH  # the P4 program's batch_size_t
+from experiments.run.linkspec import LinkSpec, LinkSpecError
 from p4sim.cliargs import NotUtf8Error, read_utf8_text
 
 
@@ -664,8 +665,6 @@ def _check_with_link_driver(where: str, spec: dict) -> None:
 def _link_driver_problem(spec_json: str) -> str | None:
     """Once per distinct leg spec: a study repeats each spec in every run, and reading a
     trace file 90 times costs seconds."""
-    from experiments.run.links import LinkSpec, LinkSpecError
-
     try:
         LinkSpec.from_dict(json.loads(spec_json)).to_spec()
     except LinkSpecError as exc:

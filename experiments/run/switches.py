@@ -13,8 +13,9 @@ from pathlib import Path
 
 import yaml
 
+from controlplane import targets
 from experiments.run.netns import Namespace
-from experiments.run.parts import BUILD, ROOT, RUN_DIR, TestbedError, venv_tool, wait_for
+from experiments.run.parts import BUILD, ROOT, RUN_DIR, TestbedError
 
 P4_PROGRAM = ROOT / "p4src" / "dc_splitter.p4"
 CPU_PORT = 255  # the adaptive profile's PacketIn port (CPU_PORT in p4src/include/defines.p4)
@@ -160,47 +161,35 @@ def start_switch(
     (its process, its P4Runtime address), once that address answers."""
     p = prefix
     grpc_addr = f"unix:{RUN_DIR / (p + '.p4rt.sock')}"
-    ifaces = [arg for port in (0, 1, 2) for arg in ("-i", f"{port}@{p}p{port}")]
+    ifaces = {port: f"{p}p{port}" for port in (0, 1, 2)}
     log = workdir / "switch.log"
     adaptive = config.get("feedback") is not None
-    cpu = ["--cpu-port", str(CPU_PORT)] if adaptive else []
-    if target == "p4sim":
-        p4sim = venv_tool("p4sim")
-        if p4sim is None:
-            raise TestbedError("switch: the p4sim command is missing; run `make setup`")
-        argv = [
-            p4sim,
-            str(P4_PROGRAM),
-            # the agent's --sn-bits must match
-            *p4_defines(config["dc"]["sn_bits"], adaptive),
-            *ifaces,
-            *cpu,
-            "--grpc-server-addr",
-            grpc_addr,
-            "--log-level",
-            "warn",
-            "--engine",
-            engine,
-        ]
-    elif target == "bmv2":
+    if target == "bmv2":
         missing = bmv2_missing(config["dc"]["sn_bits"], adaptive)
         if missing:
             raise TestbedError(missing)
-        from controlplane import bmv2
-
-        # Its Thrift runtime listens on the default port inside the switch's namespace.
-        argv = bmv2.switch_argv({port: f"{p}p{port}" for port in (0, 1, 2)}, grpc_addr)
-        argv += cpu  # after the `--` that switch_argv ends its own options with
-    else:
-        raise TestbedError(f"switch: target {target!r} is not one of p4sim, bmv2")
-    with open(log, "w") as out:  # the child keeps its own descriptor
-        proc = switch.popen(argv, stdout=out, stderr=subprocess.STDOUT)
-    sock = Path(grpc_addr[len("unix:") :])
-    wait_for(sock.exists, 60, f"switch ({target})", proc, log)
+    try:
+        # p4sim compiles the program itself (the agent's --sn-bits must match its
+        # defines); BMv2's Thrift runtime listens on the default port inside the
+        # switch's namespace.
+        argv = targets.switch_argv(
+            target,
+            ifaces,
+            grpc_addr,
+            cpu_port=CPU_PORT if adaptive else None,
+            program=P4_PROGRAM,
+            p4sim_options=[
+                *p4_defines(config["dc"]["sn_bits"], adaptive),
+                *("--log-level", "warn", "--engine", engine),
+            ],
+        )
+        proc = targets.start(argv, log, switch.popen)
+        targets.wait_serving(proc, grpc_addr, log=log)
+    except targets.TargetError as exc:
+        raise TestbedError(f"switch ({target}): {exc}") from None
     return proc, grpc_addr
 
 
-# ---------------------------------------------------------------- the controller on it
 def connect(grpc_addr: str, remote: RemoteSwitch | None):
     """The controller (a `Splitter`), primary on the run's switch."""
     from controlplane.splitter import Splitter

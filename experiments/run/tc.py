@@ -10,15 +10,11 @@ from __future__ import annotations
 
 import json
 import math
-from typing import TYPE_CHECKING
 
+from experiments.run.linkspec import LinkSpec
 from experiments.run.netns import NetnsError, run
 
-if TYPE_CHECKING:  # no import cycle at run time
-    from experiments.run.links import LinkSpec
-
 UNKNOWN_QDISC = "Specified qdisc kind is unknown"
-ETH_FRAME_BYTES = 1514  # a full-size Ethernet frame, for converting byte queues to packets
 
 
 class TcError(RuntimeError):

@@ -422,7 +422,8 @@ class Testbed:
     # ------------------------------------------------------------------ links
     def _start_links(self, enb: dict[str, Namespace]) -> None:
         try:
-            from experiments.run.links import LinkError, LinkSpec, LinkSpecError, start_link
+            from experiments.run.links import LinkError, start_link
+            from experiments.run.linkspec import LinkSpec, LinkSpecError
         except ImportError as exc:
             raise TestbedError(
                 f"link emulation: experiments.run.links is missing ({exc})"

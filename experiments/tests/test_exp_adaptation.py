@@ -1,13 +1,13 @@
-"""experiments.analysis.adaptation on hand-made samples: per-interval frames from linkem's cumulative
+"""experiments.analysis.loop_metrics on hand-made samples: per-interval frames from linkem's cumulative
 counters, leg shares, how long a dead leg kept traffic, the controller's first decision.
 
-Run: .venv/bin/pytest experiments/tests/test_exp_adaptation.py
+Run: .venv/bin/pytest experiments/tests/test_exp_loop_metrics.py
 """
 
 import pandas as pd
 import pytest
 
-from experiments.analysis import adaptation
+from experiments.analysis import loop_metrics
 
 PERIOD = 0.01
 
@@ -25,14 +25,14 @@ def samples(per_interval: list[tuple[int, int]], decisions=()) -> pd.DataFrame:
 
 
 def test_leg_frames_are_differences_of_the_counters():
-    f = adaptation.leg_frames(samples([(3, 1), (3, 1), (2, 2)]))
+    f = loop_metrics.leg_frames(samples([(3, 1), (3, 1), (2, 2)]))
     assert f.a.tolist()[1:] == [3, 2] and f.b.tolist()[1:] == [1, 2]
 
 
 def test_leg_a_share_in_a_window():
     s = samples([(3, 1)] * 50 + [(1, 1)] * 50)
-    assert adaptation.leg_a_share(s, 0.02, 0.5) == pytest.approx(0.75)
-    assert adaptation.leg_a_share(s, 0.52) == pytest.approx(0.5)
+    assert loop_metrics.leg_a_share(s, 0.02, 0.5) == pytest.approx(0.75)
+    assert loop_metrics.leg_a_share(s, 0.52) == pytest.approx(0.5)
 
 
 def test_dead_leg_left_after_its_last_busy_window():
@@ -40,17 +40,17 @@ def test_dead_leg_left_after_its_last_busy_window():
     before = [(5, 5)] * 100
     after = [(5, 5)] * 5 + [(49, 1) if i % 5 == 0 else (50, 0) for i in range(95)]
     s = samples(before + after, decisions=[(1.04, 0.98)])
-    left = adaptation.left_after_s(s, "b", 1.0, 2.0)
+    left = loop_metrics.left_after_s(s, "b", 1.0, 2.0)
     # windows of 10 intervals from 1.01 s: ending at 1.09 s B has 26 of 250 frames (10.4 %),
     # at 1.10 s 26 of 300 (8.7 %): the last busy window ends at 1.09 s
     assert left == pytest.approx(0.09, abs=1e-6)
-    assert adaptation.first_decision_s(s, 1.0) == pytest.approx(0.04)
+    assert loop_metrics.first_decision_s(s, 1.0) == pytest.approx(0.04)
 
 
 def test_leg_never_used_after_the_event():
     s = samples([(5, 5)] * 100 + [(10, 0)] * 50)
-    assert adaptation.left_after_s(s, "b", 1.0, 1.5) == 0.0
-    assert adaptation.first_decision_s(s, 1.0) is None
+    assert loop_metrics.left_after_s(s, "b", 1.0, 1.5) == 0.0
+    assert loop_metrics.first_decision_s(s, 1.0) is None
 
 
 def test_outage_found_in_the_manifest():
@@ -61,5 +61,5 @@ def test_outage_found_in_the_manifest():
             {"at_s": 7, "link": "b", "set": {"loss": 0}, "applied_at_s": 7.03},
         ]
     }
-    assert adaptation.outage(m) == ("b", 4.02, 7.03)
-    assert adaptation.outage({"events_applied": []}) is None
+    assert loop_metrics.outage(m) == ("b", 4.02, 7.03)
+    assert loop_metrics.outage({"events_applied": []}) is None

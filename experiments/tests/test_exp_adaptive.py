@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from experiments.analysis import adaptation, metrics
+from experiments.analysis import loop_metrics, metrics
 from experiments.run.runner import RunOptions, run_scenario
 from experiments.run.scenario import from_dict
 
@@ -49,14 +49,14 @@ def test_capacity_policy_moves_split_towards_3_to_1(tmp_path):
     assert not shares.empty, "the controller took no decision"
     assert shares.value.iloc[-1] == pytest.approx(0.75, abs=0.08)
     # linkem saw it: after the first second, about 3 frames on A for 1 on B (1:1 gives 0.5)
-    assert adaptation.leg_a_share(samples, 1.0) == pytest.approx(0.75, abs=0.08)
+    assert loop_metrics.leg_a_share(samples, 1.0) == pytest.approx(0.75, abs=0.08)
 
 
 def test_credit_split_follows_the_legs(tmp_path):
     _, samples = run(
         tmp_path, "credit", links=ASYMMETRIC, dc={"batch": 100, "ratio": "1:1", "credit": True}
     )
-    assert adaptation.leg_a_share(samples, 1.0) > 0.65
+    assert loop_metrics.leg_a_share(samples, 1.0) > 0.65
 
 
 def test_failover_leaves_a_dead_leg_and_returns(tmp_path):
@@ -73,12 +73,12 @@ def test_failover_leaves_a_dead_leg_and_returns(tmp_path):
             {"at_s": 3.0, "link": "b", "set": {"loss": 0}},
         ],
     )
-    leg, start, end = adaptation.outage(m)
+    leg, start, end = loop_metrics.outage(m)
     assert leg == "b" and end > start
     # during the outage, once the controller reacted, B gets the probe share only
-    assert adaptation.leg_a_share(samples, start + 0.3, end) > 0.95
+    assert loop_metrics.leg_a_share(samples, start + 0.3, end) > 0.95
     # once B delivers again (5 reports with deliveries of the probe), back to 1:1
     shares = samples[(samples.source == "control") & (samples.metric == "share_a")]
     back = shares[(shares.t_s > end) & (shares.value == 0.5)]
     assert not back.empty, "the split did not come back after the outage"
-    assert adaptation.leg_a_share(samples, back.t_s.iloc[0] + 0.3) == pytest.approx(0.5, abs=0.1)
+    assert loop_metrics.leg_a_share(samples, back.t_s.iloc[0] + 0.3) == pytest.approx(0.5, abs=0.1)

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from experiments.run import tc
-from experiments.run.links import LinkSpec, LinkSpecError, change_spec, start_link, trace_mean_mbit
+from experiments.run.links import start_link
+from experiments.run.linkspec import LinkSpec, LinkSpecError, change_spec, trace_mean_mbit
 
 LINKEM = Path(__file__).resolve().parents[2] / "build" / "linkem" / "linkem"
 

@@ -49,7 +49,8 @@ void agent_usage(const char *prog, FILE *out)
 		"Usage: %s [EAL options] -- [app options]\n"
 		"\n"
 		"PDCP receive agent of a Dual Connectivity client: reorders the PDCP PDUs of two\n"
-		"legs (3GPP TS 38.323 section 5.2.2), strips the PDCP header and hands the packets\n"
+		"legs (3GPP TS 38.323 section 5.2.2), strips the PDCP header and hands the "
+		"packets\n"
 		"in order to the host port; frames from the host port go out on the uplink leg.\n"
 		"\n"
 		"EAL (typical): -l 0 --no-huge -m 256 --no-pci --file-prefix NAME\n"
@@ -66,9 +67,11 @@ void agent_usage(const char *prog, FILE *out)
 		"  --uplink-leg a|b         leg for frames from the host port (default a)\n"
 		"  --stats FILE             JSON-lines stats file (default: stdout)\n"
 		"  --stats-interval-ms N    stats period; 0 = only the final line (default %u)\n"
-		"  --idle-sleep-us N        sleep when a poll round finds no packet; 0 = busy poll\n"
+		"  --idle-sleep-us N        sleep when a poll round finds no packet; 0 = busy "
+		"poll\n"
 		"                           (default %u)\n"
-		"  --host-dst-mac MAC       rewrite the destination MAC of frames sent to the host\n"
+		"  --host-dst-mac MAC       rewrite the destination MAC of frames sent to the "
+		"host\n"
 		"                           port (default: keep it as received)\n"
 		"  --initial-sn N|auto      RX_DELIV and RX_NEXT start at SN N (HFN 0), or at the\n"
 		"                           first PDU's SN with auto, for an agent started after\n"
@@ -100,9 +103,8 @@ static int parse_mac(const char *s, uint8_t mac[6])
 	unsigned int b[6];
 	char tail;
 
-	if (strlen(s) != 17 ||
-	    sscanf(s, "%2x:%2x:%2x:%2x:%2x:%2x%c", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5],
-		   &tail) != 6)
+	if (strlen(s) != 17 || sscanf(s, "%2x:%2x:%2x:%2x:%2x:%2x%c", &b[0], &b[1], &b[2], &b[3],
+				      &b[4], &b[5], &tail) != 6)
 		return -1;
 	for (int i = 0; i < 6; i++)
 		mac[i] = (uint8_t)b[i];
@@ -133,10 +135,14 @@ int agent_parse_options(int argc, char **argv, struct agent_options *opt, FILE *
 		case OPT_LEG_B:
 		case OPT_HOST:
 			if (parse_uint(arg, MAX_PORT_ID, &v) < 0) {
-				fprintf(err, "%s: %s '%s' is not a port: use a DPDK port number "
-					"from 0 to %u, in the order of the --vdev options\n", prog,
-					c == OPT_HOST ? "--host" :
-					c == OPT_LEG_A ? "--leg-a" : "--leg-b", arg, MAX_PORT_ID);
+				fprintf(err,
+					"%s: %s '%s' is not a port: use a DPDK port number "
+					"from 0 to %u, in the order of the --vdev options\n",
+					prog,
+					c == OPT_HOST	 ? "--host"
+					: c == OPT_LEG_A ? "--leg-a"
+							 : "--leg-b",
+					arg, MAX_PORT_ID);
 				return -1;
 			}
 			if (c == OPT_HOST)
@@ -154,8 +160,10 @@ int agent_parse_options(int argc, char **argv, struct agent_options *opt, FILE *
 			break;
 		case OPT_T_REORDERING_US:
 			if (parse_uint(arg, MAX_T_REORDERING_US, &opt->t_reordering_us) < 0) {
-				fprintf(err, "%s: --t-reordering-us '%s' is not allowed: use an "
-					"integer from 0 to %u\n", prog, arg, MAX_T_REORDERING_US);
+				fprintf(err,
+					"%s: --t-reordering-us '%s' is not allowed: use an "
+					"integer from 0 to %u\n",
+					prog, arg, MAX_T_REORDERING_US);
 				return -1;
 			}
 			break;
@@ -177,10 +185,13 @@ int agent_parse_options(int argc, char **argv, struct agent_options *opt, FILE *
 		case OPT_STATS_INTERVAL_MS:
 		case OPT_IDLE_SLEEP_US:
 			if (parse_uint(arg, 3600u * 1000 * 1000, &v) < 0) {
-				fprintf(err, "%s: %s '%s' is not allowed: use an integer from 0 to "
-					"3600000000\n", prog,
-					c == OPT_IDLE_SLEEP_US ? "--idle-sleep-us" :
-					"--stats-interval-ms", arg);
+				fprintf(err,
+					"%s: %s '%s' is not allowed: use an integer from 0 to "
+					"3600000000\n",
+					prog,
+					c == OPT_IDLE_SLEEP_US ? "--idle-sleep-us"
+							       : "--stats-interval-ms",
+					arg);
 				return -1;
 			}
 			if (c == OPT_IDLE_SLEEP_US)
@@ -190,8 +201,10 @@ int agent_parse_options(int argc, char **argv, struct agent_options *opt, FILE *
 			break;
 		case OPT_HOST_DST_MAC:
 			if (parse_mac(arg, opt->host_dst_mac) < 0) {
-				fprintf(err, "%s: --host-dst-mac '%s' is not a MAC address: use the "
-					"form 02:00:00:00:00:01\n", prog, arg);
+				fprintf(err,
+					"%s: --host-dst-mac '%s' is not a MAC address: use the "
+					"form 02:00:00:00:00:01\n",
+					prog, arg);
 				return -1;
 			}
 			opt->rewrite_dst_mac = true;
@@ -203,8 +216,10 @@ int agent_parse_options(int argc, char **argv, struct agent_options *opt, FILE *
 				opt->initial_sn_auto = false;
 				opt->initial_sn = (uint32_t)v;
 			} else {
-				fprintf(err, "%s: --initial-sn '%s' is not allowed: use auto or an SN "
-					"from 0 to 2^sn-bits - 1\n", prog, arg);
+				fprintf(err,
+					"%s: --initial-sn '%s' is not allowed: use auto or an SN "
+					"from 0 to 2^sn-bits - 1\n",
+					prog, arg);
 				return -1;
 			}
 			break;
@@ -227,15 +242,18 @@ int agent_parse_options(int argc, char **argv, struct agent_options *opt, FILE *
 		return -1;
 	}
 	if (opt->initial_sn >> opt->sn_bits) {
-		fprintf(err, "%s: --initial-sn %u is not allowed with --sn-bits %u: use auto or an "
-			"SN from 0 to %u\n", prog, opt->initial_sn, opt->sn_bits,
-			(1u << opt->sn_bits) - 1);
+		fprintf(err,
+			"%s: --initial-sn %u is not allowed with --sn-bits %u: use auto or an "
+			"SN from 0 to %u\n",
+			prog, opt->initial_sn, opt->sn_bits, (1u << opt->sn_bits) - 1);
 		return -1;
 	}
 	if (opt->leg_port[0] == opt->leg_port[1] || opt->leg_port[0] == opt->host_port ||
 	    opt->leg_port[1] == opt->host_port) {
-		fprintf(err, "%s: --leg-a %u, --leg-b %u and --host %u must be three different "
-			"ports\n", prog, opt->leg_port[0], opt->leg_port[1], opt->host_port);
+		fprintf(err,
+			"%s: --leg-a %u, --leg-b %u and --host %u must be three different "
+			"ports\n",
+			prog, opt->leg_port[0], opt->leg_port[1], opt->host_port);
 		return -1;
 	}
 	return 0;

@@ -16,20 +16,20 @@
 #define DEFAULT_T_REORDERING_US 200000u
 #define DEFAULT_STATS_INTERVAL_MS 100u
 #define DEFAULT_IDLE_SLEEP_US 50u
-#define MAX_T_REORDERING_US 60000000u   /* 60 s; 38.323 tops out at 3 s */
+#define MAX_T_REORDERING_US 60000000u /* 60 s; 38.323 tops out at 3 s */
 #define MAX_PORT_ID 1023u
 
 struct agent_options {
-	uint16_t leg_port[2];      /* [0] = leg A, [1] = leg B */
+	uint16_t leg_port[2]; /* [0] = leg A, [1] = leg B */
 	uint16_t host_port;
 	unsigned int sn_bits;
 	uint64_t t_reordering_us;
-	unsigned int uplink_leg;   /* 0 = a, 1 = b */
-	const char *stats_path;    /* NULL: stdout */
+	unsigned int uplink_leg;    /* 0 = a, 1 = b */
+	const char *stats_path;	    /* NULL: stdout */
 	uint64_t stats_interval_ms; /* 0: only the final line */
-	uint64_t idle_sleep_us;    /* 0: busy poll */
-	bool initial_sn_auto;      /* RX_DELIV starts at the first PDU's SN */
-	uint32_t initial_sn;       /* otherwise RX_DELIV starts here (spec: 0) */
+	uint64_t idle_sleep_us;	    /* 0: busy poll */
+	bool initial_sn_auto;	    /* RX_DELIV starts at the first PDU's SN */
+	uint32_t initial_sn;	    /* otherwise RX_DELIV starts here (spec: 0) */
 	bool rewrite_dst_mac;
 	uint8_t host_dst_mac[6];
 };

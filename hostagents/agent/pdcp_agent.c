@@ -55,7 +55,7 @@
 #define HOST_TXQ_SIZE 65536
 #define HOST_TX_BURST 64
 #define HOST_TX_PER_ROUND 256
-#define TX_RETRIES 64         /* tx_burst attempts before frames count as dropped */
+#define TX_RETRIES 64 /* tx_burst attempts before frames count as dropped */
 
 /* Per-mbuf private area: when the frame entered the agent. */
 struct mbuf_priv {
@@ -77,10 +77,7 @@ struct agent {
 
 static volatile sig_atomic_t quit_signal;
 
-static void on_signal(int sig)
-{
-	quit_signal = sig;
-}
+static void on_signal(int sig) { quit_signal = sig; }
 
 static inline uint64_t now_ns(void)
 {
@@ -90,14 +87,10 @@ static inline uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static inline struct mbuf_priv *priv_of(struct rte_mbuf *m)
-{
-	return rte_mbuf_to_priv(m);
-}
+static inline struct mbuf_priv *priv_of(struct rte_mbuf *m) { return rte_mbuf_to_priv(m); }
 
 /* Send as many as the port takes within TX_RETRIES attempts; free and count the rest. */
-static unsigned int tx_all(uint16_t port, struct rte_mbuf **pkts, unsigned int n,
-			   uint64_t *dropped)
+static unsigned int tx_all(uint16_t port, struct rte_mbuf **pkts, unsigned int n, uint64_t *dropped)
 {
 	unsigned int sent = 0;
 
@@ -122,7 +115,8 @@ static unsigned int host_tx_drain(struct agent *ag, unsigned int max)
 		uint64_t t;
 
 		n = rte_ring_sc_dequeue_burst(ag->host_txq, (void **)pkts,
-					      RTE_MIN((unsigned int)HOST_TX_BURST, max - done), NULL);
+					      RTE_MIN((unsigned int)HOST_TX_BURST, max - done),
+					      NULL);
 		if (n == 0)
 			break;
 		/* Read the timestamps before the port takes (and may free) the mbufs. */
@@ -247,8 +241,8 @@ static void lcore_rx_reorder_tx(struct agent *ag)
 		uint16_t n = rte_eth_rx_burst(ag->opt.host_port, 0, pkts, BURST_SIZE);
 		if (n > 0) {
 			ag->stats.rx_host += n;
-			ag->stats.uplink += tx_all(uplink_port, pkts, n,
-						   &ag->stats.tx_dropped_uplink);
+			ag->stats.uplink +=
+				tx_all(uplink_port, pkts, n, &ag->stats.tx_dropped_uplink);
 			seen += n;
 		}
 
@@ -271,9 +265,10 @@ static int port_init(struct agent *ag, uint16_t port, const char *role, bool pro
 	int ret;
 
 	if (!rte_eth_dev_is_valid_port(port)) {
-		fprintf(stderr, "pdcp-agent: %s port %u does not exist: the --vdev options "
-			"created %u port(s), numbered from 0 in their order\n", role, port,
-			rte_eth_dev_count_avail());
+		fprintf(stderr,
+			"pdcp-agent: %s port %u does not exist: the --vdev options "
+			"created %u port(s), numbered from 0 in their order\n",
+			role, port, rte_eth_dev_count_avail());
 		return -1;
 	}
 	memset(&conf, 0, sizeof(conf));
@@ -303,8 +298,10 @@ static int port_init(struct agent *ag, uint16_t port, const char *role, bool pro
 	if (promiscuous) {
 		ret = rte_eth_promiscuous_enable(port);
 		if (ret != 0 && ret != -ENOTSUP)
-			fprintf(stderr, "pdcp-agent: warning: promiscuous mode on %s port %u: "
-				"%s\n", role, port, rte_strerror(-ret));
+			fprintf(stderr,
+				"pdcp-agent: warning: promiscuous mode on %s port %u: "
+				"%s\n",
+				role, port, rte_strerror(-ret));
 	}
 	return 0;
 }
@@ -362,7 +359,7 @@ int main(int argc, char **argv)
 	for (sep = 1; sep < argc && strcmp(argv[sep], "--") != 0; sep++)
 		;
 	app_argc = sep < argc ? argc - sep : 1;
-	app_argv = sep < argc ? argv + sep : argv;  /* argv[sep] = "--" stands for argv[0] */
+	app_argv = sep < argc ? argv + sep : argv; /* argv[sep] = "--" stands for argv[0] */
 	if (sep < argc)
 		app_argv[0] = argv[0];
 	ret = agent_parse_options(app_argc, app_argv, &ag.opt, stderr);
@@ -381,14 +378,16 @@ int main(int argc, char **argv)
 	eal_argc = sep;
 	ret = rte_eal_init(eal_argc, argv);
 	if (ret < 0) {
-		fprintf(stderr, "pdcp-agent: EAL initialisation failed: %s (check the EAL "
+		fprintf(stderr,
+			"pdcp-agent: EAL initialisation failed: %s (check the EAL "
 			"options, and that every --vdev iface= interface exists)\n",
 			rte_strerror(rte_errno));
 		return 1;
 	}
 	snprintf(runtime_dir, sizeof(runtime_dir), "%s", rte_eal_get_runtime_dir());
 	if (rte_eth_dev_count_avail() < count_vdev_args(eal_argc, argv)) {
-		fprintf(stderr, "pdcp-agent: only %u of the %u --vdev devices came up (see the "
+		fprintf(stderr,
+			"pdcp-agent: only %u of the %u --vdev devices came up (see the "
 			"EAL messages above; usually an iface= interface that does not exist)\n",
 			rte_eth_dev_count_avail(), count_vdev_args(eal_argc, argv));
 		ret = 1;
@@ -412,19 +411,21 @@ int main(int argc, char **argv)
 		.ctx = &ag,
 	});
 	for (unsigned int n = NUM_MBUFS; ag.pool == NULL && n >= MIN_MBUFS; n = n / 2) {
-		ag.pool = rte_pktmbuf_pool_create("pdcp_agent_pool", n, MBUF_CACHE_SIZE,
-						  RTE_ALIGN(sizeof(struct mbuf_priv),
-							    RTE_MBUF_PRIV_ALIGN),
-						  RTE_MBUF_DEFAULT_BUF_SIZE, rte_socket_id());
+		ag.pool = rte_pktmbuf_pool_create(
+			"pdcp_agent_pool", n, MBUF_CACHE_SIZE,
+			RTE_ALIGN(sizeof(struct mbuf_priv), RTE_MBUF_PRIV_ALIGN),
+			RTE_MBUF_DEFAULT_BUF_SIZE, rte_socket_id());
 		if (ag.pool != NULL && n < NUM_MBUFS)
-			fprintf(stderr, "pdcp-agent: warning: only %u mbufs fit in EAL memory; "
-				"fewer PDUs can wait for a gap (give EAL more with -m)\n", n);
+			fprintf(stderr,
+				"pdcp-agent: warning: only %u mbufs fit in EAL memory; "
+				"fewer PDUs can wait for a gap (give EAL more with -m)\n",
+				n);
 	}
 	ag.host_txq = rte_ring_create("host_txq", HOST_TXQ_SIZE, rte_socket_id(),
 				      RING_F_SP_ENQ | RING_F_SC_DEQ);
 	if (ag.core == NULL || ag.pool == NULL || ag.host_txq == NULL) {
 		fprintf(stderr, "pdcp-agent: out of memory for the reordering buffer or the "
-			"mbuf pool (give EAL more with -m)\n");
+				"mbuf pool (give EAL more with -m)\n");
 		ret = 1;
 		goto out_ports;
 	}
@@ -437,10 +438,11 @@ int main(int argc, char **argv)
 		goto out_ports;
 	}
 
-	fprintf(stderr, "pdcp-agent: legs on ports %u (A) and %u (B), host port %u, uplink "
-		"on leg %c, %u-bit SN, t-Reordering %" PRIu64 " us\n", ag.opt.leg_port[0],
-		ag.opt.leg_port[1], ag.opt.host_port, ag.opt.uplink_leg ? 'B' : 'A',
-		ag.opt.sn_bits, ag.opt.t_reordering_us);
+	fprintf(stderr,
+		"pdcp-agent: legs on ports %u (A) and %u (B), host port %u, uplink "
+		"on leg %c, %u-bit SN, t-Reordering %" PRIu64 " us\n",
+		ag.opt.leg_port[0], ag.opt.leg_port[1], ag.opt.host_port,
+		ag.opt.uplink_leg ? 'B' : 'A', ag.opt.sn_bits, ag.opt.t_reordering_us);
 
 	lcore_rx_reorder_tx(&ag);
 

@@ -17,20 +17,20 @@
 
 /* Upper edges (exclusive, microseconds) of the delay histogram buckets; one more bucket
  * counts everything at or above the last edge. */
-#define DELAY_HIST_EDGES_US \
-	1, 2, 3, 5, 7, 10, 15, 20, 30, 50, 70, 100, 150, 200, 300, 500, 700, 1000, 1500, \
-	2000, 3000, 5000, 7000, 10000, 15000, 20000, 30000, 50000, 70000, 100000, 150000, \
-	200000, 300000, 500000, 700000, 1000000
+#define DELAY_HIST_EDGES_US                                                                        \
+	1, 2, 3, 5, 7, 10, 15, 20, 30, 50, 70, 100, 150, 200, 300, 500, 700, 1000, 1500, 2000,     \
+		3000, 5000, 7000, 10000, 15000, 20000, 30000, 50000, 70000, 100000, 150000,        \
+		200000, 300000, 500000, 700000, 1000000
 #define DELAY_HIST_BUCKETS 37
 
 struct agent_stats {
 	uint64_t rx_leg[2];
 	uint64_t rx_host;
-	uint64_t passthrough;          /* non-PDCP frames from the legs sent to the host port */
-	uint64_t uplink;               /* frames from the host port sent on the uplink leg */
+	uint64_t passthrough; /* non-PDCP frames from the legs sent to the host port */
+	uint64_t uplink;      /* frames from the host port sent on the uplink leg */
 	uint64_t malformed;
 	uint64_t malformed_reason[PDCP_FRAME_KIND_COUNT];
-	uint64_t tx_dropped_host;      /* the host port refused them */
+	uint64_t tx_dropped_host; /* the host port refused them */
 	uint64_t tx_dropped_uplink;
 	uint64_t delay_hist[DELAY_HIST_BUCKETS]; /* per delivered PDCP PDU */
 } __rte_cache_aligned;
@@ -38,7 +38,7 @@ struct agent_stats {
 void stats_record_delay_ns(struct agent_stats *s, uint64_t delay_ns);
 
 /* One JSON object on one line, flushed. */
-void stats_write(FILE *out, uint64_t ts_ms, const struct agent_stats *s,
-		 const struct pdcp_rx *core, bool final);
+void stats_write(FILE *out, uint64_t ts_ms, const struct agent_stats *s, const struct pdcp_rx *core,
+		 bool final);
 
 #endif /* AGENT_STATS_H */

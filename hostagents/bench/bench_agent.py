@@ -23,6 +23,7 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
+from controlplane.pdcp import dc_frame
 from experiments.run import netns
 from experiments.run.netns import in_netns
 
@@ -52,13 +53,13 @@ def probe_frame(seq: int, pdcp: bool) -> bytes:
     ip = bytes.fromhex("4500003c" "00000000" "40110000" "0a090001" "0a090002")
     payload = ip + struct.pack("!HHHH", 40000, 5000, 40, 0) + struct.pack("!Q", seq) + bytes(24)
     if pdcp:
-        sn = seq & 0x3FFFF
-        return macs + b"\x88\xb5" + bytes([0x80 | sn >> 16, (sn >> 8) & 0xFF, sn & 0xFF]) \
-            + b"\x08\x00" + payload
+        return dc_frame(macs + b"\x08\x00" + payload, seq)  # SN = seq mod 2^18
     return macs + b"\x08\x00" + payload
 
 
-def one_way_delays_us(tx: socket.socket, rx: socket.socket, pdcp: bool, first_seq: int) -> list[float]:
+def one_way_delays_us(
+    tx: socket.socket, rx: socket.socket, pdcp: bool, first_seq: int
+) -> list[float]:
     """PROBES probes, one at a time, ~2000/s; send() to the client's kernel rx timestamp."""
     delays = []
     rx.settimeout(1.0)
@@ -104,8 +105,14 @@ class Bench:
         self.p = p = netns.unique_prefix("pab")
         self.ns_legs, self.ns_agent, self.ns_client = (topo.ns(p + s) for s in "lac")
         for ns in (self.ns_legs, self.ns_agent, self.ns_client):
-            ns.run(["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1",
-                    "net.ipv6.conf.default.disable_ipv6=1"])
+            ns.run(
+                [
+                    "sysctl",
+                    "-qw",
+                    "net.ipv6.conf.all.disable_ipv6=1",
+                    "net.ipv6.conf.default.disable_ipv6=1",
+                ]
+            )
         netns.veth_pair(p + "la", self.ns_legs, p + "la1", self.ns_agent, mtu=1600)
         netns.veth_pair(p + "lb", self.ns_legs, p + "lb1", self.ns_agent, mtu=1600)
         netns.veth_pair(p + "h", self.ns_agent, p + "c", self.ns_client)
@@ -120,12 +127,27 @@ class Bench:
         self.runs += 1
         stats = self.tmp / f"stats{self.runs}.jsonl"
         err_path = self.tmp / f"agent{self.runs}.stderr"
-        argv = [str(self.build / "pdcp-agent"), "-l", "0", "--no-huge", "-m", "256",
-                "--no-pci", "--file-prefix", p,
-                "--vdev", f"net_af_packet0,iface={p}la1,framecnt=16384",
-                "--vdev", f"net_af_packet1,iface={p}lb1,framecnt=16384",
-                "--vdev", f"net_af_packet2,iface={p}h,framecnt=4096",
-                "--", "--stats", str(stats), *app_args]
+        argv = [
+            str(self.build / "pdcp-agent"),
+            "-l",
+            "0",
+            "--no-huge",
+            "-m",
+            "256",
+            "--no-pci",
+            "--file-prefix",
+            p,
+            "--vdev",
+            f"net_af_packet0,iface={p}la1,framecnt=16384",
+            "--vdev",
+            f"net_af_packet1,iface={p}lb1,framecnt=16384",
+            "--vdev",
+            f"net_af_packet2,iface={p}h,framecnt=4096",
+            "--",
+            "--stats",
+            str(stats),
+            *app_args,
+        ]
         with open(err_path, "wb") as err:
             proc = self.ns_agent.popen(argv, stdout=subprocess.DEVNULL, stderr=err)
         try:
@@ -145,8 +167,17 @@ class Bench:
         return [json.loads(line) for line in self.stats_path.read_text().splitlines()]
 
     def blast(self, frames: int, pps: int, first: int) -> dict:
-        out = self.ns_legs.run([str(self.build / "pdcp-blast"), self.p + "la", str(frames),
-                                str(pps), "18", str(first)], timeout=120).stdout
+        out = self.ns_legs.run(
+            [
+                str(self.build / "pdcp-blast"),
+                self.p + "la",
+                str(frames),
+                str(pps),
+                "18",
+                str(first),
+            ],
+            timeout=120,
+        ).stdout
         return json.loads(out)
 
 
@@ -156,8 +187,7 @@ def write_pcap(path: Path, order: list[int]) -> None:
     with open(path, "wb") as out:
         out.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
         for sn in order:
-            frame = (bytes.fromhex("020000000c01" "020000000a01") + b"\x88\xb5"
-                     + bytes([0x80 | sn >> 8, sn & 0xFF]) + b"\x08\x00" + ip)
+            frame = dc_frame(bytes.fromhex("020000000c01" "020000000a01" "0800") + ip, sn, 12)
             out.write(struct.pack("<IIII", 0, 0, len(frame), len(frame)) + frame)
 
 
@@ -169,14 +199,35 @@ def agent_without_kernel_io(build: Path, tmp: Path, order: list[int]) -> tuple[f
     stats = tmp / "pcap-stats.jsonl"
     write_pcap(pcap, order)
     prefix = netns.unique_prefix("pab")
-    argv = [str(build / "pdcp-agent"), "-l", "0", "--no-huge", "-m", "256", "--no-pci",
-            "--file-prefix", prefix,
-            "--vdev", f"net_pcap0,rx_pcap={pcap},infinite_rx=1",
-            "--vdev", "net_null1,no-rx=1", "--vdev", "net_null2,no-rx=1",
-            "--", "--sn-bits", "12", "--idle-sleep-us", "0", "--stats-interval-ms", "250",
-            "--stats", str(stats)]
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            start_new_session=True)
+    argv = [
+        str(build / "pdcp-agent"),
+        "-l",
+        "0",
+        "--no-huge",
+        "-m",
+        "256",
+        "--no-pci",
+        "--file-prefix",
+        prefix,
+        "--vdev",
+        f"net_pcap0,rx_pcap={pcap},infinite_rx=1",
+        "--vdev",
+        "net_null1,no-rx=1",
+        "--vdev",
+        "net_null2,no-rx=1",
+        "--",
+        "--sn-bits",
+        "12",
+        "--idle-sleep-us",
+        "0",
+        "--stats-interval-ms",
+        "250",
+        "--stats",
+        str(stats),
+    ]
+    proc = subprocess.Popen(
+        argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
+    )
     try:
         time.sleep(4)
     finally:
@@ -190,37 +241,52 @@ def agent_without_kernel_io(build: Path, tmp: Path, order: list[int]) -> tuple[f
 
 def sustained_rate(lines: list[dict]) -> float:
     """Delivered PDUs/s between the first and the last stats line that saw deliveries."""
+
     def delivered(line):
         return line["delivered_in_order"] + line["delivered_reordered"]
+
     active = [line for line in lines if not line.get("final")]
     first = next(i for i, line in enumerate(active) if delivered(line) > 0)
-    last = max(i for i, line in enumerate(active) if delivered(line) > delivered(active[first])
-               or i == first)
+    last = max(
+        i
+        for i, line in enumerate(active)
+        if delivered(line) > delivered(active[first]) or i == first
+    )
     while last > first and delivered(active[last]) == delivered(active[last - 1]):
         last -= 1
     if last == first:
         return float("nan")
-    return ((delivered(active[last]) - delivered(active[first]))
-            / ((active[last]["ts_ms"] - active[first]["ts_ms"]) / 1000))
+    return (delivered(active[last]) - delivered(active[first])) / (
+        (active[last]["ts_ms"] - active[first]["ts_ms"]) / 1000
+    )
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--build", type=Path, default=Path("build/hostagents"),
-                        help="directory holding pdcp-agent and pdcp-blast (default: %(default)s)")
+    parser.add_argument(
+        "--build",
+        type=Path,
+        default=Path("build/hostagents"),
+        help="directory holding pdcp-agent and pdcp-blast (default: %(default)s)",
+    )
     args = parser.parse_args()
     for tool in ("pdcp-agent", "pdcp-blast"):
         if not (args.build / tool).exists():
-            print(f"bench_agent: {args.build / tool} is missing: run `make hostagents-build`",
-                  file=sys.stderr)
+            print(
+                f"bench_agent: {args.build / tool} is missing: run `make hostagents-build`",
+                file=sys.stderr,
+            )
             return 2
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for label, order in (("in order", list(range(4096))),
-                             ("pairs swapped", [sn ^ 1 for sn in range(4096)])):
+        for label, order in (
+            ("in order", list(range(4096))),
+            ("pairs swapped", [sn ^ 1 for sn in range(4096)]),
+        ):
             rate, final = agent_without_kernel_io(args.build.resolve(), Path(tmp), order)
-            rows.append((f"agent alone, pcap -> null, {label}", f"{rate:,.0f} pps",
-                         f">= {PACED_PPS:,}"))
+            rows.append(
+                (f"agent alone, pcap -> null, {label}", f"{rate:,.0f} pps", f">= {PACED_PPS:,}")
+            )
     with tempfile.TemporaryDirectory() as tmp, netns.Topology() as topo:
         bench = Bench(topo, args.build.resolve(), Path(tmp))
         count = 0
@@ -232,8 +298,13 @@ def main() -> int:
         final = lines[-1]
         delivered = final["delivered_in_order"] + final["delivered_reordered"]
         rows.append(("offered, unpaced (pdcp-blast)", f"{sent['pps']:,.0f} pps", ""))
-        rows.append(("delivered rate, unpaced (busy poll)", f"{sustained_rate(lines):,.0f} pps",
-                     f">= {PACED_PPS:,}"))
+        rows.append(
+            (
+                "delivered rate, unpaced (busy poll)",
+                f"{sustained_rate(lines):,.0f} pps",
+                f">= {PACED_PPS:,}",
+            )
+        )
         rows.append(("delivered / sent, unpaced", f"{delivered:,} / {sent['sent']:,}", ""))
 
         for pps in PACED_LADDER_PPS:
@@ -242,30 +313,49 @@ def main() -> int:
                 time.sleep(0.5)
             final = bench.stats_lines()[-1]
             delivered = final["delivered_in_order"] + final["delivered_reordered"]
-            rows.append((f"delivered at {pps:,} pps offered ({sent['pps']:,.0f} sent)",
-                         f"{100 * delivered / sent['sent']:.2f} %",
-                         "100 %" if pps >= PACED_PPS else ""))
+            rows.append(
+                (
+                    f"delivered at {pps:,} pps offered ({sent['pps']:,.0f} sent)",
+                    f"{100 * delivered / sent['sent']:.2f} %",
+                    "100 %" if pps >= PACED_PPS else "",
+                )
+            )
 
         tx_direct = l2_socket(bench.ns_legs.name, bench.p + "d")
         rx_direct = l2_socket(bench.ns_client.name, bench.p + "e", timestamps=True)
         tx_leg = l2_socket(bench.ns_legs.name, bench.p + "la")
         rx_client = l2_socket(bench.ns_client.name, bench.p + "c", timestamps=True)
         direct = one_way_delays_us(tx_direct, rx_direct, pdcp=False, first_seq=0)
-        rows.append(("reference veth path p50 / p99",
-                     f"{percentile(direct, 50):.1f} / {percentile(direct, 99):.1f} us", ""))
+        rows.append(
+            (
+                "reference veth path p50 / p99",
+                f"{percentile(direct, 50):.1f} / {percentile(direct, 99):.1f} us",
+                "",
+            )
+        )
         for sleep_us in ("0", "10", "50"):
             with bench.agent_running("--idle-sleep-us", sleep_us, "--stats-interval-ms", "0"):
                 time.sleep(0.2)
                 via = one_way_delays_us(tx_leg, rx_client, pdcp=True, first_seq=0)
             hist = bench.stats_lines()[-1]["delay_us_hist"]
             mode = "busy poll" if sleep_us == "0" else f"--idle-sleep-us {sleep_us}"
-            rows.append((f"added delay p50 / p99 ({mode})",
-                         (f"{percentile(via, 50) - percentile(direct, 50):.1f} / "
-                          f"{percentile(via, 99) - percentile(direct, 99):.1f} us"),
-                         "p50 <= 20 us"))
-            rows.append((f"  agent's own histogram p50 / p99 ({mode})",
-                         f"{hist_percentile_us(hist, 50)} / {hist_percentile_us(hist, 99)} us",
-                         ""))
+            rows.append(
+                (
+                    f"added delay p50 / p99 ({mode})",
+                    (
+                        f"{percentile(via, 50) - percentile(direct, 50):.1f} / "
+                        f"{percentile(via, 99) - percentile(direct, 99):.1f} us"
+                    ),
+                    "p50 <= 20 us",
+                )
+            )
+            rows.append(
+                (
+                    f"  agent's own histogram p50 / p99 ({mode})",
+                    f"{hist_percentile_us(hist, 50)} / {hist_percentile_us(hist, 99)} us",
+                    "",
+                )
+            )
         for sock in (tx_direct, rx_direct, tx_leg, rx_client):
             sock.close()
 

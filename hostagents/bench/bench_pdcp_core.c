@@ -59,8 +59,8 @@ static void run(const char *name, unsigned int sn_bits, uint64_t (*pattern)(uint
 	for (uint64_t i = 0; i < BENCH_PDUS; i++)
 		pdcp_rx_receive(rx, (uint32_t)(pattern(i) & mask), (void *)1, i / 1000);
 	dt = now_s() - t0;
-	printf("| %-34s | %6u | %10.1f | %7.1f | %10llu |\n", name, sn_bits,
-	       BENCH_PDUS / dt / 1e6, dt * 1e9 / BENCH_PDUS, (unsigned long long)delivered);
+	printf("| %-34s | %6u | %10.1f | %7.1f | %10llu |\n", name, sn_bits, BENCH_PDUS / dt / 1e6,
+	       dt * 1e9 / BENCH_PDUS, (unsigned long long)delivered);
 	pdcp_rx_free(rx);
 }
 
@@ -68,9 +68,10 @@ int main(void)
 {
 	printf("reordering core microbenchmark (%u PDUs per row, t-Reordering 200 ms)\n",
 	       BENCH_PDUS);
-	printf("| %-34s | %6s | %10s | %7s | %10s |\n", "arrival pattern", "SN", "Mpdu/s",
-	       "ns/pdu", "delivered");
-	printf("|------------------------------------|--------|------------|---------|------------|\n");
+	printf("| %-34s | %6s | %10s | %7s | %10s |\n", "arrival pattern", "SN", "Mpdu/s", "ns/pdu",
+	       "delivered");
+	printf("|------------------------------------|--------|------------|---------|------------|"
+	       "\n");
 	run("in order", 18, in_order);
 	run("in order", 12, in_order);
 	run("pairs swapped", 18, pairs_swapped);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0
  *
  * pdcp-blast: send PDCP-framed IPv4/UDP frames (DESIGN.md section 3) on an interface as
- * fast as possible, or paced, with AF_PACKET and sendmmsg. For the pdcp-agent benchmark.
+ * fast as possible, or paced, with AF_PACKET and sendmmsg (clib/pktio). For the pdcp-agent
+ * benchmark.
  *
  *   pdcp-blast IFACE COUNT [PPS] [SN_BITS] [FIRST_COUNT]
  *
@@ -20,16 +21,12 @@
 #include <sys/socket.h>
 #include <time.h>
 
+#include "pktio.h"
+
 #define BATCH 64
 #define FRAME_LEN 128 /* Ethernet + PDCP + IPv4 + UDP + payload */
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
+static double now_s(void) { return (double)pktio_clock_ns(CLOCK_MONOTONIC) / 1e9; }
 
 static unsigned long parse_ul(const char *s, const char *what)
 {
@@ -82,9 +79,7 @@ static void build_frame(uint8_t *f, uint64_t count, unsigned int sn_bits)
 int main(int argc, char **argv)
 {
 	static uint8_t frames[BATCH][FRAME_LEN];
-	struct mmsghdr msgs[BATCH];
-	struct iovec iov[BATCH];
-	struct sockaddr_ll addr = {.sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL)};
+	static struct pktio_batch b;
 	unsigned long total, pps = 0, sn_bits = 18, first = 0, sent = 0;
 	double t0, dt;
 	int fd;
@@ -104,22 +99,19 @@ int main(int argc, char **argv)
 		fprintf(stderr, "pdcp-blast: SN_BITS must be 12 or 18\n");
 		return 2;
 	}
-	addr.sll_ifindex = (int)if_nametoindex(argv[1]);
-	if (addr.sll_ifindex == 0) {
+	/* Protocol 0, socket and binding: send only, no receive queue to fill. */
+	fd = pktio_socket(0, 0);
+	int bound = fd < 0 ? fd : pktio_bind(fd, argv[1], 0);
+	if (bound == -ENODEV) {
 		fprintf(stderr, "pdcp-blast: no interface '%s'\n", argv[1]);
 		return 1;
 	}
-	fd = socket(AF_PACKET, SOCK_RAW, 0); /* send only: no receive queue to fill */
-	if (fd < 0 || bind(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
-		perror("pdcp-blast: AF_PACKET socket");
+	if (bound < 0) {
+		fprintf(stderr, "pdcp-blast: AF_PACKET socket: %s\n", strerror(-bound));
 		return 1;
 	}
-	memset(msgs, 0, sizeof(msgs));
-	for (int i = 0; i < BATCH; i++) {
-		iov[i] = (struct iovec){frames[i], FRAME_LEN};
-		msgs[i].msg_hdr.msg_iov = &iov[i];
-		msgs[i].msg_hdr.msg_iovlen = 1;
-	}
+	for (int i = 0; i < BATCH; i++)
+		pktio_batch_set(&b, i, frames[i], FRAME_LEN);
 	t0 = now_s();
 	while (sent < total) {
 		unsigned int n = total - sent < BATCH ? (unsigned int)(total - sent) : BATCH;
@@ -127,11 +119,11 @@ int main(int argc, char **argv)
 
 		for (unsigned int i = 0; i < n; i++)
 			build_frame(frames[i], first + sent + i, (unsigned int)sn_bits);
-		r = sendmmsg(fd, msgs, n, 0);
+		r = pktio_batch_send(fd, &b, 0, n, 0);
 		if (r < 0) {
-			if (errno == ENOBUFS || errno == EAGAIN)
+			if (r == -ENOBUFS || r == -EAGAIN)
 				continue;
-			perror("pdcp-blast: sendmmsg");
+			fprintf(stderr, "pdcp-blast: sendmmsg: %s\n", strerror(-r));
 			return 1;
 		}
 		sent += (unsigned long)r;

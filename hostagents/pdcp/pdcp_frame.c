@@ -9,10 +9,7 @@
 #define DC_BIT 0x80u
 #define ETHERTYPE_MIN 0x0600u /* below: an 802.3 length field, not an ethertype */
 
-static inline uint16_t be16(const uint8_t *p)
-{
-	return (uint16_t)((p[0] << 8) | p[1]);
-}
+static inline uint16_t be16(const uint8_t *p) { return (uint16_t)((p[0] << 8) | p[1]); }
 
 enum pdcp_frame_kind pdcp_frame_parse(const uint8_t *frame, size_t len, unsigned int sn_bits,
 				      struct pdcp_frame_info *info)
@@ -53,13 +50,20 @@ void pdcp_frame_strip(uint8_t *frame, const struct pdcp_frame_info *info)
 const char *pdcp_frame_kind_name(enum pdcp_frame_kind kind)
 {
 	switch (kind) {
-	case PDCP_FRAME_DATA: return "data";
-	case PDCP_FRAME_PASSTHROUGH: return "passthrough";
-	case PDCP_FRAME_TRUNCATED: return "truncated";
-	case PDCP_FRAME_CONTROL_PDU: return "control_pdu";
-	case PDCP_FRAME_BAD_INNER_TYPE: return "bad_inner_ethertype";
-	case PDCP_FRAME_EMPTY_SDU: return "empty_sdu";
-	case PDCP_FRAME_KIND_COUNT: break;
+	case PDCP_FRAME_DATA:
+		return "data";
+	case PDCP_FRAME_PASSTHROUGH:
+		return "passthrough";
+	case PDCP_FRAME_TRUNCATED:
+		return "truncated";
+	case PDCP_FRAME_CONTROL_PDU:
+		return "control_pdu";
+	case PDCP_FRAME_BAD_INNER_TYPE:
+		return "bad_inner_ethertype";
+	case PDCP_FRAME_EMPTY_SDU:
+		return "empty_sdu";
+	case PDCP_FRAME_KIND_COUNT:
+		break;
 	}
 	return "unknown";
 }

@@ -14,20 +14,20 @@
 extern "C" {
 #endif
 
-#define PDCP_ETHERTYPE 0x88B5u  /* IEEE 802 local experimental ethertype 1 */
+#define PDCP_ETHERTYPE 0x88B5u /* IEEE 802 local experimental ethertype 1 */
 #define PDCP_ETH_HDR_LEN 14u
-#define PDCP_ETH_ADDRS_LEN 12u  /* dst + src MAC */
+#define PDCP_ETH_ADDRS_LEN 12u /* dst + src MAC */
 #define PDCP_INNER_TYPE_LEN 2u
 
 /* What a frame is, and for a malformed one, why. */
 enum pdcp_frame_kind {
-	PDCP_FRAME_DATA = 0,         /* a PDCP Data PDU: sn and strip_len are valid */
-	PDCP_FRAME_PASSTHROUGH,      /* not ethertype 0x88B5 (ARP, SC traffic): forward as is */
+	PDCP_FRAME_DATA = 0,	/* a PDCP Data PDU: sn and strip_len are valid */
+	PDCP_FRAME_PASSTHROUGH, /* not ethertype 0x88B5 (ARP, SC traffic): forward as is */
 	/* malformed reasons (0x88B5 frames that cannot be delivered) */
-	PDCP_FRAME_TRUNCATED,        /* shorter than Ethernet + PDCP header + inner ethertype */
-	PDCP_FRAME_CONTROL_PDU,      /* D/C bit 0: a PDCP Control PDU, not handled here */
-	PDCP_FRAME_BAD_INNER_TYPE,   /* inner ethertype < 0x0600 (a length) or 0x88B5 again */
-	PDCP_FRAME_EMPTY_SDU,        /* no L3 bytes after the inner ethertype */
+	PDCP_FRAME_TRUNCATED,	   /* shorter than Ethernet + PDCP header + inner ethertype */
+	PDCP_FRAME_CONTROL_PDU,	   /* D/C bit 0: a PDCP Control PDU, not handled here */
+	PDCP_FRAME_BAD_INNER_TYPE, /* inner ethertype < 0x0600 (a length) or 0x88B5 again */
+	PDCP_FRAME_EMPTY_SDU,	   /* no L3 bytes after the inner ethertype */
 	PDCP_FRAME_KIND_COUNT
 };
 
@@ -35,8 +35,8 @@ enum pdcp_frame_kind {
 
 struct pdcp_frame_info {
 	uint32_t sn;
-	uint16_t inner_type;  /* host order */
-	uint16_t strip_len;   /* bytes to remove after the MAC addresses (5 or 4) */
+	uint16_t inner_type; /* host order */
+	uint16_t strip_len;  /* bytes to remove after the MAC addresses (5 or 4) */
 };
 
 /* Classify `frame` (len bytes, starting at the destination MAC). For PDCP_FRAME_DATA,

@@ -28,8 +28,8 @@ struct pdcp_rx {
 	/* configuration */
 	unsigned int sn_bits;
 	uint32_t sn_mask;
-	uint32_t window;       /* Window_Size = 2^(sn_bits - 1) */
-	uint32_t ring_mask;    /* 2 * Window_Size - 1 */
+	uint32_t window;    /* Window_Size = 2^(sn_bits - 1) */
+	uint32_t ring_mask; /* 2 * Window_Size - 1 */
 	uint64_t t_reordering_us;
 	pdcp_rx_deliver_fn deliver;
 	void *ctx;
@@ -75,8 +75,7 @@ static void deliver_one(struct pdcp_rx *rx, uint64_t count, enum pdcp_rx_deliver
 /* Deliver the stored PDUs with consecutive COUNTs from `count`; return the first COUNT
  * not delivered. */
 static uint64_t deliver_consecutive(struct pdcp_rx *rx, uint64_t count,
-				    enum pdcp_rx_delivery first_how,
-				    enum pdcp_rx_delivery rest_how)
+				    enum pdcp_rx_delivery first_how, enum pdcp_rx_delivery rest_how)
 {
 	enum pdcp_rx_delivery how = first_how;
 
@@ -114,8 +113,7 @@ static void t_reordering_expire(struct pdcp_rx *rx, uint64_t at_us)
 	 *    from RX_REORD;"
 	 * "update RX_DELIV to the COUNT value of the first PDCP SDU which has not been
 	 *  delivered to upper layers, with COUNT value >= RX_REORD;" */
-	rx->rx_deliv = deliver_consecutive(rx, rx->rx_reord, PDCP_RX_ON_EXPIRY,
-					   PDCP_RX_ON_EXPIRY);
+	rx->rx_deliv = deliver_consecutive(rx, rx->rx_reord, PDCP_RX_ON_EXPIRY, PDCP_RX_ON_EXPIRY);
 
 	/* "if RX_DELIV < RX_NEXT: update RX_REORD to RX_NEXT; start t-Reordering." */
 	if (rx->rx_deliv < rx->rx_next) {
@@ -137,8 +135,7 @@ bool pdcp_rx_poll(struct pdcp_rx *rx, uint64_t now_us)
 	return fired;
 }
 
-enum pdcp_rx_result pdcp_rx_receive(struct pdcp_rx *rx, uint32_t sn, void *pdu,
-				    uint64_t now_us)
+enum pdcp_rx_result pdcp_rx_receive(struct pdcp_rx *rx, uint32_t sn, void *pdu, uint64_t now_us)
 {
 	const int64_t window = rx->window;
 	const int64_t deliv_sn = (int64_t)(rx->rx_deliv & rx->sn_mask);
@@ -192,8 +189,8 @@ enum pdcp_rx_result pdcp_rx_receive(struct pdcp_rx *rx, uint32_t sn, void *pdu,
 	 *  first PDCP SDU which has not been delivered to upper layers, with COUNT value >
 	 *  current RX_DELIV;" */
 	if (rcvd_count == rx->rx_deliv)
-		rx->rx_deliv = deliver_consecutive(rx, rx->rx_deliv, PDCP_RX_IN_ORDER,
-						   PDCP_RX_REORDERED);
+		rx->rx_deliv =
+			deliver_consecutive(rx, rx->rx_deliv, PDCP_RX_IN_ORDER, PDCP_RX_REORDERED);
 
 	/* "if t-Reordering is running, and if RX_DELIV >= RX_REORD: stop and reset
 	 *  t-Reordering." */
@@ -267,10 +264,7 @@ int pdcp_rx_set_initial_count(struct pdcp_rx *rx, uint64_t count)
 	return 0;
 }
 
-void pdcp_rx_free(struct pdcp_rx *rx)
-{
-	free(rx);
-}
+void pdcp_rx_free(struct pdcp_rx *rx) { free(rx); }
 
 uint64_t pdcp_rx_deliv(const struct pdcp_rx *rx) { return rx->rx_deliv; }
 uint64_t pdcp_rx_next(const struct pdcp_rx *rx) { return rx->rx_next; }

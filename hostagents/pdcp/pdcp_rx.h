@@ -21,39 +21,38 @@ extern "C" {
 
 /* How a PDU reached the upper layer. */
 enum pdcp_rx_delivery {
-	PDCP_RX_IN_ORDER,   /* delivered on its own arrival (it was RX_DELIV)   */
-	PDCP_RX_REORDERED,  /* waited in the buffer for a gap to fill           */
-	PDCP_RX_ON_EXPIRY,  /* released by t-Reordering expiry past a gap       */
-	PDCP_RX_ON_FLUSH,   /* released by pdcp_rx_flush() (shutdown)           */
+	PDCP_RX_IN_ORDER,  /* delivered on its own arrival (it was RX_DELIV)   */
+	PDCP_RX_REORDERED, /* waited in the buffer for a gap to fill           */
+	PDCP_RX_ON_EXPIRY, /* released by t-Reordering expiry past a gap       */
+	PDCP_RX_ON_FLUSH,  /* released by pdcp_rx_flush() (shutdown)           */
 };
 
 /* Outcome of pdcp_rx_receive(). On any discard the PDU is NOT delivered: the caller
  * keeps ownership and frees it. */
 enum pdcp_rx_result {
-	PDCP_RX_ACCEPTED,       /* stored and/or delivered: ownership passed to the core */
-	PDCP_RX_DUPLICATE,      /* this COUNT was received before                       */
-	PDCP_RX_OUT_OF_WINDOW,  /* RCVD_COUNT < RX_DELIV and not a known duplicate      */
+	PDCP_RX_ACCEPTED,      /* stored and/or delivered: ownership passed to the core */
+	PDCP_RX_DUPLICATE,     /* this COUNT was received before                       */
+	PDCP_RX_OUT_OF_WINDOW, /* RCVD_COUNT < RX_DELIV and not a known duplicate      */
 };
 
-typedef void (*pdcp_rx_deliver_fn)(void *ctx, void *pdu, uint64_t count,
-				   enum pdcp_rx_delivery how);
+typedef void (*pdcp_rx_deliver_fn)(void *ctx, void *pdu, uint64_t count, enum pdcp_rx_delivery how);
 
 struct pdcp_rx_config {
-	unsigned int sn_bits;        /* 12 or 18 */
-	uint64_t t_reordering_us;    /* 0: the timer expires as soon as it starts */
+	unsigned int sn_bits;	  /* 12 or 18 */
+	uint64_t t_reordering_us; /* 0: the timer expires as soon as it starts */
 	pdcp_rx_deliver_fn deliver;
 	void *ctx;
 };
 
 struct pdcp_rx_stats {
-	uint64_t received;           /* PDUs given to pdcp_rx_receive() */
+	uint64_t received; /* PDUs given to pdcp_rx_receive() */
 	uint64_t delivered_in_order;
 	uint64_t delivered_reordered; /* REORDERED + ON_EXPIRY + ON_FLUSH */
 	uint64_t duplicates;
 	uint64_t out_of_window;
 	uint64_t t_reordering_expiries;
-	uint64_t skipped;            /* COUNTs given up on by an expiry or a flush (lost) */
-	uint64_t flushed;            /* delivered by pdcp_rx_flush() */
+	uint64_t skipped; /* COUNTs given up on by an expiry or a flush (lost) */
+	uint64_t flushed; /* delivered by pdcp_rx_flush() */
 };
 
 struct pdcp_rx;
@@ -64,8 +63,7 @@ void pdcp_rx_free(struct pdcp_rx *rx);
 
 /* 5.2.2.2: a PDCP Data PDU with sequence number `sn` arrived at `now_us`. A timer expiry due
  * at or before now_us is served first (it happened before this arrival). */
-enum pdcp_rx_result pdcp_rx_receive(struct pdcp_rx *rx, uint32_t sn, void *pdu,
-				    uint64_t now_us);
+enum pdcp_rx_result pdcp_rx_receive(struct pdcp_rx *rx, uint32_t sn, void *pdu, uint64_t now_us);
 
 /* 5.2.2.3: serve t-Reordering if it has expired by now_us. Returns true if it fired.
  * Call it from the poll loop so expiries are served when no PDU arrives. */
@@ -82,9 +80,9 @@ uint64_t pdcp_rx_flush(struct pdcp_rx *rx);
 int pdcp_rx_set_initial_count(struct pdcp_rx *rx, uint64_t count);
 
 /* State, for stats and tests. */
-uint64_t pdcp_rx_deliv(const struct pdcp_rx *rx);   /* RX_DELIV */
-uint64_t pdcp_rx_next(const struct pdcp_rx *rx);    /* RX_NEXT  */
-uint64_t pdcp_rx_reord(const struct pdcp_rx *rx);   /* RX_REORD */
+uint64_t pdcp_rx_deliv(const struct pdcp_rx *rx); /* RX_DELIV */
+uint64_t pdcp_rx_next(const struct pdcp_rx *rx);  /* RX_NEXT  */
+uint64_t pdcp_rx_reord(const struct pdcp_rx *rx); /* RX_REORD */
 bool pdcp_rx_timer_running(const struct pdcp_rx *rx);
 uint64_t pdcp_rx_timer_deadline_us(const struct pdcp_rx *rx);
 uint32_t pdcp_rx_buffered(const struct pdcp_rx *rx);

@@ -53,7 +53,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* config bit 3: start the window at an SN taken from the next two bytes */
 	if ((data[-1] & 8) && size >= 2) {
 		if (pdcp_rx_set_initial_count(rx, ((uint32_t)data[0] << 8 | data[1]) &
-					      ((1u << cfg.sn_bits) - 1)) != 0)
+							  ((1u << cfg.sn_bits) - 1)) != 0)
 			abort();
 		data += 2;
 		size -= 2;

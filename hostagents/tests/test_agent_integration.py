@@ -16,7 +16,6 @@ from __future__ import annotations
 import itertools
 import json
 import socket
-import struct
 import subprocess
 import time
 from pathlib import Path
@@ -25,6 +24,7 @@ import pytest
 from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import ARP, Ether
 
+from controlplane.pdcp import dc_frame
 from experiments.run import netns
 from experiments.run.netns import in_netns
 
@@ -35,9 +35,9 @@ PACKET_OUTGOING = 4
 SO_RCVBUFFORCE = 33
 SENDER_MAC = "02:00:00:00:0a:01"  # marks our frames among anything else on the wire
 CLIENT_MAC = "02:00:00:00:0c:01"
-PDCP_ETHERTYPE = 0x88B5
 
 pytestmark = pytest.mark.netns
+
 
 def l2_socket(ns: str, ifname: str) -> socket.socket:
     with in_netns(ns):
@@ -81,22 +81,19 @@ def receive_ours(sock: socket.socket, count: int, timeout_s: float) -> list[tupl
 def inner_frame(count: int) -> bytes:
     """The frame the client must receive for PDCP COUNT `count`: Ethernet + IPv4/UDP."""
     payload = b"pdcp-agent test %08d " % count + bytes(range(64))
-    pkt = (Ether(dst=CLIENT_MAC, src=SENDER_MAC, type=0x0800)
-           / IP(src="10.9.0.1", dst="10.9.0.2", id=count & 0xFFFF)
-           / UDP(sport=40000, dport=5000) / payload)
+    pkt = (
+        Ether(dst=CLIENT_MAC, src=SENDER_MAC, type=0x0800)
+        / IP(src="10.9.0.1", dst="10.9.0.2", id=count & 0xFFFF)
+        / UDP(sport=40000, dport=5000)
+        / payload
+    )
     return bytes(pkt)
 
 
 def pdcp_frame(count: int, sn_bits: int = 18, data: bool = True) -> bytes:
     """inner_frame(count) as it travels on a DC leg (DESIGN.md section 3), SN = COUNT mod
     2^sn_bits."""
-    inner = inner_frame(count)
-    sn = count & ((1 << sn_bits) - 1)
-    if sn_bits == 18:
-        hdr = bytes([(0x80 if data else 0) | sn >> 16, (sn >> 8) & 0xFF, sn & 0xFF])
-    else:
-        hdr = bytes([(0x80 if data else 0) | sn >> 8, sn & 0xFF])
-    return inner[:12] + struct.pack("!H", PDCP_ETHERTYPE) + hdr + inner[12:]
+    return dc_frame(inner_frame(count), count, sn_bits, data)
 
 
 class AgentTestbed:
@@ -108,8 +105,14 @@ class AgentTestbed:
         self.ns_legs, self.ns_agent, self.ns_client = (topo.ns(p + s) for s in "lac")
         for ns in (self.ns_legs, self.ns_agent, self.ns_client):
             # No IPv6 router solicitations or MLD reports: only our frames on the wire.
-            ns.run(["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1",
-                    "net.ipv6.conf.default.disable_ipv6=1"])
+            ns.run(
+                [
+                    "sysctl",
+                    "-qw",
+                    "net.ipv6.conf.all.disable_ipv6=1",
+                    "net.ipv6.conf.default.disable_ipv6=1",
+                ]
+            )
         self.leg_if = (p + "la", p + "lb")
         netns.veth_pair(p + "la", self.ns_legs, p + "la1", self.ns_agent, mtu=1600)
         netns.veth_pair(p + "lb", self.ns_legs, p + "lb1", self.ns_agent, mtu=1600)
@@ -121,19 +124,35 @@ class AgentTestbed:
     def start_agent(self, *app_args: str, host_vdev: str | None = None) -> None:
         p = self.prefix
         self.stderr_path = self.tmp / "agent.stderr"
-        argv = [str(AGENT), "-l", "0", "--no-huge", "-m", "256", "--no-pci",
-                "--file-prefix", p,
-                "--vdev", f"net_af_packet0,iface={p}la1",
-                "--vdev", f"net_af_packet1,iface={p}lb1",
-                "--vdev", host_vdev or f"net_af_packet2,iface={p}h",
-                "--", "--stats", str(self.stats_path), *app_args]
+        argv = [
+            str(AGENT),
+            "-l",
+            "0",
+            "--no-huge",
+            "-m",
+            "256",
+            "--no-pci",
+            "--file-prefix",
+            p,
+            "--vdev",
+            f"net_af_packet0,iface={p}la1",
+            "--vdev",
+            f"net_af_packet1,iface={p}lb1",
+            "--vdev",
+            host_vdev or f"net_af_packet2,iface={p}h",
+            "--",
+            "--stats",
+            str(self.stats_path),
+            *app_args,
+        ]
         with open(self.stderr_path, "wb") as err:
             self.agent = self.ns_agent.popen(argv, stdout=subprocess.DEVNULL, stderr=err)
         deadline = time.monotonic() + 30
         while b"pdcp-agent: legs on ports" not in self.stderr_path.read_bytes():
             if self.agent.poll() is not None or time.monotonic() > deadline:
-                raise AssertionError("pdcp-agent did not start:\n"
-                                     + self.stderr_path.read_text(errors="replace"))
+                raise AssertionError(
+                    "pdcp-agent did not start:\n" + self.stderr_path.read_text(errors="replace")
+                )
             time.sleep(0.05)
         self.legs = [l2_socket(self.ns_legs.name, ifname) for ifname in self.leg_if]
         self.client = l2_socket(self.ns_client.name, p + "c")
@@ -313,7 +332,7 @@ def test_sn12_wraparound_and_zero_timer(testbed):
     assert [f for f, _ in got] == [inner_frame(n + 1)]
     assert got[0][1] - sent < 1.0
     final = bed.stop_agent()
-    assert final["rx_deliv"] == final["rx_next"] == n + 2   # COUNT, with HFN = 2
+    assert final["rx_deliv"] == final["rx_next"] == n + 2  # COUNT, with HFN = 2
     assert final["delivered_in_order"] == n
     assert final["t_reordering_expiries"] == 1 and final["skipped"] == 1
 
@@ -338,13 +357,15 @@ def test_tap_host_port_feeds_the_client_ip_stack(testbed):
     tap's MAC is the frames' destination), and its answers go out on leg A."""
     bed = testbed
     tap = bed.prefix + "t"
-    bed.start_agent("--t-reordering-us", "1000000",
-                    host_vdev=f"net_tap0,iface={tap},mac={CLIENT_MAC}")
+    bed.start_agent(
+        "--t-reordering-us", "1000000", host_vdev=f"net_tap0,iface={tap},mac={CLIENT_MAC}"
+    )
     ns = bed.ns_agent
     ns.add_addr(tap, "10.9.0.2/24")
     ns.run(["ip", "link", "set", tap, "up"])
-    ns.run(["ip", "neigh", "replace", "10.9.0.1", "lladdr", SENDER_MAC, "dev", tap,
-            "nud", "permanent"])
+    ns.run(
+        ["ip", "neigh", "replace", "10.9.0.1", "lladdr", SENDER_MAC, "dev", tap, "nud", "permanent"]
+    )
     with in_netns(ns.name):
         udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     try:
@@ -374,28 +395,54 @@ def test_missing_interface_is_a_clear_error(tmp_path):
         pytest.fail(f"{AGENT} is missing: run `make hostagents-build` first")
     prefix = netns.unique_prefix("pa")
     proc = subprocess.run(
-        [str(AGENT), "-l", "0", "--no-huge", "-m", "256", "--no-pci", "--file-prefix", prefix,
-         "--vdev", f"net_af_packet0,iface={prefix}none", "--", "--leg-a", "0"],
-        capture_output=True, text=True, timeout=60, check=False)  # the exit code is the test
+        [
+            str(AGENT),
+            "-l",
+            "0",
+            "--no-huge",
+            "-m",
+            "256",
+            "--no-pci",
+            "--file-prefix",
+            prefix,
+            "--vdev",
+            f"net_af_packet0,iface={prefix}none",
+            "--",
+            "--leg-a",
+            "0",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )  # the exit code is the test
     assert proc.returncode == 1
     assert "--vdev devices came up" in proc.stderr
     assert not (Path("/var/run/dpdk") / prefix).exists()
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--sn-bits", "16"], "--sn-bits '16' is not allowed: use 12 or 18"),
-    (["--t-reordering-us", "-5"], "--t-reordering-us '-5' is not allowed"),
-    (["--uplink-leg", "c"], "--uplink-leg 'c' is not allowed: use a or b"),
-    (["--host", "1"], "must be three different ports"),
-    (["--host-dst-mac", "02:00"], "is not a MAC address"),
-    (["--frobnicate"], "unknown option '--frobnicate'"),
-    (["--sn-bits", "12", "--initial-sn", "5000"], "--initial-sn 5000 is not allowed with"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--sn-bits", "16"], "--sn-bits '16' is not allowed: use 12 or 18"),
+        (["--t-reordering-us", "-5"], "--t-reordering-us '-5' is not allowed"),
+        (["--uplink-leg", "c"], "--uplink-leg 'c' is not allowed: use a or b"),
+        (["--host", "1"], "must be three different ports"),
+        (["--host-dst-mac", "02:00"], "is not a MAC address"),
+        (["--frobnicate"], "unknown option '--frobnicate'"),
+        (["--sn-bits", "12", "--initial-sn", "5000"], "--initial-sn 5000 is not allowed with"),
+    ],
+)
 def test_bad_flag_values_are_refused_before_eal(args, message):
     if not AGENT.exists():
         pytest.fail(f"{AGENT} is missing: run `make hostagents-build` first")
-    proc = subprocess.run([str(AGENT), "-l", "0", "--", *args], capture_output=True,
-                          text=True, timeout=30, check=False)  # the exit code is the test
+    proc = subprocess.run(
+        [str(AGENT), "-l", "0", "--", *args],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )  # the exit code is the test
     assert proc.returncode == 2
     assert message in proc.stderr
     assert "Traceback" not in proc.stderr and "EAL:" not in proc.stderr

@@ -13,7 +13,7 @@
 #include "pdcp_frame.h"
 #include "pdcp_rx.h"
 
-#define MS 1000u  /* now_us units per millisecond */
+#define MS 1000u /* now_us units per millisecond */
 #define T_REORD (200 * MS)
 #define MAX_DELIVERIES 64
 
@@ -21,23 +21,25 @@
 
 static int current_failed;
 
-#define CHECK(cond) do { \
-	if (!(cond)) { \
-		printf("    %s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #cond); \
-		current_failed = 1; \
-		return; \
-	} \
-} while (0)
+#define CHECK(cond)                                                                                \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			printf("    %s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #cond);        \
+			current_failed = 1;                                                        \
+			return;                                                                    \
+		}                                                                                  \
+	} while (0)
 
-#define CHECK_EQ(a, b) do { \
-	unsigned long long a_ = (unsigned long long)(a), b_ = (unsigned long long)(b); \
-	if (a_ != b_) { \
-		printf("    %s:%d: %s == %llu, expected %s == %llu\n", __FILE__, __LINE__, \
-		       #a, a_, #b, b_); \
-		current_failed = 1; \
-		return; \
-	} \
-} while (0)
+#define CHECK_EQ(a, b)                                                                             \
+	do {                                                                                       \
+		unsigned long long a_ = (unsigned long long)(a), b_ = (unsigned long long)(b);     \
+		if (a_ != b_) {                                                                    \
+			printf("    %s:%d: %s == %llu, expected %s == %llu\n", __FILE__, __LINE__, \
+			       #a, a_, #b, b_);                                                    \
+			current_failed = 1;                                                        \
+			return;                                                                    \
+		}                                                                                  \
+	} while (0)
 
 /* ---- a receiver whose deliveries are recorded ------------------------------------- */
 
@@ -72,8 +74,10 @@ static void record(void *ctx, void *pdu, uint64_t count, enum pdcp_rx_delivery h
 static struct pdcp_rx *make_rx(unsigned int sn_bits, uint64_t t_reordering_us)
 {
 	struct pdcp_rx_config cfg = {
-		.sn_bits = sn_bits, .t_reordering_us = t_reordering_us,
-		.deliver = record, .ctx = &rec,
+		.sn_bits = sn_bits,
+		.t_reordering_us = t_reordering_us,
+		.deliver = record,
+		.ctx = &rec,
 	};
 	memset(&rec, 0, sizeof(rec));
 	return pdcp_rx_create(&cfg);
@@ -95,8 +99,9 @@ static bool delivered_exactly(unsigned int from, const uint64_t *counts, unsigne
 			return false;
 	return true;
 }
-#define DELIVERED(from, ...) delivered_exactly((from), (const uint64_t[]){__VA_ARGS__}, \
-	sizeof((const uint64_t[]){__VA_ARGS__}) / sizeof(uint64_t))
+#define DELIVERED(from, ...)                                                                       \
+	delivered_exactly((from), (const uint64_t[]){__VA_ARGS__},                                 \
+			  sizeof((const uint64_t[]){__VA_ARGS__}) / sizeof(uint64_t))
 
 /* ---- reordering core ---------------------------------------------------------------- */
 
@@ -294,7 +299,7 @@ static void test_duplication_mode_stream(void)
 
 	for (uint32_t i = 0; i < n + lag; i++) {
 		if (i < n)
-			CHECK_EQ(rx_sn(rx, i & 0xFFF, i), PDCP_RX_ACCEPTED);       /* leg A */
+			CHECK_EQ(rx_sn(rx, i & 0xFFF, i), PDCP_RX_ACCEPTED); /* leg A */
 		if (i >= lag)
 			CHECK_EQ(rx_sn(rx, (i - lag) & 0xFFF, i), PDCP_RX_DUPLICATE); /* leg B */
 	}
@@ -370,8 +375,8 @@ static void test_out_of_window(void)
 			rx_sn(rx, sn, 0);
 	/* RX_DELIV = 2053 (SN 2053, HFN 0), stored = {} */
 	CHECK_EQ(pdcp_rx_deliv(rx), 2053);
-	CHECK_EQ(rx_sn(rx, 5, 1), PDCP_RX_OUT_OF_WINDOW);   /* COUNT 5 */
-	CHECK_EQ(rx_sn(rx, 4, 1), PDCP_RX_ACCEPTED);        /* COUNT 4096 + 4 = RX_DELIV + 2047 */
+	CHECK_EQ(rx_sn(rx, 5, 1), PDCP_RX_OUT_OF_WINDOW); /* COUNT 5 */
+	CHECK_EQ(rx_sn(rx, 4, 1), PDCP_RX_ACCEPTED);	  /* COUNT 4096 + 4 = RX_DELIV + 2047 */
 	CHECK_EQ(rec.next_expected, 4101);
 	pdcp_rx_free(rx);
 }
@@ -404,7 +409,7 @@ static void wrap_around(unsigned int sn_bits, unsigned int cycles)
 	CHECK(!rec.order_broken);
 	CHECK_EQ(rec.total, n - lost);
 	CHECK_EQ(rec.next_expected, n);
-	CHECK_EQ(pdcp_rx_deliv(rx), n);  /* COUNT = cycles:0, i.e. HFN = cycles */
+	CHECK_EQ(pdcp_rx_deliv(rx), n); /* COUNT = cycles:0, i.e. HFN = cycles */
 	CHECK_EQ(pdcp_rx_next(rx), n);
 	CHECK_EQ(pdcp_rx_buffered(rx), 0);
 	CHECK_EQ(pdcp_rx_get_stats(rx)->skipped, lost);
@@ -460,8 +465,8 @@ static void test_initial_count(void)
 {
 	struct pdcp_rx *rx = make_rx(18, T_REORD);
 
-	CHECK_EQ(rx_sn(rx, 200000, 0), PDCP_RX_OUT_OF_WINDOW);  /* spec start: RX_DELIV = 0 */
-	CHECK_EQ(pdcp_rx_set_initial_count(rx, 200000), -1);    /* too late: a PDU came */
+	CHECK_EQ(rx_sn(rx, 200000, 0), PDCP_RX_OUT_OF_WINDOW); /* spec start: RX_DELIV = 0 */
+	CHECK_EQ(pdcp_rx_set_initial_count(rx, 200000), -1);   /* too late: a PDU came */
 	pdcp_rx_free(rx);
 
 	rx = make_rx(18, T_REORD);
@@ -556,7 +561,7 @@ static void test_frame_malformed_reasons(void)
 {
 	uint8_t buf[64];
 	struct pdcp_frame_info info;
-	const uint8_t truncated[] = {0x80, 0x00, 0x01, 0x08};     /* no room for inner type */
+	const uint8_t truncated[] = {0x80, 0x00, 0x01, 0x08}; /* no room for inner type */
 	const uint8_t control[] = {0x00, 0x00, 0x01, 0x08, 0x00, 0x45};
 	const uint8_t length_type[] = {0x80, 0x00, 0x01, 0x00, 0x40, 0x45};
 	const uint8_t nested[] = {0x80, 0x00, 0x01, 0x88, 0xB5, 0x45};
@@ -585,7 +590,10 @@ static void test_frame_malformed_reasons(void)
 
 /* ---- runner ------------------------------------------------------------------------- */
 
-#define TEST(fn) {#fn, fn}
+#define TEST(fn)                                                                                   \
+	{                                                                                          \
+#fn, fn                                                                            \
+	}
 static const struct {
 	const char *name;
 	void (*fn)(void);

@@ -30,6 +30,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from controlplane import targets
 from p4sim.conformance.stf import Script, StfCommand
 from p4sim.io.pcap import read_pcap
 
@@ -330,15 +331,18 @@ class Bmv2Switch:
                 os.mkfifo(workdir / f"p{port}_in.pcap")
             else:
                 (workdir / f"p{port}_in.pcap").write_bytes(_PCAP_HEADER)
-        binary = tool("simple_switch_grpc" if grpc_addr else "simple_switch")
-        cmd = [binary, "--log-file", "switch.log", "--log-flush", "-L", "debug"]
-        cmd += ["--use-files", "0", "--thrift-port", str(self.thrift_port)]
-        cmd += ["--notifications-addr", f"ipc://{workdir}/notifications.ipc"]
-        for port in ports:
-            cmd += ["-i", f"{port}@p{port}"]
-        cmd.append(str(json_path.resolve()) if json_path else "--no-p4")
-        if grpc_addr:
-            cmd += ["--", "--grpc-server-addr", grpc_addr]
+        options = ["--log-file", "switch.log", "--log-flush", "-L", "debug", "--use-files", "0"]
+        options += ["--notifications-addr", f"ipc://{workdir}/notifications.ipc"]
+        try:
+            cmd = targets.bmv2_argv(
+                {port: f"p{port}" for port in ports},
+                grpc_addr,
+                self.thrift_port,
+                program=json_path,
+                options=options,
+            )
+        except targets.TargetError as exc:
+            raise Bmv2Error(str(exc)) from None
         self.stderr = open(workdir / "switch.stderr", "w")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen(cmd, cwd=workdir, stdout=self.stderr, stderr=subprocess.STDOUT)
         try:
@@ -444,13 +448,7 @@ class Bmv2Switch:
         for fd in self.fifos.values():
             os.close(fd)
         self.fifos = {}
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        targets.stop(self.proc)
         self.stderr.close()
 
 

@@ -33,7 +33,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from p4sim.conformance import bmv2
-from p4sim.conformance.stf import ScriptError, check_outputs, diff_outputs, read_script
+from p4sim.conformance.stf import StfError, check_outputs, diff_outputs, read_script
 
 DEFAULT_SAMPLES = Path("/opt/p4tools/p4c-testdata/p4_16_samples")
 DEFAULT_GOAL = 98.0
@@ -105,7 +105,7 @@ def _p4sim_run(p4: Path, script, stf_path: Path, result: ProgramResult):
     """p4sim's frames per STF port, or None when it cannot run the program."""
     from p4sim.errors import P4Error
     from p4sim.frontend import compile_file
-    from p4sim.stf import StfError, StfRunner
+    from p4sim.stf import StfRunner
 
     try:
         program = compile_file(p4, (str(p4.parent),))
@@ -120,7 +120,7 @@ def _p4sim_run(p4: Path, script, stf_path: Path, result: ProgramResult):
     try:
         runner = StfRunner(program)
         for cmd in script.commands:
-            runner.command(cmd.text)
+            runner.command(cmd)
     except StfError as e:
         result.p4sim, result.p4sim_detail = "error", f"STF: {e}"
         return program, None
@@ -154,7 +154,7 @@ def run_program(p4: Path, keep_dir: Path | None = None) -> ProgramResult:
         work = keep_dir / p4.stem if keep_dir else Path(tmp)
         try:
             script = read_script(stf_path)
-        except (ScriptError, OSError) as e:
+        except (StfError, OSError) as e:
             result.bmv2 = result.p4sim = "error"
             result.bmv2_detail = str(e)
             return result

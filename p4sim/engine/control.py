@@ -12,6 +12,7 @@ import logging
 import operator
 
 from p4sim.engine.action_profiles import Member
+from p4sim.engine.deparser import compile_packet_out
 from p4sim.engine.expressions import (
     ExprCompiler,
     LoopLimitExceeded,
@@ -22,6 +23,7 @@ from p4sim.engine.expressions import (
     is_composite,
 )
 from p4sim.engine.externs import HASH_ALGORITHMS, pack_fields
+from p4sim.engine.packet_in import compile_packet_in, compile_verify
 from p4sim.engine.values import assign_into, default_value, make_sibling_invalidator
 from p4sim.errors import P4Error, unsupported
 from p4sim.frontend import ir
@@ -720,18 +722,12 @@ class BlockCompiler(ExprCompiler):
             kind = inst.type.decl.name
             name = e.method.name
             if kind == "packet_in":
-                from p4sim.engine.parser import compile_packet_in
-
                 return compile_packet_in(self, e, name)
             if kind == "packet_out":
-                from p4sim.engine.deparser import compile_packet_out
-
                 return compile_packet_out(self, e, name)
             obj = self.rt.extern_object(self.node, inst)
             return self.rt.arch.compile_method(self, e, kind, name, obj, inst)
         if e.target.name == "verify":
-            from p4sim.engine.parser import compile_verify
-
             return compile_verify(self, e)
         return self.rt.arch.compile_function(self, e, e.target.name)
 

@@ -4,7 +4,7 @@ stacks are emitted field by field / element by element, invalid headers are skip
 from __future__ import annotations
 
 from p4sim.engine.expressions import field_path
-from p4sim.engine.parser import layout_of
+from p4sim.engine.layout import layout_of
 from p4sim.errors import P4Error, unsupported
 from p4sim.frontend import ir
 from p4sim.frontend.types import HeaderT, StackT

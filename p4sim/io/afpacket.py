@@ -19,7 +19,7 @@ import socket
 import subprocess
 import threading
 
-from p4sim.io import FrameHandler, PortError
+from p4sim.io.portset import FrameHandler, PortError
 
 log = logging.getLogger("p4sim.io")
 

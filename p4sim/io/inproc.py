@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from p4sim.io import FrameHandler
+from p4sim.io.portset import FrameHandler
 
 
 class InProcessPorts:

@@ -17,6 +17,9 @@ from pathlib import Path
 
 HERE = Path(__file__).parent
 RUNTIME_FILES = ("runtime.h", "pipeline.c", "api.c")
+# The project's AF_PACKET library (clib/pktio), compiled into the packet I/O and trafgen.
+PKTIO_DIR = HERE.parent.parent / "clib" / "pktio"
+PKTIO_SOURCES = (PKTIO_DIR / "pktio.h", PKTIO_DIR / "pktio.c")
 # -fwrapv: int<W> arithmetic wraps (P4 semantics), never undefined behaviour
 CFLAGS = [
     "-O2",
@@ -51,21 +54,33 @@ def compiler() -> str:
 
 def build_io() -> Path:
     """The packet I/O library (io.c), the same for every program."""
-    return build((HERE / "io.c").read_text(), runtime=())
+    return build((HERE / "io.c").read_text(), runtime=(), pktio=True)
 
 
 def build_trafgen() -> Path:
     """The benchmark's traffic generator (trafgen.c, which includes io.c)."""
-    return build((HERE / "trafgen.c").read_text(), runtime=("io.c",), executable=True)
+    return build((HERE / "trafgen.c").read_text(), runtime=("io.c",), executable=True, pktio=True)
 
 
-def build(source: str, runtime=RUNTIME_FILES, executable: bool = False) -> Path:
-    """The path of the shared object for `source` (compiled now unless cached)."""
+def build(
+    source: str, runtime=RUNTIME_FILES, executable: bool = False, pktio: bool = False
+) -> Path:
+    """The path of the shared object for `source` (compiled now unless cached); with `pktio`,
+    clib/pktio is compiled in."""
     cc = compiler()
     h = hashlib.sha256()
     h.update(source.encode())
     for name in runtime:
         h.update((HERE / name).read_bytes())
+    if pktio:
+        missing = [str(f) for f in PKTIO_SOURCES if not f.is_file()]
+        if missing:
+            raise BuildError(
+                f"clib/pktio is missing ({', '.join(missing)}): a full checkout has it"
+            )
+        for path in PKTIO_SOURCES:
+            h.update(path.read_bytes())
+    extra = [f"-I{PKTIO_DIR}", str(PKTIO_DIR / "pktio.c")] if pktio else []
     flags = [f for f in CFLAGS if not (executable and f in ("-shared", "-fPIC"))]
     h.update(" ".join([cc] + flags).encode())
     digest = h.hexdigest()[:32]
@@ -78,7 +93,7 @@ def build(source: str, runtime=RUNTIME_FILES, executable: bool = False) -> Path:
         src = Path(tmp) / "program.c"
         src.write_text(source)
         obj = Path(tmp) / "program.so"
-        cmd = [cc, *flags, f"-I{HERE}", "-o", str(obj), str(src)]
+        cmd = [cc, *flags, f"-I{HERE}", "-o", str(obj), str(src), *extra]
         proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
         if proc.returncode != 0:
             (out_dir / f"{digest}.failed.c").write_text(source)

@@ -29,8 +29,8 @@ class EngineRun:
 
 
 class _RecordingRunner(StfRunner):
-    def cmd_packet(self, rest, line) -> None:
-        super().cmd_packet(rest, line)
+    def cmd_packet(self, cmd) -> None:
+        super().cmd_packet(cmd)
         self.record.outputs.append(list(self.last_outputs))
         digests = getattr(self.device, "digests", None)
         if digests:

@@ -8,7 +8,8 @@
  * is not native (or none is committed), are queued for the Python side (up-calls). pcap
  * files, when asked for, are written here (BMv2's <port>-in.pcap / <port>-out.pcap).
  *
- * Built on its own (libp4nio), independent of any program.
+ * Built on its own (libp4nio), independent of any program; the AF_PACKET sockets, the
+ * ring and sendmmsg batches are clib/pktio's (compiled in by p4sim/native/build.py).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -27,6 +28,8 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "pktio.h"
+
 #define MAX_PORTS 64
 #define TX_BATCH 64
 #define RX_BURST 64
@@ -35,329 +38,338 @@
 #define UPQ_CAP 4096
 
 typedef size_t (*process_fn)(void *dev, uint32_t port, const uint8_t *frame, size_t len,
-                             uint8_t **out);
+			     uint8_t **out);
 typedef void (*lock_fn)(void *dev);
 
 struct txslot {
-    uint32_t len;
-    uint8_t *buf;
+	uint32_t len;
+	uint8_t *buf;
 };
 
 struct port {
-    int fd;
-    uint32_t id;
-    uint8_t *ring;
-    uint32_t frame_size, frame_nr, cur;
-    uint32_t slot_size;
-    struct txslot tx[TX_BATCH];
-    uint32_t ntx;
-    FILE *pcap_in, *pcap_out;
-    /* what the switch reports per port (Switch.stats): frames received from the interface and
-     * handed to it by the pipeline (before a full transmit queue may drop them: tx_dropped) */
-    uint64_t rx_packets, rx_bytes, tx_packets, tx_bytes;
+	int fd;
+	uint32_t id;
+	struct pktio_ring ring;
+	uint32_t slot_size;
+	struct txslot tx[TX_BATCH];
+	uint32_t ntx;
+	FILE *pcap_in, *pcap_out;
+	/* what the switch reports per port (Switch.stats): frames received from the interface and
+	 * handed to it by the pipeline (before a full transmit queue may drop them: tx_dropped) */
+	uint64_t rx_packets, rx_bytes, tx_packets, tx_bytes;
 };
 
 struct upcall {
-    uint32_t kind, port, len;
-    uint8_t *data;
+	uint32_t kind, port, len;
+	uint8_t *data;
 };
 
 struct io {
-    int nports;
-    struct port p[MAX_PORTS];
-    int wake_fd;
-    volatile int stop;
-    pthread_mutex_t mu; /* the pipeline below, and transmission */
-    process_fn process;
-    lock_fn lock, unlock;
-    void *dev;
-    int64_t cpu_port;
-    pthread_mutex_t qmu;
-    pthread_cond_t qcv;
-    struct upcall q[UPQ_CAP];
-    uint32_t qhead, qlen;
-    uint64_t rx, tx, tx_dropped, up_dropped, truncated;
+	int nports;
+	struct port p[MAX_PORTS];
+	int wake_fd;
+	volatile int stop;
+	pthread_mutex_t mu; /* the pipeline below, and transmission */
+	process_fn process;
+	lock_fn lock, unlock;
+	void *dev;
+	int64_t cpu_port;
+	pthread_mutex_t qmu;
+	pthread_cond_t qcv;
+	struct upcall q[UPQ_CAP];
+	uint32_t qhead, qlen;
+	uint64_t rx, tx, tx_dropped, up_dropped, truncated;
 };
 
 /* ------------------------------------------------------------------ pcap */
 static FILE *pcap_open(const char *path)
 {
-    FILE *f = fopen(path, "wb");
-    if (!f) return NULL;
-    uint32_t gh[6] = {0xa1b2c3d4, 0x00040002, 0, 0, 65535, 1};
-    fwrite(gh, 4, 6, f);
-    fflush(f);
-    return f;
+	FILE *f = fopen(path, "wb");
+	if (!f)
+		return NULL;
+	uint32_t gh[6] = {0xa1b2c3d4, 0x00040002, 0, 0, 65535, 1};
+	fwrite(gh, 4, 6, f);
+	fflush(f);
+	return f;
 }
 
 static void pcap_write(FILE *f, const uint8_t *d, uint32_t n)
 {
-    if (!f) return;
-    struct timeval tv;
-    gettimeofday(&tv, NULL);
-    uint32_t rh[4] = {(uint32_t)tv.tv_sec, (uint32_t)tv.tv_usec, n, n};
-    fwrite(rh, 4, 4, f);
-    fwrite(d, 1, n, f);
-    fflush(f);
+	if (!f)
+		return;
+	struct timeval tv;
+	gettimeofday(&tv, NULL);
+	uint32_t rh[4] = {(uint32_t)tv.tv_sec, (uint32_t)tv.tv_usec, n, n};
+	fwrite(rh, 4, 4, f);
+	fwrite(d, 1, n, f);
+	fflush(f);
 }
 
 /* ------------------------------------------------------------------ setup */
 struct io *p4nio_new(void)
 {
-    struct io *io = calloc(1, sizeof *io);
-    io->wake_fd = eventfd(0, EFD_NONBLOCK);
-    io->cpu_port = -1;
-    pthread_mutex_init(&io->mu, NULL);
-    pthread_mutex_init(&io->qmu, NULL);
-    pthread_cond_init(&io->qcv, NULL);
-    return io;
+	struct io *io = calloc(1, sizeof *io);
+	io->wake_fd = eventfd(0, EFD_NONBLOCK);
+	io->cpu_port = -1;
+	pthread_mutex_init(&io->mu, NULL);
+	pthread_mutex_init(&io->qmu, NULL);
+	pthread_cond_init(&io->qcv, NULL);
+	return io;
 }
 
 /* Attach interface `ifname` as `port`; 0 or -errno. pcap_dir may be NULL. */
 int p4nio_add_port(struct io *io, uint32_t port, const char *ifname, uint32_t mtu,
-                   const char *pcap_dir)
+		   const char *pcap_dir)
 {
-    if (io->nports >= MAX_PORTS) return -ENOSPC;
-    struct port *p = &io->p[io->nports];
-    memset(p, 0, sizeof *p);
-    p->id = port;
-    int fd = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
-    if (fd < 0) return -errno;
-    int v = TPACKET_V2, one = 1;
-    if (setsockopt(fd, SOL_PACKET, PACKET_VERSION, &v, sizeof v) < 0) goto fail;
-    setsockopt(fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof one);
-    setsockopt(fd, SOL_PACKET, PACKET_QDISC_BYPASS, &one, sizeof one);
-    uint32_t need = mtu + 14 + 4 + TPACKET2_HDRLEN + sizeof(struct sockaddr_ll) + 64;
-    p->frame_size = 2048;
-    while (p->frame_size < need) p->frame_size <<= 1;
-    uint32_t block = p->frame_size > BLOCK_SIZE ? p->frame_size : BLOCK_SIZE;
-    struct tpacket_req req = {
-        .tp_block_size = block,
-        .tp_block_nr = BLOCK_NR,
-        .tp_frame_size = p->frame_size,
-        .tp_frame_nr = (block / p->frame_size) * BLOCK_NR,
-    };
-    if (setsockopt(fd, SOL_PACKET, PACKET_RX_RING, &req, sizeof req) < 0) goto fail;
-    p->frame_nr = req.tp_frame_nr;
-    p->ring = mmap(NULL, (size_t)block * BLOCK_NR, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (p->ring == MAP_FAILED) goto fail;
-    struct sockaddr_ll sll = {.sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL),
-                              .sll_ifindex = (int)if_nametoindex(ifname)};
-    if (!sll.sll_ifindex || bind(fd, (struct sockaddr *)&sll, sizeof sll) < 0) goto fail;
-    p->slot_size = mtu + 64 > 2048 ? mtu + 64 : 2048;
-    for (int i = 0; i < TX_BATCH; i++) p->tx[i].buf = malloc(p->slot_size);
-    p->fd = fd;
-    if (pcap_dir) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%u-in.pcap", pcap_dir, port);
-        p->pcap_in = pcap_open(path);
-        snprintf(path, sizeof path, "%s/%u-out.pcap", pcap_dir, port);
-        p->pcap_out = pcap_open(path);
-    }
-    io->nports++;
-    return 0;
-fail:;
-    int err = -errno;
-    close(fd);
-    return err ? err : -EINVAL;
+	if (io->nports >= MAX_PORTS)
+		return -ENOSPC;
+	struct port *p = &io->p[io->nports];
+	memset(p, 0, sizeof *p);
+	p->id = port;
+	int fd = pktio_socket(ETH_P_ALL, 0), one = 1, err;
+	if (fd < 0)
+		return fd;
+	setsockopt(fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof one);
+	setsockopt(fd, SOL_PACKET, PACKET_QDISC_BYPASS, &one, sizeof one);
+	uint32_t need = mtu + 14 + 4 + TPACKET2_HDRLEN + sizeof(struct sockaddr_ll) + 64;
+	uint32_t frame_size = 2048;
+	while (frame_size < need)
+		frame_size <<= 1;
+	uint32_t block = frame_size > BLOCK_SIZE ? frame_size : BLOCK_SIZE;
+	err = pktio_ring_setup(fd, &p->ring, frame_size, block, BLOCK_NR);
+	if (err == 0) {
+		err = pktio_bind(fd, ifname, ETH_P_ALL);
+		if (err < 0)
+			pktio_ring_unmap(&p->ring);
+	}
+	if (err < 0) {
+		close(fd);
+		return err;
+	}
+	p->slot_size = mtu + 64 > 2048 ? mtu + 64 : 2048;
+	for (int i = 0; i < TX_BATCH; i++)
+		p->tx[i].buf = malloc(p->slot_size);
+	p->fd = fd;
+	if (pcap_dir) {
+		char path[4096];
+		snprintf(path, sizeof path, "%s/%u-in.pcap", pcap_dir, port);
+		p->pcap_in = pcap_open(path);
+		snprintf(path, sizeof path, "%s/%u-out.pcap", pcap_dir, port);
+		p->pcap_out = pcap_open(path);
+	}
+	io->nports++;
+	return 0;
 }
 
-void p4nio_set_pipeline(struct io *io, process_fn process, lock_fn lock, lock_fn unlock,
-                        void *dev, int64_t cpu_port)
+void p4nio_set_pipeline(struct io *io, process_fn process, lock_fn lock, lock_fn unlock, void *dev,
+			int64_t cpu_port)
 {
-    pthread_mutex_lock(&io->mu);
-    io->process = process, io->lock = lock, io->unlock = unlock, io->dev = dev;
-    io->cpu_port = cpu_port;
-    pthread_mutex_unlock(&io->mu);
+	pthread_mutex_lock(&io->mu);
+	io->process = process, io->lock = lock, io->unlock = unlock, io->dev = dev;
+	io->cpu_port = cpu_port;
+	pthread_mutex_unlock(&io->mu);
 }
 
 /* ------------------------------------------------------------------ up-calls to Python */
 static void upcall(struct io *io, uint32_t kind, uint32_t port, const uint8_t *d, uint32_t n)
 {
-    pthread_mutex_lock(&io->qmu);
-    if (io->qlen >= UPQ_CAP) {
-        io->up_dropped++;
-    } else {
-        struct upcall *u = &io->q[(io->qhead + io->qlen++) % UPQ_CAP];
-        u->kind = kind, u->port = port, u->len = n;
-        u->data = malloc(n ? n : 1);
-        memcpy(u->data, d, n);
-        pthread_cond_signal(&io->qcv);
-    }
-    pthread_mutex_unlock(&io->qmu);
+	pthread_mutex_lock(&io->qmu);
+	if (io->qlen >= UPQ_CAP) {
+		io->up_dropped++;
+	} else {
+		struct upcall *u = &io->q[(io->qhead + io->qlen++) % UPQ_CAP];
+		u->kind = kind, u->port = port, u->len = n;
+		u->data = malloc(n ? n : 1);
+		memcpy(u->data, d, n);
+		pthread_cond_signal(&io->qcv);
+	}
+	pthread_mutex_unlock(&io->qmu);
 }
 
 /* Wait up to timeout_ms for an up-call; copies it into buf (cap bytes). Returns the frame
  * length, -1 on timeout, -2 when stopped. kind: 0 = a received frame for the Python
  * pipeline, 1 = a frame the pipeline sent to the CPU port. */
 int64_t p4nio_upcall(struct io *io, uint8_t *buf, uint32_t cap, uint32_t *kind, uint32_t *port,
-                     int timeout_ms)
+		     int timeout_ms)
 {
-    pthread_mutex_lock(&io->qmu);
-    if (!io->qlen && !io->stop) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += (long)timeout_ms * 1000000L;
-        ts.tv_sec += ts.tv_nsec / 1000000000L;
-        ts.tv_nsec %= 1000000000L;
-        pthread_cond_timedwait(&io->qcv, &io->qmu, &ts);
-    }
-    int64_t r = io->stop ? -2 : -1;
-    if (io->qlen) {
-        struct upcall *u = &io->q[io->qhead];
-        io->qhead = (io->qhead + 1) % UPQ_CAP;
-        io->qlen--;
-        uint32_t n = u->len < cap ? u->len : cap;
-        memcpy(buf, u->data, n);
-        free(u->data);
-        *kind = u->kind, *port = u->port;
-        r = n;
-    }
-    pthread_mutex_unlock(&io->qmu);
-    return r;
+	pthread_mutex_lock(&io->qmu);
+	if (!io->qlen && !io->stop) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += (long)timeout_ms * 1000000L;
+		ts.tv_sec += ts.tv_nsec / 1000000000L;
+		ts.tv_nsec %= 1000000000L;
+		pthread_cond_timedwait(&io->qcv, &io->qmu, &ts);
+	}
+	int64_t r = io->stop ? -2 : -1;
+	if (io->qlen) {
+		struct upcall *u = &io->q[io->qhead];
+		io->qhead = (io->qhead + 1) % UPQ_CAP;
+		io->qlen--;
+		uint32_t n = u->len < cap ? u->len : cap;
+		memcpy(buf, u->data, n);
+		free(u->data);
+		*kind = u->kind, *port = u->port;
+		r = n;
+	}
+	pthread_mutex_unlock(&io->qmu);
+	return r;
 }
 
 /* ------------------------------------------------------------------ transmit */
 static struct port *port_by_id(struct io *io, uint32_t id)
 {
-    for (int i = 0; i < io->nports; i++)
-        if (io->p[i].id == id) return &io->p[i];
-    return NULL;
+	for (int i = 0; i < io->nports; i++)
+		if (io->p[i].id == id)
+			return &io->p[i];
+	return NULL;
 }
 
 static void flush_tx(struct io *io, struct port *p)
 {
-    struct mmsghdr msgs[TX_BATCH];
-    struct iovec iov[TX_BATCH];
-    uint32_t sent = 0;
-    for (uint32_t i = 0; i < p->ntx; i++) {
-        iov[i].iov_base = p->tx[i].buf, iov[i].iov_len = p->tx[i].len;
-        memset(&msgs[i], 0, sizeof msgs[i]);
-        msgs[i].msg_hdr.msg_iov = &iov[i], msgs[i].msg_hdr.msg_iovlen = 1;
-    }
-    while (sent < p->ntx) {
-        int r = sendmmsg(p->fd, msgs + sent, p->ntx - sent, MSG_DONTWAIT);
-        if (r <= 0) {
-            if (r < 0 && errno == EINTR) continue;
-            io->tx_dropped += p->ntx - sent; /* queue full: dropped, as a switch port would */
-            break;
-        }
-        sent += r;
-    }
-    io->tx += sent;
-    p->ntx = 0;
+	struct pktio_batch b;
+	uint32_t sent = 0;
+	for (uint32_t i = 0; i < p->ntx; i++)
+		pktio_batch_set(&b, i, p->tx[i].buf, p->tx[i].len);
+	while (sent < p->ntx) {
+		int r = pktio_batch_send(p->fd, &b, sent, p->ntx - sent, MSG_DONTWAIT);
+		if (r <= 0) {
+			if (r == -EINTR)
+				continue;
+			io->tx_dropped +=
+				p->ntx - sent; /* queue full: dropped, as a switch port would */
+			break;
+		}
+		sent += r;
+	}
+	io->tx += sent;
+	p->ntx = 0;
 }
 
 static void transmit(struct io *io, uint32_t port, const uint8_t *d, uint32_t n)
 {
-    struct port *p = port_by_id(io, port);
-    if (!p) return; /* no interface attached: dropped (as the Python ports do) */
-    p->tx_packets++, p->tx_bytes += n;
-    pcap_write(p->pcap_out, d, n);
-    if (n > p->slot_size) {
-        if (send(p->fd, d, n, MSG_DONTWAIT) < 0) io->tx_dropped++;
-        else io->tx++;
-        return;
-    }
-    if (p->ntx == TX_BATCH) flush_tx(io, p);
-    memcpy(p->tx[p->ntx].buf, d, n);
-    p->tx[p->ntx++].len = n;
+	struct port *p = port_by_id(io, port);
+	if (!p)
+		return; /* no interface attached: dropped (as the Python ports do) */
+	p->tx_packets++, p->tx_bytes += n;
+	pcap_write(p->pcap_out, d, n);
+	if (n > p->slot_size) {
+		if (send(p->fd, d, n, MSG_DONTWAIT) < 0)
+			io->tx_dropped++;
+		else
+			io->tx++;
+		return;
+	}
+	if (p->ntx == TX_BATCH)
+		flush_tx(io, p);
+	memcpy(p->tx[p->ntx].buf, d, n);
+	p->tx[p->ntx++].len = n;
 }
 
 /* Python's transmissions (PacketOut results, interpreter pipelines): counted here too. */
 void p4nio_send(struct io *io, uint32_t port, const uint8_t *d, uint32_t n)
 {
-    pthread_mutex_lock(&io->mu);
-    struct port *p = port_by_id(io, port);
-    transmit(io, port, d, n);
-    if (p) flush_tx(io, p);
-    pthread_mutex_unlock(&io->mu);
+	pthread_mutex_lock(&io->mu);
+	struct port *p = port_by_id(io, port);
+	transmit(io, port, d, n);
+	if (p)
+		flush_tx(io, p);
+	pthread_mutex_unlock(&io->mu);
 }
 
 static void flush_all(struct io *io)
 {
-    for (int i = 0; i < io->nports; i++)
-        if (io->p[i].ntx) flush_tx(io, &io->p[i]);
+	for (int i = 0; i < io->nports; i++)
+		if (io->p[i].ntx)
+			flush_tx(io, &io->p[i]);
 }
 
 /* ------------------------------------------------------------------ the data path */
 static void handle(struct io *io, struct port *p, const uint8_t *d, uint32_t n)
 {
-    uint32_t port = p->id;
-    io->rx++;
-    p->rx_packets++, p->rx_bytes += n;
-    if (!io->process) {
-        upcall(io, 0, port, d, n);
-        return;
-    }
-    uint8_t *out;
-    size_t len = io->process(io->dev, port, d, n, &out);
-    size_t i = 0;
-    while (i + 8 <= len) {
-        uint32_t oport, olen;
-        memcpy(&oport, out + i, 4);
-        memcpy(&olen, out + i + 4, 4);
-        if ((int64_t)oport == io->cpu_port) upcall(io, 1, oport, out + i + 8, olen);
-        else if (oport != 511) transmit(io, oport, out + i + 8, olen);
-        i += 8 + olen;
-    }
+	uint32_t port = p->id;
+	io->rx++;
+	p->rx_packets++, p->rx_bytes += n;
+	if (!io->process) {
+		upcall(io, 0, port, d, n);
+		return;
+	}
+	uint8_t *out;
+	size_t len = io->process(io->dev, port, d, n, &out);
+	size_t i = 0;
+	while (i + 8 <= len) {
+		uint32_t oport, olen;
+		memcpy(&oport, out + i, 4);
+		memcpy(&olen, out + i + 4, 4);
+		if ((int64_t)oport == io->cpu_port)
+			upcall(io, 1, oport, out + i + 8, olen);
+		else if (oport != 511)
+			transmit(io, oport, out + i + 8, olen);
+		i += 8 + olen;
+	}
 }
 
 /* Receive up to RX_BURST frames from each port per lock hold; 1 if any frame was seen. */
 static int rx_round(struct io *io)
 {
-    int any = 0;
-    pthread_mutex_lock(&io->mu);
-    if (io->lock) io->lock(io->dev);
-    for (int i = 0; i < io->nports; i++) {
-        struct port *p = &io->p[i];
-        for (int k = 0; k < RX_BURST; k++) {
-            struct tpacket2_hdr *h = (void *)(p->ring + (size_t)p->cur * p->frame_size);
-            if (!(h->tp_status & TP_STATUS_USER)) break;
-            struct sockaddr_ll *sll = (void *)((uint8_t *)h + TPACKET_ALIGN(sizeof *h));
-            if (sll->sll_pkttype != PACKET_OUTGOING) {
-                const uint8_t *d = (uint8_t *)h + h->tp_mac;
-                pcap_write(p->pcap_in, d, h->tp_snaplen);
-                if (h->tp_snaplen < h->tp_len) io->truncated++;
-                else handle(io, p, d, h->tp_snaplen);
-            }
-            __atomic_store_n(&h->tp_status, TP_STATUS_KERNEL, __ATOMIC_RELEASE);
-            p->cur = (p->cur + 1) % p->frame_nr;
-            any = 1;
-        }
-    }
-    if (io->unlock) io->unlock(io->dev);
-    flush_all(io);
-    pthread_mutex_unlock(&io->mu);
-    return any;
+	int any = 0;
+	pthread_mutex_lock(&io->mu);
+	if (io->lock)
+		io->lock(io->dev);
+	for (int i = 0; i < io->nports; i++) {
+		struct port *p = &io->p[i];
+		for (int k = 0; k < RX_BURST; k++) {
+			struct tpacket2_hdr *h = pktio_ring_next(&p->ring);
+			if (!h)
+				break;
+			if (pktio_ring_addr(h)->sll_pkttype != PACKET_OUTGOING) {
+				const uint8_t *d = pktio_ring_frame(h);
+				pcap_write(p->pcap_in, d, h->tp_snaplen);
+				if (h->tp_snaplen < h->tp_len)
+					io->truncated++;
+				else
+					handle(io, p, d, h->tp_snaplen);
+			}
+			pktio_ring_release(&p->ring, h);
+			any = 1;
+		}
+	}
+	if (io->unlock)
+		io->unlock(io->dev);
+	flush_all(io);
+	pthread_mutex_unlock(&io->mu);
+	return any;
 }
 
 /* The I/O loop; returns when p4nio_stop() is called. */
 void p4nio_run(struct io *io)
 {
-    struct pollfd pfd[MAX_PORTS + 1];
-    for (int i = 0; i < io->nports; i++) pfd[i] = (struct pollfd){.fd = io->p[i].fd, .events = POLLIN};
-    pfd[io->nports] = (struct pollfd){.fd = io->wake_fd, .events = POLLIN};
-    while (!io->stop) {
-        if (rx_round(io)) continue;
-        poll(pfd, io->nports + 1, 1000);
-    }
+	struct pollfd pfd[MAX_PORTS + 1];
+	for (int i = 0; i < io->nports; i++)
+		pfd[i] = (struct pollfd){.fd = io->p[i].fd, .events = POLLIN};
+	pfd[io->nports] = (struct pollfd){.fd = io->wake_fd, .events = POLLIN};
+	while (!io->stop) {
+		if (rx_round(io))
+			continue;
+		poll(pfd, io->nports + 1, 1000);
+	}
 }
 
 void p4nio_stop(struct io *io)
 {
-    io->stop = 1;
-    uint64_t one = 1;
-    if (write(io->wake_fd, &one, sizeof one) < 0) { /* the flag alone ends the loop */ }
-    pthread_mutex_lock(&io->qmu);
-    pthread_cond_broadcast(&io->qcv);
-    pthread_mutex_unlock(&io->qmu);
+	io->stop = 1;
+	uint64_t one = 1;
+	if (write(io->wake_fd, &one, sizeof one) < 0) { /* the flag alone ends the loop */
+	}
+	pthread_mutex_lock(&io->qmu);
+	pthread_cond_broadcast(&io->qcv);
+	pthread_mutex_unlock(&io->qmu);
 }
 
 void p4nio_stats(struct io *io, uint64_t *out)
 {
-    out[0] = io->rx, out[1] = io->tx, out[2] = io->tx_dropped, out[3] = io->up_dropped;
-    out[4] = io->truncated;
+	out[0] = io->rx, out[1] = io->tx, out[2] = io->tx_dropped, out[3] = io->up_dropped;
+	out[4] = io->truncated;
 }
 
 /* Port i's counters (i < p4nio_nports): id, rx packets, rx bytes, tx packets, tx bytes. */
@@ -365,23 +377,26 @@ int p4nio_nports(struct io *io) { return io->nports; }
 
 void p4nio_port_stats(struct io *io, int i, uint64_t *out)
 {
-    pthread_mutex_lock(&io->mu); /* the I/O thread counts under it */
-    struct port *p = &io->p[i];
-    out[0] = p->id, out[1] = p->rx_packets, out[2] = p->rx_bytes;
-    out[3] = p->tx_packets, out[4] = p->tx_bytes;
-    pthread_mutex_unlock(&io->mu);
+	pthread_mutex_lock(&io->mu); /* the I/O thread counts under it */
+	struct port *p = &io->p[i];
+	out[0] = p->id, out[1] = p->rx_packets, out[2] = p->rx_bytes;
+	out[3] = p->tx_packets, out[4] = p->tx_bytes;
+	pthread_mutex_unlock(&io->mu);
 }
 
 void p4nio_close(struct io *io)
 {
-    for (int i = 0; i < io->nports; i++) {
-        struct port *p = &io->p[i];
-        munmap(p->ring, (size_t)(p->frame_size > BLOCK_SIZE ? p->frame_size : BLOCK_SIZE) * BLOCK_NR);
-        close(p->fd);
-        if (p->pcap_in) fclose(p->pcap_in);
-        if (p->pcap_out) fclose(p->pcap_out);
-        for (int k = 0; k < TX_BATCH; k++) free(p->tx[k].buf);
-    }
-    close(io->wake_fd);
-    free(io);
+	for (int i = 0; i < io->nports; i++) {
+		struct port *p = &io->p[i];
+		pktio_ring_unmap(&p->ring);
+		close(p->fd);
+		if (p->pcap_in)
+			fclose(p->pcap_in);
+		if (p->pcap_out)
+			fclose(p->pcap_out);
+		for (int k = 0; k < TX_BATCH; k++)
+			free(p->tx[k].buf);
+	}
+	close(io->wake_fd);
+	free(io);
 }

@@ -28,7 +28,7 @@ from p4sim import model
 from p4sim.model import FieldMatch, ProgramModel, TableEntry
 from p4sim.p4runtime import codec
 from p4sim.p4runtime.errors import (
-    P4RuntimeError,
+    StatusError,
     from_engine,
     invalid,
     not_found,
@@ -279,12 +279,12 @@ def decode_action(
     name = info.definition.name
     # spec "Action Specification": a valid action used against its @tableonly/@defaultonly scope
     if default_entry and ref.scope == "TABLE_ONLY":
-        raise P4RuntimeError(
+        raise StatusError(
             grpc.StatusCode.PERMISSION_DENIED,
             f"action {name} is @tableonly in table {tname}: not a default action",
         )
     if not default_entry and ref.scope == "DEFAULT_ONLY":
-        raise P4RuntimeError(
+        raise StatusError(
             grpc.StatusCode.PERMISSION_DENIED,
             f"action {name} is @defaultonly in table {tname}: not for entries",
         )
@@ -448,9 +448,7 @@ def write_table_entry(
     if update_type == Update.DELETE:
         # spec "TableEntry": only the key (match, priority) counts in a DELETE; the rest is ignored
         if table.definition.const_entries is not None:
-            raise P4RuntimeError(
-                grpc.StatusCode.PERMISSION_DENIED, f"table {tname} has const entries"
-            )
+            raise StatusError(grpc.StatusCode.PERMISSION_DENIED, f"table {tname} has const entries")
         state.delete(TableEntry(match=match, action="", args={}, priority=msg.priority))
         return
     if update_type not in (Update.INSERT, Update.MODIFY):
@@ -468,7 +466,7 @@ def write_table_entry(
         _modify_entry(index, table, state, match, msg, meter_config)
         return
     if table.definition.const_entries is not None:
-        raise P4RuntimeError(
+        raise StatusError(
             grpc.StatusCode.PERMISSION_DENIED,
             f"table {tname} has const entries: it cannot be written",
         )
@@ -495,7 +493,7 @@ def _modify_entry(index, table: TableInfo, state, match, msg, meter_config) -> N
         raise not_found(f"table {tname} has no entry with this match key")
     if table.definition.const_entries is not None or old.is_const:
         if msg.HasField("action"):
-            raise P4RuntimeError(
+            raise StatusError(
                 grpc.StatusCode.PERMISSION_DENIED,
                 f"table {tname}: a const entry's action cannot be modified (only its "
                 "direct counter or meter, with the action left unset)",
@@ -552,7 +550,7 @@ def _write_default_entry(index, table: TableInfo, state, update_type, msg) -> No
             "be set or reset"
         )
     if table.definition.const_default_action:
-        raise P4RuntimeError(
+        raise StatusError(
             grpc.StatusCode.PERMISSION_DENIED, f"table {tname}: the default action is const"
         )
     if not msg.HasField("action"):
@@ -977,7 +975,7 @@ def write_digest(index: PipelineIndex, update_type: int, msg: p4runtime_pb2.Dige
     name = index.digests[msg.digest_id].name
     exists = msg.digest_id in index.digest_configs
     if update_type == Update.INSERT and exists:
-        raise P4RuntimeError(grpc.StatusCode.ALREADY_EXISTS, f"digest {name} is configured")
+        raise StatusError(grpc.StatusCode.ALREADY_EXISTS, f"digest {name} is configured")
     if update_type in (Update.MODIFY, Update.DELETE) and not exists:
         raise not_found(f"digest {name} is not configured")
     if update_type == Update.DELETE:
@@ -1053,7 +1051,7 @@ def write_pre(
         exists = gid in pre.multicast_groups
         if update_type == Update.INSERT:
             if exists:
-                raise P4RuntimeError(grpc.StatusCode.ALREADY_EXISTS, f"{what} already exists")
+                raise StatusError(grpc.StatusCode.ALREADY_EXISTS, f"{what} already exists")
             pre.multicast_groups[gid] = _replicas(group.replicas, what, device.cpu_port)
         elif update_type == Update.MODIFY:
             if not exists:
@@ -1081,7 +1079,7 @@ def write_pre(
             del pre.clone_sessions[sid]
             return
         if update_type == Update.INSERT and exists:
-            raise P4RuntimeError(grpc.StatusCode.ALREADY_EXISTS, f"{what} already exists")
+            raise StatusError(grpc.StatusCode.ALREADY_EXISTS, f"{what} already exists")
         if update_type == Update.MODIFY and not exists:
             raise not_found(f"{what} does not exist")
         if update_type not in (Update.INSERT, Update.MODIFY):
@@ -1147,7 +1145,7 @@ def read_pre(device: model.Device, msg: p4runtime_pb2.PacketReplicationEngineEnt
 
 
 def apply_update(index: PipelineIndex, device: model.Device, update: p4runtime_pb2.Update):
-    """Apply one update; raise P4RuntimeError on any problem. Caller holds device.lock."""
+    """Apply one update; raise StatusError on any problem. Caller holds device.lock."""
     if update.type not in (Update.INSERT, Update.MODIFY, Update.DELETE):
         raise invalid("update type must be INSERT, MODIFY or DELETE (got UNSPECIFIED)")
     entity = update.entity

@@ -19,9 +19,10 @@ def clip(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
     return f"{text[:limit]}... ({len(text) - limit} more characters)"
 
 
-class P4RuntimeError(Exception):
-    """Raised anywhere below the servicer; the servicer's RPC wrapper turns it into the
-    status. The message is clipped here, once, so no offending value makes it huge."""
+class StatusError(Exception):
+    """A gRPC status to answer with, raised anywhere below the servicer; the servicer's RPC
+    wrapper turns it into the status. The message is clipped here, once, so no offending value makes it huge.
+    """
 
     def __init__(self, code: grpc.StatusCode, message: str) -> None:
         message = clip(message, MAX_STATUS_MESSAGE)
@@ -35,25 +36,25 @@ class P4RuntimeError(Exception):
         return self.code.value[0]
 
 
-def invalid(message: str) -> P4RuntimeError:
-    return P4RuntimeError(grpc.StatusCode.INVALID_ARGUMENT, message)
+def invalid(message: str) -> StatusError:
+    return StatusError(grpc.StatusCode.INVALID_ARGUMENT, message)
 
 
-def not_found(message: str) -> P4RuntimeError:
-    return P4RuntimeError(grpc.StatusCode.NOT_FOUND, message)
+def not_found(message: str) -> StatusError:
+    return StatusError(grpc.StatusCode.NOT_FOUND, message)
 
 
-def out_of_range(message: str) -> P4RuntimeError:
-    return P4RuntimeError(grpc.StatusCode.OUT_OF_RANGE, message)
+def out_of_range(message: str) -> StatusError:
+    return StatusError(grpc.StatusCode.OUT_OF_RANGE, message)
 
 
-def unimplemented(message: str) -> P4RuntimeError:
-    return P4RuntimeError(grpc.StatusCode.UNIMPLEMENTED, message)
+def unimplemented(message: str) -> StatusError:
+    return StatusError(grpc.StatusCode.UNIMPLEMENTED, message)
 
 
-def internal(exc: BaseException) -> P4RuntimeError:
+def internal(exc: BaseException) -> StatusError:
     """A bug in p4sim, reported as INTERNAL with the exception (the server stays up)."""
-    return P4RuntimeError(grpc.StatusCode.INTERNAL, f"p4sim internal error: {clip(repr(exc))}")
+    return StatusError(grpc.StatusCode.INTERNAL, f"p4sim internal error: {clip(repr(exc))}")
 
 
 # The engine's table errors (p4sim.model) and the status code each maps to.
@@ -67,8 +68,8 @@ _ENGINE_CODES = {
 }
 
 
-def from_engine(exc: model.ControlPlaneError) -> P4RuntimeError:
+def from_engine(exc: model.ControlPlaneError) -> StatusError:
     for cls, code in _ENGINE_CODES.items():
         if isinstance(exc, cls):
-            return P4RuntimeError(code, str(exc) or cls.__doc__.split(":")[0])
-    return P4RuntimeError(grpc.StatusCode.INTERNAL, str(exc))
+            return StatusError(code, str(exc) or cls.__doc__.split(":")[0])
+    return StatusError(grpc.StatusCode.INTERNAL, str(exc))

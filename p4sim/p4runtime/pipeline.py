@@ -10,9 +10,10 @@ from p4.v1 import p4runtime_pb2
 
 from p4sim import p4info as p4info_gen
 from p4sim.model import CompiledProgram
+from p4sim.p4info_compare import id_mismatches
 from p4sim.p4runtime import device_config
 from p4sim.p4runtime.entities import PipelineIndex
-from p4sim.p4runtime.errors import P4RuntimeError, invalid
+from p4sim.p4runtime.errors import StatusError, invalid
 from p4sim.switch import Pipeline
 
 Compiler = Callable[[str, str], CompiledProgram]  # (preprocessed text, file name) -> program
@@ -43,10 +44,10 @@ def from_program(
 ) -> Pipeline:
     try:
         generated = p4info_gen.generate(program.model)
-    except p4info_gen.P4InfoError as exc:
+    except p4info_gen.P4InfoBuildError as exc:
         raise invalid(f"the program cannot be described in P4Info: {exc}") from None
     if client_p4info is not None and client_p4info.ByteSize():
-        problems = p4info_mismatches(generated, client_p4info)
+        problems = id_mismatches(generated, client_p4info)
         if problems:
             raise invalid(
                 "the P4Info does not describe the program in p4_device_config: "
@@ -79,48 +80,6 @@ def from_config(
     except compile_errors() as exc:
         raise invalid(str(exc)) from None
     except NotImplementedError as exc:
-        raise P4RuntimeError(grpc.StatusCode.UNIMPLEMENTED, str(exc)) from None
+        raise StatusError(grpc.StatusCode.UNIMPLEMENTED, str(exc)) from None
     cookie = config.cookie.cookie if config.HasField("cookie") else None
     return from_program(program, config.p4_device_config, cpu_port, config.p4info, cookie)
-
-
-def _objects(info: p4info_pb2.P4Info) -> dict[tuple[str, int], str]:
-    """(kind, id) -> name for every object a controller addresses by id."""
-    out: dict[tuple[str, int], str] = {}
-    for kind in (
-        "tables",
-        "actions",
-        "counters",
-        "direct_counters",
-        "meters",
-        "direct_meters",
-        "registers",
-        "controller_packet_metadata",
-    ):
-        for obj in getattr(info, kind):
-            out[(kind, obj.preamble.id)] = obj.preamble.name
-    for t in info.tables:
-        for m in t.match_fields:
-            out[(f"{t.preamble.name} match field", m.id)] = f"{m.name}/{m.bitwidth}"
-    for a in info.actions:
-        for p in a.params:
-            out[(f"{a.preamble.name} parameter", p.id)] = f"{p.name}/{p.bitwidth}"
-    for h in info.controller_packet_metadata:
-        for m in h.metadata:
-            out[(f"{h.preamble.name} metadata", m.id)] = f"{m.name}/{m.bitwidth}"
-    return out
-
-
-def p4info_mismatches(ours: p4info_pb2.P4Info, theirs: p4info_pb2.P4Info) -> list[str]:
-    """Differences in ids, names and widths (annotations and order do not matter)."""
-    a, b = _objects(ours), _objects(theirs)
-    problems = []
-    for key in sorted(set(a) | set(b)):
-        kind, ident = key
-        if key not in b:
-            problems.append(f"{kind} {a[key]} (id {ident}) is missing from the P4Info")
-        elif key not in a:
-            problems.append(f"{kind} id {ident} ({b[key]}) is not in the program")
-        elif a[key] != b[key]:
-            problems.append(f"{kind} id {ident}: program has {a[key]}, P4Info has {b[key]}")
-    return problems

@@ -37,7 +37,7 @@ from p4sim.limits import MAX_ERROR_DETAILS_BYTES, MAX_MESSAGE_CHARS, MAX_READ_EN
 from p4sim.p4runtime import entities, packets
 from p4sim.p4runtime.arbitration import Arbiter, Client, election_id
 from p4sim.p4runtime.errors import (
-    P4RuntimeError,
+    StatusError,
     clip,
     internal,
     invalid,
@@ -64,9 +64,9 @@ ResponseType = p4runtime_pb2.GetForwardingPipelineConfigRequest
 
 
 class BatchFailed(Exception):
-    """Some updates of a Write failed: one P4RuntimeError (or None: applied) per update."""
+    """Some updates of a Write failed: one StatusError (or None: applied) per update."""
 
-    def __init__(self, errors: list[P4RuntimeError | None]) -> None:
+    def __init__(self, errors: list[StatusError | None]) -> None:
         super().__init__("Write: some updates failed")
         self.errors = errors
 
@@ -130,13 +130,13 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
 
     def _check_primary(self, request, what: str) -> None:
         if not request.HasField("election_id"):
-            raise P4RuntimeError(
+            raise StatusError(
                 grpc.StatusCode.PERMISSION_DENIED,
                 f"{what} needs the primary client's election id; the request has none",
             )
         eid = election_id(request.election_id)
         if not self.arbiter.is_primary(eid):
-            raise P4RuntimeError(
+            raise StatusError(
                 grpc.StatusCode.PERMISSION_DENIED,
                 f"{what} needs the primary client's election id; {eid} is "
                 "not the primary (open a StreamChannel and arbitrate first)",
@@ -150,7 +150,7 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
         if entities and self._saved is not None:
             pipeline = self._saved
         if pipeline is None:
-            raise P4RuntimeError(
+            raise StatusError(
                 grpc.StatusCode.FAILED_PRECONDITION,
                 "no forwarding pipeline config set (push one with "
                 "SetForwardingPipelineConfig, or start p4sim with a program)",
@@ -167,12 +167,12 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
                 (("grpc-status-details-bin", status.SerializeToString()),)
             )
             context.abort(grpc.StatusCode.UNKNOWN, status.message)
-        if isinstance(exc, P4RuntimeError):
+        if isinstance(exc, StatusError):
             error = exc
         elif isinstance(exc, RecursionError):  # input nested deeper than a check foresaw
             error = invalid(f"{rpc}: the request is nested too deeply for p4sim")
         elif isinstance(exc, MemoryError):
-            error = P4RuntimeError(
+            error = StatusError(
                 grpc.StatusCode.RESOURCE_EXHAUSTED, f"{rpc}: not enough memory for the request"
             )
         else:  # a bug in p4sim: say so, keep the server up, keep the log line bounded
@@ -275,7 +275,7 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
         # Each update is atomic for packets; the batch is not (CONTINUE_ON_ERROR does not ask
         # for it, nor does BMv2 give it): the device lock is held for slices of _LOCK_SLICE_S
         # between updates, as for Reads, so a large batch never stalls the data path.
-        errors: list[P4RuntimeError | None] = []
+        errors: list[StatusError | None] = []
         updates = iter(request.updates)
         while len(errors) < len(request.updates):
             with pipeline.device.lock:
@@ -298,7 +298,7 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
         with device.lock:
             total = sum(entities.count_entity(index, device, e) for e in request.entities)
         if total > MAX_READ_ENTITIES:  # refused before any entity is built
-            raise P4RuntimeError(
+            raise StatusError(
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
                 f"the read selects {total:,} entities; p4sim answers at most "
                 f"{MAX_READ_ENTITIES:,} per ReadRequest (read fewer tables or cells at once)",
@@ -318,7 +318,7 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
     @_rpc
     def StreamChannel(self, request_iterator, context):
         if not self._streams.acquire(blocking=False):
-            raise P4RuntimeError(
+            raise StatusError(
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
                 f"p4sim serves at most {MAX_STREAMS} StreamChannels at once",
             )
@@ -342,7 +342,7 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
                 item = client.outbox.get()
                 if item is _END:
                     return
-                if isinstance(item, P4RuntimeError):
+                if isinstance(item, StatusError):
                     raise item
                 yield item
         finally:
@@ -365,7 +365,7 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
                         )
                     else:
                         raise invalid("empty StreamMessageRequest (no update set)")
-                except P4RuntimeError as exc:
+                except StatusError as exc:
                     if kind == "arbitration":  # arbitration errors end the stream
                         client.outbox.put(exc)
                         return
@@ -381,7 +381,7 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
         # spec "Rules for Handling MasterArbitrationUpdate": a live stream that changes its
         # device id is FAILED_PRECONDITION; an unknown device on a new stream NOT_FOUND
         if client.arbitrated and update.device_id != client.device_id:
-            raise P4RuntimeError(
+            raise StatusError(
                 grpc.StatusCode.FAILED_PRECONDITION, "a stream cannot change its device_id"
             )
         self._check_device(update.device_id)
@@ -397,12 +397,12 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
 
     def _packet_out(self, client: Client, packet) -> None:
         if client.election_id is None or not self.arbiter.is_primary(client.election_id):
-            raise P4RuntimeError(
+            raise StatusError(
                 grpc.StatusCode.PERMISSION_DENIED, "PacketOut from a client that is not the primary"
             )
         pipeline = self._pipeline()
         if self.switch.cpu_port is None:
-            raise P4RuntimeError(
+            raise StatusError(
                 grpc.StatusCode.FAILED_PRECONDITION,
                 "no CPU port: start p4sim with --cpu-port N for PacketOut",
             )
@@ -417,7 +417,7 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
             raise invalid(f"DigestListAck for digest_id {ack.digest_id}: no such digest")
 
     @staticmethod
-    def _stream_error(exc: P4RuntimeError, request) -> p4runtime_pb2.StreamMessageResponse:
+    def _stream_error(exc: StatusError, request) -> p4runtime_pb2.StreamMessageResponse:
         """A StreamError whose details name the message that caused it (the spec requires
         the details oneof to be set; the offending message is copied in)."""
         msg = p4runtime_pb2.StreamMessageResponse()
@@ -470,12 +470,12 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
             c.outbox.put(_END)
 
 
-def _apply_update(pipeline, update) -> P4RuntimeError | None:
+def _apply_update(pipeline, update) -> StatusError | None:
     """One update of a Write batch, applied (None) or the error it ends in."""
     try:
         entities.apply_update(pipeline.index, pipeline.device, update)
         return None
-    except P4RuntimeError as exc:
+    except StatusError as exc:
         log.info(
             "Write: update failed (%s): %s", exc.code.name, clip(exc.message, MAX_MESSAGE_CHARS)
         )
@@ -504,7 +504,7 @@ def _next_chunk(device, found) -> tuple[list, bool]:
     return chunk, False
 
 
-def _batch_status(errors: list[P4RuntimeError | None]) -> status_pb2.Status:
+def _batch_status(errors: list[StatusError | None]) -> status_pb2.Status:
     """The google.rpc.Status of a failed Write: one p4.v1.Error per update, in order, with
     messages shortened (and, for huge batches, the tail left out) so that the trailer stays
     within MAX_ERROR_DETAILS_BYTES, below the 8 KiB that gRPC clients accept by default."""

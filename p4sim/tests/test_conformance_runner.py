@@ -12,7 +12,7 @@ import json
 import pytest
 
 from p4sim.conformance.bmv2 import Bmv2Error, Bmv2Program, _lpm, _ternary
-from p4sim.conformance.stf import ScriptError, check_outputs, diff_outputs, read_script
+from p4sim.conformance.stf import StfError, check_outputs, diff_outputs, read_script
 
 
 def script(tmp_path, text):
@@ -45,7 +45,7 @@ def test_ports_and_commands(tmp_path):
 
 
 def test_bad_line_is_named(tmp_path):
-    with pytest.raises(ScriptError, match=r"t\.stf:2: bad hex"):
+    with pytest.raises(StfError, match=r"t\.stf:2: bad hex"):
         script(tmp_path, "packet 0 00\npacket 0 0g\n")
 
 

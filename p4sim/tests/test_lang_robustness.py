@@ -8,15 +8,17 @@ Run: .venv/bin/pytest -q p4sim/tests/test_lang_robustness.py
 from __future__ import annotations
 
 import re
+import signal
 import subprocess
 import sys
+import time
 import tracemalloc
 from pathlib import Path
 
 import pytest
 
 from p4sim import limits
-from p4sim.errors import P4Error
+from p4sim.errors import CompileTimeout, P4Error, time_limit
 from p4sim.frontend import compile_file, compile_source
 
 P4SIM = str(Path(sys.executable).parent / "p4sim")
@@ -200,3 +202,17 @@ def test_exponential_macro_expansion_is_refused():
     with pytest.raises(P4Error) as info:
         compile_source(macros + "M39\n", "bomb.p4")
     assert (info.value.line, "preprocessor output" in info.value.message) == (41, True)
+
+
+def test_time_limit_stops_a_long_call_and_puts_the_alarm_handler_back():
+    """The bound the fuzzer and the rejection corpus put on each compile."""
+    before = signal.getsignal(signal.SIGALRM)
+    started = time.monotonic()
+    with pytest.raises(CompileTimeout, match="no answer within 0.2 s"), time_limit(0.2):
+        time.sleep(5)
+    assert time.monotonic() - started < 2
+    assert signal.getsignal(signal.SIGALRM) is before
+    with time_limit(5):  # a quick block: no alarm left behind
+        pass
+    time.sleep(0.01)
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)

@@ -205,7 +205,7 @@ def test_id_annotations_and_collision_probing():
     h = p4info.jenkins_one_at_a_time("Ingress.b")
     assert ids["Ingress.b"] == (0x01 << 24) | ((h + 1) & 0xFFFFFF)  # linear probing of the hash
     bad = minimal(actions=[ActionDef("Ingress.a", [], ["@id(0x02000001)"])])
-    with pytest.raises(p4info.P4InfoError, match="wrong 8-bit prefix"):
+    with pytest.raises(p4info.P4InfoBuildError, match="wrong 8-bit prefix"):
         p4info.generate(bad)
 
 
@@ -286,7 +286,7 @@ def test_file_formats_round_trip(tmp_path, suffix, fmt):
 
 
 def test_unknown_suffix_is_a_clear_error(tmp_path):
-    with pytest.raises(p4info.P4InfoError, match=r"\.txt, \.txtpb, \.json, \.bin"):
+    with pytest.raises(p4info.P4InfoBuildError, match=r"\.txt, \.txtpb, \.json, \.bin"):
         p4info.write(p4info_pb2.P4Info(), tmp_path / "out.yaml")
 
 

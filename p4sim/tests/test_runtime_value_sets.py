@@ -14,7 +14,7 @@ from p4.v1 import p4runtime_pb2
 from p4sim import p4info
 from p4sim.frontend import compile_file
 from p4sim.p4runtime.entities import PipelineIndex, apply_update, read_entity
-from p4sim.p4runtime.errors import P4RuntimeError
+from p4sim.p4runtime.errors import StatusError
 
 PROGRAM = Path(__file__).parent / "stf" / "value_set.p4"
 Update = p4runtime_pb2.Update
@@ -99,7 +99,7 @@ def test_members_written_select_packets_and_read_back(pipeline):
 def test_bad_writes_get_the_spec_status_and_change_nothing(pipeline, make, code):
     device, index, _, ids = pipeline
     apply_update(index, device, modify(ids["P.types"], [(1, b"\x12\x34")]))
-    with pytest.raises(P4RuntimeError) as info:
+    with pytest.raises(StatusError) as info:
         apply_update(index, device, make(ids))
     assert info.value.code == getattr(grpc.StatusCode, code)
     assert [len(device.value_sets[n].members) for n in ("P.types", "P.pairs")] == [1, 0]

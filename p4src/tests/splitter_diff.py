@@ -49,6 +49,9 @@ import threading
 import time
 from pathlib import Path
 
+from controlplane import targets
+from controlplane.pdcp import ETHERTYPE_PDCP, data_header, dc_frame
+
 ROOT = Path(__file__).resolve().parents[2]
 P4_SRC = ROOT / "p4src" / "dc_splitter.p4"
 PORTS = (0, 1, 2)  # server, leg A, leg B (DESIGN.md defaults)
@@ -158,11 +161,8 @@ def _frame(rng: random.Random, users: dict[str, dict], macs: tuple[str, str]) ->
     if kind in ("up_pdcp", "pdcp_from_server"):
         port = SERVER if kind == "pdcp_from_server" else rng.choice([LEG_A, LEG_B])
         sn = rng.randrange(1 << 18)
-        shim = bytes([0x80 | (sn >> 16), (sn >> 8) & 0xFF, sn & 0xFF])
         inner = ip_to(_user_addr(rng, rng.random() < 0.4))
-        ethertype = b"\x86\xdd" if inner.version == 6 else b"\x08\x00"
-        eth = Ether(src=ue_mac, dst=server_mac, type=0x88B5)
-        return port, (bytes(eth) + shim + ethertype + bytes(inner)).hex()
+        return port, dc_frame(Ether(src=ue_mac, dst=server_mac) / inner, sn).hex()
     if kind == "up_ip":
         return (
             rng.choice([LEG_A, LEG_B]),
@@ -170,12 +170,12 @@ def _frame(rng: random.Random, users: dict[str, dict], macs: tuple[str, str]) ->
         )
     if kind == "truncated":
         port = rng.choice(PORTS)
-        ethertype = rng.choice([0x0800, 0x86DD, 0x88B5])
+        ethertype = rng.choice([0x0800, 0x86DD, ETHERTYPE_PDCP])
         dst = rng.choice(sorted(users)) if users and rng.random() < 0.7 else _user_addr(rng, False)
         full = bytes(Ether(src=server_mac, dst=ue_mac, type=ethertype)) + (
             bytes(ip_to(dst))
-            if ethertype != 0x88B5
-            else b"\x80\x00\x01\x08\x00" + bytes(ip_to(dst))
+            if ethertype != ETHERTYPE_PDCP
+            else data_header(1) + b"\x08\x00" + bytes(ip_to(dst))
         )
         return port, full[: rng.randrange(14, min(len(full), 60))].hex()
     length = rng.randrange(14, 120)  # garbage: the kernel refuses frames under 14 bytes
@@ -287,42 +287,6 @@ class Capture:
         self.thread.join()
         for s in self.socks.values():
             s.close()
-
-
-def _switch_argv(target: str, ifaces: dict[int, str]) -> list[str]:
-    ports = [a for p, name in ifaces.items() for a in ("-i", f"{p}@{name}")]
-    if target == "p4sim":
-        return [
-            str(ROOT / ".venv" / "bin" / "p4sim"),
-            "--no-p4",
-            *ports,
-            "--grpc-server-addr",
-            GRPC_ADDR,
-        ]
-    return [
-        "simple_switch_grpc",
-        "--device-id",
-        "0",
-        *ports,
-        "--no-p4",
-        "--",
-        "--grpc-server-addr",
-        GRPC_ADDR,
-    ]
-
-
-def _wait_grpc(switch: subprocess.Popen, timeout_s: float = 60) -> None:
-    import grpc
-
-    channel = grpc.insecure_channel(GRPC_ADDR)
-    try:
-        grpc.channel_ready_future(channel).result(timeout=timeout_s)
-    except grpc.FutureTimeoutError:
-        raise RuntimeError(f"the switch did not serve P4Runtime within {timeout_s} s") from None
-    finally:
-        channel.close()
-    if switch.poll() is not None:
-        raise RuntimeError(f"the switch exited ({switch.returncode})")
 
 
 def _sync(sw, cap: Capture, sent: dict[int, int], base: dict) -> None:
@@ -465,21 +429,15 @@ def run_worker(
             # A fresh switch per sequence. Reusing one (a second pipeline push, or the
             # controller's reset and a new configuration) made BMv2 send every flooded
             # frame twice on each leg.
-            switch = subprocess.Popen(
-                _switch_argv(target, switch_ifs), stdout=log, stderr=subprocess.STDOUT
-            )
+            argv = targets.switch_argv(target, switch_ifs, GRPC_ADDR)
+            switch = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
             try:
-                _wait_grpc(switch)
+                targets.wait_serving(switch, GRPC_ADDR)
                 with Splitter.connect(GRPC_ADDR) as sw:
                     sw.push_pipeline(files["p4info"], files["config"])
                     results.append(_run_sequence(sw, sc, host_ifs))
             finally:
-                switch.terminate()
-                try:
-                    switch.wait(10)
-                except subprocess.TimeoutExpired:
-                    switch.kill()
-                    switch.wait()
+                targets.stop(switch)
     out.write_text(json.dumps(results))
 
 

@@ -4,9 +4,9 @@ credit refilled from them and spent per packet by dc-credit users.
 Run: make ptf PTF_TESTS=adaptive
 """
 
-from splitter_test import LEG_A, LEG_B, SERVER, SplitterTest, dc_frame
+from splitter_test import LEG_A, LEG_B, SERVER, SplitterTest
 
-from controlplane.feedback import Report, decode_report, encode_report
+from controlplane.pdcp import Report, dc_frame, decode_report, encode_report
 
 UE = "10.0.0.2"
 PKT_SIZE = 100  # UDP payload bytes of each test packet

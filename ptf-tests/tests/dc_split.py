@@ -3,7 +3,9 @@
 Run: make ptf PTF_TESTS=dc_split   (all: make ptf)
 """
 
-from splitter_test import LEG_A, LEG_B, SERVER, SplitterTest, dc_frame
+from splitter_test import LEG_A, LEG_B, SERVER, SplitterTest
+
+from controlplane.pdcp import dc_frame
 
 
 class SnPerUserTest(SplitterTest):

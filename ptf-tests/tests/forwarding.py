@@ -12,8 +12,9 @@ from splitter_test import (
     SERVER_IP,
     SERVER_MAC,
     SplitterTest,
-    dc_frame,
 )
+
+from controlplane.pdcp import dc_frame
 
 
 class ScPassthroughTest(SplitterTest):

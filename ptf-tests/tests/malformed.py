@@ -3,10 +3,10 @@
 Run: make ptf PTF_TESTS=malformed
 """
 
-import struct
-
 from scapy.layers.l2 import Ether
 from splitter_test import LEG_A, LEG_B, SERVER, SERVER_MAC, SWITCH_MAC, SplitterTest
+
+from controlplane.pdcp import ETHERTYPE_PDCP, dc_frame
 
 
 def raw_frame(ether_type: int, payload: bytes) -> bytes:
@@ -53,7 +53,7 @@ class TruncatedPdcpDroppedTest(SplitterTest):
     """A 0x88B5 frame too short for the PDCP header and inner ethertype is dropped."""
 
     def runTest(self):
-        self.send(LEG_B, raw_frame(0x88B5, b"\x80\x00"))
+        self.send(LEG_B, raw_frame(ETHERTYPE_PDCP, b"\x80\x00"))
         self.verify_no_other_packets()
 
 
@@ -64,7 +64,7 @@ class PdcpFromLegNotRenumberedTest(SplitterTest):
     def runTest(self):
         self.add_user("10.0.0.1", batch=1, ratio="1:0")  # the uplink destination as a user
         inner = self.udp_packet("10.0.0.1", seq=7)
-        frame = bytes(inner)[:12] + struct.pack("!H", 0x88B5) + b"\x80\x00\x05" + bytes(inner)[12:]
+        frame = dc_frame(inner, sn=5)
         self.send(LEG_A, frame)
         self.expect(SERVER, frame)
         self.verify_no_other_packets()

@@ -10,7 +10,9 @@ import threading
 import time
 from pathlib import Path
 
-from splitter_test import LEG_A, LEG_B, SERVER, SplitterTest, dc_frame, sn_of
+from splitter_test import LEG_A, LEG_B, SERVER, SplitterTest
+
+from controlplane.pdcp import dc_frame, sn_of
 
 
 class BatchShrinkRestartsBatchTest(SplitterTest):

@@ -4,7 +4,9 @@
 Run: make ptf PTF_TESTS=sn_wrap [TARGET=bmv2]
 """
 
-from splitter_test import LEG_A, SERVER, SplitterTest, dc_frame, sn_of
+from splitter_test import LEG_A, SERVER, SplitterTest
+
+from controlplane.pdcp import dc_frame, sn_of
 
 
 class Wrap12BitTest(SplitterTest):

@@ -26,31 +26,7 @@ SWITCH_MAC = "02:00:00:00:00:fe"
 CLIENT_MAC = "02:00:00:00:01:02"
 SERVER_IP = "10.0.0.1"
 SERVER_IP6 = "2001:db8::1"
-ETHERTYPE_PDCP = 0x88B5
 SEED = 3823
-
-
-def pdcp_header(sn: int, sn_bits: int = 18) -> bytes:
-    """TS 38.323 data PDU header: D/C=1, reserved 0, SN (18 or 12 bits)."""
-    if sn_bits == 18:
-        return bytes([0x80 | (sn >> 16) & 0x03, (sn >> 8) & 0xFF, sn & 0xFF])
-    if sn_bits == 12:
-        return bytes([0x80 | (sn >> 8) & 0x0F, sn & 0xFF])
-    raise ValueError(f"sn_bits must be 12 or 18, got {sn_bits}")
-
-
-def dc_frame(pkt, sn: int, sn_bits: int = 18) -> bytes:
-    """The frame a DC leg carries for downlink `pkt`: ethertype 0x88B5, PDCP header, the
-    original ethertype, the original L3 packet unchanged."""
-    raw = bytes(pkt)
-    return raw[:12] + struct.pack("!H", ETHERTYPE_PDCP) + pdcp_header(sn, sn_bits) + raw[12:]
-
-
-def sn_of(frame: bytes, sn_bits: int = 18) -> int:
-    assert frame[12:14] == b"\x88\xb5", f"not a DC frame: ethertype {frame[12:14].hex()}"
-    if sn_bits == 18:
-        return ((frame[14] & 0x03) << 16) | (frame[15] << 8) | frame[16]
-    return ((frame[14] & 0x0F) << 8) | frame[15]
 
 
 class SplitterTest(P4RuntimeTest):

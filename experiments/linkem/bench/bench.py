@@ -31,7 +31,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from experiments.run.links import Linkem, LinkSpec
+from experiments.run.links import Linkem
+from experiments.run.linkspec import LinkSpec
 from experiments.run.netns import Topology, unique_prefix, veth_pair
 
 ROOT = Path(__file__).resolve().parents[3]

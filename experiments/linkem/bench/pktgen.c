@@ -26,6 +26,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "pktio.h"
+
 #define ETHERTYPE_BENCH 0x88B5
 #define MAGIC 0x6c696e6b656d3031ULL /* "linkem01" */
 #define MAX_FRAME 2048
@@ -44,38 +46,24 @@ static void die(const char *msg)
 	exit(2);
 }
 
-static uint64_t clock_ns(clockid_t id)
-{
-	struct timespec ts;
-
-	clock_gettime(id, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-static void sleep_until(uint64_t mono_ns)
-{
-	struct timespec ts = { .tv_sec = (time_t)(mono_ns / 1000000000ULL),
-			       .tv_nsec = (long)(mono_ns % 1000000000ULL) };
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-		;
-}
-
 static int open_socket(const char *ifname, int *ifindex)
 {
-	int fd = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
+	int fd = pktio_socket(ETH_P_ALL, 0);
 	int one = 1;
 
-	if (fd < 0)
+	if (fd < 0) {
+		errno = -fd;
 		die("AF_PACKET socket");
-	*ifindex = (int)if_nametoindex(ifname);
-	if (!*ifindex) {
+	}
+	*ifindex = pktio_bind(fd, ifname, ETH_P_ALL);
+	if (*ifindex == -ENODEV) {
 		fprintf(stderr, "pktgen: no interface '%s'\n", ifname);
 		exit(2);
 	}
-	struct sockaddr_ll sll = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL),
-				   .sll_ifindex = *ifindex };
-	if (bind(fd, (struct sockaddr *)&sll, sizeof(sll)) < 0)
+	if (*ifindex < 0) {
+		errno = -*ifindex;
 		die("bind");
+	}
 	setsockopt(fd, SOL_PACKET, PACKET_QDISC_BYPASS, &one, sizeof(one));
 	return fd;
 }
@@ -98,14 +86,13 @@ static int do_tx(const char *ifname, unsigned size, uint64_t count, double pps, 
 	}
 	int ifindex, fd = open_socket(ifname, &ifindex);
 	static uint8_t frames[MAX_BATCH][MAX_FRAME];
-	struct mmsghdr msgs[MAX_BATCH];
-	struct iovec iov[MAX_BATCH];
+	static struct pktio_batch b;
 	int sndbuf = 4 << 20;
 
 	setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &sndbuf, sizeof(sndbuf));
 	for (unsigned i = 0; i < batch; i++) {
 		memset(frames[i], 0, size);
-		memset(frames[i], 0xff, 6);                            /* broadcast */
+		memset(frames[i], 0xff, 6);			      /* broadcast */
 		memcpy(frames[i] + 6, "\x02\x00\x00\x00\x00\x01", 6); /* local MAC */
 		if (vlan >= 0) { /* 802.1Q tag: TPID 0x8100, TCI = VLAN id */
 			frames[i][12] = 0x81;
@@ -115,41 +102,38 @@ static int do_tx(const char *ifname, unsigned size, uint64_t count, double pps, 
 		}
 		frames[i][off - 2] = ETHERTYPE_BENCH >> 8;
 		frames[i][off - 1] = ETHERTYPE_BENCH & 0xff;
-		iov[i].iov_base = frames[i];
-		iov[i].iov_len = size;
-		memset(&msgs[i], 0, sizeof(msgs[i]));
-		msgs[i].msg_hdr.msg_iov = &iov[i];
-		msgs[i].msg_hdr.msg_iovlen = 1;
+		pktio_batch_set(&b, i, frames[i], size);
 	}
-	uint64_t start = clock_ns(CLOCK_MONOTONIC), sent = 0, errors = 0;
+	uint64_t start = pktio_clock_ns(CLOCK_MONOTONIC), sent = 0, errors = 0;
 	uint64_t end = duration > 0 ? start + (uint64_t)(duration * 1e9) : UINT64_MAX;
 	while ((count == 0 || sent < count)) {
 		unsigned n = batch;
 		if (pps > 0) {
 			/* Send every frame due by now in one call: late wake-ups give a short burst,
 			 * not a lower rate. */
-			uint64_t now = clock_ns(CLOCK_MONOTONIC);
+			uint64_t now = pktio_clock_ns(CLOCK_MONOTONIC);
 			uint64_t due_total = (uint64_t)((double)(now - start) * pps / 1e9) + 1;
 			if (now >= end)
 				break;
 			if (due_total <= sent) {
-				sleep_until(start + (uint64_t)((double)sent * 1e9 / pps));
+				pktio_sleep_until_ns(start + (uint64_t)((double)sent * 1e9 / pps));
 				continue;
 			}
 			if (due_total - sent < n)
 				n = (unsigned)(due_total - sent);
-		} else if (clock_ns(CLOCK_MONOTONIC) >= end) {
+		} else if (pktio_clock_ns(CLOCK_MONOTONIC) >= end) {
 			break;
 		}
 		if (count && count - sent < n)
 			n = (unsigned)(count - sent);
-		uint64_t now = clock_ns(CLOCK_REALTIME);
+		uint64_t now = pktio_clock_ns(CLOCK_REALTIME);
 		for (unsigned i = 0; i < n; i++) {
-			struct payload p = { MAGIC, sent + i, now };
+			struct payload p = {MAGIC, sent + i, now};
 			memcpy(frames[i] + off, &p, sizeof(p));
 		}
-		int r = sendmmsg(fd, msgs, n, 0);
+		int r = pktio_batch_send(fd, &b, 0, n, 0);
 		if (r < 0) {
+			errno = -r;
 			if (errno != ENOBUFS && errno != EAGAIN)
 				die("sendmmsg");
 			errors++;
@@ -157,7 +141,7 @@ static int do_tx(const char *ifname, unsigned size, uint64_t count, double pps, 
 		}
 		sent += (uint64_t)r;
 	}
-	double secs = (double)(clock_ns(CLOCK_MONOTONIC) - start) / 1e9;
+	double secs = (double)(pktio_clock_ns(CLOCK_MONOTONIC) - start) / 1e9;
 	printf("{\"sent\":%llu,\"seconds\":%.6f,\"pps\":%.0f,\"errors\":%llu}\n",
 	       (unsigned long long)sent, secs, secs > 0 ? (double)sent / secs : 0,
 	       (unsigned long long)errors);
@@ -172,7 +156,7 @@ static int do_rx(const char *ifname, double duration, unsigned idle_ms, uint64_t
 	uint64_t frames = 0, bytes = 0, first = 0, last = 0, gaps = 0, inversions = 0;
 	uint64_t next_seq = 0, nowd = 0, vlan_frames = 0;
 	unsigned vlan_tci = 0;
-	struct timeval tv = { .tv_sec = 0, .tv_usec = 50000 };
+	struct timeval tv = {.tv_sec = 0, .tv_usec = 50000};
 
 	if (!owd)
 		die("malloc");
@@ -180,14 +164,14 @@ static int do_rx(const char *ifname, double duration, unsigned idle_ms, uint64_t
 	setsockopt(fd, SOL_PACKET, PACKET_AUXDATA, &one, sizeof(one)); /* VLAN tags */
 	setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf));
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	uint64_t start = clock_ns(CLOCK_MONOTONIC);
+	uint64_t start = pktio_clock_ns(CLOCK_MONOTONIC);
 	uint64_t end = duration > 0 ? start + (uint64_t)(duration * 1e9) : UINT64_MAX;
 	uint64_t last_mono = 0;
 	printf("{\"ready\":true}\n");
 	fflush(stdout);
 
 	for (;;) {
-		uint64_t now = clock_ns(CLOCK_MONOTONIC);
+		uint64_t now = pktio_clock_ns(CLOCK_MONOTONIC);
 		if (now >= end || (count && frames >= count))
 			break;
 		if (frames && idle_ms && now - last_mono > idle_ms * 1000000ULL)
@@ -195,17 +179,22 @@ static int do_rx(const char *ifname, double duration, unsigned idle_ms, uint64_t
 		uint8_t buf[MAX_FRAME];
 		char ctrl[256];
 		struct sockaddr_ll from;
-		struct iovec iov = { buf, sizeof(buf) };
-		struct msghdr mh = { .msg_name = &from, .msg_namelen = sizeof(from), .msg_iov = &iov,
-				     .msg_iovlen = 1, .msg_control = ctrl, .msg_controllen = sizeof(ctrl) };
+		struct iovec iov = {buf, sizeof(buf)};
+		struct msghdr mh = {.msg_name = &from,
+				    .msg_namelen = sizeof(from),
+				    .msg_iov = &iov,
+				    .msg_iovlen = 1,
+				    .msg_control = ctrl,
+				    .msg_controllen = sizeof(ctrl)};
 		ssize_t r = recvmsg(fd, &mh, 0);
 		if (r < 0) {
 			if (errno == EAGAIN || errno == EINTR)
 				continue;
 			die("recvmsg");
 		}
-		if (from.sll_pkttype == PACKET_OUTGOING || r < 14 + (ssize_t)sizeof(struct payload) ||
-		    buf[12] != ETHERTYPE_BENCH >> 8 || buf[13] != (ETHERTYPE_BENCH & 0xff))
+		if (from.sll_pkttype == PACKET_OUTGOING ||
+		    r < 14 + (ssize_t)sizeof(struct payload) || buf[12] != ETHERTYPE_BENCH >> 8 ||
+		    buf[13] != (ETHERTYPE_BENCH & 0xff))
 			continue;
 		struct payload p;
 		memcpy(&p, buf + 14, sizeof(p));
@@ -228,8 +217,8 @@ static int do_rx(const char *ifname, double duration, unsigned idle_ms, uint64_t
 			}
 		}
 		if (!rx_ns)
-			rx_ns = clock_ns(CLOCK_REALTIME);
-		last_mono = clock_ns(CLOCK_MONOTONIC);
+			rx_ns = pktio_clock_ns(CLOCK_REALTIME);
+		last_mono = pktio_clock_ns(CLOCK_MONOTONIC);
 		if (!frames)
 			first = rx_ns;
 		last = rx_ns;
@@ -251,14 +240,15 @@ static int do_rx(const char *ifname, double duration, unsigned idle_ms, uint64_t
 		mean += (double)owd[i];
 	mean = nowd ? mean / (double)nowd : 0;
 	/* Rate between first and last arrival: (frames - 1) frames' worth of spacing. */
-	double rate = frames > 1 && span > 0 ? (double)(bytes - bytes / frames) * 8 / span / 1e6 : 0;
+	double rate =
+		frames > 1 && span > 0 ? (double)(bytes - bytes / frames) * 8 / span / 1e6 : 0;
 	printf("{\"frames\":%llu,\"bytes\":%llu,\"span_s\":%.6f,\"rate_mbit\":%.4f,\"fps\":%.0f,"
-	       "\"gaps\":%llu,\"inversions\":%llu,\"owd_us\":{\"mean\":%.1f,\"p50\":%llu,\"p99\":%llu,"
+	       "\"gaps\":%llu,\"inversions\":%llu,\"owd_us\":{\"mean\":%.1f,\"p50\":%llu,\"p99\":%"
+	       "llu,"
 	       "\"max\":%llu},\"vlan_frames\":%llu,\"vlan_tci\":%u}\n",
 	       (unsigned long long)frames, (unsigned long long)bytes, span, rate,
 	       frames > 1 && span > 0 ? (double)(frames - 1) / span : 0, (unsigned long long)gaps,
-	       (unsigned long long)inversions, mean,
-	       (unsigned long long)(nowd ? owd[nowd / 2] : 0),
+	       (unsigned long long)inversions, mean, (unsigned long long)(nowd ? owd[nowd / 2] : 0),
 	       (unsigned long long)(nowd ? owd[(nowd * 99) / 100] : 0),
 	       (unsigned long long)(nowd ? owd[nowd - 1] : 0), (unsigned long long)vlan_frames,
 	       vlan_tci);
@@ -268,11 +258,15 @@ static int do_rx(const char *ifname, double duration, unsigned idle_ms, uint64_t
 int main(int argc, char **argv)
 {
 	static const struct option OPTS[] = {
-		{ "size", required_argument, NULL, 's' },  { "count", required_argument, NULL, 'n' },
-		{ "pps", required_argument, NULL, 'p' },   { "mbit", required_argument, NULL, 'm' },
-		{ "duration", required_argument, NULL, 'd' }, { "batch", required_argument, NULL, 'b' },
-		{ "idle-ms", required_argument, NULL, 'w' }, { "vlan", required_argument, NULL, 'v' },
-		{ 0 },
+		{"size", required_argument, NULL, 's'},
+		{"count", required_argument, NULL, 'n'},
+		{"pps", required_argument, NULL, 'p'},
+		{"mbit", required_argument, NULL, 'm'},
+		{"duration", required_argument, NULL, 'd'},
+		{"batch", required_argument, NULL, 'b'},
+		{"idle-ms", required_argument, NULL, 'w'},
+		{"vlan", required_argument, NULL, 'v'},
+		{0},
 	};
 	const char *ifname = NULL;
 	unsigned size = 1000, batch = 64, idle_ms = 500;
@@ -288,16 +282,35 @@ int main(int argc, char **argv)
 	optind = 2;
 	while ((opt = getopt_long(argc, argv, "i:", OPTS, NULL)) != -1) {
 		switch (opt) {
-		case 'i': ifname = optarg; break;
-		case 's': size = (unsigned)atoi(optarg); break;
-		case 'n': count = strtoull(optarg, NULL, 10); break;
-		case 'p': pps = atof(optarg); break;
-		case 'm': mbit = atof(optarg); break;
-		case 'd': duration = atof(optarg); break;
-		case 'b': batch = (unsigned)atoi(optarg); break;
-		case 'w': idle_ms = (unsigned)atoi(optarg); break;
-		case 'v': vlan = atoi(optarg) & 0xfff; break;
-		default: return 2;
+		case 'i':
+			ifname = optarg;
+			break;
+		case 's':
+			size = (unsigned)atoi(optarg);
+			break;
+		case 'n':
+			count = strtoull(optarg, NULL, 10);
+			break;
+		case 'p':
+			pps = atof(optarg);
+			break;
+		case 'm':
+			mbit = atof(optarg);
+			break;
+		case 'd':
+			duration = atof(optarg);
+			break;
+		case 'b':
+			batch = (unsigned)atoi(optarg);
+			break;
+		case 'w':
+			idle_ms = (unsigned)atoi(optarg);
+			break;
+		case 'v':
+			vlan = atoi(optarg) & 0xfff;
+			break;
+		default:
+			return 2;
 		}
 	}
 	if (!ifname || size < 14 + sizeof(struct payload) || size > MAX_FRAME || batch < 1 ||

@@ -22,7 +22,8 @@ int fb_config_parse(struct fb_config *cfg, const char *spec, char *err, size_t e
 	for (char *kv = strtok_r(copy, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
 		char *eq = strchr(kv, '=');
 		if (!eq) {
-			snprintf(err, errlen, "'%s': expected KEY=VALUE with KEY one of %s", kv, FB_SPEC_KEYS);
+			snprintf(err, errlen, "'%s': expected KEY=VALUE with KEY one of %s", kv,
+				 FB_SPEC_KEYS);
 			goto fail;
 		}
 		*eq = '\0';
@@ -95,8 +96,8 @@ bool fb_pdu(const uint8_t *p, uint32_t len, unsigned sn_bits, uint32_t *ue, uint
 		*sn = ((uint32_t)(p[14] & 0x0f) << 8) | p[15];
 	else
 		*sn = ((uint32_t)(p[14] & 0x03) << 16) | ((uint32_t)p[15] << 8) | p[16];
-	*ue = ((uint32_t)p[ip + 16] << 24) | ((uint32_t)p[ip + 17] << 16) | ((uint32_t)p[ip + 18] << 8) |
-	      p[ip + 19];
+	*ue = ((uint32_t)p[ip + 16] << 24) | ((uint32_t)p[ip + 17] << 16) |
+	      ((uint32_t)p[ip + 18] << 8) | p[ip + 19];
 	return true;
 }
 
@@ -206,7 +207,8 @@ unsigned fb_report(struct fb *f, uint64_t now_ns, uint64_t link_delay_ns,
 		u->acc_busy_ns += f->busy_ns;
 		u->acc_sent += u->period_sent;
 		if (!u->acc_sent && u->period_link_lost) {
-			u->rate_Bps = 0; /* the link served this user and lost it all: even briefly */
+			u->rate_Bps =
+				0; /* the link served this user and lost it all: even briefly */
 			u->rate_known = true;
 			u->acc_busy_ns = 0;
 		} else if (u->acc_sent && u->acc_busy_ns * FB_MIN_BUSY_SHARE >= period) {
@@ -216,16 +218,18 @@ unsigned fb_report(struct fb *f, uint64_t now_ns, uint64_t link_delay_ns,
 			u->acc_busy_ns = 0;
 			u->acc_sent = 0;
 		}
-		double want = (double)u->rate_Bps * (double)(f->cfg.target_ns + link_delay_ns) / 1e9;
+		double want =
+			(double)u->rate_Bps * (double)(f->cfg.target_ns + link_delay_ns) / 1e9;
 		uint32_t desired = !u->rate_known ? FB_INITIAL_DESIRED_BYTES
-			       : want > 4e9	  ? 4000000000u
+				   : want > 4e9	  ? 4000000000u
 						  : (uint32_t)want;
-		uint32_t held = u->held_bytes > 0xffffffffULL ? 0xffffffffu : (uint32_t)u->held_bytes;
+		uint32_t held =
+			u->held_bytes > 0xffffffffULL ? 0xffffffffu : (uint32_t)u->held_bytes;
 
 		if (f->enabled) {
 			uint8_t *p = frames[n];
 			memcpy(p, f->dst_mac, 6);
-			const uint8_t src[6] = { 0x02, 0xdd, 0xd5, 0x00, 0x00, f->cfg.leg };
+			const uint8_t src[6] = {0x02, 0xdd, 0xd5, 0x00, 0x00, f->cfg.leg};
 			memcpy(p + 6, src, 6);
 			p[12] = FB_ETHERTYPE >> 8;
 			p[13] = FB_ETHERTYPE & 0xff;
@@ -239,7 +243,8 @@ unsigned fb_report(struct fb *f, uint64_t now_ns, uint64_t link_delay_ns,
 			q = put32(q, u->rate_Bps);
 			q = put32(q, held);
 			q = put32(q, u->delivered_any ? u->last_sn : 0);
-			q = put32(q, u->period_bytes > 0xffffffffULL ? 0xffffffffu : (uint32_t)u->period_bytes);
+			q = put32(q, u->period_bytes > 0xffffffffULL ? 0xffffffffu
+								     : (uint32_t)u->period_bytes);
 			q = put32(q, u->period_lost);
 			for (unsigned r = 0; r < u->nranges; r++) {
 				q = put32(q, u->ranges[r][0]);

@@ -12,12 +12,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define FB_ETHERTYPE 0x88B5        /* the PDCP ethertype; D/C = 0 marks a control PDU */
-#define FB_PDU_TYPE 7              /* a PDU type TS 38.323 reserves: ours, not 3GPP's */
+#define FB_ETHERTYPE 0x88B5 /* the PDCP ethertype; D/C = 0 marks a control PDU */
+#define FB_PDU_TYPE 7	    /* a PDU type TS 38.323 reserves: ours, not 3GPP's */
 #define FB_VERSION 1
-#define FB_MAX_UES 16              /* users tracked per leg (by IPv4 destination) */
-#define FB_MAX_RANGES 4            /* lost SN ranges carried per report */
-#define FB_FIXED_BYTES 36          /* report bytes after the Ethernet header, ranges excluded */
+#define FB_MAX_UES 16	  /* users tracked per leg (by IPv4 destination) */
+#define FB_MAX_RANGES 4	  /* lost SN ranges carried per report */
+#define FB_FIXED_BYTES 36 /* report bytes after the Ethernet header, ranges excluded */
 #define FB_FRAME_MAX (14 + FB_FIXED_BYTES + 8 * FB_MAX_RANGES)
 #define FB_DEFAULT_PERIOD_MS 10
 #define FB_DEFAULT_TARGET_MS 20
@@ -27,25 +27,25 @@
 #define FB_INITIAL_DESIRED_BYTES (10 * 1500)
 
 struct fb_config {
-	uint8_t leg;           /* leg id carried in every report */
-	uint64_t period_ns;    /* one report per user per period */
-	uint64_t target_ns;    /* target queueing delay: desired buffer = rate x (target + delay) */
-	unsigned sn_bits;      /* 18 or 12: the splitter's PDCP SN length */
+	uint8_t leg;	    /* leg id carried in every report */
+	uint64_t period_ns; /* one report per user per period */
+	uint64_t target_ns; /* target queueing delay: desired buffer = rate x (target + delay) */
+	unsigned sn_bits;   /* 18 or 12: the splitter's PDCP SN length */
 };
 
 struct fb_ue {
-	uint32_t addr;              /* IPv4, host order */
-	uint64_t held_bytes;        /* accepted, neither delivered nor lost yet */
-	uint32_t last_sn;           /* SN of the last delivered PDU (FIFO: the highest) */
+	uint32_t addr;	     /* IPv4, host order */
+	uint64_t held_bytes; /* accepted, neither delivered nor lost yet */
+	uint32_t last_sn;    /* SN of the last delivered PDU (FIFO: the highest) */
 	bool delivered_any;
-	uint64_t period_bytes;      /* delivered this period */
-	uint64_t period_sent;       /* serialized (and not lost) this period: the drain */
-	uint32_t period_lost;       /* SNs lost this period */
-	uint32_t period_link_lost;  /* of them, lost on the link (accepted, then lost) */
+	uint64_t period_bytes;	   /* delivered this period */
+	uint64_t period_sent;	   /* serialized (and not lost) this period: the drain */
+	uint32_t period_lost;	   /* SNs lost this period */
+	uint32_t period_link_lost; /* of them, lost on the link (accepted, then lost) */
 	uint32_t ranges[FB_MAX_RANGES][2];
 	unsigned nranges;
-	uint32_t rate_Bps;          /* last drain-rate estimate, bytes/s */
-	bool rate_known;            /* a sample was taken (else the rate field says 0) */
+	uint32_t rate_Bps;		/* last drain-rate estimate, bytes/s */
+	bool rate_known;		/* a sample was taken (else the rate field says 0) */
 	uint64_t acc_busy_ns, acc_sent; /* carried over periods until a frame was sent: on a
 					 * slow leg one frame may take longer than a period */
 };
@@ -54,12 +54,12 @@ struct fb {
 	struct fb_config cfg;
 	struct fb_ue ue[FB_MAX_UES];
 	unsigned nue;
-	uint32_t seq;               /* report sequence number, per leg */
+	uint32_t seq; /* report sequence number, per leg */
 	uint64_t period_start_ns, next_report_ns;
-	bool busy;                  /* the link's queue holds a frame */
+	bool busy; /* the link's queue holds a frame */
 	uint64_t busy_since_ns, busy_ns;
-	uint8_t dst_mac[6];         /* the splitter side: source MAC of the data frames */
-	bool enabled;               /* `feedback off` silences the reports (a failing leg) */
+	uint8_t dst_mac[6]; /* the splitter side: source MAC of the data frames */
+	bool enabled;	    /* `feedback off` silences the reports (a failing leg) */
 };
 
 /* Parses "leg=1,period_ms=10,target_ms=20,sn_bits=18" on top of the defaults. */

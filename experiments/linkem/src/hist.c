@@ -3,10 +3,7 @@
 
 #include <string.h>
 
-void hist_reset(struct hist *h)
-{
-	memset(h, 0, sizeof(*h));
-}
+void hist_reset(struct hist *h) { memset(h, 0, sizeof(*h)); }
 
 static unsigned bucket_of(uint64_t v)
 {
@@ -57,7 +54,4 @@ uint64_t hist_percentile(const struct hist *h, double q)
 	return h->max;
 }
 
-double hist_mean(const struct hist *h)
-{
-	return h->count ? h->sum / (double)h->count : 0.0;
-}
+double hist_mean(const struct hist *h) { return h->count ? h->sum / (double)h->count : 0.0; }

@@ -69,10 +69,7 @@ void link_free(struct link *l)
 
 /* ---- rate stage ------------------------------------------------------------------- */
 
-static double bytes_per_ns(const struct link_config *cfg)
-{
-	return cfg->rate_bps / 8e9;
-}
+static double bytes_per_ns(const struct link_config *cfg) { return cfg->rate_bps / 8e9; }
 
 /* Token bucket credit at time t (negative: bytes of the current frame still to send). */
 static double credit_at(const struct link *l, uint64_t t)
@@ -88,7 +85,8 @@ static uint64_t trace_opportunity_ns(const struct link *l)
 {
 	const struct trace *t = l->cfg.trace;
 
-	return l->trace_base_ns + (l->trace_cycle * t->period_ms + t->ms[l->trace_idx]) * 1000000ULL;
+	return l->trace_base_ns +
+	       (l->trace_cycle * t->period_ms + t->ms[l->trace_idx]) * 1000000ULL;
 }
 
 /* Moves the trace cursor to the first opportunity at or after t (never backwards). */
@@ -157,7 +155,8 @@ static void schedule_head(struct link *l)
 		double c = credit_at(l, ready) - f->len;
 		l->credit_bytes = c;
 		l->credit_ns = ready;
-		l->head_done_ns = c >= 0 ? ready : ready + (uint64_t)ceil(-c / bytes_per_ns(&l->cfg));
+		l->head_done_ns =
+			c >= 0 ? ready : ready + (uint64_t)ceil(-c / bytes_per_ns(&l->cfg));
 	}
 }
 
@@ -311,7 +310,7 @@ enum link_verdict link_enqueue(struct link *l, uint64_t now_ns, uint32_t handle,
 		l->c.drop_queue++;
 		return LINK_DROP_QUEUE;
 	}
-	l->q[(l->q_head + l->q_len) % l->q_cap] = (struct link_frame){ handle, len, now_ns };
+	l->q[(l->q_head + l->q_len) % l->q_cap] = (struct link_frame){handle, len, now_ns};
 	l->q_len++;
 	l->q_bytes += len;
 	link_advance(l, now_ns); /* an idle unlimited or bursting link sends it at once */

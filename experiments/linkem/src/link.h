@@ -25,18 +25,18 @@
 enum delay_dist { DIST_CONST, DIST_NORMAL, DIST_UNIFORM, DIST_PARETO, DIST_PARETONORMAL };
 
 struct link_config {
-	double rate_bps;       /* bits/s; 0 = unlimited */
-	uint64_t burst_bytes;  /* token bucket depth; 0 = pure serialization */
-	struct trace *trace;   /* replaces rate_bps when set (the config holds a reference) */
-	uint64_t queue_pkts;   /* 0 = no limit by count */
-	uint64_t queue_bytes;  /* 0 = no limit by bytes */
-	double delay_ns;       /* mean propagation delay */
-	double jitter_ns;      /* netem's jitter: sd, or half-width for dist=uniform */
-	double delay_cv;       /* < 0: unset; else sd = delay_cv * delay_ns */
+	double rate_bps;      /* bits/s; 0 = unlimited */
+	uint64_t burst_bytes; /* token bucket depth; 0 = pure serialization */
+	struct trace *trace;  /* replaces rate_bps when set (the config holds a reference) */
+	uint64_t queue_pkts;  /* 0 = no limit by count */
+	uint64_t queue_bytes; /* 0 = no limit by bytes */
+	double delay_ns;      /* mean propagation delay */
+	double jitter_ns;     /* netem's jitter: sd, or half-width for dist=uniform */
+	double delay_cv;      /* < 0: unset; else sd = delay_cv * delay_ns */
 	enum delay_dist dist;
-	bool reorder;          /* false: departures keep arrival order */
-	double loss;           /* Bernoulli loss probability */
-	bool ge;               /* Gilbert-Elliott loss, netem's gemodel semantics */
+	bool reorder; /* false: departures keep arrival order */
+	double loss;  /* Bernoulli loss probability */
+	bool ge;      /* Gilbert-Elliott loss, netem's gemodel semantics */
 	double ge_p, ge_r, ge_1h, ge_1k;
 };
 
@@ -51,7 +51,7 @@ struct link_frame {
 /* A frame in the delay line. */
 struct link_departure {
 	uint64_t due_ns;  /* when it must leave */
-	uint64_t seq;     /* tie-break: equal due times leave in arrival order */
+	uint64_t seq;	  /* tie-break: equal due times leave in arrival order */
 	uint64_t sent_ns; /* end of serialization */
 	struct link_frame f;
 };
@@ -64,7 +64,8 @@ struct link_counters {
 
 struct link {
 	struct link_config cfg;
-	struct rng loss_rng, ge_rng, delay_rng; /* separate streams: one knob does not shift another's draws */
+	struct rng loss_rng, ge_rng,
+		delay_rng; /* separate streams: one knob does not shift another's draws */
 	bool ge_bad;
 
 	/* Queue: ring of frames waiting for or in serialization. */
@@ -81,8 +82,8 @@ struct link {
 	/* Trace replay: the next unused opportunity is (trace_cycle, trace_idx). */
 	uint64_t trace_base_ns, trace_cycle;
 	uint64_t trace_idx;
-	uint64_t trace_last_ns;  /* time of the last opportunity used */
-	double trace_credit;     /* bytes left of it (usable only at that instant) */
+	uint64_t trace_last_ns; /* time of the last opportunity used */
+	double trace_credit;	/* bytes left of it (usable only at that instant) */
 
 	/* Delay line: a min-heap on (due_ns, seq). */
 	struct link_departure *heap;

@@ -17,10 +17,7 @@ void rng_seed(struct rng *r, uint64_t seed)
 		r->s[i] = splitmix64(&seed);
 }
 
-static inline uint64_t rotl(uint64_t x, int k)
-{
-	return (x << k) | (x >> (64 - k));
-}
+static inline uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 
 uint64_t rng_next(struct rng *r)
 {
@@ -37,10 +34,7 @@ uint64_t rng_next(struct rng *r)
 	return result;
 }
 
-double rng_uniform(struct rng *r)
-{
-	return (double)(rng_next(r) >> 11) * 0x1.0p-53;
-}
+double rng_uniform(struct rng *r) { return (double)(rng_next(r) >> 11) * 0x1.0p-53; }
 
 int rng_bernoulli(struct rng *r, double p)
 {
@@ -65,10 +59,7 @@ double rng_normal(struct rng *r)
 	return u * sqrt(-2.0 * log(s) / s);
 }
 
-double rng_uniform_std(struct rng *r)
-{
-	return (2.0 * rng_uniform(r) - 1.0) * sqrt(3.0);
-}
+double rng_uniform_std(struct rng *r) { return (2.0 * rng_uniform(r) - 1.0) * sqrt(3.0); }
 
 /* Pareto with x_m = 1 and shape a = 3: mean a/(a-1) = 1.5, variance a/((a-1)^2 (a-2)) = 3/4. */
 double rng_pareto_std(struct rng *r)

@@ -18,8 +18,8 @@ int rng_bernoulli(struct rng *r, double p);
 
 /* Standardised samples (mean 0, sd 1). */
 double rng_normal(struct rng *r);
-double rng_uniform_std(struct rng *r);     /* uniform on [-sqrt(3), sqrt(3)] */
-double rng_pareto_std(struct rng *r);      /* Pareto, shape 3 (as netem's table) */
+double rng_uniform_std(struct rng *r);	    /* uniform on [-sqrt(3), sqrt(3)] */
+double rng_pareto_std(struct rng *r);	    /* Pareto, shape 3 (as netem's table) */
 double rng_paretonormal_std(struct rng *r); /* 1/4 normal + 3/4 Pareto, rescaled */
 
 #endif /* LINKEM_RNG_H */

@@ -7,18 +7,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_RATE_MBIT 100000.0   /* 100 Gbit/s */
-#define MAX_DELAY_MS 60000.0     /* one minute */
+#define MAX_RATE_MBIT 100000.0 /* 100 Gbit/s */
+#define MAX_DELAY_MS 60000.0   /* one minute */
 
 static const char *const DIST_NAMES[] = {
-	[DIST_CONST] = "const", [DIST_NORMAL] = "normal", [DIST_UNIFORM] = "uniform",
-	[DIST_PARETO] = "pareto", [DIST_PARETONORMAL] = "paretonormal",
+	[DIST_CONST] = "const",
+	[DIST_NORMAL] = "normal",
+	[DIST_UNIFORM] = "uniform",
+	[DIST_PARETO] = "pareto",
+	[DIST_PARETONORMAL] = "paretonormal",
 };
 
-const char *dist_name(enum delay_dist d)
-{
-	return DIST_NAMES[d];
-}
+const char *dist_name(enum delay_dist d) { return DIST_NAMES[d]; }
 
 void link_config_copy(struct link_config *dst, const struct link_config *src)
 {
@@ -53,8 +53,12 @@ static int parse_count(const char *s, unsigned long long hi, unsigned long long 
 }
 
 enum {
-	SEEN_RATE = 1 << 0, SEEN_TRACE = 1 << 1, SEEN_QPKTS = 1 << 2, SEEN_QBYTES = 1 << 3,
-	SEEN_JITTER = 1 << 4, SEEN_CV = 1 << 5,
+	SEEN_RATE = 1 << 0,
+	SEEN_TRACE = 1 << 1,
+	SEEN_QPKTS = 1 << 2,
+	SEEN_QBYTES = 1 << 3,
+	SEEN_JITTER = 1 << 4,
+	SEEN_CV = 1 << 5,
 };
 
 /* ge=p[,r[,1-h[,1-k]]]: the values after p arrive as separate comma tokens. */
@@ -84,8 +88,8 @@ bad:
 	return -1;
 }
 
-static int apply_one(struct link_config *c, const char *key, char **vals, int nvals,
-		     unsigned *seen, char *err, size_t errlen)
+static int apply_one(struct link_config *c, const char *key, char **vals, int nvals, unsigned *seen,
+		     char *err, size_t errlen)
 {
 	const char *val = vals[0];
 	unsigned long long n;
@@ -165,17 +169,19 @@ static int apply_one(struct link_config *c, const char *key, char **vals, int nv
 	return 0;
 
 range:;
-	static const struct { const char *key, *allowed; } ALLOWED[] = {
-		{ "rate_mbit", "a number of Mbit/s in [0, 100000] (0 = unlimited)" },
-		{ "burst_bytes", "a byte count in [0, 2^32]" },
-		{ "queue_pkts", "a packet count in [0, 2^24] (0 = no limit by count)" },
-		{ "queue_bytes", "a byte count in [0, 2^34] (0 = no limit by bytes)" },
-		{ "delay_ms", "a number of ms in [0, 60000]" },
-		{ "jitter_ms", "a number of ms in [0, 60000]" },
-		{ "delay_cv", "a coefficient of variation in [0, 10] (sd / mean delay)" },
-		{ "dist", "one of const, normal, uniform, pareto, paretonormal" },
-		{ "reorder", "0 (keep order, delay is a lower bound) or 1 (jitter may reorder)" },
-		{ "loss", "a probability in [0, 1] (0.05 = 5%)" },
+	static const struct {
+		const char *key, *allowed;
+	} ALLOWED[] = {
+		{"rate_mbit", "a number of Mbit/s in [0, 100000] (0 = unlimited)"},
+		{"burst_bytes", "a byte count in [0, 2^32]"},
+		{"queue_pkts", "a packet count in [0, 2^24] (0 = no limit by count)"},
+		{"queue_bytes", "a byte count in [0, 2^34] (0 = no limit by bytes)"},
+		{"delay_ms", "a number of ms in [0, 60000]"},
+		{"jitter_ms", "a number of ms in [0, 60000]"},
+		{"delay_cv", "a coefficient of variation in [0, 10] (sd / mean delay)"},
+		{"dist", "one of const, normal, uniform, pareto, paretonormal"},
+		{"reorder", "0 (keep order, delay is a lower bound) or 1 (jitter may reorder)"},
+		{"loss", "a probability in [0, 1] (0.05 = 5%)"},
 	};
 	for (unsigned i = 0; i < sizeof(ALLOWED) / sizeof(ALLOWED[0]); i++)
 		if (!strcmp(key, ALLOWED[i].key))
@@ -197,7 +203,8 @@ int spec_apply(struct link_config *cfg, const char *spec, char *err, size_t errl
 		return -1;
 	}
 	link_config_copy(&c, cfg);
-	for (char *save = NULL, *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+	for (char *save = NULL, *tok = strtok_r(copy, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
 		if (ntok == 64) {
 			snprintf(err, errlen, "too many comma-separated items (at most 64)");
 			goto out;
@@ -205,17 +212,19 @@ int spec_apply(struct link_config *cfg, const char *spec, char *err, size_t errl
 		tokens[ntok++] = tok;
 	}
 	if (ntok == 0) {
-		snprintf(err, errlen, "empty SPEC: expected key=value[,key=value...] with keys " SPEC_KEYS);
+		snprintf(err, errlen,
+			 "empty SPEC: expected key=value[,key=value...] with keys " SPEC_KEYS);
 		goto out;
 	}
 	for (int i = 0; i < ntok;) {
 		char *eq = strchr(tokens[i], '=');
 		if (!eq || eq == tokens[i]) {
-			snprintf(err, errlen, "'%s' is not key=value (keys: " SPEC_KEYS ")", tokens[i]);
+			snprintf(err, errlen, "'%s' is not key=value (keys: " SPEC_KEYS ")",
+				 tokens[i]);
 			goto out;
 		}
 		*eq = '\0';
-		char *vals[5] = { eq + 1 };
+		char *vals[5] = {eq + 1};
 		int nvals = 1, j = i + 1;
 		while (j < ntok && !strchr(tokens[j], '=') && nvals < 5)
 			vals[nvals++] = tokens[j++];
@@ -224,11 +233,13 @@ int spec_apply(struct link_config *cfg, const char *spec, char *err, size_t errl
 		i = j;
 	}
 	if ((seen & SEEN_RATE) && (seen & SEEN_TRACE)) {
-		snprintf(err, errlen, "rate_mbit and trace exclude each other (a trace sets the rate)");
+		snprintf(err, errlen,
+			 "rate_mbit and trace exclude each other (a trace sets the rate)");
 		goto out;
 	}
 	if ((seen & SEEN_JITTER) && (seen & SEEN_CV)) {
-		snprintf(err, errlen, "jitter_ms and delay_cv exclude each other (both set the spread)");
+		snprintf(err, errlen,
+			 "jitter_ms and delay_cv exclude each other (both set the spread)");
 		goto out;
 	}
 	/* One queue limit replaces the other unless both are given together. */

@@ -9,8 +9,8 @@
 
 #include "link.h"
 
-#define SPEC_KEYS \
-	"rate_mbit, burst_bytes, trace, queue_pkts, queue_bytes, delay_ms, jitter_ms, delay_cv, " \
+#define SPEC_KEYS                                                                                  \
+	"rate_mbit, burst_bytes, trace, queue_pkts, queue_bytes, delay_ms, jitter_ms, delay_cv, "  \
 	"dist, reorder, loss, ge"
 
 /* Applies the keys of `spec` on top of *cfg (which keeps its other values). On error

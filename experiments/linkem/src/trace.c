@@ -42,7 +42,8 @@ struct trace *trace_load(const char *path, char *err, size_t errlen)
 			goto fail;
 		}
 		if (t->n && v < t->ms[t->n - 1]) {
-			snprintf(err, errlen, "trace=%s:%u: timestamps must not decrease (%llu after %llu)",
+			snprintf(err, errlen,
+				 "trace=%s:%u: timestamps must not decrease (%llu after %llu)",
 				 path, lineno, v, (unsigned long long)t->ms[t->n - 1]);
 			goto fail;
 		}
@@ -57,7 +58,8 @@ struct trace *trace_load(const char *path, char *err, size_t errlen)
 	}
 	fclose(f);
 	if (t->n == 0 || t->ms[t->n - 1] == 0) {
-		snprintf(err, errlen, "trace=%s: needs at least one opportunity and a last timestamp > 0 ms",
+		snprintf(err, errlen,
+			 "trace=%s: needs at least one opportunity and a last timestamp > 0 ms",
 			 path);
 		trace_put(t);
 		return NULL;

@@ -9,23 +9,23 @@
 
 static int passed, failed;
 
-#define CHECK(cond, ...)                                                      \
-	do {                                                                  \
-		if (cond) {                                                   \
-			passed++;                                             \
-		} else {                                                      \
-			failed++;                                             \
-			printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-			printf(__VA_ARGS__);                                  \
-			printf("\n");                                         \
-		}                                                             \
+#define CHECK(cond, ...)                                                                           \
+	do {                                                                                       \
+		if (cond) {                                                                        \
+			passed++;                                                                  \
+		} else {                                                                           \
+			failed++;                                                                  \
+			printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                     \
+			printf(__VA_ARGS__);                                                       \
+			printf("\n");                                                              \
+		}                                                                                  \
 	} while (0)
 
 #define MS 1000000ULL
 #define UE1 0x0a000002u /* 10.0.0.2 */
 #define UE2 0x0a000005u
 
-static const uint8_t SPLITTER_MAC[6] = { 0x02, 0, 0, 0, 0, 0x10 };
+static const uint8_t SPLITTER_MAC[6] = {0x02, 0, 0, 0, 0, 0x10};
 
 /* A downlink DC frame as the splitter sends it: Ethernet(0x88B5) | PDCP | 0x0800 | IPv4. */
 static uint32_t pdu(uint8_t *p, uint32_t len, unsigned sn_bits, uint32_t sn, uint32_t ue)
@@ -55,15 +55,27 @@ static uint32_t pdu(uint8_t *p, uint32_t len, unsigned sn_bits, uint32_t sn, uin
 	return len;
 }
 
-static uint32_t get32(const uint8_t *p) { return (uint32_t)p[0] << 24 | p[1] << 16 | p[2] << 8 | p[3]; }
+static uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | p[1] << 16 | p[2] << 8 | p[3];
+}
 
 /* Field offsets in the frame (Ethernet header included). */
-enum { F_SEQ = 18, F_UE = 22, F_DBS = 26, F_RATE = 30, F_HELD = 34, F_SN = 38, F_BYTES = 42,
-       F_LOST = 46, F_RANGES = 50 };
+enum {
+	F_SEQ = 18,
+	F_UE = 22,
+	F_DBS = 26,
+	F_RATE = 30,
+	F_HELD = 34,
+	F_SN = 38,
+	F_BYTES = 42,
+	F_LOST = 46,
+	F_RANGES = 50
+};
 
 static struct fb_config config(void)
 {
-	struct fb_config c = { .leg = 1, .period_ns = 10 * MS, .target_ns = 20 * MS, .sn_bits = 18 };
+	struct fb_config c = {.leg = 1, .period_ns = 10 * MS, .target_ns = 20 * MS, .sn_bits = 18};
 	return c;
 }
 
@@ -124,7 +136,7 @@ static void test_lost_ranges(void)
 	/* SN 262142, 262143, 0, 1 lost on the link (one range across the 18-bit wrap), 5 lost
 	 * at the queue (never accepted), then 7, 9, 11, 13 (ranges 4 and 5 are over the limit:
 	 * counted, not listed). */
-	uint32_t on_link[] = { 262142, 262143, 0, 1 };
+	uint32_t on_link[] = {262142, 262143, 0, 1};
 	for (unsigned i = 0; i < 4; i++) {
 		fb_accepted(&f, frame, pdu(frame, 500, 18, on_link[i], UE1));
 		fb_lost(&f, frame, 500, true);
@@ -137,7 +149,8 @@ static void test_lost_ranges(void)
 	const uint8_t *p = out[0];
 	CHECK(n == 1, "one report");
 	CHECK(p[17] == FB_MAX_RANGES, "ranges listed: %u", p[17]);
-	CHECK(lens[0] == 14 + FB_FIXED_BYTES + 8 * FB_MAX_RANGES, "length with ranges: %u", lens[0]);
+	CHECK(lens[0] == 14 + FB_FIXED_BYTES + 8 * FB_MAX_RANGES, "length with ranges: %u",
+	      lens[0]);
 	CHECK(get32(p + F_LOST) == 9, "every lost SN counted: %u", get32(p + F_LOST));
 	CHECK(get32(p + F_RANGES) == 262142 && get32(p + F_RANGES + 4) == 1,
 	      "range across the wrap: [%u, %u]", get32(p + F_RANGES), get32(p + F_RANGES + 4));
@@ -159,7 +172,8 @@ static void test_outage_reports_zero_rate(void)
 	fb_sent(&f, frame, pdu(frame, 1000, 18, 1, UE1));
 	fb_delivered(&f, frame, 1000);
 	fb_report(&f, 10 * MS, 0, out, lens); /* rate 1000 B / 10 ms */
-	CHECK(get32(out[0] + F_RATE) == 100000, "rate before the outage: %u", get32(out[0] + F_RATE));
+	CHECK(get32(out[0] + F_RATE) == 100000, "rate before the outage: %u",
+	      get32(out[0] + F_RATE));
 	/* loss=1: the link stays busy, everything is lost, nothing delivered. */
 	for (uint32_t sn = 2; sn < 12; sn++) {
 		fb_accepted(&f, frame, pdu(frame, 1000, 18, sn, UE1));
@@ -185,7 +199,8 @@ static void test_outage_reports_zero_rate(void)
 	fb_queue_busy(&f, 11 * MS, false);
 	fb_report(&f, 20 * MS, 0, out, lens);
 	CHECK(get32(out[0] + F_RATE) == 0 && get32(out[0] + F_DBS) == 0,
-	      "1 ms busy, all lost: rate %u, desired %u", get32(out[0] + F_RATE), get32(out[0] + F_DBS));
+	      "1 ms busy, all lost: rate %u, desired %u", get32(out[0] + F_RATE),
+	      get32(out[0] + F_DBS));
 }
 
 static void test_slow_leg_frame_longer_than_a_period(void)
@@ -207,7 +222,8 @@ static void test_slow_leg_frame_longer_than_a_period(void)
 	fb_sent(&f, frame, 1500);
 	fb_queue_busy(&f, 12 * MS, false);
 	fb_report(&f, 20 * MS, 0, out, lens);
-	CHECK(get32(out[0] + F_RATE) == 125000, "busy time carried over: %u", get32(out[0] + F_RATE));
+	CHECK(get32(out[0] + F_RATE) == 125000, "busy time carried over: %u",
+	      get32(out[0] + F_RATE));
 }
 
 static void test_users_and_silence(void)
@@ -224,7 +240,7 @@ static void test_users_and_silence(void)
 	fb_accepted(&f, frame, pdu(frame, 300, 12, 7, UE2));
 	fb_delivered(&f, frame, pdu(frame, 300, 12, 4095, UE1));
 	/* Not a PDU: plain IPv4, and a control PDU (another leg's report). */
-	uint8_t ip[64] = { [12] = 0x08, [14] = 0x45 };
+	uint8_t ip[64] = {[12] = 0x08, [14] = 0x45};
 	fb_accepted(&f, ip, sizeof(ip));
 	pdu(frame, 300, 12, 9, UE1);
 	frame[14] &= 0x7f;
@@ -253,16 +269,19 @@ static void test_config_errors(void)
 	struct fb_config c = config();
 	char err[256];
 
-	CHECK(fb_config_parse(&c, "leg=2,period_ms=5,target_ms=0,sn_bits=12", err, sizeof(err)) == 0,
+	CHECK(fb_config_parse(&c, "leg=2,period_ms=5,target_ms=0,sn_bits=12", err, sizeof(err)) ==
+		      0,
 	      "valid: %s", err);
-	CHECK(c.leg == 2 && c.period_ns == 5 * MS && c.target_ns == 0 && c.sn_bits == 12, "applied");
+	CHECK(c.leg == 2 && c.period_ns == 5 * MS && c.target_ns == 0 && c.sn_bits == 12,
+	      "applied");
 	CHECK(fb_config_parse(&c, "leg=256", err, sizeof(err)) == -1 && strstr(err, "0..255"),
 	      "leg range: %s", err);
 	CHECK(fb_config_parse(&c, "period_ms=0", err, sizeof(err)) == -1 && strstr(err, "1..10000"),
 	      "period range: %s", err);
 	CHECK(fb_config_parse(&c, "sn_bits=16", err, sizeof(err)) == -1 && strstr(err, "18 or 12"),
 	      "sn_bits: %s", err);
-	CHECK(fb_config_parse(&c, "rate=1", err, sizeof(err)) == -1 && strstr(err, "leg, period_ms"),
+	CHECK(fb_config_parse(&c, "rate=1", err, sizeof(err)) == -1 &&
+		      strstr(err, "leg, period_ms"),
 	      "unknown key lists the keys: %s", err);
 	CHECK(c.leg == 2, "errors leave the config unchanged");
 }

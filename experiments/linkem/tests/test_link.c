@@ -14,16 +14,16 @@
 
 static int passed, failed;
 
-#define CHECK(cond, ...)                                                      \
-	do {                                                                  \
-		if (cond) {                                                   \
-			passed++;                                             \
-		} else {                                                      \
-			failed++;                                             \
-			printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-			printf(__VA_ARGS__);                                  \
-			printf("\n");                                         \
-		}                                                             \
+#define CHECK(cond, ...)                                                                           \
+	do {                                                                                       \
+		if (cond) {                                                                        \
+			passed++;                                                                  \
+		} else {                                                                           \
+			failed++;                                                                  \
+			printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                     \
+			printf(__VA_ARGS__);                                                       \
+			printf("\n");                                                              \
+		}                                                                                  \
 	} while (0)
 
 #define US 1000ULL
@@ -105,7 +105,8 @@ static void test_queue_bytes_limit(void)
 	CHECK(link_enqueue(&l, 0, 1, 1500) == LINK_ACCEPTED, "2500 of 3000");
 	CHECK(link_enqueue(&l, 0, 2, 600) == LINK_DROP_QUEUE, "3100 > 3000 dropped");
 	CHECK(link_enqueue(&l, 0, 3, 500) == LINK_ACCEPTED, "3000 of 3000 fits exactly");
-	CHECK(link_queue_bytes(&l) == 3000, "queue bytes %llu", (unsigned long long)link_queue_bytes(&l));
+	CHECK(link_queue_bytes(&l) == 3000, "queue bytes %llu",
+	      (unsigned long long)link_queue_bytes(&l));
 	link_free(&l);
 }
 
@@ -122,8 +123,9 @@ static void test_serialization_delay(void)
 	int n = drain(&l, SEC);
 	CHECK(n == 3, "3 departures, got %d", n);
 	for (int i = 0; i < n; i++)
-		CHECK(out[i].due_ns == (uint64_t)(i + 1) * MS, "frame %d due %llu ns, expected %d ms", i,
-		      (unsigned long long)out[i].due_ns, i + 1);
+		CHECK(out[i].due_ns == (uint64_t)(i + 1) * MS,
+		      "frame %d due %llu ns, expected %d ms", i, (unsigned long long)out[i].due_ns,
+		      i + 1);
 	/* An idle link: a lone frame still takes its serialization time. */
 	link_enqueue(&l, 10 * MS, 3, 500);
 	CHECK(drain(&l, SEC) == 1 && out[0].due_ns == 10 * MS + 500 * US, "lone frame due %llu",
@@ -140,7 +142,7 @@ static void test_token_bucket_burst(void)
 	for (uint32_t i = 0; i < 5; i++)
 		link_enqueue(&l, SEC, i, 1000);
 	int n = drain(&l, 2 * SEC);
-	uint64_t expect[5] = { SEC, SEC, SEC, SEC + 1 * MS, SEC + 2 * MS };
+	uint64_t expect[5] = {SEC, SEC, SEC, SEC + 1 * MS, SEC + 2 * MS};
 	CHECK(n == 5, "5 departures, got %d", n);
 	for (int i = 0; i < n && i < 5; i++)
 		CHECK(out[i].due_ns == expect[i], "frame %d due %llu, expected %llu", i,
@@ -215,7 +217,8 @@ static void test_trace_replay_and_loop(void)
 	/* A 3000-byte frame needs two opportunities. */
 	link_enqueue(&l, 41 * MS, 7, 3000);
 	n = drain(&l, SEC);
-	CHECK(n == 1 && out[0].due_ns == 50 * MS, "jumbo frame due %llu", (unsigned long long)out[0].due_ns);
+	CHECK(n == 1 && out[0].due_ns == 50 * MS, "jumbo frame due %llu",
+	      (unsigned long long)out[0].due_ns);
 	link_free(&l);
 	unlink(path);
 }
@@ -254,7 +257,8 @@ static void test_order_kept_unless_reorder(void)
 
 	for (int reorder = 0; reorder <= 1; reorder++) {
 		char spec[128];
-		snprintf(spec, sizeof(spec), "delay_ms=10,jitter_ms=3,reorder=%d,queue_pkts=0", reorder);
+		snprintf(spec, sizeof(spec), "delay_ms=10,jitter_ms=3,reorder=%d,queue_pkts=0",
+			 reorder);
 		make_link(&l, spec, 0);
 		for (uint32_t i = 0; i < 5000; i++)
 			link_enqueue(&l, i * 100 * US, i, 100);
@@ -268,9 +272,11 @@ static void test_order_kept_unless_reorder(void)
 				lower_bound_ok = 0;
 		CHECK(n == 5000, "all frames leave (reorder=%d)", reorder);
 		if (reorder)
-			CHECK(inversions > 100, "jitter of 3 ms on 100 us spacing reorders: %d", inversions);
+			CHECK(inversions > 100, "jitter of 3 ms on 100 us spacing reorders: %d",
+			      inversions);
 		else
-			CHECK(inversions == 0 && lower_bound_ok, "order kept: %d inversions", inversions);
+			CHECK(inversions == 0 && lower_bound_ok, "order kept: %d inversions",
+			      inversions);
 		link_free(&l);
 	}
 }
@@ -294,8 +300,8 @@ static void check_distribution(const char *spec, double mean_ms, double sd_ms, d
 	CHECK(n == N, "%s: all frames", spec);
 	CHECK(fabs(mean - mean_ms) <= tol * mean_ms, "%s: mean %.4f ms, expected %.4f", spec, mean,
 	      mean_ms);
-	CHECK(fabs(sd - sd_ms) <= tol * (sd_ms > 0 ? sd_ms : 1), "%s: sd %.4f ms, expected %.4f", spec,
-	      sd, sd_ms);
+	CHECK(fabs(sd - sd_ms) <= tol * (sd_ms > 0 ? sd_ms : 1), "%s: sd %.4f ms, expected %.4f",
+	      spec, sd, sd_ms);
 	link_free(&l);
 }
 
@@ -304,13 +310,15 @@ static void test_delay_distributions(void)
 	/* reorder=1 so that the samples are the drawn delays, not order-preserving bounds. */
 	check_distribution("delay_ms=10,dist=const,reorder=1,queue_pkts=0", 10, 0, 1e-9);
 	check_distribution("delay_ms=10,delay_cv=0.1,reorder=1,queue_pkts=0", 10, 1, 0.02);
-	check_distribution("delay_ms=20,jitter_ms=2,dist=normal,reorder=1,queue_pkts=0", 20, 2, 0.02);
+	check_distribution("delay_ms=20,jitter_ms=2,dist=normal,reorder=1,queue_pkts=0", 20, 2,
+			   0.02);
 	/* uniform: jitter is the half-width, as in netem: sd = 3 / sqrt(3). */
 	check_distribution("delay_ms=10,jitter_ms=3,dist=uniform,reorder=1,queue_pkts=0", 10,
 			   3 / sqrt(3), 0.02);
-	check_distribution("delay_ms=10,jitter_ms=1,dist=pareto,reorder=1,queue_pkts=0", 10, 1, 0.05);
-	check_distribution("delay_ms=10,jitter_ms=1,dist=paretonormal,reorder=1,queue_pkts=0", 10, 1,
+	check_distribution("delay_ms=10,jitter_ms=1,dist=pareto,reorder=1,queue_pkts=0", 10, 1,
 			   0.05);
+	check_distribution("delay_ms=10,jitter_ms=1,dist=paretonormal,reorder=1,queue_pkts=0", 10,
+			   1, 0.05);
 }
 
 static void test_seed_reproducible(void)
@@ -333,7 +341,8 @@ static void test_seed_reproducible(void)
 	link_advance(&b, 2 * SEC);
 	struct link_departure da, db;
 	while (link_dequeue(&a, 2 * SEC, &da)) {
-		if (!link_dequeue(&b, 2 * SEC, &db) || da.due_ns != db.due_ns || da.f.handle != db.f.handle)
+		if (!link_dequeue(&b, 2 * SEC, &db) || da.due_ns != db.due_ns ||
+		    da.f.handle != db.f.handle)
 			same = 0;
 	}
 	CHECK(same && a.c.drop_loss == b.c.drop_loss && a.c.drop_loss > 0,
@@ -381,7 +390,8 @@ static void test_sent_hook(void)
 	for (uint32_t i = 0; i < 10; i++)
 		link_enqueue(&l, 0, i, 1000); /* 1 ms each at 8 Mbit/s */
 	link_advance(&l, 5 * MS + 1);
-	CHECK(sent_bytes == 5000, "5 frames serialized by 5 ms: %llu", (unsigned long long)sent_bytes);
+	CHECK(sent_bytes == 5000, "5 frames serialized by 5 ms: %llu",
+	      (unsigned long long)sent_bytes);
 	CHECK(link_delay_line_len(&l) == 5, "and still in the delay line");
 	link_free(&l);
 
@@ -428,8 +438,10 @@ static void test_gilbert_elliott_loss(void)
 	double rate = (double)l.c.drop_ge / N;
 	double mean_burst = bursts ? (double)lost / bursts : 0;
 	CHECK(lost == (int)l.c.drop_ge && l.c.drop_queue == 0, "every loss is a GE loss");
-	CHECK(fabs(rate - 0.01 / 0.31) < 0.004, "GE loss rate %.4f, expected %.4f", rate, 0.01 / 0.31);
-	CHECK(fabs(mean_burst - 1 / 0.3) < 0.3, "mean burst %.3f, expected %.3f", mean_burst, 1 / 0.3);
+	CHECK(fabs(rate - 0.01 / 0.31) < 0.004, "GE loss rate %.4f, expected %.4f", rate,
+	      0.01 / 0.31);
+	CHECK(fabs(mean_burst - 1 / 0.3) < 0.3, "mean burst %.3f, expected %.3f", mean_burst,
+	      1 / 0.3);
 	link_free(&l);
 
 	/* ge=p alone is netem's Bernoulli special case: r = 1-p, 1-h = 1, 1-k = 0. */
@@ -474,20 +486,22 @@ static void test_live_reconfiguration(void)
 	/* A leg going down (loss=1) loses everything not yet sent, at once; frames already
 	 * on their way (in the delay line) still arrive. */
 	reconfigure(&l, "rate_mbit=8,delay_ms=10", 2 * MS);
-	link_enqueue(&l, 2 * MS, 2, 1000);  /* sent at 3 ms, due 13 ms */
-	link_enqueue(&l, 2 * MS, 3, 1000);  /* on the wire at 3.5 ms */
+	link_enqueue(&l, 2 * MS, 2, 1000); /* sent at 3 ms, due 13 ms */
+	link_enqueue(&l, 2 * MS, 3, 1000); /* on the wire at 3.5 ms */
 	reconfigure(&l, "loss=1", 3500 * US);
 	for (uint32_t i = 4; i < 10; i++)
 		link_enqueue(&l, 4 * MS, i, 1000);
 	n = drain(&l, 20 * MS);
 	CHECK(n == 1 && out[0].f.handle == 2 && out[0].due_ns == 13 * MS,
 	      "only the frame in flight arrives: %d", n);
-	CHECK(l.c.drop_loss == 7, "7 frames lost after loss=1: %llu", (unsigned long long)l.c.drop_loss);
+	CHECK(l.c.drop_loss == 7, "7 frames lost after loss=1: %llu",
+	      (unsigned long long)l.c.drop_loss);
 	/* Back up: frames flow again with the new delay. */
 	reconfigure(&l, "loss=0,delay_ms=5", 50 * MS);
 	link_enqueue(&l, 50 * MS, 10, 1000);
 	n = drain(&l, SEC);
-	CHECK(n == 1 && out[0].due_ns == 56 * MS, "leg back up: due %llu", (unsigned long long)out[0].due_ns);
+	CHECK(n == 1 && out[0].due_ns == 56 * MS, "leg back up: due %llu",
+	      (unsigned long long)out[0].due_ns);
 
 	/* From a rate to a trace and back. */
 	const char *path = write_trace("2\n4\n");
@@ -514,7 +528,8 @@ static void expect_spec_error(const char *spec, const char *needle)
 
 	link_config_default(&cfg);
 	int rc = spec_apply(&cfg, spec, err, sizeof(err));
-	CHECK(rc == -1 && strstr(err, needle), "spec '%s' -> '%s' (wanted '%s')", spec, err, needle);
+	CHECK(rc == -1 && strstr(err, needle), "spec '%s' -> '%s' (wanted '%s')", spec, err,
+	      needle);
 	CHECK(cfg.rate_bps == 0 && cfg.queue_pkts == LINK_DEFAULT_QUEUE_PKTS,
 	      "a rejected spec leaves the config unchanged");
 }
@@ -545,8 +560,8 @@ static void test_spec_errors(void)
 	struct link_config cfg;
 	char err[512];
 	link_config_default(&cfg);
-	int rc = spec_apply(&cfg, "rate_mbit=20,delay_ms=10,delay_cv=0.1,queue_pkts=50,loss=0.01", err,
-			    sizeof(err));
+	int rc = spec_apply(&cfg, "rate_mbit=20,delay_ms=10,delay_cv=0.1,queue_pkts=50,loss=0.01",
+			    err, sizeof(err));
 	CHECK(rc == 0 && cfg.rate_bps == 20e6 && cfg.delay_ns == 10e6 && cfg.delay_cv == 0.1 &&
 		      cfg.queue_pkts == 50 && cfg.loss == 0.01,
 	      "a full spec parses");
@@ -554,7 +569,8 @@ static void test_spec_errors(void)
 	rc = spec_apply(&cfg, "delay_ms=20", err, sizeof(err));
 	CHECK(rc == 0 && fabs(link_delay_sd_ns(&cfg) - 2e6) < 1e-6, "cv follows the mean delay");
 	rc = spec_apply(&cfg, "queue_bytes=30000", err, sizeof(err));
-	CHECK(rc == 0 && cfg.queue_pkts == 0 && cfg.queue_bytes == 30000, "queue_bytes replaces queue_pkts");
+	CHECK(rc == 0 && cfg.queue_pkts == 0 && cfg.queue_bytes == 30000,
+	      "queue_bytes replaces queue_pkts");
 	rc = spec_apply(&cfg, "ge=off", err, sizeof(err));
 	CHECK(rc == 0 && !cfg.ge, "ge=off");
 }

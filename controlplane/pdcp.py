@@ -1,7 +1,10 @@
-"""Leg feedback reports (p4src/README.md, "Leg feedback frames"): decoding the frames that
-linkem's `--feedback` sends towards the switch and the adaptive profile punts to the
-controller as PacketIns.
+"""PDCP frames on a DC leg (DESIGN.md section 3, p4src/README.md): the data PDUs the splitter
+sends (Ethernet, ethertype 0x88B5, the TS 38.323 header with an 18- or 12-bit SN, the inner
+ethertype, the inner packet) and the leg feedback reports that linkem's `--feedback` sends
+towards the switch and the adaptive profile punts to the controller as PacketIns.
 
+    frame = dc_frame(inner_frame, sn=5)            # what a leg carries for `inner_frame`
+    sn_of(frame, sn_bits=12)
     report = decode_report(frame, ingress_port=1, t=time.monotonic())
 """
 
@@ -12,10 +15,51 @@ import struct
 from dataclasses import asdict, dataclass, field
 
 ETHERTYPE_PDCP = 0x88B5
+ETH_LEN = 14
+MACS_LEN = 12  # the header is inserted after the MAC addresses, before the inner ethertype
+SN_BITS = (12, 18)
+D_C_DATA = 0x80  # D/C bit of the first header byte: 1 data PDU, 0 control PDU
 PDU_TYPE_DC_FEEDBACK = 7
 VERSION = 1
 FIXED = struct.Struct("!BBBBIIIIIIII")  # after the Ethernet header: 36 bytes
-ETH_LEN = 14
+
+
+# -- data PDUs --------------------------------------------------------------------------
+
+
+def _check_sn_bits(sn_bits: int) -> None:
+    if sn_bits not in SN_BITS:
+        raise ValueError(f"sn_bits {sn_bits}: allowed are 12 and 18")
+
+
+def data_header(sn: int, sn_bits: int = 18, data: bool = True) -> bytes:
+    """TS 38.323 PDU header: D/C (1 for `data`), reserved bits 0, the SN in 18 or 12 bits."""
+    _check_sn_bits(sn_bits)
+    low_bytes = sn_bits // 8  # the SN's bits below the first byte: 2 (18-bit), 1 (12-bit)
+    sn &= (1 << sn_bits) - 1
+    first = (D_C_DATA if data else 0) | sn >> 8 * low_bytes
+    return bytes([first]) + (sn & ((1 << 8 * low_bytes) - 1)).to_bytes(low_bytes, "big")
+
+
+def dc_frame(frame, sn: int, sn_bits: int = 18, data: bool = True) -> bytes:
+    """What a DC leg carries for the Ethernet `frame` (bytes, or a scapy packet): ethertype
+    0x88B5 and the PDCP header between the MAC addresses and the original ethertype."""
+    raw = bytes(frame)
+    head = raw[:MACS_LEN] + ETHERTYPE_PDCP.to_bytes(2, "big")
+    return head + data_header(sn, sn_bits, data) + raw[MACS_LEN:]
+
+
+def sn_of(frame: bytes, sn_bits: int = 18) -> int:
+    """The SN of a DC leg's frame; ValueError naming the ethertype when it is not PDCP."""
+    _check_sn_bits(sn_bits)
+    if frame[MACS_LEN:ETH_LEN] != ETHERTYPE_PDCP.to_bytes(2, "big"):
+        raise ValueError(f"not a DC frame: ethertype {frame[MACS_LEN:ETH_LEN].hex()}")
+    header_len = 1 + sn_bits // 8
+    value = int.from_bytes(frame[ETH_LEN : ETH_LEN + header_len], "big")
+    return value & ((1 << sn_bits) - 1)
+
+
+# -- leg feedback reports ---------------------------------------------------------------
 
 
 class FeedbackError(ValueError):

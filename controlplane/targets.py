@@ -1,0 +1,188 @@
+"""The switch a controller drives: the command line of each target, starting it, waiting
+until it serves P4Runtime (while checking it is still alive), and stopping it by its PID.
+
+    p4sim   this project's embedded target (`p4sim PROGRAM` or `p4sim --no-p4`)
+    bmv2    BMv2's simple_switch_grpc without a program (the controller pushes p4c's output)
+    remote  a switch someone else runs: nothing to start, only an address to reach
+
+PTF (`ptf-tests/run_ptf.py`), the splitter differential (`p4src/tests/splitter_diff.py`),
+the experiment testbed and the BMv2 helpers all start their switch through here.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import grpc
+
+from controlplane.bmv2 import INSTALL_HINT, THRIFT_PORT
+
+TARGETS = ("p4sim", "bmv2", "remote")
+START_TIMEOUT_S = 60.0
+
+
+class TargetError(RuntimeError):
+    """A switch could not be started or did not come up; the message says which and why."""
+
+
+def _port_args(ifaces: dict[int, str]) -> list[str]:
+    return [arg for port, name in sorted(ifaces.items()) for arg in ("-i", f"{port}@{name}")]
+
+
+def p4sim_exe() -> str:
+    """p4sim's console script: next to our interpreter first (the project's venv), then PATH."""
+    local = Path(sys.executable).parent / "p4sim"
+    exe = str(local) if local.exists() else shutil.which("p4sim")
+    if exe is None:
+        raise TargetError("the p4sim command is missing; run `make setup`")
+    return exe
+
+
+def p4sim_argv(
+    ifaces: dict[int, str],
+    grpc_addr: str,
+    program: Path | None = None,
+    *,
+    cpu_port: int | None = None,
+    options: list[str] | tuple[str, ...] = (),
+) -> list[str]:
+    """p4sim serving P4Runtime at `grpc_addr`, ports as `-i PORT@IFACE`. With `program` it
+    compiles that P4 source itself (`options` may carry its `-D` flags); without, it waits
+    for the controller's pipeline (`--no-p4`)."""
+    return [
+        p4sim_exe(),
+        str(program) if program is not None else "--no-p4",
+        *options,
+        *_port_args(ifaces),
+        *(["--cpu-port", str(cpu_port)] if cpu_port is not None else []),
+        "--grpc-server-addr",
+        grpc_addr,
+    ]
+
+
+def bmv2_argv(
+    ifaces: dict[int, str],
+    grpc_addr: str | None,
+    thrift_port: int = THRIFT_PORT,
+    *,
+    device_id: int = 0,
+    cpu_port: int | None = None,
+    program: Path | None = None,
+    options: list[str] | tuple[str, ...] = (),
+) -> list[str]:
+    """simple_switch_grpc serving P4Runtime at `grpc_addr` (simple_switch, Thrift only, when
+    None), ports as `-i PORT@IFACE`, BMv2's own `options` before the program (`--no-p4`
+    without one); the gRPC server's options (address, PacketIn/Out port) follow `--`."""
+    binary = "simple_switch_grpc" if grpc_addr is not None else "simple_switch"
+    exe = shutil.which(binary)
+    if exe is None:
+        raise TargetError(f"{binary} is not on PATH: {INSTALL_HINT}")
+    argv = [exe, *options, "--device-id", str(device_id), "--thrift-port", str(thrift_port)]
+    argv += [*_port_args(ifaces), str(program.resolve()) if program is not None else "--no-p4"]
+    if grpc_addr is None:
+        return argv
+    argv += ["--", "--grpc-server-addr", grpc_addr]
+    return argv + (["--cpu-port", str(cpu_port)] if cpu_port is not None else [])
+
+
+def switch_argv(
+    target: str,
+    ifaces: dict[int, str],
+    grpc_addr: str,
+    *,
+    cpu_port: int | None = None,
+    program: Path | None = None,
+    p4sim_options: list[str] | tuple[str, ...] = (),
+) -> list[str]:
+    """The command line of `target` (p4sim or bmv2; a remote switch is not ours to start).
+    BMv2 is always started without a program (`--no-p4`): it takes p4c's output over
+    P4Runtime, whereas p4sim may compile `program` itself."""
+    if target == "p4sim":
+        return p4sim_argv(ifaces, grpc_addr, program, cpu_port=cpu_port, options=p4sim_options)
+    if target == "bmv2":
+        return bmv2_argv(ifaces, grpc_addr, cpu_port=cpu_port)
+    if target == "remote":
+        raise TargetError("target remote: the switch runs elsewhere; there is nothing to start")
+    raise TargetError(f"target {target!r}: allowed are {', '.join(TARGETS)}")
+
+
+def start(argv: list[str], log: Path, popen=subprocess.Popen, **kwargs) -> subprocess.Popen:
+    """Start a switch with stdout and stderr in `log`. `popen` is the starter: a namespace's
+    `popen` runs it inside that namespace."""
+    with open(log, "w") as out:  # the child keeps its own descriptor
+        return popen(argv, stdout=out, stderr=subprocess.STDOUT, **kwargs)
+
+
+_PROBE = (
+    "import grpc, sys; ch = grpc.insecure_channel(sys.argv[1]); "
+    "grpc.channel_ready_future(ch).result(timeout=float(sys.argv[2]))"
+)
+_POLL_S = 0.2
+
+
+def wait_serving(
+    switch: subprocess.Popen,
+    grpc_addr: str,
+    timeout_s: float = START_TIMEOUT_S,
+    *,
+    popen=None,
+    log: Path | None = None,
+) -> None:
+    """Return once `grpc_addr` accepts gRPC connections; raise TargetError if the switch
+    exits first or `timeout_s` passes (with the last lines of its `log`). An address that
+    only exists inside a network namespace is probed by a process `popen` starts there."""
+    deadline = time.monotonic() + timeout_s
+    served = False
+    if popen is None:
+        channel = grpc.insecure_channel(grpc_addr)
+        try:
+            while not served and switch.poll() is None and time.monotonic() < deadline:
+                try:
+                    grpc.channel_ready_future(channel).result(timeout=_POLL_S)
+                    served = True
+                except grpc.FutureTimeoutError:
+                    continue
+        finally:
+            channel.close()
+    else:
+        probe = popen([sys.executable, "-c", _PROBE, grpc_addr, str(timeout_s)])
+        while probe.poll() is None and switch.poll() is None and time.monotonic() < deadline:
+            time.sleep(_POLL_S)
+        served = stop(probe, grace_s=1) == 0
+    if served and switch.poll() is None:
+        return
+    state = (
+        f"exited with {switch.returncode}"
+        if switch.poll() is not None
+        else f"did not serve P4Runtime on {grpc_addr} within {timeout_s:g} s"
+    )
+    tail = ""
+    if log is not None and log.exists():
+        tail = ":\n  " + "\n  ".join(log.read_text(errors="replace").splitlines()[-8:])
+    raise TargetError(f"the switch {state}; see {log or 'its log'}{tail}")
+
+
+def stop(proc: subprocess.Popen, grace_s: float = 10.0) -> int:
+    """SIGTERM the process we started (its process group when it leads one, as a process
+    started in a new session does), SIGKILL after `grace_s`; its exit status."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        if proc.poll() is not None:
+            return proc.returncode
+        try:
+            if os.getpgid(proc.pid) == proc.pid:
+                os.killpg(proc.pid, sig)
+            else:
+                proc.send_signal(sig)
+        except ProcessLookupError:
+            pass
+        try:
+            return proc.wait(grace_s)
+        except subprocess.TimeoutExpired:
+            continue
+    return proc.wait()

@@ -1,0 +1,130 @@
+"""Metrics of the split loops (controller and data plane): where the traffic went, how fast
+it left a dead leg, and the decisions the controller took. From a run's samples (linkem's
+per-interval counters; with feedback on, one interval per report period) and its manifest.
+Figures: experiments/adaptation_plots.py; the report command: experiments/adaptation.py.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from experiments.analysis import metrics
+
+LEFT_SHARE = 0.10  # a leg carrying at most this share of the DC frames has been left
+LEFT_WINDOW = 10  # ... over this many linkem intervals (10 report periods: 100 ms)
+LEFT_FRAMES = 5  # ... and at most this many frames in such a window (a probe's few)
+
+
+def leg_frames(samples: pd.DataFrame) -> pd.DataFrame:
+    """Frames the switch sent into each leg per linkem interval (linkem's counters are
+    cumulative: differences of consecutive lines): columns a, b, index t_s (the end of
+    each interval)."""
+    rx = samples[
+        (samples.source == "link")
+        & samples.id.isin(["a/ab", "b/ab"])
+        & (samples.metric == "rx_frames")
+    ]
+    table = rx.pivot_table(index="t_s", columns="id", values="value", aggfunc="last")
+    table = table.rename(columns={"a/ab": "a", "b/ab": "b"}).sort_index()
+    table = table.reindex(columns=["a", "b"]).ffill().fillna(0)
+    return table.diff().clip(lower=0).fillna(0)
+
+
+def leg_a_share(samples: pd.DataFrame, t_from: float = 0.0, t_to: float = float("inf")) -> float:
+    """Leg A's share of the DC frames the switch sent in [t_from, t_to)."""
+    f = leg_frames(samples)
+    f = f[(f.index >= t_from) & (f.index < t_to)]
+    total = f.a.sum() + f.b.sum()
+    return float(f.a.sum() / total) if total else float("nan")
+
+
+def outage(manifest: dict) -> tuple[str, float, float | None] | None:
+    """(leg, start, end) of the first leg outage (set loss: 1) applied in the run."""
+    events = manifest.get("events_applied") or []
+    for i, ev in enumerate(events):
+        if ev.get("set", {}).get("loss") == 1 and ev.get("link") in ("a", "b"):
+            end = next(
+                (
+                    e["applied_at_s"]
+                    for e in events[i + 1 :]
+                    if e.get("link") == ev["link"] and e.get("set", {}).get("loss") == 0
+                ),
+                None,
+            )
+            return ev["link"], ev["applied_at_s"], end
+    return None
+
+
+def left_after_s(samples: pd.DataFrame, leg: str, t_event: float, t_end: float) -> float | None:
+    """How long `leg` kept carrying traffic after t_event: from t_event to the end of the
+    last window of LEFT_WINDOW intervals before t_end in which it carried more than
+    LEFT_SHARE of the DC frames and more than LEFT_FRAMES frames (0: never after t_event;
+    None: no traffic at all). Windows and a frame floor, so that a 2 % probe share, or a
+    window that happens to fall inside one leg's part of a batch, does not count."""
+    f = leg_frames(samples)
+    f = f[(f.index > t_event) & (f.index <= t_end)]
+    if (f.a + f.b).sum() == 0:
+        return None
+    w = f.rolling(LEFT_WINDOW, min_periods=1).sum()
+    heavy = w[(w[leg] > LEFT_SHARE * (w.a + w.b)) & (w[leg] > LEFT_FRAMES)]
+    return float(heavy.index[-1] - t_event) if not heavy.empty else 0.0
+
+
+def first_decision_s(samples: pd.DataFrame, t_event: float) -> float | None:
+    d = samples[(samples.source == "control") & (samples.metric == "share_a")]
+    d = d[d.t_s > t_event]
+    return float(d.t_s.min() - t_event) if not d.empty else None
+
+
+def loop_table(out: Path) -> pd.DataFrame:
+    """One row per run: point, variant, goodput, leg A's share, outage figures."""
+    rows = []
+    for m in metrics.load_manifests(out):
+        if m.get("status") != "ok":
+            continue
+        samples = metrics.load_samples(Path(out) / "runs" / m["run_id"])
+        cfg = m["config"]
+        flow = next(iter(m["flows"].values()))
+        row = {
+            "point": m.get("point"),
+            "variant": m.get("variant"),
+            "policy": cfg.get("control", {}).get("policy", "none"),
+            "credit": cfg["dc"].get("credit", False),
+            "ratio": ":".join(str(x) for x in cfg["dc"]["ratio"]),
+            "goodput_mbit": flow.get("goodput_mbit"),
+            "leg_a_share": leg_a_share(samples, 1.0),
+            "cpu_saturated": m.get("cpu_saturated"),
+        }
+        events = m.get("events_applied") or []
+        if events:  # where the traffic went once the first change had a second to act
+            row["leg_a_share_after_1st_event"] = leg_a_share(
+                samples, events[0]["applied_at_s"] + 1.0
+            )
+        out_ev = outage(m)
+        if out_ev:
+            leg, start, end = out_ev
+            row["left_dead_leg_s"] = left_after_s(samples, leg, start, end or start + 3)
+            row["first_decision_s"] = first_decision_s(samples, start)
+            g = metrics.flow_goodput_series(samples)
+            window = g[(g.index >= start) & (g.index < (end or start + 3))]
+            row["goodput_outage_mbit"] = (
+                float(window.iloc[:, 0].mean()) if not window.empty else None
+            )
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def versus_oracle(table: pd.DataFrame) -> pd.DataFrame:
+    """For a `ratio/method` sweep: mean goodput per ratio and method, and each method's
+    goodput as a share of the oracle's (the static matching split) at that ratio."""
+    t = table.copy()
+    t[["ratio_bw", "method"]] = t.point.astype(str).str.split("/", expand=True)
+    g = t.groupby(["ratio_bw", "method"]).goodput_mbit.mean().unstack()
+    out = pd.DataFrame({"ratio A:B": g.index})
+    for method in [m for m in ("static", "oracle", "capacity", "delay", "dataplane") if m in g]:
+        out[f"{method} Mbit/s"] = g[method].values
+        if "oracle" in g and method != "oracle":
+            out[f"{method} / oracle"] = (g[method] / g["oracle"]).values
+    return out

@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: Apache-2.0
+ *
+ * linkem's program (not its link core, link.h): the state shared by its parts.
+ *   options.c  the command line
+ *   io.c       interfaces, the receive rings (clib/pktio), frame buffers, receive and transmit
+ *   stats.c    the JSON stats (the --stats file and the control socket's `stats`)
+ *   control.c  the control socket
+ *   main.c     setup and the event loop
+ */
+#ifndef LINKEM_H
+#define LINKEM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "feedback.h"
+#include "hist.h"
+#include "link.h"
+#include "pktio.h"
+
+#ifndef PACKET_IGNORE_OUTGOING
+#define PACKET_IGNORE_OUTGOING 23
+#endif
+
+#define SLOT_BYTES 2048		   /* one frame buffer: MTU up to SLOT_BYTES - 18 */
+#define FRAMES_PER_DIRECTION 65536 /* frames held at once (queue + delay line) */
+#define BATCH 64		   /* frames per recvmmsg / sendmmsg */
+#define RX_FRAMES_PER_WAKE 1024	   /* bound the receive work between departures */
+#define RING_FRAME_BYTES 4096	   /* one frame per page: header + up to SLOT_BYTES of frame */
+#define RING_FRAMES 4096	   /* 16 MiB receive ring per interface */
+#define MAX_CLIENTS 8
+#define CLIENT_BUF 4096
+#define DEFAULT_BUSY_POLL_US 20
+#define DEFAULT_STATS_INTERVAL_MS 100
+
+enum { AB, BA, NDIR };
+static const char *const DIR_NAMES[NDIR] = {"ab", "ba"};
+
+/* Delay figures over a window of frames (a stats interval, or between `stats` commands). */
+struct window {
+	struct hist delay; /* departure - arrival, us: what the link applied */
+	struct hist late;  /* departure - due time, us: linkem's own timing error */
+};
+
+struct direction {
+	const char *name;
+	struct link link;
+	int in_fd, out_fd; /* receive on in_fd, send on out_fd */
+	uint8_t *slots;
+	uint32_t *free_slots;
+	uint32_t nfree;
+	uint32_t *slot_len;	/* frame length per slot, for the feedback's loss accounting */
+	struct pktio_ring ring; /* receive ring of in_fd */
+	uint64_t drop_oversize, drop_tx, drop_rx;
+	struct window file_win, ctl_win;
+	struct fb *fb; /* leg feedback on this direction's PDUs (--feedback), or NULL */
+};
+
+struct client {
+	int fd;
+	size_t len;
+	char buf[CLIENT_BUF];
+};
+
+struct linkem {
+	const char *ifname[NDIR]; /* IF_A, IF_B */
+	int sock[NDIR];
+	struct direction dir[NDIR];
+	int epfd, timerfd, sigfd, ctl_fd;
+	const char *ctl_path;
+	struct client clients[MAX_CLIENTS];
+	FILE *stats;
+	uint64_t stats_interval_ns, next_stats_ns, last_stats_ns;
+	uint64_t busy_ns;
+	uint64_t timer_armed_ns;
+	int quit, exit_code;
+	struct fb fb; /* --feedback: reports on "ab" PDUs, sent out of IF_A */
+	bool fb_on;
+	uint64_t fb_sent, fb_send_errors;
+};
+
+/* options.c: what the command line asks for */
+struct options {
+	const char *ifname[NDIR]; /* IF_A, IF_B */
+	struct link_config cfg[NDIR];
+	const char *stats_path, *ctl_path;
+	unsigned long seed, interval_ms;
+	long busy_us; /* -1: DEFAULT_BUSY_POLL_US, or 0 under --rt-priority */
+	long cpu, rt_priority;
+	bool fb_on;
+	struct fb_config fb;
+};
+
+void options_parse(struct options *o, int argc, char **argv);
+
+/* main.c */
+void die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+
+static inline uint64_t now_ns(void) { return pktio_clock_ns(CLOCK_MONOTONIC); }
+static inline uint64_t realtime_ns(void) { return pktio_clock_ns(CLOCK_REALTIME); }
+
+/* io.c */
+void check_interface(const char *ifname);
+int open_packet_socket(const char *ifname, struct pktio_ring *ring);
+void direction_alloc(struct direction *d);
+void frame_sent(void *ctx, uint32_t handle, uint32_t len);
+void release_lost(void *ctx, uint32_t handle);
+void collect_ring_drops(struct direction *d);
+void receive(struct direction *d);
+void transmit(struct direction *d, uint64_t now);
+
+/* stats.c */
+struct strbuf {
+	char *p;
+	size_t len, cap;
+};
+
+void sb_printf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void sb_direction(struct strbuf *sb, struct direction *d, struct window *w);
+void write_stats(struct linkem *e, uint64_t now, int final);
+
+/* control.c */
+int open_control(const char *path);
+void client_accept(struct linkem *e);
+void client_read(struct linkem *e, struct client *c);
+
+#endif /* LINKEM_H */

@@ -1,0 +1,26 @@
+"""Byte layouts of header types, shared by the parser's extract and the deparser's emit."""
+
+from __future__ import annotations
+
+from p4sim.engine.values import HeaderLayout, VarbitLayout
+from p4sim.errors import P4Error
+from p4sim.frontend.types import HeaderT, Varbit
+
+
+def layout_of(t: HeaderT, pos=None):
+    """The (cached) byte layout of a header type. Cached on the type object itself: a cache
+    keyed by id() could hand a new program's type the layout of a freed one."""
+    lay = getattr(t, "_layout", None)
+    if lay is None:
+        if any(isinstance(ft, Varbit) for _, ft in t.fields):
+            lay = VarbitLayout(t)
+        else:
+            lay = HeaderLayout(t)
+            if lay.bits % 8:
+                raise P4Error.at(
+                    pos,
+                    f"header {t.type_name} is {lay.bits} bits long: headers must be a whole "
+                    "number of bytes (as in BMv2)",
+                )
+        t._layout = lay
+    return lay
