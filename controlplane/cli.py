@@ -12,15 +12,12 @@ dcctl control ue1 --policy capacity --log control.jsonl   (adaptive profile)
 from __future__ import annotations
 
 import argparse
-import ipaddress
 import json
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
-
-import yaml
 
 from controlplane.client import DEFAULT_ADDR, ConnectionFailed, P4RuntimeError
 from controlplane.control import add_control_parser, cmd_control
@@ -37,12 +34,15 @@ from controlplane.splitter import (
 )
 from p4sim.cliargs import (
     MAX_UINT64,
+    ArgumentParser,
     HelpFormatter,
-    NotUtf8Error,
+    InputFileError,
     float_range,
     host_port,
     int_range,
-    read_utf8_text,
+    load_yaml,
+    name_arg,
+    unicast_arg,
 )
 
 PROG = "dcctl"
@@ -51,13 +51,6 @@ PROG = "dcctl"
 # ---------------------------------------------------------------------------
 # Argument types: each refuses bad input with the allowed values
 # ---------------------------------------------------------------------------
-
-
-def ip_addr(text: str) -> str:
-    try:
-        return str(ipaddress.ip_address(text))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an IPv4 or IPv6 address") from None
 
 
 def port_number(text: str) -> int:
@@ -128,7 +121,7 @@ def election_id(text: str) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     fmt = HelpFormatter
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog=PROG, formatter_class=fmt, description="Control the PDCP splitter over P4Runtime."
     )
     parser.add_argument(
@@ -200,9 +193,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add = user.add_parser("add", formatter_class=fmt, help="add a user")
     add.add_argument(
-        "user_addr", metavar="ADDR", type=ip_addr, help="the user's IPv4 or IPv6 address"
+        "user_addr",
+        metavar="ADDR",
+        type=unicast_arg,
+        help="the user's unicast IPv4 or IPv6 address",
     )
-    add.add_argument("--name", help="a name to refer to the user by (e.g. ue1)")
+    add.add_argument(
+        "--name",
+        type=name_arg("user name"),
+        help="a name to refer to the user by (e.g. ue1; 1 to 64 printable characters)",
+    )
     add.add_argument(
         "--mode",
         choices=MODES,
@@ -496,11 +496,9 @@ def cmd_stats(args, sw: Splitter) -> None:
 def load_state(path: Path) -> dict:
     """The YAML desired state, validated before anything is written."""
     try:
-        state = yaml.safe_load(read_utf8_text(path))
-    except NotUtf8Error as exc:
+        state = load_yaml(path)
+    except InputFileError as exc:
         raise SplitterError(str(exc)) from None
-    except yaml.YAMLError as exc:
-        raise SplitterError(f"{path}: not valid YAML: {' '.join(str(exc).split())}") from None
     if state is None:  # an empty file must not mean "remove everything"
         raise SplitterError(
             f"{path} is empty: the desired state is a mapping with keys ports and users "

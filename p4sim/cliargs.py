@@ -8,14 +8,31 @@ argparse prints `PROG: error: argument --x: ...` and exits with status 2.
 from __future__ import annotations
 
 import argparse
+import errno
 import fcntl
 import ipaddress
 import math
+import os
+import re
 import socket
+import stat
 import struct
+
+import yaml
 
 MAX_TCP_PORT = 65535
 MAX_UINT64 = (1 << 64) - 1
+MAX_NAME_CHARS = 64  # user, scenario and flow names: they are printed in tables
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse with one change: a value that starts with '-' and a digit or dot (`--ratio
+    -1:11`, `-i -1@veth0`) is the option's value, so its own type check names the problem,
+    instead of argparse's "expected one argument". Subcommand parsers inherit it."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = re.compile(r"^-[\d.]")
 
 
 class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
@@ -97,13 +114,102 @@ def host_port(text: str) -> str:
     return text
 
 
-class NotUtf8Error(ValueError):
+def check_name(text, what: str = "name") -> str:
+    """A name shown later in tables and logs: 1..64 printable characters, no control
+    characters (a newline would break every table that prints it)."""
+    name = str(text)
+    if not 1 <= len(name) <= MAX_NAME_CHARS:
+        raise ValueError(f"{what} {name[:80]!r} must be 1 to {MAX_NAME_CHARS} characters")
+    if not name.isprintable():
+        raise ValueError(
+            f"{what} {name!r} holds a control or non-printable character "
+            f"(allowed: 1 to {MAX_NAME_CHARS} printable characters)"
+        )
+    return name
+
+
+def name_arg(what: str = "name"):
+    """An argparse type for check_name."""
+
+    def parse(text: str) -> str:
+        try:
+            return check_name(text, what)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    parse.__name__ = what
+    return parse
+
+
+def check_unicast(text, what: str = "address") -> str:
+    """A user's (host's) IPv4 or IPv6 address, normalised: unicast only. Refuses what can
+    never be one host: unspecified, loopback, multicast, broadcast (255.255.255.255 whatever
+    the subnet) and reserved space."""
+    try:
+        addr = ipaddress.ip_address(str(text).strip())
+    except ValueError:
+        raise ValueError(f"{what} {text!r} is not an IPv4 or IPv6 address") from None
+    kind = (
+        (addr.is_unspecified and "the unspecified address")
+        or (addr.is_loopback and "a loopback address")
+        or (addr.is_multicast and "a multicast address")
+        or (addr == ipaddress.ip_address("255.255.255.255") and "the broadcast address")
+        or (addr.is_reserved and "a reserved address")
+    )
+    if kind:
+        raise ValueError(f"{what} {addr} is {kind} (allowed: a unicast IPv4 or IPv6 address)")
+    return str(addr)
+
+
+def unicast_arg(text: str) -> str:
+    """An argparse type for check_unicast."""
+    try:
+        return check_unicast(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+class InputFileError(ValueError):
+    """An input path that cannot be read as a file; the message is one line."""
+
+
+_KINDS = {
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFIFO: "a fifo",
+    stat.S_IFSOCK: "a socket",
+}
+
+
+def check_input_file(path) -> None:
+    """Raise InputFileError naming why `path` is not a readable regular file: name too
+    long, no such file, is a directory, is not a regular file (device, fifo, socket)."""
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG:
+            raise InputFileError(
+                f"{str(path)[:60]}...: name too long (a file name has at most 255 bytes, "
+                "a path at most 4095)"
+            ) from None
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+            raise InputFileError(f"{path}: no such file") from None
+        raise InputFileError(f"{path}: {exc.strerror}") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise InputFileError(f"{path}: is a directory (expected a regular file)")
+    if not stat.S_ISREG(st.st_mode):
+        kind = _KINDS.get(stat.S_IFMT(st.st_mode), "a special file")
+        raise InputFileError(f"{path}: is not a regular file ({kind})")
+
+
+class NotUtf8Error(InputFileError):
     """A text input file holds bytes that are not UTF-8; the message gives file:line:col."""
 
 
 def read_utf8_text(path) -> str:
     """The text of a UTF-8 file (scenario, desired state). A bad byte is reported at its
     line and column, counted in bytes from 1 as editors and `cmp` show them."""
+    check_input_file(path)
     with open(path, "rb") as f:
         data = f.read()
     try:
@@ -115,6 +221,42 @@ def read_utf8_text(path) -> str:
             f"{path}:{line}:{col}: byte 0x{data[exc.start]:02x} is not UTF-8 ({exc.reason}); "
             "save the file as UTF-8"
         ) from None
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """YAML's safe loader refusing a mapping that gives a key twice (plain YAML keeps the
+    last one silently, so a typo would change a study without a word)."""
+
+    def construct_mapping(self, node, deep=False):
+        seen: dict = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            try:
+                first = seen.setdefault(key, key_node.start_mark)
+            except TypeError:  # an unhashable key: the base class reports it
+                continue
+            if first is not key_node.start_mark:
+                mark = key_node.start_mark
+                raise InputFileError(
+                    f"{mark.name}:{mark.line + 1}:{mark.column + 1}: duplicate key {key!r} "
+                    f"(first at line {first.line + 1}); give each key once"
+                )
+        return super().construct_mapping(node, deep)
+
+
+def load_yaml(path):
+    """The one YAML reader of the project (scenarios, desired state, switch port maps):
+    a UTF-8 regular file, parsed safely, duplicate keys refused. InputFileError (one line,
+    `file:line:col` where there is a position) for anything wrong."""
+    text = read_utf8_text(path)
+    loader = _UniqueKeyLoader(text)
+    loader.name = str(path)
+    try:
+        return loader.get_single_data()
+    except yaml.YAMLError as exc:
+        raise InputFileError(f"{path}: not valid YAML: {' '.join(str(exc).split())}") from None
+    finally:
+        loader.dispose()
 
 
 # -- the loopback interface: a server or client on 127.0.0.1 in a network namespace whose lo
