@@ -169,16 +169,46 @@ def unicast_arg(text: str) -> str:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def port_map(pairs) -> dict[int, str]:
+    """{port: interface} from (port, interface) pairs (p4sim -i, a testbed's switch port
+    map): ValueError when a port or an interface is given twice (two ports on one interface
+    would each see the other's frames)."""
+    ports: dict[int, str] = {}
+    for port, name in pairs:
+        if port in ports:
+            raise ValueError(f"port {port} given twice ({ports[port]} and {name})")
+        if name in ports.values():
+            other = next(p for p, n in ports.items() if n == name)
+            raise ValueError(
+                f"interface {name} given for two ports ({other} and {port}); "
+                "give each interface one port"
+            )
+        ports[port] = name
+    return ports
+
+
 class InputFileError(ValueError):
-    """An input path that cannot be read as a file; the message is one line."""
+    """An input path that cannot be read as a file; the message is one line, `reason` its
+    short form (e.g. "is a directory")."""
+
+    def __init__(self, message: str, reason: str = ""):
+        super().__init__(message)
+        self.reason = reason
 
 
+NAME_TOO_LONG = "name too long (a file name has at most 255 bytes, a path at most 4095)"
 _KINDS = {
     stat.S_IFCHR: "a character device",
     stat.S_IFBLK: "a block device",
     stat.S_IFIFO: "a fifo",
     stat.S_IFSOCK: "a socket",
 }
+
+
+def short_path(path, limit: int = 60) -> str:
+    """A path as an error message shows it: an over-long one cut with '...'."""
+    text = str(path)
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def check_input_file(path) -> None:
@@ -188,18 +218,16 @@ def check_input_file(path) -> None:
         st = os.stat(path)
     except OSError as exc:
         if exc.errno == errno.ENAMETOOLONG:
-            raise InputFileError(
-                f"{str(path)[:60]}...: name too long (a file name has at most 255 bytes, "
-                "a path at most 4095)"
-            ) from None
+            raise InputFileError(f"{short_path(path)}: {NAME_TOO_LONG}", NAME_TOO_LONG) from None
         if exc.errno in (errno.ENOENT, errno.ENOTDIR):
-            raise InputFileError(f"{path}: no such file") from None
-        raise InputFileError(f"{path}: {exc.strerror}") from None
+            raise InputFileError(f"{path}: no such file", "no such file") from None
+        raise InputFileError(f"{path}: {exc.strerror}", exc.strerror) from None
     if stat.S_ISDIR(st.st_mode):
-        raise InputFileError(f"{path}: is a directory (expected a regular file)")
+        reason = "is a directory (expected a regular file)"
+        raise InputFileError(f"{path}: {reason}", reason)
     if not stat.S_ISREG(st.st_mode):
-        kind = _KINDS.get(stat.S_IFMT(st.st_mode), "a special file")
-        raise InputFileError(f"{path}: is not a regular file ({kind})")
+        reason = f"is not a regular file ({_KINDS.get(stat.S_IFMT(st.st_mode), 'special')})"
+        raise InputFileError(f"{path}: {reason}", reason)
 
 
 class NotUtf8Error(InputFileError):
