@@ -19,11 +19,11 @@ import sys
 from pathlib import Path
 
 from experiments.scenario import MAX_DURATION_S, MAX_REPETITIONS, ScenarioError, load
-from p4sim.cliargs import HelpFormatter, float_range, int_range
+from p4sim.cliargs import ArgumentParser, HelpFormatter, float_range, int_range
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         prog="dcexp",
         description="Dual Connectivity testbed: run " "scenarios, analyse and plot their results.",
         formatter_class=HelpFormatter,

@@ -29,8 +29,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Self
 
-import yaml
-
 from experiments.netns import (
     Namespace,
     NetnsError,
@@ -41,6 +39,7 @@ from experiments.netns import (
     unique_prefix,
     veth_pair,
 )
+from p4sim.cliargs import InputFileError, load_yaml, port_map
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "build"
@@ -153,13 +152,13 @@ class RemoteSwitch:
     def load(cls, path: Path) -> RemoteSwitch:
         """Read and check a switch file; every problem is a TestbedError naming the key."""
         path = Path(path)
-        try:
-            doc = yaml.safe_load(path.read_text())
-        except OSError as exc:
-            raise TestbedError(f"--target remote:{path}: cannot read it ({exc.strerror})") from None
-        except yaml.YAMLError as exc:
-            raise TestbedError(f"--target remote:{path}: not YAML ({exc})") from None
         where = f"--target remote:{path}"
+        try:
+            doc = load_yaml(path)
+        except InputFileError as exc:
+            if exc.reason == "no such file":
+                raise TestbedError(f"{where}: cannot read it (no such file)") from None
+            raise TestbedError(f"--target remote:{exc}") from None
         if not isinstance(doc, dict):
             raise TestbedError(f"{where}: expected a mapping with keys {sorted(SWITCH_KEYS)}")
         unknown = sorted(set(doc) - SWITCH_KEYS)
@@ -185,8 +184,10 @@ class RemoteSwitch:
             for role, value in table.items():
                 if not isinstance(value, kind) or isinstance(value, bool):
                     raise TestbedError(f"{where}: {key}.{role} must be a {kind.__name__}")
-        if len(set(doc["ports"].values())) != 3 or len(set(doc["interfaces"].values())) != 3:
-            raise TestbedError(f"{where}: the three roles need three different ports/interfaces")
+        try:
+            port_map((doc["ports"][r], doc["interfaces"][r]) for r in SWITCH_ROLES)
+        except ValueError as exc:
+            raise TestbedError(f"{where}: {exc} (the three roles need three of each)") from None
         for role, port in doc["ports"].items():
             if not 0 <= port <= 510:
                 raise TestbedError(f"{where}: ports.{role} must be 0..510, got {port}")
