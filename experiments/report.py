@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
-import yaml
 
 from experiments import analysis, envelope, plots
 from experiments.scenario import variant_label
+from p4sim.cliargs import load_yaml
 
 
 def _table(df: pd.DataFrame, floatfmt: str = "{:.2f}") -> str:
@@ -90,11 +90,7 @@ def _envelopes(out: Path, doc: dict, variants: list, point, fig_dir: Path):
 
 def report(out: Path, envelope_point=None) -> tuple[str, list[Path]]:
     out = Path(out)
-    doc = (
-        yaml.safe_load((out / "scenario.yaml").read_text())
-        if (out / "scenario.yaml").exists()
-        else {}
-    )
+    doc = load_yaml(out / "scenario.yaml") if (out / "scenario.yaml").exists() else {}
     param = (doc.get("sweep") or {}).get("param", "run")
     _envelope_point(doc, envelope_point)  # a bad point fails before any figure is drawn
     fig_dir = out / "figures"

@@ -18,11 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
-import yaml
 
 from experiments import analysis, plots
 from experiments.report import _in_order, _table
 from experiments.scenario import variant_label
+from p4sim.cliargs import load_yaml
 
 LEG_MBIT = 20.0  # the paper's leg rate
 
@@ -86,7 +86,7 @@ class StudyData:
 
 
 def load_study(directory: Path) -> StudyData:
-    doc = yaml.safe_load((directory / "scenario.yaml").read_text())
+    doc = load_yaml(directory / "scenario.yaml")
     order = [analysis._point_label(v) for v in (doc.get("sweep") or {}).get("values", [])]
     manifests = analysis.load_manifests(directory)
     flows = analysis.load_runs(directory) if manifests else pd.DataFrame()
