@@ -234,7 +234,9 @@ def build_parser() -> argparse.ArgumentParser:
     uset.add_argument("--leg-a", type=port_number, help=f"leg A port (0..{MAX_PORT})")
     uset.add_argument("--leg-b", type=port_number, help=f"leg B port (0..{MAX_PORT})")
     uset.add_argument("--port", type=port_number, help="port of an sc user")
-    uset.add_argument("--name", help="rename")
+    uset.add_argument(
+        "--name", type=name_arg("user name"), help="rename (1 to 64 printable characters)"
+    )
 
     udel = user.add_parser("del", help="remove a user")
     udel.add_argument("user", help="name or address")

@@ -18,18 +18,21 @@ from experiments import progress
 from experiments.runner import LocalExecutor, RunOptions, expected_s, pending_runs, run_scenario
 from experiments.scenario import Scenario, ScenarioError, load
 from experiments.testbed import TestbedError
+from p4sim.cliargs import printable
 
 
 def load_campaign(directory: Path, quick: bool = False, reps: int | None = None) -> list[Scenario]:
     """The studies of a campaign directory, in file-name order; names must be unique."""
     paths = sorted(Path(directory).glob("*.yaml"))
     if not paths:
-        raise ScenarioError(f"{directory}: no scenario files (*.yaml) in this directory")
+        raise ScenarioError(f"{printable(directory)}: no scenario files (*.yaml) in this directory")
     studies = [load(p, quick=quick, reps=reps) for p in paths]
     names = [s.name for s in studies]
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
-        raise ScenarioError(f"{directory}: scenario names must be unique, repeated: {dupes}")
+        raise ScenarioError(
+            f"{printable(directory)}: scenario names must be unique, repeated: {dupes}"
+        )
     return studies
 
 

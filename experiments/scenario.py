@@ -30,7 +30,7 @@ from typing import Any
 import yaml
 
 from controlplane.splitter import MAX_BATCH  # the P4 program's batch_size_t, as the controller
-from p4sim.cliargs import InputFileError, check_name, load_yaml
+from p4sim.cliargs import InputFileError, check_name, load_yaml, printable
 
 
 class ScenarioError(ValueError):
@@ -721,7 +721,7 @@ def load(path: str | Path, quick: bool = False, reps: int | None = None) -> Scen
         raw = load_yaml(path)
     except InputFileError as exc:
         if exc.reason == "no such file":
-            raise ScenarioError(f"cannot read scenario {path}: no such file") from None
+            raise ScenarioError(f"cannot read scenario {printable(path)}: no such file") from None
         raise ScenarioError(str(exc)) from None
     return from_dict(raw, where=path.name, quick=quick, reps=reps, path=path)
 

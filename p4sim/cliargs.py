@@ -17,6 +17,7 @@ import re
 import socket
 import stat
 import struct
+from pathlib import Path
 
 import yaml
 
@@ -33,6 +34,11 @@ class ArgumentParser(argparse.ArgumentParser):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self._negative_number_matcher = re.compile(r"^-[\d.]")
+
+    def error(self, message: str):
+        """argparse's error, with the user's control characters shown escaped: a raw \\r or
+        escape sequence in an echoed value would break the one error line."""
+        super().error(printable(message))
 
 
 class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
@@ -146,7 +152,7 @@ def check_unicast(text, what: str = "address") -> str:
     never be one host: unspecified, loopback, multicast, broadcast (255.255.255.255 whatever
     the subnet) and reserved space."""
     try:
-        addr = ipaddress.ip_address(str(text).strip())
+        addr = ipaddress.ip_address(str(text).strip(" "))
     except ValueError:
         raise ValueError(f"{what} {text!r} is not an IPv4 or IPv6 address") from None
     kind = (
@@ -205,29 +211,53 @@ _KINDS = {
 }
 
 
-def short_path(path, limit: int = 60) -> str:
-    """A path as an error message shows it: an over-long one cut with '...'."""
-    text = str(path)
-    return text if len(text) <= limit else text[:limit] + "..."
+def printable(text) -> str:
+    """Text for one error line: control characters escaped (a user's \\n or \\r would
+    break the line)."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(text))
+
+
+def short_path(path) -> str:
+    """A path as an error message shows it: printable, one past NAME_MAX cut with '...'."""
+    text = printable(path)
+    return text if len(text) <= 255 else text[:60] + "..."
+
+
+def _stat(path) -> os.stat_result:
+    """os.stat, its failures as one-line InputFileErrors."""
+    try:
+        return os.stat(path)
+    except ValueError:  # a NUL byte
+        raise InputFileError(f"{short_path(path)}: a path cannot hold a NUL byte", "NUL") from None
+    except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG:
+            raise InputFileError(f"{short_path(path)}: {NAME_TOO_LONG}", NAME_TOO_LONG) from None
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+            raise InputFileError(f"{short_path(path)}: no such file", "no such file") from None
+        raise InputFileError(f"{short_path(path)}: {exc.strerror}", exc.strerror) from None
 
 
 def check_input_file(path) -> None:
     """Raise InputFileError naming why `path` is not a readable regular file: name too
     long, no such file, is a directory, is not a regular file (device, fifo, socket)."""
-    try:
-        st = os.stat(path)
-    except OSError as exc:
-        if exc.errno == errno.ENAMETOOLONG:
-            raise InputFileError(f"{short_path(path)}: {NAME_TOO_LONG}", NAME_TOO_LONG) from None
-        if exc.errno in (errno.ENOENT, errno.ENOTDIR):
-            raise InputFileError(f"{path}: no such file", "no such file") from None
-        raise InputFileError(f"{path}: {exc.strerror}", exc.strerror) from None
+    st = _stat(path)
     if stat.S_ISDIR(st.st_mode):
         reason = "is a directory (expected a regular file)"
-        raise InputFileError(f"{path}: {reason}", reason)
+        raise InputFileError(f"{short_path(path)}: {reason}", reason)
     if not stat.S_ISREG(st.st_mode):
         reason = f"is not a regular file ({_KINDS.get(stat.S_IFMT(st.st_mode), 'special')})"
-        raise InputFileError(f"{path}: {reason}", reason)
+        raise InputFileError(f"{short_path(path)}: {reason}", reason)
+
+
+def input_dir(text: str) -> Path:
+    """An argparse type: an existing directory (a campaign's, a study's results)."""
+    try:
+        st = _stat(text)
+    except InputFileError as exc:
+        raise argparse.ArgumentTypeError(str(exc).replace("no such file", "no such directory"))
+    if not stat.S_ISDIR(st.st_mode):
+        raise argparse.ArgumentTypeError(f"{short_path(text)}: is not a directory")
+    return Path(text)
 
 
 class NotUtf8Error(InputFileError):

@@ -67,7 +67,10 @@ TABLE = [
     # names: printable and bounded, on the command line and in the desired state
     (USER + ["--name", "ue\n1"], b"", 2, "holds a control or non-printable character"),
     (USER + ["--name", "u" * 65], b"", 2, "must be 1 to 64 characters"),
+    (["user", "set", "ue1", "--name", "ue\x1b[2J"], b"", 2, "holds a control or non-printable"),
     (STATE, b'users: {"ue\\t1": {addr: 10.0.0.2}}\n', 1, "user 'ue\\t1': user name"),
+    (["user", "list", "\rue1"], b"", 2, "unrecognized arguments: \\rue1"),
+    (["user", "add", "\r10.0.0.2"], b"", 2, "'\\r10.0.0.2' is not an IPv4 or IPv6 address"),
     # user addresses: unicast only
     (["user", "add", "255.255.255.255"], b"", 2, "is the broadcast address (allowed: a unicast"),
     (["user", "add", "0.0.0.0"], b"", 2, "0.0.0.0 is the unspecified address"),

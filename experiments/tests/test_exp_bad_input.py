@@ -134,6 +134,11 @@ TABLE = [
     (["validate", "/dev/null"], GOOD, 2, "/dev/null: is not a regular file (a character device)"),
     (["validate", "{tmp}/" + "n" * 300], GOOD, 2, "name too long (a file name has at most 255"),
     (["run", "{s}", "--target", "remote:{tmp}"], GOOD, 2, "is a directory"),
+    (["report", "{tmp}/" + "n" * 300], GOOD, 2, "name too long (a file name has at most 255"),
+    (["campaign", "{tmp}/" + "d/" * 2100], GOOD, 2, "name too long"),
+    (["campaign", "{tmp}/file"], GOOD, 2, "file: is not a directory"),
+    (["report", "{tmp}/no\rdir"], GOOD, 2, "no\\rdir: no such directory"),
+    (["run", "{s}", "--variant", "a\nb"], GOOD, 2, "--variant a\\nb: not in this scenario"),
     # one YAML reader: a duplicate key is refused with file:line:col
     (
         ["validate", "{s}"],
