@@ -950,6 +950,14 @@ int main(int argc, char **argv)
 		die("unexpected argument '%s' (see --help)", argv[optind]);
 	if (nif != NDIR)
 		die("need two interfaces: linkem -i IF_A -i IF_B [options] (see --help)");
+	for (int i = 0; i < NDIR; i++) {
+		/* ifr_name would silently cut a longer name: another interface could match it. */
+		size_t len = strlen(e.ifname[i]);
+
+		if (len == 0 || len >= IFNAMSIZ)
+			die("-i '%.40s%s': name too long or empty (a Linux interface name is 1 to %d "
+			    "bytes)", e.ifname[i], len > 40 ? "..." : "", IFNAMSIZ - 1);
+	}
 	if (!strcmp(e.ifname[0], e.ifname[1]))
 		die("-i %s given twice: the two interfaces must differ", e.ifname[0]);
 
