@@ -58,14 +58,14 @@ demo: build
 	$(VENV)/bin/dcexp report results/demo
 
 lint: setup
-	$(VENV)/bin/ruff check p4sim controlplane experiments ptf-tests tools p4src/tests
-	$(VENV)/bin/black --check p4sim controlplane experiments ptf-tests tools p4src/tests
+	$(VENV)/bin/ruff check dccommon p4sim controlplane experiments ptf-tests tools p4src/tests
+	$(VENV)/bin/black --check dccommon p4sim controlplane experiments ptf-tests tools p4src/tests
 	@test -z "$$(gofmt -l experiments/flows/quicgo_endpoint)" || { gofmt -l experiments/flows/quicgo_endpoint; echo "gofmt: format the files above" >&2; exit 1; }
 	cd experiments/flows/quicgo_endpoint && GOFLAGS="-mod=mod -buildvcs=false" go vet .
 
 format: setup
-	$(VENV)/bin/black p4sim controlplane experiments ptf-tests tools p4src/tests
-	$(VENV)/bin/ruff check --fix p4sim controlplane experiments ptf-tests tools p4src/tests
+	$(VENV)/bin/black dccommon p4sim controlplane experiments ptf-tests tools p4src/tests
+	$(VENV)/bin/ruff check --fix dccommon p4sim controlplane experiments ptf-tests tools p4src/tests
 
 clean:
 	rm -rf build

@@ -32,11 +32,12 @@ from controlplane.splitter import (
     parse_ratio,
     parse_state,
 )
-from p4sim.cliargs import (
+from dccommon.cliargs import (
     MAX_UINT64,
     ArgumentParser,
     HelpFormatter,
     InputFileError,
+    add_old_name,
     float_range,
     host_port,
     int_range,
@@ -124,9 +125,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser = ArgumentParser(
         prog=PROG, formatter_class=fmt, description="Control the PDCP splitter over P4Runtime."
     )
-    parser.add_argument(
-        "--addr", type=host_port, default=DEFAULT_ADDR, help="P4Runtime server HOST:PORT"
+    grpc_addr = parser.add_argument(
+        "--grpc-addr",
+        type=host_port,
+        default=DEFAULT_ADDR,
+        metavar="HOST:PORT",
+        help="P4Runtime server address",
     )
+    add_old_name(parser, "--addr", grpc_addr)
     parser.add_argument(
         "--device-id",
         type=int_range(0, MAX_UINT64, "device id"),
@@ -366,7 +372,7 @@ def cmd_push(args, sw: Splitter) -> None:
     _print(
         args,
         {"pushed": source, "replaced": replaced},
-        f"pushed {source} to {args.addr}; {replaced}",
+        f"pushed {source} to {args.grpc_addr}; {replaced}",
     )
 
 
@@ -539,7 +545,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "apply":
             args.state = load_state(args.file)
-        with Splitter.connect(args.addr, args.device_id, args.election_id) as sw:
+        with Splitter.connect(args.grpc_addr, args.device_id, args.election_id) as sw:
             COMMANDS[args.command](args, sw)
     except (SplitterError, P4RuntimeError, P4InfoError) as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
@@ -547,6 +553,8 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:
         print(f"{PROG}: error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:  # Ctrl-C while connecting or writing: no traceback
+        return 130
     return 0
 
 

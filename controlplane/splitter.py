@@ -29,7 +29,7 @@ from controlplane import entries as E
 from controlplane.client import DEFAULT_ADDR, P4RuntimeClient, P4RuntimeError, P4RuntimeWriteError
 from controlplane.p4info import P4InfoError, P4InfoIndex, format_mac, load_p4info, parse_value
 from controlplane.registers import RegisterAccess
-from p4sim.cliargs import check_name, check_unicast
+from dccommon.cliargs import check_name, check_unicast
 
 # Names in the P4 program (p4src/), fully qualified as p4c writes them in the P4Info.
 T_UE_V4 = "DcIngress.ue_sessions.ue_sessions_v4"

@@ -14,11 +14,11 @@ import sys
 import time
 from pathlib import Path
 
+from dccommon.cliargs import printable
 from experiments import progress
 from experiments.runner import LocalExecutor, RunOptions, expected_s, pending_runs, run_scenario
 from experiments.scenario import Scenario, ScenarioError, load
 from experiments.testbed import TestbedError
-from p4sim.cliargs import printable
 
 
 def load_campaign(directory: Path, quick: bool = False, reps: int | None = None) -> list[Scenario]:

@@ -18,8 +18,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from experiments.scenario import MAX_DURATION_S, MAX_REPETITIONS, ScenarioError, load
-from p4sim.cliargs import (
+from dccommon.cliargs import (
     ArgumentParser,
     HelpFormatter,
     float_range,
@@ -27,6 +26,7 @@ from p4sim.cliargs import (
     int_range,
     printable,
 )
+from experiments.scenario import MAX_DURATION_S, MAX_REPETITIONS, ScenarioError, load
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -218,7 +218,7 @@ def run_one(prog: str, argv: list[str]) -> tuple[str, str]:
     from p4sim.cli import main as p4sim
 
     main = {"dcctl": dcctl, "dcexp": dcexp, "p4sim": p4sim}[prog]
-    argv = (["--addr", "127.0.0.1:9"] if prog == "dcctl" else []) + argv
+    argv = (["--grpc-addr", "127.0.0.1:9"] if prog == "dcctl" else []) + argv
     out, err = io.StringIO(), io.StringIO()
     root = logging.getLogger()
     handlers, level = root.handlers[:], root.level  # p4sim's main() sets up logging

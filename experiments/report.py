@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from dccommon.cliargs import load_yaml
 from experiments import analysis, envelope, plots
 from experiments.scenario import variant_label
-from p4sim.cliargs import load_yaml
 
 
 def _table(df: pd.DataFrame, floatfmt: str = "{:.2f}") -> str:

@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pandas as pd
 
+from dccommon.cliargs import load_yaml
 from experiments import analysis, plots
 from experiments.report import _in_order, _table
 from experiments.scenario import variant_label
-from p4sim.cliargs import load_yaml
 
 LEG_MBIT = 20.0  # the paper's leg rate
 

@@ -30,7 +30,7 @@ from typing import Any
 import yaml
 
 from controlplane.splitter import MAX_BATCH  # the P4 program's batch_size_t, as the controller
-from p4sim.cliargs import InputFileError, check_name, load_yaml, printable
+from dccommon.cliargs import InputFileError, check_name, load_yaml, printable
 
 
 class ScenarioError(ValueError):

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Self
 
+from dccommon.cliargs import InputFileError, load_yaml, port_map
 from experiments.netns import (
     Namespace,
     NetnsError,
@@ -39,7 +40,6 @@ from experiments.netns import (
     unique_prefix,
     veth_pair,
 )
-from p4sim.cliargs import InputFileError, load_yaml, port_map
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "build"
@@ -717,7 +717,7 @@ class Testbed:
         self.control_log = self.workdir / "control.jsonl"
         argv = [
             dcctl,
-            "--addr",
+            "--grpc-addr",
             self.grpc_addr,
             "--device-id",
             str(self.remote.device_id if self.remote is not None else 0),

@@ -16,7 +16,7 @@ import sys
 import threading
 from pathlib import Path
 
-from p4sim.cliargs import (
+from dccommon.cliargs import (
     LO_DOWN_FIX,
     MAX_TCP_PORT,
     MAX_UINT64,

@@ -25,12 +25,17 @@ STATE = ["apply", "{state}"]
 # (argv with {state} for the YAML file, file bytes, expected exit code, the one error line)
 TABLE = [
     (
-        ["--addr", "127.0.0.1:99999", "reset"],
+        ["--grpc-addr", "127.0.0.1:99999", "reset"],
         b"",
         2,
         "port 99999 is out of range (allowed 0..65535)",
     ),
-    (["--addr", "switch1", "reset"], b"", 2, "'switch1': expected HOST:PORT with PORT 0..65535"),
+    (
+        ["--grpc-addr", "switch1", "reset"],
+        b"",
+        2,
+        "'switch1': expected HOST:PORT with PORT 0..65535",
+    ),
     (["--device-id", str(2**70), "reset"], b"", 2, "out of range (allowed 0..2^64-1)"),
     (["--device-id", "-1", "reset"], b"", 2, "device id -1 is out of range (allowed 0..2^64-1)"),
     (["--election-id", "0", "reset"], b"", 2, "'0' must be a whole number from 1 to 2^128-1"),
@@ -114,7 +119,7 @@ def _error_lines(err: str) -> list[str]:
 def test_bad_input_is_refused_in_one_line(argv, content, code, message, tmp_path, capsys):
     # An address nothing listens on: an entry that got as far as connecting would fail
     # with "cannot connect" instead of its own message.
-    argv = ["--addr", "127.0.0.1:9"] + _prepare(argv, content, tmp_path)
+    argv = ["--grpc-addr", "127.0.0.1:9"] + _prepare(argv, content, tmp_path)
     try:
         got = main(argv)
     except SystemExit as exc:  # argparse
@@ -129,7 +134,7 @@ def test_bad_input_is_refused_in_one_line(argv, content, code, message, tmp_path
 def test_the_console_script_prints_no_traceback(entry, tmp_path):
     argv, content, code, message = TABLE[entry]
     proc = subprocess.run(
-        [DCCTL, "--addr", "127.0.0.1:9", *_prepare(argv, content, tmp_path)],
+        [DCCTL, "--grpc-addr", "127.0.0.1:9", *_prepare(argv, content, tmp_path)],
         capture_output=True,
         text=True,
         timeout=60,
@@ -144,7 +149,7 @@ def test_loopback_down_is_named_not_a_missing_switch():
     'is the switch running?' after the connect timeout."""
     assert os.geteuid() == 0, "needs root for a network namespace (unshare -n)"
     proc = subprocess.run(
-        ["unshare", "-n", DCCTL, "--addr", "127.0.0.1:9559", "user", "list"],
+        ["unshare", "-n", DCCTL, "--grpc-addr", "127.0.0.1:9559", "user", "list"],
         capture_output=True,
         text=True,
         timeout=60,

@@ -14,7 +14,7 @@ import os
 import re
 from pathlib import Path
 
-from p4sim.cliargs import NAME_TOO_LONG, InputFileError, check_input_file, short_path
+from dccommon.cliargs import NAME_TOO_LONG, InputFileError, check_input_file, short_path
 from p4sim.errors import P4Error
 from p4sim.limits import MAX_NESTING, MAX_SOURCE_BYTES
 

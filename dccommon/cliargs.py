@@ -1,5 +1,6 @@
-"""Argument types and the help formatter shared by the project's three commands (p4sim,
-dcctl, dcexp). It lives in p4sim because p4sim is the layer the other two build on.
+"""Argument types, input checks and the help formatter shared by the project's three
+commands (p4sim, dcctl, dcexp), and the CLI conventions of README.md ("Command-line
+conventions"): one check per kind of input, used wherever that input is met.
 
 Every type refuses bad input with one line that names the option's allowed values, so that
 argparse prints `PROG: error: argument --x: ...` and exits with status 2.
@@ -17,6 +18,7 @@ import re
 import socket
 import stat
 import struct
+import sys
 from pathlib import Path
 
 import yaml
@@ -39,6 +41,36 @@ class ArgumentParser(argparse.ArgumentParser):
         """argparse's error, with the user's control characters shown escaped: a raw \\r or
         escape sequence in an echoed value would break the one error line."""
         super().error(printable(message))
+
+
+class DeprecatedName(argparse.Action):
+    """An old option name kept for one release: it sets the new option's value and says on
+    stderr which name to use."""
+
+    def __init__(self, option_strings, dest, new: str = "", **kwargs):
+        super().__init__(option_strings, dest, **kwargs)
+        self.new = new
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(
+            f"{parser.prog}: warning: {option_string} is deprecated; use {self.new}",
+            file=sys.stderr,
+        )
+        setattr(namespace, self.dest, values)
+
+
+def add_old_name(parser: argparse.ArgumentParser, old: str, action: argparse.Action) -> None:
+    """Accept `old` as a deprecated, hidden spelling of the option `action`."""
+    parser.add_argument(
+        old,
+        dest=action.dest,
+        type=action.type,
+        metavar=action.metavar,
+        action=DeprecatedName,
+        new=action.option_strings[-1],
+        default=argparse.SUPPRESS,
+        help=argparse.SUPPRESS,
+    )
 
 
 class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
