@@ -59,7 +59,7 @@ demo: build
 	$(VENV)/bin/dcexp report results/demo
 
 # Every Python folder, and all C with the one .clang-format (clang-format from `make setup`).
-PY_SOURCES := conftest.py p4sim controlplane experiments ptf-tests tools p4src hostagents
+PY_SOURCES := conftest.py dccommon p4sim controlplane experiments ptf-tests tools p4src hostagents
 C_SOURCES   = $(shell find clib hostagents experiments/linkem p4sim/native -name '*.[ch]')
 CLANG_FORMAT ?= clang-format
 

@@ -12,15 +12,12 @@ dcctl control ue1 --policy capacity --log control.jsonl   (adaptive profile)
 from __future__ import annotations
 
 import argparse
-import ipaddress
 import json
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
-
-import yaml
 
 from controlplane.client import DEFAULT_ADDR, ConnectionFailed, P4RuntimeError
 from controlplane.control import add_control_parser, cmd_control
@@ -29,14 +26,18 @@ from controlplane.model import MODES, SplitterError, UserConfig, parse_ratio
 from controlplane.p4info import P4InfoError
 from controlplane.splitter import Splitter
 from controlplane.statefile import parse_state
-from p4sim.cliargs import (
+from dccommon.cliargs import (
     MAX_UINT64,
+    ArgumentParser,
     HelpFormatter,
-    NotUtf8Error,
+    InputFileError,
+    add_old_name,
     float_range,
     host_port,
     int_range,
-    read_utf8_text,
+    load_yaml,
+    name_arg,
+    unicast_arg,
 )
 
 PROG = "dcctl"
@@ -45,13 +46,6 @@ PROG = "dcctl"
 # ---------------------------------------------------------------------------
 # Argument types: each refuses bad input with the allowed values
 # ---------------------------------------------------------------------------
-
-
-def ip_addr(text: str) -> str:
-    try:
-        return str(ipaddress.ip_address(text))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an IPv4 or IPv6 address") from None
 
 
 def port_number(text: str) -> int:
@@ -122,12 +116,17 @@ def election_id(text: str) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     fmt = HelpFormatter
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog=PROG, formatter_class=fmt, description="Control the PDCP splitter over P4Runtime."
     )
-    parser.add_argument(
-        "--addr", type=host_port, default=DEFAULT_ADDR, help="P4Runtime server HOST:PORT"
+    grpc_addr = parser.add_argument(
+        "--grpc-addr",
+        type=host_port,
+        default=DEFAULT_ADDR,
+        metavar="HOST:PORT",
+        help="P4Runtime server address",
     )
+    add_old_name(parser, "--addr", grpc_addr)
     parser.add_argument(
         "--device-id",
         type=int_range(0, MAX_UINT64, "device id"),
@@ -194,9 +193,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add = user.add_parser("add", formatter_class=fmt, help="add a user")
     add.add_argument(
-        "user_addr", metavar="ADDR", type=ip_addr, help="the user's IPv4 or IPv6 address"
+        "user_addr",
+        metavar="ADDR",
+        type=unicast_arg,
+        help="the user's unicast IPv4 or IPv6 address",
     )
-    add.add_argument("--name", help="a name to refer to the user by (e.g. ue1)")
+    add.add_argument(
+        "--name",
+        type=name_arg("user name"),
+        help="a name to refer to the user by (e.g. ue1; 1 to 64 printable characters)",
+    )
     add.add_argument(
         "--mode",
         choices=MODES,
@@ -228,7 +234,9 @@ def build_parser() -> argparse.ArgumentParser:
     uset.add_argument("--leg-a", type=port_number, help=f"leg A port (0..{MAX_PORT})")
     uset.add_argument("--leg-b", type=port_number, help=f"leg B port (0..{MAX_PORT})")
     uset.add_argument("--port", type=port_number, help="port of an sc user")
-    uset.add_argument("--name", help="rename")
+    uset.add_argument(
+        "--name", type=name_arg("user name"), help="rename (1 to 64 printable characters)"
+    )
 
     udel = user.add_parser("del", help="remove a user")
     udel.add_argument("user", help="name or address")
@@ -358,7 +366,7 @@ def cmd_push(args, sw: Splitter) -> None:
     _print(
         args,
         {"pushed": source, "replaced": replaced},
-        f"pushed {source} to {args.addr}; {replaced}",
+        f"pushed {source} to {args.grpc_addr}; {replaced}",
     )
 
 
@@ -490,11 +498,9 @@ def cmd_stats(args, sw: Splitter) -> None:
 def load_state(path: Path) -> dict:
     """The YAML desired state, validated before anything is written."""
     try:
-        state = yaml.safe_load(read_utf8_text(path))
-    except NotUtf8Error as exc:
+        state = load_yaml(path)
+    except InputFileError as exc:
         raise SplitterError(str(exc)) from None
-    except yaml.YAMLError as exc:
-        raise SplitterError(f"{path}: not valid YAML: {' '.join(str(exc).split())}") from None
     if state is None:  # an empty file must not mean "remove everything"
         raise SplitterError(
             f"{path} is empty: the desired state is a mapping with keys ports and users "
@@ -533,7 +539,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "apply":
             args.state = load_state(args.file)
-        with Splitter.connect(args.addr, args.device_id, args.election_id) as sw:
+        with Splitter.connect(args.grpc_addr, args.device_id, args.election_id) as sw:
             COMMANDS[args.command](args, sw)
     except (SplitterError, P4RuntimeError, P4InfoError) as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
@@ -541,6 +547,8 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:
         print(f"{PROG}: error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:  # Ctrl-C while connecting or writing: no traceback
+        return 130
     return 0
 
 

@@ -17,7 +17,7 @@ import grpc
 from google.rpc import code_pb2, status_pb2
 from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
 
-from p4sim.cliargs import LO_DOWN_FIX, is_loopback_addr, loopback_is_up
+from dccommon.cliargs import LO_DOWN_FIX, is_loopback_addr, loopback_is_up
 
 DEFAULT_ADDR = "127.0.0.1:9559"
 CONNECT_TIMEOUT_S = 5.0

@@ -25,6 +25,7 @@ from controlplane.model import SplitterError
 from controlplane.pdcp import FeedbackError, decode_report, is_report
 from controlplane.policies import POLICY_NAMES, Decision, Tuning, make_policy
 from controlplane.splitter import Splitter
+from dccommon.cliargs import add_old_name
 
 PACKET_IN_PORT_ID = 1  # packet_in.ingress_port in the adaptive profile's P4Info
 TICK_S = 0.005  # how often silence is checked when no report arrives
@@ -206,7 +207,10 @@ def add_control_parser(sub, fmt) -> None:
     p.add_argument("user", help="name or address of the DC user")
     p.add_argument("--policy", choices=POLICY_NAMES, default="capacity", help="split policy")
     p.add_argument("--log", type=Path, help="JSON-lines log file (default: stdout)")
-    p.add_argument("--duration", type=_non_negative, help="stop after this many seconds")
+    duration = p.add_argument(
+        "--duration-s", type=_non_negative, metavar="S", help="stop after this many seconds"
+    )
+    add_old_name(p, "--duration", duration)
     p.add_argument("--no-reports", action="store_true", help="log decisions only")
     p.add_argument("--alpha", type=_fraction, default=d.alpha, help="EWMA weight of a report")
     p.add_argument(
@@ -263,7 +267,13 @@ def cmd_control(args, sw: Splitter) -> None:
     if args.log:
         with open(args.log, "w") as out:
             run_control(
-                sw, args.user, args.policy, tuning, JsonLog(out), args.duration, not args.no_reports
+                sw,
+                args.user,
+                args.policy,
+                tuning,
+                JsonLog(out),
+                args.duration_s,
+                not args.no_reports,
             )
     else:
         run_control(
@@ -272,6 +282,6 @@ def cmd_control(args, sw: Splitter) -> None:
             args.policy,
             tuning,
             JsonLog(sys.stdout),
-            args.duration,
+            args.duration_s,
             not args.no_reports,
         )

@@ -5,12 +5,12 @@ of ports and users with their validation. No P4Runtime here: the domain API
 
 from __future__ import annotations
 
-import ipaddress
 import math
 from dataclasses import dataclass, field, replace
 
 from controlplane.limits import MAX_BATCH, MAX_PORT
 from controlplane.p4info import P4InfoError, format_mac, parse_value
+from dccommon.cliargs import check_name, check_unicast
 
 MODES = ("dc-split", "dc-credit", "dc-dup", "sc")
 ADAPTIVE_MODES = ("dc-credit",)  # need the -D DC_ADAPTIVE profile
@@ -186,13 +186,13 @@ def validate_ports(ports: PortConfig) -> PortConfig:
 def validate_user(cfg: UserConfig, ports: PortConfig) -> UserConfig:
     """A normalised copy of cfg, or SplitterError naming what is wrong and what is allowed."""
     try:
-        addr = str(ipaddress.ip_address(str(cfg.addr).strip()))
-    except ValueError:
-        raise SplitterError(f"user address {cfg.addr!r} is not an IPv4 or IPv6 address") from None
+        addr = check_unicast(cfg.addr, "user address")
+        if cfg.name is not None:
+            check_name(cfg.name, "user name")
+    except ValueError as exc:
+        raise SplitterError(str(exc)) from None
     if cfg.mode not in MODES:
         raise SplitterError(f"mode {cfg.mode!r} is not one of {', '.join(MODES)}")
-    if cfg.name is not None and (not str(cfg.name) or len(str(cfg.name)) > 64):
-        raise SplitterError(f"user name {cfg.name!r} must be 1 to 64 characters")
     user_ports = sorted(p for p in (ports.leg_a, ports.leg_b))
     allowed = f"{ports.leg_a} (leg A) or {ports.leg_b} (leg B)"
     if cfg.mode != "sc" and cfg.port is not None:

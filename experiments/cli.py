@@ -18,12 +18,19 @@ import subprocess
 import sys
 from pathlib import Path
 
+from dccommon.cliargs import (
+    ArgumentParser,
+    HelpFormatter,
+    float_range,
+    input_dir,
+    int_range,
+    printable,
+)
 from experiments.run.scenario import MAX_DURATION_S, MAX_REPETITIONS, ScenarioError, load
-from p4sim.cliargs import HelpFormatter, float_range, int_range
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         prog="dcexp",
         description="Dual Connectivity testbed: run " "scenarios, analyse and plot their results.",
         formatter_class=HelpFormatter,
@@ -66,7 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="run every scenario file of a directory (experiments/paper/: the paper's studies)",
         formatter_class=HelpFormatter,
     )
-    camp.add_argument("dir", type=Path, help="directory of scenario files, run in name order")
+    camp.add_argument("dir", type=input_dir, help="directory of scenario files, run in name order")
     size = camp.add_mutually_exclusive_group()
     size.add_argument("--quick", action="store_true", help="each file's `quick:` overrides")
     size.add_argument(
@@ -125,7 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
         )
     rep = sub.add_parser("report", help="analyse saved runs: figures, summary.md, table")
     rep.add_argument(
-        "dir", type=Path, help="a dcexp run's --out directory (a campaign's with --paper)"
+        "dir", type=input_dir, help="a dcexp run's --out directory (a campaign's with --paper)"
     )
     rep.add_argument(
         "--envelope-point",
@@ -197,7 +204,7 @@ def cmd_run(args) -> int:
         unknown = [v for v in args.variant if v not in labels]
         if unknown:
             print(
-                f"dcexp: --variant {', '.join(unknown)}: not in this scenario; its variants: "
+                f"dcexp: --variant {printable(', '.join(unknown))}: not in this scenario; its variants: "
                 f"{', '.join(labels)}",
                 file=sys.stderr,
             )
@@ -209,13 +216,16 @@ def cmd_run(args) -> int:
         out.mkdir(parents=True, exist_ok=True)
     except FileExistsError:
         print(
-            f"dcexp: --out {out}: exists and is not a directory; give a new directory or one "
+            f"dcexp: --out {printable(out)}: exists and is not a directory; give a new directory or one "
             "that holds an earlier run of this scenario (to resume it)",
             file=sys.stderr,
         )
         return 2
     except OSError as exc:
-        print(f"dcexp: --out {out}: cannot create the directory: {exc.strerror}", file=sys.stderr)
+        print(
+            f"dcexp: --out {printable(out)}: cannot create the directory: {exc.strerror}",
+            file=sys.stderr,
+        )
         return 2
     print(f"dcexp: {scenario.name}: {len(scenario.runs)} runs -> {out}", file=sys.stderr)
     try:
@@ -243,7 +253,7 @@ def cmd_campaign(args) -> int:
     from experiments.run.testbed import TestbedError
 
     if not args.dir.is_dir():
-        print(f"dcexp: {args.dir} is not a directory of scenario files", file=sys.stderr)
+        print(f"dcexp: {printable(args.dir)} is not a directory of scenario files", file=sys.stderr)
         return 2
     studies = load_campaign(args.dir, quick=args.quick, reps=args.reps)
     out = args.out or Path("results") / args.dir.resolve().name
@@ -283,7 +293,7 @@ def cmd_report(args) -> int:
 
         if not args.dir.is_dir() or not any(args.dir.glob("*/runs")):
             print(
-                f"dcexp: {args.dir} holds no studies (expected {args.dir}/<study>/runs/, "
+                f"dcexp: {printable(args.dir)} holds no studies (expected {printable(args.dir)}/<study>/runs/, "
                 "from dcexp campaign)",
                 file=sys.stderr,
             )
@@ -293,7 +303,7 @@ def cmd_report(args) -> int:
         return 0
     if not (args.dir / "runs").is_dir():
         print(
-            f"dcexp: {args.dir} holds no runs (expected {args.dir}/runs/*/manifest.json)",
+            f"dcexp: {printable(args.dir)} holds no runs (expected {printable(args.dir)}/runs/*/manifest.json)",
             file=sys.stderr,
         )
         return 1

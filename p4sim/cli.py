@@ -16,16 +16,23 @@ import sys
 import threading
 from pathlib import Path
 
-from p4sim.cliargs import (
+from dccommon.cliargs import (
     LO_DOWN_FIX,
     MAX_TCP_PORT,
     MAX_UINT64,
+    ArgumentParser,
     HelpFormatter,
+    InputFileError,
+    check_input_file,
     host_port,
     int_range,
     is_loopback_addr,
     loopback_is_up,
+    port_map,
+    short_path,
 )
+
+IFNAMSIZ = 16  # <net/if.h>: a Linux interface name is at most 15 bytes
 
 TRACE = 5  # below DEBUG: BMv2's "trace" level
 LOG_LEVELS = {
@@ -61,6 +68,11 @@ def _interface(text: str) -> tuple[int, str]:
         raise argparse.ArgumentTypeError(
             f"port {port} is out of range (allowed 0..{MAX_PORT}; 511 is the drop port)"
         )
+    if len(name.encode()) > IFNAMSIZ - 1 or not name.isprintable() or "/" in name:
+        raise argparse.ArgumentTypeError(
+            f"interface {short_path(name)!r}: a Linux interface name is 1 to {IFNAMSIZ - 1} "
+            "bytes, printable, without '/'"
+        )
     return int(port), name
 
 
@@ -92,7 +104,7 @@ def _add_program_options(p: argparse.ArgumentParser) -> None:
 
 
 def build_run_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         prog="p4sim",
         formatter_class=HelpFormatter,
         description="Run a P4_16 v1model program on Linux interfaces and serve P4Runtime "
@@ -169,7 +181,7 @@ def build_run_parser() -> argparse.ArgumentParser:
 
 
 def build_compile_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         prog="p4sim compile",
         formatter_class=HelpFormatter,
         description="Check a P4_16 v1model program and write its P4Info "
@@ -216,8 +228,10 @@ def setup_logging(level_name: str) -> None:
 
 def compile_program(path: str, include_dirs: list[str], defines: list[tuple[str, str]]):
     """Compile `path`; UsageError carrying the front end's `file:line:col: error:` text."""
-    if not Path(path).is_file():
-        raise UsageError(f"{path}: no such file")
+    try:
+        check_input_file(path)
+    except InputFileError as exc:
+        raise UsageError(str(exc)) from None
     from p4sim import frontend
     from p4sim.errors import P4Error
 
@@ -314,13 +328,12 @@ def run_main(argv: list[str]) -> int:
         parser.error("give a PROGRAM.p4 or --no-p4, not both")
     if not args.program and not args.no_p4:
         parser.error("give a PROGRAM.p4 to run, or --no-p4 to wait for a pipeline over P4Runtime")
-    interfaces: dict[int, str] = {}
-    for port, name in args.interfaces:
-        if port in interfaces:
-            parser.error(f"port {port} given twice ({interfaces[port]} and {name})")
-        if port == args.cpu_port:
-            parser.error(f"port {port} is the CPU port; it cannot also be an interface")
-        interfaces[port] = name
+    try:
+        interfaces = port_map(args.interfaces)
+    except ValueError as exc:
+        parser.error(str(exc))
+    if args.cpu_port in interfaces:
+        parser.error(f"port {args.cpu_port} is the CPU port; it cannot also be an interface")
     check_loopback(args.grpc_server_addr)
     if args.thrift_port is not None:
         log.info(

@@ -5,7 +5,9 @@
 
 `p4` mutates the project's P4 programs (p4src/, the conformance programs in
 p4sim/tests/stf/, and p4c's v1model samples when /opt/p4tools/p4c-testdata is present): token
-deletion and duplication, truncation, random and non-UTF-8 bytes, absurd widths and sizes.
+deletion and duplication, truncation, random and non-UTF-8 bytes, absurd widths and sizes,
+and preprocessor directives (#include names past NAME_MAX/PATH_MAX, of directories and
+devices, broken quoting; #if/#ifdef/#elif/#undef/#define forms, well- and ill-formed).
 Every mutant must compile or end in a `file:line:col: error:` with a real position (line and
 column >= 1), within a per-mutant time limit. `p4runtime` starts the `p4sim` console script
 and sends it malformed and mutated valid requests (huge values, huge reads, wrong roles,
@@ -53,6 +55,58 @@ def p4_seeds() -> list[tuple[Path, Path]]:
 
 
 _TOKEN = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*|\d+|\S")
+# What an #include may name by mistake: past NAME_MAX and PATH_MAX, no regular file, control
+# characters, broken quoting.
+_INCLUDES = [
+    b'"' + b"i" * 300 + b'.p4"',
+    b'"' + b"d/" * 2100 + b'x.p4"',
+    b"<" + b"s" * 256 + b">",
+    b'"/"',
+    b'"/dev/null"',
+    b'"/dev/zero"',
+    b'"."',
+    b'"p4src"',
+    b'"nope.p4"',
+    b'""',
+    b"<>",
+    b'"a\x1bb.p4"',
+    b'"core.p4',
+    b"core.p4",
+    b'"../../../../etc/passwd"',
+]
+# Conditional and macro forms, well- and ill-formed.
+_DIRECTIVES = [
+    b"#if",
+    b"#if 1",
+    b"#if 0",
+    b"#if (",
+    b"#if 1 +",
+    b"#if 1/0",
+    b"#if defined(",
+    b"#if defined(X) && !defined Y",
+    b"#if 99999999999999999999999 * 99999999999999999999",
+    b"#ifdef",
+    b"#ifdef 1",
+    b"#ifndef X Y",
+    b"#elif 1",
+    b"#else",
+    b"#endif",
+    b"#undef",
+    b"#undef 1",
+    b"#undef __LINE__",
+    b"#define",
+    b"#define 1 2",
+    b"#define X(",
+    b"#define X(a, a) a",
+    b"#define X X",
+    b"#define bit int",
+    b"#define X(a) #a ## a",
+    b"#line 0",
+    b"#pragma once",
+    b"#error stop here",
+    b"#frobnicate",
+    b"#",
+]
 _ABSURD = [b"999999999999", b"4294967296", b"0", b"-1", b"18446744073709551616", b"1" * 60]
 
 
@@ -61,7 +115,10 @@ def mutate_p4(data: bytes, rnd: random.Random) -> tuple[str, bytes]:
     tokens = [m.span() for m in _TOKEN.finditer(data)] or [(0, 0)]
     kind = rnd.choice(
         ["delete", "duplicate", "truncate", "random bytes", "non-utf8", "width", "size", "nest"]
+        + ["include", "directive"]
     )
+    if kind in ("include", "directive"):
+        return kind, _mutate_directive(kind, data, rnd)
     a, b = rnd.choice(tokens)
     if kind == "delete":
         n = rnd.randint(1, 5)
@@ -98,6 +155,26 @@ def mutate_p4(data: bytes, rnd: random.Random) -> tuple[str, bytes]:
         a, b = rnd.choice(numbers)
         return kind, data[:a] + wrap[0] * depth + data[a:b] + wrap[1] * depth + data[b:]
     return kind, data[:a] + rnd.choice(_ABSURD) + data[b:]
+
+
+def _mutate_directive(kind: str, data: bytes, rnd: random.Random) -> bytes:
+    """Replace an #include's name, or insert / replace a preprocessor directive line."""
+    lines = data.split(b"\n")
+    if kind == "include":
+        includes = [i for i, line in enumerate(lines) if line.lstrip().startswith(b"#include")]
+        new = b"#include " + rnd.choice(_INCLUDES)
+        if includes and rnd.random() < 0.7:
+            lines[rnd.choice(includes)] = new
+        else:
+            lines.insert(rnd.randrange(len(lines) + 1), new)
+        return b"\n".join(lines)
+    directives = [i for i, line in enumerate(lines) if line.lstrip().startswith(b"#")]
+    new = rnd.choice(_DIRECTIVES)
+    if directives and rnd.random() < 0.5:
+        lines[rnd.choice(directives)] = new
+    else:
+        lines.insert(rnd.randrange(len(lines) + 1), new)
+    return b"\n".join(lines)
 
 
 def classify_compile(main: Path, include_dir: Path) -> tuple[str, str]:

@@ -25,12 +25,17 @@ STATE = ["apply", "{state}"]
 # (argv with {state} for the YAML file, file bytes, expected exit code, the one error line)
 TABLE = [
     (
-        ["--addr", "127.0.0.1:99999", "reset"],
+        ["--grpc-addr", "127.0.0.1:99999", "reset"],
         b"",
         2,
         "port 99999 is out of range (allowed 0..65535)",
     ),
-    (["--addr", "switch1", "reset"], b"", 2, "'switch1': expected HOST:PORT with PORT 0..65535"),
+    (
+        ["--grpc-addr", "switch1", "reset"],
+        b"",
+        2,
+        "'switch1': expected HOST:PORT with PORT 0..65535",
+    ),
     (["--device-id", str(2**70), "reset"], b"", 2, "out of range (allowed 0..2^64-1)"),
     (["--device-id", "-1", "reset"], b"", 2, "device id -1 is out of range (allowed 0..2^64-1)"),
     (["--election-id", "0", "reset"], b"", 2, "'0' must be a whole number from 1 to 2^128-1"),
@@ -55,7 +60,7 @@ TABLE = [
     (["stats", "--interval", "1e9"], b"", 2, "must be a number above 0 up to 3600"),
     (["stats", "--count", "-1"], b"", 2, "count -1 is out of range (allowed 0..1000000000)"),
     (["stats", "--count", "x"], b"", 2, "count 'x' is not a whole number"),
-    (["apply", "{state}.missing"], b"", 1, "state.yaml.missing: No such file or directory"),
+    (["apply", "{state}.missing"], b"", 1, "state.yaml.missing: no such file"),
     (STATE, b"", 1, "state.yaml is empty: the desired state is a mapping with keys ports"),
     (STATE, b"- ue1\n", 1, "must be a mapping with keys ports and/or users, not a list"),
     (STATE, b"users:\n  ue1: {addr: caf\xe9}\n", 1, "state.yaml:2:18: byte 0xe9 is not UTF-8"),
@@ -64,13 +69,42 @@ TABLE = [
     (STATE, b"users: {ue1: {addr: 10.0.0.2, batch: 70000}}\n", 1, "from 1 to 65535"),
     (STATE, b"ports: {server: 600}\n", 1, "port 600 is out of range (allowed 0..510)"),
     (STATE, b"users: {ue1: {addr: 10.0.0.2, ratio: 9:1}}\n", 1, "write it quoted"),
+    # names: printable and bounded, on the command line and in the desired state
+    (USER + ["--name", "ue\n1"], b"", 2, "holds a control or non-printable character"),
+    (USER + ["--name", "u" * 65], b"", 2, "must be 1 to 64 characters"),
+    (["user", "set", "ue1", "--name", "ue\x1b[2J"], b"", 2, "holds a control or non-printable"),
+    (STATE, b'users: {"ue\\t1": {addr: 10.0.0.2}}\n', 1, "user 'ue\\t1': user name"),
+    (["user", "list", "\rue1"], b"", 2, "unrecognized arguments: \\rue1"),
+    (["user", "add", "\r10.0.0.2"], b"", 2, "'\\r10.0.0.2' is not an IPv4 or IPv6 address"),
+    # user addresses: unicast only
+    (["user", "add", "255.255.255.255"], b"", 2, "is the broadcast address (allowed: a unicast"),
+    (["user", "add", "0.0.0.0"], b"", 2, "0.0.0.0 is the unspecified address"),
+    (["user", "add", "::"], b"", 2, ":: is the unspecified address"),
+    (["user", "add", "224.0.0.5"], b"", 2, "224.0.0.5 is a multicast address"),
+    (["user", "add", "ff02::1"], b"", 2, "ff02::1 is a multicast address"),
+    (["user", "add", "127.0.0.1"], b"", 2, "127.0.0.1 is a loopback address"),
+    (["user", "add", "::1"], b"", 2, "::1 is a loopback address"),
+    (STATE, b"users: {ue1: {addr: 239.1.1.1}}\n", 1, "239.1.1.1 is a multicast address"),
+    # the desired-state file: one YAML reader, duplicate keys refused with file:line:col
+    (
+        STATE,
+        b"users:\n  ue1: {addr: 10.0.0.2}\n  ue1: {addr: 10.0.0.3}\n",
+        1,
+        "state.yaml:3:3: duplicate key 'ue1' (first at line 2)",
+    ),
+    (STATE, b"users: {ue1: {addr: 10.0.0.2, batch: 10, batch: 20}}\n", 1, "duplicate key 'batch'"),
+    (["apply", "{dir}"], b"", 1, ": is a directory (expected a regular file)"),
+    (["apply", "/dev/null"], b"", 1, "/dev/null: is not a regular file (a character device)"),
+    (["apply", "{dir}/" + "n" * 300], b"", 1, "name too long"),
+    # a value that starts with '-': its own check speaks, not argparse
+    (["user", "set", "ue1", "--ratio", "-1:11"], b"", 2, "a and b must be >= 0 and not both 0"),
 ]
 
 
 def _prepare(argv, content: bytes, tmp_path: Path) -> list[str]:
     state = tmp_path / "state.yaml"
     state.write_bytes(content)
-    return [a.format(state=state) for a in argv]
+    return [a.format(state=state, dir=tmp_path) for a in argv]
 
 
 def _error_lines(err: str) -> list[str]:
@@ -85,7 +119,7 @@ def _error_lines(err: str) -> list[str]:
 def test_bad_input_is_refused_in_one_line(argv, content, code, message, tmp_path, capsys):
     # An address nothing listens on: an entry that got as far as connecting would fail
     # with "cannot connect" instead of its own message.
-    argv = ["--addr", "127.0.0.1:9"] + _prepare(argv, content, tmp_path)
+    argv = ["--grpc-addr", "127.0.0.1:9"] + _prepare(argv, content, tmp_path)
     try:
         got = main(argv)
     except SystemExit as exc:  # argparse
@@ -100,7 +134,7 @@ def test_bad_input_is_refused_in_one_line(argv, content, code, message, tmp_path
 def test_the_console_script_prints_no_traceback(entry, tmp_path):
     argv, content, code, message = TABLE[entry]
     proc = subprocess.run(
-        [DCCTL, "--addr", "127.0.0.1:9", *_prepare(argv, content, tmp_path)],
+        [DCCTL, "--grpc-addr", "127.0.0.1:9", *_prepare(argv, content, tmp_path)],
         capture_output=True,
         text=True,
         timeout=60,
@@ -115,7 +149,7 @@ def test_loopback_down_is_named_not_a_missing_switch():
     'is the switch running?' after the connect timeout."""
     assert os.geteuid() == 0, "needs root for a network namespace (unshare -n)"
     proc = subprocess.run(
-        ["unshare", "-n", DCCTL, "--addr", "127.0.0.1:9559", "user", "list"],
+        ["unshare", "-n", DCCTL, "--grpc-addr", "127.0.0.1:9559", "user", "list"],
         capture_output=True,
         text=True,
         timeout=60,

@@ -71,12 +71,29 @@ def test_unquoted_yaml_ratio_explained(fake_target, capsys, tmp_path):
 
 def test_parser_defaults():
     args = build_parser().parse_args(["user", "set", "ue1", "--ratio", "9:1", "--dup", "on"])
-    assert (args.addr, args.device_id, args.election_id) == ("127.0.0.1:9559", 0, 1)
+    assert (args.grpc_addr, args.device_id, args.election_id) == ("127.0.0.1:9559", 0, 1)
     assert args.ratio == "9:1" and args.dup is True and args.batch is None
 
 
+def test_old_option_names_work_with_a_deprecation_message(capsys):
+    """--addr and control's --duration still work for one release (README: Command-line
+    conventions), each saying on stderr which name replaces it."""
+    parser = build_parser()
+    args = parser.parse_args(["--addr", "10.1.1.1:9559", "control", "ue1", "--duration", "5"])
+    assert args.grpc_addr == "10.1.1.1:9559" and args.duration_s == 5
+    assert capsys.readouterr().err.splitlines() == [
+        "dcctl: warning: --addr is deprecated; use --grpc-addr",
+        "dcctl control: warning: --duration is deprecated; use --duration-s",
+    ]
+    args = parser.parse_args(
+        ["--grpc-addr", "10.1.1.1:9559", "control", "ue1", "--duration-s", "5"]
+    )
+    assert (args.grpc_addr, args.duration_s) == ("10.1.1.1:9559", 5)
+    assert capsys.readouterr().err == ""
+
+
 def run(addr, argv, capsys):
-    code = main(["--addr", addr] + argv)
+    code = main(["--grpc-addr", addr] + argv)
     out = capsys.readouterr()
     return code, out.out, out.err
 

@@ -255,7 +255,7 @@ def test_dcctl_against_p4sim(target, capsys):
     assert (
         dcctl(
             [
-                "--addr",
+                "--grpc-addr",
                 addr,
                 "--election-id",
                 "5",
@@ -266,7 +266,8 @@ def test_dcctl_against_p4sim(target, capsys):
         == 0
     )
     assert (
-        dcctl(["--addr", addr, "--election-id", "5", "user", "set", "ue1", "--ratio", "100%"]) == 0
+        dcctl(["--grpc-addr", addr, "--election-id", "5", "user", "set", "ue1", "--ratio", "100%"])
+        == 0
     )
     ports.inject(0, frame("10.0.0.2", 0))
     ports.inject(0, frame("10.0.0.3", 1))  # sc user ue2 on port 1: unchanged
@@ -274,7 +275,7 @@ def test_dcctl_against_p4sim(target, capsys):
     assert [p for p, _ in sent] == [1, 1]
     assert sent[1][1] == frame("10.0.0.3", 1)
     capsys.readouterr()
-    assert dcctl(["--addr", addr, "--election-id", "5", "--json", "stats"]) == 0
+    assert dcctl(["--grpc-addr", addr, "--election-id", "5", "--json", "stats"]) == 0
     assert '"packets": 1' in capsys.readouterr().out
 
 
@@ -283,7 +284,7 @@ def test_push_says_what_it_replaced(target, capsys):
     sw, addr = target.sw, target.addr
     sw.add_user(UserConfig(addr="10.0.0.2", name="ue1"))
     p4info, config = target.pipeline
-    argv = ["--addr", addr, "--election-id", "2", "push", "--p4info", str(p4info)]
+    argv = ["--grpc-addr", addr, "--election-id", "2", "push", "--p4info", str(p4info)]
     argv += ["--config", str(config)]
     assert dcctl(argv) == 0
     out = capsys.readouterr().out

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
-import yaml
 
+from dccommon.cliargs import load_yaml
 from experiments.analysis import envelope, metrics, plots
 from experiments.run.scenario import variant_label
 
@@ -92,11 +92,7 @@ def report(out: Path, envelope_point=None) -> tuple[str, list[Path]]:
     """summary.md and figures/ of a study's saved runs; returns what to print (the goodput
     table, fairness and envelopes when present) and the figures drawn."""
     out = Path(out)
-    doc = (
-        yaml.safe_load((out / "scenario.yaml").read_text())
-        if (out / "scenario.yaml").exists()
-        else {}
-    )
+    doc = load_yaml(out / "scenario.yaml") if (out / "scenario.yaml").exists() else {}
     param = (doc.get("sweep") or {}).get("param", "run")
     _envelope_point(doc, envelope_point)  # a bad point fails before any figure is drawn
     fig_dir = out / "figures"

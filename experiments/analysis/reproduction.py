@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
-import yaml
 
+from dccommon.cliargs import load_yaml
 from experiments.analysis import metrics, plots
 from experiments.analysis.report import _in_order, _table
 from experiments.run.scenario import variant_label
@@ -86,7 +86,7 @@ class StudyData:
 
 
 def load_study(directory: Path) -> StudyData:
-    doc = yaml.safe_load((directory / "scenario.yaml").read_text())
+    doc = load_yaml(directory / "scenario.yaml")
     order = [metrics._point_label(v) for v in (doc.get("sweep") or {}).get("values", [])]
     manifests = metrics.load_manifests(directory)
     flows = metrics.load_runs(directory) if manifests else pd.DataFrame()

@@ -14,6 +14,7 @@ import sys
 import time
 from pathlib import Path
 
+from dccommon.cliargs import printable
 from experiments.run import progress
 from experiments.run.runner import LocalExecutor, RunOptions, expected_s, pending_runs, run_scenario
 from experiments.run.scenario import Scenario, ScenarioError, load
@@ -24,12 +25,14 @@ def load_campaign(directory: Path, quick: bool = False, reps: int | None = None)
     """The studies of a campaign directory, in file-name order; names must be unique."""
     paths = sorted(Path(directory).glob("*.yaml"))
     if not paths:
-        raise ScenarioError(f"{directory}: no scenario files (*.yaml) in this directory")
+        raise ScenarioError(f"{printable(directory)}: no scenario files (*.yaml) in this directory")
     studies = [load(p, quick=quick, reps=reps) for p in paths]
     names = [s.name for s in studies]
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
-        raise ScenarioError(f"{directory}: scenario names must be unique, repeated: {dupes}")
+        raise ScenarioError(
+            f"{printable(directory)}: scenario names must be unique, repeated: {dupes}"
+        )
     return studies
 
 

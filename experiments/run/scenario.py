@@ -30,8 +30,8 @@ from typing import Any
 import yaml
 
 from controlplane.limits import MAX_BATCH  # the P4 program's batch_size_t
+from dccommon.cliargs import InputFileError, check_name, load_yaml, printable
 from experiments.run.linkspec import LinkSpec, LinkSpecError
-from p4sim.cliargs import NotUtf8Error, read_utf8_text
 
 
 class ScenarioError(ValueError):
@@ -389,6 +389,10 @@ def _validate_doc(doc: dict, where: str) -> dict:
     for key in ("name", "links", "flows"):
         if doc.get(key) is None:
             raise ScenarioError(f"{where}: missing required key {key!r}")
+    try:
+        check_name(doc["name"], f"{where}.name")
+    except ValueError as exc:
+        raise ScenarioError(str(exc)) from None
     if not re.fullmatch(r"[\w.-]+", str(doc["name"])):
         raise ScenarioError(f"{where}.name: use letters, digits, '-', '_', '.' only")
     if doc.get("figure") is not None and doc["figure"] not in FIGURES:
@@ -628,6 +632,7 @@ def expand(doc: dict) -> list[Run]:
             )
         if cfg["feedback"] is None and any("feedback" in e for e in cfg["events"]):
             raise ScenarioError("feedback events need the legs' feedback on (key feedback)")
+        _check_events_inside_run(cfg, doc.get("timeout_s"), at)
         cfg["dc"]["ratio"] = list(parse_ratio("run dc.ratio", cfg["dc"]["ratio"]))
         a, b = cfg["dc"]["ratio"]
         if not cfg["dc"]["dup"] and cfg["dc"]["batch"] % (a + b) != 0:
@@ -651,6 +656,26 @@ def expand(doc: dict) -> list[Run]:
             )
         )
     return runs
+
+
+def _check_events_inside_run(cfg: dict, timeout_s: float | None, at: str) -> None:
+    """An event at or after the end of the run could never take effect. The run ends when
+    its last flow does: known in advance when every flow has a duration_s, and never later
+    than timeout_s."""
+    ends = []
+    if all(f["duration_s"] is not None for f in cfg["flows"]):
+        ends.append(max(f["start_s"] + f["duration_s"] for f in cfg["flows"]))
+    if timeout_s is not None:
+        ends.append(float(timeout_s))
+    if not ends:
+        return
+    end = min(ends)
+    for i, ev in enumerate(cfg["events"]):
+        if ev["at_s"] >= end:
+            raise ScenarioError(
+                f"events[{i}].at_s{at}: {ev['at_s']:g} is at or after the end of the run "
+                f"({end:g} s); allowed 0 <= at_s < {end:g}"
+            )
 
 
 def _check_with_link_driver(where: str, spec: dict) -> None:
@@ -692,13 +717,11 @@ def apply_quick(doc: dict, where: str) -> dict:
 def load(path: str | Path, quick: bool = False, reps: int | None = None) -> Scenario:
     path = Path(path)
     try:
-        raw = yaml.safe_load(read_utf8_text(path))
-    except OSError as exc:
-        raise ScenarioError(f"cannot read scenario {path}: {exc.strerror}") from None
-    except NotUtf8Error as exc:
+        raw = load_yaml(path)
+    except InputFileError as exc:
+        if exc.reason == "no such file":
+            raise ScenarioError(f"cannot read scenario {printable(path)}: no such file") from None
         raise ScenarioError(str(exc)) from None
-    except yaml.YAMLError as exc:
-        raise ScenarioError(f"{path}: not valid YAML: {' '.join(str(exc).split())}") from None
     return from_dict(raw, where=path.name, quick=quick, reps=reps, path=path)
 
 

@@ -11,9 +11,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
 from controlplane import targets
+from dccommon.cliargs import InputFileError, load_yaml, port_map
 from experiments.run.netns import Namespace
 from experiments.run.parts import BUILD, ROOT, RUN_DIR, TestbedError
 
@@ -75,13 +74,13 @@ class RemoteSwitch:
     def load(cls, path: Path) -> RemoteSwitch:
         """Read and check a switch file; every problem is a TestbedError naming the key."""
         path = Path(path)
-        try:
-            doc = yaml.safe_load(path.read_text())
-        except OSError as exc:
-            raise TestbedError(f"--target remote:{path}: cannot read it ({exc.strerror})") from None
-        except yaml.YAMLError as exc:
-            raise TestbedError(f"--target remote:{path}: not YAML ({exc})") from None
         where = f"--target remote:{path}"
+        try:
+            doc = load_yaml(path)
+        except InputFileError as exc:
+            if exc.reason == "no such file":
+                raise TestbedError(f"{where}: cannot read it (no such file)") from None
+            raise TestbedError(f"--target remote:{exc}") from None
         if not isinstance(doc, dict):
             raise TestbedError(f"{where}: expected a mapping with keys {sorted(SWITCH_KEYS)}")
         unknown = sorted(set(doc) - SWITCH_KEYS)
@@ -107,8 +106,10 @@ class RemoteSwitch:
             for role, value in table.items():
                 if not isinstance(value, kind) or isinstance(value, bool):
                     raise TestbedError(f"{where}: {key}.{role} must be a {kind.__name__}")
-        if len(set(doc["ports"].values())) != 3 or len(set(doc["interfaces"].values())) != 3:
-            raise TestbedError(f"{where}: the three roles need three different ports/interfaces")
+        try:
+            port_map((doc["ports"][r], doc["interfaces"][r]) for r in SWITCH_ROLES)
+        except ValueError as exc:
+            raise TestbedError(f"{where}: {exc} (the three roles need three of each)") from None
         for role, port in doc["ports"].items():
             if not 0 <= port <= 510:
                 raise TestbedError(f"{where}: ports.{role} must be 0..510, got {port}")

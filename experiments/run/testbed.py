@@ -476,7 +476,7 @@ class Testbed:
         self.control_log = self.workdir / "control.jsonl"
         argv = [
             dcctl,
-            "--addr",
+            "--grpc-addr",
             self.grpc_addr,
             "--device-id",
             str(self.remote.device_id if self.remote is not None else 0),

@@ -129,6 +129,59 @@ TABLE = [
     (["run", "{s}", "--executor", "slurm"], GOOD, 2, "invalid choice: 'slurm' (choose from"),
     (["run", "{s}", "--executor", "ray", "--address", "127.0.0.1:1"], GOOD, 2, "no Ray cluster"),
     (["run", "{s}", "--executor", "ray", "--address", "nohost"], GOOD, 2, "expected auto, HOST:"),
+    # paths that are no regular file, or past the OS limits
+    (["validate", "{tmp}"], GOOD, 2, ": is a directory (expected a regular file)"),
+    (["validate", "/dev/null"], GOOD, 2, "/dev/null: is not a regular file (a character device)"),
+    (["validate", "{tmp}/" + "n" * 300], GOOD, 2, "name too long (a file name has at most 255"),
+    (["run", "{s}", "--target", "remote:{tmp}"], GOOD, 2, "is a directory"),
+    (["report", "{tmp}/" + "n" * 300], GOOD, 2, "name too long (a file name has at most 255"),
+    (["campaign", "{tmp}/" + "d/" * 2100], GOOD, 2, "name too long"),
+    (["campaign", "{tmp}/file"], GOOD, 2, "file: is not a directory"),
+    (["report", "{tmp}/no\rdir"], GOOD, 2, "no\\rdir: no such directory"),
+    (["run", "{s}", "--variant", "a\nb"], GOOD, 2, "--variant a\\nb: not in this scenario"),
+    # one YAML reader: a duplicate key is refused with file:line:col
+    (
+        ["validate", "{s}"],
+        GOOD + "name: u\n",
+        2,
+        "s.yaml:4:1: duplicate key 'name' (first at line 1)",
+    ),
+    (
+        ["validate", "{s}"],
+        b"name: t\nlinks: {both: {rate_mbit: 20, rate_mbit: 30}}\nflows: [{size_mb: 1}]\n",
+        2,
+        "s.yaml:2:31: duplicate key 'rate_mbit'",
+    ),
+    # names: printable and bounded
+    (
+        ["validate", "{s}"],
+        b'name: "t\\nu"\nlinks: {both: {rate_mbit: 20}}\nflows: [{size_mb: 1}]\n',
+        2,
+        "holds a control or non-printable character",
+    ),
+    (
+        ["validate", "{s}"],
+        b"name: " + b"t" * 65 + b"\nlinks: {both: {rate_mbit: 20}}\nflows: [{size_mb: 1}]\n",
+        2,
+        "must be 1 to 64 characters",
+    ),
+    # events that could never take effect: at or after the end of the run
+    (
+        ["validate", "{s}"],
+        b"name: t\nlinks: {both: {rate_mbit: 20}}\nflows: [{duration_s: 10}]\n"
+        + b"events: [{at_s: 10, link: a, set: {loss: 1}}]\n",
+        2,
+        "events[0].at_s: 10 is at or after the end of the run (10 s); allowed 0 <= at_s < 10",
+    ),
+    (
+        ["validate", "{s}"],
+        scenario(timeout_s="60", events="[{at_s: 90, dc: {batch: 10}}]"),
+        2,
+        "events[0].at_s: 90 is at or after the end of the run (60 s)",
+    ),
+    # a value that starts with '-': its own check speaks, not argparse
+    (["run", "{s}", "--reps", "-1x"], GOOD, 2, "repetitions '-1x' is not a whole number"),
+    (["run", "{s}", "--timeout-s", "-1e3"], GOOD, 2, "'-1e3' must be a number from 1 to 86400"),
 ]
 
 

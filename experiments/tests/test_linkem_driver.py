@@ -181,3 +181,22 @@ def test_netem_cannot_replay_traces(tmp_path):
 def test_unknown_link_kind():
     with pytest.raises(LinkSpecError, match="link kind 'dummynet': expected linkem or netem"):
         start_link("dummynet", "a", "b", LinkSpec(), LinkSpec())
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["-i", "v" * 16, "-i", "b"], "name too long or empty (a Linux interface name is 1 to 15"),
+        (["-i", "a", "-i", "v" * 300], "'" + "v" * 40 + "...': name too long"),
+        (["-i", "", "-i", "b"], "name too long or empty"),
+        (["-i", "veth1", "-i", "veth1"], "-i veth1 given twice: the two interfaces must differ"),
+    ],
+)
+def test_interface_names_are_checked_before_use(args, message):
+    """An over-long name was cut to IFNAMSIZ-1 bytes by the kernel request: linkem could
+    bridge another interface than the one named."""
+    proc = subprocess.run(
+        [str(LINKEM), *args], capture_output=True, text=True, timeout=10, check=False
+    )
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert message in proc.stderr, proc.stderr

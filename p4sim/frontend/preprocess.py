@@ -14,6 +14,7 @@ import os
 import re
 from pathlib import Path
 
+from dccommon.cliargs import NAME_TOO_LONG, InputFileError, check_input_file, short_path
 from p4sim.errors import P4Error
 from p4sim.limits import MAX_NESTING, MAX_SOURCE_BYTES
 
@@ -176,9 +177,18 @@ class Preprocessor:
             candidates.append(Path(current).parent / name)
         candidates += [d / name for d in self.include_dirs]
         candidates.append(P4INCLUDE / name)
+        unusable = None  # a candidate that exists but is no regular file
         for c in candidates:
-            if c.is_file():
+            try:
+                check_input_file(c)
                 return c
+            except InputFileError as exc:
+                if exc.reason == NAME_TOO_LONG:
+                    raise P4Error.at(pos, f"include file '{short_path(name)}': {exc.reason}")
+                if exc.reason != "no such file":
+                    unusable = unusable or exc
+        if unusable:
+            raise P4Error.at(pos, f"include file '{name}': {unusable.reason}")
         where = ", ".join(str(c.parent) for c in candidates)
         raise P4Error.at(pos, f"cannot find include file '{name}' (searched {where})")
 

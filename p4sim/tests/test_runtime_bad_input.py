@@ -71,6 +71,18 @@ TABLE = [
     (["compile", PROGRAM, "--p4runtime-files", "out.yaml"], 1, ".txt, .txtpb, .json, .bin"),
     (["compile", PROGRAM, "-D", "a-b"], 2, "'a-b' is not NAME or NAME=VALUE"),
     (["compile", PROGRAM, "--frobnicate"], 2, "unrecognized arguments: --frobnicate"),
+    # paths past the OS limits and paths that are no regular file
+    (["/" + "d" * 300 + ".p4"], 1, "name too long (a file name has at most 255 bytes"),
+    (["compile", "/tmp/" + "a/" * 2100 + "x.p4"], 1, "name too long"),
+    (["compile", "/"], 1, "/: is a directory (expected a regular file)"),
+    (["compile", "/dev/null"], 1, "/dev/null: is not a regular file (a character device)"),
+    (["/dev/zero"], 1, "/dev/zero: is not a regular file (a character device)"),
+    # one interface, one port; interface names as Linux allows them
+    (["--no-p4", "-i", "1@veth1", "-i", "2@veth1"], 2, "interface veth1 given for two ports"),
+    (["--no-p4", "-i", "1@" + "v" * 16], 2, "a Linux interface name is 1 to 15 bytes"),
+    (["--no-p4", "-i", "1@ve\nth"], 2, "a Linux interface name is 1 to 15 bytes, printable"),
+    # a value that starts with '-': its own check speaks, not argparse
+    (["--no-p4", "-i", "-1x@veth0"], 2, "'-1x@veth0' is not PORT@INTERFACE"),
 ]
 
 
@@ -108,6 +120,26 @@ def test_bad_input_is_refused_in_one_line(argv, code, message, capsys, tmp_path,
     assert got == code, err
     assert len(lines) == 1 and message in lines[0], err
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "include,message",
+    [
+        ('"' + "i" * 300 + '.p4"', "name too long (a file name has at most 255 bytes"),
+        ('"' + "i/" * 2100 + 'x.p4"', "name too long"),
+        ('"/"', "include file '/': is a directory (expected a regular file)"),
+        ('"/dev/null"', "include file '/dev/null': is not a regular file (a character device)"),
+    ],
+)
+def test_an_include_that_cannot_be_read_is_one_positioned_error(include, message, tmp_path):
+    """On the command line and in `p4sim compile` alike: never the OSError traceback."""
+    program = tmp_path / "inc.p4"
+    program.write_text(f"#include {include}\n")
+    for argv in ([P4SIM, "compile", str(program)], [P4SIM, str(program)]):
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
+        assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+        assert proc.stderr.count("\n") == 1 and "inc.p4:1:1: error: " in proc.stderr
+        assert message in proc.stderr, proc.stderr
 
 
 @pytest.mark.parametrize("entry", [0, 21])

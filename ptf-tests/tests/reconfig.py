@@ -114,7 +114,7 @@ class DcctlLiveScenarioTest(SplitterTest):
         proc = subprocess.run(
             [
                 str(Path(sys.executable).parent / "dcctl"),
-                "--addr",
+                "--grpc-addr",
                 addr,
                 "--election-id",
                 str(self.election_ids),

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <net/if.h>
 
 #include "linkem.h"
 #include "spec.h"
@@ -150,6 +151,16 @@ void options_parse(struct options *o, int argc, char **argv)
 		die("unexpected argument '%s' (see --help)", argv[optind]);
 	if (nif != NDIR)
 		die("need two interfaces: linkem -i IF_A -i IF_B [options] (see --help)");
+	for (int i = 0; i < NDIR; i++) {
+		/* ifr_name would silently cut a longer name: another interface could match it. */
+		size_t len = strlen(o->ifname[i]);
+
+		if (len == 0 || len >= IFNAMSIZ)
+			die("-i '%.40s%s': name too long or empty (a Linux interface name is 1 to "
+			    "%d "
+			    "bytes)",
+			    o->ifname[i], len > 40 ? "..." : "", IFNAMSIZ - 1);
+	}
 	if (!strcmp(o->ifname[0], o->ifname[1]))
 		die("-i %s given twice: the two interfaces must differ", o->ifname[0]);
 }

@@ -1,0 +1,380 @@
+"""Argument types, input checks and the help formatter shared by the project's three
+commands (p4sim, dcctl, dcexp), and the CLI conventions of README.md ("Command-line
+conventions"): one check per kind of input, used wherever that input is met.
+
+Every type refuses bad input with one line that names the option's allowed values, so that
+argparse prints `PROG: error: argument --x: ...` and exits with status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import errno
+import fcntl
+import ipaddress
+import math
+import os
+import re
+import socket
+import stat
+import struct
+import sys
+from pathlib import Path
+
+import yaml
+
+MAX_TCP_PORT = 65535
+MAX_UINT64 = (1 << 64) - 1
+MAX_NAME_CHARS = 64  # user, scenario and flow names: they are printed in tables
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse with one change: a value that starts with '-' and a digit or dot (`--ratio
+    -1:11`, `-i -1@veth0`) is the option's value, so its own type check names the problem,
+    instead of argparse's "expected one argument". Subcommand parsers inherit it."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = re.compile(r"^-[\d.]")
+
+    def error(self, message: str):
+        """argparse's error, with the user's control characters shown escaped: a raw \\r or
+        escape sequence in an echoed value would break the one error line."""
+        super().error(printable(message))
+
+
+class DeprecatedName(argparse.Action):
+    """An old option name kept for one release: it sets the new option's value and says on
+    stderr which name to use."""
+
+    def __init__(self, option_strings, dest, new: str = "", **kwargs):
+        super().__init__(option_strings, dest, **kwargs)
+        self.new = new
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(
+            f"{parser.prog}: warning: {option_string} is deprecated; use {self.new}",
+            file=sys.stderr,
+        )
+        setattr(namespace, self.dest, values)
+
+
+def add_old_name(parser: argparse.ArgumentParser, old: str, action: argparse.Action) -> None:
+    """Accept `old` as a deprecated, hidden spelling of the option `action`."""
+    parser.add_argument(
+        old,
+        dest=action.dest,
+        type=action.type,
+        metavar=action.metavar,
+        action=DeprecatedName,
+        new=action.option_strings[-1],
+        default=argparse.SUPPRESS,
+        help=argparse.SUPPRESS,
+    )
+
+
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows `(default: X)` only where X tells the reader something: not for options whose
+    absence means "not given" (None), empty repeatable options ([]) or flags (False)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        default = action.default
+        if default is None or default is False or default == [] or not action.option_strings:
+            return action.help or ""
+        return super()._get_help_string(action)
+
+
+def _range_text(lo: float, hi: float) -> str:
+    return f"{lo}..{'2^64-1' if hi == MAX_UINT64 else hi}"
+
+
+def int_range(lo: int, hi: int, what: str = "value"):
+    """An argparse type: a whole number in lo..hi."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text, 0) if text.strip().lower().startswith("0x") else int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{what} {text!r} is not a whole number (allowed {_range_text(lo, hi)})"
+            ) from None
+        if not lo <= value <= hi:
+            raise argparse.ArgumentTypeError(
+                f"{what} {text} is out of range (allowed {_range_text(lo, hi)})"
+            )
+        return value
+
+    parse.__name__ = what  # argparse names the type in its fallback message
+    return parse
+
+
+def float_range(lo: float, hi: float, what: str = "value", low_open: bool = False):
+    """An argparse type: a finite number in lo..hi (above lo when low_open)."""
+    allowed = f"above {lo:g} up to {hi:g}" if low_open else f"from {lo:g} to {hi:g}"
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value) or value < lo or value > hi or (low_open and value == lo):
+            raise argparse.ArgumentTypeError(f"{what} {text!r} must be a number {allowed}")
+        return value
+
+    parse.__name__ = what
+    return parse
+
+
+def host_port(text: str) -> str:
+    """HOST:PORT for a gRPC address: an IPv4 address or host name, or [IPv6], then a TCP port
+    0..65535 (gRPC itself would wrap 99999 to another port); or unix:PATH."""
+    if text.startswith("unix:") and len(text) > len("unix:"):
+        return text
+    host, sep, port = text.rpartition(":")
+    shape = "expected HOST:PORT with PORT 0..65535 (e.g. 127.0.0.1:9559, [::1]:9559) or unix:PATH"
+    if not sep or not host or not port.isdigit():
+        raise argparse.ArgumentTypeError(f"{text!r}: {shape}")
+    if int(port) > MAX_TCP_PORT:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: port {port} is out of range (allowed 0..65535)"
+        )
+    if host.startswith("[") != host.endswith("]"):
+        raise argparse.ArgumentTypeError(f"{text!r}: {shape}")
+    if host.startswith("["):
+        try:
+            ipaddress.IPv6Address(host[1:-1])
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{text!r}: {host} is not a bracketed IPv6 address; {shape}"
+            ) from None
+    elif ":" in host:
+        raise argparse.ArgumentTypeError(f"{text!r}: write an IPv6 host in brackets; {shape}")
+    return text
+
+
+def check_name(text, what: str = "name") -> str:
+    """A name shown later in tables and logs: 1..64 printable characters, no control
+    characters (a newline would break every table that prints it)."""
+    name = str(text)
+    if not 1 <= len(name) <= MAX_NAME_CHARS:
+        raise ValueError(f"{what} {name[:80]!r} must be 1 to {MAX_NAME_CHARS} characters")
+    if not name.isprintable():
+        raise ValueError(
+            f"{what} {name!r} holds a control or non-printable character "
+            f"(allowed: 1 to {MAX_NAME_CHARS} printable characters)"
+        )
+    return name
+
+
+def name_arg(what: str = "name"):
+    """An argparse type for check_name."""
+
+    def parse(text: str) -> str:
+        try:
+            return check_name(text, what)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    parse.__name__ = what
+    return parse
+
+
+def check_unicast(text, what: str = "address") -> str:
+    """A user's (host's) IPv4 or IPv6 address, normalised: unicast only. Refuses what can
+    never be one host: unspecified, loopback, multicast, broadcast (255.255.255.255 whatever
+    the subnet) and reserved space."""
+    try:
+        addr = ipaddress.ip_address(str(text).strip(" "))
+    except ValueError:
+        raise ValueError(f"{what} {text!r} is not an IPv4 or IPv6 address") from None
+    kind = (
+        (addr.is_unspecified and "the unspecified address")
+        or (addr.is_loopback and "a loopback address")
+        or (addr.is_multicast and "a multicast address")
+        or (addr == ipaddress.ip_address("255.255.255.255") and "the broadcast address")
+        or (addr.is_reserved and "a reserved address")
+    )
+    if kind:
+        raise ValueError(f"{what} {addr} is {kind} (allowed: a unicast IPv4 or IPv6 address)")
+    return str(addr)
+
+
+def unicast_arg(text: str) -> str:
+    """An argparse type for check_unicast."""
+    try:
+        return check_unicast(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def port_map(pairs) -> dict[int, str]:
+    """{port: interface} from (port, interface) pairs (p4sim -i, a testbed's switch port
+    map): ValueError when a port or an interface is given twice (two ports on one interface
+    would each see the other's frames)."""
+    ports: dict[int, str] = {}
+    for port, name in pairs:
+        if port in ports:
+            raise ValueError(f"port {port} given twice ({ports[port]} and {name})")
+        if name in ports.values():
+            other = next(p for p, n in ports.items() if n == name)
+            raise ValueError(
+                f"interface {name} given for two ports ({other} and {port}); "
+                "give each interface one port"
+            )
+        ports[port] = name
+    return ports
+
+
+class InputFileError(ValueError):
+    """An input path that cannot be read as a file; the message is one line, `reason` its
+    short form (e.g. "is a directory")."""
+
+    def __init__(self, message: str, reason: str = ""):
+        super().__init__(message)
+        self.reason = reason
+
+
+NAME_TOO_LONG = "name too long (a file name has at most 255 bytes, a path at most 4095)"
+_KINDS = {
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFIFO: "a fifo",
+    stat.S_IFSOCK: "a socket",
+}
+
+
+def printable(text) -> str:
+    """Text for one error line: control characters escaped (a user's \\n or \\r would
+    break the line)."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(text))
+
+
+def short_path(path) -> str:
+    """A path as an error message shows it: printable, one past NAME_MAX cut with '...'."""
+    text = printable(path)
+    return text if len(text) <= 255 else text[:60] + "..."
+
+
+def _stat(path) -> os.stat_result:
+    """os.stat, its failures as one-line InputFileErrors."""
+    try:
+        return os.stat(path)
+    except ValueError:  # a NUL byte
+        raise InputFileError(f"{short_path(path)}: a path cannot hold a NUL byte", "NUL") from None
+    except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG:
+            raise InputFileError(f"{short_path(path)}: {NAME_TOO_LONG}", NAME_TOO_LONG) from None
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+            raise InputFileError(f"{short_path(path)}: no such file", "no such file") from None
+        raise InputFileError(f"{short_path(path)}: {exc.strerror}", exc.strerror) from None
+
+
+def check_input_file(path) -> None:
+    """Raise InputFileError naming why `path` is not a readable regular file: name too
+    long, no such file, is a directory, is not a regular file (device, fifo, socket)."""
+    st = _stat(path)
+    if stat.S_ISDIR(st.st_mode):
+        reason = "is a directory (expected a regular file)"
+        raise InputFileError(f"{short_path(path)}: {reason}", reason)
+    if not stat.S_ISREG(st.st_mode):
+        reason = f"is not a regular file ({_KINDS.get(stat.S_IFMT(st.st_mode), 'special')})"
+        raise InputFileError(f"{short_path(path)}: {reason}", reason)
+
+
+def input_dir(text: str) -> Path:
+    """An argparse type: an existing directory (a campaign's, a study's results)."""
+    try:
+        st = _stat(text)
+    except InputFileError as exc:
+        raise argparse.ArgumentTypeError(str(exc).replace("no such file", "no such directory"))
+    if not stat.S_ISDIR(st.st_mode):
+        raise argparse.ArgumentTypeError(f"{short_path(text)}: is not a directory")
+    return Path(text)
+
+
+class NotUtf8Error(InputFileError):
+    """A text input file holds bytes that are not UTF-8; the message gives file:line:col."""
+
+
+def read_utf8_text(path) -> str:
+    """The text of a UTF-8 file (scenario, desired state). A bad byte is reported at its
+    line and column, counted in bytes from 1 as editors and `cmp` show them."""
+    check_input_file(path)
+    with open(path, "rb") as f:
+        data = f.read()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise NotUtf8Error(
+            f"{path}:{line}:{col}: byte 0x{data[exc.start]:02x} is not UTF-8 ({exc.reason}); "
+            "save the file as UTF-8"
+        ) from None
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """YAML's safe loader refusing a mapping that gives a key twice (plain YAML keeps the
+    last one silently, so a typo would change a study without a word)."""
+
+    def construct_mapping(self, node, deep=False):
+        seen: dict = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            try:
+                first = seen.setdefault(key, key_node.start_mark)
+            except TypeError:  # an unhashable key: the base class reports it
+                continue
+            if first is not key_node.start_mark:
+                mark = key_node.start_mark
+                raise InputFileError(
+                    f"{mark.name}:{mark.line + 1}:{mark.column + 1}: duplicate key {key!r} "
+                    f"(first at line {first.line + 1}); give each key once"
+                )
+        return super().construct_mapping(node, deep)
+
+
+def load_yaml(path):
+    """The one YAML reader of the project (scenarios, desired state, switch port maps):
+    a UTF-8 regular file, parsed safely, duplicate keys refused. InputFileError (one line,
+    `file:line:col` where there is a position) for anything wrong."""
+    text = read_utf8_text(path)
+    loader = _UniqueKeyLoader(text)
+    loader.name = str(path)
+    try:
+        return loader.get_single_data()
+    except yaml.YAMLError as exc:
+        raise InputFileError(f"{path}: not valid YAML: {' '.join(str(exc).split())}") from None
+    finally:
+        loader.dispose()
+
+
+# -- the loopback interface: a server or client on 127.0.0.1 in a network namespace whose lo
+# is down binds, but nothing can connect (a fresh `unshare -n` or `ip netns add` namespace).
+
+SIOCGIFFLAGS, IFF_UP = 0x8913, 0x1  # <linux/sockios.h>, <net/if.h>
+LO_DOWN_FIX = (
+    "bring it up with `ip link set lo up` (in a namespace NS: `ip netns exec NS ip link set lo up`)"
+)
+
+
+def loopback_is_up() -> bool:
+    """Whether `lo` is up in this process's network namespace. Asked of the kernel by ioctl,
+    which answers for the caller's namespace (/sys/class/net shows the namespace that
+    mounted /sys, which `unshare -n` does not change)."""
+    ifreq = struct.pack("16sH14x", b"lo", 0)
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        try:
+            (flags,) = struct.unpack_from("H", fcntl.ioctl(sock, SIOCGIFFLAGS, ifreq), 16)
+        except OSError:  # no lo at all
+            return False
+    return bool(flags & IFF_UP)
+
+
+def is_loopback_addr(addr: str) -> bool:
+    """HOST:PORT with a loopback host (127.0.0.0/8, [::1], localhost)."""
+    host = addr.rpartition(":")[0].strip("[]")
+    try:
+        return host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

@@ -1,0 +1,309 @@
+"""Fuzzer for the project's three command lines and their config files (issue 20).
+
+    python -m experiments.clifuzz [--seconds 20] [--seed 1]
+
+Every option and positional of `dcctl`, `dcexp` and `p4sim` (found by walking their argparse
+parsers, subcommands included) gets values a user could type by mistake: control
+characters, over-long names and paths (past NAME_MAX and PATH_MAX), special files
+(/dev/null, a fifo, a directory), negative-looking values (`-1`, `-1:11`, `-.5`), empty and
+huge values. The config files (dcctl's desired state, dcexp's scenarios, the remote switch
+file) get duplicate keys, control characters and over-long names. Each input runs `main()`
+in this process with the side effects stopped at the door (no switch is connected to, no
+server started, no study run): the outcome must be acceptance or one clean error line on
+stderr (`prog: error: ...` or `dcexp: ...`), never a traceback; a broken config file and a
+bad user name or address must be refused.
+
+It lives in experiments because that package is the one that may import all three CLIs.
+Seeded and bounded in time; prints the seed, the inputs tried and the outcomes counted, and
+exits 1 listing the offending inputs when a rule is broken.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import contextlib
+import io
+import logging
+import os
+import random
+import re
+import sys
+import tempfile
+import time
+from pathlib import Path
+from unittest import mock
+
+ROOT = Path(__file__).resolve().parent.parent
+PROGRAM = ROOT / "p4sim" / "tests" / "p4" / "runtime_fwd.p4"
+GOOD_SCENARIO = "name: t\nlinks: {both: {rate_mbit: 20, delay_ms: 10}}\nflows: [{size_mb: 1}]\n"
+GOOD_STATE = "users:\n  ue1: {addr: 10.0.0.2, batch: 10, ratio: '1:1'}\n"
+GOOD_REMOTE = (
+    "address: 127.0.0.1:9\nports: {leg_a: 1, leg_b: 2, server: 3}\n"
+    "interfaces: {leg_a: eth1, leg_b: eth2, server: eth3}\n"
+)
+NEGATIVE = ["-1", "-1:11", "-0x1", "-.5", "-1e9", "-1@veth0", "-5%", "-inf", "-nan"]
+YAML_CONTROL = ["\\n", "\\t", "\\x1b", "\\0", "\\x7f", "\\u202e"]  # YAML escapes
+# no NUL: a real command line cannot carry one (argv strings end at it)
+CONTROL = ["\n", "\t", "\x1b[2J", "\x7f", "\u202e", "\r"]
+
+
+# Inputs that must be refused: a bad config file, and bad names or addresses where the
+# command takes a user's name or address (each was accepted once and broke a table later).
+NAME_SLOTS = {(("dcctl", "user", "add"), "--name"), (("dcctl", "user", "set"), "--name")}
+ADDRESS_SLOTS = {(("dcctl", "user", "add"), "<positional>")}
+
+
+def must_refuse(path: tuple, kind: str) -> bool:
+    if kind.startswith("config "):
+        return True
+    what, _, slot = kind.partition(" for ")
+    what, _, positional = what.partition(" as ")
+    slot = "<positional>" if positional == "positional" else slot.rstrip("=")
+    if (path, slot) in NAME_SLOTS:
+        return what in ("control", "long name")
+    return (path, slot) in ADDRESS_SLOTS
+
+
+class Accepted(Exception):
+    """The input passed every check and reached a side effect (connect, serve, run)."""
+
+
+def _accept(*_args, **_kwargs):
+    raise Accepted()
+
+
+def walk(parser: argparse.ArgumentParser, path: tuple = ()) -> list[tuple[tuple, list, list]]:
+    """(subcommand path, positionals, options taking a value) for every leaf parser."""
+    leaves, positionals, options = [], [], []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                leaves += walk(sub, path + (name,))
+        elif not action.option_strings:
+            positionals.append(action)
+        elif action.nargs != 0:
+            options.append(action.option_strings[-1])
+    if not leaves:
+        leaves.append((path, positionals, options))
+    return leaves
+
+
+class Inputs:
+    """The bad values, and the files they point at, in one scratch directory."""
+
+    def __init__(self, work: Path, rnd: random.Random):
+        self.work, self.rnd = work, rnd
+        (work / "dir").mkdir()
+        os.mkfifo(work / "fifo")
+        self.scenario = self.file("scenario.yaml", GOOD_SCENARIO)
+        self.state = self.file("state.yaml", GOOD_STATE)
+        self.remote = self.file("remote.yaml", GOOD_REMOTE)
+        self.fifo, self.dir = str(work / "fifo"), str(work / "dir")
+
+    def file(self, name: str, text: str) -> str:
+        (self.work / name).write_text(text)
+        return str(self.work / name)
+
+    def value(self) -> tuple[str, str]:
+        """(kind, value) of one bad command-line value."""
+        r = self.rnd
+        kind = r.choice(
+            ["control", "long name", "long path", "special file", "negative", "empty", "huge"]
+        )
+        if kind == "control":
+            word = r.choice(["ue1", "10.0.0.2", "1", "a:b", self.scenario])
+            at = r.randrange(len(word) + 1)
+            return kind, word[:at] + r.choice(CONTROL) + word[at:]
+        if kind == "long name":
+            return kind, r.choice(["n", "é", "1"]) * r.choice([65, 256, 300, 5000])
+        if kind == "long path":
+            return kind, r.choice(
+                [f"{self.work}/{'p' * 300}", f"{self.work}/" + "d/" * 2100 + "x", "/" * 5000]
+            )
+        if kind == "special file":
+            return kind, r.choice(["/dev/null", "/dev/zero", self.fifo, self.dir, "/"])
+        if kind == "negative":
+            return kind, r.choice(NEGATIVE)
+        if kind == "empty":
+            return kind, r.choice(["", " ", "=", ":"])
+        return kind, r.choice(["1" * 40, "1e999", "0x" + "f" * 40, "99999999999999999999:1"])
+
+    def config(self, what: str) -> tuple[str, str]:
+        """(kind, path) of a config file with one mistake in it."""
+        r = self.rnd
+        good = {"scenario": GOOD_SCENARIO, "state": GOOD_STATE, "remote": GOOD_REMOTE}[what]
+        kinds = ["duplicate key", "control name", "long name"]
+        kind = r.choice(kinds + (["bad address"] if what == "state" else []))
+        lines = good.splitlines()
+        if kind == "duplicate key":
+            at = r.randrange(len(lines))
+            lines.insert(r.randrange(len(lines) + 1), lines[at])
+            text = "\n".join(lines) + "\n"
+        elif kind == "control name":
+            escape = r.choice(YAML_CONTROL)
+            text = good.replace("name: t\n", f'name: "t{escape}"\n')
+            text = text.replace("ue1:", f'"ue{escape}1":')
+        elif kind == "long name":
+            text = good.replace("name: t", "name: " + "t" * 300).replace("ue1:", "u" * 300 + ":")
+        else:
+            bad = r.choice(["255.255.255.255", "0.0.0.0", "224.0.0.1", "::", "ff02::1", "::1"])
+            text = good.replace("10.0.0.2", bad)
+        return kind, self.file(f"{what}-{r.randrange(10**9)}.yaml", text)
+
+
+def _base(path: tuple, inputs: Inputs) -> list[str]:
+    """Good values for the positionals of one subcommand."""
+    return {
+        ("dcctl", "user", "add"): ["10.0.0.2"],
+        ("dcctl", "user", "set"): ["ue1"],
+        ("dcctl", "user", "del"): ["ue1"],
+        ("dcctl", "control"): ["ue1"],
+        ("dcctl", "apply"): [inputs.state],
+        ("dcexp", "run"): [inputs.scenario],
+        ("dcexp", "campaign"): [inputs.dir],
+        ("dcexp", "report"): [inputs.dir],
+        ("dcexp", "validate"): [inputs.scenario],
+        ("p4sim",): ["--no-p4"],
+        ("p4sim", "compile"): [str(PROGRAM)],
+    }.get(path, [])
+
+
+def _commands():
+    from controlplane.cli import build_parser as dcctl
+    from experiments.cli import build_parser as dcexp
+    from p4sim.cli import build_compile_parser, build_run_parser
+
+    leaves = walk(dcctl(), ("dcctl",)) + walk(dcexp(), ("dcexp",))
+    leaves += walk(build_run_parser(), ("p4sim",)) + walk(build_compile_parser(), ("p4sim",))
+    # clean removes other runs' leftovers: not something to fuzz on a shared machine
+    return [leaf for leaf in leaves if leaf[0] != ("dcexp", "clean")]
+
+
+def make_input(leaf, inputs: Inputs) -> tuple[str, list[str]]:
+    """(kind, argv) with one bad value (or one bad config file) for one command."""
+    path, _, options = leaf
+    argv = list(path[1:]) + _base(path, inputs)
+    r = inputs.rnd
+    configs = {("dcctl", "apply"): "state", ("dcexp", "validate"): "scenario"}
+    if path in configs and r.random() < 0.3:
+        kind, file = inputs.config(configs[path])
+        return f"config {kind}", argv[:-1] + [file]
+    if path == ("dcexp", "run") and r.random() < 0.15:
+        kind, file = inputs.config("remote")
+        return f"remote config {kind}", argv + ["--target", f"remote:{file}"]
+    kind, value = inputs.value()
+    slots = options + (["<positional>"] if _base(path, inputs) and path != ("p4sim",) else [])
+    slot = r.choice(slots or ["<extra>"])
+    if slot == "<positional>":
+        return f"{kind} as positional", argv[:-1] + [value]
+    if slot == "<extra>":
+        return f"{kind} as extra argument", argv + [value]
+    if r.random() < 0.5:
+        return f"{kind} for {slot}", argv + [slot, value]
+    return f"{kind} for {slot}=", argv + [f"{slot}={value}"]
+
+
+def _error_lines(err: str) -> list[str]:
+    lines = [line for line in err.splitlines() if line.strip()]
+    while lines and (lines[0].startswith("usage:") or lines[0].startswith(" ")):
+        lines.pop(0)
+    return lines
+
+
+def run_one(prog: str, argv: list[str]) -> tuple[str, str]:
+    """("accepted" | "clean error" | "FAIL ...", detail) for one command line."""
+    from controlplane.cli import main as dcctl
+    from experiments.cli import main as dcexp
+    from p4sim.cli import main as p4sim
+
+    main = {"dcctl": dcctl, "dcexp": dcexp, "p4sim": p4sim}[prog]
+    argv = (["--grpc-addr", "127.0.0.1:9"] if prog == "dcctl" else []) + argv
+    out, err = io.StringIO(), io.StringIO()
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level  # p4sim's main() sets up logging
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(argv)
+    except SystemExit as exc:  # argparse
+        code = exc.code
+    except Accepted:
+        return "accepted", ""
+    except BaseException as exc:  # noqa: BLE001 - the fuzzer's whole point
+        return f"FAIL traceback {type(exc).__name__}", repr(exc)[:300]
+    finally:
+        root.handlers[:], root.level = handlers, level
+    if code == 0:
+        return "accepted", ""
+    lines = _error_lines(err.getvalue())
+    if code in (1, 2) and len(lines) == 1 and re.match(rf"{prog}( [\w-]+)*: ", lines[0]):
+        return "clean error", lines[0][:200]
+    return f"FAIL exit {code} with {len(lines)} error lines", err.getvalue()[-300:]
+
+
+@contextlib.contextmanager
+def side_effects_stopped(work: Path):
+    """Connecting, serving and running studies raise Accepted; the cwd is scratch."""
+    patches = [
+        mock.patch("controlplane.splitter.Splitter.connect", _accept),
+        mock.patch("p4sim.p4runtime.P4RuntimeServer", _accept),
+        mock.patch("experiments.runner.run_scenario", _accept),
+        mock.patch("experiments.campaign.run_campaign", _accept),
+        mock.patch("experiments.rayexec.RayExecutor", _accept),
+    ]
+    cwd = os.getcwd()
+    os.chdir(work)
+    try:
+        with contextlib.ExitStack() as stack:
+            for p in patches:
+                stack.enter_context(p)
+            yield
+    finally:
+        os.chdir(cwd)
+
+
+def fuzz(seconds: float, seed: int) -> int:
+    rnd = random.Random(seed)
+    leaves = _commands()
+    outcomes: collections.Counter = collections.Counter()
+    kinds: collections.Counter = collections.Counter()
+    failures, tried = [], 0
+    with tempfile.TemporaryDirectory(prefix="clifuzz-") as tmp:
+        work = Path(tmp)
+        inputs = Inputs(work, rnd)
+        deadline = time.monotonic() + seconds
+        with side_effects_stopped(work / "dir"):
+            while time.monotonic() < deadline:
+                leaf = rnd.choice(leaves)
+                kind, argv = make_input(leaf, inputs)
+                outcome, detail = run_one(leaf[0][0], argv)
+                if outcome == "accepted" and must_refuse(leaf[0], kind):
+                    outcome = "FAIL accepted"
+                tried += 1
+                kinds[kind.split(" for ")[0].split(" as ")[0]] += 1
+                outcomes[outcome] += 1
+                if outcome.startswith("FAIL"):
+                    failures.append(f"{outcome}: {leaf[0][0]} {repr(argv)[:300]}: {detail}")
+    print(
+        f"CLI/config fuzzer (seed {seed}, {seconds:.0f} s): {tried} inputs to "
+        f"{len(leaves)} commands of dcctl, dcexp and p4sim"
+    )
+    print("  inputs:   " + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())))
+    print("  outcomes: " + ", ".join(f"{k} {n}" for k, n in sorted(outcomes.items())))
+    for f in failures[:50]:
+        print("  " + f)
+    return 1 if failures else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(
+        prog="python -m experiments.clifuzz", description=__doc__.split("\n\n")[0]
+    )
+    p.add_argument("--seconds", type=float, default=20.0, help="time budget")
+    p.add_argument("--seed", type=int, default=1)
+    args = p.parse_args(argv)
+    return fuzz(args.seconds, args.seed)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
