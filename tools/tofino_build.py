@@ -3,7 +3,9 @@
 For every profile (18-bit and 12-bit SNs) and chip (tofino/tna, tofino2/t2na) this runs
 `p4c -g --verbose 1 --p4runtime-files ... --p4runtime-force-std-externs` into
 OUT/<profile>.<chip>/ and reads the compiler's logs (pipe/logs/mau.json for stages per
-gress, metrics.json for SRAM, TCAM and PHV use). It writes OUT/resources.json (checked
+gress, metrics.json for SRAM, TCAM and PHV use), packs the Stratum device config
+(PROFILE.bfpipeline.pb, controlplane/tofino_package.py) and bf_switchd's PROFILE.conf
+(p4c-gen-conf) beside the compiler's output. It writes OUT/resources.json (checked
 against a budget by p4src/tests/test_tofino.py) and prints a Markdown table for
 p4src/README.md. Any compiler error or a missing tool ends it with a one-line message.
 
@@ -18,6 +20,8 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+from controlplane.tofino_package import CompilerOutput, build_package
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = ROOT / "p4src" / "dc_splitter_tna.p4"
@@ -46,6 +50,24 @@ def compile_profile(p4c: str, out: Path, profile: str, chip: str) -> Path:
             f"{errors[0] if errors else 'no ' + binary.name} (log: {target_dir}/compile.log)"
         )
     return target_dir
+
+
+def package(target_dir: Path, profile: str, chip: str) -> None:
+    """Next to the compiler's output: PROFILE.bfpipeline.pb, the device config stratum_bfrt
+    takes in a P4Runtime push, and PROFILE.conf, bf_switchd's configuration (p4c-gen-conf)."""
+    output = CompilerOutput(target_dir, chip)
+    (target_dir / f"{profile}.bfpipeline.pb").write_bytes(build_package(output, profile))
+    command = [
+        "p4c-gen-conf", "--conf-type", "BF-RT", "--device", chip, "--name", profile,
+        "--bfrt-name", "bfrt.json", "--outputdir", str(target_dir), "--p4-version", "p4-16",
+        "--pipe", output.profile_name,
+    ]  # fmt: skip
+    result = subprocess.run(command, check=False, capture_output=True, text=True)
+    if result.returncode != 0 or not (target_dir / f"{profile}.conf").is_file():
+        raise SystemExit(
+            f"p4c-tofino: p4c-gen-conf for {profile} on {chip} failed: "
+            f"{(result.stderr.strip().splitlines() or ['no .conf'])[-1]}"
+        )
 
 
 def summarise(target_dir: Path) -> dict:
@@ -90,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=ROOT / "build" / "tofino")
     parser.add_argument("--p4c", default="p4c", help="the p4c driver with the Tofino back end")
     args = parser.parse_args(argv)
-    for tool in (args.p4c, "p4c-barefoot"):
+    for tool in (args.p4c, "p4c-barefoot", "p4c-gen-conf"):
         if shutil.which(tool) is None:
             raise SystemExit(
                 f"p4c-tofino: '{tool}' is not on PATH: install the p4tools bundle with the "
@@ -101,6 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     for profile in PROFILES:
         for chip in CHIPS:
             target_dir = compile_profile(args.p4c, args.out, profile, chip)
+            package(target_dir, profile, chip)
             summary[f"{profile}.{chip}"] = summarise(target_dir)
     (args.out / "resources.json").write_text(json.dumps(summary, indent=2) + "\n")
     print(markdown(summary))

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from controlplane.p4info import load_p4info
+from controlplane.tofino_package import read_package
 
 ROOT = Path(__file__).resolve().parents[2]
 TOFINO = ROOT / "build" / "tofino"
@@ -107,3 +108,30 @@ def test_surface_comparison_notices_a_renamed_parameter(tmp_path):
 def test_p4info_records_the_architecture(chip):
     info = load_p4info(TOFINO / f"dc_splitter.{chip}" / "p4info.txtpb")
     assert info.pkg_info.arch == {"tofino": "tna", "tofino2": "t2na"}[chip]
+
+
+@pytest.mark.parametrize("chip", CHIPS)
+@pytest.mark.parametrize("profile", PROFILES)
+def test_stratum_package_holds_the_compiler_output_byte_for_byte(profile, chip):
+    target_dir = TOFINO / f"{profile}.{chip}"
+    config = read_package((target_dir / f"{profile}.bfpipeline.pb").read_bytes())
+    assert config.p4_name == profile
+    assert config.bfruntime_info == (target_dir / "bfrt.json").read_bytes()
+    [pipe] = config.profiles
+    assert pipe.profile_name == "pipe"
+    assert list(pipe.pipe_scope) == [0, 1, 2, 3]
+    assert pipe.context == (target_dir / "pipe" / "context.json").read_bytes()
+    assert pipe.binary == (target_dir / "pipe" / f"{chip}.bin").read_bytes()
+
+
+@pytest.mark.parametrize("chip", CHIPS)
+def test_bf_switchd_conf_names_the_program_and_its_files(chip):
+    target_dir = TOFINO / f"dc_splitter.{chip}"
+    conf = json.loads((target_dir / "dc_splitter.conf").read_text())
+    assert conf["chip_list"][0]["chip_family"] == chip
+    [program] = conf["p4_devices"][0]["p4_programs"]
+    assert program["program-name"] == "dc_splitter"
+    [pipeline] = program["p4_pipelines"]
+    assert (
+        Path(pipeline["config"]).read_bytes() == (target_dir / "pipe" / f"{chip}.bin").read_bytes()
+    )
