@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from controlplane.p4info import load_p4info
+from controlplane import splitter as S
+from controlplane.p4info import P4InfoIndex, load_p4info
 from controlplane.tofino_package import read_package
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -135,3 +136,13 @@ def test_bf_switchd_conf_names_the_program_and_its_files(chip):
     assert (
         Path(pipeline["config"]).read_bytes() == (target_dir / "pipe" / f"{chip}.bin").read_bytes()
     )
+
+
+@pytest.mark.parametrize("chip", CHIPS)
+def test_controller_finds_every_entity_it_drives_in_the_tofino_p4info(chip):
+    index = P4InfoIndex.from_file(TOFINO / f"dc_splitter.{chip}" / "p4info.txtpb")
+    lookups = {"T_": index.table, "A_": index.action, "C_": index.counter, "R_": index.register}
+    adaptive_only = {S.A_CREDIT, S.T_FEEDBACK, S.A_CREDIT_LEG}  # not on TNA (README)
+    for constant, name in vars(S).items():
+        if constant[:2] in lookups and isinstance(name, str) and name not in adaptive_only:
+            assert index.name_of(lookups[constant[:2]](name).preamble.id) == name, constant
