@@ -110,11 +110,17 @@ def decode_table_entry(index: P4InfoIndex, entry: p4runtime_pb2.TableEntry) -> D
     params: dict[str, int] = {}
     if entry.action.HasField("action"):
         ainfo = index.by_id(entry.action.action.action_id)
-        action = ainfo.preamble.name
+        action = index.name_of(ainfo.preamble.id)
         pnames = {p.id: p.name for p in ainfo.params}
         params = {pnames[p.param_id]: decode(p.value) for p in entry.action.action.params}
     decoded = DecodedEntry(
-        tinfo.preamble.name, match, action, params, entry.priority, entry.metadata, raw=entry
+        index.name_of(tinfo.preamble.id),
+        match,
+        action,
+        params,
+        entry.priority,
+        entry.metadata,
+        raw=entry,
     )
     if entry.HasField("counter_data"):
         decoded.packets = entry.counter_data.packet_count

@@ -99,8 +99,15 @@ def load_p4info(path: str | Path) -> p4info_pb2.P4Info:
     return info
 
 
+# Architectures whose P4Info names may start with the Pipeline instance (p4c-barefoot writes
+# `pipe.DcIngress...` when a program has several pipes; with one, the v1model-like name).
+PIPELINE_ARCHS = ("tna", "t2na")
+
+
 class P4InfoIndex:
-    """Lookups by name (fully qualified or alias) over one P4Info message."""
+    """Lookups by name (fully qualified or alias) over one P4Info message. On TNA and T2NA
+    a name also resolves without its pipeline prefix, so one controller drives the v1model
+    and the Tofino build of a program (p4src/README.md, "Tofino")."""
 
     KINDS = ("tables", "actions", "counters", "direct_counters", "registers", "meters")
 
@@ -108,6 +115,7 @@ class P4InfoIndex:
         self.p4info = p4info
         self._by_name: dict[str, dict[str, object]] = {}
         self._by_id: dict[int, object] = {}
+        self.pipeline_prefix = self._pipeline_prefix()
         for kind in self.KINDS:
             names: dict[str, object] = {}
             for obj in getattr(p4info, kind):
@@ -115,7 +123,30 @@ class P4InfoIndex:
                 if obj.preamble.alias:
                     names.setdefault(obj.preamble.alias, obj)
                 self._by_id[obj.preamble.id] = obj
+            if self.pipeline_prefix:
+                for name, obj in list(names.items()):
+                    names.setdefault(name.removeprefix(self.pipeline_prefix), obj)
             self._by_name[kind] = names
+
+    def _pipeline_prefix(self) -> str:
+        """`pipe.` when every entity of a TNA/T2NA P4Info is under one Pipeline instance (a
+        multi-pipe compile), else "" (v1model, or a single pipe: the names have no prefix)."""
+        if self.arch not in PIPELINE_ARCHS:
+            return ""
+        names = [
+            obj.preamble.name
+            for kind in ("tables", "counters", "registers")
+            for obj in getattr(self.p4info, kind)
+        ]
+        firsts = {name.split(".", 1)[0] for name in names}
+        if len(firsts) == 1 and all(name.count(".") >= 2 for name in names):
+            return firsts.pop() + "."
+        return ""
+
+    @property
+    def arch(self) -> str:
+        """The architecture the compiler recorded (P4Info pkg_info.arch): v1model, tna, ..."""
+        return self.p4info.pkg_info.arch
 
     @classmethod
     def from_file(cls, path: str | Path) -> P4InfoIndex:
@@ -144,8 +175,11 @@ class P4InfoIndex:
         return self._get("registers", name)
 
     def name_of(self, obj_id: int) -> str:
+        """The entity's name as the program declares it (without a TNA pipeline prefix)."""
         obj = self._by_id.get(obj_id)
-        return obj.preamble.name if obj is not None else f"<id {obj_id}>"
+        if obj is None:
+            return f"<id {obj_id}>"
+        return obj.preamble.name.removeprefix(self.pipeline_prefix)
 
     def by_id(self, obj_id: int):
         return self._by_id[obj_id]

@@ -375,7 +375,9 @@ class Splitter:
     @property
     def adaptive(self) -> bool:
         """The pipeline is the -D DC_ADAPTIVE profile (feedback reports, credit split)."""
-        return any(t.preamble.name == T_FEEDBACK for t in self.index.p4info.tables)
+        return any(
+            self.index.name_of(t.preamble.id) == T_FEEDBACK for t in self.index.p4info.tables
+        )
 
     def _check_mode(self, cfg: UserConfig) -> None:
         if cfg.mode in ADAPTIVE_MODES and not self.adaptive:

@@ -55,3 +55,18 @@ TEST_TARGETS += splitter-diff
 P4TOOLS_BIN ?= /opt/p4tools/bin
 splitter-diff:
 	PATH="$(P4TOOLS_BIN):$$PATH" $(PY) p4src/tests/splitter_diff.py
+
+# The TNA splitter with the real Tofino back end: every profile for tofino/tna and
+# tofino2/t2na, a resource summary in build/tofino/resources.json, then the checks of
+# p4src/tests/test_tofino.py (stage budget, same control surface as the v1model P4Info).
+.PHONY: p4c-tofino
+TEST_TARGETS += p4c-tofino
+TOFINO_OUT := $(BUILD)/tofino
+ifeq ($(SKIP_BMV2),1)
+p4c-tofino:
+	@echo "*** p4c-tofino: NOT RUN (SKIP_BMV2=1): the splitter was not compiled for Tofino ***" >&2
+else
+p4c-tofino: $(P4_OUT)/dc_splitter.json $(P4_OUT)/dc_splitter_sn12.json
+	PATH="$(P4TOOLS_BIN):$$PATH" $(PY) tools/tofino_build.py --out $(TOFINO_OUT)
+	$(PY) -m pytest -q p4src/tests/test_tofino.py
+endif

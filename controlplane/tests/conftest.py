@@ -127,6 +127,23 @@ def build_p4info() -> p4info_pb2.P4Info:
     return info
 
 
+def build_tna_p4info() -> p4info_pb2.P4Info:
+    """The same control surface as the Tofino compiler writes it for a multi-pipe program:
+    names under the Pipeline instance (`pipe.`), arch tna, a 32-bit next_sn register."""
+    info = build_p4info()
+    info.pkg_info.arch = "tna"
+    for kind in ("tables", "actions", "counters", "registers"):
+        for obj in getattr(info, kind):
+            obj.preamble.name = "pipe." + obj.preamble.name
+    for reg in info.registers:
+        if reg.preamble.name.endswith(".next_sn"):
+            reg.type_spec.bitstring.bit.bitwidth = 32
+    return info
+
+
+P4INFOS = {"v1model": build_p4info, "tna": build_tna_p4info}
+
+
 class FakeP4Runtime(p4runtime_pb2_grpc.P4RuntimeServicer):
     """Keeps table entries and multicast groups keyed like a target would, answers reads,
     records every request, and fails the next Write when told to (`fail_next_write`)."""
@@ -257,10 +274,16 @@ class _RpcStatus(grpc.Status):
         self.trailing_metadata = (("grpc-status-details-bin", status.SerializeToString()),)
 
 
+@pytest.fixture(params=sorted(P4INFOS))
+def arch(request) -> str:
+    """Every controller test runs against the v1model and the TNA P4Info."""
+    return request.param
+
+
 @pytest.fixture
-def fake_target():
+def fake_target(arch):
     """(servicer, "127.0.0.1:PORT") of a running in-process P4Runtime server."""
-    servicer = FakeP4Runtime(build_p4info())
+    servicer = FakeP4Runtime(P4INFOS[arch]())
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
     p4runtime_pb2_grpc.add_P4RuntimeServicer_to_server(servicer, server)
     port = server.add_insecure_port("127.0.0.1:0")
@@ -272,5 +295,5 @@ def fake_target():
 
 
 @pytest.fixture
-def p4info() -> p4info_pb2.P4Info:
-    return build_p4info()
+def p4info(arch) -> p4info_pb2.P4Info:
+    return P4INFOS[arch]()

@@ -51,7 +51,8 @@ def bmv2_missing(sn_bits: int = 18, adaptive: bool = False) -> str | None:
 
 # ---------------------------------------------------------------- a switch we do not start
 SWITCH_ROLES = ("server", "leg_a", "leg_b")  # DESIGN.md's port convention
-SWITCH_KEYS = {"address", "device_id", "election_id", "ports", "interfaces", "pipeline"}
+SWITCH_KEYS = {"address", "device_id", "election_id", "ports", "interfaces", "pipeline", "arch"}
+SWITCH_ARCHS = ("v1model", "tna", "t2na")  # P4Info pkg_info.arch of the splitter's builds
 
 
 @dataclass
@@ -69,6 +70,7 @@ class RemoteSwitch:
     interfaces: dict[str, str]  # role -> this host's interface cabled to that port
     pipeline: dict[str, str] | None = None  # {p4info: FILE, device_config: FILE}
     source: str = ""
+    arch: str | None = None  # when given, the installed P4Info must say this architecture
 
     @classmethod
     def load(cls, path: Path) -> RemoteSwitch:
@@ -118,6 +120,11 @@ class RemoteSwitch:
                 raise TestbedError(
                     f"{where}: interfaces.{role} {ifname!r} is not an interface name"
                 )
+        arch = doc.get("arch")
+        if arch is not None and arch not in SWITCH_ARCHS:
+            raise TestbedError(
+                f"{where}: arch must be one of {', '.join(SWITCH_ARCHS)}, got {arch!r}"
+            )
         pipeline = doc.get("pipeline")
         if pipeline is not None:
             if not isinstance(pipeline, dict) or set(pipeline) != {"p4info", "device_config"}:
@@ -134,6 +141,7 @@ class RemoteSwitch:
             interfaces=dict(doc["interfaces"]),
             pipeline=pipeline,
             source=str(path),
+            arch=arch,
         )
 
     def missing_interfaces(self) -> list[str]:
@@ -223,6 +231,11 @@ def prepare_remote(splitter, sw: RemoteSwitch, wants_adaptive: bool) -> None:
             f"switch ({sw.source}, {sw.address}): the installed pipeline is not "
             f"dc_splitter's ({exc}); give `pipeline:` in the file to push it"
         ) from None
+    if sw.arch is not None and splitter.index.arch != sw.arch:
+        raise TestbedError(
+            f"switch ({sw.source}): the installed pipeline is built for "
+            f"{splitter.index.arch!r}, the file says arch: {sw.arch}"
+        )
     if wants_adaptive and not splitter.adaptive:
         raise TestbedError(
             f"switch ({sw.source}): this scenario's loops need the adaptive profile "
