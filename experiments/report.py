@@ -88,6 +88,16 @@ def _envelopes(out: Path, doc: dict, variants: list, point, fig_dir: Path):
     return table, plots.envelopes(clouds, reference, point, fig_dir)
 
 
+def _schedulers(flows: pd.DataFrame) -> list[str]:
+    """Which multipath scheduler each MPTCP and MPQUIC variant ran (the kernel may offer only
+    MPTCP's `default`), so that no table is read as a scheduler it did not run."""
+    if "scheduler" not in flows or flows.scheduler.dropna().empty:
+        return []
+    ran = flows.dropna(subset=["scheduler"]).groupby(["variant", "kind"], sort=False)
+    lines = [f"- {v} ({k}): {', '.join(sorted(set(g.scheduler)))}" for (v, k), g in ran]
+    return ["Multipath schedulers that ran:", "", *lines, ""]
+
+
 def report(out: Path, envelope_point=None) -> tuple[str, list[Path]]:
     out = Path(out)
     doc = (
@@ -158,6 +168,7 @@ def report(out: Path, envelope_point=None) -> tuple[str, list[Path]]:
         ),
         "",
     ]
+    parts += _schedulers(flows)
     if not fair.empty:
         f = (
             fair.groupby(["point", "variant", "client", "kind"], sort=False, dropna=False)

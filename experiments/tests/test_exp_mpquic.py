@@ -5,10 +5,11 @@ Physical invariants, as for MPTCP:
 - both paths carry data, on their own legs (linkem's byte counters and the client's
   per-path bytes agree);
 - the goodput exceeds one leg's capacity, which no single path could deliver;
-- the download is intact, and every scheduler negotiates multipath and delivers intact.
+- the download is intact, and every scheduler negotiates multipath and delivers intact;
+- single-path QUIC (paths 1, the reference) stays on leg A.
 
-One run: the bulk download (minRTT) first, then a short download per other scheduler, after
-it. Legs of 5 Mbit/s keep the Python switch below its limit on a loaded 2-core machine.
+One run: the bulk download (minRTT) first, then a short download per other scheduler and one
+single-path, after it. Legs of 5 Mbit/s keep the Python switch below its limit on a loaded 2-core machine.
 """
 
 import os
@@ -39,11 +40,12 @@ def mpquic_run(tmp_path_factory):
         {"kind": "mpquic", "scheduler": s, "size_mb": SHORT_MB, "start_s": 10.0 + 3 * i}
         for i, s in enumerate(OTHERS)
     ]
+    single = {"kind": "mpquic", "paths": 1, "size_mb": SHORT_MB, "start_s": 10.0 + 3 * len(OTHERS)}
     scenario = from_dict(
         {
             "name": "mpquic",
             "links": {"both": {"rate_mbit": LEG_MBIT, "delay_ms": 5, "queue_pkts": 60}},
-            "flows": [bulk, *short],
+            "flows": [bulk, *short, single],
         }
     )
     summary = run_scenario(scenario, out, RunOptions())
@@ -73,9 +75,17 @@ def test_mpquic_uses_both_legs_beyond_one_legs_capacity(mpquic_run):
 
 def test_every_mpquic_scheduler_delivers_intact_over_both_paths(mpquic_run):
     _, m = mpquic_run
-    flows = sorted(m["flows"].values(), key=lambda f: f["start_s"])[1:]
+    flows = sorted(m["flows"].values(), key=lambda f: f["start_s"])[1:-1]
     assert [f["scheduler"] for f in flows] == OTHERS
     for flow in flows:
         assert flow["complete"] and flow["intact"], flow
         for leg in ("a", "b"):  # both paths carry a share of the data
             assert flow["path_bytes"][leg] >= 0.2 * SHORT_MB * 1e6, flow
+
+
+def test_single_path_quic_stays_on_leg_a(mpquic_run):
+    _, m = mpquic_run
+    flow = max(m["flows"].values(), key=lambda f: f["start_s"])
+    assert flow["scheduler"] == "single-path" and flow["complete"] and flow["intact"], flow
+    assert flow["path_bytes"]["a"] >= SHORT_MB * 1e6, flow
+    assert flow["path_bytes"]["b"] < 0.02 * SHORT_MB * 1e6, flow
