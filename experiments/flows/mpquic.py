@@ -84,6 +84,7 @@ class MpquicFlow(Flow):
         local = [MP_ADDRS[leg] for leg in LEGS[: self.spec["paths"]]]
         argv = [str(TQUIC_CLIENT), "-c", f"{c.server_addr}:{c.port}"]
         argv += ["--local-addresses", ",".join(local), "--alpn", "http/0.9"]
+        # idle timeout 5 s (tquic's 30 s would hold a dead run): longer than a 3 s leg outage
         argv += ["--dump-dir", str(c.workdir / "download"), "--idle-timeout", "5000"]
         argv += self._transport_args("client") + [
             f"https://{c.server_addr}:{c.port}/{c.payload.name}"
