@@ -10,15 +10,29 @@
 #   make quicgo             build/quicgo/dcexp-quicgo, our quic-go server and client (flow kind
 #                           quicgo), from experiments/flows/quicgo_endpoint/ (quic-go
 #                           pinned in go.mod; modules in Go's module cache, GOPATH default)
-.PHONY: experiments-test experiments-unit paper paper-quick quicgo
+#   make tquic              build/tquic/bin/tquic_{client,server} (flow kind mpquic): the crate
+#                           registry's tquic_tools, pinned, built once (BoringSSL: minutes)
+.PHONY: experiments-test experiments-unit paper paper-quick quicgo tquic
 TEST_TARGETS += experiments-test
-BUILD_TARGETS += quicgo
+BUILD_TARGETS += quicgo tquic
 
 QUICGO_SRC := $(ROOT)/experiments/flows/quicgo_endpoint
 quicgo: $(BUILD)/quicgo/dcexp-quicgo
 $(BUILD)/quicgo/dcexp-quicgo: $(QUICGO_SRC)/main.go $(QUICGO_SRC)/go.mod $(QUICGO_SRC)/go.sum
 	@mkdir -p $(@D)
 	cd $(QUICGO_SRC) && GOFLAGS="-mod=mod -buildvcs=false" go build -trimpath -o $@ .
+
+# cargo on PATH, else rustup's default place; --locked: the crate's own Cargo.lock, no drift
+TQUIC_VERSION := 1.6.0
+CARGO ?= $(shell command -v cargo 2>/dev/null || echo $(HOME)/.cargo/bin/cargo)
+# Compiled crates kept outside the checkout, so another clone on this machine (CI's) rebuilds in seconds
+TQUIC_CARGO_TARGET ?= $(HOME)/.cache/dc-splitter/tquic-target
+tquic: $(BUILD)/tquic/.stamp-$(TQUIC_VERSION)
+$(BUILD)/tquic/.stamp-$(TQUIC_VERSION):
+	@mkdir -p $(@D)
+	nice -n 19 $(CARGO) install tquic_tools --version $(TQUIC_VERSION) --locked --root $(@D) \
+	    --target-dir $(TQUIC_CARGO_TARGET)
+	touch $@
 
 paper: build
 	$(VENV)/bin/dcexp campaign experiments/paper/ --full --out results/paper $(PAPER_ARGS)

@@ -15,6 +15,7 @@ APT_PACKAGES=(
   iproute2 ethtool iputils-ping tcpdump bridge-utils    # testbed plumbing
   iperf3 curl nginx-light ngtcp2-server ngtcp2-client   # flows
   openssl procps psmisc
+  cmake                                                 # tquic's BoringSSL (flow mpquic)
 )
 
 missing=()
@@ -43,6 +44,10 @@ fi
 # The p4runtime wheel's generated modules do not import on modern protobuf: regenerate them.
 .venv/bin/python -c "import p4.v1.p4runtime_pb2" 2>/dev/null || .venv/bin/python tools/regen_p4runtime_protos.py
 .venv/bin/python -c "import p4.v1.p4runtime_pb2_grpc, p4.config.v1.p4info_pb2"
+
+# tquic (flow mpquic) is built by `make build` with cargo (rustup's stable; Debian 12's is too old)
+command -v cargo >/dev/null || [ -x "$HOME/.cargo/bin/cargo" ] ||
+  echo "setup: no cargo found: install Rust with rustup to build tquic (flow kind mpquic)" >&2
 
 PYTHON=.venv/bin/python bash tools/setup_go.sh  # Go for the quic-go endpoint, into .venv/bin
 

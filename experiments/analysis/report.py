@@ -88,6 +88,16 @@ def _envelopes(out: Path, doc: dict, variants: list, point, fig_dir: Path):
     return table, plots.envelopes(clouds, reference, point, fig_dir)
 
 
+def _schedulers(flows: pd.DataFrame) -> list[str]:
+    """Which multipath scheduler each MPTCP and MPQUIC variant ran (the kernel may offer only
+    MPTCP's `default`), so that no table is read as a scheduler it did not run."""
+    if "scheduler" not in flows or flows.scheduler.dropna().empty:
+        return []
+    ran = flows.dropna(subset=["scheduler"]).groupby(["variant", "kind"], sort=False)
+    lines = [f"- {v} ({k}): {', '.join(sorted(set(g.scheduler)))}" for (v, k), g in ran]
+    return ["Multipath schedulers that ran:", "", *lines, ""]
+
+
 def report(out: Path, envelope_point=None) -> tuple[str, list[Path]]:
     """summary.md and figures/ of a study's saved runs; returns what to print (the goodput
     table, fairness and envelopes when present) and the figures drawn."""
@@ -114,7 +124,7 @@ def report(out: Path, envelope_point=None) -> tuple[str, list[Path]]:
     table = summary.rename(columns={"point": param}) if not summary.empty else summary
     f = _fairness_table(fair, param)
     parts = _provenance_lines(doc, out, manifests, failed, saturated)
-    parts += _table_sections(table, f, dup, reord, param)
+    parts += _table_sections(table, f, dup, reord, param, _schedulers(flows))
     if not env.empty:
         parts += [_envelope_heading(doc, envelope_point), "", _table(env, "{:.3f}"), ""]
     if failed:
@@ -202,8 +212,9 @@ def _fairness_table(fair, param: str):
     )
 
 
-def _table_sections(table, fair_table, dup, reord, param: str) -> list[str]:
-    """The summary's goodput, fairness, duplication and reordering sections."""
+def _table_sections(table, fair_table, dup, reord, param: str, schedulers: list[str]) -> list[str]:
+    """The summary's goodput (with the multipath schedulers that ran), fairness, duplication
+    and reordering sections."""
     parts = [
         "## Goodput (mean and sd over repetitions)",
         "",
@@ -217,6 +228,7 @@ def _table_sections(table, fair_table, dup, reord, param: str) -> list[str]:
             "cpu_saturated_runs: of those, runs in which one of our processes was short of CPU."
         ),
         "",
+        *schedulers,
     ]
     if fair_table is not None:
         parts += [

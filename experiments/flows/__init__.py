@@ -12,7 +12,8 @@ A flow is one download from the server host to a client host. The runner only us
 
 Plugins: ngtcp2 (Debian's gtlsserver/gtlsclient), aioquic (our quic_endpoint), quicgo (our
 dcexp-quicgo on quic-go), tcp (iperf3), mptcp (our mptcp_endpoint over the two legs as two IP
-paths), ping (an RTT probe, iputils ping).
+paths), mpquic (tquic's multipath QUIC client and server over the same two paths), ping (an
+RTT probe, iputils ping).
 """
 
 from __future__ import annotations
@@ -306,13 +307,14 @@ def make_cert(directory: Path) -> tuple[Path, Path]:
 
 def registry() -> dict[str, type[Flow]]:
     from experiments.flows.aioquic_flow import AioquicFlow
+    from experiments.flows.mpquic import MpquicFlow
     from experiments.flows.mptcp import MptcpFlow
     from experiments.flows.ngtcp2 import Ngtcp2Flow
     from experiments.flows.ping import PingFlow
     from experiments.flows.quicgo import QuicgoFlow
     from experiments.flows.tcp import TcpFlow
 
-    kinds = (Ngtcp2Flow, AioquicFlow, QuicgoFlow, TcpFlow, MptcpFlow, PingFlow)
+    kinds = (Ngtcp2Flow, AioquicFlow, QuicgoFlow, TcpFlow, MptcpFlow, MpquicFlow, PingFlow)
     return {cls.kind: cls for cls in kinds}
 
 

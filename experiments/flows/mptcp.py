@@ -2,7 +2,8 @@
 
 The DC client's device gets an address on each leg instead of the PDCP agent (the testbed's
 `mp` host: 10.0.0.3 behind leg A, 10.0.0.4 behind leg B, each an `sc` user of the switch), and
-kernel MPTCP with the default scheduler spreads one download over a subflow per leg. Server
+kernel MPTCP with the flow's `scheduler` (one of net.mptcp.available_schedulers; a
+kernel without BPF schedulers offers only `default`) spreads one download over a subflow per leg. Server
 and client are ours (`experiments.flows.mptcp_endpoint`): the client logs bytes and the
 SHA-256 of the download, the server each subflow's sender-side TCP_INFO every 100 ms.
 
@@ -16,10 +17,21 @@ from __future__ import annotations
 import json
 import sys
 import time
+from pathlib import Path
 
 from experiments.flows import Flow, sha256_file
+from experiments.run.parts import MP_ADDRS
 
 CC_NAMES = {"newreno": "reno", "cubic": "cubic", "bbr": "bbr"}
+SCHEDULERS_SYSCTL = Path("/proc/sys/net/mptcp/available_schedulers")
+
+
+def kernel_schedulers() -> tuple[str, ...]:
+    """The MPTCP packet schedulers this kernel offers (before BPF schedulers: `default`)."""
+    try:
+        return tuple(SCHEDULERS_SYSCTL.read_text().split()) or ("default",)
+    except OSError:
+        return ("default",)
 
 
 def _json_lines(path) -> list[dict]:
@@ -74,8 +86,6 @@ class MptcpFlow(Flow):
         return int(lines[-1]["bytes"]) if lines else None
 
     def _leg(self, sub: dict) -> str:
-        from experiments.run.testbed import MP_ADDRS
-
         return next((leg for leg, a in MP_ADDRS.items() if a == sub["remote"]), "x")
 
     def samples(self) -> list[tuple[float, str, float]]:
@@ -111,6 +121,7 @@ class MptcpFlow(Flow):
             "exit_code": self.client.returncode if self.client else None,
             "complete": bool(final and final["complete"]),
         }
+        res["scheduler"] = self.spec["scheduler"]
         if self.size_bytes:
             res["intact"] = bool(
                 final

@@ -11,6 +11,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 BUILD = ROOT / "build"
+# The multipath device's address behind each leg (MPTCP and MPQUIC flows; testbed.py)
+MP_ADDRS = {"a": "10.0.0.3", "b": "10.0.0.4"}
 RUN_DIR = Path("/run/dcexp")  # owner PID files and short socket paths (108-char limit)
 
 

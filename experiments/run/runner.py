@@ -42,6 +42,7 @@ from experiments.flows import (
     registry,
     run_payload_bytes,
 )
+from experiments.flows.mpquic import TQUIC_CLIENT
 from experiments.flows.quicgo import QUICGO_BIN
 from experiments.run import cpu, progress
 from experiments.run.links import LinkError
@@ -110,6 +111,7 @@ def provenance() -> dict:
             "dpdk": _dpkg_version("dpdk"),
             "aioquic": aioquic.__version__,
             "quic-go": _cmd_version([str(QUICGO_BIN), "version"]),
+            "tquic": _cmd_version([str(TQUIC_CLIENT), "--version"]),
             "python": platform.python_version(),
             "kernel": platform.release(),
         },

@@ -60,7 +60,7 @@ DC_KEYS = {"batch": 100, "ratio": "1:1", "dup": False, "sn_bits": 18, "credit": 
 DC_MODES = ("dc", "sc")
 # ping: an RTT probe (ICMP echo from the client, iputils ping), not a transport flow:
 # variants leave it alone and it has no goodput
-FLOW_KINDS = ("ngtcp2", "aioquic", "quicgo", "tcp", "mptcp", "ping")
+FLOW_KINDS = ("ngtcp2", "aioquic", "quicgo", "tcp", "mptcp", "mpquic", "ping")
 FLOW_CLIENTS = ("dc", "sc-a", "sc-b")
 CCS = ("newreno", "cubic", "bbr")
 QUICGO_CC = "newreno"  # quic-go's only controller (experiments.flows.quicgo.CC)
@@ -74,6 +74,8 @@ FLOW_DEFAULTS = {
     "udp_rcvbuf": "default",
     "count": 1,
     "mptcp_leg_b": "active",
+    "scheduler": None,  # mpquic: minrtt; mptcp: the kernel's net.mptcp.scheduler (default)
+    "paths": None,  # mpquic: 2 (1: single-path QUIC, the reference)
     "cubic_n": None,
     "hystart": None,
     "qlog": False,
@@ -209,12 +211,54 @@ def validate_link(where: str, d: Any) -> dict:
     return d
 
 
+def _validate_multipath_knobs(where: str, flow: dict) -> None:
+    """scheduler (mpquic: tquic's; mptcp: what this kernel offers), paths and cc (mpquic)."""
+    from experiments.flows import mpquic
+    from experiments.flows.mptcp import kernel_schedulers
+
+    kind = flow["kind"]
+    if kind not in ("mpquic", "mptcp"):
+        for key in ("scheduler", "paths"):
+            if flow[key] is not None:
+                raise ScenarioError(f"{where}.{key}: applies to kinds mpquic and mptcp only")
+        return
+    if kind == "mptcp":
+        flow["scheduler"] = flow["scheduler"] or "default"
+        offered = kernel_schedulers()
+        if flow["scheduler"] not in offered:
+            raise ScenarioError(
+                f"{where}.scheduler: {flow['scheduler']!r} is not offered by this kernel "
+                f"(net.mptcp.available_schedulers: {', '.join(offered)})"
+            )
+        if flow["paths"] is not None:
+            raise ScenarioError(f"{where}.paths: applies to kind mpquic only")
+        return
+    flow["scheduler"] = flow["scheduler"] or "minrtt"
+    flow["paths"] = 2 if flow["paths"] is None else flow["paths"]
+    checks = (
+        ("scheduler", flow["scheduler"], tuple(mpquic.SCHEDULERS)),
+        ("paths", flow["paths"], mpquic.PATHS),
+        ("cc", flow["cc"], tuple(mpquic.CCS)),
+    )
+    for key, value, allowed in checks:
+        if value not in allowed:
+            raise ScenarioError(
+                f"{where}.{key}: {value!r} is not one of {', '.join(map(str, allowed))} "
+                "(tquic's, kind mpquic)"
+            )
+    if flow["client"] != "dc" or flow["size_mb"] is None:
+        raise ScenarioError(
+            f"{where}: kind mpquic downloads size_mb (not duration_s) on the dual-connected "
+            "device (client dc, one address per leg)"
+        )
+
+
 def validate_flow(where: str, d: Any) -> dict:
     _check_keys(where, d, FLOW_DEFAULTS)
     flow = {**FLOW_DEFAULTS, **({"cc": QUICGO_CC} if d.get("kind") == "quicgo" else {}), **d}
     if flow["kind"] not in FLOW_KINDS:
         raise ScenarioError(f"{where}.kind: {flow['kind']!r} is not one of {', '.join(FLOW_KINDS)}")
-    if flow["cc"] not in CCS:
+    if flow["kind"] != "mpquic" and flow["cc"] not in CCS:  # tquic's list: its own check
         raise ScenarioError(f"{where}.cc: {flow['cc']!r} is not one of {', '.join(CCS)}")
     if flow["kind"] == "ping" and flow["duration_s"] is None:
         raise ScenarioError(f"{where}: a ping probe needs duration_s, not size_mb")
@@ -247,6 +291,7 @@ def validate_flow(where: str, d: Any) -> dict:
         )
     if flow["mptcp_leg_b"] == "backup" and flow["kind"] != "mptcp":
         raise ScenarioError(f"{where}.mptcp_leg_b: applies to kind mptcp only")
+    _validate_multipath_knobs(where, flow)
     _validate_corbel_knobs(where, flow)
     if flow["udp_rcvbuf"] not in ("default", "large"):
         raise ScenarioError(
@@ -294,10 +339,12 @@ def _validate_corbel_knobs(where: str, flow: dict) -> None:
 # A stack's own knobs in a variant reach only the flows of that stack, so that a study can
 # vary QUIC's knobs while a competing TCP flow stays as it is (Corbel et al.'s tests).
 STACK_KNOBS = {
-    "cubic_n": "aioquic",
-    "hystart": "aioquic",
-    "qlog": "aioquic",
-    "mptcp_leg_b": "mptcp",
+    "cubic_n": ("aioquic",),
+    "hystart": ("aioquic",),
+    "qlog": ("aioquic",),
+    "mptcp_leg_b": ("mptcp",),
+    "scheduler": ("mptcp", "mpquic"),
+    "paths": ("mpquic",),
 }
 
 
@@ -308,8 +355,8 @@ def apply_variant(flow: dict, var: dict) -> dict:
     if flow.get("kind") == "ping":
         return dict(flow)
     out = {**flow, **{k: v for k, v in var.items() if k != "label" and k not in STACK_KNOBS}}
-    for key, kind in STACK_KNOBS.items():
-        if key in var and out.get("kind", FLOW_DEFAULTS["kind"]) == kind:
+    for key, kinds in STACK_KNOBS.items():
+        if key in var and out.get("kind", FLOW_DEFAULTS["kind"]) in kinds:
             out[key] = var[key]
     return out
 
@@ -584,6 +631,8 @@ def variant_label(var: dict) -> str:
     parts = [str(var[k]) for k in ("kind", "cc") if k in var]
     parts += [f"rcvbuf-{var['udp_rcvbuf']}"] if var.get("udp_rcvbuf") == "large" else []
     parts += ["backup"] if var.get("mptcp_leg_b") == "backup" else []
+    parts += [str(var["scheduler"])] if var.get("scheduler") else []
+    parts += [f"{var['paths']}path"] if var.get("paths") else []
     parts += [f"n{var['cubic_n']}"] if var.get("cubic_n") is not None else []
     parts += (
         [f"hystart-{'on' if var['hystart'] else 'off'}"] if var.get("hystart") is not None else []

@@ -5,7 +5,7 @@
     switch ns --veth(port 2)-- eNB-B ns [linkem B ...]                           --veth-- DC client
     DC client ns: pdcp-agent on its two leg veths, a tap carrying the client's IP
     SC clients hang off the eNB bridges (one namespace each).
-    MPTCP device (when a flow is kind mptcp): one namespace with a veth into each eNB bridge,
+    MPTCP device (when a flow is kind mptcp or mpquic): one namespace with a veth into each eNB bridge,
     an address per leg (MP_ADDRS), source routing per address, kernel MPTCP subflow endpoints.
 
 Addressing is one IPv4 subnet with static neighbour entries everywhere: the server holds each
@@ -38,7 +38,7 @@ from experiments.run.netns import (
     unique_prefix,
     veth_pair,
 )
-from experiments.run.parts import BUILD, RUN_DIR, TestbedError, venv_tool, wait_for
+from experiments.run.parts import BUILD, MP_ADDRS, RUN_DIR, TestbedError, venv_tool, wait_for
 from experiments.run.switches import SWITCH_ROLES, RemoteSwitch
 
 AGENT_BIN = BUILD / "hostagents" / "pdcp-agent"
@@ -52,7 +52,6 @@ PORTS = {"server": 0, "a": 1, "b": 2}
 CONTROL_ELECTION_ID = 1000  # the loop's daemon is primary (PacketIns go to the primary)
 # The MPTCP baseline's device: one address per leg, each an `sc` user of the switch, so each
 # subflow rides its own leg end to end (no split, no agent).
-MP_ADDRS = {"a": "10.0.0.3", "b": "10.0.0.4"}
 MP_LEGS = {"mp": "a", "mp-b": "b"}  # host name -> leg
 
 
@@ -242,7 +241,7 @@ class Testbed:
             del self._borrowed[ifname]
 
     def _wants_mptcp(self) -> bool:
-        return any(flow["kind"] == "mptcp" for flow in self.config["flows"])
+        return any(flow["kind"] in ("mptcp", "mpquic") for flow in self.config["flows"])
 
     def _mptcp_device(self, server: Namespace, mp: Namespace) -> None:
         """Addresses per leg with a routing table each (the reply to a subflow leaves on
@@ -250,8 +249,11 @@ class Testbed:
         address as a subflow endpoint (`backup` when a flow asks for a backup leg B)."""
         p = self.prefix
         backup = any(f.get("mptcp_leg_b") == "backup" for f in self.config["flows"])
+        scheduler = next(
+            (f["scheduler"] for f in self.config["flows"] if f["kind"] == "mptcp"), "default"
+        )
         for ns in (server, mp):
-            ns.run(["sysctl", "-qw", "net.mptcp.enabled=1"])
+            ns.run(["sysctl", "-qw", "net.mptcp.enabled=1", f"net.mptcp.scheduler={scheduler}"])
             ns.run(["ip", "mptcp", "limits", "set", "subflow", "2", "add_addr_accepted", "2"])
         for table, leg in enumerate(("a", "b"), start=100):
             ifname, addr = f"{p}mp{leg}", MP_ADDRS[leg]
@@ -522,7 +524,7 @@ class Testbed:
     def host(self, client: str, index: int = 0, kind: str = "") -> Host:
         """'dc', 'sc-a', 'sc-b' (+ index) -> the host; an mptcp flow's 'dc' is the MPTCP
         device (its leg-A address is where the connection starts)."""
-        if kind == "mptcp":
+        if kind in ("mptcp", "mpquic"):
             return self.hosts["mp"]
         return self.hosts["dc" if client == "dc" else f"{client}{index}"]
 
