@@ -1,0 +1,93 @@
+"""p4sim's tna.p4 declares what it declares exactly as the Tofino compiler's tna.p4 does.
+
+Both sets of files are parsed by p4sim's own front end; every type, constant, extern (each of
+its methods), parser/control type and package in p4sim's p4include/tofino1_*.p4 must have a
+same-named declaration in /opt/p4tools/share/p4c/p4include with the same structure (source
+positions and the compiler-only annotations @noWarn/@deprecated aside)."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from p4sim.frontend import ir
+from p4sim.frontend.parser import parse
+from p4sim.frontend.preprocess import P4INCLUDE, preprocess_text
+
+REAL_P4INCLUDE = Path("/opt/p4tools/share/p4c/p4include")
+IGNORED_ANNOTATIONS = {"noWarn", "deprecated", "synchronous"}
+
+
+def declarations(include_dir: Path) -> dict[str, ir.Decl]:
+    """Top-level declarations by name; `error` and `match_kind` members of all files merged
+    under "error:error" / "match_kind:match_kind"."""
+    source = f'#define __TARGET_TOFINO__ 1\n#include "{include_dir / "tna.p4"}"\n'
+    program = parse(preprocess_text(source, "tna_probe.p4"), "tna_probe.p4")
+    found: dict[str, ir.Decl] = {}
+    for decl in program.decls:
+        if isinstance(decl, ir.ErrorDecl):
+            key = f"{decl.kind}:{decl.kind}"
+            if key in found:
+                found[key] = dataclasses.replace(decl, members=found[key].members + decl.members)
+                continue
+            found[key] = decl
+        else:
+            found[decl.name] = decl
+    return found
+
+
+def shape(node):
+    """`node` as nested tuples without source positions or ignored annotations."""
+    if isinstance(node, ir.Pos):
+        return None
+    if isinstance(node, ir.Annotation):
+        return ("@", node.name, tuple(node.args))
+    if dataclasses.is_dataclass(node):
+        items = []
+        for field in dataclasses.fields(node):
+            if field.name == "pos":
+                continue
+            value = getattr(node, field.name)
+            if field.name == "annotations":
+                value = [a for a in value if a.name not in IGNORED_ANNOTATIONS]
+            items.append((field.name, shape(value)))
+        return (type(node).__name__, tuple(items))
+    if isinstance(node, (list, tuple)):
+        return tuple(shape(v) for v in node)
+    return node
+
+
+def method_key(method: ir.MethodDecl) -> tuple:
+    return (method.name, len(method.params), tuple(p.name for p in method.params))
+
+
+OURS = declarations(P4INCLUDE)
+REAL = declarations(REAL_P4INCLUDE)
+
+
+def test_p4sim_declares_the_tna_essentials():
+    for name in ("PortId_t", "PORT_METADATA_SIZE", "ingress_intrinsic_metadata_t",
+                 "egress_intrinsic_metadata_for_deparser_t", "Register", "RegisterAction",
+                 "Hash", "Checksum", "Counter", "Mirror", "Pipeline", "Switch"):  # fmt: skip
+        assert name in OURS, name
+
+
+@pytest.mark.parametrize("name", sorted(OURS))
+def test_declaration_matches_the_compilers(name):
+    ours = OURS[name]
+    assert name in REAL, f"{name} is not declared by the Tofino compiler's tna.p4"
+    real = REAL[name]
+    if isinstance(ours, ir.ExternDecl):
+        # p4sim may declare fewer methods (the rest is refused); those it declares must match.
+        assert ours.type_params == real.type_params
+        real_methods = {method_key(m): m for m in real.methods}
+        for method in ours.methods:
+            assert method_key(method) in real_methods, f"{name}.{method.name}"
+            assert shape(method) == shape(real_methods[method_key(method)]), f"{name}.{method.name}"
+    elif isinstance(ours, ir.ErrorDecl):
+        real_members = {m for m, _ in real.members}
+        assert {m for m, _ in ours.members} <= real_members
+    else:
+        assert shape(ours) == shape(real)
