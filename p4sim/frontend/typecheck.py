@@ -749,7 +749,7 @@ class Checker:
             return inst
         if isinstance(t, BlockT):
             if isinstance(t.decl, ir.PackageDecl):
-                if len(d.args) != len(t.decl.params):
+                if not self.arity_ok(t.decl.params, d.args):
                     raise P4Error.at(
                         d.pos,
                         f"package {t.decl.name} takes {len(t.decl.params)} arguments, got {len(d.args)}",
@@ -2307,7 +2307,10 @@ class Checker:
             raise P4Error.at(e.pos, f"expected {n} argument(s), got {len(e.args)}")
 
     def arity_ok(self, params: list[ir.Param], args: list[ir.Arg]) -> bool:
-        required = sum(1 for p in params if p.default is None)
+        """Spec 6.8.2: a parameter with a default value or @optional may be left out."""
+        required = sum(
+            1 for p in params if p.default is None and not ir.annotation(p.annotations, "optional")
+        )
         return required <= len(args) <= len(params)
 
     def extern_method(self, e: ir.Call, et: ExternT, m: str, scope: Scope) -> Type:

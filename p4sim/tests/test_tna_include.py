@@ -8,11 +8,14 @@ positions and the compiler-only annotations @noWarn/@deprecated aside)."""
 from __future__ import annotations
 
 import dataclasses
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from p4sim.frontend import ir
+from p4sim.errors import P4Error
+from p4sim.frontend import compile_file, compile_source, ir
 from p4sim.frontend.parser import parse
 from p4sim.frontend.preprocess import P4INCLUDE, preprocess_text
 
@@ -91,3 +94,39 @@ def test_declaration_matches_the_compilers(name):
         assert {m for m, _ in ours.members} <= real_members
     else:
         assert shape(ours) == shape(real)
+
+
+# ---------------------------------------------------------------- programs written for TNA
+
+TNA_FORWARD = Path(__file__).parent / "p4" / "tna_forward.p4"
+
+
+def test_the_tofino_compiler_accepts_the_tna_test_program(tmp_path):
+    p4c = shutil.which("p4c") or "/opt/p4tools/bin/p4c"
+    assert Path(p4c).exists(), "p4c is not installed: make setup installs /opt/p4tools"
+    proc = subprocess.run(
+        [p4c, "--target", "tofino", "--arch", "tna", "-o", str(tmp_path), str(TNA_FORWARD)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_p4sim_type_checks_a_tna_program_and_refuses_its_main_at_the_package():
+    """Front end: @optional parameters left out (ig_intr_md_for_tm..., Counter.count's
+    adjust_byte_count, Switch's pipe1..3) are accepted; the architecture is refused where
+    main is declared, naming the package."""
+    with pytest.raises(P4Error) as err:
+        compile_file(TNA_FORWARD)
+    line = TNA_FORWARD.read_text().splitlines().index("Switch(pipe) main;") + 1
+    assert str(err.value).startswith(f"{TNA_FORWARD}:{line}:1: error: main: ")
+    assert "(package Switch) is not supported by p4sim" in str(err.value)
+
+
+def test_a_required_argument_may_not_be_left_out():
+    source = TNA_FORWARD.read_text().replace(
+        "rx_counter.count(ig_intr_md.ingress_port);", "rx_counter.count();"
+    )
+    with pytest.raises(P4Error, match="Counter has no method 'count' taking 0 argument"):
+        compile_source(source, str(TNA_FORWARD))
