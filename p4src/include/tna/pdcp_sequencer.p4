@@ -17,19 +17,15 @@ control PdcpSequencer(inout parsed_headers_t hdr,
     Register<session_id_t, user_idx_t>(MAX_USERS, 0) user_session;
 
     bit<1> restarted;           // the index has a new owner: SN and position from 0
-    batch_size_t after_first;   // the position stored after position 0 ((0 + 1) mod B)
     batch_size_t pos;           // this packet's batch position
+
+    batch_size_t below_batch;   // B |-| pos: zero when the stored position is stale (>= B)
     batch_size_t left_on_a;     // k |-| pos: non-zero when the packet goes to leg A
 
-    // pos < k as a saturating difference (an action), so that the gateway compares one
-    // field with a constant.
-    batch_size_t below_batch;   // B |-| pos: zero when the stored position is stale (>= B)
-
-    @hidden action count_below_batch() {
+    // pos >= B and pos < k as saturating differences, both in one stage, so that each
+    // gateway compares one field with a constant.
+    @hidden action count_margins() {
         below_batch = meta.batch |-| pos;
-    }
-
-    @hidden action count_left_on_a() {
         left_on_a = meta.leg_a_count |-| pos;
     }
 
@@ -77,7 +73,11 @@ control PdcpSequencer(inout parsed_headers_t hdr,
     RegisterAction<batch_size_t, user_idx_t, batch_size_t>(batch_pos) restart_pos = {
         void apply(inout batch_size_t value, out batch_size_t p) {
             p = 0;
-            value = after_first;
+            if (meta.batch <= 1) {      // (0 + 1) mod B
+                value = 0;
+            } else {
+                value = 1;
+            }
         }
     };
 
@@ -90,10 +90,6 @@ control PdcpSequencer(inout parsed_headers_t hdr,
     };
 
     apply {
-        after_first = 1;
-        if (meta.batch <= 1) {
-            after_first = 0;
-        }
         restarted = claim_session.execute(meta.user_idx);
 
         pdcp_sn_t sn;
@@ -109,15 +105,15 @@ control PdcpSequencer(inout parsed_headers_t hdr,
             } else {
                 pos = take_pos.execute(meta.user_idx);
             }
-            count_below_batch();
+            count_margins();
+            // A stale position reads as 0: leg A when k > 0.
+            ig_tm_md.ucast_egress_port = meta.leg_b_port;
             if (below_batch == 0) {
-                pos = 0;
-            }
-            count_left_on_a();
-            if (left_on_a != 0) {
+                if (meta.leg_a_count != 0) {
+                    ig_tm_md.ucast_egress_port = meta.leg_a_port;
+                }
+            } else if (left_on_a != 0) {
                 ig_tm_md.ucast_egress_port = meta.leg_a_port;
-            } else {
-                ig_tm_md.ucast_egress_port = meta.leg_b_port;
             }
         } else if (restarted == 1) {
             clear_pos.execute(meta.user_idx);
