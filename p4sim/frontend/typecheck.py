@@ -646,7 +646,20 @@ class Checker:
             p.var = var
             self.declare(scope, p.name, var, p.pos)
 
+    @staticmethod
+    def no_optional_params(params: list[ir.Param]) -> None:
+        """p4c: @optional is for the parameters of externs, parsers, controls and packages
+        (architecture declarations), not of functions or actions."""
+        for p in params:
+            if ir.annotation(p.annotations, "optional"):
+                raise P4Error.at(
+                    p.pos,
+                    f"{p.name}: @optional is allowed only on parameters of externs, parsers, "
+                    "controls and packages",
+                )
+
     def function_decl(self, d: ir.FunctionDecl, scope: Scope) -> None:
+        self.no_optional_params(d.params)
         if d.type_params:
             raise unsupported(d.pos, "generic function")
         saved = (self.frame, self.return_type)
@@ -662,6 +675,7 @@ class Checker:
         self.frame, self.return_type = saved
 
     def action_decl(self, d: ir.ActionDecl, scope: Scope) -> None:
+        self.no_optional_params(d.params)
         top_level = self.frame is None
         saved = self.frame
         if top_level:

@@ -144,3 +144,9 @@ def test_the_tna_splitter_is_refused_at_its_first_register_action():
         "error: claim_session: an instance initializer implementing abstract methods "
         "is not supported by p4sim"
     )
+
+
+def test_optional_is_refused_on_a_function_parameter():
+    source = "bit<8> f(@optional bit<8> a) { return a; }\n" + TNA_FORWARD.read_text()
+    with pytest.raises(P4Error, match=r"<f>:1:\d+: error: a: @optional is allowed only on"):
+        compile_source(source, "<f>")
