@@ -98,7 +98,7 @@ def test_declaration_matches_the_compilers(name):
 
 # ---------------------------------------------------------------- programs written for TNA
 
-TNA_FORWARD = Path(__file__).parent / "p4" / "tna_forward.p4"
+TNA_FORWARD = Path(__file__).parent / "tna" / "forward.p4"
 
 
 def test_the_tofino_compiler_accepts_the_tna_test_program(tmp_path):
