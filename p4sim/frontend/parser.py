@@ -89,6 +89,20 @@ class Parser:
     def tok(self) -> Token:
         return self.toks[self.i]
 
+    def instantiation(self, t: Token, annots, ref) -> ir.Instantiation:
+        """`T(args) name;`, from the arguments on. An initializer block implementing the
+        extern's abstract methods (`RegisterAction<...>(r) ra = { void apply(...) {...} };`,
+        spec "Abstract methods") is refused where it starts."""
+        args = self.arguments()
+        name = self.ident("an instance name")
+        if self.at("=") and self.peek().text == "{":
+            raise unsupported(
+                self.tok.pos, f"{name}: an instance initializer implementing abstract methods"
+            )
+        self.expect(";")
+        self.valuenames.add(name)
+        return ir.Instantiation(t.pos, name, annots, ref, args)
+
     def peek(self, k: int = 1) -> Token:
         return self.toks[min(self.i + k, len(self.toks) - 1)]
 
@@ -328,11 +342,7 @@ class Parser:
         start = self.i
         ref = self.typeref()
         if self.at("("):
-            args = self.arguments()
-            name = self.ident("an instance name")
-            self.expect(";")
-            self.valuenames.add(name)
-            return ir.Instantiation(t.pos, name, annots, ref, args)
+            return self.instantiation(t, annots, ref)
         if self.is_ident():
             name = self.ident()
             tps = self.type_params()
@@ -599,11 +609,7 @@ class Parser:
             return ir.ValueSetDecl(t.pos, name, annots, elem, size)
         ref = self.typeref()
         if self.at("("):
-            args = self.arguments()
-            name = self.ident("an instance name")
-            self.expect(";")
-            self.valuenames.add(name)
-            return ir.Instantiation(t.pos, name, annots, ref, args)
+            return self.instantiation(t, annots, ref)
         name = self.ident("a variable name")
         init = self.expression() if self.accept("=") else None
         self.expect(";")

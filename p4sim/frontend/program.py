@@ -149,6 +149,13 @@ def bmv2_entries(
     return out
 
 
+def is_tna_package(pkg: ir.PackageDecl) -> bool:
+    """TNA's / T2NA's top-level package (`@pkginfo(arch="TNA")` or "T2NA" in tna.p4/t2na.p4):
+    p4sim declares them but cannot run them yet."""
+    info = ir.annotation(pkg.annotations, "pkginfo")
+    return info is not None and ('arch="TNA"' in info.text or 'arch="T2NA"' in info.text)
+
+
 class ModelBuilder:
     def __init__(self, checker: Checker):
         self.checker = checker
@@ -171,6 +178,12 @@ class ModelBuilder:
     def build(self) -> tuple[ProgramModel, list[BlockNode]]:
         main = self.checker.main
         pkg = main.type.decl
+        if isinstance(pkg, ir.PackageDecl) and is_tna_package(pkg):
+            raise P4Error.at(
+                main.node.pos,
+                f"main: the Tofino Native Architecture (package {pkg.name}) is not supported "
+                "by p4sim yet (it runs v1model's V1Switch)",
+            )
         if not isinstance(pkg, ir.PackageDecl) or pkg.name != "V1Switch" or len(pkg.params) != 6:
             raise P4Error.at(
                 main.node.pos,

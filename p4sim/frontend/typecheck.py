@@ -646,7 +646,20 @@ class Checker:
             p.var = var
             self.declare(scope, p.name, var, p.pos)
 
+    @staticmethod
+    def no_optional_params(params: list[ir.Param]) -> None:
+        """p4c: @optional is for the parameters of externs, parsers, controls and packages
+        (architecture declarations), not of functions or actions."""
+        for p in params:
+            if ir.annotation(p.annotations, "optional"):
+                raise P4Error.at(
+                    p.pos,
+                    f"{p.name}: @optional is allowed only on parameters of externs, parsers, "
+                    "controls and packages",
+                )
+
     def function_decl(self, d: ir.FunctionDecl, scope: Scope) -> None:
+        self.no_optional_params(d.params)
         if d.type_params:
             raise unsupported(d.pos, "generic function")
         saved = (self.frame, self.return_type)
@@ -662,6 +675,7 @@ class Checker:
         self.frame, self.return_type = saved
 
     def action_decl(self, d: ir.ActionDecl, scope: Scope) -> None:
+        self.no_optional_params(d.params)
         top_level = self.frame is None
         saved = self.frame
         if top_level:
@@ -749,7 +763,7 @@ class Checker:
             return inst
         if isinstance(t, BlockT):
             if isinstance(t.decl, ir.PackageDecl):
-                if len(d.args) != len(t.decl.params):
+                if not self.arity_ok(t.decl.params, d.args):
                     raise P4Error.at(
                         d.pos,
                         f"package {t.decl.name} takes {len(t.decl.params)} arguments, got {len(d.args)}",
@@ -2307,7 +2321,10 @@ class Checker:
             raise P4Error.at(e.pos, f"expected {n} argument(s), got {len(e.args)}")
 
     def arity_ok(self, params: list[ir.Param], args: list[ir.Arg]) -> bool:
-        required = sum(1 for p in params if p.default is None)
+        """Spec 6.8.2: a parameter with a default value or @optional may be left out."""
+        required = sum(
+            1 for p in params if p.default is None and not ir.annotation(p.annotations, "optional")
+        )
         return required <= len(args) <= len(params)
 
     def extern_method(self, e: ir.Call, et: ExternT, m: str, scope: Scope) -> Type:
