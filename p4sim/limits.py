@@ -1,4 +1,4 @@
-"""p4sim's documented limits (p4sim/README.md, "Limits"), in one place.
+"""p4sim's documented limits (p4sim/docs/limits.md), in one place.
 
 Every size a program or a P4Runtime client chooses is checked against these before anything
 is allocated, so that bad or hostile input ends in a clear error instead of a MemoryError, a

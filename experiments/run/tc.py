@@ -75,7 +75,7 @@ def netem_args(spec: LinkSpec) -> list[str]:
     if limit is not None:
         args += ["limit", str(limit)]
     # reorder: netem keeps jittered frames in order only when it also limits the rate
-    # (without one it sorts them by send time); the README lists this difference.
+    # (without one it sorts them by send time); experiments/linkem/docs/netem-differences.md lists this difference.
     return args
 
 

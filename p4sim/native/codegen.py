@@ -191,7 +191,7 @@ class CodeGen:
                 ti = self.new_tmp()
                 pre.append(f"uint64_t {ti} = (uint64_t)({self.expr(e.index, pre)});")
             # Outside the stack: a never-valid element that writes go nowhere into, as the
-            # interpreter does (p4sim/README.md, "Header stacks").
+            # interpreter does (p4sim/docs/semantics.md, "Header stacks").
             scratch = self.new_tmp()
             pre.append(f"{self.ctype(e.expr.type.elem, e.pos)} {scratch} = {{0}};")
             return f"(*({ti} < {size} ? &{st}.e[{ti}] : &{scratch}))"
