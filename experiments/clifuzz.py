@@ -247,9 +247,9 @@ def side_effects_stopped(work: Path):
     patches = [
         mock.patch("controlplane.splitter.Splitter.connect", _accept),
         mock.patch("p4sim.p4runtime.P4RuntimeServer", _accept),
-        mock.patch("experiments.runner.run_scenario", _accept),
-        mock.patch("experiments.campaign.run_campaign", _accept),
-        mock.patch("experiments.rayexec.RayExecutor", _accept),
+        mock.patch("experiments.run.runner.run_scenario", _accept),
+        mock.patch("experiments.run.campaign.run_campaign", _accept),
+        mock.patch("experiments.run.rayexec.RayExecutor", _accept),
     ]
     cwd = os.getcwd()
     os.chdir(work)

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from experiments.run.parts import TestbedError
+from experiments.run import parts
 from experiments.run.switches import RemoteSwitch
 
 SWITCHES = Path(__file__).resolve().parents[1] / "switches"
@@ -27,7 +27,9 @@ def test_tofino_example_says_tna():
 def test_unknown_arch_is_refused_naming_the_allowed_ones(tmp_path):
     text = (SWITCHES / "example_tofino_stratum.yaml").read_text().split("\npipeline:")[0]
     path = _write(tmp_path, text.replace("arch: tna", "arch: tofino") + "\n")
-    with pytest.raises(TestbedError, match="arch must be one of v1model, tna, t2na, got 'tofino'"):
+    with pytest.raises(
+        parts.TestbedError, match="arch must be one of v1model, tna, t2na, got 'tofino'"
+    ):
         RemoteSwitch.load(path)
 
 
