@@ -216,6 +216,8 @@ class ProgramModel:
     errors: list[str] = field(default_factory=list)  # the error members, in value order
     action_profiles: list[ActionProfileDef] = field(default_factory=list)
     value_sets: list[ValueSetDef] = field(default_factory=list)
+    pipe: str = ""  # TNA: the Pipeline instance's name (p4c-barefoot hashes P4Info ids with it)
+    ingress_parser: str = ""  # TNA: the ingress parser's name (names its $PORT_METADATA)
 
 
 # ---------------------------------------------------------------------------
