@@ -130,6 +130,7 @@ class RegisterDef:
     size: int
     bitwidth: int  # width of the element type bit<W>
     annotations: list[str] = field(default_factory=list)
+    initial_value: int = 0  # what a cell never written reads (TNA's Register(size, initial))
 
 
 @dataclass

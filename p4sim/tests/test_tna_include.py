@@ -113,15 +113,10 @@ def test_the_tofino_compiler_accepts_the_tna_test_program(tmp_path):
     assert proc.returncode == 0, proc.stderr
 
 
-def test_p4sim_type_checks_a_tna_program_and_refuses_its_main_at_the_package():
+def test_p4sim_compiles_a_tna_program_leaving_out_optional_parameters():
     """Front end: @optional parameters left out (ig_intr_md_for_tm..., Counter.count's
-    adjust_byte_count, Switch's pipe1..3) are accepted; the architecture is refused where
-    main is declared, naming the package."""
-    with pytest.raises(P4Error) as err:
-        compile_file(TNA_FORWARD)
-    line = TNA_FORWARD.read_text().splitlines().index("Switch(pipe) main;") + 1
-    assert str(err.value).startswith(f"{TNA_FORWARD}:{line}:1: error: main: ")
-    assert "(package Switch) is not supported by p4sim" in str(err.value)
+    adjust_byte_count, Switch's pipe1..3) are accepted, and main selects TNA."""
+    assert compile_file(TNA_FORWARD).model.arch == "tna"
 
 
 def test_a_required_argument_may_not_be_left_out():

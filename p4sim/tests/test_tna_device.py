@@ -1,0 +1,156 @@
+"""The TNA device (p4sim/tna/): the six blocks, the traffic manager and the externs, on TNA
+programs the real Tofino compiler accepts (checked here too). Expected values come from the
+TNA documentation (tofino1_*.p4) and independent computations (zlib, RFC 1071)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import zlib
+from pathlib import Path
+
+import pytest
+
+from p4sim.frontend import compile_file
+from p4sim.model import FieldMatch, Replica, TableEntry
+from p4sim.native import new_device
+from p4sim.tna.externs import TNA_HASHES
+
+HERE = Path(__file__).parent / "tna"
+FORWARD = HERE / "forward.p4"
+DEVICE = HERE / "device.p4"
+
+
+@pytest.mark.parametrize("program", [FORWARD, DEVICE], ids=lambda p: p.name)
+def test_the_tofino_compiler_accepts_the_program(program, tmp_path):
+    p4c = shutil.which("p4c") or "/opt/p4tools/bin/p4c"
+    assert Path(p4c).exists(), "p4c is not installed: make setup installs /opt/p4tools"
+    proc = subprocess.run(
+        [p4c, "--target", "tofino", "--arch", "tna", "-o", str(tmp_path), str(program)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+
+
+# ------------------------------------------------------------------ forward.p4
+
+
+@pytest.fixture(scope="module")
+def forward():
+    return compile_file(FORWARD)
+
+
+def test_the_model_names_objects_as_p4info_does_and_keeps_the_pipe(forward):
+    model = forward.model
+    assert (model.arch, model.pipe) == ("tna", "pipe")
+    assert [t.name for t in model.tables] == ["FwdIngress.ports"]
+    assert [(c.name, c.size, c.unit) for c in model.counters] == [
+        ("FwdIngress.rx_counter", 512, "packets_and_bytes")
+    ]
+
+
+def test_a_table_forwards_by_ingress_port_and_the_counter_counts(forward):
+    dev = forward.new_device()
+    dev.tables["FwdIngress.ports"].insert(
+        TableEntry(
+            {"ig_intr_md.ingress_port": FieldMatch("exact", 1)}, "FwdIngress.forward", {"port": 2}
+        )
+    )
+    frame = bytes(range(14)) + b"payload"
+    assert dev.process(1, frame) == [(2, frame)]  # bypass_egress: the ingress deparser's bytes
+    assert dev.process(3, frame) == []  # default action drop(): drop_ctl = 1
+    assert dev.counters["FwdIngress.rx_counter"].read(1) == (1, len(frame))
+    assert dev.counters["FwdIngress.rx_counter"].read(3) == (1, len(frame))
+
+
+def test_a_parser_error_does_not_drop_the_packet_but_sets_parser_err(forward):
+    """PARTIAL_HDR (a frame shorter than Ethernet): the ingress still runs (the counter
+    counts), and the program drops it because ig_prsr_md.parser_err != 0."""
+    dev = forward.new_device()
+    dev.tables["FwdIngress.ports"].insert(
+        TableEntry(
+            {"ig_intr_md.ingress_port": FieldMatch("exact", 1)}, "FwdIngress.forward", {"port": 2}
+        )
+    )
+    assert dev.process(1, b"\x01\x02\x03") == []
+    assert dev.counters["FwdIngress.rx_counter"].read(1) == (1, 3)
+
+
+def test_the_native_engine_falls_back_to_the_interpreter_naming_the_architecture(forward):
+    dev = new_device(forward, engine="native")
+    assert dev.engine == "interp"
+    assert "the tna architecture" in dev.fallback_reason
+
+
+# ------------------------------------------------------------------ device.p4
+
+ETH = bytes.fromhex("020000000002" "020000000001" "88b5")
+
+
+def data(op: int, arg: int, csum: int = 0) -> bytes:
+    """data_h: op, csum_ok, arg, csum, crc16, crc32, rid, small, large (all zero behind)."""
+    return bytes([op, 0]) + arg.to_bytes(2, "big") + csum.to_bytes(2, "big") + bytes(14)
+
+
+def ones_sum(words: bytes) -> int:
+    s = sum(int.from_bytes(words[i : i + 2], "big") for i in range(0, len(words), 2))
+    while s >> 16:
+        s = (s & 0xFFFF) + (s >> 16)
+    return s
+
+
+def fields(out: bytes) -> dict:
+    d = out[14:]
+    names = [("op", 1), ("csum_ok", 1), ("arg", 2), ("csum", 2), ("crc16", 2), ("crc32", 4)]
+    names += [("rid", 2), ("small", 2), ("large", 2)]
+    values, pos = {}, 0
+    for name, n in names:
+        values[name] = int.from_bytes(d[pos : pos + n], "big")
+        pos += n
+    return values
+
+
+@pytest.fixture()
+def device():
+    dev = compile_file(DEVICE).new_device()
+    dev.pre.multicast_groups[5] = [Replica(2, 10), Replica(4, 11), Replica(7, 12)]
+    return dev
+
+
+def test_unicast_goes_through_egress_with_hashes_min_max_and_checksums(device):
+    good = (~ones_sum(bytes([1, 0]) + (3).to_bytes(2, "big"))) & 0xFFFF
+    [(port, out)] = device.process(0, ETH + data(1, 3, good) + b"tail")
+    assert port == 3 and out.endswith(b"tail")
+    f = fields(out)
+    assert f["csum_ok"] == 1  # Checksum.verify() in the ingress parser
+    # Checksum.update() in the ingress deparser: RFC 1071 over op, csum_ok, arg
+    assert f["csum"] == (~ones_sum(bytes([1, 1, 0, 3]))) & 0xFFFF
+    assert f["crc32"] == zlib.crc32(bytes([1, 0, 3]))
+    assert f["crc16"] == TNA_HASHES["CRC16"](bytes([1, 0, 3]))
+    assert (f["small"], f["large"], f["rid"]) == (3, 100, 0)
+    bad = fields(device.process(0, ETH + data(1, 3, good ^ 1))[0][1])
+    assert bad["csum_ok"] == 0
+
+
+def test_multicast_replicas_see_their_egress_rid_and_egress_drop_ctl_drops(device):
+    outs = device.process(0, ETH + data(2, 5))
+    assert [(p, fields(o)["rid"]) for p, o in outs] == [(2, 10), (4, 11)]  # port 7: drop_ctl
+
+
+def test_ingress_drop_ctl_and_no_port_drop(device):
+    assert device.process(0, ETH + data(3, 2)) == []
+    assert device.process(0, ETH + data(4, 2)) == []
+
+
+def test_bypass_egress_skips_the_egress_blocks(device):
+    [(port, out)] = device.process(0, ETH + data(5, 7))  # egress would drop port 7
+    assert port == 7 and fields(out)["op"] == 5
+
+
+@pytest.mark.parametrize(
+    "algorithm,check", [("CRC8", 0xF4), ("CRC16", 0xBB3D), ("CRC32", 0xCBF43926)]
+)
+def test_hash_crcs_give_the_catalogue_check_values(algorithm, check):
+    assert TNA_HASHES[algorithm](b"123456789") == check
