@@ -249,6 +249,7 @@ class ModelBuilder:
             value_sets=self.value_sets,
             arch=arch,
             pipe=pipe,
+            ingress_parser=roots[0].path if pipe else "",  # P4Info: its $PORT_METADATA
         )
         return model, roots
 

@@ -16,10 +16,14 @@ Run: .venv/bin/pytest -q p4sim/tests/test_tna_p4info.py
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from p4sim import p4info
+from p4sim import frontend, p4info
 from p4sim.model import ActionDef, ActionRefDef, CounterDef, ProgramModel, RegisterDef, TableDef
+from p4sim.p4info_compare import differences, read_text
+from p4sim.tests.tofino_compiler import compile_tna
 
 
 def tna_model(**kwargs) -> ProgramModel:
@@ -99,3 +103,30 @@ def test_v1model_programs_have_no_pipe_and_no_externs():
 @pytest.mark.parametrize("arch", ["tna", "t2na"])
 def test_pkg_info_names_the_architecture(arch):
     assert p4info.generate(tna_model(arch=arch)).pkg_info.arch == arch
+
+
+# ------------------------------------------------ against the real compiler, program by program
+
+HERE = Path(__file__).parent
+SPLITTER = HERE.parents[1] / "p4src" / "dc_splitter_tna.p4"
+# (program, chip, -D defines)
+COMPILED = [
+    (HERE / "tna" / "forward.p4", "tofino", {}),
+    (HERE / "tna" / "p4info_objects.p4", "tofino", {}),
+]
+
+
+def compiled_id(case) -> str:
+    path, chip, defines = case
+    return f"{path.stem}-{chip}" + "".join(f"-D{k}" for k in defines)
+
+
+@pytest.mark.parametrize("case", COMPILED, ids=compiled_id)
+def test_p4info_equals_the_tofino_compilers(case):
+    path, chip, defines = case
+    reference = compile_tna(path, chip, defines)
+    assert reference.accepted, f"the Tofino compiler rejects {path.name}:\n{reference.log}"
+    p4sim_defines = {"__TARGET_TOFINO__": "2" if chip == "tofino2" else "1", **defines}
+    ours = p4info.generate(frontend.compile_file(path, defines=p4sim_defines).model)
+    diffs = differences(ours, read_text(reference.p4info))
+    assert not diffs, "\n".join(diffs)
