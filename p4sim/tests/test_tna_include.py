@@ -1,15 +1,14 @@
-"""p4sim's tna.p4 declares what it declares exactly as the Tofino compiler's tna.p4 does.
+"""p4sim's tna.p4 and t2na.p4 declare what they declare exactly as the Tofino compiler's do.
 
 Both sets of files are parsed by p4sim's own front end; every type, constant, extern (each of
-its methods), parser/control type and package in p4sim's p4include/tofino1_*.p4 must have a
-same-named declaration in /opt/p4tools/share/p4c/p4include with the same structure (source
-positions and the compiler-only annotations @noWarn/@deprecated aside)."""
+its methods), parser/control type and package in p4sim's p4include/tofino1_*.p4 (tofino2_*.p4)
+must have a same-named declaration in /opt/p4tools/share/p4c/p4include's tna.p4 (t2na.p4) with
+the same structure (source positions and the compiler-only annotations @noWarn/@deprecated
+aside)."""
 
 from __future__ import annotations
 
 import dataclasses
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -18,15 +17,21 @@ from p4sim.errors import P4Error
 from p4sim.frontend import compile_file, compile_source, ir
 from p4sim.frontend.parser import parse
 from p4sim.frontend.preprocess import P4INCLUDE, preprocess_text
+from p4sim.tests.tofino_compiler import compile_tna
 
 REAL_P4INCLUDE = Path("/opt/p4tools/share/p4c/p4include")
 IGNORED_ANNOTATIONS = {"noWarn", "deprecated", "synchronous"}
 
 
-def declarations(include_dir: Path) -> dict[str, ir.Decl]:
+# architecture -> (its top-level include, the __TARGET_TOFINO__ it needs)
+ARCHITECTURES = {"tna": ("tna.p4", 1), "t2na": ("t2na.p4", 2)}
+
+
+def declarations(include_dir: Path, arch: str) -> dict[str, ir.Decl]:
     """Top-level declarations by name; `error` and `match_kind` members of all files merged
     under "error:error" / "match_kind:match_kind"."""
-    source = f'#define __TARGET_TOFINO__ 1\n#include "{include_dir / "tna.p4"}"\n'
+    top, target = ARCHITECTURES[arch]
+    source = f'#define __TARGET_TOFINO__ {target}\n#include "{include_dir / top}"\n'
     program = parse(preprocess_text(source, "tna_probe.p4"), "tna_probe.p4")
     found: dict[str, ir.Decl] = {}
     for decl in program.decls:
@@ -66,22 +71,31 @@ def method_key(method: ir.MethodDecl) -> tuple:
     return (method.name, len(method.params), tuple(p.name for p in method.params))
 
 
-OURS = declarations(P4INCLUDE)
-REAL = declarations(REAL_P4INCLUDE)
+OURS = {arch: declarations(P4INCLUDE, arch) for arch in ARCHITECTURES}
+REAL = {arch: declarations(REAL_P4INCLUDE, arch) for arch in ARCHITECTURES}
 
 
-def test_p4sim_declares_the_tna_essentials():
+@pytest.mark.parametrize("arch", ARCHITECTURES)
+def test_p4sim_declares_the_tna_essentials(arch):
     for name in ("PortId_t", "PORT_METADATA_SIZE", "ingress_intrinsic_metadata_t",
                  "egress_intrinsic_metadata_for_deparser_t", "Register", "RegisterAction",
                  "Hash", "Checksum", "Counter", "Mirror", "Pipeline", "Switch"):  # fmt: skip
-        assert name in OURS, name
+        assert name in OURS[arch], name
 
 
-@pytest.mark.parametrize("name", sorted(OURS))
-def test_declaration_matches_the_compilers(name):
-    ours = OURS[name]
-    assert name in REAL, f"{name} is not declared by the Tofino compiler's tna.p4"
-    real = REAL[name]
+def test_t2na_declares_the_ghost_thread():
+    assert "ghost" in [p.name for p in OURS["t2na"]["Pipeline"].params]
+    assert "GhostT" in OURS["t2na"] and "GhostT" not in OURS["tna"]
+
+
+@pytest.mark.parametrize(
+    "arch,name", [(arch, name) for arch in ARCHITECTURES for name in sorted(OURS[arch])]
+)
+def test_declaration_matches_the_compilers(arch, name):
+    ours = OURS[arch][name]
+    top = ARCHITECTURES[arch][0]
+    assert name in REAL[arch], f"{name} is not declared by the Tofino compiler's {top}"
+    real = REAL[arch][name]
     if isinstance(ours, ir.ExternDecl):
         # p4sim may declare fewer methods (the rest is refused); those it declares must match.
         assert ours.type_params == real.type_params
@@ -101,16 +115,9 @@ def test_declaration_matches_the_compilers(name):
 TNA_FORWARD = Path(__file__).parent / "tna" / "forward.p4"
 
 
-def test_the_tofino_compiler_accepts_the_tna_test_program(tmp_path):
-    p4c = shutil.which("p4c") or "/opt/p4tools/bin/p4c"
-    assert Path(p4c).exists(), "p4c is not installed: make setup installs /opt/p4tools"
-    proc = subprocess.run(
-        [p4c, "--target", "tofino", "--arch", "tna", "-o", str(tmp_path), str(TNA_FORWARD)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr
+def test_the_tofino_compiler_accepts_the_tna_test_program():
+    compiled = compile_tna(TNA_FORWARD, "tofino")
+    assert compiled.accepted, compiled.log
 
 
 def test_p4sim_compiles_a_tna_program_leaving_out_optional_parameters():
