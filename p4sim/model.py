@@ -219,6 +219,8 @@ class ProgramModel:
     value_sets: list[ValueSetDef] = field(default_factory=list)
     pipe: str = ""  # TNA: the Pipeline instance's name (p4c-barefoot hashes P4Info ids with it)
     ingress_parser: str = ""  # TNA: the ingress parser's name (names its $PORT_METADATA)
+    # TNA: the Hash instances; no P4Info entry, but p4c-barefoot counts them in aliases
+    hashes: list[str] = field(default_factory=list)
 
 
 # ---------------------------------------------------------------------------

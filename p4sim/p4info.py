@@ -329,6 +329,8 @@ def build_symbols(model: ProgramModel) -> SymbolTable:
         symbols.add(PREFIX_ACTION_PROFILE, profile.name, profile.annotations)
     if symbols.pipe:
         symbols.add(BAREFOOT_PREFIX_PORT_METADATA, port_metadata_name(model))
+        for name in model.hashes:  # bf-p4c's DynHash symbols: dropped, but aliased
+            symbols.add_alias_only(f"{symbols.pipe}.{name}")
     symbols.compute()
     return symbols
 

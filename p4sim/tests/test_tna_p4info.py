@@ -93,6 +93,17 @@ def test_port_metadata_of_the_ingress_parser_stays_a_tofino_extern():
     assert instance.info.value == b"ig_intr_md.ingress_port"
 
 
+def test_a_hash_has_no_entry_but_lengthens_the_aliases_it_shares():
+    model = tna_model(
+        tables=[TableDef("Eg.h", [], [ActionRefDef("Eg.a")], 512, "Eg.a", {}, False, None)],
+        actions=[ActionDef("Eg.a", [])],
+        hashes=["Ig.h"],
+    )
+    info = p4info.generate(model)
+    assert info.tables[0].preamble.alias == "Eg.h"
+    assert [e.extern_type_name for e in info.externs] == ["PortMetadata"]
+
+
 def test_v1model_programs_have_no_pipe_and_no_externs():
     model = tna_model(arch="v1model", counters=[CounterDef("Ig.c", 4, "packets")])
     info = p4info.generate(model)

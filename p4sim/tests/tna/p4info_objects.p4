@@ -2,8 +2,8 @@
  * (--p4runtime-force-std-externs): tables (sized, unsized, const entries, a default with
  * arguments, a renamed key, an @id), actions (local, global, directly called, @hidden, an
  * @id), Counter (an @id, which bf-p4c ignores on externs), Meter, Register and a Hash (no
- * entry of its own), in two controls and a sub-control; for Tofino 1 (tna.p4) and 2
- * (t2na.p4). */
+ * entry of its own, but its name makes the egress table flow_hash's alias longer), in two
+ * controls and a sub-control; for Tofino 1 (tna.p4) and 2 (t2na.p4). */
 #include <core.p4>
 #if __TARGET_TOFINO__ == 2
 #include <t2na.p4>
@@ -123,6 +123,12 @@ control ObjEgress(inout headers_t hdr, inout metadata_t md,
 
     @id(0x100) action set_src(bit<48> mac) { hdr.ethernet.src_addr = mac; }
 
+    table flow_hash {
+        key = { hdr.ethernet.ether_type : exact; }
+        actions = { NoAction; }
+        size = 8;
+    }
+
     table egress_macs {
         key = { eg_intr_md.egress_port : exact; }
         actions = { set_src; NoAction; }
@@ -132,6 +138,7 @@ control ObjEgress(inout headers_t hdr, inout metadata_t md,
     apply {
         tx_packets.count(eg_intr_md.egress_port);
         egress_macs.apply();
+        flow_hash.apply();
     }
 }
 
