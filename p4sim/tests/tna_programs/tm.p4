@@ -1,7 +1,9 @@
 /* The traffic manager as TNA describes it (tofino1_base.p4): unicast to
- * ig_tm_md.ucast_egress_port, multicast through mcast_grp_a with one copy per replica whose
+ * ig_tm_md.ucast_egress_port, multicast through mcast_grp_a (and mcast_grp_b: the copies of
+ * both groups) with one copy per replica whose
  * egress sees its egress_rid and egress_port, bypass_egress, drop_ctl in the ingress and the
- * egress deparser metadata, and no output when ingress chose neither a port nor a group.
+ * egress deparser metadata (bit 0 stops unicast and multicast; bit 1 only copy-to-cpu), and
+ * no output when ingress chose neither a port nor a group.
  * The probe's op says what ingress does; egress stamps what it saw. */
 #include <core.p4>
 #include <tna.p4>
@@ -23,6 +25,9 @@ const bit<8> OP_MULTICAST = 2;
 const bit<8> OP_INGRESS_DROP = 3;
 const bit<8> OP_EGRESS_DROP = 4;
 const bit<8> OP_NO_DESTINATION = 5;
+const bit<8> OP_NO_COPY_TO_CPU = 6;
+const bit<8> OP_MULTICAST_DROP = 7;
+const bit<8> OP_TWO_GROUPS = 8;  // mcast_grp_a = group, mcast_grp_b = group + 1
 
 parser TmIngressParser(packet_in pkt, out headers_t hdr, out metadata_t md,
                        out ingress_intrinsic_metadata_t ig_intr_md) {
@@ -50,6 +55,15 @@ control TmIngress(inout headers_t hdr, inout metadata_t md,
         } else if (hdr.probe.op == OP_INGRESS_DROP) {
             ig_tm_md.ucast_egress_port = 1;
             ig_dprsr_md.drop_ctl = 1;
+        } else if (hdr.probe.op == OP_NO_COPY_TO_CPU) {
+            ig_tm_md.ucast_egress_port = 1;
+            ig_dprsr_md.drop_ctl = 2;
+        } else if (hdr.probe.op == OP_TWO_GROUPS) {
+            ig_tm_md.mcast_grp_a = hdr.probe.group;
+            ig_tm_md.mcast_grp_b = hdr.probe.group + 1;
+        } else if (hdr.probe.op == OP_MULTICAST_DROP) {
+            ig_tm_md.mcast_grp_a = hdr.probe.group;
+            ig_dprsr_md.drop_ctl = 1;
         }
     }
 }
@@ -76,7 +90,7 @@ control TmEgress(inout headers_t hdr, inout metadata_t md,
     apply {
         hdr.probe.egress_seen = 1;
         hdr.probe.port = (bit<16>)eg_intr_md.egress_port;
-        if (hdr.probe.op == OP_MULTICAST) {
+        if (hdr.probe.op == OP_MULTICAST || hdr.probe.op == OP_TWO_GROUPS) {
             hdr.probe.rid = eg_intr_md.egress_rid;
         }
         if (hdr.probe.op == OP_EGRESS_DROP) {
