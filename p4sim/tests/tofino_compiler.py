@@ -2,7 +2,7 @@
 
 `compile_tna(program, chip)` runs `p4c --target tofino --arch tna` (or tofino2/t2na) with
 `--p4runtime-force-std-externs` once per content: the cache key covers the compiler
-command, the program and every .p4 file beside it (its local includes), so an edit
+command, the program and the files it includes with `#include "..."`, so an edit
 recompiles and an unchanged program costs nothing (a compile takes seconds). Only the
 P4Info and the compiler's log are kept.
 """
@@ -10,6 +10,7 @@ P4Info and the compiler's log are kept.
 from __future__ import annotations
 
 import hashlib
+import re
 import shutil
 import subprocess
 import tempfile
@@ -34,9 +35,27 @@ def p4c() -> str:
     return found
 
 
+_LOCAL_INCLUDE = re.compile(rb'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
+
+
+def _sources(program: Path) -> list[Path]:
+    """The program and every file it includes with `#include "..."`, transitively (the
+    system includes, <tna.p4> and the like, come with the compiler)."""
+    found: list[Path] = []
+    pending = [program.resolve()]
+    while pending:
+        path = pending.pop()
+        if path in found or not path.is_file():
+            continue
+        found.append(path)
+        for name in _LOCAL_INCLUDE.findall(path.read_bytes()):
+            pending.append((path.parent / name.decode()).resolve())
+    return found
+
+
 def _key(command: list[str], program: Path) -> str:
     digest = hashlib.sha256("\0".join(command).encode())
-    for path in [program, *sorted(program.parent.rglob("*.p4"))]:
+    for path in _sources(program):
         digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
 
