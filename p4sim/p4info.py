@@ -331,6 +331,8 @@ def build_symbols(model: ProgramModel) -> SymbolTable:
         symbols.add(BAREFOOT_PREFIX_PORT_METADATA, port_metadata_name(model))
         for name in model.hashes:  # bf-p4c's DynHash symbols: dropped, but aliased
             symbols.add_alias_only(f"{symbols.pipe}.{name}")
+        for value_set in model.value_sets:  # p4c's own symbol beside bf-p4c's `pipe.` one
+            symbols.add_alias_only(value_set.name)
     symbols.compute()
     return symbols
 
@@ -506,6 +508,9 @@ def _add_value_sets(info: p4info_pb2.P4Info, model: ProgramModel, symbols: Symbo
             continue
         v = info.value_sets.add()
         _preamble(v, symbols, PREFIX_VALUE_SET, value_set.name, value_set.annotations)
+        if symbols.pipe:
+            v.size = value_set.size  # bf-p4c's converter keeps no match fields
+            continue
         for fid, fld in enumerate(value_set.fields, 1):
             m = v.match.add(id=fid, bitwidth=fld.bitwidth, match_type=_MATCH_TYPES[fld.match_kind])
             m.name = fld.name  # p4c: no name when the value set's type is bit<W>

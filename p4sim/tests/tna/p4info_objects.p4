@@ -2,8 +2,9 @@
  * (--p4runtime-force-std-externs): tables (sized, unsized, const entries, a default with
  * arguments, a renamed key, an @id), actions (local, global, directly called, @hidden, an
  * @id), Counter (an @id, which bf-p4c ignores on externs), Meter, Register and a Hash (no
- * entry of its own, but its name makes the egress table flow_hash's alias longer), in two
- * controls and a sub-control; for Tofino 1 (tna.p4) and 2 (t2na.p4). */
+ * entry of its own, but its name makes the egress table flow_hash's alias longer) and a
+ * parser value set, in two controls and a sub-control; for Tofino 1 (tna.p4) and 2
+ * (t2na.p4). */
 #include <core.p4>
 #if __TARGET_TOFINO__ == 2
 #include <t2na.p4>
@@ -22,10 +23,20 @@ struct metadata_t { bit<16> hash; bit<32> value; }
 
 parser ObjIngressParser(packet_in pkt, out headers_t hdr, out metadata_t md,
                         out ingress_intrinsic_metadata_t ig_intr_md) {
+    value_set<bit<16>>(4) special_types;
+
     state start {
         pkt.extract(ig_intr_md);
         pkt.advance(PORT_METADATA_SIZE);
         pkt.extract(hdr.ethernet);
+        transition select(hdr.ethernet.ether_type) {
+            special_types: special;
+            default: accept;
+        }
+    }
+
+    state special {
+        md.value = 1;
         transition accept;
     }
 }
