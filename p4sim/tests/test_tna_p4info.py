@@ -21,7 +21,15 @@ from pathlib import Path
 import pytest
 
 from p4sim import frontend, p4info
-from p4sim.model import ActionDef, ActionRefDef, CounterDef, ProgramModel, RegisterDef, TableDef
+from p4sim.model import (
+    ActionDef,
+    ActionRefDef,
+    CounterDef,
+    MeterDef,
+    ProgramModel,
+    RegisterDef,
+    TableDef,
+)
 from p4sim.p4info_compare import differences, read_text
 from p4sim.tests.tofino_compiler import compile_tna
 
@@ -102,6 +110,33 @@ def test_a_hash_has_no_entry_but_lengthens_the_aliases_it_shares():
     info = p4info.generate(model)
     assert info.tables[0].preamble.alias == "Eg.h"
     assert [e.extern_type_name for e in info.externs] == ["PortMetadata"]
+
+
+def test_direct_counters_and_meters_carry_the_compilers_ids():
+    """The ids p4c-barefoot gave a DirectCounter and a DirectMeter of p4info_objects.p4 (a
+    variant with `counters = class_hits;` and `meters = flow_rate;`, which p4sim's front end
+    does not take yet): hashed under 0x84 / 0x86 from the pipe symbol, shown under the
+    standard prefixes, pointing at their tables."""
+    classes, flows = "ObjIngress.classifier.classes", "ObjIngress.flows"
+    tables = [
+        TableDef(classes, [], [ActionRefDef("NoAction")], 512, "NoAction", {}, False, None),
+        TableDef(flows, [], [ActionRefDef("NoAction")], 512, "NoAction", {}, False, None),
+    ]
+    tables[0].direct_counter = "ObjIngress.classifier.class_hits"
+    tables[1].direct_meter = "ObjIngress.flow_rate"
+    model = tna_model(
+        tables=tables,
+        actions=[ActionDef("NoAction", [])],
+        counters=[CounterDef("ObjIngress.classifier.class_hits", 0, "packets", classes)],
+        meters=[MeterDef("ObjIngress.flow_rate", 0, "packets", flows)],
+    )
+    info = p4info.generate(model)
+    table_ids = {t.preamble.name: t.preamble.id for t in info.tables}
+    assert table_ids == {classes: 39974669, flows: 44132896}
+    [counter], [meter] = info.direct_counters, info.direct_meters
+    assert (counter.preamble.id, counter.direct_table_id) == (321335939, 39974669)
+    assert (meter.preamble.id, meter.direct_table_id) == (355704187, 44132896)
+    assert [t.direct_resource_ids for t in info.tables] == [[321335939], [355704187]]
 
 
 def test_v1model_programs_have_no_pipe_and_no_externs():
