@@ -129,10 +129,11 @@ class TableRules:
                     )
                 inst = scope.lookup(e.name)
                 want = "direct_counter" if pname == "counters" else "direct_meter"
+                wanted = (want, "DirectCounter") if pname == "counters" else (want,)  # + TNA's
                 if not (
                     isinstance(inst, Instance)
                     and isinstance(inst.type, ExternT)
-                    and inst.type.decl.name == want
+                    and inst.type.decl.name in wanted
                 ):
                     raise P4Error.at(e.pos, f"'{e.name}' is not a {want} instance")
                 if pname == "counters":
