@@ -19,9 +19,10 @@ HERE = Path(__file__).parent / "tna"
 FORWARD = HERE / "forward.p4"
 DEVICE = HERE / "device.p4"
 REGISTER_ACTION = HERE / "register_action.p4"
+HASH = HERE / "hash.p4"
 
 
-@pytest.mark.parametrize("program", [FORWARD, DEVICE, REGISTER_ACTION], ids=lambda p: p.name)
+@pytest.mark.parametrize("program", [FORWARD, DEVICE, REGISTER_ACTION, HASH], ids=lambda p: p.name)
 def test_the_tofino_compiler_accepts_the_program(program):
     result = compile_tna(program)
     assert result.accepted, result.log
@@ -187,3 +188,18 @@ def test_direct_counter_counts_the_hits_of_its_table(ra):
     ra_result(ra, 102)
     [entry] = ra.tables["RaIngress.ports"].entries()
     assert (entry.packets, entry.bytes) == (2, 2 * (14 + 6))
+
+
+def test_hash_predefined_and_crcpolynomial_outputs_are_the_catalogue_check_values():
+    """CRC16 0xBB3D and CRC32 0xCBF43926 (predefined), CRC-16/CCITT-FALSE 0x29B1 and CRC-32C
+    0xE3069283 (CRCPolynomial) over "123456789"."""
+    dev = compile_file(HASH).new_device()
+    [(port, out)] = dev.process(3, bytes(14) + b"123456789" + bytes(12))
+    r = out[23:]
+    assert port == 3
+    assert (r[0:2].hex(), r[2:6].hex(), r[6:8].hex(), r[8:12].hex()) == (
+        "bb3d",
+        "cbf43926",
+        "29b1",
+        "e3069283",
+    )

@@ -157,11 +157,12 @@ class TnaExterns:
 
     def _Hash_get(self, c, e, obj, inst):
         algo = self.enum_member("HashAlgorithm_t", inst.ctor_args[0])
-        fn = TNA_HASHES.get(algo)
+        fn = custom_crc(e, inst.ctor_args[1]) if algo == "CUSTOM" else TNA_HASHES.get(algo)
         if fn is None:
             raise unsupported(
                 e.pos,
-                f"Hash with HashAlgorithm_t.{algo} (p4sim computes {', '.join(TNA_HASHES)})",
+                f"Hash with HashAlgorithm_t.{algo} (p4sim computes {', '.join(TNA_HASHES)} "
+                "and CUSTOM with a CRCPolynomial)",
             )
         data = c.field_list(e.args[0].value, copy_in=True)
         width = inst.binding["W"].width
@@ -225,6 +226,16 @@ class TnaExterns:
     def _Checksum_update(self, c, e, obj, inst):
         data = c.field_list(e.args[0].value)
         return lambda f: csum16(pack_fields(data(f)))
+
+
+def custom_crc(e: ir.Call, poly):
+    """The CRC of `Hash(HashAlgorithm_t.CUSTOM, CRCPolynomial<T>(coeff, reversed, msb,
+    extended, init, xor))`: T's width, the polynomial without its top bit."""
+    coeff, reversed_, msb, extended, init, xor = poly.ctor_args
+    if msb or extended:
+        raise unsupported(e.pos, "a CRCPolynomial with msb or extended set")
+    width = poly.binding["T"].width
+    return crc(width, coeff, bool(reversed_), init, xor)
 
 
 def register_cell(reg, index: int) -> int:
