@@ -20,9 +20,12 @@ FORWARD = HERE / "forward.p4"
 DEVICE = HERE / "device.p4"
 REGISTER_ACTION = HERE / "register_action.p4"
 HASH = HERE / "hash.p4"
+METER = HERE / "meter.p4"
 
 
-@pytest.mark.parametrize("program", [FORWARD, DEVICE, REGISTER_ACTION, HASH], ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "program", [FORWARD, DEVICE, REGISTER_ACTION, HASH, METER], ids=lambda p: p.name
+)
 def test_the_tofino_compiler_accepts_the_program(program):
     result = compile_tna(program)
     assert result.accepted, result.log
@@ -203,3 +206,25 @@ def test_hash_predefined_and_crcpolynomial_outputs_are_the_catalogue_check_value
         "29b1",
         "e3069283",
     )
+
+
+def test_meter_colours_random_and_counter_byte_adjustment():
+    """An unconfigured meter marks GREEN (0); one with a 1-packet committed and 2-packet peak
+    bucket marks GREEN, YELLOW, then RED (MeterColor_t 3). Random gives varying 16-bit
+    values; count(i, 4) adds 4 bytes per packet."""
+    dev = compile_file(METER).new_device(seed=7)
+    frame = ETH + bytes(4)
+
+    def color_and_random(port: int) -> tuple[int, int]:
+        [(_, out)] = dev.process(port, frame)
+        return out[14], int.from_bytes(out[16:18], "big")
+
+    assert color_and_random(1)[0] == 0
+    dev.meters["MeterIngress.port_meter"].set_config(3, (1, 1, 1, 2))
+    assert [color_and_random(3)[0] for _ in range(3)] == [0, 1, 3]
+    randoms = {color_and_random(1)[1] for _ in range(20)}
+    assert len(randoms) > 10
+    assert dev.counters["MeterIngress.port_bytes"].read(1) == (
+        21,
+        21 * (len(frame) + 4),
+    )  # 1 + 20 packets
