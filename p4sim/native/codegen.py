@@ -19,7 +19,7 @@ from p4sim.engine.control import MAX_LOOP_ITERATIONS, calls_in_indices
 from p4sim.engine.parser import MAX_TRANSITIONS
 from p4sim.errors import P4Error
 from p4sim.frontend import ir
-from p4sim.frontend.typecheck import Instance, Var
+from p4sim.frontend.typecheck.symbols import Instance, Var
 from p4sim.frontend.types import (
     ApplyResultT,
     Bits,

@@ -40,7 +40,7 @@ trace = logging.getLogger("p4sim.trace")
 
 RECIRCULATION_PORTS = (68, 196, 324, 452)  # Tofino 1: port 68 of each of the four pipes
 MAX_RECIRCULATIONS = 16
-PORT_METADATA_BYTES = 8  # PORT_METADATA_SIZE (64 bits) on Tofino 1
+GRESS = {"ig": "ingress", "eg": "egress"}
 
 # ig_prsr_md.parser_err bits (tofino1_base.p4 PARSER_ERROR_*) for the engine's parser errors.
 PARSER_ERROR_BITS = {
@@ -127,13 +127,9 @@ class TnaDevice(Runtime):
         roots = program.roots
         if len(roots) != 6 or not isinstance(roots[0].decl, ir.ParserDecl):
             raise ValueError("a TNA Pipeline has six blocks, the first a parser")
-        ig_parser, ingress, ig_deparser, eg_parser, egress, eg_deparser = roots
-        self.ig_parser = Block(self, ig_parser, INGRESS_TYPES)
-        self.ingress = Block(self, ingress, INGRESS_TYPES)
-        self.ig_deparser = Block(self, ig_deparser, INGRESS_TYPES)
-        self.eg_parser = Block(self, eg_parser, EGRESS_TYPES)
-        self.egress = Block(self, egress, EGRESS_TYPES)
-        self.eg_deparser = Block(self, eg_deparser, EGRESS_TYPES)
+        ig_parser, eg_parser = roots[0], roots[3]
+        self.ingress_blocks = [Block(self, n, INGRESS_TYPES) for n in roots[:3]]
+        self.egress_blocks = [Block(self, n, EGRESS_TYPES) for n in roots[3:]]
         params = ig_parser.decl.params
         self.new_ig_hdr = factory(params[1].type)
         self.new_ig_meta = factory(params[2].type)
@@ -145,6 +141,8 @@ class TnaDevice(Runtime):
             self.new[role] = factory(self._type(tname))
         self.ig_intr_layout = layout_of(self._type("ingress_intrinsic_metadata_t"))
         self.eg_intr_layout = layout_of(self._type("egress_intrinsic_metadata_t"))
+        # the include file's PORT_METADATA_SIZE: 64 bits on Tofino 1, 192 on Tofino 2
+        self.port_metadata = bytes(program.checker.scope.lookup("PORT_METADATA_SIZE").const // 8)
         self.parser_bits = {
             code: PARSER_ERROR_BITS.get(name, PARSER_ERROR_OTHER)
             for name, code in self.error_codes.items()
@@ -187,7 +185,7 @@ class TnaDevice(Runtime):
         ig_intr_md.v[lay.t.index["ingress_port"]] = port
         ig_intr_md.v[lay.t.index["ingress_mac_tstamp"]] = self.now_ns()
         ig_intr_md.valid = True
-        prefix = lay.pack(ig_intr_md.v).to_bytes(lay.nbytes, "big") + bytes(PORT_METADATA_BYTES)
+        prefix = lay.pack(ig_intr_md.v).to_bytes(lay.nbytes, "big") + self.port_metadata
         ig_tm_md = new["ig_tm_md"]()
         ig_tm_md.v[ig_tm_md.t.index["ucast_egress_port"]] = UNSET
         objs = {
@@ -198,27 +196,12 @@ class TnaDevice(Runtime):
             "ig_dprsr_md": new["ig_dprsr_md"](),
             "ig_tm_md": ig_tm_md,
         }
-        cur = self.cur = PacketState(objs, len(frame))
         if self.tracing:
             trace.debug("Ingress port %d: %d bytes", port, len(frame))
-        prsr = objs["ig_prsr_md"]
-        prsr.v[prsr.t.index["global_tstamp"]] = self.now_ns()
-        pk = PacketIn(prefix + frame)
-        err = self._parse(self.ig_parser, pk, objs)
-        prsr.v[prsr.t.index["parser_err"]] = err
-        cur.payload = pk.data[max(pk.pos, len(prefix)) :]
-        try:
-            self._control(self.ingress, objs)
-        except RuntimeAbort as e:
-            log.error("dropping packet: %s in ingress", type(e).__name__)
+        packet = self._gress("ig", self.ingress_blocks, prefix, frame, objs)
+        if packet is None:
             return
-        dprsr = objs["ig_dprsr_md"]
-        if dprsr.v[dprsr.t.index["drop_ctl"]] & 1:
-            if self.tracing:
-                trace.debug("Dropped by ig_dprsr_md.drop_ctl")
-            return
-        packet = self._deparse(self.ig_deparser, objs, cur.payload)
-        tm = objs["ig_tm_md"].v
+        tm = ig_tm_md.v
         idx = ig_tm_md.t.index
         copies = []  # (egress port, replication id)
         ucast = tm[idx["ucast_egress_port"]]
@@ -238,28 +221,6 @@ class TnaDevice(Runtime):
             else:
                 self._egress(eport, rid, packet, out, depth)
 
-    def _parse(self, block: Block, pk: PacketIn, objs: dict) -> int:
-        """Run a parser; the PARSER_ERROR_* bit of its error (0 when it accepted)."""
-        objs["pkt"] = pk
-        code = block.run(block.frame(objs))
-        if code <= 0:
-            return 0  # accepted, or an explicit `transition reject` without an error
-        if self.tracing:
-            trace.debug("Parser error %s", code)
-        return self.parser_bits.get(code, PARSER_ERROR_OTHER)
-
-    def _control(self, block: Block, objs: dict) -> None:
-        try:
-            block.run(block.frame(objs))
-        except ExitSignal:
-            pass
-
-    def _deparse(self, block: Block, objs: dict, payload: bytes) -> bytes:
-        po = PacketOut()
-        objs["pkt"] = po
-        self._control(block, objs)
-        return b"".join(po.parts) + payload
-
     def _egress(self, port: int, rid: int, packet: bytes, out: list, depth: int) -> None:
         new = self.new
         eg_intr_md = new["eg_intr_md"]()
@@ -277,26 +238,54 @@ class TnaDevice(Runtime):
             "eg_dprsr_md": new["eg_dprsr_md"](),
             "eg_oport_md": new["eg_oport_md"](),
         }
-        cur = self.cur = PacketState(objs, len(packet))
         if self.tracing:
             trace.debug("Egress port %d (rid %d)", port, rid)
         prefix = lay.pack(eg_intr_md.v).to_bytes(lay.nbytes, "big")
-        pk = PacketIn(prefix + packet)
-        prsr = objs["eg_prsr_md"]
+        frame = self._gress("eg", self.egress_blocks, prefix, packet, objs)
+        if frame is not None:
+            self._transmit(port, frame, out, depth)
+
+    def _gress(self, g: str, blocks, prefix: bytes, frame: bytes, objs: dict) -> bytes | None:
+        """One half of the pipeline ("ig" or "eg"): the parser on prefix + frame, the
+        control, drop_ctl, the deparser. What the deparser wrote and the payload behind the
+        parsed headers, or None when the packet is dropped."""
+        parser, control, deparser = blocks
+        cur = self.cur = PacketState(objs, len(frame))
+        prsr = objs[f"{g}_prsr_md"]
         prsr.v[prsr.t.index["global_tstamp"]] = self.now_ns()
-        prsr.v[prsr.t.index["parser_err"]] = self._parse(self.eg_parser, pk, objs)
+        pk = PacketIn(prefix + frame)
+        prsr.v[prsr.t.index["parser_err"]] = self._parse(parser, pk, objs)
         cur.payload = pk.data[max(pk.pos, len(prefix)) :]
         try:
-            self._control(self.egress, objs)
+            self._control(control, objs)
         except RuntimeAbort as e:
-            log.error("dropping packet: %s in egress", type(e).__name__)
-            return
-        dprsr = objs["eg_dprsr_md"]
+            log.error("dropping packet: %s in %s", type(e).__name__, GRESS[g])
+            return None
+        dprsr = objs[f"{g}_dprsr_md"]
         if dprsr.v[dprsr.t.index["drop_ctl"]] & 1:
             if self.tracing:
-                trace.debug("Dropped by eg_dprsr_md.drop_ctl")
-            return
-        self._transmit(port, self._deparse(self.eg_deparser, objs, cur.payload), out, depth)
+                trace.debug("Dropped by %s_dprsr_md.drop_ctl", g)
+            return None
+        po = PacketOut()
+        objs["pkt"] = po
+        self._control(deparser, objs)
+        return b"".join(po.parts) + cur.payload
+
+    def _parse(self, block: Block, pk: PacketIn, objs: dict) -> int:
+        """Run a parser; the PARSER_ERROR_* bit of its error (0 when it accepted)."""
+        objs["pkt"] = pk
+        code = block.run(block.frame(objs))
+        if code <= 0:
+            return 0  # accepted, or an explicit `transition reject` without an error
+        if self.tracing:
+            trace.debug("Parser error %s", code)
+        return self.parser_bits.get(code, PARSER_ERROR_OTHER)
+
+    def _control(self, block: Block, objs: dict) -> None:
+        try:
+            block.run(block.frame(objs))
+        except ExitSignal:
+            pass
 
     def _transmit(self, port: int, frame: bytes, out: list, depth: int) -> None:
         if port in RECIRCULATION_PORTS:

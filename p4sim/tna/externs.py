@@ -6,8 +6,9 @@ that lives for one packet (a Checksum's running sum) is kept on the packet (`dev
 
 from __future__ import annotations
 
+from p4sim.engine.control import ReturnSignal
 from p4sim.engine.externs import GREEN, RED, YELLOW, csum16, pack_fields
-from p4sim.errors import P4Error, unsupported
+from p4sim.errors import unsupported
 from p4sim.frontend import ir
 from p4sim.frontend.types import EnumT
 
@@ -129,13 +130,10 @@ class TnaExterns:
         """`ra.execute(index)`: read the cell, run `apply(inout value, out rv)`, write the
         value back and return rv, in one step (the stateful ALU's atomic update; the device
         lock makes it atomic for the control plane too)."""
-        reg_inst = inst.register
-        reg = self.dev.extern_object(c.node, reg_inst)
-        apply = inst.apply_decl
-        if apply is None:
-            raise P4Error.at(inst.node.pos, f"{inst.name}: a RegisterAction needs an apply method")
+        reg = self.dev.extern_object(c.node, inst.ctor_args[0])
+        apply = inst.methods["apply"]  # the type checker requires it
         idx = c.arg(e, 0)
-        body = c.compiled_method(apply)
+        body = c.block(apply.body.stmts)
         value_slot = apply.params[0].var.slot
         rv_slot = apply.params[1].var.slot if len(apply.params) > 1 else None
         values, size, mask = reg.values, reg.definition.size, reg.mask
@@ -147,7 +145,10 @@ class TnaExterns:
             f[value_slot] = values.get(i, initial) if inside else 0
             if rv_slot is not None:
                 f[rv_slot] = 0
-            body(f)
+            try:
+                body(f)
+            except ReturnSignal:
+                pass
             if inside:
                 values[i] = f[value_slot] & mask
             return f[rv_slot] if rv_slot is not None else None
@@ -156,11 +157,12 @@ class TnaExterns:
 
     def _Hash_get(self, c, e, obj, inst):
         algo = self.enum_member("HashAlgorithm_t", inst.ctor_args[0])
-        fn = TNA_HASHES.get(algo)
+        fn = custom_crc(e, inst.ctor_args[1]) if algo == "CUSTOM" else TNA_HASHES.get(algo)
         if fn is None:
             raise unsupported(
                 e.pos,
-                f"Hash with HashAlgorithm_t.{algo} (p4sim computes {', '.join(TNA_HASHES)})",
+                f"Hash with HashAlgorithm_t.{algo} (p4sim computes {', '.join(TNA_HASHES)} "
+                "and CUSTOM with a CRCPolynomial)",
             )
         data = c.field_list(e.args[0].value, copy_in=True)
         width = inst.binding["W"].width
@@ -224,6 +226,16 @@ class TnaExterns:
     def _Checksum_update(self, c, e, obj, inst):
         data = c.field_list(e.args[0].value)
         return lambda f: csum16(pack_fields(data(f)))
+
+
+def custom_crc(e: ir.Call, poly):
+    """The CRC of `Hash(HashAlgorithm_t.CUSTOM, CRCPolynomial<T>(coeff, reversed, msb,
+    extended, init, xor))`: T's width, the polynomial without its top bit."""
+    coeff, reversed_, msb, extended, init, xor = poly.ctor_args
+    if msb or extended:
+        raise unsupported(e.pos, "a CRCPolynomial with msb or extended set")
+    width = poly.binding["T"].width
+    return crc(width, coeff, bool(reversed_), init, xor)
 
 
 def register_cell(reg, index: int) -> int:
