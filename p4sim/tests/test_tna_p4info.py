@@ -159,6 +159,8 @@ SPLITTER = HERE.parents[1] / "p4src" / "dc_splitter_tna.p4"
 COMPILED = [
     (HERE / "tna" / "forward.p4", "tofino", {}),
     (HERE / "tna" / "p4info_objects.p4", "tofino", {}),
+    (SPLITTER, "tofino", {}),
+    (SPLITTER, "tofino", {"PDCP_SN_12": "1"}),
 ]
 
 
