@@ -1,10 +1,10 @@
 /* The control-plane objects of a TNA program as p4c-barefoot writes them in P4Info
  * (--p4runtime-force-std-externs): tables (sized, unsized, const entries, a default with
  * arguments, a renamed key, an @id), actions (local, global, directly called, @hidden, an
- * @id), Counter (an @id, which bf-p4c ignores on externs), Meter, Register and a Hash (no
- * entry of its own, but its name makes the egress table flow_hash's alias longer) and a
- * parser value set, in two controls and a sub-control; for Tofino 1 (tna.p4) and 2
- * (t2na.p4). */
+ * @id), Counter (an @id, which bf-p4c ignores on externs), DirectCounter, Meter, Register
+ * and a Hash (no entry of its own, but its name makes the egress table flow_hash's alias
+ * longer) and a parser value set, in two controls and a sub-control; for Tofino 1 (tna.p4)
+ * and 2 (t2na.p4). */
 #include <core.p4>
 #if __TARGET_TOFINO__ == 2
 #include <t2na.p4>
@@ -46,14 +46,17 @@ action set_port(inout ingress_intrinsic_metadata_for_tm_t tm, PortId_t port) {
 }
 
 control Classifier(inout headers_t hdr, inout metadata_t md) {
+    DirectCounter<bit<32>>(CounterType_t.PACKETS) class_hits;
 
-    action classify(bit<32> value) { md.value = value; }
-    action unclassified() { }
+
+    action classify(bit<32> value) { md.value = value; class_hits.count(); }
+    action unclassified() { class_hits.count(); }
 
     table classes {
         key = { hdr.ethernet.ether_type : ternary @name("type"); }
         actions = { classify; unclassified; }
         default_action = unclassified();
+        counters = class_hits;
     }
 
     apply { classes.apply(); }
