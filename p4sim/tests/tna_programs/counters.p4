@@ -1,5 +1,7 @@
 /* Counter: indexed by the ingress port (PACKETS), by a header field and only when the probe
- * asks for it (PACKETS_AND_BYTES), and in egress by the egress port. The STF checks packet
+ * asks for it (PACKETS_AND_BYTES), and in egress by the egress port; DirectCounter: one cell
+ * per entry of its table, counting the entry's hits (a miss has no entry, so nothing counts
+ * it, whatever the default action calls). The STF checks packet
  * counts; it leaves byte counts alone: the TNA files do not say which length a Tofino
  * counter adds (adjust_byte_count exists to correct it), so there is nothing to check them
  * against. */
@@ -31,12 +33,24 @@ control CtrIngress(inout headers_t hdr, inout metadata_t md,
                    inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
     Counter<bit<32>, PortId_t>(512, CounterType_t.PACKETS) rx_by_port;
     Counter<bit<64>, bit<8>>(256, CounterType_t.PACKETS_AND_BYTES) by_class;
+    DirectCounter<bit<32>>(CounterType_t.PACKETS) class_hits;
+
+    action hit() { class_hits.count(); }
+
+    table classes {
+        key = { hdr.probe.cls : exact; }
+        actions = { hit; @defaultonly NoAction; }
+        const default_action = NoAction();
+        counters = class_hits;
+        size = 16;
+    }
 
     apply {
         rx_by_port.count(ig_intr_md.ingress_port);
         if (hdr.probe.count_it == 1) {
             by_class.count(hdr.probe.cls);
         }
+        classes.apply();
         ig_tm_md.ucast_egress_port = 4;
     }
 }
