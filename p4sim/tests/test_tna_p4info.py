@@ -31,6 +31,7 @@ from p4sim.model import (
     TableDef,
 )
 from p4sim.p4info_compare import differences, read_text
+from p4sim.p4runtime.pipeline import from_program
 from p4sim.tests.tofino_compiler import compile_tna
 
 
@@ -178,3 +179,15 @@ def test_p4info_equals_the_tofino_compilers(case):
     ours = p4info.generate(frontend.compile_file(path, defines=p4sim_defines).model)
     diffs = differences(ours, read_text(reference.p4info))
     assert not diffs, "\n".join(diffs)
+
+
+def test_the_p4runtime_server_takes_the_compilers_p4info_for_the_splitter():
+    """A controller that pushes the splitter with p4c-barefoot's P4Info (as for a Tofino)
+    gets the pipeline, every table, register and counter addressed by the compiler's ids."""
+    reference = read_text(compile_tna(SPLITTER, "tofino").p4info)
+    pipeline = from_program(frontend.compile_file(SPLITTER), b"", None, reference)
+    assert pipeline.p4info == reference
+    index = pipeline.index
+    assert index.table_ids == {t.preamble.name: t.preamble.id for t in reference.tables}
+    assert index.register_ids == {r.preamble.name: r.preamble.id for r in reference.registers}
+    assert index.counter_ids == {c.preamble.name: c.preamble.id for c in reference.counters}
