@@ -32,10 +32,19 @@ from experiments.run.scenario import MAX_DURATION_S, MAX_REPETITIONS, ScenarioEr
 def build_parser() -> argparse.ArgumentParser:
     p = ArgumentParser(
         prog="dcexp",
-        description="Dual Connectivity testbed: run " "scenarios, analyse and plot their results.",
+        description="Dual Connectivity testbed: run scenarios, analyse and plot their results.",
         formatter_class=HelpFormatter,
     )
     sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
+    _add_testbed_options(_add_run_parser(sub))
+    _add_testbed_options(_add_campaign_parser(sub))
+    _add_report_parser(sub)
+    _add_validate_parser(sub)
+    sub.add_parser("clean", help="remove namespaces and DPDK dirs of dead dcexp runs")
+    return p
+
+
+def _add_run_parser(sub) -> argparse.ArgumentParser:
     run = sub.add_parser(
         "run",
         help="run a scenario (resumes an interrupted one in --out)",
@@ -68,6 +77,10 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="LABEL",
         help="run only this protocol/CC variant (e.g. ngtcp2-cubic); repeatable",
     )
+    return run
+
+
+def _add_campaign_parser(sub) -> argparse.ArgumentParser:
     camp = sub.add_parser(
         "campaign",
         help="run every scenario file of a directory (experiments/paper/: the paper's studies)",
@@ -88,48 +101,54 @@ def build_parser() -> argparse.ArgumentParser:
     camp.add_argument(
         "--out", type=Path, metavar="DIR", help="output directory (default results/<dir name>)"
     )
-    # The testbed's options, the same for one study and for a campaign of them.
-    for parser in (run, camp):
-        parser.add_argument(
-            "--target",
-            type=_target,
-            default="p4sim",  # argparse passes a string default through _target
-            metavar="p4sim|bmv2|remote:FILE.yaml",
-            help="the switch: p4sim or bmv2, started per run, or remote:FILE.yaml, a "
-            "P4Runtime switch that runs on its own",
-        )
-        parser.add_argument(
-            "--executor",
-            choices=("local", "ray"),
-            default="local",
-            help="local: one run after another on this host; ray: each run a Ray task on a "
-            "worker offering the resource dc_testbed (one run per host at a time)",
-        )
-        parser.add_argument(
-            "--address",
-            metavar="ADDR",
-            help="with --executor ray: the cluster, as ray.init takes it: auto (this host is "
-            "a node of it; the default), HEAD:PORT, or ray://HEAD:10001 (Ray Client)",
-        )
-        parser.add_argument(
-            "--engine",
-            choices=("native", "interp"),
-            default="native",
-            help="p4sim's engine (--target p4sim): the splitter compiled to C, or the interpreter",
-        )
-        parser.add_argument(
-            "--link",
-            choices=("linkem", "netem"),
-            default="linkem",
-            help="link emulator on the legs",
-        )
-        parser.add_argument(
-            "--pin",
-            choices=("split", "switch", "none"),
-            default="split",
-            help="CPU pinning: split = network (switch, legs, agent) on CPU 0, flow endpoints "
-            "on the others; switch = the switch alone on CPU 0; none = the scheduler decides",
-        )
+    return camp
+
+
+def _add_testbed_options(parser: argparse.ArgumentParser) -> None:
+    """The testbed's options, the same for one study and for a campaign of them."""
+    parser.add_argument(
+        "--target",
+        type=_target,
+        default="p4sim",  # argparse passes a string default through _target
+        metavar="p4sim|bmv2|remote:FILE.yaml",
+        help="the switch: p4sim or bmv2, started per run, or remote:FILE.yaml, a "
+        "P4Runtime switch that runs on its own",
+    )
+    parser.add_argument(
+        "--executor",
+        choices=("local", "ray"),
+        default="local",
+        help="local: one run after another on this host; ray: each run a Ray task on a "
+        "worker offering the resource dc_testbed (one run per host at a time)",
+    )
+    parser.add_argument(
+        "--address",
+        metavar="ADDR",
+        help="with --executor ray: the cluster, as ray.init takes it: auto (this host is "
+        "a node of it; the default), HEAD:PORT, or ray://HEAD:10001 (Ray Client)",
+    )
+    parser.add_argument(
+        "--engine",
+        choices=("native", "interp"),
+        default="native",
+        help="p4sim's engine (--target p4sim): the splitter compiled to C, or the interpreter",
+    )
+    parser.add_argument(
+        "--link",
+        choices=("linkem", "netem"),
+        default="linkem",
+        help="link emulator on the legs",
+    )
+    parser.add_argument(
+        "--pin",
+        choices=("split", "switch", "none"),
+        default="split",
+        help="CPU pinning: split = network (switch, legs, agent) on CPU 0, flow endpoints "
+        "on the others; switch = the switch alone on CPU 0; none = the scheduler decides",
+    )
+
+
+def _add_report_parser(sub) -> None:
     rep = sub.add_parser("report", help="analyse saved runs: figures, summary.md, table")
     rep.add_argument(
         "dir", type=input_dir, help="a dcexp run's --out directory (a campaign's with --paper)"
@@ -146,11 +165,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="DIR is a campaign of experiments/paper/: write DIR/reproduction.md (+ PDF), "
         "every study beside what Hasselquist et al. report",
     )
+
+
+def _add_validate_parser(sub) -> None:
     val = sub.add_parser("validate", help="check scenario files without running anything")
     val.add_argument("scenarios", type=Path, nargs="+", help="scenario YAML files")
     val.add_argument("--quick", action="store_true", help="check with the `quick:` overrides")
-    sub.add_parser("clean", help="remove namespaces and DPDK dirs of dead dcexp runs")
-    return p
 
 
 def _target(value: str):
