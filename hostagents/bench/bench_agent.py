@@ -26,6 +26,7 @@ from pathlib import Path
 from controlplane.pdcp import dc_frame
 from experiments.run import netns
 from experiments.run.netns import in_netns
+from hostagents.agent_cmd import AGENT_READY_LINE, af_packet, agent_argv
 
 ETH_P_ALL = 0x0003
 SO_TIMESTAMPNS = 35
@@ -127,32 +128,17 @@ class Bench:
         self.runs += 1
         stats = self.tmp / f"stats{self.runs}.jsonl"
         err_path = self.tmp / f"agent{self.runs}.stderr"
-        argv = [
-            str(self.build / "pdcp-agent"),
-            "-l",
-            "0",
-            "--no-huge",
-            "-m",
-            "256",
-            "--no-pci",
-            "--file-prefix",
-            p,
-            "--vdev",
-            f"net_af_packet0,iface={p}la1,framecnt=16384",
-            "--vdev",
-            f"net_af_packet1,iface={p}lb1,framecnt=16384",
-            "--vdev",
-            f"net_af_packet2,iface={p}h,framecnt=4096",
-            "--",
-            "--stats",
-            str(stats),
-            *app_args,
+        vdevs = [
+            af_packet(0, f"{p}la1", framecnt=16384),
+            af_packet(1, f"{p}lb1", framecnt=16384),
+            af_packet(2, f"{p}h", framecnt=4096),
         ]
+        argv = agent_argv(self.build / "pdcp-agent", p, vdevs, ["--stats", str(stats), *app_args])
         with open(err_path, "wb") as err:
             proc = self.ns_agent.popen(argv, stdout=subprocess.DEVNULL, stderr=err)
         try:
             deadline = time.monotonic() + 30
-            while b"legs on ports" not in err_path.read_bytes():
+            while AGENT_READY_LINE.encode() not in err_path.read_bytes():
                 if proc.poll() is not None or time.monotonic() > deadline:
                     raise RuntimeError("pdcp-agent did not start:\n" + err_path.read_text())
                 time.sleep(0.05)
@@ -199,32 +185,9 @@ def agent_without_kernel_io(build: Path, tmp: Path, order: list[int]) -> tuple[f
     stats = tmp / "pcap-stats.jsonl"
     write_pcap(pcap, order)
     prefix = netns.unique_prefix("pab")
-    argv = [
-        str(build / "pdcp-agent"),
-        "-l",
-        "0",
-        "--no-huge",
-        "-m",
-        "256",
-        "--no-pci",
-        "--file-prefix",
-        prefix,
-        "--vdev",
-        f"net_pcap0,rx_pcap={pcap},infinite_rx=1",
-        "--vdev",
-        "net_null1,no-rx=1",
-        "--vdev",
-        "net_null2,no-rx=1",
-        "--",
-        "--sn-bits",
-        "12",
-        "--idle-sleep-us",
-        "0",
-        "--stats-interval-ms",
-        "250",
-        "--stats",
-        str(stats),
-    ]
+    vdevs = [f"net_pcap0,rx_pcap={pcap},infinite_rx=1", "net_null1,no-rx=1", "net_null2,no-rx=1"]
+    app_args = ["--sn-bits", "12", "--idle-sleep-us", "0", "--stats-interval-ms", "250"]
+    argv = agent_argv(build / "pdcp-agent", prefix, vdevs, [*app_args, "--stats", str(stats)])
     proc = subprocess.Popen(
         argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
     )

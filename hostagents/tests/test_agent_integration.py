@@ -27,9 +27,9 @@ from scapy.layers.l2 import ARP, Ether
 from controlplane.pdcp import dc_frame
 from experiments.run import netns
 from experiments.run.netns import in_netns
+from hostagents.agent_cmd import AGENT_BIN as AGENT
+from hostagents.agent_cmd import AGENT_READY_LINE, af_packet, agent_argv
 
-ROOT = Path(__file__).resolve().parents[2]
-AGENT = ROOT / "build" / "hostagents" / "pdcp-agent"
 ETH_P_ALL = 0x0003
 PACKET_OUTGOING = 4
 SO_RCVBUFFORCE = 33
@@ -124,31 +124,16 @@ class AgentTestbed:
     def start_agent(self, *app_args: str, host_vdev: str | None = None) -> None:
         p = self.prefix
         self.stderr_path = self.tmp / "agent.stderr"
-        argv = [
-            str(AGENT),
-            "-l",
-            "0",
-            "--no-huge",
-            "-m",
-            "256",
-            "--no-pci",
-            "--file-prefix",
-            p,
-            "--vdev",
-            f"net_af_packet0,iface={p}la1",
-            "--vdev",
-            f"net_af_packet1,iface={p}lb1",
-            "--vdev",
-            host_vdev or f"net_af_packet2,iface={p}h",
-            "--",
-            "--stats",
-            str(self.stats_path),
-            *app_args,
+        vdevs = [
+            af_packet(0, f"{p}la1"),
+            af_packet(1, f"{p}lb1"),
+            host_vdev or af_packet(2, f"{p}h"),
         ]
+        argv = agent_argv(AGENT, p, vdevs, ["--stats", str(self.stats_path), *app_args])
         with open(self.stderr_path, "wb") as err:
             self.agent = self.ns_agent.popen(argv, stdout=subprocess.DEVNULL, stderr=err)
         deadline = time.monotonic() + 30
-        while b"pdcp-agent: legs on ports" not in self.stderr_path.read_bytes():
+        while AGENT_READY_LINE.encode() not in self.stderr_path.read_bytes():
             if self.agent.poll() is not None or time.monotonic() > deadline:
                 raise AssertionError(
                     "pdcp-agent did not start:\n" + self.stderr_path.read_text(errors="replace")
@@ -395,22 +380,7 @@ def test_missing_interface_is_a_clear_error(tmp_path):
         pytest.fail(f"{AGENT} is missing: run `make hostagents-build` first")
     prefix = netns.unique_prefix("pa")
     proc = subprocess.run(
-        [
-            str(AGENT),
-            "-l",
-            "0",
-            "--no-huge",
-            "-m",
-            "256",
-            "--no-pci",
-            "--file-prefix",
-            prefix,
-            "--vdev",
-            f"net_af_packet0,iface={prefix}none",
-            "--",
-            "--leg-a",
-            "0",
-        ],
+        agent_argv(AGENT, prefix, [af_packet(0, f"{prefix}none")], ["--leg-a", "0"]),
         capture_output=True,
         text=True,
         timeout=60,
