@@ -35,6 +35,7 @@ setup:
 	@bash tools/setup.sh
 
 -include clib/pktio/part.mk
+-include clib/pktgen/part.mk
 -include p4sim/part.mk
 -include p4src/part.mk
 -include controlplane/part.mk

@@ -1,16 +1,23 @@
 /* SPDX-License-Identifier: Apache-2.0
- * pktgen: a small AF_PACKET frame generator and sink for linkem's tests and benchmark.
  *
- *   pktgen tx -i IF [--size 1000] [--count N] [--pps N | --mbit R] [--duration S] [--batch 64]
- *             [--vlan ID]
- *   pktgen rx -i IF [--duration S] [--idle-ms 500] [--count N]
+ * pktgen: the project's AF_PACKET frame generator and sink (clib/pktio's sockets and sendmmsg
+ * batches), for linkem's tests and benchmark and the pdcp-agent benchmark.
  *
- * tx sends Ethernet frames of ethertype 0x88B5 (IEEE local experimental) carrying a magic,
- * a sequence number and the CLOCK_REALTIME send time, paced per frame (--pps/--mbit) or
- * as fast as sendmmsg goes.  rx counts those frames (others are ignored) and prints one JSON
- * line: frames, bytes, first/last arrival, the mean rate between them, one-way delay
- * percentiles (kernel receive timestamp minus send time, us), sequence gaps and inversions,
- * and how many arrived with a VLAN tag (the kernel reports it out of band) and the last TCI. */
+ *   pktgen tx -i IF [--size 1000] [--count N] [--pps N | --mbit R] [--duration-s S]
+ *             [--batch 64] [--vlan ID | --pdcp SN_BITS [--first N]]
+ *   pktgen rx -i IF [--duration-s S] [--idle-ms 500] [--count N]
+ *
+ * tx sends, paced per frame (--pps/--mbit) or as fast as sendmmsg goes (neither, or 0):
+ * - by default, Ethernet frames of ethertype 0x88B5 (IEEE local experimental) carrying a
+ *   magic, a sequence number and the CLOCK_REALTIME send time (what rx counts);
+ * - with --pdcp 18|12, PDCP data PDUs of a DC leg (DESIGN.md section 3): an IPv4/UDP packet
+ *   behind a PDCP header whose SN is the frame's count (from --first) modulo 2^SN_BITS, the
+ *   count also in the UDP payload.
+ * It prints one JSON line: sent, seconds, pps, errors (full queues retried).
+ * rx counts tx's default frames (others are ignored) and prints one JSON line: frames, bytes,
+ * first/last arrival, the mean rate between them, one-way delay percentiles (kernel receive
+ * timestamp minus send time, us), sequence gaps and inversions, and how many arrived with a
+ * VLAN tag (the kernel reports it out of band) and the last TCI. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
@@ -42,8 +49,42 @@ struct payload {
 
 static void die(const char *msg)
 {
-	fprintf(stderr, "pktgen: %s: %s\n", msg, strerror(errno));
+	fprintf(stderr, "pktgen: error: %s: %s\n", msg, strerror(errno));
+	exit(1);
+}
+
+static void usage_error(const char *msg, const char *value)
+{
+	fprintf(stderr, "pktgen: error: %s%s%s\n", msg, value ? ": " : "", value ? value : "");
 	exit(2);
+}
+
+/* A whole number in [min, max], or exit 2 naming the option and the allowed range. */
+static uint64_t parse_u64(const char *text, const char *option, uint64_t min, uint64_t max)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(text, &end, 10);
+	if (errno || end == text || *end || text[0] == '-' || v < min || v > max) {
+		fprintf(stderr,
+			"pktgen: error: %s '%s': expected a whole number from %llu to %llu\n",
+			option, text, (unsigned long long)min, (unsigned long long)max);
+		exit(2);
+	}
+	return v;
+}
+
+/* A non-negative finite number, or exit 2. */
+static double parse_nonneg(const char *text, const char *option)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(text, &end);
+	if (errno || end == text || *end || !(v >= 0) || v > 1e12) {
+		fprintf(stderr, "pktgen: error: %s '%s': expected a number >= 0\n", option, text);
+		exit(2);
+	}
+	return v;
 }
 
 static int open_socket(const char *ifname, int *ifindex)
@@ -57,8 +98,8 @@ static int open_socket(const char *ifname, int *ifindex)
 	}
 	*ifindex = pktio_bind(fd, ifname, ETH_P_ALL);
 	if (*ifindex == -ENODEV) {
-		fprintf(stderr, "pktgen: no interface '%s'\n", ifname);
-		exit(2);
+		fprintf(stderr, "pktgen: error: no interface '%s'\n", ifname);
+		exit(1);
 	}
 	if (*ifindex < 0) {
 		errno = -*ifindex;
@@ -74,14 +115,94 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int do_tx(const char *ifname, unsigned size, uint64_t count, double pps, double duration,
-		 unsigned batch, int vlan)
-{
-	unsigned off = vlan >= 0 ? 18 : 14; /* where the ethertype 0x88B5 payload starts */
+struct tx_options {
+	unsigned size, batch;
+	uint64_t count, first;
+	double pps, duration;
+	int vlan;	  /* -1: untagged */
+	unsigned sn_bits; /* 0: bench frames; 18 or 12: PDCP data PDUs */
+};
 
-	if (size < off + sizeof(struct payload)) {
-		fprintf(stderr, "pktgen: --size must be at least %zu with --vlan\n",
-			off + sizeof(struct payload));
+/* The bench frame's headers: broadcast, a local MAC, [802.1Q tag,] ethertype 0x88B5. Returns
+ * where its payload (struct payload) starts. */
+static unsigned bench_headers(uint8_t *f, int vlan)
+{
+	unsigned off = vlan >= 0 ? 18 : 14;
+	memset(f, 0xff, 6);			      /* broadcast */
+	memcpy(f + 6, "\x02\x00\x00\x00\x00\x01", 6); /* local MAC */
+	if (vlan >= 0) {			      /* 802.1Q tag: TPID 0x8100, TCI = VLAN id */
+		f[12] = 0x81;
+		f[13] = 0x00;
+		f[14] = (uint8_t)(vlan >> 8);
+		f[15] = (uint8_t)vlan;
+	}
+	f[off - 2] = ETHERTYPE_BENCH >> 8;
+	f[off - 1] = ETHERTYPE_BENCH & 0xff;
+	return off;
+}
+
+/* A PDCP data PDU of a DC leg (DESIGN.md section 3) without its SN: client and sender MACs,
+ * ethertype 0x88B5, the PDCP header (D/C = 1), inner ethertype IPv4, an IPv4/UDP packet
+ * 10.9.0.1:40000 -> 10.9.0.2:5000 filling the frame (IP checksum 0: nothing on the path
+ * checks it). Returns where the PDCP header starts. */
+static unsigned pdcp_headers(uint8_t *f, unsigned size, unsigned sn_bits)
+{
+	static const uint8_t macs[12] = {0x02, 0, 0, 0, 0x0c, 0x01, 0x02, 0, 0, 0, 0x0a, 0x01};
+	unsigned h = 14 + (sn_bits == 18 ? 3 : 2) + 2; /* IPv4 header */
+
+	memcpy(f, macs, 12);
+	f[12] = 0x88;
+	f[13] = 0xB5;
+	f[14] = 0x80;
+	f[h - 2] = 0x08; /* inner ethertype IPv4 */
+	f[h - 1] = 0x00;
+	f[h] = 0x45;
+	f[h + 2] = (uint8_t)((size - h) >> 8);
+	f[h + 3] = (uint8_t)(size - h);
+	f[h + 8] = 64;
+	f[h + 9] = 17;
+	memcpy(f + h + 12, (uint8_t[]){10, 9, 0, 1, 10, 9, 0, 2}, 8);
+	f[h + 20] = 0x9c; /* UDP 40000 -> 5000 */
+	f[h + 22] = 0x13;
+	f[h + 23] = 0x88;
+	f[h + 24] = (uint8_t)((size - h - 20) >> 8);
+	f[h + 25] = (uint8_t)(size - h - 20);
+	return 14;
+}
+
+/* Frame number `count`'s SN and count into a PDU made by pdcp_headers. */
+static void pdcp_number(uint8_t *f, uint64_t count, unsigned sn_bits)
+{
+	uint32_t sn = (uint32_t)(count & ((1u << sn_bits) - 1));
+	unsigned h = 14;
+
+	if (sn_bits == 18) {
+		f[h++] = (uint8_t)(0x80 | (sn >> 16));
+		f[h++] = (uint8_t)(sn >> 8);
+	} else {
+		f[h++] = (uint8_t)(0x80 | (sn >> 8));
+	}
+	f[h] = (uint8_t)sn;
+	memcpy(f + h + 3 + 28, &count, sizeof(count)); /* UDP payload */
+}
+
+static unsigned min_size(const struct tx_options *o)
+{
+	if (o->sn_bits)
+		return 14 + 3 + 2 + 28 + 8; /* Ethernet, PDCP, inner ethertype, IPv4, UDP, count */
+	return (o->vlan >= 0 ? 18 : 14) + sizeof(struct payload);
+}
+
+static int do_tx(const char *ifname, const struct tx_options *o)
+{
+	unsigned size = o->size, batch = o->batch, sn_bits = o->sn_bits, off = 0;
+	uint64_t count = o->count;
+	double pps = o->pps;
+
+	if (size < min_size(o)) {
+		fprintf(stderr,
+			"pktgen: error: --size %u is too small for these frames (at least %u)\n",
+			size, min_size(o));
 		return 2;
 	}
 	int ifindex, fd = open_socket(ifname, &ifindex);
@@ -92,20 +213,12 @@ static int do_tx(const char *ifname, unsigned size, uint64_t count, double pps, 
 	setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &sndbuf, sizeof(sndbuf));
 	for (unsigned i = 0; i < batch; i++) {
 		memset(frames[i], 0, size);
-		memset(frames[i], 0xff, 6);			      /* broadcast */
-		memcpy(frames[i] + 6, "\x02\x00\x00\x00\x00\x01", 6); /* local MAC */
-		if (vlan >= 0) { /* 802.1Q tag: TPID 0x8100, TCI = VLAN id */
-			frames[i][12] = 0x81;
-			frames[i][13] = 0x00;
-			frames[i][14] = (uint8_t)(vlan >> 8);
-			frames[i][15] = (uint8_t)vlan;
-		}
-		frames[i][off - 2] = ETHERTYPE_BENCH >> 8;
-		frames[i][off - 1] = ETHERTYPE_BENCH & 0xff;
+		off = sn_bits ? pdcp_headers(frames[i], size, sn_bits)
+			      : bench_headers(frames[i], o->vlan);
 		pktio_batch_set(&b, i, frames[i], size);
 	}
 	uint64_t start = pktio_clock_ns(CLOCK_MONOTONIC), sent = 0, errors = 0;
-	uint64_t end = duration > 0 ? start + (uint64_t)(duration * 1e9) : UINT64_MAX;
+	uint64_t end = o->duration > 0 ? start + (uint64_t)(o->duration * 1e9) : UINT64_MAX;
 	while ((count == 0 || sent < count)) {
 		unsigned n = batch;
 		if (pps > 0) {
@@ -128,6 +241,10 @@ static int do_tx(const char *ifname, unsigned size, uint64_t count, double pps, 
 			n = (unsigned)(count - sent);
 		uint64_t now = pktio_clock_ns(CLOCK_REALTIME);
 		for (unsigned i = 0; i < n; i++) {
+			if (sn_bits) {
+				pdcp_number(frames[i], o->first + sent + i, sn_bits);
+				continue;
+			}
 			struct payload p = {MAGIC, sent + i, now};
 			memcpy(frames[i] + off, &p, sizeof(p));
 		}
@@ -262,21 +379,24 @@ int main(int argc, char **argv)
 		{"count", required_argument, NULL, 'n'},
 		{"pps", required_argument, NULL, 'p'},
 		{"mbit", required_argument, NULL, 'm'},
-		{"duration", required_argument, NULL, 'd'},
+		{"duration-s", required_argument, NULL, 'd'},
+		{"duration", required_argument, NULL, 'D'}, /* old name, one release */
 		{"batch", required_argument, NULL, 'b'},
 		{"idle-ms", required_argument, NULL, 'w'},
 		{"vlan", required_argument, NULL, 'v'},
+		{"pdcp", required_argument, NULL, 'P'},
+		{"first", required_argument, NULL, 'f'},
 		{0},
 	};
 	const char *ifname = NULL;
-	unsigned size = 1000, batch = 64, idle_ms = 500;
-	int vlan = -1;
-	uint64_t count = 0;
-	double pps = 0, mbit = 0, duration = 0;
+	struct tx_options o = {.size = 1000, .batch = 64, .vlan = -1};
+	unsigned idle_ms = 500;
+	double mbit = 0;
 	int opt;
 
 	if (argc < 2 || (strcmp(argv[1], "tx") && strcmp(argv[1], "rx"))) {
-		fprintf(stderr, "usage: pktgen tx|rx -i IF [options] (see the source header)\n");
+		fprintf(stderr, "pktgen: error: expected tx or rx, then -i IF [options] (see "
+				"clib/pktgen/pktgen.c's header)\n");
 		return 2;
 	}
 	optind = 2;
@@ -286,42 +406,54 @@ int main(int argc, char **argv)
 			ifname = optarg;
 			break;
 		case 's':
-			size = (unsigned)atoi(optarg);
+			o.size = (unsigned)parse_u64(optarg, "--size", 1, MAX_FRAME);
 			break;
 		case 'n':
-			count = strtoull(optarg, NULL, 10);
+			o.count = parse_u64(optarg, "--count", 0, UINT64_MAX);
 			break;
 		case 'p':
-			pps = atof(optarg);
+			o.pps = parse_nonneg(optarg, "--pps");
 			break;
 		case 'm':
-			mbit = atof(optarg);
+			mbit = parse_nonneg(optarg, "--mbit");
 			break;
+		case 'D':
+			fprintf(stderr,
+				"pktgen: warning: --duration is deprecated; use --duration-s\n");
+			/* fall through */
 		case 'd':
-			duration = atof(optarg);
+			o.duration = parse_nonneg(optarg, "--duration-s");
 			break;
 		case 'b':
-			batch = (unsigned)atoi(optarg);
+			o.batch = (unsigned)parse_u64(optarg, "--batch", 1, MAX_BATCH);
 			break;
 		case 'w':
-			idle_ms = (unsigned)atoi(optarg);
+			idle_ms = (unsigned)parse_u64(optarg, "--idle-ms", 0, 3600000);
 			break;
 		case 'v':
-			vlan = atoi(optarg) & 0xfff;
+			o.vlan = (int)parse_u64(optarg, "--vlan", 0, 4095);
 			break;
-		default:
+		case 'P':
+			o.sn_bits = (unsigned)parse_u64(optarg, "--pdcp", 12, 18);
+			if (o.sn_bits != 12 && o.sn_bits != 18)
+				usage_error("--pdcp takes the SN length, 12 or 18", optarg);
+			break;
+		case 'f':
+			o.first = parse_u64(optarg, "--first", 0, UINT64_MAX);
+			break;
+		default: /* getopt named the option */
 			return 2;
 		}
 	}
-	if (!ifname || size < 14 + sizeof(struct payload) || size > MAX_FRAME || batch < 1 ||
-	    batch > MAX_BATCH) {
-		fprintf(stderr, "pktgen: need -i IF, --size in [%zu, %d], --batch in [1, %d]\n",
-			14 + sizeof(struct payload), MAX_FRAME, MAX_BATCH);
-		return 2;
-	}
+	if (optind < argc)
+		usage_error("unexpected argument", argv[optind]);
+	if (!ifname)
+		usage_error("-i IF is required", NULL);
+	if (o.sn_bits && o.vlan >= 0)
+		usage_error("--pdcp frames carry no VLAN tag: give --pdcp or --vlan", NULL);
 	if (mbit > 0)
-		pps = mbit * 1e6 / 8 / size;
+		o.pps = mbit * 1e6 / 8 / o.size;
 	if (!strcmp(argv[1], "tx"))
-		return do_tx(ifname, size, count, pps, duration, batch, vlan);
-	return do_rx(ifname, duration, idle_ms, count);
+		return do_tx(ifname, &o);
+	return do_rx(ifname, o.duration, idle_ms, o.count);
 }
