@@ -113,7 +113,7 @@ static int parse_mac(const char *s, uint8_t mac[6])
 
 int agent_parse_options(int argc, char **argv, struct agent_options *opt, FILE *err)
 {
-	const char *prog = argv[0];
+	const char *prog = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
 	uint64_t v;
 	int c;
 
@@ -136,7 +136,7 @@ int agent_parse_options(int argc, char **argv, struct agent_options *opt, FILE *
 		case OPT_HOST:
 			if (parse_uint(arg, MAX_PORT_ID, &v) < 0) {
 				fprintf(err,
-					"%s: %s '%s' is not a port: use a DPDK port number "
+					"%s: error: %s '%s' is not a port: use a DPDK port number "
 					"from 0 to %u, in the order of the --vdev options\n",
 					prog,
 					c == OPT_HOST	 ? "--host"
@@ -152,7 +152,8 @@ int agent_parse_options(int argc, char **argv, struct agent_options *opt, FILE *
 			break;
 		case OPT_SN_BITS:
 			if (parse_uint(arg, 18, &v) < 0 || (v != 12 && v != 18)) {
-				fprintf(err, "%s: --sn-bits '%s' is not allowed: use 12 or 18\n",
+				fprintf(err,
+					"%s: error: --sn-bits '%s' is not allowed: use 12 or 18\n",
 					prog, arg);
 				return -1;
 			}
@@ -161,7 +162,7 @@ int agent_parse_options(int argc, char **argv, struct agent_options *opt, FILE *
 		case OPT_T_REORDERING_US:
 			if (parse_uint(arg, MAX_T_REORDERING_US, &opt->t_reordering_us) < 0) {
 				fprintf(err,
-					"%s: --t-reordering-us '%s' is not allowed: use an "
+					"%s: error: --t-reordering-us '%s' is not allowed: use an "
 					"integer from 0 to %u\n",
 					prog, arg, MAX_T_REORDERING_US);
 				return -1;
@@ -169,7 +170,8 @@ int agent_parse_options(int argc, char **argv, struct agent_options *opt, FILE *
 			break;
 		case OPT_UPLINK_LEG:
 			if (strcmp(arg, "a") != 0 && strcmp(arg, "b") != 0) {
-				fprintf(err, "%s: --uplink-leg '%s' is not allowed: use a or b\n",
+				fprintf(err,
+					"%s: error: --uplink-leg '%s' is not allowed: use a or b\n",
 					prog, arg);
 				return -1;
 			}
@@ -177,7 +179,7 @@ int agent_parse_options(int argc, char **argv, struct agent_options *opt, FILE *
 			break;
 		case OPT_STATS:
 			if (arg[0] == '\0') {
-				fprintf(err, "%s: --stats needs a file name\n", prog);
+				fprintf(err, "%s: error: --stats needs a file name\n", prog);
 				return -1;
 			}
 			opt->stats_path = arg;
@@ -186,7 +188,8 @@ int agent_parse_options(int argc, char **argv, struct agent_options *opt, FILE *
 		case OPT_IDLE_SLEEP_US:
 			if (parse_uint(arg, 3600u * 1000 * 1000, &v) < 0) {
 				fprintf(err,
-					"%s: %s '%s' is not allowed: use an integer from 0 to "
+					"%s: error: %s '%s' is not allowed: use an integer from 0 "
+					"to "
 					"3600000000\n",
 					prog,
 					c == OPT_IDLE_SLEEP_US ? "--idle-sleep-us"
@@ -202,7 +205,8 @@ int agent_parse_options(int argc, char **argv, struct agent_options *opt, FILE *
 		case OPT_HOST_DST_MAC:
 			if (parse_mac(arg, opt->host_dst_mac) < 0) {
 				fprintf(err,
-					"%s: --host-dst-mac '%s' is not a MAC address: use the "
+					"%s: error: --host-dst-mac '%s' is not a MAC address: use "
+					"the "
 					"form 02:00:00:00:00:01\n",
 					prog, arg);
 				return -1;
@@ -217,7 +221,8 @@ int agent_parse_options(int argc, char **argv, struct agent_options *opt, FILE *
 				opt->initial_sn = (uint32_t)v;
 			} else {
 				fprintf(err,
-					"%s: --initial-sn '%s' is not allowed: use auto or an SN "
+					"%s: error: --initial-sn '%s' is not allowed: use auto or "
+					"an SN "
 					"from 0 to 2^sn-bits - 1\n",
 					prog, arg);
 				return -1;
@@ -229,21 +234,23 @@ int agent_parse_options(int argc, char **argv, struct agent_options *opt, FILE *
 		case ':':
 		default:
 			if (optopt >= OPT_LEG_A)
-				fprintf(err, "%s: option %s needs a value (see --help)\n", prog,
-					argv[optind - 1]);
+				fprintf(err, "%s: error: option %s needs a value (see --help)\n",
+					prog, argv[optind - 1]);
 			else
-				fprintf(err, "%s: unknown option '%s' (see --help)\n", prog,
+				fprintf(err, "%s: error: unknown option '%s' (see --help)\n", prog,
 					argv[optind - 1]);
 			return -1;
 		}
 	}
 	if (optind < argc) {
-		fprintf(err, "%s: unexpected argument '%s' (see --help)\n", prog, argv[optind]);
+		fprintf(err, "%s: error: unexpected argument '%s' (see --help)\n", prog,
+			argv[optind]);
 		return -1;
 	}
 	if (opt->initial_sn >> opt->sn_bits) {
 		fprintf(err,
-			"%s: --initial-sn %u is not allowed with --sn-bits %u: use auto or an "
+			"%s: error: --initial-sn %u is not allowed with --sn-bits %u: use auto or "
+			"an "
 			"SN from 0 to %u\n",
 			prog, opt->initial_sn, opt->sn_bits, (1u << opt->sn_bits) - 1);
 		return -1;
@@ -251,7 +258,7 @@ int agent_parse_options(int argc, char **argv, struct agent_options *opt, FILE *
 	if (opt->leg_port[0] == opt->leg_port[1] || opt->leg_port[0] == opt->host_port ||
 	    opt->leg_port[1] == opt->host_port) {
 		fprintf(err,
-			"%s: --leg-a %u, --leg-b %u and --host %u must be three different "
+			"%s: error: --leg-a %u, --leg-b %u and --host %u must be three different "
 			"ports\n",
 			prog, opt->leg_port[0], opt->leg_port[1], opt->host_port);
 		return -1;

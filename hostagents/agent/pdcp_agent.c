@@ -266,7 +266,7 @@ static int port_init(struct agent *ag, uint16_t port, const char *role, bool pro
 
 	if (!rte_eth_dev_is_valid_port(port)) {
 		fprintf(stderr,
-			"pdcp-agent: %s port %u does not exist: the --vdev options "
+			"pdcp-agent: error: %s port %u does not exist: the --vdev options "
 			"created %u port(s), numbered from 0 in their order\n",
 			role, port, rte_eth_dev_count_avail());
 		return -1;
@@ -288,8 +288,8 @@ static int port_init(struct agent *ag, uint16_t port, const char *role, bool pro
 	if (ret == 0)
 		ag->started[ag->n_started++] = port;
 	if (ret != 0) {
-		fprintf(stderr, "pdcp-agent: cannot set up %s port %u (%s): %s\n", role, port,
-			info.driver_name ? info.driver_name : "?", rte_strerror(-ret));
+		fprintf(stderr, "pdcp-agent: error: cannot set up %s port %u (%s): %s\n", role,
+			port, info.driver_name ? info.driver_name : "?", rte_strerror(-ret));
 		return -1;
 	}
 	/* Leg frames carry whatever MAC the switch wrote: take them all. The host port stays
@@ -379,7 +379,7 @@ int main(int argc, char **argv)
 	ret = rte_eal_init(eal_argc, argv);
 	if (ret < 0) {
 		fprintf(stderr,
-			"pdcp-agent: EAL initialisation failed: %s (check the EAL "
+			"pdcp-agent: error: EAL initialisation failed: %s (check the EAL "
 			"options, and that every --vdev iface= interface exists)\n",
 			rte_strerror(rte_errno));
 		return 1;
@@ -387,7 +387,7 @@ int main(int argc, char **argv)
 	snprintf(runtime_dir, sizeof(runtime_dir), "%s", rte_eal_get_runtime_dir());
 	if (rte_eth_dev_count_avail() < count_vdev_args(eal_argc, argv)) {
 		fprintf(stderr,
-			"pdcp-agent: only %u of the %u --vdev devices came up (see the "
+			"pdcp-agent: error: only %u of the %u --vdev devices came up (see the "
 			"EAL messages above; usually an iface= interface that does not exist)\n",
 			rte_eth_dev_count_avail(), count_vdev_args(eal_argc, argv));
 		ret = 1;
@@ -398,7 +398,7 @@ int main(int argc, char **argv)
 	if (ag.opt.stats_path != NULL) {
 		ag.stats_out = fopen(ag.opt.stats_path, "w");
 		if (ag.stats_out == NULL) {
-			fprintf(stderr, "pdcp-agent: --stats %s: %s\n", ag.opt.stats_path,
+			fprintf(stderr, "pdcp-agent: error: --stats %s: %s\n", ag.opt.stats_path,
 				strerror(errno));
 			ret = 1;
 			goto out_ports;
@@ -424,7 +424,7 @@ int main(int argc, char **argv)
 	ag.host_txq = rte_ring_create("host_txq", HOST_TXQ_SIZE, rte_socket_id(),
 				      RING_F_SP_ENQ | RING_F_SC_DEQ);
 	if (ag.core == NULL || ag.pool == NULL || ag.host_txq == NULL) {
-		fprintf(stderr, "pdcp-agent: out of memory for the reordering buffer or the "
+		fprintf(stderr, "pdcp-agent: error: out of memory for the reordering buffer or the "
 				"mbuf pool (give EAL more with -m)\n");
 		ret = 1;
 		goto out_ports;
