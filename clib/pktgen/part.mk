@@ -1,5 +1,6 @@
-# clib/pktgen: the frame generator and sink of linkem's tests and benchmark and of the
-# pdcp-agent benchmark (bench frames or PDCP PDUs, paced or not; see pktgen.c's header).
+# clib/pktgen: the frame generator and sink of linkem's tests and benchmark, the pdcp-agent
+# benchmark and p4sim's switch benchmark (test frames or PDCP PDUs, paced or not, or closed
+# and open loops through a switch; see pktgen.c's header).
 .PHONY: pktgen-build
 BUILD_TARGETS += pktgen-build
 PKTGEN := $(PKTIO_OUT)/pktgen

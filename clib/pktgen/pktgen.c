@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0
  *
  * pktgen: the project's AF_PACKET frame generator and sink (clib/pktio's sockets and sendmmsg
- * batches), for linkem's tests and benchmark and the pdcp-agent benchmark.
+ * batches), for linkem's tests and benchmark, the pdcp-agent benchmark and p4sim's switch
+ * benchmark.
  *
  *   pktgen tx -i IF [--size 1000] [--count N] [--pps N | --mbit R] [--duration-s S]
  *             [--batch 64] [--vlan ID | --pdcp SN_BITS [--first N]]
@@ -17,7 +18,19 @@
  * rx counts tx's default frames (others are ignored) and prints one JSON line: frames, bytes,
  * first/last arrival, the mean rate between them, one-way delay percentiles (kernel receive
  * timestamp minus send time, us), sequence gaps and inversions, and how many arrived with a
- * VLAN tag (the kernel reports it out of band) and the last TCI. */
+ * VLAN tag (the kernel reports it out of band) and the last TCI.
+ *
+ * Through a switch under test (p4sim's bench): frame HEX sent on IF, received on the RX
+ * interfaces, its last 16 bytes overwritten with a sequence number and a CLOCK_MONOTONIC
+ * send time (the switch only changes headers); each mode first waits for 300 ms of silence
+ * (frames of an earlier test still queued in the switch):
+ *   pktgen rate    -i IF --rx RX[,RX] --frame HEX --duration-s S --window N --copies N
+ *                  closed loop, at most N frames in flight (a switch that duplicates returns
+ *                  --copies frames per frame); JSON: sent, received, elapsed_s, best_second
+ *   pktgen flood   -i IF --rx RX[,RX] --frame HEX --duration-s S
+ *                  open loop, as fast as sendmmsg goes; the same JSON
+ *   pktgen latency -i IF --rx RX[,RX] --frame HEX --pps P --count N
+ *                  paced probes, one-way delay each; JSON: sent, received, p50_us, p99_us */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
@@ -372,6 +385,227 @@ static int do_rx(const char *ifname, double duration, unsigned idle_ms, uint64_t
 	return 0;
 }
 
+/* ---- loops through a switch under test -------------------------------------------------- */
+
+#define LOOP_BATCH 32
+#define MAX_RX 4
+#define MAX_PROBES 200000
+
+struct loop_options {
+	char *rx_list;
+	const char *frame_hex;
+	unsigned window, copies;
+};
+
+static int loop_socket(const char *ifname, int rx)
+{
+	uint16_t protocol = rx ? ETH_P_ALL : 0;
+	int fd = pktio_socket(protocol, 0), one = 1, big = 1 << 23;
+
+	if (fd < 0) {
+		errno = -fd;
+		die("AF_PACKET socket");
+	}
+	setsockopt(fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof one);
+	setsockopt(fd, SOL_SOCKET, rx ? SO_RCVBUF : SO_SNDBUF, &big, sizeof big);
+	if (!rx)
+		setsockopt(fd, SOL_PACKET, PACKET_QDISC_BYPASS, &one, sizeof one);
+	int ifindex = pktio_bind(fd, ifname, protocol);
+	if (ifindex < 0) {
+		fprintf(stderr, "pktgen: error: %s: %s\n", ifname,
+			ifindex == -ENODEV ? "no such interface" : strerror(-ifindex));
+		exit(1);
+	}
+	return fd;
+}
+
+static int nrx;
+static int rxfd[MAX_RX];
+static uint8_t rxbuf[LOOP_BATCH][MAX_FRAME];
+static unsigned flen;
+
+/* Receive what is there on every RX socket; calls fn (if any) for each frame. */
+static unsigned drain(void (*fn)(const uint8_t *, unsigned))
+{
+	struct mmsghdr m[LOOP_BATCH];
+	struct iovec iov[LOOP_BATCH];
+	unsigned total = 0;
+
+	for (int r = 0; r < nrx; r++) {
+		for (;;) {
+			for (int i = 0; i < LOOP_BATCH; i++) {
+				iov[i].iov_base = rxbuf[i], iov[i].iov_len = sizeof rxbuf[i];
+				memset(&m[i], 0, sizeof m[i]);
+				m[i].msg_hdr.msg_iov = &iov[i], m[i].msg_hdr.msg_iovlen = 1;
+			}
+			int n = recvmmsg(rxfd[r], m, LOOP_BATCH, MSG_DONTWAIT, NULL);
+			if (n <= 0)
+				break;
+			for (int i = 0; fn && i < n; i++)
+				fn(rxbuf[i], m[i].msg_len);
+			total += (unsigned)n;
+			if (n < LOOP_BATCH)
+				break;
+		}
+	}
+	return total;
+}
+
+static void stamp(uint8_t *f, uint64_t seq, uint64_t t)
+{
+	memcpy(f + flen - 16, &seq, 8);
+	memcpy(f + flen - 8, &t, 8);
+}
+
+static unsigned send_frames(int fd, uint8_t (*bufs)[MAX_FRAME], unsigned n)
+{
+	static struct pktio_batch b;
+	for (unsigned i = 0; i < n; i++)
+		pktio_batch_set(&b, i, bufs[i], flen);
+	int r = pktio_batch_send(fd, &b, 0, n, MSG_DONTWAIT);
+	return r > 0 ? (unsigned)r : 0;
+}
+
+static uint64_t probe_seen[MAX_PROBES / 64 + 1];
+static double probe_us[MAX_PROBES];
+static unsigned nprobes;
+
+static void on_probe(const uint8_t *f, unsigned n)
+{
+	uint64_t seq, t;
+
+	if (n < 16)
+		return;
+	memcpy(&seq, f + n - 16, 8);
+	memcpy(&t, f + n - 8, 8);
+	/* t == 0: a late frame of a rate test; a seen seq: a second copy (duplication) */
+	if (t == 0 || seq >= MAX_PROBES || (probe_seen[seq / 64] >> (seq % 64) & 1))
+		return;
+	probe_seen[seq / 64] |= 1ull << (seq % 64);
+	probe_us[nprobes++] = (double)(pktio_clock_ns(CLOCK_MONOTONIC) - t) / 1e3;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static void wait_for_silence(void)
+{
+	for (uint64_t quiet = pktio_clock_ns(CLOCK_MONOTONIC), give_up = quiet + 5000000000ull;
+	     pktio_clock_ns(CLOCK_MONOTONIC) < give_up;) {
+		if (drain(NULL))
+			quiet = pktio_clock_ns(CLOCK_MONOTONIC);
+		else if (pktio_clock_ns(CLOCK_MONOTONIC) - quiet > 300000000ull)
+			break;
+	}
+}
+
+static int do_latency(int tx, uint8_t (*bufs)[MAX_FRAME], double pps, uint64_t count)
+{
+	uint64_t gap = (uint64_t)(1e9 / pps), next = pktio_clock_ns(CLOCK_MONOTONIC);
+
+	if (count > MAX_PROBES)
+		count = MAX_PROBES;
+	for (uint64_t seq = 0; seq < count; seq++) {
+		while (pktio_clock_ns(CLOCK_MONOTONIC) < next)
+			drain(on_probe);
+		stamp(bufs[0], seq, pktio_clock_ns(CLOCK_MONOTONIC) | 1);
+		send_frames(tx, bufs, 1);
+		next += gap;
+	}
+	for (uint64_t end = pktio_clock_ns(CLOCK_MONOTONIC) + 200000000ull;
+	     pktio_clock_ns(CLOCK_MONOTONIC) < end;)
+		drain(on_probe);
+	qsort(probe_us, nprobes, sizeof *probe_us, cmp_double);
+	double p50 = nprobes ? probe_us[nprobes / 2] : -1,
+	       p99 = nprobes ? probe_us[(unsigned)(nprobes * 0.99)] : -1;
+	printf("{\"sent\": %llu, \"received\": %u, \"p50_us\": %.1f, \"p99_us\": %.1f}\n",
+	       (unsigned long long)count, nprobes, p50, p99);
+	return 0;
+}
+
+/* rate (window > 0) or flood (window 0: no limit, copies 1). */
+static int do_rate(int tx, uint8_t (*bufs)[MAX_FRAME], double seconds, unsigned window,
+		   unsigned copies)
+{
+	int flood = window == 0;
+	uint64_t start = pktio_clock_ns(CLOCK_MONOTONIC), end = start + (uint64_t)(seconds * 1e9);
+	uint64_t seq = 0, sent = 0, received = 0, in_flight = 0, last_rx = start, best = 0;
+	uint64_t sec_start = start, sec_count = 0;
+
+	while (pktio_clock_ns(CLOCK_MONOTONIC) < end) {
+		uint64_t room = flood ? LOOP_BATCH : in_flight < window ? window - in_flight : 0;
+		if (room > LOOP_BATCH)
+			room = LOOP_BATCH;
+		if (room) {
+			for (unsigned i = 0; i < room; i++)
+				stamp(bufs[i], seq++, 0);
+			unsigned n = send_frames(tx, bufs, (unsigned)room);
+			sent += n;
+			in_flight += n;
+		}
+		unsigned got = drain(NULL);
+		uint64_t now = pktio_clock_ns(CLOCK_MONOTONIC);
+		if (got)
+			last_rx = now;
+		received += got;
+		sec_count += got;
+		if (now - sec_start >= 1000000000ull) {
+			if (sec_count > best)
+				best = sec_count;
+			sec_start = now, sec_count = 0;
+		}
+		uint64_t done = got / copies;
+		in_flight = in_flight > done ? in_flight - done : 0;
+		if (!flood && in_flight && now - last_rx > 20000000ull)
+			in_flight = 0; /* lost: refill */
+	}
+	double elapsed = (double)(pktio_clock_ns(CLOCK_MONOTONIC) - start) / 1e9;
+	printf("{\"sent\": %llu, \"received\": %llu, \"elapsed_s\": %.3f, \"best_second\": %llu}\n",
+	       (unsigned long long)sent, (unsigned long long)received, elapsed,
+	       (unsigned long long)best);
+	return 0;
+}
+
+static int do_loop(const char *mode, const char *ifname, const struct tx_options *o,
+		   const struct loop_options *l)
+{
+	static uint8_t bufs[LOOP_BATCH][MAX_FRAME];
+	const char *hex = l->frame_hex;
+	int latency = !strcmp(mode, "latency"), flood = !strcmp(mode, "flood");
+
+	if (!l->rx_list || !hex)
+		usage_error("rate, flood and latency need --rx RX[,RX] and --frame HEX", NULL);
+	if (latency && (!(o->pps > 0) || !o->count))
+		usage_error("latency needs --pps P and --count N, both above 0", NULL);
+	if (!latency && !(o->duration > 0))
+		usage_error("rate and flood need --duration-s S above 0", NULL);
+	if (!latency && !flood && (!l->window || !l->copies))
+		usage_error("rate needs --window N and --copies N, both above 0", NULL);
+	flen = (unsigned)(strlen(hex) / 2);
+	if (strlen(hex) % 2 || flen < 32 || flen > MAX_FRAME ||
+	    strspn(hex, "0123456789abcdefABCDEF") != strlen(hex))
+		usage_error("--frame: expected 32 to 2048 bytes in hex", NULL);
+	for (unsigned i = 0; i < flen; i++)
+		sscanf(hex + 2 * i, "%2hhx", &bufs[0][i]);
+	for (int i = 1; i < LOOP_BATCH; i++)
+		memcpy(bufs[i], bufs[0], flen);
+	int tx = loop_socket(ifname, 0);
+	for (char *rx = strtok(l->rx_list, ","); rx; rx = strtok(NULL, ",")) {
+		if (nrx == MAX_RX)
+			usage_error("--rx: at most 4 interfaces", NULL);
+		rxfd[nrx++] = loop_socket(rx, 1);
+	}
+	wait_for_silence();
+	if (latency)
+		return do_latency(tx, bufs, o->pps, o->count);
+	if (flood)
+		return do_rate(tx, bufs, o->duration, 0, 1);
+	return do_rate(tx, bufs, o->duration, l->window, l->copies);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option OPTS[] = {
@@ -386,17 +620,28 @@ int main(int argc, char **argv)
 		{"vlan", required_argument, NULL, 'v'},
 		{"pdcp", required_argument, NULL, 'P'},
 		{"first", required_argument, NULL, 'f'},
+		{"rx", required_argument, NULL, 'R'},
+		{"frame", required_argument, NULL, 'F'},
+		{"window", required_argument, NULL, 'W'},
+		{"copies", required_argument, NULL, 'K'},
 		{0},
 	};
 	const char *ifname = NULL;
 	struct tx_options o = {.size = 1000, .batch = 64, .vlan = -1};
+	struct loop_options l = {0};
+	const char *mode = argc > 1 ? argv[1] : "";
+	const char *const MODES[] = {"tx", "rx", "rate", "flood", "latency"};
+	unsigned m = 0;
 	unsigned idle_ms = 500;
 	double mbit = 0;
 	int opt;
 
-	if (argc < 2 || (strcmp(argv[1], "tx") && strcmp(argv[1], "rx"))) {
-		fprintf(stderr, "pktgen: error: expected tx or rx, then -i IF [options] (see "
-				"clib/pktgen/pktgen.c's header)\n");
+	while (m < sizeof MODES / sizeof *MODES && strcmp(mode, MODES[m]))
+		m++;
+	if (m == sizeof MODES / sizeof *MODES) {
+		fprintf(stderr,
+			"pktgen: error: expected tx, rx, rate, flood or latency, then -i IF "
+			"[options] (see clib/pktgen/pktgen.c's header)\n");
 		return 2;
 	}
 	optind = 2;
@@ -441,6 +686,18 @@ int main(int argc, char **argv)
 		case 'f':
 			o.first = parse_u64(optarg, "--first", 0, UINT64_MAX);
 			break;
+		case 'R':
+			l.rx_list = optarg;
+			break;
+		case 'F':
+			l.frame_hex = optarg;
+			break;
+		case 'W':
+			l.window = (unsigned)parse_u64(optarg, "--window", 1, 1u << 20);
+			break;
+		case 'K':
+			l.copies = (unsigned)parse_u64(optarg, "--copies", 1, 64);
+			break;
 		default: /* getopt named the option */
 			return 2;
 		}
@@ -453,7 +710,9 @@ int main(int argc, char **argv)
 		usage_error("--pdcp frames carry no VLAN tag: give --pdcp or --vlan", NULL);
 	if (mbit > 0)
 		o.pps = mbit * 1e6 / 8 / o.size;
-	if (!strcmp(argv[1], "tx"))
+	if (!strcmp(mode, "tx"))
 		return do_tx(ifname, &o);
-	return do_rx(ifname, o.duration, idle_ms, o.count);
+	if (!strcmp(mode, "rx"))
+		return do_rx(ifname, o.duration, idle_ms, o.count);
+	return do_loop(mode, ifname, &o, &l);
 }

@@ -2,8 +2,8 @@
  *
  * pktio: the AF_PACKET pieces every C part of the project needs, written once. p4sim's native
  * engine (p4sim/native/io.c) and linkem receive through a TPACKET_V2 ring; they and the frame
- * generators (clib/pktgen, p4sim/native/trafgen.c) open and bind their sockets and send
- * batches of frames with sendmmsg through it. Functions return 0 (or a count, or a descriptor) on success and
+ * generator (clib/pktgen) open and bind their sockets and send batches of frames with
+ * sendmmsg through it. Functions return 0 (or a count, or a descriptor) on success and
  * -errno on failure; what to say about a failure is the caller's.
  *
  * Built once as build/clib/libpktio.a (clib/part.mk); p4sim compiles pktio.c with its
