@@ -386,7 +386,11 @@ def _check_variant(where: str, var: Any, nflows: int) -> None:
     for key in var:
         match = VARIANT_FLOW_KEY.match(str(key))
         if match is None:
-            _check_keys(where, {key: None}, set(FLOW_DEFAULTS) | {"label"})
+            if key not in FLOW_DEFAULTS and key != "label":
+                raise ScenarioError(
+                    f"{where}: unknown key {key!r}; allowed keys: "
+                    f"{_allowed(set(FLOW_DEFAULTS) | {'label'})}, flows.<index>.<key>"
+                )
         elif match.group(2) not in FLOW_DEFAULTS:
             raise ScenarioError(
                 f"{where}.{key}: unknown flow key {match.group(2)!r}; allowed keys: "
