@@ -82,7 +82,7 @@ def test_against_oracle_per_ratio_with_the_goal_per_row():
     )
     t = loop_metrics.against_oracle(table).set_index("method")
     goal = next(c for c in t.columns if c.startswith("goal"))
-    assert list(t.index) == ["oracle", "capacity", "static", "delay"]
+    assert list(t.index) == ["oracle", "static", "capacity", "delay"]
     assert (t.scenario == "2:1").all() and (t.runs == 2).all()
     assert t.loc["capacity", "% of oracle"] == pytest.approx(100 * 28.5 / 29)
     assert t.loc["capacity", "share off oracle's"] == pytest.approx(0.03)
