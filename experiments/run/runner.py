@@ -367,7 +367,9 @@ def _start_flows(run: Run, testbed: Testbed, files: _RunFiles, rec: _RunRecord) 
     for n, (fid, spec, idx) in enumerate(_expand_flows(run)):
         nbytes = payload_bytes(spec)
         payload = make_payload(files.payload_dir / f"payload-{nbytes}.bin", nbytes, run.seed)
-        host = testbed.host(spec["client"], idx, spec["kind"])
+        # a multipath kind's `dc` is the multipath device; its single-path flows (mpquic
+        # paths 1) on an SC client run on that client
+        host = testbed.host(spec["client"], idx, spec["kind"] if spec["client"] == "dc" else "")
         ctx = FlowContext(
             fid,
             testbed.hosts["server"].ns,
