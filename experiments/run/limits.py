@@ -31,6 +31,18 @@ NET_COUNTERS = {
     ("TcpExt", "TCPZeroWindowDrop"): "TCP zero-window drops (TCPZeroWindowDrop)",
 }
 SOCKET_DROPS = "UDP socket drops (/proc/net/udp)"
+RCVBUF_HINT = (
+    "a UDP socket without SO_RCVBUF gets net.core.rmem_default ({rmem_default} bytes), which "
+    "only the root namespace can raise (experiments/docs/testbed.md)"
+)
+
+
+def _rmem_default() -> str:
+    try:
+        with open("/proc/sys/net/core/rmem_default") as f:
+            return f.read().strip()
+    except OSError:
+        return "unknown"
 
 
 def capacity_mbit(config: dict, unlimited_mbit: float = 0.0) -> float:
@@ -142,21 +154,27 @@ def assess(config: dict, results: dict, sat: dict, rows: list, net_delta: dict) 
     """The run's limit: {'capacity_mbit', 'goodput_share', 'cpu_bound', 'cpu_reasons',
     'limit', 'limit_candidates'} for its manifest. Goodput is the DC client's flows'."""
     capacity = capacity_mbit(config)
-    dc_flows = [f for f, r in results.items() if r.get("client") == "dc"]
-    goodput = sum(results[f].get("goodput_mbit") or 0.0 for f in dc_flows)
-    share = goodput / capacity if capacity else None
+    dc_flows = [
+        f
+        for f, r in results.items()
+        if r.get("client") == "dc" and r.get("goodput_mbit") is not None
+    ]  # a probe (ping) has no goodput
+    goodput = sum(results[f]["goodput_mbit"] for f in dc_flows)
+    share = goodput / capacity if capacity and dc_flows else None
     reasons = cpu_verdict(sat)
     candidates = []
     if reasons:
         limit = "CPU-bound: " + "; ".join(reasons)
     elif share is None or share >= SHORT_OF_CAPACITY:
-        limit = "at capacity" if share is not None else "no rate limit to compare with"
+        limit = "at capacity" if share is not None else "no goodput or rate limit to compare"
     else:
         limit = "not CPU-bound: limited by something else"
         for role, moved in sorted(net_delta.items()):
             candidates += [
                 f"{what} in the {role}'s namespace: {n:.0f}" for what, n in moved.items()
             ]
+        if any(NET_COUNTERS[("Udp", "RcvbufErrors")] in moved for moved in net_delta.values()):
+            candidates.append(RCVBUF_HINT.format(rmem_default=_rmem_default()))
         candidates += [f"{what}: {n:.0f}" for what, n in chain_drops(rows).items()]
         note = window_note(rows, dc_flows, capacity)
         if note:

@@ -84,11 +84,16 @@ def test_short_of_capacity_without_cpu_reason_names_the_candidates():
         got["limit_candidates"]
     )
     assert "linkem A queue (drop-tail): 9" in got["limit_candidates"]
+    assert any(c.startswith("a UDP socket without SO_RCVBUF") for c in got["limit_candidates"])
     assert any("13% of the BDP" in c for c in got["limit_candidates"])  # 400 kB of 3125 kB
     quiet = limits.assess(_config(500), results, _sat(), [], {})
     assert "no drop anywhere" in quiet["limit_candidates"][-1]
     busy = limits.assess(_config(500), results, _sat(run_max=0.99), rows, delta)
     assert busy["cpu_bound"] and busy["limit"].startswith("CPU-bound: switch at 99%")
+    probe = limits.assess(
+        _config(500), {"f0-dc": {"client": "dc", "goodput_mbit": None}}, _sat(), rows, delta
+    )
+    assert probe["goodput_share"] is None and probe["limit_candidates"] == []
     fine = limits.assess(_config(100), results, _sat(), rows, delta)
     assert fine["limit"] == "at capacity" and fine["limit_candidates"] == []
 
