@@ -51,6 +51,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="CPU placement of the testbed's processes (experiments/run/cpu.py)",
     )
     parser.add_argument("--no-raw", action="store_true", help="skip the raw AF_PACKET limit")
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="keep the points an interrupted sweep saved in --out (default: run all afresh)",
+    )
     return parser
 
 
@@ -61,7 +66,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     out = args.out.resolve()
     try:
-        points = sweep.run_sweep(out, args.rates, args.stacks, args.duration_s, args.pin)
+        points = sweep.run_sweep(
+            out, args.rates, args.stacks, args.duration_s, args.pin, args.resume
+        )
         raw = None if args.no_raw else rawpath.measure(args.duration_s, out / "raw")
     except TestbedError as exc:
         print(f"bench-testbed: {exc}", file=sys.stderr)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import json
+import shutil
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -59,10 +60,16 @@ class Point:
     status: str = "ok"
 
 
-def run_sweep(out: Path, rates, stacks, duration_s: float, pin: str) -> list[Point]:
+def run_sweep(
+    out: Path, rates, stacks, duration_s: float, pin: str, resume: bool = False
+) -> list[Point]:
+    """Every point run afresh (runs left in `out` by an earlier sweep, perhaps on a busier
+    machine, are removed first) unless `resume`; the points of this sweep only."""
     scenario = from_dict(scenario_doc(rates, stacks, duration_s), where="bench-testbed")
+    if not resume:
+        shutil.rmtree(out / "runs", ignore_errors=True)
     run_scenario(scenario, out, RunOptions(pin=pin))
-    return [reduce_run(d) for d in sorted((out / "runs").iterdir()) if d.is_dir()]
+    return [reduce_run(out / "runs" / run.run_id) for run in scenario.runs]
 
 
 def _component(part: str) -> str:
