@@ -15,6 +15,9 @@ agent's and the switch's drops, and the sender's congestion window against the p
 
 from __future__ import annotations
 
+import gzip
+from pathlib import Path
+
 from experiments.run.netns import run as netns_run
 
 PROCESS_FULL = 0.95  # busiest thread's run time, share of the run
@@ -150,9 +153,33 @@ def window_note(rows: list[tuple], flow_ids: list[str], capacity: float) -> str 
     return None
 
 
-def assess(config: dict, results: dict, sat: dict, rows: list, net_delta: dict) -> dict:
+def sender_qlog_note(logs: Path, fid: str) -> str | None:
+    """A QUIC sender's own account from its qlog (logs/<fid>/qlog-server, plain or gzipped):
+    packets it declared lost, and DATA_BLOCKED / STREAM_DATA_BLOCKED frames it sent (it
+    waited for the receiver's flow-control window); None without a qlog."""
+    paths = sorted((logs / fid / "qlog-server").glob("*.sqlog*"))
+    if not paths:
+        return None
+    lost = blocked = 0
+    for path in paths:
+        opener = gzip.open if path.suffix == ".gz" else open
+        with opener(path, "rt", errors="replace") as f:
+            for line in f:
+                lost += line.count('"recovery:packet_lost"')
+                blocked += line.count('"frame_type":"data_blocked"')
+                blocked += line.count('"frame_type":"stream_data_blocked"')
+    return (
+        f"{fid} sender's qlog: {lost} packets declared lost, {blocked} DATA_BLOCKED or "
+        f"STREAM_DATA_BLOCKED frames ({'flow-control blocked' if blocked else 'never blocked by flow control'})"
+    )
+
+
+def assess(
+    config: dict, results: dict, sat: dict, rows: list, net_delta: dict, logs: Path | None = None
+) -> dict:
     """The run's limit: {'capacity_mbit', 'goodput_share', 'cpu_bound', 'cpu_reasons',
-    'limit', 'limit_candidates'} for its manifest. Goodput is the DC client's flows'."""
+    'limit', 'limit_candidates'} for its manifest. Goodput is the DC client's flows';
+    `logs` (the run's logs folder) adds QUIC senders' qlog accounts."""
     capacity = capacity_mbit(config)
     dc_flows = [
         f
@@ -179,6 +206,8 @@ def assess(config: dict, results: dict, sat: dict, rows: list, net_delta: dict) 
         note = window_note(rows, dc_flows, capacity)
         if note:
             candidates.append(note)
+        if logs is not None:
+            candidates += [n for f in dc_flows if (n := sender_qlog_note(logs, f))]
         if not any("drop" in c.lower() or "full" in c for c in candidates):
             candidates.append(
                 "no drop anywhere on the path: the sender held back (its congestion or "

@@ -519,7 +519,7 @@ def _save(run: Run, run_dir: Path, files: _RunFiles, manifest: dict, rec: _RunRe
     delta = limits.counters_delta(
         rec.net_counters.get("before", {}), rec.net_counters.get("after", {})
     )
-    manifest.update(limits.assess(run.config, rec.results, sat, rec.rows, delta))
+    manifest.update(limits.assess(run.config, rec.results, sat, rec.rows, delta, files.logs))
     manifest.update(
         flows=rec.results,
         errors=rec.errors,

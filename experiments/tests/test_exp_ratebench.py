@@ -6,6 +6,7 @@ saved run, and (root) the raw AF_PACKET limit through three rawfwd hops.
 """
 
 import csv
+import gzip
 import json
 
 import pytest
@@ -96,6 +97,29 @@ def test_short_of_capacity_without_cpu_reason_names_the_candidates():
     assert probe["goodput_share"] is None and probe["limit_candidates"] == []
     fine = limits.assess(_config(100), results, _sat(), rows, delta)
     assert fine["limit"] == "at capacity" and fine["limit_candidates"] == []
+
+
+def test_a_quic_senders_qlog_tells_losses_from_flow_control_blocking(tmp_path):
+    qlogs = tmp_path / "f0-dc" / "qlog-server"
+    qlogs.mkdir(parents=True)
+    events = [
+        '{"time":1,"name":"recovery:packet_lost","data":{}}',
+        '{"time":2,"name":"recovery:packet_lost","data":{}}',
+        '{"time":3,"name":"transport:packet_sent","data":{"frames":[{"frame_type":"stream"}]}}',
+    ]
+    with gzip.open(qlogs / "x.sqlog.gz", "wt") as f:
+        f.write("\x1e" + "\n\x1e".join(events) + "\n")
+    note = limits.sender_qlog_note(tmp_path, "f0-dc")
+    assert note == (
+        "f0-dc sender's qlog: 2 packets declared lost, 0 DATA_BLOCKED or STREAM_DATA_BLOCKED "
+        "frames (never blocked by flow control)"
+    )
+    (qlogs / "y.sqlog").write_text('\x1e{"data":{"frames":[{"frame_type":"data_blocked"}]}}\n')
+    assert "1 DATA_BLOCKED" in limits.sender_qlog_note(tmp_path, "f0-dc")
+    assert limits.sender_qlog_note(tmp_path, "f1-dc") is None  # TCP: no qlog
+    results = {"f0-dc": {"client": "dc", "goodput_mbit": 100.0}}
+    got = limits.assess(_config(500), results, _sat(), [], {}, tmp_path)
+    assert any(c.startswith("f0-dc sender's qlog: 2 packets") for c in got["limit_candidates"])
 
 
 def test_process_usage_reports_the_busiest_threads_run_alone():
