@@ -6,9 +6,12 @@ import argparse
 import sys
 from pathlib import Path
 
-from experiments.ratebench import rawpath, report, sweep
+from experiments.ratebench import idle, rawpath, report, sweep
 from experiments.run.cpu import PIN_LAYOUTS
 from experiments.run.parts import TestbedError
+from experiments.run.scenario import from_dict
+
+IDLE_S = 5.0
 
 
 def _choice_list(allowed: tuple, cast):
@@ -52,6 +55,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--no-raw", action="store_true", help="skip the raw AF_PACKET limit")
     parser.add_argument(
+        "--no-idle", action="store_true", help="skip the idle testbed's CPU (5 s, no traffic)"
+    )
+    parser.add_argument(
         "--resume",
         action="store_true",
         help="keep the points an interrupted sweep saved in --out (default: run all afresh)",
@@ -70,11 +76,13 @@ def main(argv: list[str] | None = None) -> int:
             out, args.rates, args.stacks, args.duration_s, args.pin, args.resume
         )
         raw = None if args.no_raw else rawpath.measure(args.duration_s, out / "raw")
+        config = from_dict(sweep.scenario_doc(args.rates, args.stacks, args.duration_s)).runs[0]
+        silent = None if args.no_idle else idle.measure(config.config, IDLE_S, out / "idle")
     except TestbedError as exc:
         print(f"bench-testbed: {exc}", file=sys.stderr)
         return 1
-    print(report.table(points, raw))
-    for path in report.write_files(out, points, raw):
+    print(report.table(points, raw, silent))
+    for path in report.write_files(out, points, raw, silent):
         print(f"wrote {path}")
     return 0
 

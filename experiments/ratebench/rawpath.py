@@ -15,7 +15,7 @@ import subprocess
 import time
 from dataclasses import dataclass
 
-from experiments.run.cpu import thread_times
+from experiments.run.cpu import run_seconds, thread_times
 from experiments.run.netns import Topology, stop_process, veth_pair
 from experiments.run.parts import BUILD, TestbedError, wait_for
 from experiments.run.testbed import claim_prefix, release_prefix
@@ -79,17 +79,10 @@ def _measure(topo: Topology, p: str, duration_s: float, workdir) -> RawLimit:
         stop_process(proc)
         last = log.read_text().strip().splitlines()[-1]
         frames.append(json.loads(last)["frames"])
-    cpu_s = [_run_s(b, a) for b, a in zip(before, after)]
+    cpu_s = [run_seconds(b, a) for b, a in zip(before, after)]
     return RawLimit(
         goodput_mbit=report["end"]["sum_received"]["bits_per_second"] / 1e6,
         frames_per_s=frames[0] / elapsed,
         hop_us_per_frame=[c * 1e6 / f if f else 0.0 for c, f in zip(cpu_s, frames)],
         hop_core_share=[c / elapsed for c in cpu_s],
     )
-
-
-def _run_s(before: dict | None, after: dict | None) -> float:
-    """CPU seconds a process ran between two thread_times() readings."""
-    if not before or not after:
-        return 0.0
-    return sum(run - before.get(tid, (0, 0))[0] for tid, (run, _w) in after.items()) / 1e9

@@ -11,11 +11,11 @@ from experiments.ratebench.rawpath import RawLimit
 from experiments.ratebench.sweep import COMPONENTS, Point, saturation_points
 
 
-def table(points: list[Point], raw: RawLimit | None) -> str:
+def table(points: list[Point], raw: RawLimit | None, idle: dict | None = None) -> str:
     """Offered vs achieved goodput and each component's CPU (share of a core, µs per frame),
     one line per stack and leg rate; then where each component saturates and the raw limit."""
     head = f"{'stack':7} {'legs':>10} {'offered':>8} {'goodput':>8} {'share':>6} "
-    head += " ".join(f"{c:>13}" for c in COMPONENTS) + f" {'cores':>6}  verdict"
+    head += " ".join(f"{c:>13}" for c in COMPONENTS) + f" {'cores':>6} {'load':>5}  verdict"
     lines = [
         "CPU per component: share of one core / µs per frame (frames of both legs, both ways)",
         head,
@@ -32,7 +32,7 @@ def table(points: list[Point], raw: RawLimit | None) -> str:
             f"{p.stack:7} {f'2x{p.leg_mbit:g}':>10} {p.offered_mbit:8.0f} {p.goodput_mbit:8.1f} "
             f"{gp_share:6.0%} "
             + " ".join(cells)
-            + f" {p.cores_busy:6.0%}  "
+            + f" {p.cores_busy:6.0%} {p.loadavg:5.1f}  "
             + (p.limit if p.status == "ok" else f"FAILED ({p.status})")
         )
         lines += [f"{'':17}- {c}" for c in p.candidates]
@@ -51,10 +51,54 @@ def table(points: list[Point], raw: RawLimit | None) -> str:
                 for s, u in zip(raw.hop_core_share, raw.hop_us_per_frame)
             )
         )
+    lines.append("Goals (issue 25):")
+    lines += [f"  {g}" for g in goals(points, idle)]
     return "\n".join(lines)
 
 
-def write_files(out: Path, points: list[Point], raw: RawLimit | None) -> list[Path]:
+GOAL_RATE_FPS = 80_000  # "CPU per forwarded packet ... under 2 us at 80 kpps"
+FORWARDERS = ("switch", "link_a", "link_b", "agent")
+
+
+def goals(points: list[Point], idle: dict[str, float] | None) -> list[str]:
+    """Issue 25's goals, each with the figure measured and met / not met (absent: not run)."""
+    out = []
+
+    def share(stack: str, leg: float) -> float | None:
+        p = next((p for p in points if p.stack == stack and p.leg_mbit == leg), None)
+        return p.goodput_mbit / p.offered_mbit if p and p.offered_mbit else None
+
+    for what, stack, leg, goal in (
+        ("TCP CUBIC at 2x500", "tcp", 500, 0.9),
+        ("ngtcp2 at 2x500", "ngtcp2", 500, 0.8),
+        ("stretch: TCP CUBIC at 2x1000", "tcp", 1000, 0.9),
+    ):
+        got = share(stack, leg)
+        if got is not None:
+            verdict = "met" if got >= goal else "not met"
+            out.append(f"{what} >= {goal:.0%} of capacity: {got:.0%} ({verdict})")
+    near = min(points, key=lambda p: abs(p.frames_per_s - GOAL_RATE_FPS), default=None)
+    if near is not None:
+        costs = {c: near.us_per_frame[c] for c in FORWARDERS if c in near.us_per_frame}
+        verdict = "met" if costs and max(costs.values()) < 2.0 else "not met"
+        out.append(
+            f"CPU per frame < 2 us in the switch, each linkem and the agent (nearest point to "
+            f"80 kframes/s: {near.stack} 2x{near.leg_mbit:g}, {near.frames_per_s / 1e3:.0f} "
+            "kframes/s): "
+            + ", ".join(f"{c} {u:.1f} us" for c, u in costs.items())
+            + f" ({verdict})"
+        )
+    if idle is not None:
+        total = sum(idle.values())
+        parts = ", ".join(f"{name} {v:.1%}" for name, v in sorted(idle.items()))
+        verdict = "met" if total < 0.05 else "not met"
+        out.append(f"idle testbed < 5 % of a core: {total:.1%} ({parts}) ({verdict})")
+    return out
+
+
+def write_files(
+    out: Path, points: list[Point], raw: RawLimit | None, idle: dict | None = None
+) -> list[Path]:
     """bench.csv (one row per point and component), bench.json (everything), bench.png."""
     out.mkdir(parents=True, exist_ok=True)
     csv_path, json_path, png_path = out / "bench.csv", out / "bench.json", out / "bench.png"
@@ -95,6 +139,8 @@ def write_files(out: Path, points: list[Point], raw: RawLimit | None) -> list[Pa
         "points": [asdict(p) for p in points],
         "saturation_leg_mbit": saturation_points(points),
         "raw_limit": asdict(raw) if raw is not None else None,
+        "idle_core_share": idle,
+        "goals": goals(points, idle),
     }
     json_path.write_text(json.dumps(doc, indent=1))
     plot(points, raw, png_path)

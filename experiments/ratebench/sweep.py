@@ -50,6 +50,8 @@ class Point:
     offered_mbit: float  # the legs' capacity
     goodput_mbit: float
     frames: float  # through both legs, both directions
+    frames_per_s: float = 0.0
+    loadavg: float = 0.0  # the machine's 1-minute load average as the run started
     core_share: dict[str, float] = field(default_factory=dict)  # component -> CPUs used
     us_per_frame: dict[str, float] = field(default_factory=dict)
     wait_share: dict[str, float] = field(default_factory=dict)
@@ -88,6 +90,8 @@ def reduce_run(run_dir: Path) -> Point:
         for leg_ in ("a", "b")
     }
     total = frames["a"] + frames["b"]
+    link_t = [r[0] for r in rows if r[1] == "link" and r[3] == "frames"]
+    span = max(link_t) - min(link_t) if link_t else 0.0
     cpu_s: dict[str, float] = {}
     for _t, source, part, metric, value in rows:
         if source == "proc" and metric == "busy":
@@ -101,6 +105,8 @@ def reduce_run(run_dir: Path) -> Point:
         offered_mbit=m.get("capacity_mbit") or limits.capacity_mbit(m["config"]),
         goodput_mbit=flow.get("goodput_mbit") or 0.0,
         frames=total,
+        frames_per_s=total / span if span else 0.0,
+        loadavg=(m.get("loadavg_start") or [0.0])[0],
         cores_busy=sum(m["mean_busy"].values()) / max(len(m["mean_busy"]), 1),
         limit=m.get("limit", ""),
         candidates=m.get("limit_candidates", []),

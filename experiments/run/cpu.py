@@ -53,6 +53,13 @@ def process_usage(prev: dict, cur: dict, interval_ns: float) -> dict[str, float]
     return {"busy": busy, "wait": wait, "demand": demand, "run_max": run_max}
 
 
+def run_seconds(before: dict | None, after: dict | None) -> float:
+    """CPU seconds a process ran between two thread_times() readings (0 if either is None)."""
+    if not before or not after:
+        return 0.0
+    return sum(run - before.get(tid, (0, 0))[0] for tid, (run, _wait) in after.items()) / 1e9
+
+
 def saturated_processes(rows: list[tuple]) -> dict:
     """From the sampler's ('proc', name, metric, value) rows: per process the mean CPU used,
     the mean wait, the share of samples in which it was saturated; and the names saturated."""

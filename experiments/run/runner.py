@@ -201,7 +201,7 @@ class RunOptions:
     switch: RemoteSwitch | None = None  # target "remote": the switch file's description
 
 
-def _parts(testbed: Testbed, flows: dict) -> dict[str, int]:
+def part_pids(testbed: Testbed, flows: dict) -> dict[str, int]:
     """PIDs of the run's processes by part name, for CPU accounting and pinning."""
     out = {name: proc.pid for name, proc in testbed.procs.items() if proc.poll() is None}
     for leg, link in testbed.links.items():
@@ -361,7 +361,7 @@ def _new_testbed(run: Run, opts: RunOptions, prefix: str, logs: Path, pins) -> T
 
 def _pin_parts(testbed: Testbed, pins) -> None:
     """The built testbed's processes on their CPUs (the layouts of cpu.pin_sets)."""
-    for name, pid in _parts(testbed, {}).items():
+    for name, pid in part_pids(testbed, {}).items():
         _pin(pins, name, [pid])
 
 
@@ -377,7 +377,7 @@ def _net_counters(testbed: Testbed) -> dict[str, dict[str, float]]:
 def _placement(testbed: Testbed, flows: dict) -> dict[str, list[int]]:
     """The CPUs each running part may use, as the run placed them (manifest 'placement')."""
     out = {}
-    for name, pid in _parts(testbed, flows).items():
+    for name, pid in part_pids(testbed, flows).items():
         try:
             out[name] = sorted(os.sched_getaffinity(pid))
         except OSError:
@@ -419,7 +419,9 @@ def _sample(run: Run, opts: RunOptions, testbed: Testbed, rec: _RunRecord, on_ti
     t0, rec.t0_wall = time.monotonic(), time.time()
     for flow in flows.values():
         flow.ctx.t0 = t0
-    rec.sampler = Sampler(t0, flows, testbed.switch_stats, processes=lambda: _parts(testbed, flows))
+    rec.sampler = Sampler(
+        t0, flows, testbed.switch_stats, processes=lambda: part_pids(testbed, flows)
+    )
     rec.sampler.start()
     pending = sorted(flows.values(), key=lambda f: f.spec["start_s"])
     events = list(run.config.get("events") or [])

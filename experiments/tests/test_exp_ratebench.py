@@ -172,6 +172,7 @@ def _fake_run(tmp_path, stack, leg, goodput, switch_busy):
             w.writerow([i / 10, "proc", "switch", "busy", switch_busy])
             w.writerow([i / 10, "proc", "link_a", "busy", 0.1])
         for leg_dir, n in (("a/ab", 15000), ("a/ba", 5000), ("b/ab", 10000), ("b/ba", 0)):
+            w.writerow([0.0, "link", leg_dir, "frames", 0])
             w.writerow([1.0, "link", leg_dir, "frames", n])
     return run_dir
 
@@ -179,7 +180,7 @@ def _fake_run(tmp_path, stack, leg, goodput, switch_busy):
 def test_a_saved_run_reduces_to_goodput_and_cpu_per_frame(tmp_path):
     point = sweep.reduce_run(_fake_run(tmp_path, "tcp", 100, 190.0, 0.6))
     assert (point.stack, point.offered_mbit, point.goodput_mbit) == ("tcp", 200, 190.0)
-    assert point.frames == 30000
+    assert point.frames == 30000 and point.frames_per_s == 30000
     assert point.us_per_frame["switch"] == pytest.approx(0.6 * 1e6 / 30000)  # every frame
     assert point.us_per_frame["link_a"] == pytest.approx(0.1 * 1e6 / 20000)  # its leg's
     assert point.limited == []
@@ -194,6 +195,11 @@ def test_saturation_points_and_table_name_where_each_component_saturates(tmp_pat
     assert sat["tcp"]["switch"] == 500 and sat["tcp"]["link_a"] is None
     text = report.table(points, None)
     assert "tcp: switch 2x500" in text and "link_a never" in text
+    goals = report.goals(points, {"switch": 0.01, "agent": 0.02})
+    assert "TCP CUBIC at 2x500 >= 90% of capacity: 70% (not met)" in goals
+    assert "stretch: TCP CUBIC at 2x1000 >= 90% of capacity: 36% (not met)" in goals
+    assert goals[-1].startswith("idle testbed < 5 % of a core: 3.0% (") and "(met)" in goals[-1]
+    assert any("nearest point to 80 kframes/s: tcp 2x100, 30 kframes/s" in g for g in goals)
     paths = report.write_files(tmp_path / "out", points, None)
     assert all(p.stat().st_size > 0 for p in paths)
 
