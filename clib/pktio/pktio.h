@@ -97,4 +97,17 @@ static inline void pktio_ring_release(struct pktio_ring *r, struct tpacket2_hdr 
 
 void pktio_ring_unmap(struct pktio_ring *r);
 
+/* ---- ring bursts (one wakeup, one sendmmsg per batch) ---------------------------------- */
+
+/* Up to `max` consecutive frames the kernel has handed over, from the reader's position on,
+ * into hs[] (not yet released: their bytes can be sent straight from the ring); the count. */
+unsigned pktio_ring_burst(struct pktio_ring *r, struct tpacket2_hdr **hs, unsigned max);
+
+/* Hand the `n` frames of the last pktio_ring_burst back to the kernel, in order. */
+void pktio_ring_release_burst(struct pktio_ring *r, struct tpacket2_hdr **hs, unsigned n);
+
+/* Wait until one of `n` descriptors is readable, for at most `timeout_ms` (-1: no limit):
+ * the blocking wait of a reader whose rings are empty. 1 readable, 0 timeout, -errno. */
+int pktio_wait_readable(const int *fds, unsigned n, int timeout_ms);
+
 #endif /* PKTIO_H */
