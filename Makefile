@@ -35,6 +35,7 @@ setup:
 	@bash tools/setup.sh
 
 -include clib/pktio/part.mk
+-include clib/pktgen/part.mk
 -include p4sim/part.mk
 -include p4src/part.mk
 -include controlplane/part.mk
@@ -42,6 +43,7 @@ setup:
 -include hostagents/part.mk
 -include experiments/linkem/part.mk
 -include experiments/part.mk
+-include experiments/ratebench/part.mk
 
 build: setup $(BUILD_TARGETS)
 
@@ -60,7 +62,7 @@ demo: build
 
 # Every Python folder, and all C with the one .clang-format (clang-format from `make setup`).
 PY_SOURCES := conftest.py dccommon p4sim controlplane experiments ptf-tests tools p4src hostagents
-C_SOURCES   = $(shell find clib hostagents experiments/linkem p4sim/native -name '*.[ch]')
+C_SOURCES   = $(shell find clib hostagents experiments/linkem experiments/ratebench p4sim/native -name '*.[ch]')
 CLANG_FORMAT ?= clang-format
 
 lint: setup

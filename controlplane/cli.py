@@ -115,10 +115,29 @@ def election_id(text: str) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    fmt = HelpFormatter
     parser = ArgumentParser(
-        prog=PROG, formatter_class=fmt, description="Control the PDCP splitter over P4Runtime."
+        prog=PROG,
+        formatter_class=HelpFormatter,
+        description="Control the PDCP splitter over P4Runtime.",
     )
+    _add_connection_options(parser)
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for add_subcommand in (
+        _add_push_parser,
+        _add_port_parser,
+        _add_user_parser,
+        _add_stats_parser,
+        _add_apply_parser,
+    ):
+        add_subcommand(sub)
+    sub.add_parser("reset", help="remove all users, port rules and multicast groups")
+    add_control_parser(sub, HelpFormatter)
+    return parser
+
+
+def _add_connection_options(parser: argparse.ArgumentParser) -> None:
+    """Where the P4Runtime server is and who we are to it."""
     grpc_addr = parser.add_argument(
         "--grpc-addr",
         type=host_port,
@@ -141,12 +160,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="election id, 1..2^128-1 (the highest one is primary)",
     )
-    parser.add_argument("--json", action="store_true", help="machine-readable output")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
+
+def _add_push_parser(sub) -> None:
     push = sub.add_parser(
         "push",
-        formatter_class=fmt,
+        formatter_class=HelpFormatter,
         help="push the pipeline (compile PROGRAM.p4 with p4sim, or give "
         "--p4info and --config as produced by p4sim compile or p4c)",
     )
@@ -164,11 +183,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--config", type=Path, help="device config: p4sim JSON or BMv2 JSON from p4c-bm2-ss"
     )
 
+
+def _add_port_parser(sub) -> None:
     port = sub.add_parser("port", help="port roles and MAC rewrite").add_subparsers(
         dest="port_command", required=True, metavar="PORT_COMMAND"
     )
     pset = port.add_parser(
-        "set", formatter_class=fmt, help="set the server and leg ports, MAC rewrite, flooding"
+        "set",
+        formatter_class=HelpFormatter,
+        help="set the server and leg ports, MAC rewrite, flooding",
     )
     pset.add_argument("--server", type=port_number, default=0, help="server/core port")
     pset.add_argument("--leg-a", type=port_number, default=1, help="leg A port")
@@ -188,10 +211,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     port.add_parser("list", help="show the port configuration")
 
+
+def _add_user_parser(sub) -> None:
     user = sub.add_parser("user", help="DC and SC users").add_subparsers(
         dest="user_command", required=True, metavar="USER_COMMAND"
     )
-    add = user.add_parser("add", formatter_class=fmt, help="add a user")
+    add = user.add_parser("add", formatter_class=HelpFormatter, help="add a user")
     add.add_argument(
         "user_addr",
         metavar="ADDR",
@@ -222,7 +247,7 @@ def build_parser() -> argparse.ArgumentParser:
     add.add_argument("--port", type=port_number, help="the port of an sc user")
 
     uset = user.add_parser(
-        "set", formatter_class=fmt, help="change a user live (the PDCP SN continues)"
+        "set", formatter_class=HelpFormatter, help="change a user live (the PDCP SN continues)"
     )
     uset.add_argument("user", help="name or address")
     uset.add_argument(
@@ -242,8 +267,12 @@ def build_parser() -> argparse.ArgumentParser:
     udel.add_argument("user", help="name or address")
     user.add_parser("list", help="list users")
 
+
+def _add_stats_parser(sub) -> None:
     stats = sub.add_parser(
-        "stats", formatter_class=fmt, help="per-user and per-port packets, bytes and rates"
+        "stats",
+        formatter_class=HelpFormatter,
+        help="per-user and per-port packets, bytes and rates",
     )
     stats.add_argument("--watch", action="store_true", help="refresh until Ctrl-C")
     stats.add_argument(
@@ -259,9 +288,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="stop after this many refreshes (0 = until Ctrl-C)",
     )
 
+
+def _add_apply_parser(sub) -> None:
     apply = sub.add_parser(
         "apply",
-        formatter_class=fmt,
+        formatter_class=HelpFormatter,
         help="make the switch hold a YAML desired state (users not listed are kept unless "
         "--prune)",
     )
@@ -271,10 +302,6 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also delete the users on the switch that the file does not list",
     )
-
-    sub.add_parser("reset", help="remove all users, port rules and multicast groups")
-    add_control_parser(sub, fmt)
-    return parser
 
 
 # ---------------------------------------------------------------------------

@@ -12,6 +12,7 @@ import argparse
 import errno
 import fcntl
 import ipaddress
+import logging
 import math
 import os
 import re
@@ -71,6 +72,20 @@ def add_old_name(parser: argparse.ArgumentParser, old: str, action: argparse.Act
         default=argparse.SUPPRESS,
         help=argparse.SUPPRESS,
     )
+
+
+def log_to_stderr(prog: str, logger_name: str, level: int = logging.INFO) -> None:
+    """A CLI's messages: logger `logger_name` and its children, from `level` on, as lines
+    `PROG: message` on the current stderr (the error line is the CLI's own, `PROG: error:`).
+    Called again (a test calling main() twice), it replaces the handler it added."""
+    logger = logging.getLogger(logger_name)
+    logger.handlers[:] = [h for h in logger.handlers if not getattr(h, "dc_cli", False)]
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter(f"{prog}: %(message)s"))
+    handler.dc_cli = True
+    logger.addHandler(handler)
+    logger.setLevel(level)
+    logger.propagate = False  # not twice when the root logger has a handler too
 
 
 class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):

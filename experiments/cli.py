@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -24,18 +25,31 @@ from dccommon.cliargs import (
     float_range,
     input_dir,
     int_range,
+    log_to_stderr,
     printable,
 )
 from experiments.run.scenario import MAX_DURATION_S, MAX_REPETITIONS, ScenarioError, load
 
+PROG = "dcexp"
+log = logging.getLogger(__name__)
+
 
 def build_parser() -> argparse.ArgumentParser:
     p = ArgumentParser(
-        prog="dcexp",
-        description="Dual Connectivity testbed: run " "scenarios, analyse and plot their results.",
+        prog=PROG,
+        description="Dual Connectivity testbed: run scenarios, analyse and plot their results.",
         formatter_class=HelpFormatter,
     )
     sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
+    _add_testbed_options(_add_run_parser(sub))
+    _add_testbed_options(_add_campaign_parser(sub))
+    _add_report_parser(sub)
+    _add_validate_parser(sub)
+    sub.add_parser("clean", help="remove namespaces and DPDK dirs of dead dcexp runs")
+    return p
+
+
+def _add_run_parser(sub) -> argparse.ArgumentParser:
     run = sub.add_parser(
         "run",
         help="run a scenario (resumes an interrupted one in --out)",
@@ -68,6 +82,10 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="LABEL",
         help="run only this protocol/CC variant (e.g. ngtcp2-cubic); repeatable",
     )
+    return run
+
+
+def _add_campaign_parser(sub) -> argparse.ArgumentParser:
     camp = sub.add_parser(
         "campaign",
         help="run every scenario file of a directory (experiments/paper/: the paper's studies)",
@@ -88,48 +106,54 @@ def build_parser() -> argparse.ArgumentParser:
     camp.add_argument(
         "--out", type=Path, metavar="DIR", help="output directory (default results/<dir name>)"
     )
-    # The testbed's options, the same for one study and for a campaign of them.
-    for parser in (run, camp):
-        parser.add_argument(
-            "--target",
-            type=_target,
-            default="p4sim",  # argparse passes a string default through _target
-            metavar="p4sim|bmv2|remote:FILE.yaml",
-            help="the switch: p4sim or bmv2, started per run, or remote:FILE.yaml, a "
-            "P4Runtime switch that runs on its own",
-        )
-        parser.add_argument(
-            "--executor",
-            choices=("local", "ray"),
-            default="local",
-            help="local: one run after another on this host; ray: each run a Ray task on a "
-            "worker offering the resource dc_testbed (one run per host at a time)",
-        )
-        parser.add_argument(
-            "--address",
-            metavar="ADDR",
-            help="with --executor ray: the cluster, as ray.init takes it: auto (this host is "
-            "a node of it; the default), HEAD:PORT, or ray://HEAD:10001 (Ray Client)",
-        )
-        parser.add_argument(
-            "--engine",
-            choices=("native", "interp"),
-            default="native",
-            help="p4sim's engine (--target p4sim): the splitter compiled to C, or the interpreter",
-        )
-        parser.add_argument(
-            "--link",
-            choices=("linkem", "netem"),
-            default="linkem",
-            help="link emulator on the legs",
-        )
-        parser.add_argument(
-            "--pin",
-            choices=("split", "switch", "none"),
-            default="split",
-            help="CPU pinning: split = network (switch, legs, agent) on CPU 0, flow endpoints "
-            "on the others; switch = the switch alone on CPU 0; none = the scheduler decides",
-        )
+    return camp
+
+
+def _add_testbed_options(parser: argparse.ArgumentParser) -> None:
+    """The testbed's options, the same for one study and for a campaign of them."""
+    parser.add_argument(
+        "--target",
+        type=_target,
+        default="p4sim",  # argparse passes a string default through _target
+        metavar="p4sim|bmv2|remote:FILE.yaml",
+        help="the switch: p4sim or bmv2, started per run, or remote:FILE.yaml, a "
+        "P4Runtime switch that runs on its own",
+    )
+    parser.add_argument(
+        "--executor",
+        choices=("local", "ray"),
+        default="local",
+        help="local: one run after another on this host; ray: each run a Ray task on a "
+        "worker offering the resource dc_testbed (one run per host at a time)",
+    )
+    parser.add_argument(
+        "--address",
+        metavar="ADDR",
+        help="with --executor ray: the cluster, as ray.init takes it: auto (this host is "
+        "a node of it; the default), HEAD:PORT, or ray://HEAD:10001 (Ray Client)",
+    )
+    parser.add_argument(
+        "--engine",
+        choices=("native", "interp"),
+        default="native",
+        help="p4sim's engine (--target p4sim): the splitter compiled to C, or the interpreter",
+    )
+    parser.add_argument(
+        "--link",
+        choices=("linkem", "netem"),
+        default="linkem",
+        help="link emulator on the legs",
+    )
+    parser.add_argument(
+        "--pin",
+        choices=("split", "switch", "none"),
+        default="split",
+        help="CPU pinning: split = network (switch, legs, agent) on CPU 0, flow endpoints "
+        "on the others; switch = the switch alone on CPU 0; none = the scheduler decides",
+    )
+
+
+def _add_report_parser(sub) -> None:
     rep = sub.add_parser("report", help="analyse saved runs: figures, summary.md, table")
     rep.add_argument(
         "dir", type=input_dir, help="a dcexp run's --out directory (a campaign's with --paper)"
@@ -146,11 +170,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="DIR is a campaign of experiments/paper/: write DIR/reproduction.md (+ PDF), "
         "every study beside what Hasselquist et al. report",
     )
+
+
+def _add_validate_parser(sub) -> None:
     val = sub.add_parser("validate", help="check scenario files without running anything")
     val.add_argument("scenarios", type=Path, nargs="+", help="scenario YAML files")
     val.add_argument("--quick", action="store_true", help="check with the `quick:` overrides")
-    sub.add_parser("clean", help="remove namespaces and DPDK dirs of dead dcexp runs")
-    return p
 
 
 def _target(value: str):
@@ -181,7 +206,7 @@ def _executor(args):
     """LocalExecutor, or a RayExecutor (raises ExecutorError when Ray cannot be used)."""
     if args.executor == "local":
         if args.address:
-            raise _OptionError("--address is for --executor ray")
+            raise _UsageError("--address is for --executor ray")
         from experiments.run.runner import LocalExecutor
 
         return LocalExecutor()
@@ -190,8 +215,12 @@ def _executor(args):
     return RayExecutor(args.address or "auto")
 
 
-class _OptionError(Exception):
-    """A bad combination of options: exit 2 with the message."""
+class _UsageError(Exception):
+    """Bad input or a bad combination of options: exit 2 with the message."""
+
+
+class _Failure(Exception):
+    """The command could not do its job: exit 1 with the message."""
 
 
 def cmd_run(args) -> int:
@@ -203,46 +232,41 @@ def cmd_run(args) -> int:
         labels = list(dict.fromkeys(r.variant for r in scenario.runs))
         unknown = [v for v in args.variant if v not in labels]
         if unknown:
-            print(
-                f"dcexp: --variant {printable(', '.join(unknown))}: not in this scenario; its variants: "
-                f"{', '.join(labels)}",
-                file=sys.stderr,
+            raise _UsageError(
+                f"--variant {printable(', '.join(unknown))}: not in this scenario; its "
+                f"variants: {', '.join(labels)}"
             )
-            return 2
         scenario.runs = [r for r in scenario.runs if r.variant in args.variant]
     executor = _executor(args)  # before --out is made: Ray may be missing
     out = args.out or Path("results") / scenario.name
     try:
         out.mkdir(parents=True, exist_ok=True)
     except FileExistsError:
-        print(
-            f"dcexp: --out {printable(out)}: exists and is not a directory; give a new directory or one "
-            "that holds an earlier run of this scenario (to resume it)",
-            file=sys.stderr,
-        )
-        return 2
+        raise _UsageError(
+            f"--out {printable(out)}: exists and is not a directory; give a new directory or "
+            "one that holds an earlier run of this scenario (to resume it)"
+        ) from None
     except OSError as exc:
-        print(
-            f"dcexp: --out {printable(out)}: cannot create the directory: {exc.strerror}",
-            file=sys.stderr,
-        )
-        return 2
-    print(f"dcexp: {scenario.name}: {len(scenario.runs)} runs -> {out}", file=sys.stderr)
+        raise _UsageError(
+            f"--out {printable(out)}: cannot create the directory: {exc.strerror}"
+        ) from None
+    log.info("%s: %d runs -> %s", scenario.name, len(scenario.runs), out)
     try:
         summary = run_scenario(
             scenario, out, _options(args, timeout_s=args.timeout_s), executor=executor
         )
     except TestbedError as exc:
-        print(f"dcexp: {exc}", file=sys.stderr)
-        return 1
+        raise _Failure(str(exc)) from None
     except Interrupted:
         return 130
     finally:
         executor.close()
-    print(
-        f"dcexp: {summary['ok']} ok, {summary['failed']} failed, {summary['skipped']} "
-        f"already saved; results in {out}",
-        file=sys.stderr,
+    log.info(
+        "%d ok, %d failed, %d already saved; results in %s",
+        summary["ok"],
+        summary["failed"],
+        summary["skipped"],
+        out,
     )
     return 0 if summary["failed"] == 0 else 1
 
@@ -253,8 +277,7 @@ def cmd_campaign(args) -> int:
     from experiments.run.testbed import TestbedError
 
     if not args.dir.is_dir():
-        print(f"dcexp: {printable(args.dir)} is not a directory of scenario files", file=sys.stderr)
-        return 2
+        raise _UsageError(f"{printable(args.dir)} is not a directory of scenario files")
     studies = load_campaign(args.dir, quick=args.quick, reps=args.reps)
     out = args.out or Path("results") / args.dir.resolve().name
     meta = {
@@ -267,24 +290,23 @@ def cmd_campaign(args) -> int:
     try:
         summary = run_campaign(studies, out, _options(args), meta=meta, executor=executor)
     except TestbedError as exc:
-        print(f"dcexp: {exc}", file=sys.stderr)
-        return 1
+        raise _Failure(str(exc)) from None
     except Interrupted:
         return 130
     finally:
         executor.close()
-    print(
-        f"dcexp: campaign: {summary['ok']} ok, {summary['failed']} failed, "
-        f"{summary['skipped']} already saved"
-        + (
-            f"; studies not run: {', '.join(summary['studies_failed'])}"
-            if summary["studies_failed"]
-            else ""
-        )
-        + f"; results in {out}; next: dcexp report --paper {out}",
-        file=sys.stderr,
+    not_run = summary["studies_failed"]
+    log.info(
+        "campaign: %d ok, %d failed, %d already saved%s; results in %s; next: dcexp report "
+        "--paper %s",
+        summary["ok"],
+        summary["failed"],
+        summary["skipped"],
+        f"; studies not run: {', '.join(not_run)}" if not_run else "",
+        out,
+        out,
     )
-    return 0 if summary["failed"] == 0 and not summary["studies_failed"] else 1
+    return 0 if summary["failed"] == 0 and not not_run else 1
 
 
 def cmd_report(args) -> int:
@@ -292,28 +314,24 @@ def cmd_report(args) -> int:
         from experiments.analysis.reproduction import write_reproduction
 
         if not args.dir.is_dir() or not any(args.dir.glob("*/runs")):
-            print(
-                f"dcexp: {printable(args.dir)} holds no studies (expected {printable(args.dir)}/<study>/runs/, "
-                "from dcexp campaign)",
-                file=sys.stderr,
+            raise _Failure(
+                f"{printable(args.dir)} holds no studies (expected "
+                f"{printable(args.dir)}/<study>/runs/, from dcexp campaign)"
             )
-            return 1
         path = write_reproduction(args.dir)
         print(f"reproduction report: {path}")
         return 0
     if not (args.dir / "runs").is_dir():
-        print(
-            f"dcexp: {printable(args.dir)} holds no runs (expected {printable(args.dir)}/runs/*/manifest.json)",
-            file=sys.stderr,
+        raise _Failure(
+            f"{printable(args.dir)} holds no runs (expected "
+            f"{printable(args.dir)}/runs/*/manifest.json)"
         )
-        return 1
     from experiments.analysis.report import report  # pandas and matplotlib: seconds to import
 
     try:
         text, figures = report(args.dir, envelope_point=args.envelope_point)
     except ValueError as exc:  # a point the study did not sweep
-        print(f"dcexp: {exc}", file=sys.stderr)
-        return 2
+        raise _UsageError(str(exc)) from None
     print(text)
     print("figures:")
     for path in figures:
@@ -336,8 +354,7 @@ def cmd_clean(_args) -> int:
     from experiments.run.testbed import RUN_DIR, remove_leftovers
 
     if os.geteuid() != 0:
-        print("dcexp clean needs root", file=sys.stderr)
-        return 1
+        raise _Failure("clean needs root")
     out = subprocess.run(["ip", "-j", "netns", "list"], capture_output=True, text=True, check=True)
     names = [n["name"] for n in json.loads(out.stdout or "[]")]
     prefixes = {n[:6] for n in names if len(n) > 6 and n.startswith("dx") and n[2:6].isdigit()}
@@ -369,22 +386,26 @@ def _owner_alive(pidfile: Path) -> bool:
     return state not in ("Z", "X")  # zombie, dead
 
 
+COMMANDS = {
+    "run": cmd_run,
+    "campaign": cmd_campaign,
+    "report": cmd_report,
+    "validate": cmd_validate,
+    "clean": cmd_clean,
+}
+
+
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
+    log_to_stderr(PROG, "experiments")
     try:
-        return {
-            "run": cmd_run,
-            "campaign": cmd_campaign,
-            "report": cmd_report,
-            "validate": cmd_validate,
-            "clean": cmd_clean,
-        }[args.cmd](args)
-    except ScenarioError as exc:
-        print(f"dcexp: {exc}", file=sys.stderr)
-        return 2
-    except _OptionError as exc:
-        print(f"dcexp: {exc}", file=sys.stderr)
-        return 2
+        return COMMANDS[args.cmd](args)
+    except (ScenarioError, _UsageError) as exc:
+        return _error(exc, 2)
+    except _Failure as exc:
+        return _error(exc, 1)
+    except KeyboardInterrupt:  # Ctrl-C outside a run (the runner tears its run down itself)
+        return 130
     except BrokenPipeError:
         # The reader left (`dcexp validate ... | head`): stop quietly, as other Unix tools do.
         # Point stdout at /dev/null so the interpreter's final flush does not raise again.
@@ -395,8 +416,13 @@ def main(argv=None) -> int:
 
         if not isinstance(exc, ExecutorError):
             raise
-        print(f"dcexp: {exc}", file=sys.stderr)
-        return 2
+        return _error(exc, 2)
+
+
+def _error(exc: Exception, code: int) -> int:
+    """The command's one error line, `dcexp: error: message`, and its exit code."""
+    print(f"{PROG}: error: {exc}", file=sys.stderr)
+    return code
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Fuzzer for the project's three command lines and their config files (issue 20).
 
-    python -m experiments.clifuzz [--seconds 20] [--seed 1]
+    python -m experiments.clifuzz [--duration-s 20] [--seed 1]
 
 Every option and positional of `dcctl`, `dcexp` and `p4sim` (found by walking their argparse
 parsers, subcommands included) gets values a user could type by mistake: control
@@ -33,6 +33,8 @@ import tempfile
 import time
 from pathlib import Path
 from unittest import mock
+
+from dccommon.cliargs import ArgumentParser, add_old_name, float_range
 
 ROOT = Path(__file__).resolve().parent.parent
 PROGRAM = ROOT / "p4sim" / "tests" / "p4" / "runtime_fwd.p4"
@@ -296,13 +298,14 @@ def fuzz(seconds: float, seed: int) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(
-        prog="python -m experiments.clifuzz", description=__doc__.split("\n\n")[0]
+    p = ArgumentParser(prog="python -m experiments.clifuzz", description=__doc__.split("\n\n")[0])
+    budget = p.add_argument(
+        "--duration-s", type=float_range(0, 86400, "duration"), default=20.0, help="time budget"
     )
-    p.add_argument("--seconds", type=float, default=20.0, help="time budget")
+    add_old_name(p, "--seconds", budget)
     p.add_argument("--seed", type=int, default=1)
     args = p.parse_args(argv)
-    return fuzz(args.seconds, args.seed)
+    return fuzz(args.duration_s, args.seed)
 
 
 if __name__ == "__main__":

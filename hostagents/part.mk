@@ -20,7 +20,7 @@ HA_AGENT_H := $(wildcard $(HA_SRC)/agent/*.h)
 HA_FUZZ_SECONDS ?= 20
 
 hostagents-build: $(HA_BUILD)/pdcp-agent $(HA_BUILD)/test_pdcp $(HA_BUILD)/fuzz_pdcp \
-                  $(HA_BUILD)/bench_pdcp_core $(HA_BUILD)/pdcp-blast
+                  $(HA_BUILD)/bench_pdcp_core
 
 $(HA_BUILD)/pdcp-agent: $(HA_AGENT) $(HA_AGENT_H) $(HA_CORE) $(HA_CORE_H)
 	@mkdir -p $(@D)
@@ -40,10 +40,6 @@ $(HA_BUILD)/bench_pdcp_core: $(HA_SRC)/bench/bench_pdcp_core.c $(HA_CORE) $(HA_C
 	@mkdir -p $(@D)
 	$(HA_CC) $(HA_CFLAGS) -o $@ $(HA_SRC)/bench/bench_pdcp_core.c $(HA_CORE)
 
-$(HA_BUILD)/pdcp-blast: $(HA_SRC)/bench/pdcp_blast.c $(PKTIO_DEPS)
-	@mkdir -p $(@D)
-	$(HA_CC) $(HA_CFLAGS) $(PKTIO_CFLAGS) -o $@ $< $(PKTIO_LIB)
-
 hostagents-test: hostagents-build
 	$(HA_BUILD)/test_pdcp
 	@rm -rf $(HA_BUILD)/fuzz-corpus && mkdir -p $(HA_BUILD)/fuzz-corpus
@@ -54,6 +50,6 @@ hostagents-test: hostagents-build
 	else tail -40 $(HA_BUILD)/fuzz.log; echo "fuzz_pdcp FAILED: crash input in $(HA_BUILD)/"; exit 1; fi
 	$(PY) -m pytest -q $(HA_SRC)/tests/test_agent_integration.py
 
-hostagents-bench: hostagents-build
+hostagents-bench: hostagents-build pktgen-build
 	$(HA_BUILD)/bench_pdcp_core
-	$(PY) $(HA_SRC)/bench/bench_agent.py --build $(HA_BUILD)
+	$(PY) $(HA_SRC)/bench/bench_agent.py --build $(HA_BUILD) --pktgen $(PKTGEN)

@@ -9,7 +9,7 @@ Cases: an L2/L3 forwarding program (p4sim/tests/p4/runtime_fwd.p4) and the split
 (p4src/dc_splitter.p4, or dc_splitter_tna.p4 with --program tna) in DC split, DC duplication
 and single connectivity. Each switch runs
 in a namespace with veths h0-s0, h1-s1, h2-s2, pinned to CPU 0 (taskset); the traffic
-generator (trafgen.c, C) runs on CPU 1 and measures, with 1500-byte frames by default:
+generator (clib/pktgen, C) runs on CPU 1 and measures, with 1500-byte frames by default:
 
 - packets/s: a closed loop keeps at most --window frames in flight for --duration seconds
   (frames out / time, and the best whole second);
@@ -33,6 +33,7 @@ FWD_PROGRAM = Path(__file__).parent / "tests" / "p4" / "runtime_fwd.p4"
 SPLITTER_PROGRAM = ROOT / "p4src" / "dc_splitter.p4"
 # --program: the splitter measured (the TNA one runs on p4sim only)
 SPLITTER_PROGRAMS = {"v1model": SPLITTER_PROGRAM, "tna": ROOT / "p4src" / "dc_splitter_tna.p4"}
+PKTGEN = ROOT / "build" / "clib" / "pktgen"  # make pktgen-build
 GOAL_SPLITTER_PPS = 300_000  # native engine, DC split (issue 12)
 P4SIM_CPU, TRAFFIC_CPU = 0, 1
 
@@ -213,11 +214,13 @@ def _pinned(cpu: int) -> list[str]:
     return ["taskset", "-c", str(cpu)] if len(os.sched_getaffinity(0)) > 1 else []
 
 
-def _trafgen(ns, argv: list[str], timeout: float) -> dict:
-    from p4sim.native.build import build_trafgen
-
-    out = ns.run(_pinned(TRAFFIC_CPU) + [str(build_trafgen())] + argv, timeout=timeout)
-    return json.loads(out.stdout)
+def _pktgen(ns, mode: str, hexf: str, timeout: float, **opts) -> dict:
+    """clib/pktgen's `mode` from h0 to h1 and h2 (the legs), frame `hexf`."""
+    if not PKTGEN.exists():
+        raise RuntimeError(f"{PKTGEN} is missing: run `make pktgen-build`")
+    argv = [str(PKTGEN), mode, "-i", "h0", "--rx", "h1,h2", "--frame", hexf]
+    argv += [f"--{k.replace('_', '-')}={v}" for k, v in opts.items()]
+    return json.loads(ns.run(_pinned(TRAFFIC_CPU) + argv, timeout=timeout).stdout)
 
 
 def _cpu_seconds(pid: int) -> float:
@@ -230,12 +233,12 @@ def _measure(ns, case: str, frame: bytes, args, pid: int) -> dict:
     copies = 2 if case == "dc-dup" else 1
     hexf = frame.hex()
     cpu0 = _cpu_seconds(pid)
-    rate = _trafgen(ns, ["rate", "h0", "h1,h2", hexf, str(args.duration), str(args.window),
-                         str(copies)], args.duration + 60)  # fmt: skip
+    rate = _pktgen(ns, "rate", hexf, args.duration + 60, duration_s=args.duration,
+                   window=args.window, copies=copies)  # fmt: skip
     cpu = _cpu_seconds(pid) - cpu0
-    flood = _trafgen(ns, ["flood", "h0", "h1,h2", hexf, str(min(args.duration, 2.0))], 60)
-    lat = _trafgen(ns, ["latency", "h0", "h1,h2", hexf, "1000", str(args.latency_samples)],
-                   args.latency_samples / 1000 + 60)  # fmt: skip
+    flood = _pktgen(ns, "flood", hexf, 60, duration_s=min(args.duration, 2.0))
+    lat = _pktgen(ns, "latency", hexf, args.latency_samples / 1000 + 60, pps=1000,
+                  count=args.latency_samples)  # fmt: skip
     return {
         "rate_pps": rate["received"] / copies / rate["elapsed_s"],
         "best_second_pps": rate["best_second"] / copies,
@@ -429,7 +432,7 @@ def main(argv: list[str] | None = None) -> int:
         print("p4sim.bench: --frame-size must be 64..1500", file=sys.stderr)
         return 1
     print(f"switch benchmark: {args.frame_size}-byte frames on veth, switch pinned to CPU "
-          f"{P4SIM_CPU}, traffic (trafgen) on CPU {TRAFFIC_CPU}; load average at start "
+          f"{P4SIM_CPU}, traffic (pktgen) on CPU {TRAFFIC_CPU}; load average at start "
           f"{_loadavg()} ({os.cpu_count()} CPUs)")  # fmt: skip
     table: dict[tuple[str, str], dict] = {}
     failed = False

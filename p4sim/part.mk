@@ -10,7 +10,7 @@ p4rt-shell-venv:
 p4sim-test: p4rt-shell-venv
 	$(PY) -m pytest -q p4sim/tests
 
-p4sim-bench:
+p4sim-bench: pktgen-build
 	$(PY) -m p4sim.bench
 
 # every p4c v1model STF sample through both engines (make test takes every 6th)

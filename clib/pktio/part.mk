@@ -1,5 +1,5 @@
 # clib/pktio: the AF_PACKET library (sockets, sendmmsg batches, TPACKET_V2 rings) shared by
-# linkem, the agent's benchmark generator and p4sim's native engine (which compiles pktio.c
+# linkem, clib/pktgen and p4sim's native engine (which compiles pktio.c
 # itself, at run time). Built once here; parts link $(PKTIO_LIB) and add $(PKTIO_CFLAGS).
 PKTIO_DIR    := $(ROOT)/clib/pktio
 PKTIO_OUT    := $(BUILD)/clib

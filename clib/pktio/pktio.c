@@ -6,6 +6,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <net/if.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -95,4 +96,39 @@ void pktio_ring_unmap(struct pktio_ring *r)
 	if (r->map)
 		munmap(r->map, r->map_len);
 	r->map = NULL;
+}
+
+unsigned pktio_ring_burst(struct pktio_ring *r, struct tpacket2_hdr **hs, unsigned max)
+{
+	uint32_t cur = r->cur;
+	unsigned n = 0;
+
+	while (n < max) {
+		struct tpacket2_hdr *h = (void *)(r->map + (size_t)cur * r->frame_size);
+		if (!(__atomic_load_n(&h->tp_status, __ATOMIC_ACQUIRE) & TP_STATUS_USER))
+			break;
+		hs[n++] = h;
+		cur = (cur + 1) % r->frame_nr;
+	}
+	return n;
+}
+
+void pktio_ring_release_burst(struct pktio_ring *r, struct tpacket2_hdr **hs, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		pktio_ring_release(r, hs[i]);
+}
+
+int pktio_wait_readable(const int *fds, unsigned n, int timeout_ms)
+{
+	struct pollfd pfd[PKTIO_BATCH_MAX];
+
+	if (n > PKTIO_BATCH_MAX)
+		return -EINVAL;
+	for (unsigned i = 0; i < n; i++)
+		pfd[i] = (struct pollfd){.fd = fds[i], .events = POLLIN};
+	int r = poll(pfd, n, timeout_ms);
+	if (r < 0)
+		return errno == EINTR ? 0 : -errno;
+	return r > 0;
 }

@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0
  *
  * pktio: the AF_PACKET pieces every C part of the project needs, written once. p4sim's native
- * engine (p4sim/native/io.c) and linkem receive through a TPACKET_V2 ring; they and the three
- * frame generators (p4sim/native/trafgen.c, hostagents/bench/pdcp_blast.c,
- * experiments/linkem/bench/pktgen.c) open and bind their sockets and send batches of frames
- * with sendmmsg through it. Functions return 0 (or a count, or a descriptor) on success and
+ * engine (p4sim/native/io.c) and linkem receive through a TPACKET_V2 ring; they and the frame
+ * generator (clib/pktgen) open and bind their sockets and send batches of frames with
+ * sendmmsg through it. Functions return 0 (or a count, or a descriptor) on success and
  * -errno on failure; what to say about a failure is the caller's.
  *
  * Built once as build/clib/libpktio.a (clib/part.mk); p4sim compiles pktio.c with its
@@ -97,5 +96,18 @@ static inline void pktio_ring_release(struct pktio_ring *r, struct tpacket2_hdr 
 }
 
 void pktio_ring_unmap(struct pktio_ring *r);
+
+/* ---- ring bursts (one wakeup, one sendmmsg per batch) ---------------------------------- */
+
+/* Up to `max` consecutive frames the kernel has handed over, from the reader's position on,
+ * into hs[] (not yet released: their bytes can be sent straight from the ring); the count. */
+unsigned pktio_ring_burst(struct pktio_ring *r, struct tpacket2_hdr **hs, unsigned max);
+
+/* Hand the `n` frames of the last pktio_ring_burst back to the kernel, in order. */
+void pktio_ring_release_burst(struct pktio_ring *r, struct tpacket2_hdr **hs, unsigned n);
+
+/* Wait until one of `n` descriptors is readable, for at most `timeout_ms` (-1: no limit):
+ * the blocking wait of a reader whose rings are empty. 1 readable, 0 timeout, -errno. */
+int pktio_wait_readable(const int *fds, unsigned n, int timeout_ms);
 
 #endif /* PKTIO_H */

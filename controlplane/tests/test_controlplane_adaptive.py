@@ -91,7 +91,7 @@ def test_credit_split_follows_the_reports(target):
 
 
 def credit_model(credit_a, credit_b, length, n, batch, k):
-    """The leg choice of p4src/README.md ("Data-plane loop"), both legs live:
+    """The leg choice of p4src/docs/adaptive.md ("Data-plane loop"), both legs live:
     the leg with more credit (A on a tie), a leg without credit skipped, the batch split
     when neither has any."""
     ports, pos = [], 0

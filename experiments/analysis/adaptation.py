@@ -1,5 +1,7 @@
 """The split-loop studies' report: a table per results directory (markdown, metrics from
-experiments/analysis/loop_metrics.py) and its figures (experiments/analysis/adaptation_plots.py).
+experiments/analysis/loop_metrics.py), for a study with an `oracle` point the loops against
+it (goodput as % of the oracle's, leg share's distance from its, the goal's pass or fail per
+row), and its figures (experiments/analysis/adaptation_plots.py).
 
     python -m experiments.analysis.adaptation results/loop_ratio [more dirs]
     # a table per study (markdown) and DIR/figures/{leg_share_over_time,goodput_by_ratio}.png
@@ -28,8 +30,9 @@ def main(argv: list[str] | None = None) -> int:
             print("(no runs)\n")
             continue
         print(_table(table, "{:.3g}") + "\n")
-        if table.point.astype(str).str.contains("/").all():
-            print(_table(loop_metrics.versus_oracle(table), "{:.2f}") + "\n")
+        goal = loop_metrics.against_oracle(table)
+        if not goal.empty:
+            print(_table(goal, "{:.3g}") + "\n")
         figures = d / "figures"
         paths = adaptation_plots.leg_share_over_time(d, figures)
         if table.point.astype(str).str.contains("/").all():

@@ -116,15 +116,57 @@ def loop_table(out: Path) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def versus_oracle(table: pd.DataFrame) -> pd.DataFrame:
-    """For a `ratio/method` sweep: mean goodput per ratio and method, and each method's
-    goodput as a share of the oracle's (the static matching split) at that ratio."""
+# The closed loop's goal (issue 26, from the closed-loop issue): against the oracle, the best
+# static split for the true leg rates, at least 95 % of its goodput and leg A's share within
+# 0.05 of its share.
+GOAL_GOODPUT = 0.95
+GOAL_SHARE = 0.05
+METHODS = ("oracle", "static", "capacity", "delay", "dataplane")  # the studies' row order
+
+
+def against_oracle(table: pd.DataFrame) -> pd.DataFrame:
+    """Per scenario and method, for a study with an `oracle` point (a `ratio/method` sweep:
+    one scenario per ratio; a `method` sweep: the study is one scenario): mean goodput, as a
+    share of the oracle's; leg A's share (after the first event + 1 s where the runs had
+    events, e.g. a rate step) and its distance from the oracle's; runs and CPU-affected runs;
+    and whether the goal holds (every method but the oracle). Empty without an oracle."""
     t = table.copy()
-    t[["ratio_bw", "method"]] = t.point.astype(str).str.split("/", expand=True)
-    g = t.groupby(["ratio_bw", "method"]).goodput_mbit.mean().unstack()
-    out = pd.DataFrame({"ratio A:B": g.index})
-    for method in [m for m in ("static", "oracle", "capacity", "delay", "dataplane") if m in g]:
-        out[f"{method} Mbit/s"] = g[method].values
-        if "oracle" in g and method != "oracle":
-            out[f"{method} / oracle"] = (g[method] / g["oracle"]).values
-    return out
+    parts = t.point.astype(str).str.rpartition("/")
+    t["scenario"], t["method"] = parts[0].replace("", "-"), parts[2]
+    t["share"] = t["leg_a_share"]
+    if "leg_a_share_after_1st_event" in t:
+        t["share"] = t["leg_a_share_after_1st_event"].fillna(t["leg_a_share"])
+    t["cpu"] = t["cpu_saturated"].eq(True)  # None: not measured
+    g = t.groupby(["scenario", "method"], sort=False).agg(
+        n=("goodput_mbit", "size"),
+        cpu=("cpu", "sum"),
+        goodput=("goodput_mbit", "mean"),
+        share=("share", "mean"),
+    )
+    rows = []
+    for scenario, grp in g.groupby(level="scenario", sort=False):
+        grp = grp.droplevel("scenario")
+        if "oracle" not in grp.index:
+            continue
+        oracle = grp.loc["oracle"]
+        order = [m for m in METHODS if m in grp.index] + [m for m in grp.index if m not in METHODS]
+        for method, r in grp.loc[order].iterrows():
+            of_oracle = r.goodput / oracle.goodput
+            distance = abs(r.share - oracle.share)
+            met = of_oracle >= GOAL_GOODPUT and distance <= GOAL_SHARE
+            rows.append(
+                {
+                    "scenario": scenario,
+                    "method": method,
+                    "runs": int(r.n),
+                    "cpu-affected": int(r.cpu),
+                    "goodput Mbit/s": r.goodput,
+                    "% of oracle": 100 * of_oracle,
+                    "leg A share": r.share,
+                    "share off oracle's": distance,
+                    f"goal >= {GOAL_GOODPUT:.0%}, <= {GOAL_SHARE}": (
+                        "-" if method == "oracle" else "pass" if met else "fail"
+                    ),
+                }
+            )
+    return pd.DataFrame(rows)

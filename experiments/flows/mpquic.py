@@ -4,8 +4,12 @@
 As for MPTCP, the client runs on the testbed's `mp` device (an address per leg, each an SC
 user of its leg) and the server behind the switch; with `paths: 2` the client offers both
 addresses and multipath is negotiated (the IETF multipath draft), `paths: 1` is single-path
-QUIC with the same implementation (the reference). The download is an HTTP/0.9 GET of the
-payload, dumped to disk and checksummed.
+QUIC with the same implementation (the reference), which may also run on an SC client
+(`client: sc-a|sc-b`, its one address). A `size_mb` download is an HTTP/0.9 GET of the
+payload, dumped to disk and checksummed; a `duration_s` download repeats GETs of the 4 MiB
+payload on one connection (two at a time, so that the pipe never empties between them)
+until the runner stops the client at the time limit: its goodput is the bytes delivered
+over duration_s, and there is nothing to checksum.
 
 tquic prints no periodic statistics, and its qlog (JSON-SEQ, both ends) names no path: 1-RTT
 packet headers carry no connection ID and `recovery:metrics_updated` no path ID (tquic 1.6).
@@ -14,8 +18,9 @@ So:
   so goodput counts from the application's own first byte;
 - `rtt_ms`, `cwnd_bytes`: the server's (the sender's) metrics_updated, of whichever path an
   ACK just updated: per-path RTT and cwnd are not available from tquic;
-- per-path bytes (result `path_bytes`): what the device received on each leg's interface
-  while the client ran (the device carries only multipath flows: concurrent ones share it);
+- per-path bytes (result `path_bytes`, on the dual-connected device only): what the device
+  received on each leg's interface while the client ran (the device carries only multipath
+  flows: concurrent ones share it);
   the per-leg time series is linkem's (`link` rows).
 The runner keeps the last value per metric per 100 ms.
 """
@@ -40,14 +45,19 @@ PATHS = (1, 2)
 LEGS = ("a", "b")
 
 
-def qlog_events(path: Path) -> list[dict]:
-    """The records of one JSON-SEQ qlog (a record cut short by a kill is skipped)."""
+def qlog_events(path: Path, name: str) -> list[dict]:
+    """The records of one JSON-SEQ qlog naming event `name` (a record cut short by a kill is
+    skipped); the others are not parsed (a 180 s download logs about a million events)."""
     out = []
     for record in path.read_text(errors="replace").split("\x1e"):
+        if name not in record:
+            continue
         try:
-            out.append(json.loads(record))
+            ev = json.loads(record)
         except ValueError:
-            pass
+            continue
+        if ev.get("name") == name:
+            out.append(ev)
     return out
 
 
@@ -78,18 +88,31 @@ class MpquicFlow(Flow):
         argv += ["-k", str(c.key), "-r", str(c.payload.parent)] + self._transport_args("server")
         self.server = self._popen(c.server_ns, argv, "server.log")
 
+    @property
+    def _on_device(self) -> bool:
+        """On the dual-connected device (an address per leg), not on an SC client."""
+        return self.spec["client"] == "dc"
+
+    def _request_args(self) -> list[str]:
+        if self.size_bytes:
+            return ["--dump-dir", str(self.ctx.workdir / "download")]
+        # "0": no limit on requests; stopped at duration_s by running()
+        argv = ["--max-requests-per-conn", "0", "--total-requests-per-thread", "0"]
+        return argv + ["--max-concurrent-requests", "2"]
+
     def start_client(self) -> None:
         c = self.ctx
         (self._qlog_dir / "client").mkdir(parents=True, exist_ok=True)
-        local = [MP_ADDRS[leg] for leg in LEGS[: self.spec["paths"]]]
-        argv = [str(TQUIC_CLIENT), "-c", f"{c.server_addr}:{c.port}"]
-        argv += ["--local-addresses", ",".join(local), "--alpn", "http/0.9"]
+        argv = [str(TQUIC_CLIENT), "-c", f"{c.server_addr}:{c.port}", "--alpn", "http/0.9"]
+        if self._on_device:  # an SC client's one address is its default source
+            local = [MP_ADDRS[leg] for leg in LEGS[: self.spec["paths"]]]
+            argv += ["--local-addresses", ",".join(local)]
         # idle timeout 5 s (tquic's 30 s would hold a dead run): longer than a 3 s leg outage
-        argv += ["--dump-dir", str(c.workdir / "download"), "--idle-timeout", "5000"]
+        argv += ["--idle-timeout", "5000"] + self._request_args()
         argv += self._transport_args("client") + [
             f"https://{c.server_addr}:{c.port}/{c.payload.name}"
         ]
-        self._rx_start = self._leg_rx_bytes()
+        self._rx_start = self._leg_rx_bytes() if self._on_device else None
         self.t_client_start = time.monotonic()
         self.client = self._popen(c.client_ns, argv, "client.log")
 
@@ -97,9 +120,9 @@ class MpquicFlow(Flow):
     def _download(self) -> Path:
         return self.ctx.workdir / "download" / self.ctx.payload.name
 
-    def _qlog(self, role: str) -> list[dict]:
+    def _qlog(self, role: str, name: str) -> list[dict]:
         files = sorted((self._qlog_dir / role).glob("*.qlog"))
-        return qlog_events(files[0]) if files else []
+        return qlog_events(files[0], name) if files else []
 
     def _leg_rx_bytes(self) -> dict[str, int]:
         """Bytes received so far on each leg's interface of the device."""
@@ -125,9 +148,9 @@ class MpquicFlow(Flow):
     def _client_samples(self) -> list[tuple[float, str, float]]:
         base = self._t(self.t_client_start)
         out, delivered = [], 0
-        for ev in self._qlog("client"):
+        for ev in self._qlog("client", "quic:stream_data_moved"):
             data = ev.get("data", {})
-            if ev.get("name") == "quic:stream_data_moved" and data.get("to") == "application":
+            if data.get("to") == "application":
                 delivered += int(data["length"])
                 out.append((base + ev["time"] / 1000, "bytes", float(delivered)))
         return out
@@ -135,9 +158,9 @@ class MpquicFlow(Flow):
     def _server_samples(self) -> list[tuple[float, str, float]]:
         base = self._t(self.t_client_start)
         out = []
-        for ev in self._qlog("server"):
+        for ev in self._qlog("server", "recovery:metrics_updated"):
             data = ev.get("data", {})
-            if ev.get("name") == "recovery:metrics_updated" and data.get("latest_rtt"):
+            if data.get("latest_rtt"):
                 t = base + ev["time"] / 1000
                 out.append((t, "rtt_ms", float(data["smoothed_rtt"])))
                 if "congestion_window" in data:  # logged only when it changed
@@ -148,21 +171,28 @@ class MpquicFlow(Flow):
         return self._client_samples() + self._server_samples()
 
     def result(self) -> dict:
+        client = self._client_samples()
         res = {
-            "bytes": self._download.stat().st_size if self._download.exists() else 0,
             "exit_code": self.client.returncode if self.client else None,
             "scheduler": self.spec["scheduler"] if self.spec["paths"] == 2 else "single-path",
         }
+        if not self.size_bytes:  # by duration: what reached the application until stopped
+            res["bytes"] = int(client[-1][2]) if client else 0
+            res["complete"] = self.stopped_at_duration and res["bytes"] > 0
+            return self._with_path_bytes(res)
+        res["bytes"] = self._download.stat().st_size if self._download.exists() else 0
         res["complete"] = bool(res["exit_code"] == 0 and res["bytes"] == self.size_bytes)
         res["intact"] = res["complete"] and sha256_file(self._download) == sha256_file(
             self.ctx.payload
         )
-        client = self._client_samples()
         delivered = [t for t, metric, _ in client if metric == "bytes"]
         if res["complete"] and delivered:
             res["completion_s"] = delivered[-1] - self._t(self.t_client_start)
             span = delivered[-1] - delivered[0]
             res["goodput_mbit_from_first_byte"] = res["bytes"] * 8 / span / 1e6 if span else None
+        return self._with_path_bytes(res)
+
+    def _with_path_bytes(self, res: dict) -> dict:
         if self._rx_start is not None and self._rx_end is not None:
             res["path_bytes"] = {leg: self._rx_end[leg] - self._rx_start[leg] for leg in LEGS}
         return res

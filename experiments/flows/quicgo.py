@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 
 from experiments.flows import ClientLogFlow, compress_qlogs, qlog_metrics
-from experiments.run.testbed import BUILD
+from experiments.run.parts import BUILD
 
 QUICGO_BIN = BUILD / "quicgo" / "dcexp-quicgo"
 # quic-go's internal/ackhandler creates its cubicSender with reno=true, and its Config has no

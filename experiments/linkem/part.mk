@@ -1,5 +1,5 @@
 # linkem: the user-space link emulator of the DC legs (C) and its Python driver.
-#   make linkem-build   build/linkem/linkem and the benchmark's frame generator
+#   make linkem-build   build/linkem/linkem and the tests' frame generator (clib/pktgen)
 #   make linkem-test    C unit tests of the scheduling core (plain and under ASan/UBSan) and of
 #                       the leg feedback reports (under ASan/UBSan),
 #                       then the integration tests on veths in namespaces
@@ -16,7 +16,7 @@ LINKEM_CORE   := $(addprefix $(LINKEM_DIR)/src/,link.c rng.c trace.c spec.c hist
 LINKEM_HDRS   := $(wildcard $(LINKEM_DIR)/src/*.h)
 LINKEM_SAN    := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
-linkem-build: $(LINKEM_OUT)/linkem $(LINKEM_OUT)/pktgen
+linkem-build: $(LINKEM_OUT)/linkem pktgen-build
 
 # the program around the core: options, I/O, JSON stats, control socket, event loop
 LINKEM_PROG   := $(addprefix $(LINKEM_DIR)/src/,options.c io.c stats.c control.c main.c)
@@ -24,10 +24,6 @@ LINKEM_PROG   := $(addprefix $(LINKEM_DIR)/src/,options.c io.c stats.c control.c
 $(LINKEM_OUT)/linkem: $(LINKEM_CORE) $(LINKEM_PROG) $(LINKEM_HDRS) $(PKTIO_DEPS)
 	@mkdir -p $(@D)
 	$(CC) $(LINKEM_CFLAGS) $(PKTIO_CFLAGS) -o $@ $(LINKEM_CORE) $(LINKEM_PROG) $(PKTIO_LIB) -lm
-
-$(LINKEM_OUT)/pktgen: $(LINKEM_DIR)/bench/pktgen.c $(PKTIO_DEPS)
-	@mkdir -p $(@D)
-	$(CC) $(LINKEM_CFLAGS) $(PKTIO_CFLAGS) -o $@ $< $(PKTIO_LIB) -lm
 
 $(LINKEM_OUT)/test_link: $(LINKEM_CORE) $(LINKEM_DIR)/tests/test_link.c $(LINKEM_HDRS)
 	@mkdir -p $(@D)

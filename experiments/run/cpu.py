@@ -21,7 +21,7 @@ from pathlib import Path
 
 SATURATED_DEMAND = 0.95  # run + wait of the busiest thread, share of the interval
 SATURATED_SHARE = 0.25  # of the samples, for the run to name the process saturated
-PIN_LAYOUTS = ("split", "switch", "none")
+PIN_LAYOUTS = ("split", "switch", "chain", "none")
 
 
 def thread_times(pid: int) -> dict[int, tuple[int, int]] | None:
@@ -41,14 +41,23 @@ def thread_times(pid: int) -> dict[int, tuple[int, int]] | None:
 
 
 def process_usage(prev: dict, cur: dict, interval_ns: float) -> dict[str, float]:
-    """Two thread_times() readings -> busy (CPUs used), wait (CPUs waited for) and the
-    busiest thread's demand, each as a share of the interval."""
-    busy = wait = demand = 0.0
+    """Two thread_times() readings -> busy (CPUs used), wait (CPUs waited for), the
+    busiest thread's demand and its run time alone (run_max: a thread at 1.0 fills a
+    core), each as a share of the interval."""
+    busy = wait = demand = run_max = 0.0
     for tid, (run1, wait1) in cur.items():
         run0, wait0 = prev.get(tid, (run1, wait1))
         r, w = (run1 - run0) / interval_ns, (wait1 - wait0) / interval_ns
         busy, wait, demand = busy + r, wait + w, max(demand, r + w)
-    return {"busy": busy, "wait": wait, "demand": demand}
+        run_max = max(run_max, r)
+    return {"busy": busy, "wait": wait, "demand": demand, "run_max": run_max}
+
+
+def run_seconds(before: dict | None, after: dict | None) -> float:
+    """CPU seconds a process ran between two thread_times() readings (0 if either is None)."""
+    if not before or not after:
+        return 0.0
+    return sum(run - before.get(tid, (0, 0))[0] for tid, (run, _wait) in after.items()) / 1e9
 
 
 def saturated_processes(rows: list[tuple]) -> dict:
@@ -63,9 +72,11 @@ def saturated_processes(rows: list[tuple]) -> dict:
         demand = metrics.get("demand", [])
         if not demand:
             continue
+        run_max = metrics.get("run_max") or [0.0]  # absent in runs saved before it existed
         stats[name] = {
             "mean_busy": sum(metrics["busy"]) / len(metrics["busy"]),
             "mean_wait": sum(metrics["wait"]) / len(metrics["wait"]),
+            "mean_run_max": sum(run_max) / len(run_max),
             "saturated_share": sum(d >= SATURATED_DEMAND for d in demand) / len(demand),
         }
     names = sorted(n for n, s in stats.items() if s["saturated_share"] >= SATURATED_SHARE)
@@ -74,10 +85,16 @@ def saturated_processes(rows: list[tuple]) -> dict:
 
 def pin_sets(layout: str, ncpu: int | None = None) -> dict[str, set[int]] | None:
     """CPU sets of the process groups ('switch', 'network': legs and agent, 'flows') for a
-    layout; None = no pinning (layout 'none', or one CPU, where nothing can be separated).
+    layout, with per-part overrides ('link_a', 'link_b', 'agent', 'flow_server',
+    'flow_client'; cpus_for() resolves them); None = no pinning (layout 'none', or one CPU,
+    where nothing can be separated).
 
     split:  switch, legs and agent on CPU 0; flow endpoints on the others
     switch: the switch alone on CPU 0; legs, agent and flow endpoints on the others
+    chain:  the chain cut in two halves of about equal work per packet: the sending half
+            (flow servers, switch, leg A's linkem) on CPU 0, the receiving half (leg B's
+            linkem, agent, flow clients) on the others. Each half's kernel work (a veth
+            hands a frame to its peer's ring in the sender's context) lands on its CPU.
     """
     ncpu = ncpu or os.cpu_count() or 1
     if layout not in PIN_LAYOUTS:
@@ -87,7 +104,31 @@ def pin_sets(layout: str, ncpu: int | None = None) -> dict[str, set[int]] | None
     rest = set(range(1, ncpu))
     if layout == "switch":
         return {"switch": {0}, "network": rest, "flows": rest}
+    if layout == "chain":
+        first = {0}
+        return {
+            "switch": first,
+            "network": rest,
+            "flows": rest,
+            "link_a": first,
+            "flow_server": first,
+        }
     return {"switch": {0}, "network": {0}, "flows": rest}
+
+
+PART_GROUPS = {
+    "switch": "switch",
+    "link_a": "network",
+    "link_b": "network",
+    "agent": "network",
+    "flow_server": "flows",
+    "flow_client": "flows",
+}
+
+
+def cpus_for(pins: dict[str, set[int]], part: str) -> set[int]:
+    """The CPUs of a part ('switch', 'link_a', 'agent', 'flow_client', ...) in a layout."""
+    return pins.get(part) or pins[PART_GROUPS.get(part, "network")]
 
 
 def pin(pid: int, cpus: set[int]) -> None:

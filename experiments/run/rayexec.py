@@ -31,7 +31,6 @@ import platform
 import shutil
 import signal
 import socket
-import sys
 import tarfile
 import tempfile
 import time
@@ -48,6 +47,8 @@ from experiments.run.runner import (
 )
 from experiments.run.scenario import Run, Scenario
 from experiments.run.testbed import TestbedError
+
+log = logging.getLogger(__name__)
 
 RAY_VERSION = "2.60.0"  # pinned in pyproject.toml's `ray` extra; `make setup` installs it
 RESOURCE = "dc_testbed"
@@ -176,10 +177,9 @@ class RayExecutor:
     """Runs a study's pending runs on the Ray cluster at `address` (as ray.init takes it:
     "auto", HOST:PORT of the head's GCS, or ray://HOST:10001 through Ray Client)."""
 
-    def __init__(self, address: str = "auto", stream=sys.stderr) -> None:
+    def __init__(self, address: str = "auto") -> None:
         self.ray = import_ray()
         self.address = address
-        self.stream = stream
         self.commit = provenance()["git_commit"]
         self._connected = False
         self._checked: set = set()
@@ -188,7 +188,7 @@ class RayExecutor:
         self._reachable()  # before anything of the study is made
 
     def _say(self, text: str) -> None:
-        print(f"dcexp: ray: {text}", file=self.stream, flush=True)
+        log.info("ray: %s", text)
 
     def _reachable(self) -> None:
         """Ray's own connect retries an address that does not answer forever (and ignores

@@ -44,7 +44,7 @@ from experiments.flows import (
 )
 from experiments.flows.mpquic import TQUIC_CLIENT
 from experiments.flows.quicgo import QUICGO_BIN
-from experiments.run import cpu, progress
+from experiments.run import cpu, limits, progress
 from experiments.run.links import LinkError
 from experiments.run.linkspec import LinkSpecError
 from experiments.run.parts import ROOT, TestbedError, venv_tool
@@ -201,7 +201,7 @@ class RunOptions:
     switch: RemoteSwitch | None = None  # target "remote": the switch file's description
 
 
-def _parts(testbed: Testbed, flows: dict) -> dict[str, int]:
+def part_pids(testbed: Testbed, flows: dict) -> dict[str, int]:
     """PIDs of the run's processes by part name, for CPU accounting and pinning."""
     out = {name: proc.pid for name, proc in testbed.procs.items() if proc.poll() is None}
     for leg, link in testbed.links.items():
@@ -216,10 +216,10 @@ def _parts(testbed: Testbed, flows: dict) -> dict[str, int]:
     return out
 
 
-def _pin(pins: dict | None, group: str, pids) -> None:
+def _pin(pins: dict | None, part: str, pids) -> None:
     if pins is not None:
         for pid in pids:
-            cpu.pin(pid, pins[group])
+            cpu.pin(pid, cpu.cpus_for(pins, part))
 
 
 def _flow_timeout(run: Run) -> float:
@@ -285,6 +285,8 @@ class _RunRecord:
     applied: list = dataclasses.field(default_factory=list)
     sampler: Sampler | None = None
     t0_wall: float = dataclasses.field(default_factory=time.time)
+    placement: dict = dataclasses.field(default_factory=dict)  # part -> its CPUs
+    net_counters: dict = dataclasses.field(default_factory=dict)  # "before"/"after" -> role
 
 
 def _execute_run(
@@ -299,7 +301,9 @@ def _execute_run(
         with testbed:
             _pin_parts(testbed, rec.pins)
             _start_flows(run, testbed, files, rec)
+            rec.net_counters["before"] = _net_counters(testbed)
             _sample(run, opts, testbed, rec, on_tick)
+            rec.net_counters["after"] = _net_counters(testbed)
     finally:
         _stop(testbed, rec)
     _collect(testbed, files, rec)
@@ -350,15 +354,35 @@ def _new_testbed(run: Run, opts: RunOptions, prefix: str, logs: Path, pins) -> T
         engine=opts.engine,
         link_kind=opts.link_kind,
         seed=run.seed,
-        agent_cpu=min(pins["network"]) if pins else 0,
+        agent_cpu=min(cpu.cpus_for(pins, "agent")) if pins else 0,
         remote=opts.switch,
     )
 
 
 def _pin_parts(testbed: Testbed, pins) -> None:
-    """The built testbed's processes on their CPUs (the switch on its own when split)."""
-    for name, pid in _parts(testbed, {}).items():
-        _pin(pins, "switch" if name == "switch" else "network", [pid])
+    """The built testbed's processes on their CPUs (the layouts of cpu.pin_sets)."""
+    for name, pid in part_pids(testbed, {}).items():
+        _pin(pins, name, [pid])
+
+
+def _net_counters(testbed: Testbed) -> dict[str, dict[str, float]]:
+    """The endpoints' namespaces' drop counters (experiments/run/limits.py)."""
+    return {
+        role: limits.read_net_counters(testbed.hosts[name].ns.name)
+        for role, name in (("server", "server"), ("client", "dc"))
+        if name in testbed.hosts
+    }
+
+
+def _placement(testbed: Testbed, flows: dict) -> dict[str, list[int]]:
+    """The CPUs each running part may use, as the run placed them (manifest 'placement')."""
+    out = {}
+    for name, pid in part_pids(testbed, flows).items():
+        try:
+            out[name] = sorted(os.sched_getaffinity(pid))
+        except OSError:
+            pass  # ended meanwhile
+    return out
 
 
 def _start_flows(run: Run, testbed: Testbed, files: _RunFiles, rec: _RunRecord) -> None:
@@ -367,7 +391,9 @@ def _start_flows(run: Run, testbed: Testbed, files: _RunFiles, rec: _RunRecord) 
     for n, (fid, spec, idx) in enumerate(_expand_flows(run)):
         nbytes = payload_bytes(spec)
         payload = make_payload(files.payload_dir / f"payload-{nbytes}.bin", nbytes, run.seed)
-        host = testbed.host(spec["client"], idx, spec["kind"])
+        # a multipath kind's `dc` is the multipath device; its single-path flows (mpquic
+        # paths 1) on an SC client run on that client
+        host = testbed.host(spec["client"], idx, spec["kind"] if spec["client"] == "dc" else "")
         ctx = FlowContext(
             fid,
             testbed.hosts["server"].ns,
@@ -383,7 +409,7 @@ def _start_flows(run: Run, testbed: Testbed, files: _RunFiles, rec: _RunRecord) 
         rec.flows[fid] = make_flow(spec, ctx)
     for flow in rec.flows.values():
         flow.start_server()
-        _pin(rec.pins, "flows", [flow.server.pid] if flow.server else [])
+        _pin(rec.pins, "flow_server", [flow.server.pid] if flow.server else [])
     for flow in rec.flows.values():
         flow.wait_server_ready()
 
@@ -395,7 +421,9 @@ def _sample(run: Run, opts: RunOptions, testbed: Testbed, rec: _RunRecord, on_ti
     t0, rec.t0_wall = time.monotonic(), time.time()
     for flow in flows.values():
         flow.ctx.t0 = t0
-    rec.sampler = Sampler(t0, flows, testbed.switch_stats, processes=lambda: _parts(testbed, flows))
+    rec.sampler = Sampler(
+        t0, flows, testbed.switch_stats, processes=lambda: part_pids(testbed, flows)
+    )
     rec.sampler.start()
     pending = sorted(flows.values(), key=lambda f: f.spec["start_s"])
     events = list(run.config.get("events") or [])
@@ -406,7 +434,9 @@ def _sample(run: Run, opts: RunOptions, testbed: Testbed, rec: _RunRecord, on_ti
         while pending and pending[0].spec["start_s"] <= now:
             flow = pending.pop(0)
             flow.start_client()
-            _pin(rec.pins, "flows", [flow.client.pid])
+            _pin(rec.pins, "flow_client", [flow.client.pid])
+            if not pending:
+                rec.placement = _placement(testbed, flows)
         try:
             while events and events[0]["at_s"] <= now:
                 rec.applied.append(apply_event(testbed, events.pop(0), now))
@@ -488,10 +518,17 @@ def _save(run: Run, run_dir: Path, files: _RunFiles, manifest: dict, rec: _RunRe
         res["goodput_mbit"] = _goodput_mbit(res)
         if rec.flows[fid].spec["size_mb"] and not res.get("complete"):
             rec.errors.append(f"flow {fid} did not complete ({res.get('bytes', 0)} bytes)")
-    manifest.update(saturation(rec.rows))
+    sat = saturation(rec.rows)
+    manifest.update(sat)
+    delta = limits.counters_delta(
+        rec.net_counters.get("before", {}), rec.net_counters.get("after", {})
+    )
+    manifest.update(limits.assess(run.config, rec.results, sat, rec.rows, delta, files.logs))
     manifest.update(
         flows=rec.results,
         errors=rec.errors,
+        placement=rec.placement,
+        net_counters_delta=delta,
         events_applied=rec.applied,
         status="ok" if not rec.errors else "failed",
         finished=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
@@ -664,9 +701,7 @@ def pending_runs(scenario: Scenario, out: Path) -> list[Run]:
 def expected_s(run: Run) -> float:
     """A rough duration of one run for ETAs: testbed setup plus the flows at 80% of the legs'
     capacity (the DC client gets both legs unless it runs as SC)."""
-    links, dc = run.config["links"], run.config["dc"]
-    rates = [links[leg].get("rate_mbit") or 20.0 for leg in ("a", "b")]
-    capacity = rates[0] if dc.get("mode") == "sc" or dc["dup"] else sum(rates)
+    capacity = limits.capacity_mbit(run.config, unlimited_mbit=20.0)
     end = 0.0
     for f in run.config["flows"]:
         span = f["duration_s"] or f["size_mb"] * 8 / (0.8 * capacity)
@@ -715,6 +750,8 @@ def describe_result(m: dict) -> str:
         if m["cpu_saturated"]
         else ""
     )
+    if m.get("limit") and m["limit"] != "at capacity" and m.get("goodput_share") is not None:
+        flag += f" [{m['goodput_share']:.0%} of capacity; {m['limit']}]"
     status = "ok" if m["status"] == "ok" else "FAILED: " + "; ".join(m["errors"])
     where = f" on {m['worker']['where']}" if m.get("worker") else ""  # a Ray worker's run
     return f"{status}{where}; goodput Mbit/s {', '.join(goodputs) or '-'}{flag}"

@@ -251,10 +251,11 @@ def _validate_multipath_knobs(where: str, flow: dict) -> None:
                 f"{where}.{key}: {value!r} is not one of {', '.join(map(str, allowed))} "
                 "(tquic's, kind mpquic)"
             )
-    if flow["client"] != "dc" or flow["size_mb"] is None:
+    if flow["paths"] == 2 and flow["client"] != "dc":
         raise ScenarioError(
-            f"{where}: kind mpquic downloads size_mb (not duration_s) on the dual-connected "
-            "device (client dc, one address per leg)"
+            f"{where}.client: kind mpquic with paths 2 runs on the dual-connected device "
+            f"(client dc, one address per leg), not {flow['client']!r}; single-path QUIC "
+            "(paths 1) runs on any client"
         )
 
 
@@ -353,17 +354,57 @@ STACK_KNOBS = {
 }
 
 
-def apply_variant(flow: dict, var: dict) -> dict:
-    """A flow with a variant's overrides: kind, cc, ... on every flow; a stack's knobs
-    (STACK_KNOBS) only on the flows of that stack (after the variant's own kind); ping
-    probes are left alone."""
+VARIANT_FLOW_KEY = re.compile(r"^flows\.(\d+)\.(\w+)$")
+
+
+def variant_flow_keys(var: dict, index: int) -> dict:
+    """A variant's `flows.<index>.<key>` entries for flow `index`: {key: value}."""
+    out = {}
+    for path, value in var.items():
+        match = VARIANT_FLOW_KEY.match(path)
+        if match and int(match.group(1)) == index:
+            out[match.group(2)] = value
+    return out
+
+
+def apply_variant(flow: dict, var: dict, index: int) -> dict:
+    """Flow `index` with a variant's overrides. Precedence, lowest first: the flow's own
+    keys (and a sweep's `flows.*`), the variant's plain keys (kind, cc, ... on every flow; a
+    stack's knobs of STACK_KNOBS only on the flows of that stack), the variant's
+    `flows.<index>.<key>` (this flow only: mixed stacks, e.g. MPQUIC beside single-path
+    QUIC flows). Ping probes are left alone."""
     if flow.get("kind") == "ping":
         return dict(flow)
-    out = {**flow, **{k: v for k, v in var.items() if k != "label" and k not in STACK_KNOBS}}
+    plain = {k: v for k, v in var.items() if k != "label" and not VARIANT_FLOW_KEY.match(k)}
+    own = variant_flow_keys(var, index)
+    out = {**flow, **{k: v for k, v in plain.items() if k not in STACK_KNOBS}, **own}
     for key, kinds in STACK_KNOBS.items():
-        if key in var and out.get("kind", FLOW_DEFAULTS["kind"]) in kinds:
-            out[key] = var[key]
+        if key in plain and key not in own and out.get("kind", FLOW_DEFAULTS["kind"]) in kinds:
+            out[key] = plain[key]
     return out
+
+
+def _check_variant(where: str, var: Any, nflows: int) -> None:
+    """A variant's keys: flow keys (every flow), `label`, `flows.<index>.<key>` (one flow)."""
+    if not isinstance(var, dict):
+        _check_keys(where, var, FLOW_DEFAULTS)
+    for key in var:
+        match = VARIANT_FLOW_KEY.match(str(key))
+        if match is None:
+            if key not in FLOW_DEFAULTS and key != "label":
+                raise ScenarioError(
+                    f"{where}: unknown key {key!r}; allowed keys: "
+                    f"{_allowed(set(FLOW_DEFAULTS) | {'label'})}, flows.<index>.<key>"
+                )
+        elif match.group(2) not in FLOW_DEFAULTS:
+            raise ScenarioError(
+                f"{where}.{key}: unknown flow key {match.group(2)!r}; allowed keys: "
+                f"{_allowed(FLOW_DEFAULTS)}"
+            )
+        elif int(match.group(1)) >= nflows:
+            raise ScenarioError(
+                f"{where}.{key}: there is no flow {match.group(1)} (flows has {nflows})"
+            )
 
 
 def _set_path(doc: dict, path: str, value: Any) -> None:
@@ -395,7 +436,7 @@ def _get_path(doc: dict, path: str) -> Any:
 
 SWEEPABLE = re.compile(
     r"^(links\.(a|b|a_uplink|b_uplink|both)\.\w+|dc\.(batch|ratio|dup|credit|mode)|"
-    r"t_reordering_ms|flows\.(\d+\.)?\w+|control\.\w+|feedback\.\w+)$"
+    r"t_reordering_ms|flows\.(\d+\.)?\w+|control\.\w+|feedback\.\w+|events)$"
 )
 
 
@@ -490,12 +531,12 @@ def _validate_doc(doc: dict, where: str) -> dict:
         if not isinstance(variants, list) or not variants:
             raise ScenarioError(f"{where}.variants: expected a non-empty list of flow overrides")
         for i, var in enumerate(variants):
-            _check_keys(f"{where}.variants[{i}]", var, set(FLOW_DEFAULTS) | {"label"})
+            _check_variant(f"{where}.variants[{i}]", var, len(doc["flows"]))
             for j, flow in enumerate(doc["flows"]):
                 if flow["kind"] == "ping":
                     continue
                 validate_flow(
-                    f"{where}.variants[{i}] applied to flows[{j}]", apply_variant(flow, var)
+                    f"{where}.variants[{i}] applied to flows[{j}]", apply_variant(flow, var, j)
                 )
     doc["events"] = _validate_events(f"{where}.events", doc.get("events"))
     sweep = doc.get("sweep")
@@ -513,8 +554,9 @@ def _validate_doc(doc: dict, where: str) -> dict:
                 raise ScenarioError(
                     f"{where}.sweep.set: {path!r} is not sweepable; use "
                     "links.<a|b|both|a_uplink|b_uplink>.<key>, dc.batch, "
-                    "dc.ratio, dc.dup, dc.mode, t_reordering_ms, flows.<key> or "
-                    "flows.<index>.<key>"
+                    "dc.ratio, dc.dup, dc.credit, dc.mode, t_reordering_ms, flows.<key>, "
+                    "flows.<index>.<key>, control.<key>, feedback.<key> or events (a whole "
+                    "list per value)"
                 )
             index = path.split(".")[1] if path.startswith("flows.") else ""
             if index.isdigit() and int(index) >= len(doc["flows"]):
@@ -655,6 +697,7 @@ def variant_label(var: dict) -> str:
     parts += ["backup"] if var.get("mptcp_leg_b") == "backup" else []
     parts += [str(var["scheduler"])] if var.get("scheduler") else []
     parts += [f"{var['paths']}path"] if var.get("paths") else []
+    parts += [f"{k}-{v}" for k, v in var.items() if VARIANT_FLOW_KEY.match(str(k))]
     parts += [f"n{var['cubic_n']}"] if var.get("cubic_n") is not None else []
     parts += (
         [f"hystart-{'on' if var['hystart'] else 'off'}"] if var.get("hystart") is not None else []
@@ -685,9 +728,10 @@ def expand(doc: dict) -> list[Run]:
             cfg["switch"] = dict(doc["switch"])
         for path, values in sets.items():
             _set_path(cfg, path, values[i])
-        cfg["flows"] = [apply_variant(f, var) for f in cfg["flows"]]
+        cfg["flows"] = [apply_variant(f, var, j) for j, f in enumerate(cfg["flows"])]
         # Every value of every sweep point is checked here, before the first run starts.
         at = f" at sweep value {point!r}" if sweep else ""
+        cfg["events"] = _validate_events(f"events{at}", cfg["events"])
         cfg["links"] = _resolve_links(cfg["links"])
         for leg, spec in cfg["links"].items():
             validate_link(f"links.{leg}{at}", spec)

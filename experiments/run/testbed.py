@@ -38,11 +38,10 @@ from experiments.run.netns import (
     unique_prefix,
     veth_pair,
 )
-from experiments.run.parts import BUILD, MP_ADDRS, RUN_DIR, TestbedError, venv_tool, wait_for
+from experiments.run.parts import MP_ADDRS, RUN_DIR, TestbedError, venv_tool, wait_for
 from experiments.run.switches import SWITCH_ROLES, RemoteSwitch
+from hostagents.agent_cmd import AGENT_BIN, AGENT_READY_LINE, af_packet, agent_argv
 
-AGENT_BIN = BUILD / "hostagents" / "pdcp-agent"
-AGENT_READY_LINE = "pdcp-agent: legs on ports"  # printed as its forwarding loop starts
 DPDK_RUN_DIR = Path("/var/run/dpdk")
 LEG_MTU = 1600  # PDCP header + inner ethertype add 5 bytes on the legs
 SERVER_ADDR = "10.0.0.1"
@@ -337,40 +336,15 @@ class Testbed:
         p = self.prefix
         tap = f"{p}dctap"
         self.agent_stats = self.workdir / "agent.jsonl"
-        argv = [
-            str(AGENT_BIN),
-            "-l",
-            str(self.agent_cpu),
-            "--no-huge",
-            "-m",
-            "256",
-            "--no-pci",
-            "--file-prefix",
-            p,
-            "--vdev",
-            f"net_af_packet0,iface={p}dca",
-            "--vdev",
-            f"net_af_packet1,iface={p}dcb",
-            "--vdev",
-            f"net_tap0,iface={tap}",
-            "--",
-            "--leg-a",
-            "0",
-            "--leg-b",
-            "1",
-            "--host",
-            "2",
-            "--sn-bits",
-            str(self.config["dc"]["sn_bits"]),
-            "--t-reordering-us",
-            str(int(self.config["t_reordering_ms"] * 1000)),
-            "--uplink-leg",
-            "a",
-            "--stats",
-            str(self.agent_stats),
-            "--stats-interval-ms",
-            "100",
-        ]
+        vdevs = [af_packet(0, f"{p}dca"), af_packet(1, f"{p}dcb"), f"net_tap0,iface={tap}"]
+        app_args = [
+            "--leg-a", "0", "--leg-b", "1", "--host", "2",
+            "--sn-bits", str(self.config["dc"]["sn_bits"]),
+            "--t-reordering-us", str(int(self.config["t_reordering_ms"] * 1000)),
+            "--uplink-leg", "a",
+            "--stats", str(self.agent_stats), "--stats-interval-ms", "100",
+        ]  # fmt: skip
+        argv = agent_argv(AGENT_BIN, p, vdevs, app_args, cpu=self.agent_cpu)
         log = self.workdir / "agent.log"
         with open(log, "w") as out:  # the child keeps its own descriptor
             self.procs["agent"] = dc.popen(argv, stdout=out, stderr=subprocess.STDOUT)

@@ -63,3 +63,45 @@ def test_outage_found_in_the_manifest():
     }
     assert loop_metrics.outage(m) == ("b", 4.02, 7.03)
     assert loop_metrics.outage({"events_applied": []}) is None
+
+
+def loop_rows(point: str, goodputs: list[float], shares: list[float], **extra) -> list[dict]:
+    return [
+        {"point": point, "goodput_mbit": g, "leg_a_share": s, "cpu_saturated": False, **extra}
+        for g, s in zip(goodputs, shares, strict=True)
+    ]
+
+
+def test_against_oracle_per_ratio_with_the_goal_per_row():
+    table = pd.DataFrame(
+        loop_rows("2:1/oracle", [30, 28], [0.66, 0.68])
+        + loop_rows("2:1/capacity", [28.6, 28.4], [0.70, 0.70])  # 98 %, 0.03 off: pass
+        + loop_rows("2:1/static", [20, 21], [0.5, 0.5])  # 70.7 %: fail
+        + loop_rows("2:1/delay", [29, 29], [0.75, 0.74])  # 100 %, 0.075 off: fail
+        + loop_rows("4:1/capacity", [20], [0.8])  # no oracle at 4:1: no rows
+    )
+    t = loop_metrics.against_oracle(table).set_index("method")
+    goal = next(c for c in t.columns if c.startswith("goal"))
+    assert list(t.index) == ["oracle", "static", "capacity", "delay"]
+    assert (t.scenario == "2:1").all() and (t.runs == 2).all()
+    assert t.loc["capacity", "% of oracle"] == pytest.approx(100 * 28.5 / 29)
+    assert t.loc["capacity", "share off oracle's"] == pytest.approx(0.03)
+    assert t[goal].to_dict() == {
+        "oracle": "-",
+        "capacity": "pass",
+        "static": "fail",
+        "delay": "fail",
+    }
+
+
+def test_against_oracle_after_a_step_compares_the_shares_after_it():
+    after = "leg_a_share_after_1st_event"
+    table = pd.DataFrame(
+        loop_rows("oracle", [15], [0.7], **{after: 0.8, "cpu_saturated": True})
+        + loop_rows("dataplane", [14.5], [0.5], **{after: 0.77})
+    )
+    t = loop_metrics.against_oracle(table).set_index("method")
+    assert t.loc["dataplane", "share off oracle's"] == pytest.approx(0.03)
+    assert t.loc["oracle", "cpu-affected"] == 1 and t.loc["dataplane", "scenario"] == "-"
+    assert t.loc["dataplane"].iloc[-1] == "pass"
+    assert loop_metrics.against_oracle(table[table.point != "oracle"]).empty

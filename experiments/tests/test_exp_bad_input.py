@@ -224,7 +224,7 @@ def test_the_console_script_prints_no_traceback(entry, tmp_path):
         check=False,
     )
     assert proc.returncode == code and "Traceback" not in proc.stderr
-    assert proc.stderr.strip().startswith("dcexp: ") and message in proc.stderr
+    assert proc.stderr.strip().startswith("dcexp: error: ") and message in proc.stderr
 
 
 def test_run_refuses_a_payload_larger_than_the_free_disk(tmp_path, capsys):
@@ -238,7 +238,7 @@ def test_run_refuses_a_payload_larger_than_the_free_disk(tmp_path, capsys):
     out = tmp_path / "out"
     assert dcexp(["run", str(tmp_path / "big.yaml"), "--out", str(out)]) == 1
     err = capsys.readouterr().err
-    assert "dcexp: not enough disk space: a run of big writes" in err
+    assert "dcexp: error: not enough disk space: a run of big writes" in err
     assert "lower flows.size_mb or give another --out" in err
     assert list(out.iterdir()) == []  # not even scenario.yaml
 

@@ -19,7 +19,7 @@ SECONDS = 20
 
 def test_cli_fuzzer_finds_nothing():
     proc = subprocess.run(
-        [sys.executable, "-m", "experiments.clifuzz", "--seconds", str(SECONDS), "--seed", "1"],
+        [sys.executable, "-m", "experiments.clifuzz", "--duration-s", str(SECONDS), "--seed", "1"],
         capture_output=True,
         text=True,
         timeout=SECONDS + 120,

@@ -86,3 +86,31 @@ def test_feedback_event_is_kept():
     ).runs
     assert run.config["feedback"] == {"period_ms": 5, "target_ms": 20}
     assert run.config["events"] == [{"at_s": 1.0, "link": "b", "feedback": "off"}]
+
+
+STEP = {"at_s": 1, "link": "b", "set": {"rate_mbit": 5}}
+
+
+def test_events_swept_per_point_for_an_oracle_that_resplits_at_a_step():
+    resplit = {"at_s": 1, "dc": {"ratio": "80:20"}}
+    sweep = {
+        "param": "loop",
+        "values": ["static", "oracle", "capacity"],
+        "set": {
+            "events": [[STEP], [STEP, resplit], [STEP]],
+            "control.policy": ["none", "none", "capacity"],
+        },
+    }
+    s = from_dict(doc(events=[STEP], sweep=sweep))
+    events = [r.config["events"] for r in s.runs]
+    assert [len(e) for e in events] == [1, 2, 1]
+    assert events[1][1] == {"at_s": 1.0, "dc": {"ratio": [80, 20]}}
+    sweep["set"]["events"][2] = [STEP, resplit]  # a controller point with a dc event
+    with pytest.raises(ScenarioError, match="policy capacity at sweep value 'capacity': dc event"):
+        from_dict(doc(sweep=sweep))
+
+
+def test_a_bad_event_in_a_swept_list_is_named_with_its_point():
+    sweep = {"param": "loop", "values": ["x", "y"], "set": {"events": [[STEP], [{"at_s": 1}]]}}
+    with pytest.raises(ScenarioError, match=r"events at sweep value 'y'\[0\]: give either link"):
+        from_dict(doc(sweep=sweep))

@@ -42,8 +42,7 @@ def test_mpquic_defaults_to_two_paths_minrtt_and_each_scheduler_is_accepted():
         ({"scheduler": "blest"}, "'blest' is not one of minrtt, roundrobin, redundant"),
         ({"paths": 3}, "paths: 3 is not one of 1, 2"),
         ({"cc": "newreno"}, "'newreno' is not one of cubic, bbr, bbr3, copa"),
-        ({"client": "sc-a"}, "kind mpquic downloads size_mb.*client dc"),
-        ({"size_mb": None, "duration_s": 5}, "kind mpquic downloads size_mb"),
+        ({"client": "sc-a"}, "kind mpquic with paths 2 runs on the dual-connected device"),
     ],
 )
 def test_mpquic_refuses_what_tquic_does_not_offer(flow, message):
@@ -67,3 +66,54 @@ def test_other_kinds_refuse_the_multipath_knobs():
     for key, value in (("scheduler", "minrtt"), ("paths", 2)):
         with pytest.raises(ScenarioError, match=f"{key}: applies to kinds mpquic and mptcp"):
             scenario({"kind": "tcp", "size_mb": 1, key: value})
+
+
+def test_mpquic_downloads_for_a_duration_and_single_path_runs_on_an_sc_client():
+    sc = scenario({"kind": "mpquic", "duration_s": 5})
+    assert sc.runs[0].config["flows"][0]["duration_s"] == 5
+    sc = scenario({"kind": "mpquic", "paths": 1, "client": "sc-b", "duration_s": 5})
+    assert sc.runs[0].config["flows"][0]["client"] == "sc-b"
+
+
+FAIRNESS_FLOWS = [
+    {"client": "dc", "duration_s": 5},
+    {"client": "sc-a", "duration_s": 5},
+    {"client": "sc-b", "duration_s": 5},
+]
+
+
+def test_a_variants_per_flow_keys_win_over_its_keys_for_every_flow():
+    """MPQUIC beside single-path tquic SC flows, MPTCP beside TCP: one variant each."""
+    sc_quic = {"flows.1.paths": 1, "flows.2.paths": 1}
+    variants = [
+        {"kind": "mpquic", "cc": "cubic", "scheduler": "roundrobin", **sc_quic},
+        {"kind": "mptcp", "cc": "cubic", "flows.1.kind": "tcp", "flows.2.kind": "tcp"},
+    ]
+    sc = from_dict({"name": "f", "links": LINKS, "flows": FAIRNESS_FLOWS, "variants": variants})
+    quic, tcp = (r.config["flows"] for r in sc.runs)
+    assert [(f["kind"], f["paths"], f["scheduler"]) for f in quic] == [
+        ("mpquic", 2, "roundrobin"),
+        ("mpquic", 1, "roundrobin"),  # the variant's stack knob still reaches its stack
+        ("mpquic", 1, "roundrobin"),
+    ]
+    assert [(f["kind"], f["scheduler"]) for f in tcp] == [
+        ("mptcp", "default"),
+        ("tcp", None),
+        ("tcp", None),
+    ]
+    assert sc.runs[0].variant == "mpquic-cubic-roundrobin-flows.1.paths-1-flows.2.paths-1"
+
+
+@pytest.mark.parametrize(
+    "variant, message",
+    [
+        ({"kind": "mpquic"}, "flows\\[1\\].client: kind mpquic with paths 2 runs on the dual"),
+        ({"kind": "mptcp"}, "flows\\[1\\].client: kind mptcp runs on the dual-connected"),
+        ({"flows.3.kind": "tcp"}, "flows.3.kind: there is no flow 3 \\(flows has 3\\)"),
+        ({"flows.1.colour": "red"}, "unknown flow key 'colour'; allowed keys: cc, client"),
+        ({"flows.x.kind": "tcp"}, "unknown key 'flows.x.kind'; allowed keys: cc, client"),
+    ],
+)
+def test_a_variant_that_cannot_run_every_flow_is_refused(variant, message):
+    with pytest.raises(ScenarioError, match=message):
+        from_dict({"name": "f", "links": LINKS, "flows": FAIRNESS_FLOWS, "variants": [variant]})

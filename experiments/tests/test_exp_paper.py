@@ -59,7 +59,7 @@ def test_pin_layouts_keep_flows_off_the_switch_cpu():
     assert split == {"switch": {0}, "network": {0}, "flows": {1, 2, 3}}
     alone = cpu.pin_sets("switch", 2)
     assert alone["switch"] == {0} and 0 not in alone["flows"] | alone["network"]
-    with pytest.raises(ValueError, match="split, switch, none"):
+    with pytest.raises(ValueError, match="split, switch, chain, none"):
         cpu.pin_sets("spread", 2)
 
 

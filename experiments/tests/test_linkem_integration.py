@@ -28,7 +28,7 @@ pytestmark = pytest.mark.netns
 
 ROOT = Path(__file__).resolve().parents[2]
 LINKEM = ROOT / "build" / "linkem" / "linkem"
-PKTGEN = ROOT / "build" / "linkem" / "pktgen"
+PKTGEN = ROOT / "build" / "clib" / "pktgen"
 ADDR1, ADDR2 = "10.77.0.1", "10.77.0.2"
 
 
@@ -153,18 +153,21 @@ def test_rate_caps_iperf3_tcp(bed, tmp_path):
     assert 19.6 <= wire <= 20.2, f"frames left at {wire:.3f} Mbit/s"
 
 
-def pktgen_rx(ns, ifname: str, **opts) -> subprocess.Popen:
-    argv = [str(PKTGEN), "rx", "-i", ifname] + [
+def pktgen_argv(mode: str, ifname: str, **opts) -> list[str]:
+    return [str(PKTGEN), mode, "-i", ifname] + [
         f"--{k.replace('_', '-')}={v}" for k, v in opts.items()
     ]
+
+
+def pktgen_rx(ns, ifname: str, **opts) -> subprocess.Popen:
+    argv = pktgen_argv("rx", ifname, **opts)
     proc = ns.popen(argv, stdout=subprocess.PIPE, text=True)
     assert json.loads(proc.stdout.readline()) == {"ready": True}
     return proc
 
 
 def pktgen_tx(ns, ifname: str, **opts) -> dict:
-    argv = [str(PKTGEN), "tx", "-i", ifname] + [f"--{k}={v}" for k, v in opts.items()]
-    return json.loads(ns.run(argv, timeout=60).stdout)
+    return json.loads(ns.run(pktgen_argv("tx", ifname, **opts), timeout=60).stdout)
 
 
 def rx_result(proc: subprocess.Popen) -> dict:
@@ -177,7 +180,7 @@ def test_queue_of_n_packets_drops_the_next_of_a_burst(bed, tmp_path):
     """queue_pkts=10 at 1 Mbit/s: of a burst of 11 frames, 10 arrive and one is a queue drop."""
     link = bed.start(LinkSpec(rate_mbit=1, queue_pkts=10), LinkSpec(), tmp_path)
     try:
-        rx = pktgen_rx(bed.ns2, bed.if2, idle_ms=400, duration=5)
+        rx = pktgen_rx(bed.ns2, bed.if2, idle_ms=400, duration_s=5)
         sent = pktgen_tx(bed.ns1, bed.if1, count=11, size=1000, batch=11)
         got = rx_result(rx)
         stats = link.stats()["ab"]
@@ -199,9 +202,9 @@ def test_trace_of_known_mean_rate(bed, tmp_path):
     trace.write_text("".join(f"{4 * (i // 4) + 4}\n" for i in range(40)))
     link = bed.start(LinkSpec(trace=str(trace), queue_pkts=200), LinkSpec(), tmp_path)
     try:
-        rx = pktgen_rx(bed.ns2, bed.if2, idle_ms=300, duration=10)
+        rx = pktgen_rx(bed.ns2, bed.if2, idle_ms=300, duration_s=10)
         # 1500-byte frames (one opportunity each) offered at 16 Mbit/s for 2 s.
-        pktgen_tx(bed.ns1, bed.if1, size=1500, mbit=16, duration=2)
+        pktgen_tx(bed.ns1, bed.if1, size=1500, mbit=16, duration_s=2)
         got = rx_result(rx)
     finally:
         link.stop()
@@ -354,7 +357,7 @@ def test_vlan_tags_survive_the_link(bed, tmp_path):
     """The kernel hands VLAN tags to AF_PACKET out of band; linkem puts them back."""
     link = bed.start(LinkSpec(), LinkSpec(), tmp_path)
     try:
-        rx = pktgen_rx(bed.ns2, bed.if2, idle_ms=300, duration=5)
+        rx = pktgen_rx(bed.ns2, bed.if2, idle_ms=300, duration_s=5)
         pktgen_tx(bed.ns1, bed.if1, count=20, size=200, vlan=7)
         got = rx_result(rx)
     finally:

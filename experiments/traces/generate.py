@@ -9,21 +9,22 @@ fluctuations as a scheduler's share and the channel quality change), updated eve
 optionally with outages (capacity near zero for a few hundred ms, as in handovers or deep
 fades). Packets are emitted by accumulating capacity per millisecond. The seed fixes the trace.
 
-    python -m experiments.traces.generate --mean-mbit 20 --cv 0.3 --seconds 30 --seed 1 \
+    python -m experiments.traces.generate --mean-mbit 20 --cv 0.3 --duration-s 30 --seed 1 \
         --outages-per-min 0 > my_trace.mahi
 
 The traces shipped here were made with (see README.md "Traces"):
-    lte_steady20.mahi   --mean-mbit 20 --cv 0.1 --seconds 30 --seed 1
-    lte_var20.mahi      --mean-mbit 20 --cv 0.4 --seconds 30 --seed 2
-    lte_outage20.mahi   --mean-mbit 20 --cv 0.3 --seconds 30 --seed 3 --outages-per-min 4
+    lte_steady20.mahi   --mean-mbit 20 --cv 0.1 --duration-s 30 --seed 1
+    lte_var20.mahi      --mean-mbit 20 --cv 0.4 --duration-s 30 --seed 2
+    lte_outage20.mahi   --mean-mbit 20 --cv 0.3 --duration-s 30 --seed 3 --outages-per-min 4
 """
 
 from __future__ import annotations
 
-import argparse
 import math
 import random
 import sys
+
+from dccommon.cliargs import ArgumentParser, add_old_name
 
 PACKET_BITS = 1500 * 8
 STEP_MS = 10
@@ -64,18 +65,19 @@ def generate(
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--mean-mbit", type=float, required=True)
     p.add_argument("--cv", type=float, default=0.3, help="coefficient of variation")
-    p.add_argument("--seconds", type=float, default=30)
+    duration = p.add_argument("--duration-s", type=float, default=30, help="trace length")
+    add_old_name(p, "--seconds", duration)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--outages-per-min", type=float, default=0.0)
     p.add_argument("--outage-ms", type=int, default=300)
     args = p.parse_args(argv)
-    if args.mean_mbit <= 0 or args.cv < 0 or args.seconds <= 0:
-        p.error("--mean-mbit and --seconds must be positive, --cv non-negative")
+    if args.mean_mbit <= 0 or args.cv < 0 or args.duration_s <= 0:
+        p.error("--mean-mbit and --duration-s must be positive, --cv non-negative")
     stamps = generate(
-        args.mean_mbit, args.cv, args.seconds, args.seed, args.outages_per_min, args.outage_ms
+        args.mean_mbit, args.cv, args.duration_s, args.seed, args.outages_per_min, args.outage_ms
     )
     sys.stdout.write("\n".join(map(str, stamps)) + "\n")
     return 0

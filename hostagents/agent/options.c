@@ -24,6 +24,7 @@ enum {
 	OPT_IDLE_SLEEP_US,
 	OPT_HOST_DST_MAC,
 	OPT_INITIAL_SN,
+	OPT_DEEP_IDLE_MS,
 	OPT_HELP,
 };
 
@@ -37,6 +38,7 @@ static const struct option long_options[] = {
 	{"stats", required_argument, NULL, OPT_STATS},
 	{"stats-interval-ms", required_argument, NULL, OPT_STATS_INTERVAL_MS},
 	{"idle-sleep-us", required_argument, NULL, OPT_IDLE_SLEEP_US},
+	{"deep-idle-ms", required_argument, NULL, OPT_DEEP_IDLE_MS},
 	{"host-dst-mac", required_argument, NULL, OPT_HOST_DST_MAC},
 	{"initial-sn", required_argument, NULL, OPT_INITIAL_SN},
 	{"help", no_argument, NULL, OPT_HELP},
@@ -70,6 +72,10 @@ void agent_usage(const char *prog, FILE *out)
 		"  --idle-sleep-us N        sleep when a poll round finds no packet; 0 = busy "
 		"poll\n"
 		"                           (default %u)\n"
+		"  --deep-idle-ms N         after N ms without a frame and with no PDU waiting, "
+		"idle\n"
+		"                           sleeps last %u us (an idle agent then costs ~1%% of a\n"
+		"                           core); 0 = never (default %u)\n"
 		"  --host-dst-mac MAC       rewrite the destination MAC of frames sent to the "
 		"host\n"
 		"                           port (default: keep it as received)\n"
@@ -79,7 +85,7 @@ void agent_usage(const char *prog, FILE *out)
 		"  --help                   this text\n",
 		prog, DEFAULT_LEG_A_PORT, DEFAULT_LEG_B_PORT, DEFAULT_HOST_PORT, DEFAULT_SN_BITS,
 		MAX_T_REORDERING_US, DEFAULT_T_REORDERING_US, DEFAULT_STATS_INTERVAL_MS,
-		DEFAULT_IDLE_SLEEP_US);
+		DEFAULT_IDLE_SLEEP_US, DEEP_IDLE_SLEEP_US, DEFAULT_DEEP_IDLE_MS);
 }
 
 /* A decimal integer in [0, max], nothing else. */
@@ -113,7 +119,7 @@ static int parse_mac(const char *s, uint8_t mac[6])
 
 int agent_parse_options(int argc, char **argv, struct agent_options *opt, FILE *err)
 {
-	const char *prog = argv[0];
+	const char *prog = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
 	uint64_t v;
 	int c;
 
@@ -124,6 +130,7 @@ int agent_parse_options(int argc, char **argv, struct agent_options *opt, FILE *
 		.t_reordering_us = DEFAULT_T_REORDERING_US,
 		.stats_interval_ms = DEFAULT_STATS_INTERVAL_MS,
 		.idle_sleep_us = DEFAULT_IDLE_SLEEP_US,
+		.deep_idle_ms = DEFAULT_DEEP_IDLE_MS,
 	};
 	optind = 1;
 	opterr = 0;
@@ -136,7 +143,7 @@ int agent_parse_options(int argc, char **argv, struct agent_options *opt, FILE *
 		case OPT_HOST:
 			if (parse_uint(arg, MAX_PORT_ID, &v) < 0) {
 				fprintf(err,
-					"%s: %s '%s' is not a port: use a DPDK port number "
+					"%s: error: %s '%s' is not a port: use a DPDK port number "
 					"from 0 to %u, in the order of the --vdev options\n",
 					prog,
 					c == OPT_HOST	 ? "--host"
@@ -152,7 +159,8 @@ int agent_parse_options(int argc, char **argv, struct agent_options *opt, FILE *
 			break;
 		case OPT_SN_BITS:
 			if (parse_uint(arg, 18, &v) < 0 || (v != 12 && v != 18)) {
-				fprintf(err, "%s: --sn-bits '%s' is not allowed: use 12 or 18\n",
+				fprintf(err,
+					"%s: error: --sn-bits '%s' is not allowed: use 12 or 18\n",
 					prog, arg);
 				return -1;
 			}
@@ -161,7 +169,7 @@ int agent_parse_options(int argc, char **argv, struct agent_options *opt, FILE *
 		case OPT_T_REORDERING_US:
 			if (parse_uint(arg, MAX_T_REORDERING_US, &opt->t_reordering_us) < 0) {
 				fprintf(err,
-					"%s: --t-reordering-us '%s' is not allowed: use an "
+					"%s: error: --t-reordering-us '%s' is not allowed: use an "
 					"integer from 0 to %u\n",
 					prog, arg, MAX_T_REORDERING_US);
 				return -1;
@@ -169,7 +177,8 @@ int agent_parse_options(int argc, char **argv, struct agent_options *opt, FILE *
 			break;
 		case OPT_UPLINK_LEG:
 			if (strcmp(arg, "a") != 0 && strcmp(arg, "b") != 0) {
-				fprintf(err, "%s: --uplink-leg '%s' is not allowed: use a or b\n",
+				fprintf(err,
+					"%s: error: --uplink-leg '%s' is not allowed: use a or b\n",
 					prog, arg);
 				return -1;
 			}
@@ -177,32 +186,38 @@ int agent_parse_options(int argc, char **argv, struct agent_options *opt, FILE *
 			break;
 		case OPT_STATS:
 			if (arg[0] == '\0') {
-				fprintf(err, "%s: --stats needs a file name\n", prog);
+				fprintf(err, "%s: error: --stats needs a file name\n", prog);
 				return -1;
 			}
 			opt->stats_path = arg;
 			break;
 		case OPT_STATS_INTERVAL_MS:
 		case OPT_IDLE_SLEEP_US:
+		case OPT_DEEP_IDLE_MS:
 			if (parse_uint(arg, 3600u * 1000 * 1000, &v) < 0) {
 				fprintf(err,
-					"%s: %s '%s' is not allowed: use an integer from 0 to "
+					"%s: error: %s '%s' is not allowed: use an integer from 0 "
+					"to "
 					"3600000000\n",
 					prog,
-					c == OPT_IDLE_SLEEP_US ? "--idle-sleep-us"
-							       : "--stats-interval-ms",
+					c == OPT_IDLE_SLEEP_US	? "--idle-sleep-us"
+					: c == OPT_DEEP_IDLE_MS ? "--deep-idle-ms"
+								: "--stats-interval-ms",
 					arg);
 				return -1;
 			}
 			if (c == OPT_IDLE_SLEEP_US)
 				opt->idle_sleep_us = v;
+			else if (c == OPT_DEEP_IDLE_MS)
+				opt->deep_idle_ms = v;
 			else
 				opt->stats_interval_ms = v;
 			break;
 		case OPT_HOST_DST_MAC:
 			if (parse_mac(arg, opt->host_dst_mac) < 0) {
 				fprintf(err,
-					"%s: --host-dst-mac '%s' is not a MAC address: use the "
+					"%s: error: --host-dst-mac '%s' is not a MAC address: use "
+					"the "
 					"form 02:00:00:00:00:01\n",
 					prog, arg);
 				return -1;
@@ -217,7 +232,8 @@ int agent_parse_options(int argc, char **argv, struct agent_options *opt, FILE *
 				opt->initial_sn = (uint32_t)v;
 			} else {
 				fprintf(err,
-					"%s: --initial-sn '%s' is not allowed: use auto or an SN "
+					"%s: error: --initial-sn '%s' is not allowed: use auto or "
+					"an SN "
 					"from 0 to 2^sn-bits - 1\n",
 					prog, arg);
 				return -1;
@@ -229,21 +245,23 @@ int agent_parse_options(int argc, char **argv, struct agent_options *opt, FILE *
 		case ':':
 		default:
 			if (optopt >= OPT_LEG_A)
-				fprintf(err, "%s: option %s needs a value (see --help)\n", prog,
-					argv[optind - 1]);
+				fprintf(err, "%s: error: option %s needs a value (see --help)\n",
+					prog, argv[optind - 1]);
 			else
-				fprintf(err, "%s: unknown option '%s' (see --help)\n", prog,
+				fprintf(err, "%s: error: unknown option '%s' (see --help)\n", prog,
 					argv[optind - 1]);
 			return -1;
 		}
 	}
 	if (optind < argc) {
-		fprintf(err, "%s: unexpected argument '%s' (see --help)\n", prog, argv[optind]);
+		fprintf(err, "%s: error: unexpected argument '%s' (see --help)\n", prog,
+			argv[optind]);
 		return -1;
 	}
 	if (opt->initial_sn >> opt->sn_bits) {
 		fprintf(err,
-			"%s: --initial-sn %u is not allowed with --sn-bits %u: use auto or an "
+			"%s: error: --initial-sn %u is not allowed with --sn-bits %u: use auto or "
+			"an "
 			"SN from 0 to %u\n",
 			prog, opt->initial_sn, opt->sn_bits, (1u << opt->sn_bits) - 1);
 		return -1;
@@ -251,7 +269,7 @@ int agent_parse_options(int argc, char **argv, struct agent_options *opt, FILE *
 	if (opt->leg_port[0] == opt->leg_port[1] || opt->leg_port[0] == opt->host_port ||
 	    opt->leg_port[1] == opt->host_port) {
 		fprintf(err,
-			"%s: --leg-a %u, --leg-b %u and --host %u must be three different "
+			"%s: error: --leg-a %u, --leg-b %u and --host %u must be three different "
 			"ports\n",
 			prog, opt->leg_port[0], opt->leg_port[1], opt->host_port);
 		return -1;

@@ -3,7 +3,7 @@
     .venv/bin/python hostagents/bench/bench_agent.py --build build/hostagents   (as root)
 
 Ceiling: the agent alone, a pcap of PDUs replayed forever on leg A, net_null elsewhere.
-Throughput: `pdcp-blast` (C, AF_PACKET + sendmmsg) sends in-order PDUs on leg A; the rate
+Throughput: `pktgen --pdcp` (clib/pktgen: AF_PACKET + sendmmsg) sends in-order PDUs on leg A; the rate
 is what the agent delivered to the host port, from its own stats lines. Added delay: a
 probe goes leg A -> agent -> client, another the same way over a plain veth pair; both are
 timed from just before send() to the kernel's receive timestamp (SO_TIMESTAMPNS) at the
@@ -26,6 +26,7 @@ from pathlib import Path
 from controlplane.pdcp import dc_frame
 from experiments.run import netns
 from experiments.run.netns import in_netns
+from hostagents.agent_cmd import AGENT_READY_LINE, af_packet, agent_argv
 
 ETH_P_ALL = 0x0003
 SO_TIMESTAMPNS = 35
@@ -100,8 +101,8 @@ def hist_percentile_us(hist: dict, q: float) -> str:
 
 
 class Bench:
-    def __init__(self, topo: netns.Topology, build: Path, tmp: Path):
-        self.build, self.tmp = build, tmp
+    def __init__(self, topo: netns.Topology, build: Path, pktgen: Path, tmp: Path):
+        self.build, self.pktgen, self.tmp = build, pktgen, tmp
         self.p = p = netns.unique_prefix("pab")
         self.ns_legs, self.ns_agent, self.ns_client = (topo.ns(p + s) for s in "lac")
         for ns in (self.ns_legs, self.ns_agent, self.ns_client):
@@ -127,32 +128,17 @@ class Bench:
         self.runs += 1
         stats = self.tmp / f"stats{self.runs}.jsonl"
         err_path = self.tmp / f"agent{self.runs}.stderr"
-        argv = [
-            str(self.build / "pdcp-agent"),
-            "-l",
-            "0",
-            "--no-huge",
-            "-m",
-            "256",
-            "--no-pci",
-            "--file-prefix",
-            p,
-            "--vdev",
-            f"net_af_packet0,iface={p}la1,framecnt=16384",
-            "--vdev",
-            f"net_af_packet1,iface={p}lb1,framecnt=16384",
-            "--vdev",
-            f"net_af_packet2,iface={p}h,framecnt=4096",
-            "--",
-            "--stats",
-            str(stats),
-            *app_args,
+        vdevs = [
+            af_packet(0, f"{p}la1", framecnt=16384),
+            af_packet(1, f"{p}lb1", framecnt=16384),
+            af_packet(2, f"{p}h", framecnt=4096),
         ]
+        argv = agent_argv(self.build / "pdcp-agent", p, vdevs, ["--stats", str(stats), *app_args])
         with open(err_path, "wb") as err:
             proc = self.ns_agent.popen(argv, stdout=subprocess.DEVNULL, stderr=err)
         try:
             deadline = time.monotonic() + 30
-            while b"legs on ports" not in err_path.read_bytes():
+            while AGENT_READY_LINE.encode() not in err_path.read_bytes():
                 if proc.poll() is not None or time.monotonic() > deadline:
                     raise RuntimeError("pdcp-agent did not start:\n" + err_path.read_text())
                 time.sleep(0.05)
@@ -167,18 +153,10 @@ class Bench:
         return [json.loads(line) for line in self.stats_path.read_text().splitlines()]
 
     def blast(self, frames: int, pps: int, first: int) -> dict:
-        out = self.ns_legs.run(
-            [
-                str(self.build / "pdcp-blast"),
-                self.p + "la",
-                str(frames),
-                str(pps),
-                "18",
-                str(first),
-            ],
-            timeout=120,
-        ).stdout
-        return json.loads(out)
+        """`frames` in-order PDUs (18-bit SNs from `first`) on leg A; pps 0 = unpaced."""
+        argv = [str(self.pktgen), "tx", "-i", self.p + "la", "--size", "128", "--pdcp", "18"]
+        argv += ["--count", str(frames), "--pps", str(pps), "--first", str(first)]
+        return json.loads(self.ns_legs.run(argv, timeout=120).stdout)
 
 
 def write_pcap(path: Path, order: list[int]) -> None:
@@ -199,32 +177,9 @@ def agent_without_kernel_io(build: Path, tmp: Path, order: list[int]) -> tuple[f
     stats = tmp / "pcap-stats.jsonl"
     write_pcap(pcap, order)
     prefix = netns.unique_prefix("pab")
-    argv = [
-        str(build / "pdcp-agent"),
-        "-l",
-        "0",
-        "--no-huge",
-        "-m",
-        "256",
-        "--no-pci",
-        "--file-prefix",
-        prefix,
-        "--vdev",
-        f"net_pcap0,rx_pcap={pcap},infinite_rx=1",
-        "--vdev",
-        "net_null1,no-rx=1",
-        "--vdev",
-        "net_null2,no-rx=1",
-        "--",
-        "--sn-bits",
-        "12",
-        "--idle-sleep-us",
-        "0",
-        "--stats-interval-ms",
-        "250",
-        "--stats",
-        str(stats),
-    ]
+    vdevs = [f"net_pcap0,rx_pcap={pcap},infinite_rx=1", "net_null1,no-rx=1", "net_null2,no-rx=1"]
+    app_args = ["--sn-bits", "12", "--idle-sleep-us", "0", "--stats-interval-ms", "250"]
+    argv = agent_argv(build / "pdcp-agent", prefix, vdevs, [*app_args, "--stats", str(stats)])
     proc = subprocess.Popen(
         argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
     )
@@ -267,15 +222,21 @@ def main() -> int:
         "--build",
         type=Path,
         default=Path("build/hostagents"),
-        help="directory holding pdcp-agent and pdcp-blast (default: %(default)s)",
+        help="directory holding pdcp-agent (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--pktgen",
+        type=Path,
+        default=Path("build/clib/pktgen"),
+        help="the frame generator, clib/pktgen (default: %(default)s)",
     )
     args = parser.parse_args()
-    for tool in ("pdcp-agent", "pdcp-blast"):
-        if not (args.build / tool).exists():
-            print(
-                f"bench_agent: {args.build / tool} is missing: run `make hostagents-build`",
-                file=sys.stderr,
-            )
+    for tool, target in (
+        (args.build / "pdcp-agent", "hostagents-build"),
+        (args.pktgen, "pktgen-build"),
+    ):
+        if not tool.exists():
+            print(f"bench_agent: error: {tool} is missing: run `make {target}`", file=sys.stderr)
             return 2
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -288,7 +249,7 @@ def main() -> int:
                 (f"agent alone, pcap -> null, {label}", f"{rate:,.0f} pps", f">= {PACED_PPS:,}")
             )
     with tempfile.TemporaryDirectory() as tmp, netns.Topology() as topo:
-        bench = Bench(topo, args.build.resolve(), Path(tmp))
+        bench = Bench(topo, args.build.resolve(), args.pktgen.resolve(), Path(tmp))
         count = 0
         with bench.agent_running("--idle-sleep-us", "0", "--stats-interval-ms", "100"):
             sent = bench.blast(THROUGHPUT_FRAMES, 0, count)
@@ -297,7 +258,7 @@ def main() -> int:
         lines = bench.stats_lines()
         final = lines[-1]
         delivered = final["delivered_in_order"] + final["delivered_reordered"]
-        rows.append(("offered, unpaced (pdcp-blast)", f"{sent['pps']:,.0f} pps", ""))
+        rows.append(("offered, unpaced (pktgen)", f"{sent['pps']:,.0f} pps", ""))
         rows.append(
             (
                 "delivered rate, unpaced (busy poll)",

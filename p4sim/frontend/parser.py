@@ -109,6 +109,8 @@ class Parser:
             annots = self.annotations()
             pos = self.tok.pos
             ret = self.typeref()
+            if self.at("("):
+                raise unsupported(pos, "an instantiation inside an instance initializer")
             name = self.ident("a method name")
             tps = self.type_params()
             params = self.params()

@@ -58,7 +58,7 @@ def build_io() -> Path:
 
 
 def build_trafgen() -> Path:
-    """The benchmark's traffic generator (trafgen.c, which includes io.c)."""
+    """The benchmark's raw I/O ceiling, `trafgen fwd` (trafgen.c, which includes io.c)."""
     return build((HERE / "trafgen.c").read_text(), runtime=("io.c",), executable=True, pktio=True)
 
 

@@ -172,3 +172,21 @@ def test_optional_is_refused_on_a_function_parameter():
     source = "bit<8> f(@optional bit<8> a) { return a; }\n" + TNA_FORWARD.read_text()
     with pytest.raises(P4Error, match=r"<f>:1:\d+: error: a: @optional is allowed only on"):
         compile_source(source, "<f>")
+
+
+def test_an_initializer_on_a_control_instance_is_refused():
+    source = "control c()() { apply { } }\ncontrol d() { c() cc = { }; apply { } }\n"
+    with pytest.raises(P4Error, match="cc: initializers .* only allowed for extern instances"):
+        compile_source(source)
+
+
+def test_an_optional_abstract_method_may_be_left_out_and_a_required_one_not():
+    extern = (
+        "extern E<T> { E(); T run(); abstract T f(in T x); @optional abstract void g(); }\n"
+        "control d(inout bit<8> v) { E<bit<8>>() e = { %s }; apply { v = e.run(); } }\n"
+    )
+    implemented = extern % "bit<8> f(in bit<8> x) { return x + 1; }"
+    with pytest.raises(P4Error, match="no package instantiation named 'main'"):
+        compile_source(implemented)  # the initializer passed: only main is missing
+    with pytest.raises(P4Error, match="e: the initializer does not implement f"):
+        compile_source(extern % "void g() { }")

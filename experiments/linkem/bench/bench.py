@@ -3,7 +3,7 @@
     make linkem-bench        (= .venv/bin/python experiments/linkem/bench/bench.py)
 
 Topology as in the integration tests: ns1 --veth-- [linkem] --veth-- ns2, frames from
-build/linkem/pktgen (AF_PACKET sendmmsg) and counted by its sink, which timestamps them in the
+build/clib/pktgen (AF_PACKET sendmmsg) and counted by its sink, which timestamps them in the
 kernel (SO_TIMESTAMPNS).  linkem runs at SCHED_FIFO 10 (the driver's default), the paced
 generator and the sink at SCHED_FIFO 5, so that other work on the machine delays neither.
 At each rate:
@@ -36,7 +36,7 @@ from experiments.run.linkspec import LinkSpec
 from experiments.run.netns import Topology, unique_prefix, veth_pair
 
 ROOT = Path(__file__).resolve().parents[3]
-PKTGEN = ROOT / "build" / "linkem" / "pktgen"
+PKTGEN = ROOT / "build" / "clib" / "pktgen"
 RATES_MBIT = (20, 100, 500)
 DELAY_MS = 10
 PROBE_BYTES = 1000
@@ -87,8 +87,8 @@ def delay_error(bed, rate: float) -> dict:
     got, stats = measure(
         bed,
         spec,
-        tx={"size": PROBE_BYTES, "mbit": rate / 2, "duration": DURATION_S},
-        rx={"idle_ms": 500, "duration": DURATION_S + 5},
+        tx={"size": PROBE_BYTES, "mbit": rate / 2, "duration_s": DURATION_S},
+        rx={"idle_ms": 500, "duration_s": DURATION_S + 5},
     )
     configured_us = DELAY_MS * 1000 + PROBE_BYTES * 8 / rate
     return {
@@ -109,8 +109,8 @@ def rate_accuracy(bed, rate: float) -> tuple[float, float]:
     got, stats = measure(
         bed,
         spec,
-        tx={"size": 1500, "mbit": rate * OVERLOAD, "duration": DURATION_S},
-        rx={"idle_ms": 300, "duration": DURATION_S + 5},
+        tx={"size": 1500, "mbit": rate * OVERLOAD, "duration_s": DURATION_S},
+        rx={"idle_ms": 300, "duration_s": DURATION_S + 5},
     )
     offered = stats["rx_bytes"] * 8 / DURATION_S / 1e6
     return got["rate_mbit"] / rate, offered / rate
@@ -136,7 +136,7 @@ def frame_rate(bed) -> tuple[float, float, int]:
                 bed["ns1"]
                 .run(
                     pktgen(
-                        bed["ns1"], "tx", bed["h1"], cpu=0, size=64, batch=64, duration=DURATION_S
+                        bed["ns1"], "tx", bed["h1"], cpu=0, size=64, batch=64, duration_s=DURATION_S
                     ),
                     timeout=60,
                 )
@@ -159,7 +159,7 @@ def frame_rate(bed) -> tuple[float, float, int]:
 
 def main() -> int:
     if not PKTGEN.exists():
-        print(f"{PKTGEN} missing: run make linkem-build", file=sys.stderr)
+        print(f"{PKTGEN} missing: run make pktgen-build", file=sys.stderr)
         return 2
     prefix = unique_prefix("lb")
     with Topology() as topo:

@@ -28,7 +28,7 @@ void die(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("linkem: ", stderr);
+	fputs("linkem: error: ", stderr);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
@@ -69,11 +69,12 @@ static void socket_error(struct linkem *e, int i)
 
 	getsockopt(e->sock[i], SOL_SOCKET, SO_ERROR, &err, &len);
 	if (!if_nametoindex(e->ifname[i])) {
-		fprintf(stderr, "linkem: interface '%s' disappeared; stopping\n", e->ifname[i]);
+		fprintf(stderr, "linkem: error: interface '%s' disappeared; stopping\n",
+			e->ifname[i]);
 		e->quit = 1;
 		e->exit_code = 1;
 	} else if (err) {
-		fprintf(stderr, "linkem: interface '%s': %s\n", e->ifname[i], strerror(err));
+		fprintf(stderr, "linkem: error: interface '%s': %s\n", e->ifname[i], strerror(err));
 	}
 }
 
@@ -185,7 +186,8 @@ int main(int argc, char **argv)
 		if (sched_setscheduler(0, SCHED_FIFO, &sp) < 0) {
 			/* e.g. a container without CAP_SYS_NICE: still a working link, less precise. */
 			fprintf(stderr,
-				"linkem: --rt-priority %ld: %s; running as an ordinary task\n",
+				"linkem: warning: --rt-priority %ld: %s; running as an ordinary "
+				"task\n",
 				rt_priority, strerror(errno));
 			rt_priority = 0;
 		}

@@ -26,6 +26,12 @@ class InstanceRules:
     def instantiation(self, d: ir.Instantiation, scope: Scope) -> Instance:
         t = self.resolve_type(d.typeref, scope)
         inst = Instance(d.name, t, d, [], d.annotations)
+        if d.initializer is not None and not isinstance(t, ExternT):
+            raise P4Error.at(
+                d.pos,
+                f"{d.name}: initializers (`= {{ ... }}`) are only allowed for extern instances, "
+                f"and {t.name()} is not an extern",
+            )
         if isinstance(t, ExternT):
             ctors = [m for m in t.decl.methods if m.ret is None]
             ctor = next((c for c in ctors if len(c.params) == len(d.args)), None)
@@ -131,7 +137,7 @@ class InstanceRules:
         """The initializer `= { ... }` of an extern instance: each method implements one of
         the extern's abstract methods with its signature (the instance's type arguments
         substituted); it runs in the enclosing control, whose names it sees (spec
-        "Abstract methods"). Every abstract method must be implemented."""
+        "Abstract methods"). Every abstract method not marked @optional must be implemented."""
         decl = inst.type.decl
         abstract = {m.name: m for m in decl.methods if m.abstract}
         inst.methods = {}
@@ -159,7 +165,8 @@ class InstanceRules:
                 raise P4Error.at(fd.pos, f"{d.name}: method '{fd.name}' is implemented twice")
             self.abstract_method(d.name, fd, am, inst.binding, scope)
             inst.methods[fd.name] = fd
-        missing = sorted(set(abstract) - set(inst.methods))
+        required = {n for n, m in abstract.items() if not ir.annotation(m.annotations, "optional")}
+        missing = sorted(required - set(inst.methods))
         if missing:
             raise P4Error.at(
                 d.pos, f"{d.name}: the initializer does not implement {', '.join(missing)}"

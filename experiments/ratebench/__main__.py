@@ -1,0 +1,91 @@
+"""`make bench-testbed`: python -m experiments.ratebench [--rates 20,100] [--duration-s 12]."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from experiments.ratebench import idle, rawpath, report, sweep
+from experiments.run.cpu import PIN_LAYOUTS
+from experiments.run.parts import TestbedError
+from experiments.run.scenario import from_dict
+
+IDLE_S = 5.0
+
+
+def _choice_list(allowed: tuple, cast):
+    def parse(text: str) -> list:
+        try:
+            values = [cast(v) for v in text.split(",") if v]
+        except ValueError:
+            values = []
+        if not values or any(v not in allowed for v in values):
+            raise argparse.ArgumentTypeError(
+                f"{text!r}: give a comma-separated subset of {','.join(map(str, allowed))}"
+            )
+        return values
+
+    return parse
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m experiments.ratebench",
+        description="The DC testbed at 5G NR leg rates: goodput and CPU per component, "
+        "and the machine's raw AF_PACKET limit",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    parser.add_argument("--out", type=Path, default=Path("results/bench-testbed"))
+    parser.add_argument(
+        "--rates",
+        type=_choice_list(sweep.RATES_MBIT, int),
+        default=list(sweep.RATES_MBIT),
+        help="leg rates in Mbit/s (each point is 2 legs of this rate)",
+    )
+    parser.add_argument(
+        "--stacks", type=_choice_list(sweep.STACKS, str), default=list(sweep.STACKS)
+    )
+    parser.add_argument("--duration-s", type=float, default=12.0, help="download per point")
+    parser.add_argument(
+        "--pin",
+        choices=PIN_LAYOUTS,
+        default="chain",
+        help="CPU placement of the testbed's processes (experiments/run/cpu.py)",
+    )
+    parser.add_argument("--no-raw", action="store_true", help="skip the raw AF_PACKET limit")
+    parser.add_argument(
+        "--no-idle", action="store_true", help="skip the idle testbed's CPU (5 s, no traffic)"
+    )
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="keep the points an interrupted sweep saved in --out (default: run all afresh)",
+    )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if not 1 <= args.duration_s <= 600:
+        print(f"--duration-s {args.duration_s}: give 1 to 600 seconds", file=sys.stderr)
+        return 2
+    out = args.out.resolve()
+    try:
+        points = sweep.run_sweep(
+            out, args.rates, args.stacks, args.duration_s, args.pin, args.resume
+        )
+        raw = None if args.no_raw else rawpath.measure(args.duration_s, out / "raw")
+        config = from_dict(sweep.scenario_doc(args.rates, args.stacks, args.duration_s)).runs[0]
+        silent = None if args.no_idle else idle.measure(config.config, IDLE_S, out / "idle")
+    except TestbedError as exc:
+        print(f"bench-testbed: {exc}", file=sys.stderr)
+        return 1
+    print(report.table(points, raw, silent))
+    for path in report.write_files(out, points, raw, silent):
+        print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

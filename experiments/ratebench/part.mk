@@ -1,0 +1,22 @@
+# experiments/ratebench: the testbed at 5G NR rates (issue 25).
+#   make bench-testbed   sweeps the leg rates (2 x 20 ... 2 x 1000 Mbit/s) with TCP and ngtcp2
+#                        (CUBIC, DC 1:1, batch 100) through the real chain, and the raw
+#                        AF_PACKET limit of this machine; prints the table, writes
+#                        results/bench-testbed/{bench.csv,bench.json,bench.png}. As root.
+#                        BENCH_TESTBED_ARGS: e.g. --rates 20,100 --duration-s 6 --pin split
+#   make ratebench-build build/ratebench/rawfwd, the do-nothing forwarder of the raw limit
+.PHONY: bench-testbed ratebench-build
+BUILD_TARGETS += ratebench-build
+BENCH_TARGETS += bench-testbed
+
+RATEBENCH_DIR := $(ROOT)/experiments/ratebench
+RATEBENCH_OUT := $(BUILD)/ratebench
+
+ratebench-build: $(RATEBENCH_OUT)/rawfwd
+
+$(RATEBENCH_OUT)/rawfwd: $(RATEBENCH_DIR)/rawfwd.c $(PKTIO_DEPS)
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -Wall -Wextra -Werror -std=gnu11 $(PKTIO_CFLAGS) -o $@ $< $(PKTIO_LIB)
+
+bench-testbed: build
+	$(PY) -m experiments.ratebench --out results/bench-testbed $(BENCH_TESTBED_ARGS)

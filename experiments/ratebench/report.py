@@ -1,0 +1,190 @@
+"""The sweep's table (printed), its CSV and JSON, and its figure."""
+
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import asdict
+from pathlib import Path
+
+from experiments.ratebench.rawpath import RawLimit
+from experiments.ratebench.sweep import COMPONENTS, Point, saturation_points
+
+
+def table(points: list[Point], raw: RawLimit | None, idle: dict | None = None) -> str:
+    """Offered vs achieved goodput and each component's CPU (share of a core, µs per frame),
+    one line per stack and leg rate; then where each component saturates and the raw limit."""
+    head = f"{'stack':7} {'legs':>10} {'offered':>8} {'goodput':>8} {'share':>6} "
+    head += " ".join(f"{c:>13}" for c in COMPONENTS) + f" {'cores':>6} {'load':>5}  verdict"
+    lines = [
+        "CPU per component: share of one core / µs per frame (frames of both legs, both ways)",
+        head,
+    ]
+    for p in sorted(points, key=lambda p: (p.stack, p.leg_mbit)):
+        cells = []
+        for c in COMPONENTS:
+            share = p.core_share.get(c)
+            cells.append(
+                f"{share:5.0%}/{p.us_per_frame[c]:5.1f}µs" if share is not None else f"{'-':>13}"
+            )
+        gp_share = p.goodput_mbit / p.offered_mbit if p.offered_mbit else 0.0
+        lines.append(
+            f"{p.stack:7} {f'2x{p.leg_mbit:g}':>10} {p.offered_mbit:8.0f} {p.goodput_mbit:8.1f} "
+            f"{gp_share:6.0%} "
+            + " ".join(cells)
+            + f" {p.cores_busy:6.0%} {p.loadavg:5.1f}  "
+            + (p.limit if p.status == "ok" else f"FAILED ({p.status})")
+        )
+        lines += [f"{'':17}- {c}" for c in p.candidates]
+    lines.append("")
+    lines.append("Saturation (lowest leg rate, Mbit/s, at which each component was CPU-bound):")
+    for stack, per in saturation_points(points).items():
+        where = ", ".join(f"{c} {'never' if r is None else f'2x{r:g}'}" for c, r in per.items())
+        lines.append(f"  {stack}: {where}")
+    if raw is not None:
+        lines.append(
+            f"Raw limit (TCP through 3 do-nothing AF_PACKET forwarders on veths): "
+            f"{raw.goodput_mbit:.0f} Mbit/s, {raw.frames_per_s / 1e3:.0f} kframes/s per hop, "
+            "per hop "
+            + ", ".join(
+                f"{s:.0%} of a core / {u:.2f} µs per frame"
+                for s, u in zip(raw.hop_core_share, raw.hop_us_per_frame)
+            )
+        )
+    lines.append("Goals (issue 25):")
+    lines += [f"  {g}" for g in goals(points, idle)]
+    return "\n".join(lines)
+
+
+GOAL_RATE_FPS = 80_000  # "CPU per forwarded packet ... under 2 us at 80 kpps"
+FORWARDERS = ("switch", "link_a", "link_b", "agent")
+
+
+def goals(points: list[Point], idle: dict[str, float] | None) -> list[str]:
+    """Issue 25's goals, each with the figure measured and met / not met (absent: not run)."""
+    out = []
+
+    def share(stack: str, leg: float) -> float | None:
+        p = next((p for p in points if p.stack == stack and p.leg_mbit == leg), None)
+        return p.goodput_mbit / p.offered_mbit if p and p.offered_mbit else None
+
+    for what, stack, leg, goal in (
+        ("TCP CUBIC at 2x500", "tcp", 500, 0.9),
+        ("ngtcp2 at 2x500", "ngtcp2", 500, 0.8),
+        ("stretch: TCP CUBIC at 2x1000", "tcp", 1000, 0.9),
+    ):
+        got = share(stack, leg)
+        if got is not None:
+            verdict = "met" if got >= goal else "not met"
+            out.append(f"{what} >= {goal:.0%} of capacity: {got:.0%} ({verdict})")
+    near = min(points, key=lambda p: abs(p.frames_per_s - GOAL_RATE_FPS), default=None)
+    if near is not None:
+        costs = {c: near.us_per_frame[c] for c in FORWARDERS if c in near.us_per_frame}
+        verdict = "met" if costs and max(costs.values()) < 2.0 else "not met"
+        out.append(
+            f"CPU per frame < 2 us in the switch, each linkem and the agent (nearest point to "
+            f"80 kframes/s: {near.stack} 2x{near.leg_mbit:g}, {near.frames_per_s / 1e3:.0f} "
+            "kframes/s): "
+            + ", ".join(f"{c} {u:.1f} us" for c, u in costs.items())
+            + f" ({verdict})"
+        )
+    if idle is not None:
+        total = sum(idle.values())
+        parts = ", ".join(f"{name} {v:.1%}" for name, v in sorted(idle.items()))
+        verdict = "met" if total < 0.05 else "not met"
+        out.append(f"idle testbed < 5 % of a core: {total:.1%} ({parts}) ({verdict})")
+    return out
+
+
+def write_files(
+    out: Path, points: list[Point], raw: RawLimit | None, idle: dict | None = None
+) -> list[Path]:
+    """bench.csv (one row per point and component), bench.json (everything), bench.png."""
+    out.mkdir(parents=True, exist_ok=True)
+    csv_path, json_path, png_path = out / "bench.csv", out / "bench.json", out / "bench.png"
+    with open(csv_path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(
+            [
+                "stack",
+                "leg_mbit",
+                "offered_mbit",
+                "goodput_mbit",
+                "component",
+                "core_share",
+                "us_per_frame",
+                "wait_share",
+                "cpu_bound",
+                "limit",
+            ]
+        )
+        for p in points:
+            for c in COMPONENTS:
+                if c in p.core_share:
+                    w.writerow(
+                        [
+                            p.stack,
+                            p.leg_mbit,
+                            p.offered_mbit,
+                            round(p.goodput_mbit, 2),
+                            c,
+                            round(p.core_share[c], 4),
+                            round(p.us_per_frame[c], 3),
+                            round(p.wait_share[c], 4),
+                            c in p.limited,
+                            p.limit,
+                        ]
+                    )
+    doc = {
+        "points": [asdict(p) for p in points],
+        "saturation_leg_mbit": saturation_points(points),
+        "raw_limit": asdict(raw) if raw is not None else None,
+        "idle_core_share": idle,
+        "goals": goals(points, idle),
+    }
+    json_path.write_text(json.dumps(doc, indent=1))
+    plot(points, raw, png_path)
+    return [csv_path, json_path, png_path]
+
+
+def plot(points: list[Point], raw: RawLimit | None, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))
+    stacks = sorted({p.stack for p in points})
+    offered = sorted({p.offered_mbit for p in points})
+    left.plot(offered, offered, color="grey", linestyle=":", label="offered (both legs)")
+    for stack in stacks:
+        ps = sorted((p for p in points if p.stack == stack), key=lambda p: p.offered_mbit)
+        left.plot(
+            [p.offered_mbit for p in ps], [p.goodput_mbit for p in ps], marker="o", label=stack
+        )
+        for c in COMPONENTS:
+            got = [(p.offered_mbit, p.us_per_frame[c]) for p in ps if c in p.us_per_frame]
+            if got:
+                right.plot(
+                    *zip(*got),
+                    marker=".",
+                    linestyle="-" if stack == "tcp" else "--",
+                    label=f"{c} ({stack})",
+                )
+    if raw is not None:
+        left.axhline(
+            raw.goodput_mbit, color="black", linestyle="--", label="raw AF_PACKET limit (3 hops)"
+        )
+    for ax in (left, right):
+        ax.set_xscale("log")
+        ax.set_xlabel("offered load: capacity of both legs (Mbit/s)")
+        ax.grid(True, alpha=0.3)
+    left.set_ylabel("goodput of the DC download (Mbit/s)")
+    left.set_title("Goodput against offered load")
+    right.set_ylabel("CPU per frame (µs)")
+    right.set_title("CPU per frame by component")
+    left.legend(fontsize="small")
+    right.legend(fontsize="x-small", ncol=2)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

@@ -1,0 +1,150 @@
+"""The leg-rate sweep of `make bench-testbed`: one scenario run by the ordinary runner (so
+every point has its manifest, samples and CPU accounting), then reduced to one row per
+(stack, rate): goodput against the legs' capacity and each component's CPU.
+
+CPU per packet: a component's CPU seconds over the run (the sampler's per-process 'busy'
+samples) divided by the frames it handled, counted by the legs' linkem: a linkem handles its
+own leg's frames (both directions); the switch, the agent and the endpoints handle every
+frame of both legs (each DC frame crosses each of them once, the ACKs ride leg A).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from experiments.run import limits
+from experiments.run.runner import RunOptions, run_scenario
+from experiments.run.sampler import SAMPLE_INTERVAL_S
+from experiments.run.scenario import from_dict
+
+RATES_MBIT = (20, 50, 100, 250, 500, 1000)  # per leg
+STACKS = ("tcp", "ngtcp2")
+COMPONENTS = ("switch", "link_a", "link_b", "agent", "server", "client")
+
+
+def scenario_doc(rates: list[int], stacks: list[str], duration_s: float) -> dict:
+    """DC 1:1, batch 100, CUBIC, the paper's delay (10 ms, cv 10 %) and 1000-packet queues,
+    one download of `duration_s` per point and stack."""
+    return {
+        "name": "bench-testbed",
+        "description": "the testbed at 5G NR leg rates (make bench-testbed)",
+        "links": {
+            "both": {"rate_mbit": rates[0], "delay_ms": 10, "delay_cv": 0.1, "queue_pkts": 1000}
+        },
+        "dc": {"batch": 100, "ratio": "1:1"},
+        "flows": [{"client": "dc", "duration_s": duration_s}],
+        "variants": [{"kind": stack, "cc": "cubic"} for stack in stacks],
+        "sweep": {"param": "links.both.rate_mbit", "values": list(rates)},
+        "timeout_s": duration_s + 60,
+    }
+
+
+@dataclass
+class Point:
+    stack: str
+    leg_mbit: float
+    offered_mbit: float  # the legs' capacity
+    goodput_mbit: float
+    frames: float  # through both legs, both directions
+    frames_per_s: float = 0.0
+    loadavg: float = 0.0  # the machine's 1-minute load average as the run started
+    core_share: dict[str, float] = field(default_factory=dict)  # component -> CPUs used
+    us_per_frame: dict[str, float] = field(default_factory=dict)
+    wait_share: dict[str, float] = field(default_factory=dict)
+    cores_busy: float = 0.0
+    limit: str = ""
+    candidates: list[str] = field(default_factory=list)
+    limited: list[str] = field(default_factory=list)  # components CPU-bound at this point
+    status: str = "ok"
+
+
+def run_sweep(
+    out: Path, rates, stacks, duration_s: float, pin: str, resume: bool = False
+) -> list[Point]:
+    """Every point run afresh (runs left in `out` by an earlier sweep, perhaps on a busier
+    machine, are removed first) unless `resume`; the points of this sweep only."""
+    scenario = from_dict(scenario_doc(rates, stacks, duration_s), where="bench-testbed")
+    if not resume:
+        shutil.rmtree(out / "runs", ignore_errors=True)
+    run_scenario(scenario, out, RunOptions(pin=pin))
+    return [reduce_run(out / "runs" / run.run_id) for run in scenario.runs]
+
+
+def _component(part: str) -> str:
+    """A process name of the run ('f0-dc/server') -> its component ('server')."""
+    return part.rsplit("/", 1)[-1]
+
+
+def reduce_run(run_dir: Path) -> Point:
+    """One saved run -> its Point."""
+    m = json.loads((run_dir / "manifest.json").read_text())
+    rows = read_samples(run_dir / "samples.csv")
+    leg = m["config"]["links"]["a"]["rate_mbit"]
+    flow = next(iter(m["flows"].values()))
+    frames = {
+        leg_: sum(_last(rows, "link", f"{leg_}/{d}", "frames") for d in ("ab", "ba"))
+        for leg_ in ("a", "b")
+    }
+    total = frames["a"] + frames["b"]
+    link_t = [r[0] for r in rows if r[1] == "link" and r[3] == "frames"]
+    span = max(link_t) - min(link_t) if link_t else 0.0
+    cpu_s: dict[str, float] = {}
+    for _t, source, part, metric, value in rows:
+        if source == "proc" and metric == "busy":
+            name = _component(part)
+            cpu_s[name] = cpu_s.get(name, 0.0) + value * SAMPLE_INTERVAL_S
+    handled = {"link_a": frames["a"], "link_b": frames["b"]}
+    stats = m.get("process_cpu", {})
+    point = Point(
+        stack=flow["kind"],
+        leg_mbit=leg,
+        offered_mbit=m.get("capacity_mbit") or limits.capacity_mbit(m["config"]),
+        goodput_mbit=flow.get("goodput_mbit") or 0.0,
+        frames=total,
+        frames_per_s=total / span if span else 0.0,
+        loadavg=(m.get("loadavg_start") or [0.0])[0],
+        cores_busy=sum(m["mean_busy"].values()) / max(len(m["mean_busy"]), 1),
+        limit=m.get("limit", ""),
+        candidates=m.get("limit_candidates", []),
+        status=m["status"],
+    )
+    for part, s in stats.items():
+        name = _component(part)
+        point.core_share[name] = s["mean_busy"]
+        point.wait_share[name] = s["mean_wait"]
+        n = handled.get(name, total)
+        point.us_per_frame[name] = cpu_s.get(name, 0.0) * 1e6 / n if n else 0.0
+        if limits.process_limit(part, s, m.get("saturated_processes", [])):
+            point.limited.append(name)
+    return point
+
+
+def read_samples(path: Path) -> list[tuple]:
+    with open(path, newline="") as f:
+        reader = csv.reader(f)
+        next(reader)
+        return [(float(t), src, ident, metric, float(v)) for t, src, ident, metric, v in reader]
+
+
+def _last(rows: list[tuple], source: str, ident: str, metric: str) -> float:
+    values = [r[4] for r in rows if r[1] == source and r[2] == ident and r[3] == metric]
+    return values[-1] if values else 0.0
+
+
+def saturation_points(points: list[Point]) -> dict[str, dict[str, float | None]]:
+    """Per stack, per component: the lowest leg rate at which it was CPU-bound (None: never)."""
+    out: dict[str, dict[str, float | None]] = {}
+    for p in sorted(points, key=lambda p: p.leg_mbit):
+        per = out.setdefault(p.stack, {c: None for c in COMPONENTS})
+        for name in p.limited:
+            if per.get(name) is None:
+                per[name] = p.leg_mbit
+    return out
+
+
+def as_dict(point: Point) -> dict:
+    return asdict(point)

@@ -1,0 +1,223 @@
+"""What limited a run: its CPU verdict, and when goodput stays short of the legs' capacity
+without a CPU reason, the candidates the machine can show.
+
+CPU-bound means one of (experiments/run/cpu.py's per-thread accounting, the sampler's cores):
+- a process of ours ran at >= PROCESS_FULL of one core (its busiest thread, on average);
+- a process waited for a core (run-queue delay from schedstat) >= WAIT_SHARE of the time;
+- the cores were >= CORES_FULL busy on average (nothing left for anyone);
+- the sampler's demand rule named it saturated (cpu.saturated_processes).
+
+Short of capacity with none of those: "not CPU-bound: limited by something else", with each
+counter that moved during the run: UDP receive-buffer drops (RcvbufErrors) and socket drops
+in the endpoints' namespaces, TCP receive-queue drops, linkem's queue and ring drops, the
+agent's and the switch's drops, and the sender's congestion window against the path's BDP.
+"""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+from experiments.run.netns import run as netns_run
+
+PROCESS_FULL = 0.95  # busiest thread's run time, share of the run
+WAIT_SHARE = 0.25  # time spent runnable but waiting for a core, share of the run
+CORES_FULL = 0.95  # mean busy share of every core
+SHORT_OF_CAPACITY = 0.9  # goodput under this share of capacity needs an explanation
+# Counters read in the endpoints' namespaces: (/proc file section, field) -> what it means
+NET_COUNTERS = {
+    ("Udp", "RcvbufErrors"): "UDP receive buffer full (RcvbufErrors)",
+    ("Udp", "InErrors"): "UDP datagrams dropped on receive (InErrors)",
+    ("Udp", "SndbufErrors"): "UDP send buffer full (SndbufErrors)",
+    ("TcpExt", "TCPRcvQDrop"): "TCP receive queue drops (TCPRcvQDrop)",
+    ("TcpExt", "TCPBacklogDrop"): "TCP backlog drops (TCPBacklogDrop)",
+    ("TcpExt", "TCPZeroWindowDrop"): "TCP zero-window drops (TCPZeroWindowDrop)",
+}
+SOCKET_DROPS = "UDP socket drops (/proc/net/udp)"
+RCVBUF_HINT = (
+    "a UDP socket without SO_RCVBUF gets net.core.rmem_default ({rmem_default} bytes), which "
+    "only the root namespace can raise (experiments/docs/testbed.md)"
+)
+
+
+def _rmem_default() -> str:
+    try:
+        with open("/proc/sys/net/core/rmem_default") as f:
+            return f.read().strip()
+    except OSError:
+        return "unknown"
+
+
+def capacity_mbit(config: dict, unlimited_mbit: float = 0.0) -> float:
+    """What the legs can carry for the DC client: both legs' rates (one when it runs as SC
+    or duplicated); a leg without a rate counts as `unlimited_mbit`."""
+    links, dc = config["links"], config["dc"]
+    rates = [links[leg].get("rate_mbit") or unlimited_mbit for leg in ("a", "b")]
+    return rates[0] if dc.get("mode") == "sc" or dc.get("dup") else sum(rates)
+
+
+# ---------------------------------------------------------------- namespace counters
+def parse_net_counters(text: str) -> dict[str, float]:
+    """`cat /proc/net/snmp /proc/net/netstat /proc/net/udp /proc/net/udp6` -> NET_COUNTERS'
+    fields (by their description) and the sum of every UDP socket's drops."""
+    out = {SOCKET_DROPS: 0.0}
+    header: dict[str, list[str]] = {}
+    for line in text.splitlines():
+        head, _, rest = line.partition(":")
+        fields = rest.split()
+        if head in ("Udp", "TcpExt") and fields and not fields[0].lstrip("-").isdigit():
+            header[head] = fields
+        elif head in header and fields:
+            for name, value in zip(header.pop(head), fields):
+                if (head, name) in NET_COUNTERS:
+                    out[NET_COUNTERS[(head, name)]] = float(value)
+        elif head.strip().isdigit() and fields:  # a socket of /proc/net/udp: drops is last
+            out[SOCKET_DROPS] += float(fields[-1])
+    return out
+
+
+def read_net_counters(netns: str) -> dict[str, float]:
+    files = ["/proc/net/snmp", "/proc/net/netstat", "/proc/net/udp", "/proc/net/udp6"]
+    proc = netns_run(["cat", *files], netns=netns, check=False)
+    return parse_net_counters(proc.stdout)
+
+
+def counters_delta(before: dict, after: dict) -> dict[str, dict[str, float]]:
+    """Per namespace role, what each counter gained during the run (zeros left out)."""
+    out = {}
+    for role, end in after.items():
+        start = before.get(role, {})
+        moved = {k: v - start.get(k, 0.0) for k, v in end.items() if v - start.get(k, 0.0) > 0}
+        out[role] = moved
+    return out
+
+
+# ---------------------------------------------------------------- the verdict
+def process_limit(name: str, s: dict, saturated: list[str]) -> str | None:
+    """Why process `name` (its cpu.saturated_processes stats `s`) was CPU-bound, or None."""
+    if s.get("mean_run_max", 0.0) >= PROCESS_FULL:
+        return f"{name} at {s['mean_run_max']:.0%} of a core"
+    if s["mean_wait"] >= WAIT_SHARE:
+        return f"{name} waited for a core {s['mean_wait']:.0%} of the time"
+    if name in saturated:
+        return f"{name} short of CPU ({s['saturated_share']:.0%} of samples)"
+    return None
+
+
+def cpu_verdict(sat: dict) -> list[str]:
+    """sampler.saturation()'s output -> one reason per way the run was CPU-bound."""
+    saturated = sat.get("saturated_processes", [])
+    reasons = [
+        why
+        for name, s in sorted(sat.get("process_cpu", {}).items())
+        if (why := process_limit(name, s, saturated))
+    ]
+    cores = sat.get("mean_busy") or {}
+    if cores and min(cores.values()) >= CORES_FULL:
+        reasons.append(f"every core busy (mean {sum(cores.values()) / len(cores):.0%})")
+    return reasons
+
+
+def _last_minus_first(rows: list[tuple], source: str, ident: str, metric: str) -> float:
+    values = [r[4] for r in rows if r[1] == source and r[2] == ident and r[3] == metric]
+    return values[-1] - values[0] if len(values) > 1 else (values[0] if values else 0.0)
+
+
+def chain_drops(rows: list[tuple]) -> dict[str, float]:
+    """Drops inside the emulated network during the run, from its parts' own stats rows."""
+    out = {}
+    for leg in ("a", "b"):
+        for kind, what in (("queue", "queue (drop-tail)"), ("rx", "receive ring overrun")):
+            n = _last_minus_first(rows, "link", f"{leg}/ab", f"drops.{kind}")
+            if n > 0:
+                out[f"linkem {leg.upper()} {what}"] = n
+    for metric in ("tx_dropped_host", "tx_dropped_uplink"):
+        n = _last_minus_first(rows, "agent", "dc", metric)
+        if n > 0:
+            out[f"agent {metric}"] = n
+    return out
+
+
+def window_note(rows: list[tuple], flow_ids: list[str], capacity: float) -> str | None:
+    """The sender's mean cwnd against the BDP of the legs' capacity at the flow's RTT."""
+    for fid in flow_ids:
+        cwnd = [r[4] for r in rows if r[1] == "flow" and r[2] == fid and r[3] == "cwnd_bytes"]
+        rtt = [r[4] for r in rows if r[1] == "flow" and r[2] == fid and r[3] == "rtt_ms"]
+        if cwnd and rtt:
+            mean_cwnd, mean_rtt = sum(cwnd) / len(cwnd), sum(rtt) / len(rtt)
+            bdp = capacity * 1e6 / 8 * mean_rtt / 1e3
+            return (
+                f"{fid} sender's cwnd {mean_cwnd / 1e3:.0f} kB on average, "
+                f"{mean_cwnd / bdp:.0%} of the BDP ({bdp / 1e3:.0f} kB at {mean_rtt:.1f} ms)"
+            )
+    return None
+
+
+def sender_qlog_note(logs: Path, fid: str) -> str | None:
+    """A QUIC sender's own account from its qlog (logs/<fid>/qlog-server, plain or gzipped):
+    packets it declared lost, and DATA_BLOCKED / STREAM_DATA_BLOCKED frames it sent (it
+    waited for the receiver's flow-control window); None without a qlog."""
+    paths = sorted((logs / fid / "qlog-server").glob("*.sqlog*"))
+    if not paths:
+        return None
+    lost = blocked = 0
+    for path in paths:
+        opener = gzip.open if path.suffix == ".gz" else open
+        with opener(path, "rt", errors="replace") as f:
+            for line in f:
+                lost += line.count('"recovery:packet_lost"')
+                blocked += line.count('"frame_type":"data_blocked"')
+                blocked += line.count('"frame_type":"stream_data_blocked"')
+    return (
+        f"{fid} sender's qlog: {lost} packets declared lost, {blocked} DATA_BLOCKED or "
+        f"STREAM_DATA_BLOCKED frames ({'flow-control blocked' if blocked else 'never blocked by flow control'})"
+    )
+
+
+def assess(
+    config: dict, results: dict, sat: dict, rows: list, net_delta: dict, logs: Path | None = None
+) -> dict:
+    """The run's limit: {'capacity_mbit', 'goodput_share', 'cpu_bound', 'cpu_reasons',
+    'limit', 'limit_candidates'} for its manifest. Goodput is the DC client's flows';
+    `logs` (the run's logs folder) adds QUIC senders' qlog accounts."""
+    capacity = capacity_mbit(config)
+    dc_flows = [
+        f
+        for f, r in results.items()
+        if r.get("client") == "dc" and r.get("goodput_mbit") is not None
+    ]  # a probe (ping) has no goodput
+    goodput = sum(results[f]["goodput_mbit"] for f in dc_flows)
+    share = goodput / capacity if capacity and dc_flows else None
+    reasons = cpu_verdict(sat)
+    candidates = []
+    if reasons:
+        limit = "CPU-bound: " + "; ".join(reasons)
+    elif share is None or share >= SHORT_OF_CAPACITY:
+        limit = "at capacity" if share is not None else "no goodput or rate limit to compare"
+    else:
+        limit = "not CPU-bound: limited by something else"
+        for role, moved in sorted(net_delta.items()):
+            candidates += [
+                f"{what} in the {role}'s namespace: {n:.0f}" for what, n in moved.items()
+            ]
+        if any(NET_COUNTERS[("Udp", "RcvbufErrors")] in moved for moved in net_delta.values()):
+            candidates.append(RCVBUF_HINT.format(rmem_default=_rmem_default()))
+        candidates += [f"{what}: {n:.0f}" for what, n in chain_drops(rows).items()]
+        note = window_note(rows, dc_flows, capacity)
+        if note:
+            candidates.append(note)
+        if logs is not None:
+            candidates += [n for f in dc_flows if (n := sender_qlog_note(logs, f))]
+        if not any("drop" in c.lower() or "full" in c for c in candidates):
+            candidates.append(
+                "no drop anywhere on the path: the sender held back (its congestion or "
+                "flow-control window, pacing, or the endpoint program's own I/O)"
+            )
+    return {
+        "capacity_mbit": capacity,
+        "goodput_share": share,
+        "cpu_bound": bool(reasons),
+        "cpu_reasons": reasons,
+        "limit": limit,
+        "limit_candidates": candidates,
+    }

@@ -1,0 +1,219 @@
+"""The testbed at NR rates (experiments/ratebench, experiments/run/limits.py): the CPU verdict
+and the limit named when goodput falls short, the chain placement, the sweep's reduction of a
+saved run, and (root) the raw AF_PACKET limit through three rawfwd hops.
+
+    .venv/bin/python -m pytest -q experiments/tests/test_exp_ratebench.py
+"""
+
+import csv
+import gzip
+import json
+
+import pytest
+
+from experiments.ratebench import rawpath, report, sweep
+from experiments.ratebench.__main__ import build_parser
+from experiments.run import cpu, limits
+from experiments.run.testbed import leftovers
+
+SNMP = """Udp: InDatagrams NoPorts InErrors OutDatagrams RcvbufErrors SndbufErrors
+Udp: 1000 0 23 40 23 0
+UdpLite: InDatagrams NoPorts InErrors OutDatagrams RcvbufErrors SndbufErrors
+UdpLite: 0 0 0 0 0 0
+TcpExt: SyncookiesSent TCPRcvQDrop TCPBacklogDrop
+TcpExt: 0 5 0
+   sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode ref pointer drops
+  12: 0200000A:D2F0 0100000A:1151 01 00000000:00000000 00:00000000 00000000     0        0 5121 2 0000000000000000 7
+"""
+
+
+def _config(rate=100, mode="dc"):
+    return {
+        "links": {"a": {"rate_mbit": rate}, "b": {"rate_mbit": rate}},
+        "dc": {"mode": mode, "dup": False},
+    }
+
+
+def test_net_counters_parse_the_udp_and_tcp_drop_fields_and_socket_drops():
+    got = limits.parse_net_counters(SNMP)
+    assert got["UDP receive buffer full (RcvbufErrors)"] == 23
+    assert got["TCP receive queue drops (TCPRcvQDrop)"] == 5
+    assert got[limits.SOCKET_DROPS] == 7  # the UdpLite line does not overwrite Udp's
+
+
+def test_capacity_counts_both_legs_for_dc_and_one_for_sc():
+    assert limits.capacity_mbit(_config(250)) == 500
+    assert limits.capacity_mbit(_config(250, mode="sc")) == 250
+    assert limits.capacity_mbit({"links": {"a": {}, "b": {}}, "dc": {}}, 20.0) == 40
+
+
+def _sat(run_max=0.5, wait=0.05, cores=(0.5, 0.4), saturated=()):
+    return {
+        "process_cpu": {
+            "switch": {
+                "mean_busy": run_max,
+                "mean_wait": wait,
+                "mean_run_max": run_max,
+                "saturated_share": 0.0,
+            }
+        },
+        "saturated_processes": list(saturated),
+        "mean_busy": {f"cpu{i}": c for i, c in enumerate(cores)},
+    }
+
+
+def test_a_process_at_a_full_core_or_waiting_or_full_cores_make_a_run_cpu_bound():
+    assert limits.cpu_verdict(_sat()) == []
+    assert limits.cpu_verdict(_sat(run_max=0.97)) == ["switch at 97% of a core"]
+    assert limits.cpu_verdict(_sat(wait=0.4)) == ["switch waited for a core 40% of the time"]
+    assert limits.cpu_verdict(_sat(cores=(0.97, 0.99))) == ["every core busy (mean 98%)"]
+
+
+def test_short_of_capacity_without_cpu_reason_names_the_candidates():
+    results = {"f0-dc": {"client": "dc", "goodput_mbit": 250.0}}
+    rows = [
+        (0.1, "link", "a/ab", "drops.queue", 0.0),
+        (5.0, "link", "a/ab", "drops.queue", 9.0),
+        (1.0, "flow", "f0-dc", "cwnd_bytes", 400e3),
+        (1.0, "flow", "f0-dc", "rtt_ms", 25.0),
+    ]
+    delta = {"client": {"UDP receive buffer full (RcvbufErrors)": 120.0}}
+    got = limits.assess(_config(500), results, _sat(), rows, delta)
+    assert got["limit"] == "not CPU-bound: limited by something else"
+    assert got["goodput_share"] == pytest.approx(0.25)
+    assert "UDP receive buffer full (RcvbufErrors) in the client's namespace: 120" in (
+        got["limit_candidates"]
+    )
+    assert "linkem A queue (drop-tail): 9" in got["limit_candidates"]
+    assert any(c.startswith("a UDP socket without SO_RCVBUF") for c in got["limit_candidates"])
+    assert any("13% of the BDP" in c for c in got["limit_candidates"])  # 400 kB of 3125 kB
+    quiet = limits.assess(_config(500), results, _sat(), [], {})
+    assert "no drop anywhere" in quiet["limit_candidates"][-1]
+    busy = limits.assess(_config(500), results, _sat(run_max=0.99), rows, delta)
+    assert busy["cpu_bound"] and busy["limit"].startswith("CPU-bound: switch at 99%")
+    probe = limits.assess(
+        _config(500), {"f0-dc": {"client": "dc", "goodput_mbit": None}}, _sat(), rows, delta
+    )
+    assert probe["goodput_share"] is None and probe["limit_candidates"] == []
+    fine = limits.assess(_config(100), results, _sat(), rows, delta)
+    assert fine["limit"] == "at capacity" and fine["limit_candidates"] == []
+
+
+def test_a_quic_senders_qlog_tells_losses_from_flow_control_blocking(tmp_path):
+    qlogs = tmp_path / "f0-dc" / "qlog-server"
+    qlogs.mkdir(parents=True)
+    events = [
+        '{"time":1,"name":"recovery:packet_lost","data":{}}',
+        '{"time":2,"name":"recovery:packet_lost","data":{}}',
+        '{"time":3,"name":"transport:packet_sent","data":{"frames":[{"frame_type":"stream"}]}}',
+    ]
+    with gzip.open(qlogs / "x.sqlog.gz", "wt") as f:
+        f.write("\x1e" + "\n\x1e".join(events) + "\n")
+    note = limits.sender_qlog_note(tmp_path, "f0-dc")
+    assert note == (
+        "f0-dc sender's qlog: 2 packets declared lost, 0 DATA_BLOCKED or STREAM_DATA_BLOCKED "
+        "frames (never blocked by flow control)"
+    )
+    (qlogs / "y.sqlog").write_text('\x1e{"data":{"frames":[{"frame_type":"data_blocked"}]}}\n')
+    assert "1 DATA_BLOCKED" in limits.sender_qlog_note(tmp_path, "f0-dc")
+    assert limits.sender_qlog_note(tmp_path, "f1-dc") is None  # TCP: no qlog
+    results = {"f0-dc": {"client": "dc", "goodput_mbit": 100.0}}
+    got = limits.assess(_config(500), results, _sat(), [], {}, tmp_path)
+    assert any(c.startswith("f0-dc sender's qlog: 2 packets") for c in got["limit_candidates"])
+
+
+def test_process_usage_reports_the_busiest_threads_run_alone():
+    use = cpu.process_usage({1: (0, 0), 2: (0, 0)}, {1: (96, 4), 2: (10, 50)}, 100)
+    assert use["run_max"] == pytest.approx(0.96)  # thread 1 filled 96% of a core
+    assert use["demand"] == pytest.approx(1.0)
+
+
+def test_chain_placement_cuts_the_chain_into_sending_and_receiving_halves():
+    pins = cpu.pin_sets("chain", 2)
+    send = {p for p in ("switch", "link_a", "flow_server") if cpu.cpus_for(pins, p) == {0}}
+    recv = {p for p in ("link_b", "agent", "flow_client") if cpu.cpus_for(pins, p) == {1}}
+    assert send == {"switch", "link_a", "flow_server"}
+    assert recv == {"link_b", "agent", "flow_client"}
+    assert cpu.cpus_for(cpu.pin_sets("split", 2), "flow_server") == {1}  # old layouts keep
+
+
+def _fake_run(tmp_path, stack, leg, goodput, switch_busy):
+    run_dir = tmp_path / "runs" / f"{leg}-{stack}"
+    run_dir.mkdir(parents=True)
+    manifest = {
+        "config": _config(leg),
+        "status": "ok",
+        "capacity_mbit": 2 * leg,
+        "flows": {"f0-dc": {"kind": stack, "goodput_mbit": goodput}},
+        "mean_busy": {"cpu0": 0.5, "cpu1": 0.3},
+        "saturated_processes": [],
+        "process_cpu": {
+            "switch": {
+                "mean_busy": switch_busy,
+                "mean_wait": 0.0,
+                "mean_run_max": switch_busy,
+                "saturated_share": 0.0,
+            },
+            "link_a": {
+                "mean_busy": 0.1,
+                "mean_wait": 0.0,
+                "mean_run_max": 0.1,
+                "saturated_share": 0.0,
+            },
+        },
+        "limit": "at capacity",
+        "limit_candidates": [],
+    }
+    (run_dir / "manifest.json").write_text(json.dumps(manifest))
+    with open(run_dir / "samples.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["t_s", "source", "id", "metric", "value"])
+        for i in range(10):  # 1 s of samples; 20,000 frames on leg A, 10,000 on leg B
+            w.writerow([i / 10, "proc", "switch", "busy", switch_busy])
+            w.writerow([i / 10, "proc", "link_a", "busy", 0.1])
+        for leg_dir, n in (("a/ab", 15000), ("a/ba", 5000), ("b/ab", 10000), ("b/ba", 0)):
+            w.writerow([0.0, "link", leg_dir, "frames", 0])
+            w.writerow([1.0, "link", leg_dir, "frames", n])
+    return run_dir
+
+
+def test_a_saved_run_reduces_to_goodput_and_cpu_per_frame(tmp_path):
+    point = sweep.reduce_run(_fake_run(tmp_path, "tcp", 100, 190.0, 0.6))
+    assert (point.stack, point.offered_mbit, point.goodput_mbit) == ("tcp", 200, 190.0)
+    assert point.frames == 30000 and point.frames_per_s == 30000
+    assert point.us_per_frame["switch"] == pytest.approx(0.6 * 1e6 / 30000)  # every frame
+    assert point.us_per_frame["link_a"] == pytest.approx(0.1 * 1e6 / 20000)  # its leg's
+    assert point.limited == []
+
+
+def test_saturation_points_and_table_name_where_each_component_saturates(tmp_path):
+    points = [
+        sweep.reduce_run(_fake_run(tmp_path, "tcp", r, g, b))
+        for r, g, b in ((100, 190.0, 0.6), (500, 700.0, 0.97), (1000, 710.0, 0.99))
+    ]
+    sat = sweep.saturation_points(points)
+    assert sat["tcp"]["switch"] == 500 and sat["tcp"]["link_a"] is None
+    text = report.table(points, None)
+    assert "tcp: switch 2x500" in text and "link_a never" in text
+    goals = report.goals(points, {"switch": 0.01, "agent": 0.02})
+    assert "TCP CUBIC at 2x500 >= 90% of capacity: 70% (not met)" in goals
+    assert "stretch: TCP CUBIC at 2x1000 >= 90% of capacity: 36% (not met)" in goals
+    assert goals[-1].startswith("idle testbed < 5 % of a core: 3.0% (") and "(met)" in goals[-1]
+    assert any("nearest point to 80 kframes/s: tcp 2x100, 30 kframes/s" in g for g in goals)
+    paths = report.write_files(tmp_path / "out", points, None)
+    assert all(p.stat().st_size > 0 for p in paths)
+
+
+def test_bad_rates_are_refused_naming_the_allowed_values(capsys):
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["--rates", "20,30"])
+    assert "subset of 20,50,100,250,500,1000" in capsys.readouterr().err
+
+
+def test_raw_limit_carries_tcp_through_three_forwarders(tmp_path):
+    before = set(leftovers("rl"))
+    raw = rawpath.measure(1.0, tmp_path)
+    assert raw.goodput_mbit > 20  # hundreds on an idle machine; nothing at all if broken
+    assert raw.frames_per_s > 1000
+    assert len(raw.hop_us_per_frame) == 3 and all(u > 0 for u in raw.hop_us_per_frame)
+    assert set(leftovers("rl")) <= before  # its namespaces are gone

@@ -1,0 +1,1 @@
+"""pdcp-agent's Python side: how the testbed, the tests and the bench start it."""

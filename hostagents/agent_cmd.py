@@ -1,0 +1,39 @@
+"""The pdcp-agent command line, built here for every caller (the testbed, the integration
+test, the bench), so a new EAL or app option is added in one place.
+
+    agent_argv(AGENT_BIN, "dx0001", [af_packet(0, "dx0001dca"), ...], ["--stats", "a.jsonl"])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+AGENT_BIN = Path(__file__).resolve().parent.parent / "build" / "hostagents" / "pdcp-agent"
+# Printed on stderr just before the forwarding loop starts: wait for it before sending.
+AGENT_READY_LINE = "pdcp-agent: legs on ports"
+MEMORY_MB = 256  # without hugepages: enough for the mbuf pools of three ports
+
+
+def af_packet(index: int, iface: str, framecnt: int | None = None) -> str:
+    """A `--vdev` reading and writing `iface` through AF_PACKET (a veth of the agent's
+    namespace); `framecnt` sizes its ring (DPDK's default drops bursts at 300k pps)."""
+    vdev = f"net_af_packet{index},iface={iface}"
+    return vdev if framecnt is None else f"{vdev},framecnt={framecnt}"
+
+
+def agent_argv(
+    binary: Path,
+    file_prefix: str,
+    vdevs: Sequence[str],
+    app_args: Sequence[str] = (),
+    cpu: int = 0,
+) -> list[str]:
+    """EAL options for veths without hugepages or PCI, then the app's. Ports are numbered in
+    the order of `vdevs`; `file_prefix` keeps concurrent agents' runtime dirs apart (give the
+    run's unique prefix)."""
+    argv = [str(binary), "-l", str(cpu), "--no-huge", "-m", str(MEMORY_MB), "--no-pci"]
+    argv += ["--file-prefix", file_prefix]
+    for vdev in vdevs:
+        argv += ["--vdev", vdev]
+    return [*argv, "--", *app_args]
