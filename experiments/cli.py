@@ -28,6 +28,7 @@ from dccommon.cliargs import (
     log_to_stderr,
     printable,
 )
+from experiments.run import cpu
 from experiments.run.scenario import MAX_DURATION_S, MAX_REPETITIONS, ScenarioError, load
 
 PROG = "dcexp"
@@ -146,10 +147,12 @@ def _add_testbed_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--pin",
-        choices=("split", "switch", "none"),
+        choices=cpu.PIN_LAYOUTS,
         default="split",
         help="CPU pinning: split = network (switch, legs, agent) on CPU 0, flow endpoints "
-        "on the others; switch = the switch alone on CPU 0; none = the scheduler decides",
+        "on the others; switch = the switch alone on CPU 0; chain = the chain cut in two "
+        "(servers, switch, leg A on CPU 0; leg B, agent, clients on the others); none = "
+        "the scheduler decides",
     )
 
 
