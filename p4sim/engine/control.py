@@ -27,7 +27,7 @@ from p4sim.engine.packet_in import compile_packet_in, compile_verify
 from p4sim.engine.values import assign_into, default_value, make_sibling_invalidator
 from p4sim.errors import P4Error, unsupported
 from p4sim.frontend import ir
-from p4sim.frontend.typecheck import Instance
+from p4sim.frontend.typecheck.symbols import Instance
 from p4sim.frontend.types import Bits, BoolT, EnumT, HeaderT, TupleT, Varbit
 
 trace = logging.getLogger("p4sim.trace")

@@ -18,7 +18,7 @@ from p4sim.engine.values import (
 )
 from p4sim.errors import P4Error, unsupported
 from p4sim.frontend import ir
-from p4sim.frontend.typecheck import Var
+from p4sim.frontend.typecheck.symbols import Var
 from p4sim.frontend.types import Bits, BoolT, EnumT, HeaderT, InfInt, StackT, TupleT
 
 

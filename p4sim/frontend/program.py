@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 
 from p4sim.errors import P4Error
 from p4sim.frontend import ir
-from p4sim.frontend.typecheck import Checker, Instance
+from p4sim.frontend.typecheck import Checker
+from p4sim.frontend.typecheck.symbols import Instance
 from p4sim.frontend.types import Bits, BlockT, BoolT, EnumT, ErrorT, ExternT, HeaderT, bit_width
 from p4sim.model import (
     PRIORITY_MATCH_KINDS,

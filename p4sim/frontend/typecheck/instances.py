@@ -1,0 +1,279 @@
+"""Instantiations: extern objects with their constructor arguments, the package `main` with
+its parser and control arguments, and parsers and controls specialised by theirs.
+"""
+
+from __future__ import annotations
+
+import copy
+
+from p4sim.errors import P4Error
+from p4sim.frontend import ir
+from p4sim.frontend.typecheck.symbols import Instance, Scope, TypeEntry, Var
+from p4sim.frontend.typecheck.typerules import substitute, unifies
+from p4sim.frontend.types import (
+    Bits,
+    BlockT,
+    DontCareT,
+    ExternT,
+    Type,
+    TypeVar,
+)
+
+
+class InstanceRules:
+    """The checker's rules for instantiations (a part of `Checker`, which holds the state)."""
+
+    def instantiation(self, d: ir.Instantiation, scope: Scope) -> Instance:
+        t = self.resolve_type(d.typeref, scope)
+        inst = Instance(d.name, t, d, [], d.annotations)
+        if isinstance(t, ExternT):
+            ctors = [m for m in t.decl.methods if m.ret is None]
+            ctor = next((c for c in ctors if len(c.params) == len(d.args)), None)
+            if ctor is None:
+                raise P4Error.at(
+                    d.pos,
+                    f"{t.decl.name} takes {' or '.join(str(len(c.params)) for c in ctors) or 'no'} constructor argument(s), got {len(d.args)}",
+                )
+            names = t.decl.type_params
+            optional = V1MODEL_OPTIONAL_INDEX.get(t.decl.name, ())
+            left_out = names[len(t.args) :]
+            if t.args and len(t.args) != len(names) and not set(left_out) <= set(optional):
+                raise P4Error.at(
+                    d.typeref.pos,
+                    f"{t.decl.name} takes {len(names)} type argument(s), got {len(t.args)}",
+                )
+            binding = self.bind_type_params(names, t.args)
+            binding.update((n, Bits(32)) for n in optional if isinstance(binding[n], TypeVar))
+            self.infer_from_args(ctor.params, d.args, scope, binding)
+            for p, a in zip(ctor.params, d.args):
+                if p.name == "size":
+                    self.check_extern_size(t.decl.name, a.value)
+            self.convert_args(ctor.params, d.args, scope, binding, t.decl.name)
+            for i, n in enumerate(names):
+                given = t.args[i] if i < len(t.args) else None
+                if isinstance(binding[n], TypeVar) and isinstance(given, DontCareT):
+                    binding[n] = given  # `E<_>`: what no argument determines stays `_`
+                elif isinstance(binding[n], TypeVar) and not t.args:
+                    raise P4Error.at(
+                        d.pos,
+                        f"{d.name}: could not infer a type for type parameter {n} of "
+                        f"{t.decl.name} (no constructor argument determines it): give the "
+                        f"type arguments, {t.decl.name}<...>(...)",
+                    )
+            for p, a in zip(ctor.params, d.args):
+                if a.value.const is None:
+                    raise P4Error.at(
+                        a.value.pos,
+                        f"constructor argument '{p.name}' must be a compile-time constant",
+                    )
+                inst.ctor_args.append(a.value.const)
+            inst.binding = binding
+            if t.decl.name == "direct_meter":
+                self.direct_meters.append(inst)
+            return inst
+        if isinstance(t, BlockT):
+            if isinstance(t.decl, ir.PackageDecl):
+                if not self.arity_ok(t.decl.params, d.args):
+                    raise P4Error.at(
+                        d.pos,
+                        f"package {t.decl.name} takes {len(t.decl.params)} arguments, got {len(d.args)}",
+                    )
+                args = d.args
+                if any(a.name for a in args):  # V1Switch(p = P(), ig = I(), ...)
+                    by_name = {a.name: a for a in args}
+                    if set(by_name) != {p.name for p in t.decl.params}:
+                        raise P4Error.at(
+                            d.pos,
+                            f"package {t.decl.name} takes the named arguments "
+                            f"{', '.join(p.name for p in t.decl.params)}",
+                        )
+                    args = [by_name[p.name] for p in t.decl.params]
+                tscope = self.type_scope(scope, {n: TypeVar(n) for n in t.decl.type_params})
+                # the package's type parameters: as given (`V1Switch<H, M>(...)`), else inferred
+                targs = [self.resolve_type(a, scope) for a in getattr(d.typeref, "args", [])]
+                if targs and len(targs) != len(t.decl.type_params):
+                    raise P4Error.at(
+                        d.typeref.pos,
+                        f"package {t.decl.name} takes {len(t.decl.type_params)} type "
+                        f"argument(s), got {len(targs)}",
+                    )
+                binding: dict[str, Type] = {
+                    n: a for n, a in zip(t.decl.type_params, targs) if not isinstance(a, DontCareT)
+                }
+                for p, a in zip(t.decl.params, args):
+                    arg = self.block_arg(a.value, scope)
+                    self.package_arg_rules(p, arg, a.value.pos, tscope, binding)
+                    inst.ctor_args.append(arg)
+                return inst
+            if scope is self.scope:
+                raise P4Error.at(
+                    d.pos,
+                    f"{d.name}: {t.decl.name} cannot be instantiated at the top level (only "
+                    f"externs and packages can; instantiate it inside a parser or control)",
+                )
+            if d.args or getattr(t.decl, "ctor_params", None):
+                inst.type = self.specialize(t, d.args, scope, d.pos)
+            return inst
+        raise P4Error.at(d.pos, f"cannot instantiate {t}")
+
+    def direct_instance(self, ref: ir.Name, t: BlockT) -> Instance:
+        """`C.apply(...)` on a parser or control type (spec, "Direct type invocation"): a
+        fresh instance of C without constructor arguments, local to the block that applies
+        it and named by the type, as p4c's frontend names it (`Ingress.C.t` for its table)."""
+        if not isinstance(t.decl, (ir.ParserDecl, ir.ControlDecl)) or self.block is None:
+            raise P4Error.at(
+                ref.pos,
+                f"{ref.name} is a type: only a parser or control type "
+                "can be applied directly, from a parser or control",
+            )
+        if t.decl is self.block:
+            raise P4Error.at(ref.pos, f"{ref.name} cannot apply itself")
+        if t.decl.ctor_params:
+            raise P4Error.at(
+                ref.pos,
+                f"{ref.name} has constructor parameters: instantiate it to apply it "
+                f"({ref.name}(...) name;)",
+            )
+        loc = ir.Instantiation(ref.pos, ref.name, [], ir.NamedTypeRef(ref.pos, ref.name), [])
+        loc.instance = Instance(ref.name, t, loc)
+        self.block.locals.append(loc)
+        if isinstance(self.block, ir.ControlDecl):
+            self.block.instances.append(loc.instance)
+        return loc.instance
+
+    def specialize(self, t: BlockT, args: list[ir.Arg], scope: Scope, pos) -> BlockT:
+        """The parser or control type t with its constructor parameters bound to args: a copy
+        of its declaration, checked with each value parameter a constant and each parser or
+        control parameter the instance given (spec, "Instantiations"; p4c likewise checks
+        and names every instance's objects separately)."""
+        decl = t.decl
+        params = decl.ctor_params
+        if any(a.name for a in args):
+            by_name = {a.name: a for a in args}
+            if set(by_name) != {p.name for p in params}:
+                raise P4Error.at(
+                    pos,
+                    f"{decl.name} takes the constructor arguments "
+                    f"{', '.join(p.name for p in params)}",
+                )
+            args = [by_name[p.name] for p in params]
+        if len(args) != len(params):
+            raise P4Error.at(
+                pos, f"{decl.name} takes {len(params)} constructor argument(s), got {len(args)}"
+            )
+        bound = []
+        for p, a in zip(params, args):
+            if isinstance(p.type, BlockT):
+                arg = self.block_arg(a.value, scope)
+                self.package_arg_rules(p, arg, a.value.pos, self.scope, {}, "constructor parameter")
+                bound.append((p.name, arg, p.pos))
+                continue
+            self.expr(a.value, scope, p.type)
+            self.coerce(a.value, p.type)
+            if a.value.const is None:
+                raise P4Error.at(
+                    a.value.pos, f"constructor argument '{p.name}' must be a compile-time constant"
+                )
+            var = Var(p.name, p.type, "const", None, a.value.const, p.pos, ctor_param=True)
+            bound.append((p.name, var, p.pos))
+        spec = copy.deepcopy(decl.template)
+        spec.ctor_params, spec.param_types = [], decl.param_types
+        state = ("frame", "block", "in_parser", "return_type", "in_action", "action")
+        saved = {n: getattr(self, n) for n in state}
+        self.return_type, self.in_action, self.action = None, False, None
+        try:
+            if isinstance(spec, ir.ParserDecl):
+                self.parser_decl(spec, bound)
+            else:
+                self.control_decl(spec, bound)
+        finally:
+            for n, v in saved.items():
+                setattr(self, n, v)
+        spec.bound_instances = [obj for _, obj, _ in bound if isinstance(obj, Instance)]
+        return BlockT(spec)
+
+    def package_arg_rules(
+        self,
+        p: ir.Param,
+        arg: Instance,
+        pos,
+        scope: Scope,
+        binding: dict[str, Type],
+        what: str = "package parameter",
+    ) -> None:
+        """A package argument is a parser where the parameter's type is a parser type and a
+        control where it is a control type, with the same parameter directions and types
+        (the package's type parameters, such as V1Switch's H and M, bind once for all its
+        arguments: spec, "Type inference")."""
+        want = self.resolve_type(p.typeref, scope)
+        if not isinstance(want, BlockT):
+            raise P4Error.at(pos, f"{what} '{p.name}' is not a parser or control type")
+        kind = {ir.ParserDecl: "parser", ir.ControlDecl: "control", ir.PackageDecl: "package"}
+        got_kind, want_kind = kind[type(arg.type.decl)], kind[type(want.decl)]
+        if got_kind != want_kind:
+            raise P4Error.at(
+                pos,
+                f"{got_kind} {arg.type.decl.name} does not match {what} "
+                f"'{p.name}' of type {want_kind} {want.decl.name}",
+            )
+        got_params, want_params = arg.type.decl.params, want.decl.params
+        omitted = want_params[len(got_params) :]  # only those with a default (or @optional)
+        if len(got_params) > len(want_params) or any(
+            w.default is None and not ir.annotation(w.annotations, "optional") for w in omitted
+        ):
+            raise P4Error.at(
+                pos,
+                f"{got_kind} {arg.type.decl.name} has {len(got_params)} parameter(s), but "
+                f"{what} '{p.name}' of type {want.decl.name} takes "
+                f"{len(want_params)}",
+            )
+        if len(got_params) == len(want_params):
+            for g, w in zip(got_params, want_params):
+                if g.direction != w.direction:
+                    raise P4Error.at(
+                        g.pos,
+                        f"parameter '{g.name}' of {arg.type.decl.name} is "
+                        f"'{g.direction or 'directionless'}', but {want.decl.name} declares "
+                        f"it '{w.direction or 'directionless'}' ({what} '{p.name}')",
+                    )
+            # `Parser<H, M>`: the parser type's own type parameters stand for the package's
+            targs = [self.resolve_type(a, scope) for a in getattr(p.typeref, "args", [])]
+            rename = {
+                n: TypeVar(f"{p.name}.{n}") if isinstance(a, DontCareT) else a  # `_`: infer
+                for n, a in zip(want.decl.type_params, targs)
+            }
+            if not rename:
+                binding = {}  # a type without arguments binds its own type parameters
+            got_types, want_types = arg.type.decl.param_types, want.decl.param_types
+            for g, gt, wt in zip(got_params, got_types, want_types):
+                wt = substitute(wt, rename)
+                if not unifies(wt, gt, binding):
+                    raise P4Error.at(
+                        g.pos,
+                        f"parameter '{g.name}' of {arg.type.decl.name} has type {gt}, but "
+                        f"{want.decl.name} declares it {substitute(wt, binding)} (package "
+                        f"parameter '{p.name}')",
+                    )
+
+    def block_arg(self, e: ir.Expr, scope: Scope) -> Instance:
+        """A package argument: `Ctl()` (anonymous instance) or the name of an instance."""
+        if isinstance(e, ir.Call) and isinstance(e.func, ir.Name):
+            entry = scope.lookup(e.func.name)
+            if isinstance(entry, TypeEntry) and isinstance(entry.type, BlockT):
+                t = entry.type
+                if e.args or getattr(t.decl, "ctor_params", None):
+                    t = self.specialize(t, e.args, scope, e.pos)
+                return Instance(e.func.name, t, None)
+        if isinstance(e, ir.Name):
+            entry = scope.lookup(e.name)
+            if isinstance(entry, Instance) and isinstance(entry.type, BlockT):
+                return entry
+        raise P4Error.at(
+            e.pos, "package arguments must be parser/control instances such as MyIngress()"
+        )
+
+
+# p4c's default v1model.p4 (V1MODEL_VERSION 20180101) declares these externs without the
+# index type I that p4sim's v1model.p4 declares (as p4c's 20200408 version does), with a
+# bit<32> index: programs written for it give no type argument for I, which is then bit<32>.
+V1MODEL_OPTIONAL_INDEX = {"counter": ("I",), "meter": ("I",), "register": ("I",)}
