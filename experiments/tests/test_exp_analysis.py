@@ -132,7 +132,8 @@ def test_report_writes_table_figures_and_summary(tmp_path, capsys):
     assert "dc.batch" in printed and "30.50" in printed and "36.50" in printed  # means
     assert "0.71" in printed  # sd of (30, 31)
     fair = metrics.fairness_summary(out)
-    assert fair.jfi.iloc[0] == pytest.approx(metrics.jain([20, 10, 10]))
+    assert fair.jfi.iloc[0] == pytest.approx(metrics.jain([20, 10, 10]))  # whole run
+    assert fair.jfi_slots.iloc[0] == pytest.approx(metrics.jain([20, 10, 10]))  # equal here
     assert (out / "summary.md").read_text().count("![") >= 3
     for name in (
         "throughput_vs_param",
