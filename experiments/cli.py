@@ -289,12 +289,13 @@ def cmd_campaign(args) -> int:
 
 def cmd_report(args) -> int:
     if args.paper:
+        from experiments.analysis.paperdata import has_results
         from experiments.analysis.reproduction import write_reproduction
 
-        if not args.dir.is_dir() or not any(args.dir.glob("*/runs")):
+        if not args.dir.is_dir() or not has_results(args.dir):
             print(
                 f"dcexp: {printable(args.dir)} holds no studies (expected {printable(args.dir)}/<study>/runs/, "
-                "from dcexp campaign)",
+                "from dcexp campaign, or <study>/scenario.yaml beside a runs.csv)",
                 file=sys.stderr,
             )
             return 1
