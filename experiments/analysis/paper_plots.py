@@ -54,29 +54,6 @@ def _n_text(ns: list[int]) -> str:
     return f"n={ns[0]}" if len(ns) == 1 else "n=" + ",".join(map(str, ns))
 
 
-def sweep_axis(ax, points: list) -> tuple[list, bool]:
-    """Points in order on the axis; numeric sweeps at their values: log when all are
-    positive and span two decades, symlog when one is 0 and the others span decades."""
-    numeric = plots._numeric(points)
-    if not numeric:
-        ax.set_xticks(range(len(points)), [str(p) for p in points])
-        return points, False
-    points = sorted(points)
-    positive = [p for p in points if p > 0]
-    spans = len(positive) > 1 and positive[-1] / positive[0] >= 10
-    if spans and positive[0] == points[0] and positive[-1] / positive[0] >= 100:
-        ax.set_xscale("log")
-    elif spans and points[0] == 0:
-        ax.set_xscale("symlog", linthresh=positive[0], linscale=0.5)
-    ax.set_xticks(points, [f"{p:g}" for p in points])
-    ax.minorticks_off()
-    return points, True
-
-
-def _x(points: list, numeric: bool, p):
-    return p if numeric else points.index(p)
-
-
 def vs_param(
     table: pd.DataFrame,
     param: str,
@@ -98,7 +75,7 @@ def vs_param(
     fig, ax = plt.subplots(figsize=(7.6, 4.2))
     series = {"": table, **(extra or {})}
     points = list(dict.fromkeys(p for t in series.values() for p in t.point))
-    points, numeric = sweep_axis(ax, points)
+    points, numeric = plots.sweep_axis(ax, points)
     low, high = (1 / 3, 1.0) if quantity == "jfi" else (0.0, float("inf"))
     for n, (prefix, t) in enumerate(series.items()):
         for variant, g in t.groupby("variant", sort=False):
@@ -108,7 +85,7 @@ def vs_param(
             above = ((g["mean"] + half).clip(upper=high) - g["mean"]).clip(lower=0)
             why = findings.counterpart(variant, quantity)
             ax.errorbar(
-                [_x(points, numeric, p) for p in g.point],
+                [plots.x_of(points, numeric, p) for p in g.point],
                 g["mean"],
                 yerr=[below, above],
                 marker="o" if not n else "s",
@@ -120,7 +97,7 @@ def vs_param(
             )
     for point, val, label in refs:
         if point in points:
-            ax.scatter([_x(points, numeric, point)], [val], marker="*", s=120, color="black",
+            ax.scatter([plots.x_of(points, numeric, point)], [val], marker="*", s=120, color="black",
                        zorder=6, label=label)  # fmt: skip
     for ref in hlines:
         if len(ref) == 3:
@@ -147,7 +124,7 @@ def clients_vs_param(
         return []
     fig, ax = plt.subplots(figsize=(7.6, 4.2))
     points = [p for p in order if p in set(f.point)] or list(dict.fromkeys(f.point))
-    points, numeric = sweep_axis(ax, points)
+    points, numeric = plots.sweep_axis(ax, points)
     for variant, gv in f.groupby("variant", sort=False):
         for client, style in plots.CLIENT_STYLES.items():
             gc = gv[gv.client == client]
@@ -156,7 +133,7 @@ def clients_vs_param(
             ests = {p: estimate(gc[gc.point == p].goodput_mbit) for p in points}
             ests = {p: e for p, e in ests.items() if e.n}
             ax.errorbar(
-                [_x(points, numeric, p) for p in ests],
+                [plots.x_of(points, numeric, p) for p in ests],
                 [e.mean for e in ests.values()],
                 yerr=[0 if pd.isna(e.half) else e.half for e in ests.values()],
                 linestyle=style,
