@@ -19,7 +19,7 @@ from experiments.analysis import findings, metrics, reproduction, stats
 from experiments.cli import main as dcexp
 from experiments.run import cpu
 from experiments.run.campaign import load_campaign
-from experiments.run.scenario import load
+from experiments.run.scenario import ScenarioError, load, variant_label
 from experiments.run.testbed import leftovers
 
 PAPER = Path(__file__).resolve().parent.parent / "paper"
@@ -191,8 +191,9 @@ def test_report_from_runs_csv_uses_the_whole_run_index(tmp_path):
 # ---------------------------------------------------------------- fidelity to PAPER.md
 @pytest.mark.parametrize("path", STUDIES, ids=[p.stem for p in STUDIES])
 def test_paper_studies_follow_the_papers_setup(path):
-    for quick in (False, True):
-        scenario = load(path, quick=quick)
+    for profile in ("full", "quick", "paper"):
+        quick = profile == "quick"
+        scenario = load(path, quick=quick, paper=profile == "paper")
         for run in scenario.runs:
             cfg = run.config
             assert cfg["t_reordering_ms"] == 200
@@ -210,8 +211,46 @@ def test_paper_studies_follow_the_papers_setup(path):
                 assert all(
                     f["udp_rcvbuf"] == "large" for f in cfg["flows"] if f["kind"] == "aioquic"
                 )
-        if not quick:
+        if profile == "full":
             assert scenario.doc["repetitions"] == 10
+        if profile == "paper":
+            assert_paper_profile(scenario)
+
+
+def assert_paper_profile(scenario):
+    """The paper's sizes, stacks and points: 100 MB downloads (the trace's 25 MB, stated),
+    180 s fairness runs with aioquic NewReno and the enlarged buffer, at least 5 runs."""
+    doc = scenario.doc
+    assert doc["repetitions"] >= 5
+    flows = [f for f in doc["flows"] if f["kind"] != "ping"]
+    labels = [variant_label(v) for v in doc["variants"]]
+    if doc["figure"] == "fairness":
+        assert all(f["duration_s"] == 180 for f in flows)
+        assert labels[0] == findings.PAPER_STACK
+    elif scenario.name != "trace":
+        assert all(f["size_mb"] == 100 for f in flows)
+    assert "aioquic-cubic-rcvbuf-large" not in labels  # aioquic had no CUBIC then
+    values = (doc.get("sweep") or {}).get("values", [])
+    if doc["sweep"] and doc["sweep"]["param"] == "dc.batch" and scenario.name != "trace":
+        assert {10, 50, 100, 150, 500, 1000} <= set(values)
+    if doc["sweep"] and doc["sweep"]["param"] == "links.both.loss":
+        assert 0.0008 in values and 0 in values  # the paper's small loss, Fig. 13(c)
+
+
+def test_profiles_are_exclusive_and_checked(tmp_path):
+    doc = yaml.safe_load((PAPER / "02_batch_size.yaml").read_text())
+    with pytest.raises(ScenarioError, match="quick or paper, not both"):
+        load(PAPER / "02_batch_size.yaml", quick=True, paper=True)
+    doc["paper"] = {"sweeps.values": [1]}
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump(doc))
+    with pytest.raises(ScenarioError, match="bad.yaml.paper: 'sweeps.values' does not start"):
+        load(bad, paper=True)
+    doc["paper"] = {"quick.repetitions": 2}  # a profile does not set another
+    bad.write_text(yaml.safe_dump(doc))
+    with pytest.raises(ScenarioError, match="does not start with a top-level key"):
+        load(bad, paper=True)
+    assert "paper" not in load(PAPER / "02_batch_size.yaml", paper=True).doc
 
 
 def test_the_campaign_covers_every_study_of_the_papers_table():
