@@ -480,7 +480,7 @@ def write_reproduction(directory: Path) -> Path:
     rows, clean_rows = judge(studies), judge(clean)
     md = _preamble(directory, campaign, studies)
     md += ["## Verdicts", "", *verdict_table(studies, rows, clean_rows)]
-    md += deviations.section(studies)
+    md += deviations.section(studies, _profile(campaign))
     figures: list[Path] = []
     if "overhead" in studies:
         lines, figs = overhead_section(studies["overhead"], fig_dir)
