@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from experiments.analysis.stats import Estimate, estimate, welch
 
 PAPER_STACK = "aioquic-newreno-rcvbuf-large"
+AIOQUIC_VALUES = "the paper's values are aioquic NewReno's"
 VERDICTS = ("agree", "partly", "disagree", "no counterpart", "not run")
 
 
@@ -117,7 +118,11 @@ def direction(
             continue
         same = math.copysign(1, d.diff) == sign and d.diff != 0
         verdict = "disagree" if not same else "agree" if d.significant else "partly"
-        note = "" if verdict != "partly" else "not significant at 95 %"
+        note = {
+            (True, False): "the paper's direction, not significant at 95 %",
+            (False, False): "against the paper's direction, not significant at 95 %",
+            (False, True): "against the paper's direction, significant at 95 %",
+        }.get((same, d.significant), "")
         rows.append(Row(variant, ours, verdict, (what + " " + note).strip()))
     return rows
 
@@ -162,7 +167,7 @@ def value(values: Values, quantity: str, point, paper: float) -> list[Row]:
         est = estimate(points[point])
         ours = f"{_fmt_point(point)}: {est.text()}"
         if variant != PAPER_STACK:
-            why = counterpart(variant, quantity) or "the paper's value is aioquic NewReno's"
+            why = counterpart(variant, quantity) or AIOQUIC_VALUES
             rows.append(Row(variant, ours, "no counterpart", why))
         elif est.n < 2:
             rows.append(Row(variant, ours, "not run", "one run: no CI"))
@@ -176,8 +181,9 @@ def value(values: Values, quantity: str, point, paper: float) -> list[Row]:
 def stacks_below(values: Values, low: str, high: str) -> list[Row]:
     """The paper: stack kind `low` (e.g. ngtcp2) gets less than `high` (aioquic) at every
     point. Per pair of variants, agree when significant at every point."""
-    lows = [v for v in values if v.startswith(low)]
-    highs = [v for v in values if v.startswith(high) and not v.startswith(high + "-cubic")]
+    paper = [v for v in values if counterpart(v, "goodput") is None]
+    lows = [v for v in paper if v.startswith(low)]
+    highs = [v for v in paper if v.startswith(high)]
     if not lows or not highs:
         return [Row(f"{low} vs {high}", "-", "not run", f"needs both {low} and {high}")]
     rows = []
@@ -245,9 +251,7 @@ def at_most(values: Values, quantity: str, points, bound: float, what: str) -> l
         ests = {p: estimate(per[p]) for p in present}
         ours = "; ".join(f"{_fmt_point(p)}: {e.text()}" for p, e in ests.items())
         why = counterpart(variant, quantity) or (
-            "the paper's values are aioquic NewReno's"
-            if quantity == "jfi" and variant != PAPER_STACK
-            else None
+            AIOQUIC_VALUES if quantity == "jfi" and variant != PAPER_STACK else None
         )
         if why:
             rows.append(Row(variant, ours, "no counterpart", why))

@@ -141,7 +141,8 @@ def clients_vs_param(
                 capsize=3,
                 color=colour(variant),
                 label=f"{stack_name(variant)}, {client.upper()} "
-                f"({_n_text([e.n for e in ests.values()])})",
+                f"({_n_text([e.n for e in ests.values()])})"
+                + ("; ours, no counterpart" if findings.counterpart(variant, "jfi") else ""),
             )
     ax.set_xlabel(plots.axis_label(param))
     ax.set_ylabel("whole-run goodput per client (Mbit/s)")

@@ -222,4 +222,9 @@ def write_runs_csv(studies: dict[str, StudyData], path: Path) -> None:
     next to it when the run directories (samples, logs) are not kept."""
     frames = [s.flows[list(RUNS_COLUMNS)] for s in studies.values() if not s.flows.empty]
     table = pd.concat(frames) if frames else pd.DataFrame(columns=RUNS_COLUMNS)
+    # as the scenario wrote them (a sweep of 0, 0.02, 0.05 reads back as floats); empty
+    # for a study without a sweep
+    table["point"] = table.point.map(
+        lambda p: f"{p:g}" if isinstance(p, float) else None if p == "-" else p
+    )
     table.to_csv(path, index=False, float_format="%.4g")

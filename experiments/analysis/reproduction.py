@@ -107,10 +107,20 @@ def verdict_table(studies: dict, rows: dict, clean_rows: dict) -> list[str]:
     counts = {v: 0 for v in findings.VERDICTS}
     for f in findings.FINDINGS:
         counts[findings.combine(rows[f.key])] += 1
+    apart: dict[tuple, int] = {}  # (stack, why) -> findings where it has no counterpart
+    for f in findings.FINDINGS:
+        for r in rows[f.key]:
+            if r.verdict == "no counterpart":
+                apart[(r.variant, r.note)] = apart.get((r.variant, r.note), 0) + 1
     lines += [
         "",
         "Verdicts over the findings: "
         + ", ".join(f"{k} {v}" for k, v in counts.items())
+        + ". Stacks reported but not judged (no counterpart): "
+        + (
+            "; ".join(f"{v} in {n} findings ({why})" for (v, why), n in sorted(apart.items()))
+            or "none"
+        )
         + ". Rules (findings.py): a difference counts when Welch's 95 % CI of it excludes "
         "0 (partly: the right direction, not significant); a value the paper states agrees "
         'when it lies in our 95 % CI; "no change" agrees when the CI of the change lies '
@@ -126,7 +136,7 @@ def finding_details(study: StudyData, rows: dict) -> list[str]:
     lines = []
     for f in [f for f in findings.FINDINGS if f.study == study.name]:
         lines += [
-            f"**Finding:** “{f.quote}” ({f.source}, {f.figure}). Quantity: "
+            f"**Finding `{f.key}`:** “{f.quote}” ({f.source}, {f.figure}). Quantity: "
             + ("whole-run Jain's index" if f.quantity == "jfi" else "DC client's goodput (Mbit/s)")
             + f". Rule: {f.rule}. **Verdict: {findings.combine(rows[f.key])}.**",
             "",
@@ -330,12 +340,12 @@ def study_section(study, studies, rows, clean_rows, directory: Path, fig_dir: Pa
         for name in str(names).split():
             key = "flow " + name.split("/")[-1] if "/" in name else name
             procs[key] = procs.get(key, 0) + 1
-    changed = [
-        f.key
+    verdicts = [
+        (f.key, findings.combine(rows[f.key]), findings.combine(clean_rows[f.key]))
         for f in findings.FINDINGS
         if f.study == study.name
-        and findings.combine(rows[f.key]) != findings.combine(clean_rows[f.key])
     ]
+    changed = [f"{key} ({a} → {b})" for key, a, b in verdicts if a != b]
     lines += [
         f"CPU: {n_aff} of {n_runs} runs CPU-affected"
         + (" (" + ", ".join(f"{k} in {v}" for k, v in sorted(procs.items())) + ")" if procs else "")
