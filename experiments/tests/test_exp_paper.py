@@ -21,6 +21,7 @@ from experiments.run import cpu
 from experiments.run.campaign import load_campaign
 from experiments.run.scenario import ScenarioError, load, variant_label
 from experiments.run.testbed import leftovers
+from experiments.tests.test_exp_analysis import _fake_run
 
 PAPER = Path(__file__).resolve().parent.parent / "paper"
 STUDIES = sorted(PAPER.glob("*.yaml"))
@@ -186,6 +187,42 @@ def test_report_from_runs_csv_uses_the_whole_run_index(tmp_path):
     assert (tmp_path / "reproduction.pdf").stat().st_size > 10_000
     saved = pd.read_csv(tmp_path / "runs.csv")
     assert "jfi_slots" in saved and len(saved) == len(rows)
+
+
+def test_report_from_run_directories_puts_the_whole_run_index_first(tmp_path):
+    """The DC client stalls for the last third of each run: the slot-filtered index (only
+    the slots in which all three receive) misses it, the paper's whole-run index does not."""
+    study = tmp_path / "batch-size-fairness"
+    study.mkdir()
+    doc = load(PAPER / "03_batch_size_fairness.yaml", quick=True).doc
+    (study / "scenario.yaml").write_text(yaml.safe_dump(doc))
+    for point in (10, 500):
+        for rep in range(2):
+            dc = [20.0] * 20 + [0.0] * 10 if point == 500 else [12.0] * 30
+            flows = {
+                "f0-dc": {"client": "dc", "kind": "ngtcp2", "goodput_mbit": sum(dc) / 30},
+                "f1-sc-a": {"client": "sc-a", "kind": "ngtcp2", "goodput_mbit": 10.0 + rep},
+                "f2-sc-b": {"client": "sc-b", "kind": "ngtcp2", "goodput_mbit": 10.0},
+            }
+            series = {"f0-dc": dc, "f1-sc-a": [10.0 + rep] * 30, "f2-sc-b": [10.0] * 30}
+            run = f"dc.batch={point}__ngtcp2-newreno__rep{rep}"
+            _fake_run(study, run, point, "ngtcp2-newreno", rep, flows, series)
+            manifest = study / "runs" / run / "manifest.json"
+            m = json.loads(manifest.read_text())
+            m["config"]["dc"]["batch"] = point  # what the time series picks its run by
+            m["config"]["flows"] = [{"duration_s": 3.0}]
+            manifest.write_text(json.dumps(m))
+    assert dcexp(["report", "--paper", str(tmp_path)]) == 0
+    text = (tmp_path / "reproduction.md").read_text()
+    whole = [metrics.jain([sum([20.0] * 20) / 30, 10 + r, 10]) for r in range(2)]
+    slots = [metrics.jain([20, 10 + r, 10]) for r in range(2)]
+    measured, compared = text.split("We measured")[1].split("For comparison")[:2]
+    assert f"{sum(whole) / 2:.3g} [" in measured and f"{sum(slots) / 2:.3g} [" in compared
+    saved = pd.read_csv(tmp_path / "runs.csv")
+    at500 = saved[saved.point == 500]
+    assert at500.jfi_slots.iloc[0] == pytest.approx(slots[0], abs=1e-3)
+    assert "ngtcp2 0.12.1 (as the runs stamped them)" in text  # versions from the manifests
+    assert (tmp_path / "figures" / "batch-size-fairness" / "time_series.png").exists()
 
 
 # ---------------------------------------------------------------- fidelity to PAPER.md
