@@ -86,35 +86,31 @@ def _pooled(points: dict, wanted) -> tuple[list[float], list]:
     return [v for p in present for v in points[p]], present
 
 
-def direction(
-    values: Values,
-    quantity: str,
-    first,
-    second,
-    sign: int,
-    what: str = "",
-    only: Callable[[str], bool] = lambda v: True,
-) -> list[Row]:
+def _between(variant: str, points: dict, first, second, word: str):
+    """Our two settings of one stack: (None, their difference, our text), or a 'not run'
+    row naming the missing points instead of the first."""
+    a, pa = _pooled(points, first)
+    b, pb = _pooled(points, second)
+    if not pa or not pb:
+        missing = [_fmt_point(p) for p in (*first, *second) if p not in points]
+        return Row(variant, "-", "not run", f"missing points: {', '.join(missing)}"), None, ""
+    d = welch(a, b)
+    ours = (
+        f"{'+'.join(map(_fmt_point, pa))}: {estimate(a).text()}; "
+        f"{'+'.join(map(_fmt_point, pb))}: {estimate(b).text()}; {word} {d.text()}"
+    )
+    return None, d, ours
+
+
+def direction(values: Values, quantity: str, first, second, sign: int) -> list[Row]:
     """The paper: `second` is higher (sign +1) or lower (-1) than `first`. Points are
     collections pooled over the runs present; missing points make the row 'not run'."""
     rows = []
     for variant, points in values.items():
-        if not only(variant):
-            continue
+        missing, d, ours = _between(variant, points, first, second, "difference")
         why = counterpart(variant, quantity)
-        a, pa = _pooled(points, first)
-        b, pb = _pooled(points, second)
-        if not pa or not pb:
-            missing = [_fmt_point(p) for p in (*first, *second) if p not in points]
-            rows.append(Row(variant, "-", "not run", f"missing points: {', '.join(missing)}"))
-            continue
-        d = welch(a, b)
-        ours = (
-            f"{'+'.join(map(_fmt_point, pa))}: {estimate(a).text()}; "
-            f"{'+'.join(map(_fmt_point, pb))}: {estimate(b).text()}; difference {d.text()}"
-        )
-        if why:
-            rows.append(Row(variant, ours, "no counterpart", why))
+        if missing or why:
+            rows.append(missing or Row(variant, ours, "no counterpart", why))
             continue
         same = math.copysign(1, d.diff) == sign and d.diff != 0
         verdict = "disagree" if not same else "agree" if d.significant else "partly"
@@ -123,7 +119,7 @@ def direction(
             (False, False): "against the paper's direction, not significant at 95 %",
             (False, True): "against the paper's direction, significant at 95 %",
         }.get((same, d.significant), "")
-        rows.append(Row(variant, ours, verdict, (what + " " + note).strip()))
+        rows.append(Row(variant, ours, verdict, note))
     return rows
 
 
@@ -132,20 +128,10 @@ def flat(values: Values, quantity: str, first, second, tolerance: float) -> list
     lies within ±tolerance; disagree when the change is significant and larger than it."""
     rows = []
     for variant, points in values.items():
-        a, pa = _pooled(points, first)
-        b, pb = _pooled(points, second)
-        if not pa or not pb:
-            missing = [_fmt_point(p) for p in (*first, *second) if p not in points]
-            rows.append(Row(variant, "-", "not run", f"missing points: {', '.join(missing)}"))
-            continue
-        d = welch(a, b)
-        ours = (
-            f"{_fmt_point(pa[0])}: {estimate(a).text()}; {_fmt_point(pb[0])}: "
-            f"{estimate(b).text()}; change {d.text()}"
-        )
+        missing, d, ours = _between(variant, points, first, second, "change")
         why = counterpart(variant, quantity)
-        if why:
-            rows.append(Row(variant, ours, "no counterpart", why))
+        if missing or why:
+            rows.append(missing or Row(variant, ours, "no counterpart", why))
         elif d.significant and abs(d.diff) > tolerance:
             rows.append(Row(variant, ours, "disagree", f"significant change beyond ±{tolerance:g}"))
         elif not math.isnan(d.half) and abs(d.diff) + d.half <= tolerance:

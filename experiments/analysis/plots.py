@@ -82,7 +82,9 @@ def _save(fig, out_dir: Path, name: str) -> list[Path]:
     paths = []
     for ext in ("png", "pdf"):
         path = out_dir / f"{name}.{ext}"
-        fig.savefig(path, dpi=150 if ext == "png" else None, bbox_inches="tight")
+        # no creation date in a PDF: the same data draws the same file (committed reports)
+        meta = {"CreationDate": None} if ext == "pdf" else None
+        fig.savefig(path, dpi=150 if ext == "png" else None, bbox_inches="tight", metadata=meta)
         paths.append(path)
     plt.close(fig)
     return paths

@@ -631,7 +631,7 @@ def write_pdf(text: str, figures: list[Path], path: Path) -> None:
             continue
         lines += textwrap.wrap(para, 110) or [""]
     per_page = 70
-    with PdfPages(path) as pdf:
+    with PdfPages(path, metadata={"CreationDate": None}) as pdf:
         for start in range(0, len(lines), per_page):
             fig = plt.figure(figsize=(8.27, 11.69))
             fig.text(
