@@ -236,7 +236,7 @@ def fairness_bars(fair: pd.DataFrame, out_dir: Path) -> list[Path]:
         ax.text(
             sum(xs) / len(xs),
             per_flow["mean"].max() * 1.08,
-            f"JFI {jfi:.3f}",
+            f"JFI {jfi:.3f} (whole run)",
             ha="center",
             fontsize=8,
         )
