@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import platform
+import re
 import textwrap
 from pathlib import Path
 
@@ -616,6 +617,27 @@ def cpu_findings(studies: dict) -> list[str]:
     return lines
 
 
+def _pdf_text(markdown: str) -> list[str]:
+    """The report's lines for a page of monospace text: a table row, too wide to wrap
+    legibly, becomes its first cell and then one indented 'column: value' line per cell."""
+    out, header = [], None
+    for line in markdown.splitlines():
+        if line.startswith("!["):
+            continue
+        line = re.sub(r"\[([^]]*)\]\(#[^)]*\)", r"\1", line).replace("**", "")  # links, bold
+        if not line.startswith("|"):
+            out.append(line)
+            header = None
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if header is None:
+            header = cells
+        elif not all(set(c) <= set("-: ") for c in cells):
+            out.append("* " + cells[0])
+            out += [f"    {h}: {c}" for h, c in zip(header[1:], cells[1:]) if c]
+    return out
+
+
 def write_pdf(text: str, figures: list[Path], path: Path) -> None:
     """The report as a PDF: the text in pages of wrapped lines, then every figure a page."""
     import matplotlib
@@ -626,10 +648,9 @@ def write_pdf(text: str, figures: list[Path], path: Path) -> None:
     from matplotlib.backends.backend_pdf import PdfPages
 
     lines = []
-    for para in text.splitlines():
-        if para.startswith("!["):
-            continue
-        lines += textwrap.wrap(para, 110) or [""]
+    for para in _pdf_text(text):
+        lines += textwrap.wrap(para, 110, subsequent_indent="      " if para[:1] == " " else "")
+        lines += [] if para.strip() else [""]
     per_page = 70
     with PdfPages(path, metadata={"CreationDate": None}) as pdf:
         for start in range(0, len(lines), per_page):

@@ -225,6 +225,11 @@ def test_report_from_run_directories_puts_the_whole_run_index_first(tmp_path):
     assert (tmp_path / "figures" / "batch-size-fairness" / "time_series.png").exists()
 
 
+def test_pdf_text_turns_table_rows_into_labelled_lines():
+    md = "## V\n\n| finding | verdict |\n|---|---|\n| [“x”](#s) | **agree** |\n![f](f.png)\ntext"
+    assert reproduction._pdf_text(md) == ["## V", "", "* “x”", "    verdict: agree", "text"]
+
+
 # ---------------------------------------------------------------- fidelity to PAPER.md
 @pytest.mark.parametrize("path", STUDIES, ids=[p.stem for p in STUDIES])
 def test_paper_studies_follow_the_papers_setup(path):
