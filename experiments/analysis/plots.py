@@ -69,6 +69,11 @@ def sweep_axis(ax, points: list) -> tuple[list, bool]:
         ax.set_xscale("symlog", linthresh=positive[0], linscale=0.5)
     ax.set_xticks(points, [f"{p:g}" for p in points])
     ax.minorticks_off()
+    at = ax.xaxis.get_transform().transform(np.asarray(points, dtype=float))
+    if len(points) > 2 and np.diff(at).min() < 0.08 * (at[-1] - at[0]):  # labels would touch
+        ax.tick_params(axis="x", labelrotation=45)
+        for label in ax.get_xticklabels():
+            label.set_horizontalalignment("right")
     return points, True
 
 

@@ -204,6 +204,7 @@ def test_sweep_axis_puts_numeric_sweeps_in_order_at_distinct_positions():
     _fig, ax = plt.subplots()
     points, _ = plots.sweep_axis(ax, [0, 0.0008, 0.001, 0.005, 0.01, 0.02, 0.05])
     assert ax.get_xscale() == "symlog"  # 0 with loss rates spanning decades
+    assert ax.get_xticklabels()[1].get_rotation() == 45  # 0.0008 and 0.001 would touch
     xs = ax.transData.transform([(p, 0) for p in points])[:, 0]
     assert all(b - a > 5 for a, b in itertools.pairwise(xs))
     _fig, ax = plt.subplots()
