@@ -22,7 +22,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from experiments.analysis.stats import Estimate, estimate, welch
+from experiments.analysis.stats import estimate, welch
 
 PAPER_STACK = "aioquic-newreno-rcvbuf-large"
 AIOQUIC_VALUES = "the paper's values are aioquic NewReno's"
@@ -177,7 +177,12 @@ def stacks_below(values: Values, low: str, high: str) -> list[Row]:
         for hi in highs:
             points = [p for p in values[hi] if p in values[lo]]
             diffs = {p: welch(values[lo][p], values[hi][p]) for p in points}  # hi - lo
-            ours = "; ".join(f"{_fmt_point(p)}: {d.text()}" for p, d in diffs.items())
+            ours = "; ".join(
+                ("" if p == "-" else f"{_fmt_point(p)}: ")
+                + f"{estimate(values[hi][p]).text()} against {estimate(values[lo][p]).text()}, "
+                f"difference {d.text()}"
+                for p, d in diffs.items()
+            )
             below = [p for p, d in diffs.items() if d.significant and d.diff > 0]
             above = [p for p, d in diffs.items() if d.significant and d.diff < 0]
             verdict = (
@@ -185,18 +190,15 @@ def stacks_below(values: Values, low: str, high: str) -> list[Row]:
                 if len(below) == len(points)
                 else "disagree" if above and not below else "partly" if below else "disagree"
             )
+            where = {True: "", False: " at "}[points == ["-"]]  # a study without a sweep
             note = (
-                f"{lo} significantly below at {', '.join(map(_fmt_point, below)) or 'no point'}"
-                + (f", above at {', '.join(map(_fmt_point, above))}" if above else "")
-            )
+                f"{lo} significantly below"
+                + (where + ", ".join(map(_fmt_point, below)) if where else "")
+                if below
+                else f"{lo} significantly below nowhere"
+            ) + (f", above{where}{', '.join(map(_fmt_point, above))}" if above else "")
             rows.append(Row(f"{hi} − {lo}", ours, verdict, note))
     return rows
-
-
-def retained(points: dict, loss) -> Estimate:
-    """Per-run goodput at `loss` as a share of the mean goodput without loss."""
-    base = estimate(points.get(0, []))
-    return estimate([v / base.mean for v in points.get(loss, [])]) if base.n else estimate([])
 
 
 def more_stable(dup: Values, split: Values) -> list[Row]:
