@@ -24,6 +24,7 @@ import pandas as pd
 from experiments.analysis import deviations, findings, paper_plots, plots
 from experiments.analysis.paperdata import StudyData, load_campaign, write_runs_csv
 from experiments.analysis.report import _table
+from experiments.run.scenario import variant_label
 
 # study -> (title, the paper's figure)
 STUDIES = {
@@ -127,7 +128,9 @@ def verdict_table(studies: dict, rows: dict, clean_rows: dict) -> list[str]:
         'when it lies in our 95 % CI; "no change" agrees when the CI of the change lies '
         "within the stated tolerance. A finding's verdict combines the stacks the paper ran "
         "for that figure (all agree: agree; all disagree: disagree; else partly); stacks it "
-        "did not run (TCP in fairness, aioquic CUBIC) are shown as no counterpart.",
+        "did not run (TCP in fairness, aioquic CUBIC) are shown as no counterpart. CIs are "
+        "Student's t intervals as computed, not clipped to a quantity's range (goodput 0 and "
+        "up, Jain's index 1/3 to 1); the figures draw them clipped.",
         "",
     ]
     return lines
@@ -306,6 +309,8 @@ def study_section(study, studies, rows, clean_rows, directory: Path, fig_dir: Pa
         f"Paper: {figure}. Our scenario `{study.name}/scenario.yaml`: "
         + " ".join(str(study.doc.get("description", "")).split()),
         "",
+        as_run(study),
+        "",
         *[f"![{p.stem}]({p.relative_to(directory)})" for p in figs if p.suffix == ".png"],
         "",
         *notes,
@@ -358,6 +363,21 @@ def study_section(study, studies, rows, clean_rows, directory: Path, fig_dir: Pa
         "",
     ]
     return lines, figs
+
+
+def as_run(study: StudyData) -> str:
+    """What the study's runs were, whatever its description says (a profile shrinks them)."""
+    doc = study.doc
+    flows = [f for f in doc.get("flows") or [] if f.get("kind") != "ping"]
+    sizes = sorted({f"{f['size_mb']:g} MB" for f in flows if f.get("size_mb")})
+    lengths = sorted({f"{f['duration_s']:g} s" for f in flows if f.get("duration_s")})
+    what = ", ".join(
+        [f"downloads of {' / '.join(sizes)}"] * bool(sizes)
+        + [f"runs of {' / '.join(lengths)}"] * bool(lengths)
+    )
+    stacks = ", ".join(variant_label(v) for v in doc.get("variants") or [])
+    points = f" at each of {', '.join(str(p) for p in study.order)}" if study.order else ""
+    return f"As run: {what}; {doc.get('repetitions', 1)} repetitions{points}; stacks {stacks}."
 
 
 def overhead_table(study: StudyData) -> pd.DataFrame:

@@ -179,6 +179,7 @@ def test_report_from_runs_csv_uses_the_whole_run_index(tmp_path):
     assert f"| {whole:.3g} [" in measured  # the paper's index, first
     assert "| 0.99 (n=3) |" in slots.split("**Finding")[0] or "0.99 [0.99, 0.99]" in slots
     assert "Jain's index as the paper defines it" in text
+    assert "As run: runs of 15 s; 1 repetitions at each of 10, 500; stacks" in text  # quick
     assert "| ngtcp2-newreno | 10:" in text and "| agree |" in text
     assert "ours, no counterpart" not in text.split("## Deviations")[0]  # no TCP here
     assert "0.08 %" in text or "0.0008" in text  # loss fairness names the missing point
