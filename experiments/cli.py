@@ -1,9 +1,9 @@
 """dcexp: run DC experiments, report on them, clean up after dead runs.
 
-dcexp run SCENARIO.yaml [--reps N] [--quick] [--target p4sim|bmv2|remote:FILE.yaml]
+dcexp run SCENARIO.yaml [--reps N] [--quick|--paper] [--target p4sim|bmv2|remote:FILE.yaml]
           [--engine native|interp] [--link linkem|netem] [--out DIR]
           [--executor local|ray [--address auto|HOST:PORT|ray://HOST:PORT]]
-dcexp campaign DIR [--quick|--full] [--reps N] [--out OUT] [--engine native|interp] [--executor ..]
+dcexp campaign DIR [--quick|--paper|--full] [--reps N] [--out OUT] [--engine native|interp] [--executor ..]
 dcexp report DIR [--paper]
 dcexp validate SCENARIO.yaml...
 dcexp clean
@@ -28,6 +28,7 @@ from dccommon.cliargs import (
     log_to_stderr,
     printable,
 )
+from experiments.run import cpu
 from experiments.run.scenario import MAX_DURATION_S, MAX_REPETITIONS, ScenarioError, load
 
 PROG = "dcexp"
@@ -68,6 +69,11 @@ def _add_run_parser(sub) -> argparse.ArgumentParser:
         help="apply the scenario's `quick:` overrides (smaller downloads, fewer points)",
     )
     run.add_argument(
+        "--paper",
+        action="store_true",
+        help="apply the scenario's `paper:` overrides (the paper's sizes, stacks and points)",
+    )
+    run.add_argument(
         "--out", type=Path, metavar="DIR", help="output directory (default results/<name>)"
     )
     run.add_argument(
@@ -94,6 +100,9 @@ def _add_campaign_parser(sub) -> argparse.ArgumentParser:
     camp.add_argument("dir", type=input_dir, help="directory of scenario files, run in name order")
     size = camp.add_mutually_exclusive_group()
     size.add_argument("--quick", action="store_true", help="each file's `quick:` overrides")
+    size.add_argument(
+        "--paper", action="store_true", help="each file's `paper:` overrides (the paper's sizes)"
+    )
     size.add_argument(
         "--full", action="store_true", help="the files as written (the default; 10 repetitions)"
     )
@@ -146,10 +155,12 @@ def _add_testbed_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--pin",
-        choices=("split", "switch", "none"),
+        choices=cpu.PIN_LAYOUTS,
         default="split",
         help="CPU pinning: split = network (switch, legs, agent) on CPU 0, flow endpoints "
-        "on the others; switch = the switch alone on CPU 0; none = the scheduler decides",
+        "on the others; switch = the switch alone on CPU 0; chain = the chain cut in two "
+        "(servers, switch, leg A on CPU 0; leg B, agent, clients on the others); none = "
+        "the scheduler decides",
     )
 
 
@@ -176,6 +187,7 @@ def _add_validate_parser(sub) -> None:
     val = sub.add_parser("validate", help="check scenario files without running anything")
     val.add_argument("scenarios", type=Path, nargs="+", help="scenario YAML files")
     val.add_argument("--quick", action="store_true", help="check with the `quick:` overrides")
+    val.add_argument("--paper", action="store_true", help="check with the `paper:` overrides")
 
 
 def _target(value: str):
@@ -227,7 +239,7 @@ def cmd_run(args) -> int:
     from experiments.run.runner import Interrupted, run_scenario
     from experiments.run.testbed import TestbedError
 
-    scenario = load(args.scenario, quick=args.quick, reps=args.reps)
+    scenario = load(args.scenario, quick=args.quick, reps=args.reps, paper=args.paper)
     if args.variant:
         labels = list(dict.fromkeys(r.variant for r in scenario.runs))
         unknown = [v for v in args.variant if v not in labels]
@@ -278,11 +290,12 @@ def cmd_campaign(args) -> int:
 
     if not args.dir.is_dir():
         raise _UsageError(f"{printable(args.dir)} is not a directory of scenario files")
-    studies = load_campaign(args.dir, quick=args.quick, reps=args.reps)
+    studies = load_campaign(args.dir, quick=args.quick, reps=args.reps, paper=args.paper)
     out = args.out or Path("results") / args.dir.resolve().name
     meta = {
         "command": " ".join(["dcexp"] + sys.argv[1:]),
         "quick": args.quick,
+        "profile": "quick" if args.quick else "paper" if args.paper else "full",
         "pin": args.pin,
         "executor": args.executor,
     }
@@ -311,12 +324,14 @@ def cmd_campaign(args) -> int:
 
 def cmd_report(args) -> int:
     if args.paper:
+        from experiments.analysis.paperdata import has_results
         from experiments.analysis.reproduction import write_reproduction
 
-        if not args.dir.is_dir() or not any(args.dir.glob("*/runs")):
+        if not args.dir.is_dir() or not has_results(args.dir):
             raise _Failure(
                 f"{printable(args.dir)} holds no studies (expected "
-                f"{printable(args.dir)}/<study>/runs/, from dcexp campaign)"
+                f"{printable(args.dir)}/<study>/runs/, from dcexp campaign, or "
+                "<study>/scenario.yaml beside a runs.csv)"
             )
         path = write_reproduction(args.dir)
         print(f"reproduction report: {path}")
@@ -343,7 +358,7 @@ def cmd_validate(args) -> int:
     from experiments.flows import MB, run_payload_bytes
 
     for path in args.scenarios:
-        sc = load(path, quick=args.quick)
+        sc = load(path, quick=args.quick, paper=args.paper)
         payload = max(run_payload_bytes(r.config["flows"]) for r in sc.runs)
         print(f"{path}: ok ({len(sc.runs)} runs, {payload / MB:,.0f} MB of payload files per run)")
     return 0

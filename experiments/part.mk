@@ -7,12 +7,15 @@
 #                           repetitions, then the reproduction report; resumable
 #   make paper-quick        the same with each study's quick settings (about 30 min, 2 cores)
 #                           PAPER_ARGS adds dcexp campaign options (e.g. --reps 3)
+#   make aioquic-limit      where aioquic's client becomes CPU-bound: flow count x leg rate
+#                           grid through the testbed, 10 s per point (about 5 min; root, on an
+#                           idle machine); table and figure in results/aioquic-limit/
 #   make quicgo             build/quicgo/dcexp-quicgo, our quic-go server and client (flow kind
 #                           quicgo), from experiments/flows/quicgo_endpoint/ (quic-go
 #                           pinned in go.mod; modules in Go's module cache, GOPATH default)
 #   make tquic              build/tquic/bin/tquic_{client,server} (flow kind mpquic): the crate
 #                           registry's tquic_tools, pinned, built once (BoringSSL: minutes)
-.PHONY: experiments-test experiments-unit paper paper-quick quicgo tquic
+.PHONY: experiments-test experiments-unit paper paper-quick aioquic-limit quicgo tquic
 TEST_TARGETS += experiments-test
 BUILD_TARGETS += quicgo tquic
 
@@ -41,6 +44,9 @@ paper: build
 paper-quick: build
 	$(VENV)/bin/dcexp campaign experiments/paper/ --quick --out results/paper-quick $(PAPER_ARGS)
 	$(VENV)/bin/dcexp report --paper results/paper-quick
+
+aioquic-limit: build
+	$(PY) -m experiments.bench.aioquic_limit run --out results/aioquic-limit $(LIMIT_ARGS)
 
 experiments-unit:
 	$(PY) -m pytest -q experiments/tests/test_exp_scenario.py experiments/tests/test_exp_analysis.py

@@ -28,6 +28,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from dccommon.cliargs import add_old_name, float_range
+from p4sim.tool import ToolError, run
+
 ROOT = Path(__file__).resolve().parent.parent
 FWD_PROGRAM = Path(__file__).parent / "tests" / "p4" / "runtime_fwd.p4"
 SPLITTER_PROGRAM = ROOT / "p4src" / "dc_splitter.p4"
@@ -394,14 +397,24 @@ def _loadavg() -> str:
         return "?"
 
 
+PROG = "python -m p4sim.bench"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m p4sim.bench",
+        prog=PROG,
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--frame-size", type=int, default=1500, help="bytes per frame")
-    parser.add_argument("--duration", type=float, default=3.0, help="seconds of rate test")
+    duration = parser.add_argument(
+        "--duration-s",
+        dest="duration",
+        type=float_range(0, 3600, "duration", low_open=True),
+        default=3.0,
+        help="seconds of rate test",
+    )
+    add_old_name(parser, "--duration", duration)
     parser.add_argument("--latency-samples", type=int, default=1000)
     parser.add_argument("--window", type=int, default=256, help="frames in flight (rate test)")
     parser.add_argument(
@@ -422,15 +435,12 @@ def main(argv: list[str] | None = None) -> int:
     cases = [c for c in args.cases.split(",") if c]
     bad = [t for t in targets if t not in TARGETS] + [c for c in cases if c not in CASES]
     if bad:
-        print(f"p4sim.bench: unknown target/case {', '.join(bad)} (targets: {', '.join(TARGETS)}; "
-              f"cases: {', '.join(CASES)})", file=sys.stderr)  # fmt: skip
-        return 1
+        raise ToolError(f"unknown target/case {', '.join(bad)} (targets: {', '.join(TARGETS)}; "
+                        f"cases: {', '.join(CASES)})", exit_code=2)  # fmt: skip
     if os.geteuid() != 0:
-        print("p4sim.bench: needs root (network namespaces and packet sockets)", file=sys.stderr)
-        return 1
+        raise ToolError("needs root (network namespaces and packet sockets)")
     if not 64 <= args.frame_size <= 1500:
-        print("p4sim.bench: --frame-size must be 64..1500", file=sys.stderr)
-        return 1
+        raise ToolError(f"--frame-size {args.frame_size} must be 64..1500", exit_code=2)
     print(f"switch benchmark: {args.frame_size}-byte frames on veth, switch pinned to CPU "
           f"{P4SIM_CPU}, traffic (pktgen) on CPU {TRAFFIC_CPU}; load average at start "
           f"{_loadavg()} ({os.cpu_count()} CPUs)")  # fmt: skip
@@ -502,4 +512,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run(PROG, main))

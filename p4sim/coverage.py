@@ -1,7 +1,7 @@
 """Language coverage: which v1model programs of p4c's samples that BMv2's compiler accepts
 does p4sim accept too, and what does it refuse in the others.
 
-    python -m p4sim.coverage [--samples DIR] [--json OUT] [-v]
+    python -m p4sim.coverage [--samples DIR] [--json] [-v]
 
 Every `*.p4` of p4c's `testdata/p4_16_samples` (default: the p4tools install) that includes
 `v1model.p4` goes through `p4c-bm2-ss` (on PATH) and through p4sim's front end
@@ -10,13 +10,13 @@ p4sim's error names: the construct of a "... is not supported by p4sim" error, o
 message of any other refusal (a p4sim bug, or a check p4sim makes and p4c does not). For
 the programs both accept, p4sim's P4Info is compared with p4c's as the conformance runner
 compares them (`p4sim.p4info_compare`).
+`--json` prints every program's verdicts to stdout (the table then goes to stderr).
 Exit status 0 when the table was made, 2 when p4c-bm2-ss or the samples are missing.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import shutil
@@ -36,6 +36,7 @@ from p4sim.conformance.differential import (
 )
 from p4sim.p4info_compare import differences, read_text
 from p4sim.rejects import P4C_TIMEOUT_S, Case, judge_p4sim
+from p4sim.tool import ToolError, add_json_option, report_stream, run, write_json
 
 UNSUPPORTED_SUFFIX = " is not supported by p4sim"
 
@@ -144,10 +145,11 @@ def report(programs: list[Program], verbose: bool, out=sys.stdout) -> None:
     )
 
 
+PROG = "python -m p4sim.coverage"
+
+
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(
-        prog="python -m p4sim.coverage", description=__doc__.split("\n")[0]
-    )
+    ap = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n")[0])
     ap.add_argument(
         "--samples",
         type=Path,
@@ -157,23 +159,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "-j", "--jobs", type=int, default=os.cpu_count() or 1, help="p4c-bm2-ss runs at once"
     )
-    ap.add_argument("--json", type=Path, help="also write every program's verdicts to this file")
+    add_json_option(ap, "every program's verdicts")
     ap.add_argument("-v", "--verbose", action="store_true", help="name every program of a group")
     args = ap.parse_args(argv)
     if not shutil.which("p4c-bm2-ss"):
-        print("p4sim.coverage: p4c-bm2-ss not found on PATH", file=sys.stderr)
-        return 2
+        raise ToolError("p4c-bm2-ss not found on PATH", exit_code=2)
     if not args.samples.is_dir():
-        print(f"p4sim.coverage: no samples directory {args.samples}", file=sys.stderr)
-        return 2
+        raise ToolError(f"no samples directory {args.samples}", exit_code=2)
     start = time.monotonic()
     programs = measure(args.samples, max(1, args.jobs))
-    report(programs, args.verbose)
-    print(f"({time.monotonic() - start:.0f} s)")
-    if args.json:
-        args.json.write_text(json.dumps([asdict(p) for p in programs], indent=1) + "\n")
+    out = report_stream(args.json)
+    report(programs, args.verbose, out)
+    print(f"({time.monotonic() - start:.0f} s)", file=out)
+    write_json(PROG, [asdict(p) for p in programs], args.json)
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run(PROG, main))

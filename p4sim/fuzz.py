@@ -1,7 +1,7 @@
 """Fuzzers for p4sim's two inputs: P4 programs and P4Runtime requests (issue 10).
 
-    python -m p4sim.fuzz p4 [--seconds 30] [--seed 1]
-    python -m p4sim.fuzz p4runtime [--seconds 30] [--seed 1]
+    python -m p4sim.fuzz p4 [--duration-s 30] [--seed 1]
+    python -m p4sim.fuzz p4runtime [--duration-s 30] [--seed 1]
 
 `p4` mutates the project's P4 programs (p4src/, the conformance programs in
 p4sim/tests/stf/, and p4c's v1model samples when /opt/p4tools/p4c-testdata is present): token
@@ -32,6 +32,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from dccommon.cliargs import add_old_name, float_range
+from p4sim.tool import run
 
 ROOT = Path(__file__).resolve().parent.parent
 P4C_SAMPLES = Path("/opt/p4tools/p4c-testdata/p4_16_samples")
@@ -249,16 +252,25 @@ def fuzz_p4runtime(seconds: float, seed: int) -> int:
     return RuntimeFuzzer(seed).run(seconds)
 
 
+PROG = "python -m p4sim.fuzz"
+
+
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m p4sim.fuzz", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
     p.add_argument("target", choices=["p4", "p4runtime"])
-    p.add_argument("--seconds", type=float, default=30.0, help="time budget")
+    duration = p.add_argument(
+        "--duration-s",
+        type=float_range(0, 86400, "duration", low_open=True),
+        default=30.0,
+        help="time budget in seconds",
+    )
+    add_old_name(p, "--seconds", duration)
     p.add_argument("--seed", type=int, default=1)
     args = p.parse_args(argv)
     if args.target == "p4":
-        return fuzz_p4(args.seconds, args.seed)
-    return fuzz_p4runtime(args.seconds, args.seed)
+        return fuzz_p4(args.duration_s, args.seed)
+    return fuzz_p4runtime(args.duration_s, args.seed)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run(PROG, main))

@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from p4sim.errors import CompileTimeout, P4Error, time_limit
+from p4sim.tool import ToolError
+from p4sim.tool import run as run_tool
 
 # Each corpus directory with the p4c executable that judges it.
 CORPORA = (("p4_16_errors", "p4test"), ("p4_16_bmv_errors", "p4c-bm2-ss"))
@@ -182,8 +184,7 @@ def run(testdata: Path, use_p4c: bool = True, verbose: bool = False) -> int:
     if use_p4c:
         missing = sorted({c.tool for c in in_scope if not shutil.which(c.tool)})
         if missing:
-            print(f"p4sim.rejects: {', '.join(missing)} not found on PATH", file=sys.stderr)
-            return 2
+            raise ToolError(f"{', '.join(missing)} not found on PATH", exit_code=2)
         with (
             tempfile.TemporaryDirectory() as workdir,
             ThreadPoolExecutor(max(1, os.cpu_count() or 1)) as pool,
@@ -237,8 +238,11 @@ def report(cases: list[Case], gaps: dict[str, str], verbose: bool) -> int:
     return 1 if failures else 0
 
 
+PROG = "python -m p4sim.rejects"
+
+
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m p4sim.rejects", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n")[0])
     p.add_argument(
         "--testdata",
         type=Path,
@@ -255,10 +259,9 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     testdata = args.testdata or default_testdata()
     if testdata is None or not (testdata / CORPORA[0][0]).is_dir():
-        print("p4sim.rejects: p4c's testdata not found (give --testdata DIR)", file=sys.stderr)
-        return 2
+        raise ToolError("p4c's testdata not found (give --testdata DIR)", exit_code=2)
     return run(testdata, use_p4c=not args.no_p4c, verbose=args.verbose)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_tool(PROG, main))

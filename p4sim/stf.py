@@ -81,6 +81,7 @@ from p4sim.model import (
     Replica,
     TableEntry,
 )
+from p4sim.tool import ToolError, run
 
 
 @dataclass
@@ -560,10 +561,11 @@ def run_stf(p4_path, stf_path, include_dirs=(), defines=None, verbose: bool = Fa
     return runner.run_text(Path(stf_path).read_text(), str(stf_path))
 
 
+PROG = "python -m p4sim.stf"
+
+
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(
-        prog="python -m p4sim.stf", description="Run an STF-like test against p4sim."
-    )
+    ap = argparse.ArgumentParser(prog=PROG, description="Run an STF-like test against p4sim.")
     ap.add_argument("program", help="P4_16 v1model program")
     ap.add_argument("stf", help="test file (format: see the module documentation)")
     ap.add_argument("-I", dest="include", action="append", default=[], help="include directory")
@@ -577,11 +579,10 @@ def main(argv=None) -> int:
     try:
         result = run_stf(args.program, args.stf, args.include, defines, args.verbose)
     except P4Error as e:
-        print(e, file=sys.stderr)
+        print(e, file=sys.stderr)  # already `file:line:col: error: ...`
         return 2
     except (StfError, OSError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+        raise ToolError(str(e), exit_code=2) from None
     for f in result.failures:
         print("FAIL:", f)
     status = "PASS" if result.ok else "FAIL"
@@ -592,4 +593,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run(PROG, main))

@@ -51,15 +51,35 @@ def _legend_outside(ax) -> None:
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
 
 
-def _point_axis(ax, points: list, numeric: bool) -> None:
-    """Every swept value gets a tick with its own label (also the first one on a log axis)."""
-    if numeric and len(points) > 2 and max(points) / max(min(points), 1e-9) >= 100:
-        ax.set_xscale("log")
-    if numeric:
-        ax.set_xticks(points, [f"{p:g}" for p in points])
-        ax.minorticks_off()
-    else:
+def sweep_axis(ax, points: list) -> tuple[list, bool]:
+    """The swept values in order on the x axis, each with its own tick: numeric sweeps at
+    their values (log when all are positive and span two decades, symlog when one is 0 and
+    the others span one), other sweeps as categories in the given order. Returns the points
+    in axis order and whether the axis is numeric."""
+    numeric = _numeric(points)
+    if not numeric:
         ax.set_xticks(range(len(points)), [str(p) for p in points])
+        return points, False
+    points = sorted(points)
+    positive = [p for p in points if p > 0]
+    spans = len(positive) > 1 and positive[-1] / positive[0] >= 10
+    if spans and positive[0] == points[0] and positive[-1] / positive[0] >= 100:
+        ax.set_xscale("log")
+    elif spans and points[0] == 0:
+        ax.set_xscale("symlog", linthresh=positive[0], linscale=0.5)
+    ax.set_xticks(points, [f"{p:g}" for p in points])
+    ax.minorticks_off()
+    at = ax.xaxis.get_transform().transform(np.asarray(points, dtype=float))
+    if len(points) > 2 and np.diff(at).min() < 0.08 * (at[-1] - at[0]):  # labels would touch
+        ax.tick_params(axis="x", labelrotation=45)
+        for label in ax.get_xticklabels():
+            label.set_horizontalalignment("right")
+    return points, True
+
+
+def x_of(points: list, numeric: bool, p):
+    """Where point p sits on a sweep_axis."""
+    return p if numeric else points.index(p)
 
 
 def _save(fig, out_dir: Path, name: str) -> list[Path]:
@@ -67,7 +87,9 @@ def _save(fig, out_dir: Path, name: str) -> list[Path]:
     paths = []
     for ext in ("png", "pdf"):
         path = out_dir / f"{name}.{ext}"
-        fig.savefig(path, dpi=150 if ext == "png" else None, bbox_inches="tight")
+        # no creation date in a PDF: the same data draws the same file (committed reports)
+        meta = {"CreationDate": None} if ext == "pdf" else None
+        fig.savefig(path, dpi=150 if ext == "png" else None, bbox_inches="tight", metadata=meta)
         paths.append(path)
     plt.close(fig)
     return paths
@@ -115,14 +137,11 @@ def throughput_vs_param(
     if data.empty:
         return []
     fig, ax = plt.subplots(figsize=FIGSIZE)
-    points = list(dict.fromkeys(data.point))
-    numeric = _numeric(points)
+    points, numeric = sweep_axis(ax, list(dict.fromkeys(data.point)))
     saturated_labelled = False  # one legend entry for the marker, whichever variant has it
-    if numeric:
-        points = sorted(points)
     for variant, g in data.groupby("variant", sort=False):
         g = g.sort_values("point", key=lambda col: col.map(points.index))
-        xs = g.point if numeric else [points.index(p) for p in g.point]
+        xs = [x_of(points, numeric, p) for p in g.point]
         ax.errorbar(
             xs,
             g.goodput_mbit_mean,
@@ -133,7 +152,7 @@ def throughput_vs_param(
         )
         sat = g[g.cpu_saturated_runs > 0]
         if not sat.empty:
-            sx = sat.point if numeric else [points.index(p) for p in sat.point]
+            sx = [x_of(points, numeric, p) for p in sat.point]
             ax.scatter(
                 sx,
                 sat.goodput_mbit_mean,
@@ -147,7 +166,6 @@ def throughput_vs_param(
         cx = [p if numeric else points.index(p) for p in points if p in capacity]
         cy = [capacity[p] for p in points if p in capacity]
         ax.plot(cx, cy, color="grey", linestyle="--", linewidth=1, label="capacity of the legs")
-    _point_axis(ax, points, numeric)
     ax.set_xlabel(axis_label(param))
     ax.set_ylabel(f"goodput of the {client.upper()} client (Mbit/s)")
     ax.set_ylim(bottom=0)
@@ -223,7 +241,7 @@ def fairness_bars(fair: pd.DataFrame, out_dir: Path) -> list[Path]:
         ax.text(
             sum(xs) / len(xs),
             per_flow["mean"].max() * 1.08,
-            f"JFI {jfi:.3f}",
+            f"JFI {jfi:.3f} (whole run)",
             ha="center",
             fontsize=8,
         )
@@ -353,35 +371,46 @@ def timeline_per_variant(
 
 
 def duplication(dup: pd.DataFrame, param: str, out_dir: Path) -> list[Path]:
+    """Goodput of the DC client and both legs' throughput B against the swept value (in
+    order, numeric where it is), error bars = sd over the runs; under loss also the paper's
+    relation X = B (1 + p) / 2."""
     if dup.empty:
         return []
-    g = dup.groupby(["point", "variant"], sort=False)[["goodput_mbit", "links_mbit"]].mean()
-    g = g.reset_index()
+    g = dup.groupby(["point", "variant"], sort=False)[["goodput_mbit", "links_mbit"]]
+    g = g.agg(["mean", "std", "count"]).reset_index()
     fig, ax = plt.subplots(figsize=FIGSIZE)
-    points = list(dict.fromkeys(g.point))
-    xs = range(len(points))
+    points, numeric = sweep_axis(ax, list(dict.fromkeys(g.point)))
     for n, (variant, gv) in enumerate(g.groupby("variant", sort=False)):
-        idx = [points.index(p) for p in gv.point]
-        ax.plot(idx, gv.goodput_mbit, marker="o", color=f"C{n}", label=f"{variant} goodput")
-        ax.plot(
-            idx,
-            gv.links_mbit,
-            marker="s",
-            linestyle="--",
-            color=f"C{n}",
-            label=f"{variant} both legs together (B)",
-        )
-        if param.endswith(".loss") and _numeric(list(gv.point)):
+        gv = gv.assign(rank=gv.point.map(points.index)).sort_values("rank")
+        xs = [x_of(points, numeric, p) for p in gv.point]
+        runs = f"n={int(gv['goodput_mbit']['count'].min())}"
+        for col, marker, style, what in (
+            ("goodput_mbit", "o", "-", "goodput"),
+            ("links_mbit", "s", "--", "both legs together (B)"),
+        ):
+            ax.errorbar(
+                xs,
+                gv[col]["mean"],
+                yerr=gv[col]["std"].fillna(0),
+                marker=marker,
+                linestyle=style,
+                capsize=3,
+                color=f"C{n}",
+                label=f"{variant} {what} ({runs})",
+            )
+        if param.endswith(".loss") and numeric:
             # the paper's relation under independent loss p: X = B (1 + p) / 2
-            predicted = gv.links_mbit * (1 + gv.point.astype(float)) / 2
-            ax.plot(idx, predicted, linestyle=":", color=f"C{n}", label=f"{variant} B(1+p)/2")
-    ax.set_xticks(list(xs), [str(p) for p in points])
+            predicted = gv["links_mbit"]["mean"] * (1 + gv.point.astype(float)) / 2
+            ax.plot(xs, predicted, linestyle=":", color=f"C{n}", label=f"{variant} B(1+p)/2")
     ax.set_xlabel(axis_label(param))
     ax.set_ylabel("throughput (Mbit/s)")
     ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
     _legend_outside(ax)
-    ax.set_title("Duplication: goodput of the DC client vs both legs' throughput", fontsize=9)
+    ax.set_title(
+        f"Duplication: goodput of the DC client vs both legs' throughput\n({ERRORBAR_NOTE})",
+        fontsize=9,
+    )
     return _save(fig, out_dir, "duplication")
 
 
@@ -437,47 +466,6 @@ def sfa_map(fair: pd.DataFrame, param: str, out_dir: Path) -> list[Path]:
 
 # ---------------------------------------------------------------- the paper's figure kinds
 CLIENT_STYLES = {"dc": "-", "sc-a": "--", "sc-b": ":"}
-
-
-def fairness_vs_param(
-    fair: pd.DataFrame, param: str, out_dir: Path, title: str, name: str = "fairness_vs_param"
-) -> list[Path]:
-    """Two panels against the swept value: Jain's index over the three clients, and each
-    client's mean goodput (DC solid, SC on leg A dashed, SC on leg B dotted)."""
-    if fair.empty:
-        return []
-    points = list(dict.fromkeys(fair.point))
-    numeric = _numeric(points)
-    fig, (ax_j, ax_g) = plt.subplots(1, 2, figsize=(10.5, 3.8), layout="constrained")
-    per_run = fair.groupby(["point", "variant", "run_id"], sort=False).jfi.first().reset_index()
-    for n, (variant, g) in enumerate(per_run.groupby("variant", sort=False)):
-        agg = g.groupby("point", sort=False).jfi.agg(["mean", "std", "count"])
-        xs = [p if numeric else points.index(p) for p in agg.index]
-        ax_j.errorbar(
-            xs, agg["mean"], yerr=agg["std"].fillna(0), marker="o", capsize=3, color=f"C{n}"
-        )
-        gv = fair[fair.variant == variant]
-        for client, style in CLIENT_STYLES.items():
-            gc = gv[gv.client == client].groupby("point", sort=False).goodput_mbit.mean()
-            if gc.empty:
-                continue
-            xs = [p if numeric else points.index(p) for p in gc.index]
-            ax_g.plot(
-                xs, gc, marker="o", linestyle=style, color=f"C{n}", label=f"{variant}, {client}"
-            )
-    for ax in (ax_j, ax_g):
-        _point_axis(ax, points, numeric)
-        ax.set_xlabel(axis_label(param))
-        ax.grid(alpha=0.3)
-    ax_j.set_ylabel("Jain's index over DC, SC-A, SC-B")
-    ax_j.set_ylim(0.3, 1.02)
-    ax_j.axhline(1 / 3, color="grey", linewidth=0.8)
-    ax_g.set_ylabel("mean goodput while all three run (Mbit/s)")
-    ax_g.set_ylim(bottom=0)
-    _legend_outside(ax_g)
-    n = int(per_run.groupby(["point", "variant"]).size().max())
-    fig.suptitle(f"{title}\n(colours: protocol/CC; {ERRORBAR_NOTE}, n ≤ {n})", fontsize=9)
-    return _save(fig, out_dir, name)
 
 
 def median_run(manifests: list[dict], client: str = "dc") -> dict | None:
@@ -560,7 +548,11 @@ def goodput_time_series(out: Path, m: dict | None, out_dir: Path, title: str, na
             linewidth=1,
             label=client.upper(),
         )
-    ax.set_xlabel("time (s)")
+    # the whole run: to the end of its longest flow, even when the last slots are empty
+    flows = m.get("config", {}).get("flows", [])
+    end = max([(f.get("start_s") or 0) + (f.get("duration_s") or 0) for f in flows] or [0])
+    ax.set_xlim(0, max(end, float(smooth.index.max())))
+    ax.set_xlabel("time since the run started (s)")
     ax.set_ylabel("goodput (Mbit/s, 500 ms average)")
     ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3)

@@ -206,7 +206,12 @@ def _fairness_table(fair, param: str):
         return None
     return (
         fair.groupby(["point", "variant", "client", "kind"], sort=False, dropna=False)
-        .agg(goodput_mbit=("goodput_mbit", "mean"), jfi=("jfi", "mean"), sfa=("sfa", "mean"))
+        .agg(
+            goodput_mbit=("goodput_mbit", "mean"),
+            jfi_whole_run=("jfi", "mean"),
+            jfi_slots=("jfi_slots", "mean"),
+            sfa=("sfa", "mean"),
+        )
         .reset_index()
         .rename(columns={"point": param})
     )
@@ -235,6 +240,12 @@ def _table_sections(table, fair_table, dup, reord, param: str, schedulers: list[
             "## Fairness (JFI over competing flows; SFA per flow, Corbel et al.)",
             "",
             _table(fair_table, "{:.3f}"),
+            "",
+            (
+                "jfi_whole_run: Jain's index over the flows' whole-run goodputs (the paper's), "
+                "mean over runs; jfi_slots: over the mean goodputs in the 100 ms slots in which "
+                "every flow received data; goodput_mbit: the flow's mean over those slots."
+            ),
             "",
         ]
     if not dup.empty and dup.dup.any():

@@ -1,564 +1,403 @@
 """`dcexp report --paper DIR`: the reproduction report of a campaign of experiments/paper/.
 
-For every study of Hasselquist et al. (PAPER.md's Table 3, plus its Table 2): our figure of
-the paper's kind, what the paper reports (in our words), what we measured (mean, sd, n) and a
-verdict, agree / partly / disagree, from a stated rule on the direction and rough size of
-the effect the paper reports. Each verdict is computed twice: on all runs, and on the runs
-in which no process of ours was short of CPU (experiments/run/cpu.py), so a reader sees whether
-the machine, not the protocol, drove a conclusion. Writes DIR/reproduction.md, DIR/figures/
-and DIR/reproduction.pdf.
+For every finding of Hasselquist et al. the paper's words, the quantity compared, our value
+with its 95 % CI and n, and a verdict by a rule the noise supports (findings.py); Jain's
+index as the paper defines it (whole-run throughputs of the three flows, averaged over runs)
+with the slot-filtered index as a secondary column; the deviations from the paper's testbed
+(deviations.py); per study our figures (paper_plots.py). Every verdict is computed twice: on
+all runs, and on the runs in which no process of ours was short of CPU
+(experiments/run/cpu.py). Works from the run directories or, without them, from the
+campaign's runs.csv (paperdata.py). Writes DIR/reproduction.md, DIR/figures/,
+DIR/reproduction.pdf and (from run directories) DIR/runs.csv.
 """
 
 from __future__ import annotations
 
 import json
 import platform
+import re
 import textwrap
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
-from dccommon.cliargs import load_yaml
-from experiments.analysis import metrics, plots
-from experiments.analysis.report import _in_order, _table
+from experiments.analysis import deviations, findings, paper_plots, plots
+from experiments.analysis.paperdata import StudyData, load_campaign, write_runs_csv
+from experiments.analysis.report import _table
 from experiments.run.scenario import variant_label
 
-LEG_MBIT = 20.0  # the paper's leg rate
+# study -> (title, the paper's figure)
+STUDIES = {
+    "paper-default": ("Default point, every stack", "§ receive buffer, Table 3 defaults"),
+    "batch-size": ("Throughput vs batch size", "Fig. 4(a), 4(b), 4(c); Figs. 12-19"),
+    "batch-size-fairness": ("Fairness vs batch size", "Fig. 5(a), time series 5(b)"),
+    "batch-split": ("Throughput vs batch split", "Fig. 7(a), utilization at 9:1 Fig. 6"),
+    "batch-split-fairness": ("Fairness vs batch split", "Fig. 8(a)"),
+    "bw-ratio-split-1-1": ("Bandwidth ratio, split 1:1", "Fig. 7(b)"),
+    "bw-ratio-split-1-1-fairness": ("Fairness, bandwidth ratio, split 1:1", "Fig. 8(b)"),
+    "bw-ratio-matching": ("Bandwidth ratio, matching split", "Fig. 7(c)"),
+    "bw-ratio-matching-fairness": ("Fairness, bandwidth ratio, matching split", "Fig. 8(c)"),
+    "delay-ratio-low": ("Low delay ratio (sum 20 ms)", "Fig. 9(a)"),
+    "delay-ratio-low-fairness": ("Fairness, low delay ratio", "Fig. 10(a)"),
+    "delay-ratio-high": ("High delay ratio (sum 200 ms)", "Fig. 9(b)"),
+    "delay-ratio-high-fairness": ("Fairness, high delay ratio", "Fig. 10(b)"),
+    "loss": ("Loss", "Fig. 9(c)"),
+    "loss-fairness": ("Fairness under loss", "Fig. 10(c)"),
+    "dup-loss": ("Duplication with loss", "Fig. 11(a)"),
+    "dup-loss-fairness": ("Fairness with duplication", "Fig. 11(b)"),
+    "trace": ("Trace-driven legs", "Figs. 20-22"),
+}
+JFI_WHOLE = (
+    "Jain's index as the paper defines it: over the three clients' throughputs of the whole "
+    "run (bytes over the run's length), one index per run, averaged over the runs"
+)
+JFI_SLOTS = (
+    "slot-filtered index (secondary): over the clients' mean goodputs in the 100 ms slots in "
+    "which all three receive data, which leaves out starts and stalls"
+)
+LEG_MBIT = 20.0
 
 
-# ---------------------------------------------------------------- one study's data
-@dataclass
-class StudyData:
-    name: str
-    doc: dict
-    manifests: list[dict]
-    tput: pd.DataFrame  # one row per transport flow of a run (metrics.load_runs)
-    fair: pd.DataFrame  # one row per flow of a fairness run (metrics.fairness_summary)
-    order: list = field(default_factory=list)  # swept values in the scenario's order
-
-    @property
-    def param(self) -> str:
-        return (self.doc.get("sweep") or {}).get("param", "run")
-
-    def unaffected(self) -> StudyData:
-        """The same study restricted to runs in which no process was short of CPU."""
-        ok = {m["run_id"] for m in self.manifests if not m.get("cpu_saturated")}
-        return StudyData(
-            self.name,
-            self.doc,
-            [m for m in self.manifests if m["run_id"] in ok],
-            self.tput[self.tput.run_id.isin(ok)] if not self.tput.empty else self.tput,
-            self.fair[self.fair.run_id.isin(ok)] if not self.fair.empty else self.fair,
-            self.order,
-        )
-
-    # goodput of the DC client per (variant, point): mean, sd, n
-    def goodput(self) -> pd.DataFrame:
-        t = self.tput
-        if t.empty:
-            return pd.DataFrame()
-        t = t[(t.status == "ok") & (t.client == "dc") & (t.get("kind") != "ping")]
-        if t.empty:
-            return pd.DataFrame()
-        g = t.groupby(["variant", "point"], sort=False).goodput_mbit.agg(["mean", "std", "count"])
-        return g.reset_index()
-
-    def jfi(self) -> pd.DataFrame:
-        if self.fair.empty:
-            return pd.DataFrame()
-        if self.fair.empty:
-            return pd.DataFrame()
-        per_run = self.fair.groupby(["variant", "point", "run_id"], sort=False).jfi.first()
-        g = per_run.reset_index().groupby(["variant", "point"], sort=False).jfi
-        return g.agg(["mean", "std", "count"]).reset_index()
-
-    def series(self, table: pd.DataFrame) -> dict[str, list[tuple]]:
-        """variant -> [(point, mean)] in the sweep's order."""
-        out = {}
-        if table.empty:
-            return out
-        rank = {p: i for i, p in enumerate(self.order)}
-        for variant, g in table.groupby("variant", sort=False):
-            rows = sorted(zip(g.point, g["mean"]), key=lambda r: rank.get(r[0], len(rank)))
-            out[variant] = rows
-        return out
+# ---------------------------------------------------------------- verdicts
+def judge(studies: dict[str, StudyData]) -> dict[str, list[findings.Row]]:
+    """Every finding's rows (one per stack) on these studies; 'not run' without its study."""
+    values = {name: s.values() for name, s in studies.items()}
+    out = {}
+    for f in findings.FINDINGS:
+        if f.study not in studies:
+            out[f.key] = [findings.Row("-", "-", "not run", f"study {f.study} not in the data")]
+        else:
+            out[f.key] = f.judge(values[f.study], values)
+            paper_stack = any(r.variant == findings.PAPER_STACK for r in out[f.key])
+            if f.quantity == "jfi" and not paper_stack:
+                why = "the paper's stack for every fairness figure is not in this study"
+                out[f.key].append(findings.Row(findings.PAPER_STACK, "-", "not run", why))
+    return out
 
 
-def load_study(directory: Path) -> StudyData:
-    doc = load_yaml(directory / "scenario.yaml")
-    order = [metrics._point_label(v) for v in (doc.get("sweep") or {}).get("values", [])]
-    manifests = metrics.load_manifests(directory)
-    flows = metrics.load_runs(directory) if manifests else pd.DataFrame()
-    fair = metrics.fairness_summary(directory) if doc.get("figure") == "fairness" else None
-    if fair is not None and not fair.empty:
-        sat = {m["run_id"]: m.get("cpu_saturated", False) for m in manifests}
-        fair["cpu_saturated"] = fair.run_id.map(sat)
-    return StudyData(
-        doc["name"], doc, manifests, flows, fair if fair is not None else pd.DataFrame(), order
+def judged_stacks(rows: list[findings.Row]) -> str:
+    """The stacks a finding's verdict rests on."""
+    judged = [r.variant for r in rows if r.verdict in ("agree", "partly", "disagree")]
+    return ", ".join(judged) or "none"
+
+
+def _n_per_point(study: StudyData | None) -> str:
+    if study is None:
+        return "-"
+    counts = study.per_run().groupby(["variant", "point"]).size()
+    return (
+        "-"
+        if counts.empty
+        else f"{counts.min()}" + (f"-{counts.max()}" if counts.max() != counts.min() else "")
     )
 
 
-# ---------------------------------------------------------------- verdict rules
-def _verdict(per_variant: dict[str, bool]) -> str:
-    if not per_variant:
-        return "not measured"
-    hits = sum(per_variant.values())
-    return "agree" if hits == len(per_variant) else "partly" if hits else "disagree"
-
-
-def _pct(a: float, b: float) -> str:
-    return f"{(b / a - 1) * 100:+.0f}%" if a else "n/a"
-
-
-def _ends(rows: list[tuple]) -> tuple | None:
-    return (rows[0], rows[-1]) if len(rows) >= 2 else None
-
-
-def check_drop(study: StudyData, table: pd.DataFrame, min_drop: float, what: str):
-    """The value falls by at least `min_drop` (relative) from the first to the last point."""
-    verdicts, notes = {}, []
-    for variant, rows in study.series(table).items():
-        ends = _ends(rows)
-        if ends is None:
-            continue
-        (p0, v0), (p1, v1) = ends
-        verdicts[variant] = v1 < v0 * (1 - min_drop)
-        notes.append(f"{variant}: {v0:.3g} at {p0} → {v1:.3g} at {p1} ({_pct(v0, v1)})")
-    rule = f"{what} falls by more than {min_drop:.0%} from the first to the last point"
-    return _verdict(verdicts), rule, notes
-
-
-def check_flat(study: StudyData, table: pd.DataFrame, tolerance: float, what: str):
-    """The value changes by at most `tolerance` (relative) from the first to the last point."""
-    verdicts, notes = {}, []
-    for variant, rows in study.series(table).items():
-        ends = _ends(rows)
-        if ends is None:
-            continue
-        (p0, v0), (p1, v1) = ends
-        verdicts[variant] = abs(v1 / v0 - 1) <= tolerance if v0 else False
-        notes.append(f"{variant}: {v0:.3g} at {p0} → {v1:.3g} at {p1} ({_pct(v0, v1)})")
-    rule = f"{what} changes by at most {tolerance:.0%} from the first to the last point"
-    return _verdict(verdicts), rule, notes
-
-
-def check_batch(study: StudyData, table: pd.DataFrame, what: str):
-    """Mid-range batches (50-200) beat large ones (500 and up) by more than 5%."""
-    verdicts, notes = {}, []
-    for variant, rows in study.series(table).items():
-        mid = [v for p, v in rows if isinstance(p, (int, float)) and 50 <= p <= 200]
-        large = [v for p, v in rows if isinstance(p, (int, float)) and p >= 500]
-        if not mid or not large:
-            continue
-        verdicts[variant] = max(large) < max(mid) * 0.95
-        notes.append(f"{variant}: best mid batch {max(mid):.3g}, best large {max(large):.3g}")
-    rule = f"{what} at batch sizes of 500 and more is more than 5% below the best of 50-200"
-    return _verdict(verdicts), rule, notes
-
-
-def check_batch_fairness(study: StudyData, table: pd.DataFrame, what: str):
-    verdicts, notes = {}, []
-    for variant, rows in study.series(table).items():
-        small = [v for p, v in rows if isinstance(p, (int, float)) and p <= 50]
-        large = [v for p, v in rows if isinstance(p, (int, float)) and p >= 150]
-        if not small or not large:
-            continue
-        verdicts[variant] = min(small) >= 0.95 and min(large) < min(small) - 0.02
-        notes.append(f"{variant}: JFI {min(small):.3f} at small batches, {min(large):.3f} at ≥150")
-    rule = "Jain's index ≥ 0.95 at batches ≤ 50 and lower by more than 0.02 at ≥ 150"
-    return _verdict(verdicts), rule, notes
-
-
-def check_dup(study: StudyData, table: pd.DataFrame, what: str):
-    verdicts, notes = {}, []
-    for variant, rows in study.series(table).items():
-        ends = _ends(rows)
-        if ends is None:
-            continue
-        (p0, v0), (p1, v1) = ends
-        capped = v0 <= LEG_MBIT * 1.1
-        steady = v1 >= v0 * 0.8
-        verdicts[variant] = capped and steady
-        notes.append(
-            f"{variant}: {v0:.3g} Mbit/s at loss {p0} (one leg: {LEG_MBIT:g}), {v1:.3g} at {p1}"
-            f" ({_pct(v0, v1)})"
+def verdict_table(studies: dict, rows: dict, clean_rows: dict) -> list[str]:
+    lines = [
+        (
+            "| finding (the paper's words) | source | figure | verdict, all runs | verdict, "
+            "CPU-unaffected runs | stacks judged | n per point |"
+        ),
+        "|---|---|---|---|---|---|---|",
+    ]
+    for f in findings.FINDINGS:
+        lines.append(
+            f"| [“{f.quote}”](#{f.study}) | {f.source} | {f.figure} | "
+            f"**{findings.combine(rows[f.key])}** | {findings.combine(clean_rows[f.key])} | "
+            f"{judged_stacks(rows[f.key])} | {_n_per_point(studies.get(f.study))} |"
         )
-    rule = "goodput ≤ 1.1 × one leg's rate without loss, and at least 80% of that at the most loss"
-    return _verdict(verdicts), rule, notes
+    counts = {v: 0 for v in findings.VERDICTS}
+    for f in findings.FINDINGS:
+        counts[findings.combine(rows[f.key])] += 1
+    apart: dict[tuple, int] = {}  # (stack, why) -> findings where it has no counterpart
+    for f in findings.FINDINGS:
+        for r in rows[f.key]:
+            if r.verdict == "no counterpart":
+                apart[(r.variant, r.note)] = apart.get((r.variant, r.note), 0) + 1
+    lines += [
+        "",
+        "Verdicts over the findings: "
+        + ", ".join(f"{k} {v}" for k, v in counts.items())
+        + ". Stacks reported but not judged (no counterpart): "
+        + (
+            "; ".join(f"{v} in {n} findings ({why})" for (v, why), n in sorted(apart.items()))
+            or "none"
+        )
+        + ". Rules (findings.py): a difference counts when Welch's 95 % CI of it excludes "
+        "0 (partly: the right direction, not significant); a value the paper states agrees "
+        'when it lies in our 95 % CI; "no change" agrees when the CI of the change lies '
+        "within the stated tolerance. A finding's verdict combines the stacks the paper ran "
+        "for that figure (all agree: agree; all disagree: disagree; else partly); stacks it "
+        "did not run (TCP in fairness, aioquic CUBIC) are shown as no counterpart. CIs are "
+        "Student's t intervals as computed, not clipped to a quantity's range (goodput 0 and "
+        "up, Jain's index 1/3 to 1); the figures draw them clipped.",
+        "",
+    ]
+    return lines
 
 
-def check_dup_fairness(study: StudyData, table: pd.DataFrame, what: str):
-    verdicts, notes = {}, []
-    for variant, rows in study.series(table).items():
-        if not rows:
-            continue
-        verdicts[variant] = max(v for _p, v in rows) <= 0.8
-        notes.append(f"{variant}: JFI " + ", ".join(f"{v:.3f} at {p}" for p, v in rows))
-    rule = "Jain's index stays at or below 0.8 at every loss rate (the paper: 0.39-0.48)"
-    return _verdict(verdicts), rule, notes
+def finding_details(study: StudyData, rows: dict) -> list[str]:
+    lines = []
+    for f in [f for f in findings.FINDINGS if f.study == study.name]:
+        lines += [
+            f"**Finding `{f.key}`:** “{f.quote}” ({f.source}, {f.figure}). Quantity: "
+            + ("whole-run Jain's index" if f.quantity == "jfi" else "DC client's goodput (Mbit/s)")
+            + f". Rule: {f.rule}. **Verdict: {findings.combine(rows[f.key])}.**",
+            "",
+            "| stack | ours: mean [95 % CI] (n runs) | verdict | note |",
+            "|---|---|---|---|",
+            *[f"| {r.variant} | {r.ours} | {r.verdict} | {r.note} |" for r in rows[f.key]],
+            "",
+        ]
+    return lines
 
 
-def check_default(study: StudyData, table: pd.DataFrame, what: str):
-    means = {v: rows[0][1] for v, rows in study.series(table).items() if rows}
-    verdicts, notes = {}, []
-    small, large = means.get("aioquic-newreno"), means.get("aioquic-newreno-rcvbuf-large")
-    if small is not None and large is not None:
-        verdicts["aioquic buffer"] = small < large
-        notes.append(f"aioquic NewReno: default buffer {small:.3g}, enlarged {large:.3g} Mbit/s")
-    tcp = [means[v] for v in ("tcp-newreno", "tcp-cubic") if v in means]
-    if large is not None and tcp:
-        verdicts["QUIC like TCP"] = abs(large / (sum(tcp) / len(tcp)) - 1) <= 0.15
-        notes.append(f"aioquic enlarged {large:.3g} vs TCP {sum(tcp) / len(tcp):.3g} Mbit/s")
-    ng = [means[v] for v in ("ngtcp2-newreno", "ngtcp2-cubic") if v in means]
-    if large is not None and ng:
-        verdicts["ngtcp2 greedier"] = sum(ng) / len(ng) >= large
-        notes.append(f"ngtcp2 {sum(ng) / len(ng):.3g} vs aioquic enlarged {large:.3g} Mbit/s")
-    rule = (
-        "aioquic gets less with the default UDP buffer than with the enlarged one; with the "
-        "enlarged one within 15% of TCP; ngtcp2 at least as much as aioquic"
-    )
-    return _verdict(verdicts), rule, notes
-
-
-# ---------------------------------------------------------------- the studies
-@dataclass
-class Study:
-    name: str  # scenario name in experiments/paper/
-    title: str
-    figure: str  # the paper's figure(s)
-    paper: str  # what the paper reports, in our words (PAPER.md)
-    measure: str  # goodput | jfi
-    check: object  # (study, table, what) -> (verdict, rule, notes)
-    paper_numbers: str = ""
-
-
-def _drop(min_drop):
-    return lambda s, t, w: check_drop(s, t, min_drop, w)
-
-
-def _flat(tol):
-    return lambda s, t, w: check_flat(s, t, tol, w)
-
-
-STUDIES = [
-    Study(
-        "paper-default",
-        "Default point, every stack",
-        "§ receive buffer, Table 3 defaults",
-        "With the default UDP receive buffer aioquic gets less than with an enlarged one; with "
-        "the enlarged buffer QUIC performs like TCP; ngtcp2 is greedier than aioquic.",
-        "goodput",
-        check_default,
-    ),
-    Study(
-        "batch-size",
-        "Throughput vs batch size",
-        "Fig. 4(a), 4(b), 4(c); Figs. 12-19 for ngtcp2",
-        "Best in the mid range (about 100-150); from about 500 packets one leg idles while "
-        "the other carries the batch and throughput drops; very small batches cost a little.",
-        "goodput",
-        check_batch,
-    ),
-    Study(
-        "batch-size-fairness",
-        "Fairness vs batch size",
-        "Fig. 5(a), time series 5(b)",
-        "Small batches give Jain ≈ 1.00; from about 150 packets the SC clients take the legs "
-        "during the DC client's off periods and fairness falls; the unfairness lasts ~30 s.",
-        "jfi",
-        check_batch_fairness,
-    ),
-    Study(
-        "batch-split",
-        "Throughput vs batch split",
-        "Fig. 7(a), utilization at 9:1 Fig. 6",
-        "Throughput peaks at 50/50 on equal legs and falls off convexly as the split skews; "
-        "the less loaded leg never fills.",
-        "goodput",
-        _drop(0.10),
-    ),
-    Study(
-        "batch-split-fairness",
-        "Fairness vs batch split",
-        "Fig. 8(a)",
-        "A 50/50 split on symmetric legs gives Jain ≈ 1.00; a skewed split lowers it.",
-        "jfi",
-        _drop(0.02),
-    ),
-    Study(
-        "bw-ratio-split-1-1",
-        "Bandwidth ratio, split 1:1",
-        "Fig. 7(b)",
-        "With a 1:1 split, throughput falls as the legs become unequal.",
-        "goodput",
-        _drop(0.10),
-    ),
-    Study(
-        "bw-ratio-split-1-1-fairness",
-        "Fairness, bandwidth ratio, split 1:1",
-        "Fig. 8(b)",
-        "Only equal legs reach Jain 1.00; at 5:1 with a 50/50 split Jain is 0.59.",
-        "jfi",
-        _drop(0.05),
-        "Jain 0.59 at 5:1",
-    ),
-    Study(
-        "bw-ratio-matching",
-        "Bandwidth ratio, matching split",
-        "Fig. 7(c)",
-        "With a split matching the bandwidths throughput stays high (small effect for TCP "
-        "and for QUIC with the enlarged buffer).",
-        "goodput",
-        _flat(0.15),
-    ),
-    Study(
-        "bw-ratio-matching-fairness",
-        "Fairness, bandwidth ratio, matching split",
-        "Fig. 8(c)",
-        "At 5:1 with the matching split Jain is 0.70 (better than 0.59 with "
-        "50/50); only equal legs reach 1.00.",
-        "jfi",
-        _drop(0.05),
-        "Jain 0.70 at 5:1",
-    ),
-    Study(
-        "delay-ratio-low",
-        "Low delay ratio (sum 20 ms)",
-        "Fig. 9(a)",
-        "The delay ratio barely matters when the delays are small.",
-        "goodput",
-        _flat(0.05),
-    ),
-    Study(
-        "delay-ratio-low-fairness",
-        "Fairness, low delay ratio",
-        "Fig. 10(a)",
-        "Jain 0.9996 at 1:1 and 0.9986 at 5:1: hardly any change.",
-        "jfi",
-        _flat(0.02),
-        "Jain 0.9996 → 0.9986",
-    ),
-    Study(
-        "delay-ratio-high",
-        "High delay ratio (sum 200 ms)",
-        "Fig. 9(b)",
-        "Throughput falls with the delay ratio; ngtcp2 gets clearly less than aioquic here "
-        "(pacing differences).",
-        "goodput",
-        _drop(0.05),
-    ),
-    Study(
-        "delay-ratio-high-fairness",
-        "Fairness, high delay ratio",
-        "Fig. 10(b)",
-        "Fairness falls with the ratio: Jain 0.9903 at 1:1, 0.8758 at 5:1.",
-        "jfi",
-        _drop(0.02),
-        "Jain 0.9903 → 0.8758",
-    ),
-    Study("loss", "Loss", "Fig. 9(c)", "Loss lowers throughput.", "goodput", _drop(0.10)),
-    Study(
-        "loss-fairness",
-        "Fairness under loss",
-        "Fig. 10(c)",
-        "Loss hardly changes fairness.",
-        "jfi",
-        _flat(0.05),
-    ),
-    Study(
-        "dup-loss",
-        "Duplication with loss",
-        "Fig. 11(a)",
-        "Duplication caps the DC connection at one leg's capacity (about 20 Mbit/s instead "
-        "of 40) but keeps it steady as loss grows; goodput X and the legs' combined "
-        "throughput B relate as X = B(1+p)/2.",
-        "goodput",
-        check_dup,
-    ),
-    Study(
-        "dup-loss-fairness",
-        "Fairness with duplication",
-        "Fig. 11(b)",
-        "Fairness suffers badly (Jain 0.39-0.48 over 0-5% loss): the DC connection loses far "
-        "fewer packets than the SC ones.",
-        "jfi",
-        check_dup_fairness,
-        "Jain 0.39-0.48",
-    ),
-    Study(
-        "trace",
-        "Trace-driven legs",
-        "Figs. 20-22",
-        "The trace-driven runs show the same trends as the fixed-rate ones (here: large "
-        "batches cost throughput).",
-        "goodput",
-        check_batch,
-    ),
-]
-
-
-# ---------------------------------------------------------------- the report
-DEVIATIONS = [
-    "Where we differ from the paper's setup (PAPER.md), whatever the campaign's size:",
-    "",
-    (
-        "- Testbed: network namespaces on one host, a P4 switch (p4sim, Python) numbering and "
-        "splitting, linkem per leg and a DPDK agent reordering, instead of two hosts with 10 GbE "
-        "links and two NFQUEUE proxies. Delay and rate are emulated the same way (normal delay "
-        "mean 10 ms cv 10% and 20 Mbit/s on each downlink, no delay on the uplinks)."
-    ),
-    (
-        "- Sweep points the paper does not list (batch 2-5000 apart from 50, 100-150 and 500; "
-        "loss 0-5% in the loss study) are ours."
-    ),
-    "- Fairness runs download for 180 s instead of 1 GB of which the first 3 minutes count.",
-    (
-        "- The enlarged UDP receive buffer is implemented for aioquic only (8 MiB, "
-        "SO_RCVBUFFORCE); ngtcp2 keeps the system default."
-    ),
-    "- aioquic CUBIC exists now (the paper had NewReno only); it is an extra line.",
-    (
-        "- Trace study: a synthetic LTE-like trace with the paper trace's mean (4.5 Mbit/s) on "
-        "both legs, swept over the batch size only, 25 MB downloads."
-    ),
-    (
-        "- `--quick` shrinks every study: 10 MB downloads (3 MB over the trace), 15 s fairness "
-        "runs, 2-3 swept values, 2-3 protocol lines, one repetition (the overhead study 3)."
-    ),
-    "",
-]
-
-
-def _pm(mean, sd, digits: int = 2) -> str:
-    """'mean ± sd'; the sd is left out when there is one run."""
-    if mean is None or pd.isna(mean):
-        return "-"
-    return f"{mean:.{digits}f}" + ("" if sd is None or pd.isna(sd) else f" ± {sd:.{digits}f}")
-
-
-def _fmt_cell(mean, sd, n, digits=3) -> str:
-    if pd.isna(mean):
-        return "-"
-    sd_txt = "" if pd.isna(sd) else f" ± {sd:.{digits}g}"
-    return f"{mean:.{digits}g}{sd_txt} (n={int(n)})"
-
-
-def _measured_table(table: pd.DataFrame, study: StudyData, unit: str) -> str:
+# ---------------------------------------------------------------- per study
+def measured_table(study: StudyData, column: str = "value") -> str:
+    """variant x point: 'mean [CI] (n=..)'."""
+    table = study.table(column)
     if table.empty:
         return "(no runs)"
-    rank = {p: i for i, p in enumerate(study.order)}
-    points = sorted(dict.fromkeys(table.point), key=lambda p: rank.get(p, len(rank)))
-    variants = list(dict.fromkeys(table.variant))
+    points = [p for p in study.order if p in set(table.point)] or list(dict.fromkeys(table.point))
     rows = []
-    for variant in variants:
-        row = {"variant": variant}
+    for variant, g in table.groupby("variant", sort=False):
+        row = {"stack": paper_plots.stack_name(variant)}
         for p in points:
-            hit = table[(table.variant == variant) & (table.point == p)]
-            row[str(p)] = _fmt_cell(*hit.iloc[0][["mean", "std", "count"]]) if len(hit) else "-"
+            hit = g[g.point == p]
+            row[str(p)] = (
+                estimate_text(hit.iloc[0]) if len(hit) else "-"  # a point this stack missed
+            )
         rows.append(row)
-    df = pd.DataFrame(rows)
-    return f"{unit}, mean ± sd (n runs) per {plots.axis_label(study.param)}:\n\n" + _table(df)
+    return _table(pd.DataFrame(rows))
+
+
+def estimate_text(r) -> str:
+    ci = (
+        "" if pd.isna(r["half"]) else f" [{r['mean'] - r['half']:.3g}, {r['mean'] + r['half']:.3g}]"
+    )
+    return f"{r['mean']:.3g}{ci} (n={int(r['n'])})"
 
 
 def _capacity(study: StudyData) -> dict:
-    """Swept value -> Mbit/s the DC client's legs offer (one leg when duplicating)."""
+    """Swept value -> Mbit/s the DC client's legs offer (one leg when duplicating), from the
+    scenario as it ran."""
+    from experiments.run.scenario import ScenarioError, expand
+
     out = {}
-    for m in study.manifests:
-        links, dc = m["config"]["links"], m["config"]["dc"]
+    try:
+        runs = expand(study.doc)
+    except ScenarioError:  # a trace leg whose file is not here: no fixed capacity anyway
+        return out
+    for run in runs:
+        links, dc = run.config["links"], run.config["dc"]
         rates = [links[leg].get("rate_mbit") for leg in ("a", "b")]
         if None in rates:
             continue
         cap = rates[0] if dc.get("mode") == "sc" else min(rates) if dc["dup"] else sum(rates)
-        out[metrics._point_label(m.get("point"))] = cap
+        out[plots.metrics._point_label(run.point)] = cap
     return out
 
 
-def _figures(study: StudyData, spec: Study, directory: Path, fig_dir: Path) -> list[Path]:
+# the paper's values drawn on its figures: study -> ([(point, value, label)], [hlines])
+PAPER_MARKS = {
+    "bw-ratio-split-1-1-fairness": ([("5:1", 0.59, "paper (aioquic NewReno): 0.59")], []),
+    "bw-ratio-matching-fairness": ([("5:1", 0.70, "paper (aioquic NewReno): 0.70")], []),
+    "delay-ratio-low-fairness": (
+        [("1:1", 0.9996, "paper (aioquic NewReno)"), ("5:1", 0.9986, None)],
+        [],
+    ),
+    "delay-ratio-high-fairness": (
+        [("1:1", 0.9903, "paper (aioquic NewReno)"), ("5:1", 0.8758, None)],
+        [],
+    ),
+    "dup-loss-fairness": ([], [(0.39, 0.48, "paper (aioquic NewReno): 0.39-0.48")]),
+}
+
+
+def study_figures(study: StudyData, studies: dict, fig_dir: Path) -> tuple[list[Path], list[str]]:
+    """The study's figures and notes on those that need the run directories."""
+    title, figure = STUDIES.get(study.name, (study.name, ""))
     out = fig_dir / study.name
-    title = f"{spec.title} ({spec.figure} of the paper)"
+    head = f"{title} ({figure} of the paper)"
     figs: list[Path] = []
-    variants = [variant_label(v) for v in study.doc.get("variants") or []]
-    if spec.measure == "jfi":
-        fair = _in_order(study.fair, study.order, variants)
-        figs += plots.fairness_vs_param(fair, study.param, out, title)
+    notes = []
+    if study.measure == "jfi":
+        refs, bands = PAPER_MARKS.get(study.name, ([], []))
+        figs += paper_plots.vs_param(
+            study.table(), study.param, out, "fairness_vs_param",
+            f"{head}\nJain's index over whole-run throughputs (the paper's definition)",
+            "Jain's index over DC, SC-A, SC-B (whole run)",
+            refs=[r if r[2] else (r[0], r[1], "_") for r in refs],
+            hlines=[(1 / 3, "1/3: one client takes everything"), *bands],
+            quantity="jfi",
+        )  # fmt: skip
+        figs += paper_plots.clients_vs_param(study.flows, study.order, study.param, out, head)
+    elif study.doc.get("sweep"):
+        cap = _capacity(study)
+        extra = None
+        if study.name == "dup-loss" and "loss" in studies:
+            extra = {"split, loss study: ": studies["loss"].table()}
+        figs += paper_plots.vs_param(
+            study.table(), study.param, out, "throughput_vs_param", head,
+            "goodput of the DC client (Mbit/s)",
+            hlines=[(c, f"capacity of the legs: {c:g} Mbit/s") for c in sorted(set(cap.values()))],
+            extra=extra,
+        )  # fmt: skip
+    else:
+        figs += paper_plots.vs_param(
+            study.table(), study.param, out, "throughput_bars", head,
+            "goodput of the DC client (Mbit/s)", hlines=[(2 * LEG_MBIT, "both legs: 40 Mbit/s")],
+        )  # fmt: skip
+    drawn, why = sample_figures(study, out, title)
+    figs += drawn
+    notes += why
+    return figs, notes
+
+
+def sample_figures(study: StudyData, out: Path, title: str) -> tuple[list[Path], list[str]]:
+    """Time series and utilization examples: from the run directories; without them the
+    figures drawn when the campaign ran are kept (listed) when present."""
+    names = []
+    if study.measure == "jfi":
+        names.append("time_series")
+    examples = {"batch-size": [50, 500], "batch-split": ["90:10"]}.get(study.name)
+    if examples:
+        names.append("utilization")
+    if not study.has_samples:
+        kept = [out / f"{n}.png" for n in names if (out / f"{n}.png").exists()]
+        note = (
+            [
+                "Time series and utilization figures need the run directories (samples), "
+                "which are not kept with runs.csv: "
+                + (
+                    "the ones drawn when the campaign was reported are shown."
+                    if kept
+                    else "not drawn."
+                )
+            ]
+            if names
+            else []
+        )
+        return kept, note
+    figs: list[Path] = []
+    if study.measure == "jfi":
         batch = [m for m in study.manifests if m["config"]["dc"]["batch"] >= 150]
         pick = plots.median_run(batch if study.param == "dc.batch" and batch else study.manifests)
         figs += plots.goodput_time_series(
-            directory, pick, out, f"Goodput over time, {spec.title.lower()}", "time_series"
-        )
-        return figs
-    summary = (
-        _in_order(metrics.throughput_summary(study.tput), study.order, variants)
-        if not study.tput.empty
-        else pd.DataFrame()
-    )
-    if not summary.empty:
-        if study.doc.get("sweep"):
-            figs += plots.throughput_vs_param(
-                summary, study.param, out, capacity=_capacity(study), title=title
-            )
-        else:
-            figs += plots.throughput_bars(summary, out)
-    examples = {
-        "batch-size": [50, 500],
-        "batch-split": ["90:10"],
-    }.get(study.name)
+            study.directory, pick, out, f"Goodput over the whole run, {title.lower()}",
+            "time_series",
+        )  # fmt: skip
     if examples:
         runs = []
         for point in examples:
-            at = [m for m in study.manifests if metrics._point_label(m.get("point")) == point]
+            at = [m for m in study.manifests if plots.metrics._point_label(m.get("point")) == point]
             runs.append((f"{plots.axis_label(study.param)} {point}", plots.median_run(at)))
         figs += plots.utilization_examples(
-            directory, runs, out, f"Utilization of the legs, {spec.title.lower()}", "utilization"
+            study.directory, runs, out, f"Utilization of the legs, {title.lower()}", "utilization"
         )
-    if study.name == "dup-loss":
-        dup = metrics.duplication_summary(directory)
-        figs += plots.duplication(dup, study.param, out)
-    return figs
+    return figs, []
 
 
-def _exclusion_effect(verdict: str, clean_verdict: str) -> str:
-    if clean_verdict == "not measured":
-        return (
-            "; too few runs were free of CPU shortage to judge without them, so this "
-            "conclusion cannot be separated from the machine."
-        )
-    if clean_verdict == verdict:
-        return "; the conclusion does not change."
-    return "; excluding them changes the conclusion."
-
-
-def _cpu_lines(study: StudyData) -> tuple[int, dict]:
-    affected = [m for m in study.manifests if m.get("cpu_saturated")]
-    procs: dict[str, int] = {}
-    for m in affected:
-        for name in m.get("saturated_processes") or ["a core (no process data)"]:
-            role = name.split("/")[-1] if "/" in name else name
-            key = f"flow {role}" if "/" in name else role
+def study_section(study, studies, rows, clean_rows, directory: Path, fig_dir: Path):
+    title, figure = STUDIES.get(study.name, (study.name, ""))
+    figs, notes = study_figures(study, studies, fig_dir)
+    n_runs = study.runs().shape[0]
+    n_aff = int(study.runs().cpu_saturated.sum())
+    lines = [
+        f'## {title} <a id="{study.name}"></a>',
+        "",
+        f"Paper: {figure}. Our scenario `{study.name}/scenario.yaml`: "
+        + " ".join(str(study.doc.get("description", "")).split()),
+        "",
+        as_run(study),
+        "",
+        *[f"![{p.stem}]({p.relative_to(directory)})" for p in figs if p.suffix == ".png"],
+        "",
+        *notes,
+        "",
+    ]
+    if study.measure == "jfi":
+        lines += [
+            (
+                f"**We measured** ({JFI_WHOLE}), mean [95 % CI] (n runs) per "
+                f"{plots.axis_label(study.param)}:"
+            ),
+            "",
+            measured_table(study),
+            "",
+            f"For comparison, the {JFI_SLOTS}:",
+            "",
+            measured_table(study, "jfi_slots"),
+            "",
+        ]
+    else:
+        lines += [
+            (
+                "**We measured:** goodput of the DC client (Mbit/s), mean [95 % CI] (n runs) per "
+                f"{plots.axis_label(study.param)}:"
+            ),
+            "",
+            measured_table(study),
+            "",
+        ]
+    lines += finding_details(study, rows)
+    procs = {}
+    for names in study.flows.drop_duplicates("run_id").saturated_processes.dropna():
+        for name in str(names).split():
+            key = "flow " + name.split("/")[-1] if "/" in name else name
             procs[key] = procs.get(key, 0) + 1
-    return len(affected), procs
+    verdicts = [
+        (f.key, findings.combine(rows[f.key]), findings.combine(clean_rows[f.key]))
+        for f in findings.FINDINGS
+        if f.study == study.name
+    ]
+    changed = [f"{key} ({a} → {b})" for key, a, b in verdicts if a != b]
+    lines += [
+        f"CPU: {n_aff} of {n_runs} runs CPU-affected"
+        + (" (" + ", ".join(f"{k} in {v}" for k, v in sorted(procs.items())) + ")" if procs else "")
+        + (
+            f"; without them the verdict changes for: {', '.join(changed)}."
+            if changed
+            else "; without them no verdict changes."
+        ),
+        "",
+    ]
+    return lines, figs
 
 
-def overhead_table(directory: Path) -> pd.DataFrame:
+def as_run(study: StudyData) -> str:
+    """What the study's runs were, whatever its description says (a profile shrinks them)."""
+    doc = study.doc
+    flows = [f for f in doc.get("flows") or [] if f.get("kind") != "ping"]
+    sizes = sorted({f"{f['size_mb']:g} MB" for f in flows if f.get("size_mb")})
+    lengths = sorted({f"{f['duration_s']:g} s" for f in flows if f.get("duration_s")})
+    what = ", ".join(
+        [f"downloads of {' / '.join(sizes)}"] * bool(sizes)
+        + [f"runs of {' / '.join(lengths)}"] * bool(lengths)
+    )
+    stacks = ", ".join(variant_label(v) for v in doc.get("variants") or [])
+    points = f" at each of {', '.join(str(p) for p in study.order)}" if study.order else ""
+    return f"As run: {what}; {doc.get('repetitions', 1)} repetitions{points}; stacks {stacks}."
+
+
+def overhead_table(study: StudyData) -> pd.DataFrame:
     """Per path and protocol: goodput, loaded RTT (the sender's smoothed RTT) and idle RTT
     (ping before the download), mean and sd over the runs."""
+    f = study.flows[study.flows.status == "ok"]
     rows = []
-    for m in metrics.load_manifests(directory):
-        if m["status"] != "ok":
-            continue
-        ping = [r for r in m["flows"].values() if r["kind"] == "ping"]
-        data = [r for r in m["flows"].values() if r["kind"] != "ping"]
-        if not data:
+    for run_id, g in f.groupby("run_id", sort=False):
+        ping = g[g.kind == "ping"]
+        data = g[g.kind != "ping"]
+        if data.empty:
             continue
         rows.append(
             {
-                "path": str(m["point"]),
-                "variant": m["variant"],
-                "goodput": data[0].get("goodput_mbit"),
-                "rtt_load": data[0].get("rtt_ms_mean"),
-                "rtt_idle": ping[0].get("rtt_ms_median") if ping else None,
-                "cpu_saturated": m.get("cpu_saturated", False),
+                "path": str(data.iloc[0].point),
+                "variant": data.iloc[0].variant,
+                "goodput": data.iloc[0].goodput_mbit,
+                "rtt_load": data.iloc[0].rtt_ms_mean,
+                "rtt_idle": ping.iloc[0].rtt_ms_median_ping if len(ping) else None,
+                "cpu_saturated": bool(data.iloc[0].cpu_saturated),
             }
         )
     df = pd.DataFrame(rows)
@@ -579,6 +418,13 @@ def overhead_table(directory: Path) -> pd.DataFrame:
     ).reset_index()
 
 
+def _pm(mean, sd, digits: int = 2) -> str:
+    """'mean ± sd'; the sd is left out when there is one run."""
+    if mean is None or pd.isna(mean):
+        return "-"
+    return f"{mean:.{digits}f}" + ("" if sd is None or pd.isna(sd) else f" ± {sd:.{digits}f}")
+
+
 RTT_HOW = {
     "ngtcp2": "ngtcp2's smoothed RTT (server qlog)",
     "tcp": "the kernel's smoothed RTT (TCP_INFO of the sender, via iperf3)",
@@ -587,8 +433,8 @@ RTT_HOW = {
 }
 
 
-def overhead_section(directory: Path, fig_dir: Path) -> tuple[list[str], list[Path]]:
-    table = overhead_table(directory)
+def overhead_section(study: StudyData, fig_dir: Path) -> tuple[list[str], list[Path]]:
+    table = overhead_table(study)
     if table.empty:
         return ["(the overhead study has no runs)"], []
     lines = [
@@ -650,54 +496,38 @@ def overhead_section(directory: Path, fig_dir: Path) -> tuple[list[str], list[Pa
     return lines, figs
 
 
-def _rel(path: Path, base: Path) -> str:
-    return str(path.relative_to(base))
-
-
+# ---------------------------------------------------------------- the report
 def write_reproduction(directory: Path) -> Path:
-    """reproduction.md (and its PDF and runs.csv) of a campaign of the paper's studies: a
-    verdict per study on all runs and on the CPU-unaffected ones, with figures."""
+    """reproduction.md (and its PDF) of a campaign of the paper's studies: the verdict table,
+    the deviations, the overhead table and a section per study, on all runs and on the
+    CPU-unaffected ones, with figures; runs.csv rewritten from what was loaded."""
     directory = Path(directory)
     fig_dir = directory / "figures"
     campaign = {}
     if (directory / "campaign.json").exists():
         campaign = json.loads((directory / "campaign.json").read_text())
-    studies = {d.name: d for d in sorted(directory.iterdir()) if (d / "scenario.yaml").exists()}
-    loaded = {}
-    for d in studies.values():
-        s = load_study(d)
-        loaded[s.name] = (s, d)
-    md = _preamble(directory, campaign, loaded) + DEVIATIONS
-    summary_rows, sections, figures = [], [], []
-    for spec in STUDIES:
-        if spec.name not in loaded:
-            summary_rows.append(f"| {spec.title} | {spec.figure} | not run | - | 0 | - |")
-            continue
-        study, d = loaded[spec.name]
-        row, lines, figs = _study_section(spec, study, d, directory, fig_dir)
-        summary_rows.append(row)
-        sections += lines
-        figures += figs
-    md += [
-        "## Summary",
-        "",
-        (
-            "| study | paper | verdict, all runs | verdict, CPU-unaffected runs | runs | "
-            "CPU-affected |"
-        ),
-        "|---|---|---|---|---|---|",
-        *summary_rows,
-        "",
-    ]
-    if "overhead" in {s.name for s, _ in loaded.values()}:
-        study, d = loaded["overhead"]
-        lines, figs = overhead_section(d, fig_dir)
+    studies = load_campaign(directory)
+    clean = {name: s.unaffected() for name, s in studies.items()}
+    rows, clean_rows = judge(studies), judge(clean)
+    md = _preamble(directory, campaign, studies)
+    md += ["## Verdicts", "", *verdict_table(studies, rows, clean_rows)]
+    md += deviations.section(studies, _profile(campaign))
+    figures: list[Path] = []
+    if "overhead" in studies:
+        lines, figs = overhead_section(studies["overhead"], fig_dir)
         figures += figs
         md += ["## Overhead of the DC machinery (the paper's Table 2)", "", *lines, ""]
-        md += [f"![{p.stem}]({_rel(p, directory)})" for p in figs if p.suffix == ".png"] + [""]
-    md += sections
-    md += cpu_findings(loaded)
-    write_runs_csv(loaded, directory / "runs.csv")
+        md += [f"![{p.stem}]({p.relative_to(directory)})" for p in figs if p.suffix == ".png"]
+        md += [""]
+    for name in STUDIES:
+        if name not in studies:
+            md += [f"## {STUDIES[name][0]}", "", "Not run in this campaign.", ""]
+            continue
+        lines, figs = study_section(studies[name], studies, rows, clean_rows, directory, fig_dir)
+        md += lines
+        figures += figs
+    md += cpu_findings(studies)
+    write_runs_csv(studies, directory / "runs.csv")
     text = "\n".join(md)
     path = directory / "reproduction.md"
     path.write_text(text)
@@ -705,15 +535,14 @@ def write_reproduction(directory: Path) -> Path:
     return path
 
 
-def _preamble(directory: Path, campaign: dict, loaded: dict) -> list[str]:
-    """The title, how the report was made (commits, host, target), the CPU-affected rule and
-    the machine's load."""
-    first = next((s.manifests[0] for s, _ in loaded.values() if s.manifests), {})
-    commits: dict[str, int] = {}
-    for s, _ in loaded.values():
-        for m in s.manifests:
-            key = str(m.get("git_commit", "?"))[:12] + (" (dirty)" if m.get("git_dirty") else "")
-            commits[key] = commits.get(key, 0) + 1
+def _preamble(directory: Path, campaign: dict, studies: dict) -> list[str]:
+    """The title, how the report was made (commits, host, target), the campaign's profile,
+    the CPU-affected rule and the machine's load."""
+    runs = pd.concat([s.flows.drop_duplicates("run_id") for s in studies.values()])
+    commits = runs.git_commit.fillna("?").astype(str).value_counts(sort=False)
+    first = next((s.manifests[0] for s in studies.values() if s.manifests), {})
+    host = first.get("host", {})
+    affected = int(runs.cpu_saturated.sum())
     md = [
         (
             '# Reproducing Hasselquist et al., "QUIC Throughput and Fairness over Dual '
@@ -724,127 +553,67 @@ def _preamble(directory: Path, campaign: dict, loaded: dict) -> list[str]:
             f"Made by `{campaign.get('command', 'dcexp campaign experiments/paper/')}` (runs "
             "per commit: "
             + ", ".join(f"`{c}` {n}" for c, n in commits.items())
-            + f"), then `dcexp report --paper {directory}`. Host {first.get('host', {}).get('hostname', '?')} "
-            f"({first.get('host', {}).get('cpus', '?')} CPUs, {platform.machine()}), target "
-            f"{first.get('target', '?')}, links {first.get('link', '?')}, CPU pinning "
-            f"{first.get('pin', 'none')}; started {campaign.get('started', '?')}, finished "
-            f"{campaign.get('finished', 'not yet (resumable)')}."
+            + f"), then `dcexp report --paper {directory}`"
+            + (
+                f" on host {host.get('hostname', '?')} ({host.get('cpus', '?')} CPUs, "
+                f"{platform.machine()}), target {first.get('target', '?')}, links "
+                f"{first.get('link', '?')}, CPU pinning {first.get('pin', 'none')}"
+                if first
+                else " from the campaign's runs.csv (the run directories are not kept)"
+            )
+            + f"; profile {_profile(campaign)}; started {campaign.get('started', '?')}, "
+            f"finished {campaign.get('finished', 'not yet (resumable)')}."
         ),
         "",
         (
             "A run is *CPU-affected* when one of its processes (switch, a leg's emulator, the "
             "agent, a flow's server or client) wanted a CPU for at least 95% of a 100 ms sample in "
             "at least 25% of the samples (running or waiting to run: /proc/<pid>/task/*/schedstat). "
-            "Every verdict is given on all runs and on the unaffected runs only."
+            f"{affected} of {len(runs)} runs were; every verdict is given on all runs and on the "
+            "unaffected runs only."
         ),
         "",
+        f"Fairness: {JFI_WHOLE}. Each fairness study also shows the {JFI_SLOTS}.",
+        "",
     ]
-    loads = sorted(
-        m["loadavg_start"][0]
-        for s, _ in loaded.values()
-        for m in s.manifests
-        if "loadavg_start" in m
-    )
+    loads = sorted(runs.loadavg_start.dropna().astype(float))
     if loads:
         md += [
             (
                 f"Machine load (1-minute load average at the start of each run, {len(loads)} runs): "
-                f"median {loads[len(loads) // 2]:.1f}, from {loads[0]:.1f} to {loads[-1]:.1f}, on "
-                f"{first.get('host', {}).get('cpus', '?')} CPUs shared with other people's work."
+                f"median {loads[len(loads) // 2]:.1f}, from {loads[0]:.1f} to {loads[-1]:.1f}."
             ),
             "",
         ]
     return md
 
 
-def _study_section(spec, study, d: Path, directory: Path, fig_dir: Path):
-    """One study's summary row, its section (paper, measurements, verdicts, CPU) and figures."""
-    table = study.jfi() if spec.measure == "jfi" else study.goodput()
-    what = "Jain's index" if spec.measure == "jfi" else "goodput of the DC client"
-    verdict, rule, notes = spec.check(study, table, what)
-    clean = study.unaffected()
-    clean_table = clean.jfi() if spec.measure == "jfi" else clean.goodput()
-    cverdict, _, cnotes = spec.check(clean, clean_table, what)
-    n_aff, procs = _cpu_lines(study)
-    figs = _figures(study, spec, d, fig_dir)
-    row = (
-        f"| [{spec.title}](#{spec.name}) | {spec.figure} | **{verdict}** | {cverdict} | "
-        f"{len(study.manifests)} | {n_aff} |"
-    )
-    unit = "Jain's index" if spec.measure == "jfi" else "goodput of the DC client (Mbit/s)"
-    sections = [
-        f'## {spec.title} <a id="{spec.name}"></a>',
-        "",
-        f"Paper: {spec.figure}. Our scenario `{d.name}/scenario.yaml`: "
-        + " ".join(str(study.doc.get("description", "")).split()),
-        "",
-    ]
-    sections += [f"![{p.stem}]({_rel(p, directory)})" for p in figs if p.suffix == ".png"]
-    sections += [
-        "",
-        f"**The paper reports:** {spec.paper}"
-        + (f" ({spec.paper_numbers})" if spec.paper_numbers else ""),
-        "",
-        "**We measured:** " + _measured_table(table, study, unit),
-        "",
-        f"**Verdict: {verdict}.** Rule: {rule}. "
-        + ("; ".join(notes) + "." if notes else "Too few swept values to apply it."),
-        "",
-        f"CPU: {n_aff} of {len(study.manifests)} runs CPU-affected"
-        + (" (" + ", ".join(f"{k} in {v}" for k, v in sorted(procs.items())) + ")" if procs else "")
-        + f". On the unaffected runs only: **{cverdict}**"
-        + (f" ({'; '.join(cnotes)})" if cnotes else " (none left to judge)")
-        + _exclusion_effect(verdict, cverdict),
-        "",
-    ]
-    return row, sections, figs
+def _profile(campaign: dict) -> str:
+    if campaign.get("profile"):
+        return str(campaign["profile"])
+    return "quick" if campaign.get("quick") else "as the files are written"
 
 
-def write_runs_csv(loaded: dict, path: Path) -> None:
-    """One row per flow of every run: the numbers behind the report, small enough to keep
-    next to it when the run directories (samples, logs) are not kept."""
-    rows = []
-    for study, _ in loaded.values():
-        jfi = {}
-        if not study.fair.empty:
-            jfi = study.fair.groupby("run_id").jfi.first().to_dict()
-        for m in study.manifests:
-            for fid, r in m["flows"].items():
-                rows.append(
-                    {
-                        "study": study.name,
-                        "run_id": m["run_id"],
-                        "point": m.get("point"),
-                        "variant": m["variant"],
-                        "rep": m["rep"],
-                        "status": m["status"],
-                        "flow": fid,
-                        "client": r["client"],
-                        "kind": r["kind"],
-                        "goodput_mbit": r.get("goodput_mbit"),
-                        "rtt_ms_mean": r.get("rtt_ms_mean"),
-                        "rtt_ms_median_ping": r.get("rtt_ms_median"),
-                        "jfi": jfi.get(m["run_id"]),
-                        "cpu_saturated": m.get("cpu_saturated"),
-                        "saturated_processes": " ".join(m.get("saturated_processes") or []),
-                        "loadavg_start": (m.get("loadavg_start") or [None])[0],
-                        "git_commit": str(m.get("git_commit", ""))[:12],
-                    }
-                )
-    pd.DataFrame(rows).to_csv(path, index=False, float_format="%.4g")
-
-
-def cpu_findings(loaded: dict) -> list[str]:
-    total, procs, busy = 0, {}, {}
-    for study, _ in loaded.values():
-        for m in study.manifests:
-            total += 1
-            for name in m.get("saturated_processes") or []:
-                key = "flow " + name.split("/")[-1] if "/" in name else name
-                procs[key] = procs.get(key, 0) + 1
-            for name, st in (m.get("process_cpu") or {}).items():
-                key = "flow " + name.split("/")[-1] if "/" in name else name
-                busy.setdefault(key, []).append((st["mean_busy"], st["mean_wait"]))
+def cpu_findings(studies: dict) -> list[str]:
+    manifests = [m for s in studies.values() for m in s.manifests]
+    if not manifests:
+        return [
+            "## CPU use of the testbed's processes",
+            "",
+            (
+                "Per-process CPU use is in the run directories' manifests, not kept with runs.csv; "
+                "runs.csv has each run's CPU verdict and the processes that were short of CPU."
+            ),
+            "",
+        ]
+    total, procs, busy = len(manifests), {}, {}
+    for m in manifests:
+        for name in m.get("saturated_processes") or []:
+            key = "flow " + name.split("/")[-1] if "/" in name else name
+            procs[key] = procs.get(key, 0) + 1
+        for name, st in (m.get("process_cpu") or {}).items():
+            key = "flow " + name.split("/")[-1] if "/" in name else name
+            busy.setdefault(key, []).append((st["mean_busy"], st["mean_wait"]))
     lines = ["## CPU use of the testbed's processes (all runs)", ""]
     lines += [
         "| process | runs saturated | mean CPU used | mean CPU waited for |",
@@ -868,6 +637,27 @@ def cpu_findings(loaded: dict) -> list[str]:
     return lines
 
 
+def _pdf_text(markdown: str) -> list[str]:
+    """The report's lines for a page of monospace text: a table row, too wide to wrap
+    legibly, becomes its first cell and then one indented 'column: value' line per cell."""
+    out, header = [], None
+    for line in markdown.splitlines():
+        if line.startswith("!["):
+            continue
+        line = re.sub(r"\[([^]]*)\]\(#[^)]*\)", r"\1", line).replace("**", "")  # links, bold
+        if not line.startswith("|"):
+            out.append(line)
+            header = None
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if header is None:
+            header = cells
+        elif not all(set(c) <= set("-: ") for c in cells):
+            out.append("* " + cells[0])
+            out += [f"    {h}: {c}" for h, c in zip(header[1:], cells[1:]) if c]
+    return out
+
+
 def write_pdf(text: str, figures: list[Path], path: Path) -> None:
     """The report as a PDF: the text in pages of wrapped lines, then every figure a page."""
     import matplotlib
@@ -878,12 +668,11 @@ def write_pdf(text: str, figures: list[Path], path: Path) -> None:
     from matplotlib.backends.backend_pdf import PdfPages
 
     lines = []
-    for para in text.splitlines():
-        if para.startswith("!["):
-            continue
-        lines += textwrap.wrap(para, 110) or [""]
+    for para in _pdf_text(text):
+        lines += textwrap.wrap(para, 110, subsequent_indent="      " if para[:1] == " " else "")
+        lines += [] if para.strip() else [""]
     per_page = 70
-    with PdfPages(path) as pdf:
+    with PdfPages(path, metadata={"CreationDate": None}) as pdf:
         for start in range(0, len(lines), per_page):
             fig = plt.figure(figsize=(8.27, 11.69))
             fig.text(

@@ -10,6 +10,10 @@ end the SHA-256 of what it received, so the harness can check the download is in
         --cert C --key K --file F [--cc reno|cubic|cubic-nN[-nohystart]] [--qlog-dir D]
     python -m experiments.flows.quic_endpoint client --addr 10.0.0.1 --port 4433 \
         --bytes N | --duration-s S [--cc reno|cubic] [--rcvbuf BYTES] --log client.jsonl
+
+Either role takes `--loop uvloop`: the same protocol code on uvloop's event loop (libuv)
+instead of asyncio's, which spends less CPU per datagram (experiments/docs/aioquic-cpu.md);
+it needs the uvloop package (not a project dependency).
 """
 
 from __future__ import annotations
@@ -165,6 +169,23 @@ async def run_client(args) -> int:
     return 0 if (args.duration_s or proto.finished.done() and proto.finished.result()) else 1
 
 
+LOOPS = ("asyncio", "uvloop")
+
+
+def _runner(loop: str) -> asyncio.Runner:
+    """An asyncio runner on the chosen event loop."""
+    if loop == "asyncio":
+        return asyncio.Runner()
+    try:
+        import uvloop
+    except ImportError:
+        sys.exit(
+            "quic_endpoint: --loop uvloop: the uvloop package is not installed "
+            f"(pip install uvloop; allowed loops: {', '.join(LOOPS)})"
+        )
+    return asyncio.Runner(loop_factory=uvloop.new_event_loop)
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="role", required=True)
@@ -173,6 +194,7 @@ def main(argv=None) -> int:
         s.add_argument("--addr", required=True)
         s.add_argument("--port", type=int, required=True)
         s.add_argument("--cc", choices=("reno", "cubic", *corbel_cc.NAMES), default="reno")
+        s.add_argument("--loop", choices=LOOPS, default="asyncio", help="event loop")
     srv = sub.choices["server"]
     srv.add_argument("--cert", required=True)
     srv.add_argument("--key", required=True)
@@ -188,9 +210,11 @@ def main(argv=None) -> int:
     if args.role == "server":
         with open(args.file, "rb") as f:
             DownloadServerProtocol.payload = f.read()
-        asyncio.run(run_server(args))
+        with _runner(args.loop) as runner:
+            runner.run(run_server(args))
         return 0
-    return asyncio.run(run_client(args))
+    with _runner(args.loop) as runner:
+        return runner.run(run_client(args))
 
 
 if __name__ == "__main__":

@@ -4,7 +4,8 @@ into OUT/<scenario name>/, resumable run by run, with one progress bar and ETA o
 experiments/paper/ is the campaign that reproduces Hasselquist et al. (`make paper`): one
 file per study of the paper's Table 3 and one for its Table 2 (overhead), in the order of
 their file names. `--quick` applies each file's `quick:` block (about 30 minutes on 2 cores),
-the files as written are the paper's 10 repetitions (`--full`, the default).
+`--paper` its `paper:` block (the paper's sizes, stacks and sweep points, 5 repetitions), the
+files as written are every stack at 10 repetitions (`--full`, the default).
 """
 
 from __future__ import annotations
@@ -21,12 +22,14 @@ from experiments.run.scenario import Scenario, ScenarioError, load
 from experiments.run.testbed import TestbedError
 
 
-def load_campaign(directory: Path, quick: bool = False, reps: int | None = None) -> list[Scenario]:
+def load_campaign(
+    directory: Path, quick: bool = False, reps: int | None = None, paper: bool = False
+) -> list[Scenario]:
     """The studies of a campaign directory, in file-name order; names must be unique."""
     paths = sorted(Path(directory).glob("*.yaml"))
     if not paths:
         raise ScenarioError(f"{printable(directory)}: no scenario files (*.yaml) in this directory")
-    studies = [load(p, quick=quick, reps=reps) for p in paths]
+    studies = [load(p, quick=quick, reps=reps, paper=paper) for p in paths]
     names = [s.name for s in studies]
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:

@@ -393,7 +393,7 @@ def _start_flows(run: Run, testbed: Testbed, files: _RunFiles, rec: _RunRecord) 
         payload = make_payload(files.payload_dir / f"payload-{nbytes}.bin", nbytes, run.seed)
         # a multipath kind's `dc` is the multipath device; its single-path flows (mpquic
         # paths 1) on an SC client run on that client
-        host = testbed.host(spec["client"], idx, spec["kind"] if spec["client"] == "dc" else "")
+        host = testbed.host(spec["client"], idx, spec["kind"])
         ctx = FlowContext(
             fid,
             testbed.hosts["server"].ns,

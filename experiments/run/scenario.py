@@ -1,4 +1,4 @@
-"""Scenario files: loading, validation, quick mode, and expansion into runs.
+"""Scenario files: loading, validation, profiles (quick, paper), and expansion into runs.
 
 A scenario is declarative YAML with units in the key names (QUICbench/pantheon habit):
 
@@ -11,6 +11,9 @@ A scenario is declarative YAML with units in the key names (QUICbench/pantheon h
     repetitions: 10
     sweep:  {param: dc.batch, values: [1, 10, 100, 1000]}
     quick:  {repetitions: 1, flows.size_mb: 5, sweep.values: [1, 100]}
+    paper:  {repetitions: 5, sweep.values: [1, 10, 100]}   # the paper's sizes and points
+
+`quick:` and `paper:` are profiles: dotted-path overrides applied with --quick or --paper.
 
 Every key is checked; a wrong one gets a message naming the keys allowed at that place.
 """
@@ -93,6 +96,7 @@ TOP_KEYS = {
     "repetitions": 1,
     "sweep": None,
     "quick": None,
+    "paper": None,
     "timeout_s": None,
     "seed": 1,
     "events": None,
@@ -819,24 +823,35 @@ def _link_driver_problem(spec_json: str) -> str | None:
     return None
 
 
-def apply_quick(doc: dict, where: str) -> dict:
-    """The scenario's `quick:` overrides (dotted paths), for a short run of the same study."""
-    quick = doc.get("quick") or {}
-    if not isinstance(quick, dict):
-        raise ScenarioError(f"{where}.quick: expected a mapping of dotted paths to values")
+PROFILES = ("quick", "paper")
+
+
+def apply_profile(doc: dict, where: str, profile: str) -> dict:
+    """The scenario's overrides (dotted paths) of a profile: `quick:` for a short run of the
+    same study, `paper:` for the paper's sizes, stacks and sweep points."""
+    if profile not in PROFILES:
+        raise ScenarioError(
+            f"{where}: unknown profile {profile!r} (allowed: {', '.join(PROFILES)})"
+        )
+    overrides = doc.get(profile) or {}
+    if not isinstance(overrides, dict):
+        raise ScenarioError(f"{where}.{profile}: expected a mapping of dotted paths to values")
     doc = copy.deepcopy(doc)
-    for path, value in quick.items():
-        if path.split(".")[0] not in TOP_KEYS:
+    for path, value in overrides.items():
+        if path.split(".")[0] not in TOP_KEYS or path.split(".")[0] in PROFILES:
             raise ScenarioError(
-                f"{where}.quick: {path!r} does not start with a top-level key "
-                f"({_allowed(TOP_KEYS)})"
+                f"{where}.{profile}: {path!r} does not start with a top-level key "
+                f"({_allowed({k: v for k, v in TOP_KEYS.items() if k not in PROFILES})})"
             )
         _set_path(doc, path, value)
-    doc.pop("quick", None)
+    for name in PROFILES:
+        doc.pop(name, None)
     return doc
 
 
-def load(path: str | Path, quick: bool = False, reps: int | None = None) -> Scenario:
+def load(
+    path: str | Path, quick: bool = False, reps: int | None = None, paper: bool = False
+) -> Scenario:
     path = Path(path)
     try:
         raw = load_yaml(path)
@@ -844,7 +859,7 @@ def load(path: str | Path, quick: bool = False, reps: int | None = None) -> Scen
         if exc.reason == "no such file":
             raise ScenarioError(f"cannot read scenario {printable(path)}: no such file") from None
         raise ScenarioError(str(exc)) from None
-    return from_dict(raw, where=path.name, quick=quick, reps=reps, path=path)
+    return from_dict(raw, where=path.name, quick=quick, reps=reps, path=path, paper=paper)
 
 
 def from_dict(
@@ -853,12 +868,15 @@ def from_dict(
     quick: bool = False,
     reps: int | None = None,
     path: Path | None = None,
+    paper: bool = False,
 ) -> Scenario:
     _check_keys(where, raw, TOP_KEYS)
     doc = {k: copy.deepcopy(v) for k, v in TOP_KEYS.items()}
     doc.update(copy.deepcopy(raw))
-    if quick:
-        doc = apply_quick(doc, where)
+    if quick and paper:
+        raise ScenarioError(f"{where}: choose one profile, quick or paper, not both")
+    if quick or paper:
+        doc = apply_profile(doc, where, "quick" if quick else "paper")
     if reps is not None:
         doc["repetitions"] = reps
     doc = _validate_doc(doc, where)

@@ -496,9 +496,10 @@ class Testbed:
 
     # ------------------------------------------------------------------ run time
     def host(self, client: str, index: int = 0, kind: str = "") -> Host:
-        """'dc', 'sc-a', 'sc-b' (+ index) -> the host; an mptcp flow's 'dc' is the MPTCP
-        device (its leg-A address is where the connection starts)."""
-        if kind in ("mptcp", "mpquic"):
+        """'dc', 'sc-a', 'sc-b' (+ index) -> the host; a multipath flow's 'dc' is the
+        multipath device (its leg-A address is where the connection starts); a single-path
+        mpquic flow on an SC client stays on that client."""
+        if client == "dc" and kind in ("mptcp", "mpquic"):
             return self.hosts["mp"]
         return self.hosts["dc" if client == "dc" else f"{client}{index}"]
 

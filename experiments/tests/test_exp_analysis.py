@@ -1,5 +1,6 @@
 """Analysis and report on hand-made run directories (no root needed)."""
 
+import itertools
 import json
 import math
 
@@ -7,7 +8,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from experiments.analysis import metrics
+from experiments.analysis import metrics, plots
 from experiments.cli import main as dcexp
 
 
@@ -132,7 +133,8 @@ def test_report_writes_table_figures_and_summary(tmp_path, capsys):
     assert "dc.batch" in printed and "30.50" in printed and "36.50" in printed  # means
     assert "0.71" in printed  # sd of (30, 31)
     fair = metrics.fairness_summary(out)
-    assert fair.jfi.iloc[0] == pytest.approx(metrics.jain([20, 10, 10]))
+    assert fair.jfi.iloc[0] == pytest.approx(metrics.jain([20, 10, 10]))  # whole run
+    assert fair.jfi_slots.iloc[0] == pytest.approx(metrics.jain([20, 10, 10]))  # equal here
     assert (out / "summary.md").read_text().count("![") >= 3
     for name in (
         "throughput_vs_param",
@@ -188,3 +190,26 @@ def test_fairness_bars_split_a_client_by_stack_in_a_pairwise_run(tmp_path, monke
     assert [p.get_height() for p in ax.patches] == [12.0, 6.0]
     assert {"sc-a quicgo", "sc-a ngtcp2"} <= {t.get_text() for t in ax.texts}
     plots.plt.close(drawn[0])
+
+
+def test_sweep_axis_puts_numeric_sweeps_in_order_at_distinct_positions():
+    """dup-loss once drew 0.02 and 0.05 at one x (a log axis with 0 on it)."""
+    import matplotlib.pyplot as plt
+
+    _fig, ax = plt.subplots()
+    points, numeric = plots.sweep_axis(ax, [0.05, 0, 0.02])
+    assert points == [0, 0.02, 0.05] and numeric and ax.get_xscale() == "linear"
+    xs = ax.transData.transform([(p, 0) for p in points])[:, 0]
+    assert xs[0] < xs[1] < xs[2] and xs[2] - xs[1] > 10
+    _fig, ax = plt.subplots()
+    points, _ = plots.sweep_axis(ax, [0, 0.0008, 0.001, 0.005, 0.01, 0.02, 0.05])
+    assert ax.get_xscale() == "symlog"  # 0 with loss rates spanning decades
+    assert ax.get_xticklabels()[1].get_rotation() == 45  # 0.0008 and 0.001 would touch
+    xs = ax.transData.transform([(p, 0) for p in points])[:, 0]
+    assert all(b - a > 5 for a, b in itertools.pairwise(xs))
+    _fig, ax = plt.subplots()
+    assert plots.sweep_axis(ax, [10, 1000, 50])[0] == [10, 50, 1000]
+    assert ax.get_xscale() == "log"
+    _fig, ax = plt.subplots()
+    assert plots.sweep_axis(ax, ["50:50", "90:10"]) == (["50:50", "90:10"], False)
+    plt.close("all")

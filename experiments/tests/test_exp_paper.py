@@ -15,12 +15,13 @@ import pandas as pd
 import pytest
 import yaml
 
-from experiments.analysis import reproduction
+from experiments.analysis import findings, metrics, reproduction, stats
 from experiments.cli import main as dcexp
 from experiments.run import cpu
 from experiments.run.campaign import load_campaign
-from experiments.run.scenario import load
+from experiments.run.scenario import ScenarioError, load, variant_label
 from experiments.run.testbed import leftovers
+from experiments.tests.test_exp_analysis import _fake_run
 
 PAPER = Path(__file__).resolve().parent.parent / "paper"
 STUDIES = sorted(PAPER.glob("*.yaml"))
@@ -63,50 +64,179 @@ def test_pin_layouts_keep_flows_off_the_switch_cpu():
         cpu.pin_sets("spread", 2)
 
 
-# ---------------------------------------------------------------- verdict rules
-def _study(points, rows, param="dc.batch"):
-    table = pd.DataFrame(rows, columns=["variant", "point", "mean", "std", "count"])
-    doc = {"name": "t", "sweep": {"param": param, "values": points}}
-    return reproduction.StudyData("t", doc, [], pd.DataFrame(), pd.DataFrame(), points), table
+# ---------------------------------------------------------------- statistics and verdict rules
+def test_t_quantiles_and_confidence_intervals_match_the_tables():
+    assert stats.t975(1) == 12.706 and stats.t975(9) == 2.262
+    assert stats.t975(35) == pytest.approx(2.030, abs=0.005)  # between 30 and 40
+    assert stats.t975(1000) == pytest.approx(1.962, abs=0.003)
+    est = stats.estimate([0.80, 0.90, 1.00])  # sd 0.1, n 3: half = 4.303 * 0.1 / sqrt 3
+    assert est.n == 3 and est.mean == pytest.approx(0.9)
+    assert est.half == pytest.approx(4.303 * 0.1 / 3**0.5)
+    assert "(n=3)" in est.text() and "[" in est.text()
+    assert stats.estimate([0.5]).text() == "0.5 (n=1)"  # no interval from one run
+    with pytest.raises(ValueError, match="at least 1"):
+        stats.t975(0.5)
 
 
-def test_batch_rule_agrees_partly_and_disagrees():
-    study, table = _study(
-        [10, 100, 500],
-        [
-            ("a", 10, 30.0, 1, 3),
-            ("a", 100, 36.0, 1, 3),
-            ("a", 500, 28.0, 1, 3),  # large batch 22% below the mid range: agrees
-            ("b", 10, 30.0, 1, 3),
-            ("b", 100, 30.0, 1, 3),
-            ("b", 500, 31.0, 1, 3),  # no drop
-        ],
-    )
-    verdict, _rule, notes = reproduction.check_batch(study, table, "goodput")
-    assert verdict == "partly" and len(notes) == 2
-    verdict, *_ = reproduction.check_batch(study, table[table.variant == "a"], "goodput")
-    assert verdict == "agree"
-    verdict, *_ = reproduction.check_batch(study, table[table.variant == "b"], "goodput")
-    assert verdict == "disagree"
+def test_welch_difference_is_significant_only_beyond_the_noise():
+    assert stats.welch([30, 31, 32], [20, 21, 22]).significant
+    noisy = stats.welch([30, 20, 40], [28, 18, 38])
+    assert noisy.diff == pytest.approx(-2) and not noisy.significant
+    assert not stats.welch([30], [20, 21]).significant  # one run: no CI, never significant
 
 
-def test_drop_and_flat_rules_follow_the_sweep_order_not_the_row_order():
-    study, table = _study(
-        ["1:1", "3:1", "5:1"],
-        [("a", "5:1", 20.0, 1, 2), ("a", "1:1", 36.0, 1, 2), ("a", "3:1", 30.0, 1, 2)],
-        param="bandwidth_ratio",
-    )
-    assert reproduction.check_drop(study, table, 0.10, "goodput")[0] == "agree"
-    assert reproduction.check_flat(study, table, 0.05, "goodput")[0] == "disagree"
-    one_point, t1 = _study(["1:1"], [("a", "1:1", 36.0, 1, 2)])
-    assert reproduction.check_drop(one_point, t1, 0.1, "goodput")[0] == "not measured"
+def test_direction_rule_agrees_partly_and_disagrees_and_names_missing_points():
+    values = {
+        "ngtcp2-newreno": {50: [35, 35.5, 34.5], 500: [25, 26, 24]},  # a clear drop
+        "ngtcp2-cubic": {50: [35, 25, 45], 500: [33, 23, 43]},  # a drop within the noise
+        "aioquic-newreno": {50: [20, 21, 22], 500: [30, 31, 32]},  # the opposite
+        "tcp-newreno": {50: [35, 35, 35]},  # 500 did not run
+    }
+    rows = {r.variant: r for r in findings.direction(values, "goodput", (50,), (500,), -1)}
+    assert rows["ngtcp2-newreno"].verdict == "agree"
+    assert rows["ngtcp2-cubic"].verdict == "partly"
+    assert rows["aioquic-newreno"].verdict == "disagree"
+    assert rows["tcp-newreno"].verdict == "not run" and "500" in rows["tcp-newreno"].note
+    assert findings.combine(list(rows.values())) == "partly"
+
+
+def test_fairness_values_judge_the_papers_stack_and_leave_tcp_without_counterpart():
+    values = {
+        findings.PAPER_STACK: {"5:1": [0.55, 0.60, 0.62]},
+        "tcp-newreno": {"5:1": [0.48, 0.47, 0.48]},
+        "ngtcp2-newreno": {"5:1": [0.55, 0.56, 0.55]},
+    }
+    rows = {r.variant: r for r in findings.value(values, "jfi", "5:1", 0.59)}
+    assert rows[findings.PAPER_STACK].verdict == "agree"
+    assert rows["tcp-newreno"].verdict == "no counterpart"
+    assert "TCP is not in the paper's fairness tests" in rows["tcp-newreno"].note
+    assert rows["ngtcp2-newreno"].verdict == "no counterpart"
+    far = findings.value({findings.PAPER_STACK: {"5:1": [0.80, 0.81, 0.82]}}, "jfi", "5:1", 0.59)
+    assert far[0].verdict == "disagree"
+
+
+def test_flat_rule_needs_the_ci_of_the_change_inside_the_tolerance():
+    tight = {"ngtcp2-newreno": {0: [0.97, 0.971, 0.969], 0.0008: [0.968, 0.97, 0.969]}}
+    assert findings.flat(tight, "jfi", (0,), (0.0008,), 0.05)[0].verdict == "agree"
+    wide = {"ngtcp2-newreno": {0: [0.99, 0.80, 0.95], 0.0008: [0.97, 0.78, 0.99]}}
+    assert findings.flat(wide, "jfi", (0,), (0.0008,), 0.05)[0].verdict == "partly"
+    falls = {"ngtcp2-newreno": {0: [0.97, 0.96, 0.97], 0.0008: [0.80, 0.81, 0.79]}}
+    assert findings.flat(falls, "jfi", (0,), (0.0008,), 0.05)[0].verdict == "disagree"
+    missing = findings.flat({"ngtcp2-newreno": {0: [0.97]}}, "jfi", (0,), (0.0008,), 0.05)
+    assert missing[0].verdict == "not run" and "0.0008" in missing[0].note
+
+
+def test_duplication_is_judged_relative_to_the_split_under_the_same_loss():
+    dup = {"ngtcp2-newreno": {0: [18.3, 18.4, 18.3], 0.05: [9.0, 8.0, 10.0]}}
+    split = {"ngtcp2-newreno": {0: [35.4, 35.5, 35.4], 0.05: [0.76, 0.8, 0.72]}}
+    row = findings.more_stable(dup, split)[0]
+    assert row.verdict == "agree" and "loss 0.05" in row.ours
+    assert findings.more_stable(dup, {})[0].verdict == "not run"
+
+
+def test_stacks_below_needs_significance_at_every_point():
+    values = {
+        "aioquic-newreno": {"1:1": [14, 15, 14.5], "5:1": [8, 8.1, 7.9]},
+        "ngtcp2-newreno": {"1:1": [26, 27, 26.5], "5:1": [5.5, 5.6, 5.4]},
+    }
+    row = findings.stacks_below(values, "ngtcp2", "aioquic")[0]
+    assert row.verdict == "partly" and "above at 1:1" in row.note
+
+
+def _write_campaign(tmp_path, rows):
+    """A committed-style campaign: scenario.yaml per study and one runs.csv, no run dirs."""
+    for study in ("batch-size-fairness", "loss"):
+        doc = load(PAPER / {"batch-size-fairness": "03_batch_size_fairness.yaml",
+                            "loss": "14_loss.yaml"}[study], quick=True).doc  # fmt: skip
+        (tmp_path / study).mkdir()
+        (tmp_path / study / "scenario.yaml").write_text(yaml.safe_dump(doc))
+    pd.DataFrame(rows).to_csv(tmp_path / "runs.csv", index=False)
+
+
+def test_report_from_runs_csv_uses_the_whole_run_index(tmp_path):
+    rows = []
+    for point, shares in ((10, (12, 11, 10)), (500, (20, 5, 5))):
+        for rep in range(3):
+            run = f"dc.batch={point}__ngtcp2-newreno__rep{rep}"
+            for client, goodput in zip(("dc", "sc-a", "sc-b"), shares):
+                rows.append({"study": "batch-size-fairness", "run_id": run, "point": point,
+                             "variant": "ngtcp2-newreno", "rep": rep, "status": "ok",
+                             "flow": f"f-{client}", "client": client, "kind": "ngtcp2",
+                             "goodput_mbit": goodput + rep * 0.1, "jfi": 0.99,
+                             "cpu_saturated": False, "git_commit": "abc"})  # fmt: skip
+    for point, goodput in ((0, 35.0), (0.01, 3.0)):
+        for rep in range(3):
+            rows.append({"study": "loss", "run_id": f"l={point}__ngtcp2-newreno__rep{rep}",
+                         "point": point, "variant": "ngtcp2-newreno", "rep": rep,
+                         "status": "ok", "flow": "f0-dc", "client": "dc", "kind": "ngtcp2",
+                         "goodput_mbit": goodput + rep * 0.2, "cpu_saturated": rep == 2,
+                         "git_commit": "abc"})  # fmt: skip
+    _write_campaign(tmp_path, rows)
+    assert dcexp(["report", "--paper", str(tmp_path)]) == 0
+    text = (tmp_path / "reproduction.md").read_text()
+    whole = sum(metrics.jain([20 + r / 10, 5 + r / 10, 5 + r / 10]) for r in range(3)) / 3
+    measured, slots = text.split("We measured")[1].split("For comparison")[:2]
+    assert f"| {whole:.3g} [" in measured  # the paper's index, first
+    assert "| 0.99 (n=3) |" in slots.split("**Finding")[0] or "0.99 [0.99, 0.99]" in slots
+    assert "Jain's index as the paper defines it" in text
+    assert "As run: runs of 15 s; 1 repetitions at each of 10, 500; stacks" in text  # quick
+    assert "| ngtcp2-newreno | 10:" in text and "| agree |" in text
+    assert "ours, no counterpart" not in text.split("## Deviations")[0]  # no TCP here
+    assert "0.08 %" in text or "0.0008" in text  # loss fairness names the missing point
+    assert "## Deviations from the paper's testbed" in text and "iperf3 in reverse" in text
+    assert (tmp_path / "figures" / "batch-size-fairness" / "fairness_vs_param.png").exists()
+    assert (tmp_path / "reproduction.pdf").stat().st_size > 10_000
+    saved = pd.read_csv(tmp_path / "runs.csv")
+    assert "jfi_slots" in saved and len(saved) == len(rows)
+
+
+def test_report_from_run_directories_puts_the_whole_run_index_first(tmp_path):
+    """The DC client stalls for the last third of each run: the slot-filtered index (only
+    the slots in which all three receive) misses it, the paper's whole-run index does not."""
+    study = tmp_path / "batch-size-fairness"
+    study.mkdir()
+    doc = load(PAPER / "03_batch_size_fairness.yaml", quick=True).doc
+    (study / "scenario.yaml").write_text(yaml.safe_dump(doc))
+    for point in (10, 500):
+        for rep in range(2):
+            dc = [20.0] * 20 + [0.0] * 10 if point == 500 else [12.0] * 30
+            flows = {
+                "f0-dc": {"client": "dc", "kind": "ngtcp2", "goodput_mbit": sum(dc) / 30},
+                "f1-sc-a": {"client": "sc-a", "kind": "ngtcp2", "goodput_mbit": 10.0 + rep},
+                "f2-sc-b": {"client": "sc-b", "kind": "ngtcp2", "goodput_mbit": 10.0},
+            }
+            series = {"f0-dc": dc, "f1-sc-a": [10.0 + rep] * 30, "f2-sc-b": [10.0] * 30}
+            run = f"dc.batch={point}__ngtcp2-newreno__rep{rep}"
+            _fake_run(study, run, point, "ngtcp2-newreno", rep, flows, series)
+            manifest = study / "runs" / run / "manifest.json"
+            m = json.loads(manifest.read_text())
+            m["config"]["dc"]["batch"] = point  # what the time series picks its run by
+            m["config"]["flows"] = [{"duration_s": 3.0}]
+            manifest.write_text(json.dumps(m))
+    assert dcexp(["report", "--paper", str(tmp_path)]) == 0
+    text = (tmp_path / "reproduction.md").read_text()
+    whole = [metrics.jain([sum([20.0] * 20) / 30, 10 + r, 10]) for r in range(2)]
+    slots = [metrics.jain([20, 10 + r, 10]) for r in range(2)]
+    measured, compared = text.split("We measured")[1].split("For comparison")[:2]
+    assert f"{sum(whole) / 2:.3g} [" in measured and f"{sum(slots) / 2:.3g} [" in compared
+    saved = pd.read_csv(tmp_path / "runs.csv")
+    at500 = saved[saved.point == 500]
+    assert at500.jfi_slots.iloc[0] == pytest.approx(slots[0], abs=1e-3)
+    assert "ngtcp2 0.12.1 (as the runs stamped them)" in text  # versions from the manifests
+    assert (tmp_path / "figures" / "batch-size-fairness" / "time_series.png").exists()
+
+
+def test_pdf_text_turns_table_rows_into_labelled_lines():
+    md = "## V\n\n| finding | verdict |\n|---|---|\n| [“x”](#s) | **agree** |\n![f](f.png)\ntext"
+    assert reproduction._pdf_text(md) == ["## V", "", "* “x”", "    verdict: agree", "text"]
 
 
 # ---------------------------------------------------------------- fidelity to PAPER.md
 @pytest.mark.parametrize("path", STUDIES, ids=[p.stem for p in STUDIES])
 def test_paper_studies_follow_the_papers_setup(path):
-    for quick in (False, True):
-        scenario = load(path, quick=quick)
+    for profile in ("full", "quick", "paper"):
+        quick = profile == "quick"
+        scenario = load(path, quick=quick, paper=profile == "paper")
         for run in scenario.runs:
             cfg = run.config
             assert cfg["t_reordering_ms"] == 200
@@ -124,13 +254,52 @@ def test_paper_studies_follow_the_papers_setup(path):
                 assert all(
                     f["udp_rcvbuf"] == "large" for f in cfg["flows"] if f["kind"] == "aioquic"
                 )
-        if not quick:
+        if profile == "full":
             assert scenario.doc["repetitions"] == 10
+        if profile == "paper":
+            assert_paper_profile(scenario)
+
+
+def assert_paper_profile(scenario):
+    """The paper's sizes, stacks and points: 100 MB downloads (the trace's 25 MB, stated),
+    180 s fairness runs with aioquic NewReno and the enlarged buffer, at least 5 runs."""
+    doc = scenario.doc
+    assert doc["repetitions"] >= 5
+    flows = [f for f in doc["flows"] if f["kind"] != "ping"]
+    labels = [variant_label(v) for v in doc["variants"]]
+    if doc["figure"] == "fairness":
+        assert all(f["duration_s"] == 180 for f in flows)
+        assert labels[0] == findings.PAPER_STACK
+    elif scenario.name != "trace":
+        assert all(f["size_mb"] == 100 for f in flows)
+    assert "aioquic-cubic-rcvbuf-large" not in labels  # aioquic had no CUBIC then
+    values = (doc.get("sweep") or {}).get("values", [])
+    if doc["sweep"] and doc["sweep"]["param"] == "dc.batch" and scenario.name != "trace":
+        assert {10, 50, 100, 150, 500, 1000} <= set(values)
+    if doc["sweep"] and doc["sweep"]["param"] == "links.both.loss":
+        assert 0.0008 in values and 0 in values  # the paper's small loss, Fig. 13(c)
+
+
+def test_profiles_are_exclusive_and_checked(tmp_path):
+    doc = yaml.safe_load((PAPER / "02_batch_size.yaml").read_text())
+    with pytest.raises(ScenarioError, match="quick or paper, not both"):
+        load(PAPER / "02_batch_size.yaml", quick=True, paper=True)
+    doc["paper"] = {"sweeps.values": [1]}
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump(doc))
+    with pytest.raises(ScenarioError, match="bad.yaml.paper: 'sweeps.values' does not start"):
+        load(bad, paper=True)
+    doc["paper"] = {"quick.repetitions": 2}  # a profile does not set another
+    bad.write_text(yaml.safe_dump(doc))
+    with pytest.raises(ScenarioError, match="does not start with a top-level key"):
+        load(bad, paper=True)
+    assert "paper" not in load(PAPER / "02_batch_size.yaml", paper=True).doc
 
 
 def test_the_campaign_covers_every_study_of_the_papers_table():
     names = {s.name for s in load_campaign(PAPER, quick=True)}
-    assert names == {s.name for s in reproduction.STUDIES} | {"overhead"}
+    assert names == set(reproduction.STUDIES) | {"overhead"}
+    assert {f.study for f in findings.FINDINGS} <= set(reproduction.STUDIES)
 
 
 # ---------------------------------------------------------------- through the real chain

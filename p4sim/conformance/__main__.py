@@ -1,5 +1,6 @@
 import sys
 
-from p4sim.conformance.differential import main
+from p4sim.conformance.differential import PROG, main
+from p4sim.tool import run
 
-sys.exit(main())
+sys.exit(run(PROG, main))

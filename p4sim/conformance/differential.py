@@ -1,6 +1,6 @@
 """Run p4c's STF tests on BMv2 and on p4sim and compare what each port sent.
 
-    python -m p4sim.conformance [PATH ...] [-j 2] [--goal 98] [--json OUT] [-v]
+    python -m p4sim.conformance [PATH ...] [-j 2] [--goal 98] [--json] [-v]
 
 PATH is a directory (every `X.p4` with an `X.stf` beside it whose source includes
 `v1model.p4`) or .p4 files (their .stf beside them); the default is p4c's samples in the
@@ -19,7 +19,6 @@ BMv2-passing programs pass on p4sim.
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
 import re
@@ -34,6 +33,7 @@ from pathlib import Path
 
 from p4sim.conformance import bmv2
 from p4sim.conformance.stf import StfError, check_outputs, diff_outputs, read_script
+from p4sim.tool import JSON_TO_STDOUT, ToolError, add_json_option, report_stream, write_json
 
 DEFAULT_SAMPLES = Path("/opt/p4tools/p4c-testdata/p4_16_samples")
 DEFAULT_GOAL = 98.0
@@ -304,9 +304,12 @@ def verdict(summary: Summary, goal: float) -> list[str]:
     return problems
 
 
+PROG = "python -m p4sim.conformance"
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(
-        prog="python -m p4sim.conformance",
+        prog=PROG,
         description="Run p4c's STF tests on BMv2 and p4sim and compare the frames per port.",
     )
     ap.add_argument(
@@ -322,39 +325,41 @@ def main(argv=None) -> int:
         default=DEFAULT_GOAL,
         help=f"lowest pass rate on p4sim, in %% of the BMv2-passing programs (default: {DEFAULT_GOAL:g})",
     )
-    ap.add_argument("--json", type=Path, help="also write every result to this JSON file")
+    add_json_option(ap, "every result")
     ap.add_argument(
         "--keep", type=Path, help="keep p4c's outputs and BMv2's files under this directory"
     )
     ap.add_argument("-v", "--verbose", action="store_true", help="details for every program")
     args = ap.parse_args(argv)
+    if args.json not in (None, JSON_TO_STDOUT) and (
+        Path(args.json).is_dir() or args.json.endswith(".p4")
+    ):  # `--json DIR`: a flag followed by a path, not the deprecated `--json FILE`
+        args.paths.insert(0, Path(args.json))
+        args.json = JSON_TO_STDOUT
     if args.jobs < 1:
         ap.error(f"--jobs must be at least 1, not {args.jobs}")
     try:
         for name in ("p4c-bm2-ss", "simple_switch", "simple_switch_CLI"):
             bmv2.tool(name)
     except bmv2.Bmv2Error as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+        raise ToolError(str(e), exit_code=2) from None
     paths = args.paths or [DEFAULT_SAMPLES]
     missing = [str(p) for p in paths if not p.exists()]
     if missing:
-        print(f"error: no such file or directory: {', '.join(missing)}", file=sys.stderr)
-        return 2
+        raise ToolError(f"no such file or directory: {', '.join(missing)}", exit_code=2)
     programs = find_programs(paths)
     if not programs:
-        print("error: no v1model .p4 program with an .stf found", file=sys.stderr)
-        return 2
+        raise ToolError("no v1model .p4 program with an .stf found", exit_code=2)
     start = time.monotonic()
     width = max(len(p.name) for p in programs)
-    results = print_report(run_all(programs, args.jobs, args.keep), width, args.verbose)
-    summary = print_summary(results)
-    print(f"time: {time.monotonic() - start:.0f} s with {args.jobs} job(s)")
-    if args.json:
-        args.json.write_text(json.dumps([asdict(r) for r in results], indent=1))
+    out = report_stream(args.json)
+    results = print_report(run_all(programs, args.jobs, args.keep), width, args.verbose, out)
+    summary = print_summary(results, out)
+    print(f"time: {time.monotonic() - start:.0f} s with {args.jobs} job(s)", file=out)
+    write_json(PROG, [asdict(r) for r in results], args.json)
     problems = verdict(summary, args.goal)
     for p in problems:
-        print(f"FAIL: {p}")
+        print(f"FAIL: {p}", file=out)
     return 1 if problems else 0
 
 

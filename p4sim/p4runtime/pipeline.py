@@ -12,8 +12,8 @@ from p4sim import p4info as p4info_gen
 from p4sim.model import CompiledProgram
 from p4sim.p4info_compare import id_mismatches
 from p4sim.p4runtime import device_config
-from p4sim.p4runtime.entities import PipelineIndex
 from p4sim.p4runtime.errors import StatusError, invalid
+from p4sim.p4runtime.index import PipelineIndex
 from p4sim.switch import Pipeline
 
 Compiler = Callable[[str, str], CompiledProgram]  # (preprocessed text, file name) -> program

@@ -2,7 +2,8 @@
 
 One device (`device_id`), role "default" only; arbitration in `arbitration.py`. Only the
 primary may Write, SetForwardingPipelineConfig and send PacketOut; PacketIn goes to the
-primary. Entities are translated and validated in `entities.py`, controller headers in
+primary. Entities are translated and validated in `entities.py` (and the modules of each
+entity family it dispatches to), controller headers in
 `packets.py`, pipelines built in `pipeline.py`.
 
 Write applies each update in order (CONTINUE_ON_ERROR), each one atomic for packets (the device
@@ -34,7 +35,7 @@ from google.rpc import code_pb2, status_pb2
 from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
 
 from p4sim.limits import MAX_ERROR_DETAILS_BYTES, MAX_MESSAGE_CHARS, MAX_READ_ENTITIES
-from p4sim.p4runtime import entities, packets
+from p4sim.p4runtime import digests, entities, packets
 from p4sim.p4runtime.arbitration import Arbiter, Client, election_id
 from p4sim.p4runtime.errors import (
     StatusError,
@@ -458,7 +459,7 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
             msg.digest.digest_id = digest_id
             msg.digest.list_id = next(self._digest_list_ids)
             msg.digest.timestamp = time.time_ns()
-            msg.digest.data.append(entities.digest_data(index.digests[digest_id], values))
+            msg.digest.data.append(digests.digest_data(index.digests[digest_id], values))
             outbox.put(msg)
 
     def close(self) -> None:

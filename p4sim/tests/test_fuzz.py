@@ -24,7 +24,7 @@ SECONDS = {"p4": 30, "p4runtime": 30}
 @pytest.mark.parametrize("target", ["p4", "p4runtime"])
 def test_fuzzer_finds_nothing(target):
     proc = subprocess.run(
-        [sys.executable, "-m", "p4sim.fuzz", target, "--seconds", str(SECONDS[target])]
+        [sys.executable, "-m", "p4sim.fuzz", target, "--duration-s", str(SECONDS[target])]
         + ["--seed", "1"],
         capture_output=True,
         text=True,

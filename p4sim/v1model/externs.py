@@ -1,6 +1,7 @@
 """The extern functions and objects of v1model.p4, compiled for one device.
 
-Each `compile_*` returns a closure over the device; calls that affect the traffic manager
+Each `compile_*` returns a closure over the device (`compile_function` through the
+`<function>_fn` method that EXTERN_FUNCTIONS names); calls that affect the traffic manager
 (clone, resubmit, recirculate, truncate) record a request on the packet being processed
 (`device.cur`), which the pipeline honours at the end of ingress/egress as BMv2 does.
 """
@@ -53,157 +54,173 @@ class V1ModelExterns:
 
     # -- functions --------------------------------------------------------------------
     def compile_function(self, c, e: ir.Call, name: str):
+        rule = EXTERN_FUNCTIONS.get(name)
+        if rule is None:
+            raise unsupported(e.pos, f"extern function {name}")
+        return rule(self, c, e, name)
+
+    def mark_to_drop_fn(self, c, e: ir.Call, name: str):
+        sm = self.dev.sm_index
+        if not e.args:
+            raise unsupported(
+                e.pos,
+                "mark_to_drop() without arguments (deprecated; use mark_to_drop(standard_metadata))",
+            )
+        g = c.arg(e, 0)
+        spec, grp = sm["egress_spec"], sm["mcast_grp"]
+
+        def mark_to_drop(f):
+            s = g(f)
+            s.v[spec] = DROP_PORT
+            s.v[grp] = 0
+
+        return mark_to_drop
+
+    def hash_fn(self, c, e: ir.Call, name: str):
+        out = c.out_arg(e, 0)
+        algo = HASH_ALGORITHMS[self.algorithm(e.args[1].value)]
+        base = c.arg(e, 2)
+        data = c.field_list(e.args[3].value, copy_in=True)
+        mx = c.arg(e, 4)
+
+        def hash_(f):
+            h = algo(pack_fields(data(f)))
+            # BMv2: (h % max) + base in 64-bit arithmetic (max and base cut to their low
+            # 64 bits), and a max of 0 is treated as 1.
+            out(f, ((h % ((mx(f) & MASK64) or 1)) + (base(f) & MASK64)) & MASK64)
+
+        return hash_
+
+    def random_fn(self, c, e: ir.Call, name: str):
+        dev = self.dev
+        out = c.out_arg(e, 0)
+        lo, hi = c.arg(e, 1), c.arg(e, 2)
+        rng = dev.rng
+
+        def random_(f):
+            a, b = lo(f), hi(f)
+            out(f, rng.randint(a, b) if a <= b else a)
+
+        return random_
+
+    def verify_checksum_fn(self, c, e: ir.Call, name: str):
         dev = self.dev
         sm = dev.sm_index
-        if name == "mark_to_drop":
-            if not e.args:
-                raise unsupported(
-                    e.pos,
-                    "mark_to_drop() without arguments (deprecated; use mark_to_drop(standard_metadata))",
-                )
-            g = c.arg(e, 0)
-            spec, grp = sm["egress_spec"], sm["mcast_grp"]
+        cond = c.arg(e, 0)
+        data = c.field_list(e.args[1].value)
+        chk = c.arg(e, 2)
+        algo = HASH_ALGORITHMS[self.algorithm(e.args[3].value)]
+        with_payload = name.endswith("payload")
+        cerr = sm["checksum_error"]
 
-            def mark_to_drop(f):
-                s = g(f)
-                s.v[spec] = DROP_PORT
-                s.v[grp] = 0
+        def verify_checksum(f):
+            if cond(f):
+                buf = pack_fields(data(f))
+                if with_payload:
+                    buf += dev.cur.payload
+                if algo(buf) != chk(f):
+                    dev.cur.sm.v[cerr] = 1
 
-            return mark_to_drop
-        if name == "hash":
-            out = c.out_arg(e, 0)
-            algo = HASH_ALGORITHMS[self.algorithm(e.args[1].value)]
-            base = c.arg(e, 2)
-            data = c.field_list(e.args[3].value, copy_in=True)
-            mx = c.arg(e, 4)
+        return verify_checksum
 
-            def hash_(f):
-                h = algo(pack_fields(data(f)))
-                # BMv2: (h % max) + base in 64-bit arithmetic (max and base cut to their low
-                # 64 bits), and a max of 0 is treated as 1.
-                out(f, ((h % ((mx(f) & MASK64) or 1)) + (base(f) & MASK64)) & MASK64)
+    def update_checksum_fn(self, c, e: ir.Call, name: str):
+        dev = self.dev
+        cond = c.arg(e, 0)
+        data = c.field_list(e.args[1].value)
+        out = c.out_arg(e, 2)
+        algo = HASH_ALGORITHMS[self.algorithm(e.args[3].value)]
+        with_payload = name.endswith("payload")
 
-            return hash_
-        if name == "random":
-            out = c.out_arg(e, 0)
-            lo, hi = c.arg(e, 1), c.arg(e, 2)
-            rng = dev.rng
+        def update_checksum(f):
+            if cond(f):
+                buf = pack_fields(data(f))
+                if with_payload:
+                    buf += dev.cur.payload
+                out(f, algo(buf))
 
-            def random_(f):
-                a, b = lo(f), hi(f)
-                out(f, rng.randint(a, b) if a <= b else a)
+        return update_checksum
 
-            return random_
-        if name in ("verify_checksum", "verify_checksum_with_payload"):
-            cond = c.arg(e, 0)
-            data = c.field_list(e.args[1].value)
-            chk = c.arg(e, 2)
-            algo = HASH_ALGORITHMS[self.algorithm(e.args[3].value)]
-            with_payload = name.endswith("payload")
-            cerr = sm["checksum_error"]
+    def clone_fn(self, c, e: ir.Call, name: str):
+        dev = self.dev
+        ctype = c.arg(e, 0)
+        session = c.arg(e, 1)
+        fl = None
+        fields = None
+        if name == "clone_preserving_field_list":
+            fl = e.args[2].value.const
+            if fl is None:
+                raise P4Error.at(e.args[2].pos, "the field list index must be a constant")
+        elif name == "clone3":
+            fields = self.field_indices(e, 2)
 
-            def verify_checksum(f):
-                if cond(f):
-                    buf = pack_fields(data(f))
-                    if with_payload:
-                        buf += dev.cur.payload
-                    if algo(buf) != chk(f):
-                        dev.cur.sm.v[cerr] = 1
+        def clone(f):
+            cur = dev.cur
+            cur.clone_type = ctype(f)
+            cur.clone_session = session(f)
+            cur.clone_fields = fields if fields is not None else dev.field_list(fl)
 
-            return verify_checksum
-        if name in ("update_checksum", "update_checksum_with_payload"):
-            cond = c.arg(e, 0)
-            data = c.field_list(e.args[1].value)
-            out = c.out_arg(e, 2)
-            algo = HASH_ALGORITHMS[self.algorithm(e.args[3].value)]
-            with_payload = name.endswith("payload")
+        return clone
 
-            def update_checksum(f):
-                if cond(f):
-                    buf = pack_fields(data(f))
-                    if with_payload:
-                        buf += dev.cur.payload
-                    out(f, algo(buf))
+    def request_fn(self, c, e: ir.Call, name: str):
+        dev = self.dev
+        if name.endswith("field_list"):
+            fl = e.args[0].value.const
+            if fl is None:
+                raise P4Error.at(e.args[0].pos, "the field list index must be a constant")
+            fields = dev.field_list(fl)
+        else:
+            fields = self.field_indices(e, 0)
+        attr = "resubmit_fields" if name.startswith("resubmit") else "recirculate_fields"
 
-            return update_checksum
-        if name in ("clone", "clone3", "clone_preserving_field_list"):
-            ctype = c.arg(e, 0)
-            session = c.arg(e, 1)
-            fl = None
-            fields = None
-            if name == "clone_preserving_field_list":
-                fl = e.args[2].value.const
-                if fl is None:
-                    raise P4Error.at(e.args[2].pos, "the field list index must be a constant")
-            elif name == "clone3":
-                fields = self.field_indices(e, 2)
+        def request(f):
+            setattr(dev.cur, attr, fields)
 
-            def clone(f):
-                cur = dev.cur
-                cur.clone_type = ctype(f)
-                cur.clone_session = session(f)
-                cur.clone_fields = fields if fields is not None else dev.field_list(fl)
+        return request
 
-            return clone
-        if name in (
-            "resubmit",
-            "resubmit_preserving_field_list",
-            "recirculate",
-            "recirculate_preserving_field_list",
-        ):
-            if name.endswith("field_list"):
-                fl = e.args[0].value.const
-                if fl is None:
-                    raise P4Error.at(e.args[0].pos, "the field list index must be a constant")
-                fields = dev.field_list(fl)
-            else:
-                fields = self.field_indices(e, 0)
-            attr = "resubmit_fields" if name.startswith("resubmit") else "recirculate_fields"
+    def truncate_fn(self, c, e: ir.Call, name: str):
+        dev = self.dev
+        g = c.arg(e, 0)
 
-            def request(f):
-                setattr(dev.cur, attr, fields)
+        def truncate(f):
+            dev.cur.truncate = g(f)
 
-            return request
-        if name == "truncate":
-            g = c.arg(e, 0)
+        return truncate
 
-            def truncate(f):
-                dev.cur.truncate = g(f)
+    def assertion_fn(self, c, e: ir.Call, name: str):
+        g = c.arg(e, 0)
+        pos = e.pos
 
-            return truncate
-        if name in ("assert", "assume"):
-            g = c.arg(e, 0)
-            pos = e.pos
+        def check(f):
+            if not g(f):
+                raise AssertionFailed(f"{name} failed at {pos}")
 
-            def check(f):
-                if not g(f):
-                    raise AssertionFailed(f"{name} failed at {pos}")
+        return check
 
-            return check
-        if name == "log_msg":
-            msg = e.args[0].value.const
-            data = c.field_list(e.args[1].value) if len(e.args) > 1 else (lambda f: [])
+    def log_msg_fn(self, c, e: ir.Call, name: str):
+        msg = e.args[0].value.const
+        data = c.field_list(e.args[1].value) if len(e.args) > 1 else (lambda f: [])
 
-            def log_msg(f):
-                if log.isEnabledFor(logging.INFO):
-                    vals = [v for v, _ in data(f)]
-                    text = msg
-                    for v in vals:
-                        text = text.replace("{}", str(v), 1)
-                    log.info("%s", text)
+        def log_msg(f):
+            if log.isEnabledFor(logging.INFO):
+                vals = [v for v, _ in data(f)]
+                text = msg
+                for v in vals:
+                    text = text.replace("{}", str(v), 1)
+                log.info("%s", text)
 
-            return log_msg
-        if name == "digest":
-            receiver = c.arg(e, 0)
-            arg = e.args[1].value
-            data = c.field_list(arg)
-            tname = getattr(arg.type, "type_name", "digest")
+        return log_msg
 
-            def digest(f):
-                dev.digests.append((tname, receiver(f), [v for v, _ in data(f)]))
+    def digest_fn(self, c, e: ir.Call, name: str):
+        dev = self.dev
+        receiver = c.arg(e, 0)
+        arg = e.args[1].value
+        data = c.field_list(arg)
+        tname = getattr(arg.type, "type_name", "digest")
 
-            return digest
-        raise unsupported(e.pos, f"extern function {name}")
+        def digest(f):
+            dev.digests.append((tname, receiver(f), [v for v, _ in data(f)]))
+
+        return digest
 
     # -- objects ----------------------------------------------------------------------
     def compile_method(self, c, e: ir.Call, kind: str, name: str, obj, inst):
@@ -265,3 +282,27 @@ def _elem_conv(inst):
     if isinstance(t, Bits) and t.signed:
         return t.wrap
     return lambda v: v
+
+
+# v1model's extern functions: name -> the method compiling a call of it into a closure.
+EXTERN_FUNCTIONS = {
+    "mark_to_drop": V1ModelExterns.mark_to_drop_fn,
+    "hash": V1ModelExterns.hash_fn,
+    "random": V1ModelExterns.random_fn,
+    "verify_checksum": V1ModelExterns.verify_checksum_fn,
+    "verify_checksum_with_payload": V1ModelExterns.verify_checksum_fn,
+    "update_checksum": V1ModelExterns.update_checksum_fn,
+    "update_checksum_with_payload": V1ModelExterns.update_checksum_fn,
+    "clone": V1ModelExterns.clone_fn,
+    "clone3": V1ModelExterns.clone_fn,
+    "clone_preserving_field_list": V1ModelExterns.clone_fn,
+    "resubmit": V1ModelExterns.request_fn,
+    "resubmit_preserving_field_list": V1ModelExterns.request_fn,
+    "recirculate": V1ModelExterns.request_fn,
+    "recirculate_preserving_field_list": V1ModelExterns.request_fn,
+    "truncate": V1ModelExterns.truncate_fn,
+    "assert": V1ModelExterns.assertion_fn,
+    "assume": V1ModelExterns.assertion_fn,
+    "log_msg": V1ModelExterns.log_msg_fn,
+    "digest": V1ModelExterns.digest_fn,
+}

@@ -1,0 +1,1 @@
+"""Benchmarks of the testbed and its stacks (run on an idle machine)."""

@@ -1,0 +1,127 @@
+"""aioquic's CPU: the limit bench (experiments/bench/aioquic_limit.py), whose grid is a valid
+study and whose table and limits follow from hand-made manifests (the real grid needs an idle
+machine: `make aioquic-limit`), and quic_endpoint's --loop option, a real download over
+loopback on each event loop."""
+
+import hashlib
+import json
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from experiments.bench import aioquic_limit
+from experiments.flows import make_cert, make_payload, quic_endpoint
+from experiments.run.scenario import from_dict
+
+
+def test_the_grid_is_one_study_with_a_point_per_flow_count_and_rate():
+    scenario = from_dict(aioquic_limit.scenario_doc([1, 3], [5.0, 20.0], 10))
+    points = {r.point: r.config for r in scenario.runs}
+    assert list(points) == ["1x5", "1x20", "3x5", "3x20"]
+    cfg = points["3x20"]
+    assert cfg["flows"][0]["count"] == 3 and cfg["flows"][0]["udp_rcvbuf"] == "large"
+    assert cfg["links"]["a"]["rate_mbit"] == cfg["links"]["b"]["rate_mbit"] == 20
+    assert cfg["links"]["a"]["delay_ms"] == 10  # the paper's leg otherwise
+
+
+def _manifest(out, point, rate, goodputs, client_busy, short=()):
+    run = out / "runs" / point
+    run.mkdir(parents=True)
+    flows = {f"f0.{i}-dc": {"client": "dc", "goodput_mbit": g} for i, g in enumerate(goodputs)}
+    cpu = {f"f0.{i}-dc/client": {"mean_busy": client_busy} for i in range(len(goodputs))}
+    cpu |= {f"f0.{i}-dc/server": {"mean_busy": 0.1} for i in range(len(goodputs))}
+    cpu["switch"] = {"mean_busy": 0.5}
+    (run / "manifest.json").write_text(
+        json.dumps(
+            {
+                "run_id": point,
+                "status": "ok",
+                "config": {"links": {"a": {"rate_mbit": rate}, "b": {"rate_mbit": rate}}},
+                "flows": flows,
+                "process_cpu": cpu,
+                "saturated_processes": list(short),
+            }
+        )
+    )
+
+
+def test_limits_take_the_highest_offer_used_without_a_cpu_bound_flow(tmp_path):
+    _manifest(tmp_path, "1x10", 10, [19.0], 0.3)
+    _manifest(tmp_path, "1x20", 20, [37.5], 0.6)
+    _manifest(tmp_path, "1x30", 30, [40.0], 0.95, ["f0.0-dc/client"])  # CPU-bound
+    _manifest(tmp_path, "3x10", 10, [6.0, 6.2, 6.1], 0.2)
+    _manifest(tmp_path, "3x20", 20, [9.0, 9.0, 9.0], 0.3, ["switch"])  # not a flow: counts
+    table = aioquic_limit.limit_table(tmp_path)
+    assert list(table.flows) == [1, 1, 1, 3, 3]
+    row = table[(table.flows == 3) & (table.offered_mbit == 40)].iloc[0]
+    assert row.client_cpu == pytest.approx(0.9) and row.server_cpu == pytest.approx(0.3)
+    assert not row.cpu_bound and row.used == pytest.approx(27 / 40)
+    assert aioquic_limit.limits(table) == {1: 40.0, 3: 20.0}
+    text = aioquic_limit.report(tmp_path).read_text()
+    assert "| 1 | 60 | 60 | 40.0 | 67% | 0.95 | 0.10 | f0.0-dc/client |" in text
+    assert "- 1 flow(s): 40 Mbit/s (40 per flow)" in text
+    assert (tmp_path / "aioquic-limit.png").exists()
+
+
+def test_bad_grids_get_one_line_naming_the_range(capsys):
+    with pytest.raises(SystemExit):
+        aioquic_limit.main(["run", "--flows", "0,2"])
+    assert "--flows: a comma-separated list of numbers from 1 to 16" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        aioquic_limit.main(["run", "--rates", "fast"])
+    assert "--rates (Mbit/s per leg)" in capsys.readouterr().err
+
+
+def _free_udp_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.parametrize("loop", quic_endpoint.LOOPS)
+def test_a_download_is_intact_on_either_event_loop(tmp_path, loop):
+    cert, key = make_cert(tmp_path)
+    payload = make_payload(tmp_path / "payload", 1_000_000, seed=3)
+    port = _free_udp_port()
+    endpoint = [sys.executable, "-m", "experiments.flows.quic_endpoint"]
+    common = ["--addr", "127.0.0.1", "--port", str(port), "--loop", loop]
+    server = subprocess.Popen(
+        [*endpoint, "server", *common, "--cert", str(cert), "--key", str(key)]
+        + ["--file", str(payload)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert server.stdout.readline().strip() == "listening"
+        log = tmp_path / "client.jsonl"
+        started = time.monotonic()
+        client = subprocess.run(
+            [*endpoint, "client", *common, "--bytes", "2500000", "--log", str(log)],
+            timeout=60,
+            check=False,
+        )
+        assert client.returncode == 0, f"client exit {client.returncode}"
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+    final = json.loads(log.read_text().splitlines()[-1])
+    data = payload.read_bytes()
+    expected = (data * 3)[:2_500_000]  # the server loops its file
+    assert final["complete"] and final["bytes"] == 2_500_000
+    assert final["sha256"] == hashlib.sha256(expected).hexdigest()
+    assert time.monotonic() - started < 60
+
+
+def test_uvloop_missing_is_one_line_naming_the_loops(monkeypatch):
+    monkeypatch.setitem(sys.modules, "uvloop", None)  # import uvloop raises ImportError
+    with pytest.raises(SystemExit, match="--loop uvloop: the uvloop package is not installed"):
+        quic_endpoint._runner("uvloop")
+    with quic_endpoint._runner("asyncio") as runner:
+        assert runner.run(_answer()) == 42
+
+
+async def _answer() -> int:
+    return 42

@@ -1,0 +1,82 @@
+"""The command-line rules of p4sim's tools (p4sim/tool.py, docs/cli.md): `PROG: error:` lines
+and exit codes, `--json` on stdout with the old `--json FILE` still working, and the
+durations renamed to `--duration-s` with the old names kept for one release.
+
+Run: .venv/bin/pytest -q p4sim/tests/test_tool_cli.py
+"""
+
+import argparse
+import json
+import shutil
+
+import pytest
+
+from p4sim import coverage, fuzz
+from p4sim.conformance.differential import DEFAULT_SAMPLES
+from p4sim.tool import ToolError, add_json_option, run, write_json
+
+
+def failing(exc):
+    def main(argv):
+        raise exc
+
+    return main
+
+
+def test_errors_are_one_line_with_the_exit_code_of_their_kind(capsys):
+    assert run("tool", failing(ToolError("no samples directory x", exit_code=2))) == 2
+    assert capsys.readouterr().err == "tool: error: no samples directory x\n"
+    assert run("tool", failing(ToolError("p4c crashed"))) == 1
+    assert capsys.readouterr().err == "tool: error: p4c crashed\n"
+    assert run("tool", failing(KeyboardInterrupt())) == 130
+    assert run("tool", lambda argv: 0) == 0
+
+
+def test_json_is_a_flag_and_the_old_form_takes_a_file():
+    parser = argparse.ArgumentParser()
+    add_json_option(parser, "results")
+    assert parser.parse_args([]).json is None
+    assert parser.parse_args(["--json"]).json == "-"
+    assert parser.parse_args(["--json", "out.json"]).json == "out.json"
+
+
+def test_json_goes_to_stdout_or_with_a_warning_to_the_old_file(capsys, tmp_path):
+    write_json("tool", [{"a": 1}], "-")
+    out = capsys.readouterr()
+    assert json.loads(out.out) == [{"a": 1}] and out.err == ""
+    target = tmp_path / "r.json"
+    write_json("tool", [{"a": 2}], str(target))
+    out = capsys.readouterr()
+    assert json.loads(target.read_text()) == [{"a": 2}] and out.out == ""
+    assert out.err.startswith("tool: warning: --json FILE is deprecated; use --json")
+    with pytest.raises(ToolError, match="cannot write"):
+        write_json("tool", [], str(tmp_path / "missing" / "r.json"))
+
+
+def test_coverage_json_prints_the_verdicts_to_stdout_and_the_table_to_stderr(capsys, tmp_path):
+    """Through the real p4c-bm2-ss, on one of p4c's samples."""
+    shutil.copy(DEFAULT_SAMPLES / "issue1566-bmv2.p4", tmp_path)
+    assert coverage.main(["--samples", str(tmp_path), "-j", "1", "--json"]) == 0
+    out = capsys.readouterr()
+    verdicts = json.loads(out.out)
+    assert [v["name"] for v in verdicts] == ["issue1566-bmv2"]
+    assert verdicts[0]["p4c_accepts"] is True and verdicts[0]["p4sim"] == "accepts"
+    assert "p4sim accepts 1 of the 1" in out.err
+
+
+def test_coverage_refuses_a_missing_samples_directory(capsys, tmp_path):
+    assert run(coverage.PROG, coverage.main, ["--samples", str(tmp_path / "none")]) == 2
+    assert capsys.readouterr().err.startswith("python -m p4sim.coverage: error: no samples")
+
+
+def test_fuzz_duration_is_in_seconds_and_the_old_name_still_works(capsys, monkeypatch):
+    budgets = []
+    monkeypatch.setattr(fuzz, "fuzz_p4", lambda seconds, seed: budgets.append(seconds) or 0)
+    assert fuzz.main(["p4", "--duration-s", "2.5"]) == 0
+    assert fuzz.main(["p4", "--seconds", "4"]) == 0
+    assert budgets == [2.5, 4.0]
+    assert "--seconds is deprecated; use --duration-s" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as info:
+        fuzz.main(["p4", "--duration-s", "-1"])
+    assert info.value.code == 2
+    assert "duration '-1' must be a number above 0" in capsys.readouterr().err
