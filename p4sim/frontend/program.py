@@ -158,9 +158,10 @@ def is_tna_package(pkg: ir.PackageDecl) -> bool:
 
 # TNA externs the model lists (what P4Runtime reads and writes) and those that are stateless
 # for the control plane (their state, if any, lives in the device: register actions run on
-# the Register they name).
+# the Register they name, a DirectRegister's cells on its table's entries).
 TNA_STATELESS_EXTERNS = (
     "RegisterAction",
+    "DirectRegister",
     "DirectRegisterAction",
     "Hash",
     "CRCPolynomial",
@@ -170,7 +171,7 @@ TNA_STATELESS_EXTERNS = (
 # bf-p4c gives a table without `size` 512 entries (BMv2 1024, the type checker's default).
 TNA_DEFAULT_TABLE_SIZE = 512
 # TNA externs p4sim declares but does not run, refused where they are instantiated.
-TNA_REFUSED_EXTERNS = ("Mirror", "DirectRegister")
+TNA_REFUSED_EXTERNS = ("Mirror",)
 
 
 class ModelBuilder:

@@ -21,10 +21,13 @@ DEVICE = HERE / "device.p4"
 REGISTER_ACTION = HERE / "register_action.p4"
 HASH = HERE / "hash.p4"
 METER = HERE / "meter.p4"
+DIRECT_REGISTER = HERE / "direct_register.p4"
 
 
 @pytest.mark.parametrize(
-    "program", [FORWARD, DEVICE, REGISTER_ACTION, HASH, METER], ids=lambda p: p.name
+    "program",
+    [FORWARD, DEVICE, REGISTER_ACTION, HASH, METER, DIRECT_REGISTER],
+    ids=lambda p: p.name,
 )
 def test_the_tofino_compiler_accepts_the_program(program):
     result = compile_tna(program)
@@ -228,3 +231,29 @@ def test_meter_colours_random_and_counter_byte_adjustment():
         21,
         21 * (len(frame) + 4),
     )  # 1 + 20 packets
+
+
+def test_direct_register_cells_belong_to_the_entries():
+    """DirectRegister(10): each entry's cell starts at 10 and counts that entry's hits; a
+    MODIFY keeps it, a DELETE and re-INSERT starts again; a miss runs the default action."""
+    dev = compile_file(DIRECT_REGISTER).new_device()
+    table = dev.tables["DrIngress.ports"]
+
+    def entry(mac: int, port: int) -> TableEntry:
+        match = {"hdr.ethernet.dst_addr": FieldMatch("exact", mac)}
+        return TableEntry(match, "DrIngress.forward", {"port": port})
+
+    def send(mac: int) -> tuple[int, int]:
+        [(port, out)] = dev.process(1, mac.to_bytes(6, "big") + bytes(8) + bytes(4))
+        return port, int.from_bytes(out[14:18], "big")
+
+    table.insert(entry(2, 2))
+    table.insert(entry(3, 3))
+    assert [send(2) for _ in range(3)] == [(2, 10), (2, 11), (2, 12)]
+    assert send(3) == (3, 10)
+    table.modify(entry(2, 4))
+    assert send(2) == (4, 13)
+    table.delete(entry(2, 4))
+    table.insert(entry(2, 2))
+    assert send(2) == (2, 10)
+    assert send(9) == (1, 0)  # miss: back(), no cell

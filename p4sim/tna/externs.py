@@ -124,33 +124,75 @@ class TnaExterns:
         return write
 
     def _RegisterAction_execute(self, c, e, obj, inst):
-        return self.register_action(c, e, inst)
-
-    def register_action(self, c, e, inst):
-        """`ra.execute(index)`: read the cell, run `apply(inout value, out rv)`, write the
-        value back and return rv, in one step (the stateful ALU's atomic update; the device
-        lock makes it atomic for the control plane too)."""
+        """`ra.execute(index)`: the cell of the Register the action was built on; an index
+        outside the register reads 0 and writes nothing."""
         reg = self.dev.extern_object(c.node, inst.ctor_args[0])
-        apply = inst.methods["apply"]  # the type checker requires it
         idx = c.arg(e, 0)
-        body = c.block(apply.body.stmts)
-        value_slot = apply.params[0].var.slot
-        rv_slot = apply.params[1].var.slot if len(apply.params) > 1 else None
         values, size, mask = reg.values, reg.definition.size, reg.mask
         initial = reg.definition.initial_value
 
-        def execute(f):
+        def load(f):
             i = idx(f)
-            inside = 0 <= i < size
-            f[value_slot] = values.get(i, initial) if inside else 0
+            return (i, values.get(i, initial)) if 0 <= i < size else (None, 0)
+
+        def store(i, value):
+            if i is not None:
+                values[i] = value & mask
+
+        return self.run_apply(c, inst, load, store)
+
+    def _DirectRegisterAction_execute(self, c, e, obj, inst):
+        """`dra.execute()` in an action of the table the DirectRegister belongs to: the cell of
+        the entry that hit (on a miss there is none: it reads 0 and writes nothing)."""
+        load, store = self.direct_cell(inst.ctor_args[0])
+        return self.run_apply(c, inst, lambda f: load(), store)
+
+    def _DirectRegister_read(self, c, e, obj, inst):
+        load, _ = self.direct_cell(inst)
+        return lambda f: load()[1]
+
+    def _DirectRegister_write(self, c, e, obj, inst):
+        load, store = self.direct_cell(inst)
+        val = c.arg(e, 0)
+        return lambda f: store(load()[0], val(f))
+
+    def direct_cell(self, reg):
+        """load() -> (entry record or None, value) and store(record, value) for the cells a
+        DirectRegister keeps on its table's entries, starting at its initial value."""
+        initial = reg.ctor_args[0] if reg.ctor_args else 0
+        mask = (1 << reg.binding["T"].width) - 1
+        dev = self.dev
+
+        def load():
+            rec = dev.hit
+            if rec is None:
+                return None, 0
+            return rec, initial if rec.register_cell is None else rec.register_cell
+
+        def store(rec, value):
+            if rec is not None:
+                rec.register_cell = value & mask
+
+        return load, store
+
+    def run_apply(self, c, inst, load, store):
+        """A register action's execute: load the cell, run `apply(inout value, out rv)`,
+        store the value, return rv, in one step (the stateful ALU's atomic update; the
+        device lock makes it atomic for the control plane too)."""
+        apply = inst.methods["apply"]  # the type checker requires it
+        body = c.block(apply.body.stmts)
+        value_slot = apply.params[0].var.slot
+        rv_slot = apply.params[1].var.slot if len(apply.params) > 1 else None
+
+        def execute(f):
+            where, f[value_slot] = load(f)
             if rv_slot is not None:
                 f[rv_slot] = 0
             try:
                 body(f)
             except ReturnSignal:
                 pass
-            if inside:
-                values[i] = f[value_slot] & mask
+            store(where, f[value_slot])
             return f[rv_slot] if rv_slot is not None else None
 
         return execute
