@@ -219,8 +219,9 @@ class ProgramModel:
     value_sets: list[ValueSetDef] = field(default_factory=list)
     pipe: str = ""  # TNA: the Pipeline instance's name (p4c-barefoot hashes P4Info ids with it)
     ingress_parser: str = ""  # TNA: the ingress parser's name (names its $PORT_METADATA)
-    # TNA: the Hash instances; no P4Info entry, but p4c-barefoot counts them in aliases
-    hashes: list[str] = field(default_factory=list)
+    # TNA: the Hash and DirectRegister instances, p4c-barefoot symbols without a P4Info
+    # entry (with --p4runtime-force-std-externs) that still count in aliases
+    unlisted_externs: list[str] = field(default_factory=list)
 
 
 # ---------------------------------------------------------------------------

@@ -329,7 +329,7 @@ def build_symbols(model: ProgramModel) -> SymbolTable:
         symbols.add(PREFIX_ACTION_PROFILE, profile.name, profile.annotations)
     if symbols.pipe:
         symbols.add(BAREFOOT_PREFIX_PORT_METADATA, port_metadata_name(model))
-        for name in model.hashes:  # bf-p4c's DynHash symbols: dropped, but aliased
+        for name in model.unlisted_externs:  # bf-p4c's symbols, dropped but aliased
             symbols.add_alias_only(f"{symbols.pipe}.{name}")
         for value_set in model.value_sets:  # p4c's own symbol beside bf-p4c's `pipe.` one
             symbols.add_alias_only(value_set.name)

@@ -185,7 +185,7 @@ class ModelBuilder:
         self.counters: list[CounterDef] = []
         self.meters: list[MeterDef] = []
         self.value_sets: list[ValueSetDef] = []
-        self.hashes: list[str] = []  # TNA Hash instances (P4Info: aliases only)
+        self.unlisted_externs: list[str] = []  # TNA: in P4Info aliases only
         self.names: set[str] = set()
         self.nodes: list[BlockNode] = []
         self.global_externs: dict = {}  # top-level extern Instance -> name
@@ -250,7 +250,7 @@ class ModelBuilder:
             errors=sorted(self.checker.error_type.members, key=self.checker.error_type.members.get),
             action_profiles=list(self.profiles.values()),
             value_sets=self.value_sets,
-            hashes=self.hashes,
+            unlisted_externs=self.unlisted_externs,
             arch=arch,
             pipe=pipe,
             ingress_parser=roots[0].path if pipe else "",  # P4Info: its $PORT_METADATA
@@ -398,8 +398,8 @@ class ModelBuilder:
             )
         elif kind in TNA_REFUSED_EXTERNS:
             raise P4Error.at(pos, f"{inst.name}: the TNA extern {kind} is not supported by p4sim")
-        elif kind == "Hash":
-            self.hashes.append(name)
+        elif kind in ("Hash", "DirectRegister"):
+            self.unlisted_externs.append(name)
         elif kind in ("packet_in", "packet_out", "Checksum16") + TNA_STATELESS_EXTERNS:
             pass
         else:

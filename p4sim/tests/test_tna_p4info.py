@@ -102,11 +102,11 @@ def test_port_metadata_of_the_ingress_parser_stays_a_tofino_extern():
     assert instance.info.value == b"ig_intr_md.ingress_port"
 
 
-def test_a_hash_has_no_entry_but_lengthens_the_aliases_it_shares():
+def test_a_hash_or_direct_register_has_no_entry_but_lengthens_the_aliases_it_shares():
     model = tna_model(
         tables=[TableDef("Eg.h", [], [ActionRefDef("Eg.a")], 512, "Eg.a", {}, False, None)],
         actions=[ActionDef("Eg.a", [])],
-        hashes=["Ig.h"],
+        unlisted_externs=["Ig.h"],
     )
     info = p4info.generate(model)
     assert info.tables[0].preamble.alias == "Eg.h"
@@ -160,6 +160,7 @@ SPLITTER = HERE.parents[1] / "p4src" / "dc_splitter_tna.p4"
 COMPILED = [
     (HERE / "tna" / "forward.p4", "tofino", {}),
     (HERE / "tna" / "p4info_objects.p4", "tofino", {}),
+    (HERE / "tna" / "direct_register.p4", "tofino", {}),
     (SPLITTER, "tofino", {}),
     (SPLITTER, "tofino", {"PDCP_SN_12": "1"}),
 ]
