@@ -222,6 +222,7 @@ class ProgramModel:
     # TNA: the Hash and DirectRegister instances, p4c-barefoot symbols without a P4Info
     # entry (with --p4runtime-force-std-externs) that still count in aliases
     unlisted_externs: list[str] = field(default_factory=list)
+    extern_instances: list[str] = field(default_factory=list)  # every one, of every kind
 
 
 # ---------------------------------------------------------------------------

@@ -568,6 +568,7 @@ def _add_type_info(info: p4info_pb2.P4Info, model: ProgramModel) -> None:
             enum.members.add(name=member, value=value.to_bytes((width + 7) // 8, "big"))
     # p4c creates type_info (maybe empty) when it serializes a table or an extern instance
     # or meets an extern function call; a program with none of these has no type_info.
+    # p4c-barefoot does for every extern instance, a Checksum or a Hash as well.
     if not (
         info.type_info.ListFields()
         or info.tables
@@ -576,6 +577,7 @@ def _add_type_info(info: p4info_pb2.P4Info, model: ProgramModel) -> None:
         or model.meters
         or model.extern_functions
         or model.action_profiles
+        or (model.arch in TNA_ARCHS and model.extern_instances)
     ):
         info.ClearField("type_info")
 

@@ -186,6 +186,7 @@ class ModelBuilder:
         self.meters: list[MeterDef] = []
         self.value_sets: list[ValueSetDef] = []
         self.unlisted_externs: list[str] = []  # TNA: in P4Info aliases only
+        self.extern_instances: list[str] = []
         self.names: set[str] = set()
         self.nodes: list[BlockNode] = []
         self.global_externs: dict = {}  # top-level extern Instance -> name
@@ -251,6 +252,7 @@ class ModelBuilder:
             action_profiles=list(self.profiles.values()),
             value_sets=self.value_sets,
             unlisted_externs=self.unlisted_externs,
+            extern_instances=self.extern_instances,
             arch=arch,
             pipe=pipe,
             ingress_parser=roots[0].path if pipe else "",  # P4Info: its $PORT_METADATA
@@ -353,6 +355,7 @@ class ModelBuilder:
             return
         kind = t.decl.name
         node.externs[inst] = name
+        self.extern_instances.append(name)
         annots = annotation_texts(inst.annotations)
         pos = inst.node.pos
         if kind == "register":

@@ -157,10 +157,8 @@ def test_pkg_info_names_the_architecture(arch):
 HERE = Path(__file__).parent
 SPLITTER = HERE.parents[1] / "p4src" / "dc_splitter_tna.p4"
 # (program, chip, -D defines)
-COMPILED = [
-    (HERE / "tna" / "forward.p4", "tofino", {}),
-    (HERE / "tna" / "p4info_objects.p4", "tofino", {}),
-    (HERE / "tna" / "direct_register.p4", "tofino", {}),
+TNA_PROGRAMS = sorted((HERE / "tna").glob("*.p4")) + sorted((HERE / "tna_programs").glob("*.p4"))
+COMPILED = [(path, "tofino", {}) for path in TNA_PROGRAMS] + [
     (SPLITTER, "tofino", {}),
     (SPLITTER, "tofino", {"PDCP_SN_12": "1"}),
 ]
@@ -168,7 +166,7 @@ COMPILED = [
 
 def compiled_id(case) -> str:
     path, chip, defines = case
-    return f"{path.stem}-{chip}" + "".join(f"-D{k}" for k in defines)
+    return f"{path.parent.name}/{path.stem}-{chip}" + "".join(f"-D{k}" for k in defines)
 
 
 @pytest.mark.parametrize("case", COMPILED, ids=compiled_id)
