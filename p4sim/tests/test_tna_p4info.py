@@ -32,6 +32,7 @@ from p4sim.model import (
 )
 from p4sim.p4info_compare import differences, read_text
 from p4sim.p4runtime.pipeline import from_program
+from p4sim.tests.test_tna_conformance import T2NA_GAPS
 from p4sim.tests.tofino_compiler import compile_tna
 
 
@@ -158,7 +159,10 @@ HERE = Path(__file__).parent
 SPLITTER = HERE.parents[1] / "p4src" / "dc_splitter_tna.p4"
 # (program, chip, -D defines)
 TNA_PROGRAMS = sorted((HERE / "tna").glob("*.p4")) + sorted((HERE / "tna_programs").glob("*.p4"))
+# T2NA: the conformance programs (they include t2na.p4 for Tofino 2) that p4sim compiles for it
+T2NA_PROGRAMS = [p for p in sorted((HERE / "tna_programs").glob("*.p4")) if p.stem not in T2NA_GAPS]
 COMPILED = [(path, "tofino", {}) for path in TNA_PROGRAMS] + [
+    *[(path, "tofino2", {}) for path in T2NA_PROGRAMS],
     (SPLITTER, "tofino", {}),
     (SPLITTER, "tofino", {"PDCP_SN_12": "1"}),
 ]

@@ -3,7 +3,11 @@
  * header without its checksum field (RFC 1071). A packet with a good checksum leaves on
  * port 1 with its TTL decremented and the checksum recomputed; a bad one is dropped. */
 #include <core.p4>
+#if __TARGET_TOFINO__ == 2
+#include <t2na.p4>
+#else
 #include <tna.p4>
+#endif
 
 header ethernet_h {
     bit<48> dst_addr;

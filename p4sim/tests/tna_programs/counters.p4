@@ -6,7 +6,11 @@
  * counter adds (adjust_byte_count exists to correct it), so there is nothing to check them
  * against. */
 #include <core.p4>
+#if __TARGET_TOFINO__ == 2
+#include <t2na.p4>
+#else
 #include <tna.p4>
+#endif
 
 header probe_h {
     bit<8> cls;

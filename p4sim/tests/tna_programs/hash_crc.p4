@@ -3,7 +3,11 @@
  * message of a probe header; the packet leaves on port 1 with the three results. One action
  * per hash: a Tofino action takes at most 32 bits from the hash units. */
 #include <core.p4>
+#if __TARGET_TOFINO__ == 2
+#include <t2na.p4>
+#else
 #include <tna.p4>
+#endif
 
 header probe_h {
     bit<72> msg;

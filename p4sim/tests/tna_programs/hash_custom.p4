@@ -2,7 +2,11 @@
  * no final xor) and CRC-32C (0x1EDC6F41 reflected, init and xor 0xFFFFFFFF) over the 9-byte
  * message of a probe header; the packet leaves on port 1 with both results. */
 #include <core.p4>
+#if __TARGET_TOFINO__ == 2
+#include <t2na.p4>
+#else
 #include <tna.p4>
+#endif
 
 header probe_h {
     bit<72> msg;

@@ -6,7 +6,11 @@
  *   op 3 "read":  returns the cell unchanged
  * Register(size, initial_value): cells start at 0 in `cycles`, at 5 in `maxima`. */
 #include <core.p4>
+#if __TARGET_TOFINO__ == 2
+#include <t2na.p4>
+#else
 #include <tna.p4>
+#endif
 
 header probe_h {
     bit<8> op;

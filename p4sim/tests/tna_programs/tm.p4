@@ -6,7 +6,11 @@
  * no output when ingress chose neither a port nor a group.
  * The probe's op says what ingress does; egress stamps what it saw. */
 #include <core.p4>
+#if __TARGET_TOFINO__ == 2
+#include <t2na.p4>
+#else
 #include <tna.p4>
+#endif
 
 header probe_h {
     bit<8> op;
