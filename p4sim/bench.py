@@ -6,7 +6,8 @@ Targets: the raw veth + AF_PACKET forwarding ceiling (io.c's ring and sendmmsg f
 port 0 to port 1, no pipeline), BMv2 `simple_switch_grpc` (from /opt/p4tools or PATH, with
 p4c-bm2-ss compiling the programs), `p4sim --engine interp` and `p4sim --engine native`.
 Cases: an L2/L3 forwarding program (p4sim/tests/p4/runtime_fwd.p4) and the splitter
-(p4src/dc_splitter.p4) in DC split, DC duplication and single connectivity. Each switch runs
+(p4src/dc_splitter.p4, or dc_splitter_tna.p4 with --program tna) in DC split, DC duplication
+and single connectivity. Each switch runs
 in a namespace with veths h0-s0, h1-s1, h2-s2, pinned to CPU 0 (taskset); the traffic
 generator (clib/pktgen, C) runs on CPU 1 and measures, with 1500-byte frames by default:
 
@@ -33,6 +34,8 @@ from p4sim.tool import ToolError, run
 ROOT = Path(__file__).resolve().parent.parent
 FWD_PROGRAM = Path(__file__).parent / "tests" / "p4" / "runtime_fwd.p4"
 SPLITTER_PROGRAM = ROOT / "p4src" / "dc_splitter.p4"
+# --program: the splitter measured (the TNA one runs on p4sim only)
+SPLITTER_PROGRAMS = {"v1model": SPLITTER_PROGRAM, "tna": ROOT / "p4src" / "dc_splitter_tna.p4"}
 PKTGEN = ROOT / "build" / "clib" / "pktgen"  # make pktgen-build
 GOAL_SPLITTER_PPS = 300_000  # native engine, DC split (issue 12)
 P4SIM_CPU, TRAFFIC_CPU = 0, 1
@@ -349,7 +352,9 @@ def commit_time(program: Path) -> tuple[float, float]:
     return elapsed, cpu_s
 
 
-def native_engine_only(frame_size: int, frames: int = 200_000) -> float:
+def native_engine_only(
+    frame_size: int, frames: int = 200_000, program: Path = SPLITTER_PROGRAM
+) -> float:
     """Packets per CPU second of the splitter's C pipeline alone (DC split of one user, no
     packet I/O): p4n_bench_process in a loop, timed with this thread's CPU time, so other
     load on the machine does not count."""
@@ -359,7 +364,7 @@ def native_engine_only(frame_size: int, frames: int = 200_000) -> float:
     from p4sim.model import FieldMatch, TableEntry
     from p4sim.native import new_device
 
-    device = new_device(frontend.compile_file(str(SPLITTER_PROGRAM)), engine="native")
+    device = new_device(frontend.compile_file(str(program)), engine="native")
     if getattr(device, "engine", "") != "native":
         raise RuntimeError(f"fell back to the interpreter: {device.fallback_reason}")
     args = {"user_idx": 0, "session": 0, "batch": 4, "leg_a_count": 2, "leg_a_port": 1,
@@ -418,7 +423,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--cases", default=",".join(CASES), help="comma-separated: " + ", ".join(CASES)
     )
+    parser.add_argument(
+        "--program",
+        choices=tuple(SPLITTER_PROGRAMS),
+        default="v1model",
+        help="the splitter of the dc-* and sc cases (tna: p4sim targets only)",
+    )
     args = parser.parse_args(argv)
+    splitter = SPLITTER_PROGRAMS[args.program]
     targets = [t for t in args.targets.split(",") if t]
     cases = [c for c in args.cases.split(",") if c]
     bad = [t for t in targets if t not in TARGETS] + [c for c in cases if c not in CASES]
@@ -435,7 +447,7 @@ def main(argv: list[str] | None = None) -> int:
     table: dict[tuple[str, str], dict] = {}
     failed = False
     groups = [(FWD_PROGRAM, [c for c in cases if c == "fwd"]),
-              (SPLITTER_PROGRAM, [c for c in cases if c != "fwd"])]  # fmt: skip
+              (splitter, [c for c in cases if c != "fwd"])]  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="p4sim-bench-p4c-") as p4c_dir:
         for target in targets:
             for program, group in groups:
@@ -445,6 +457,9 @@ def main(argv: list[str] | None = None) -> int:
                     group = group[:1] if program == FWD_PROGRAM else []
                     if not group:
                         continue
+                if target == "bmv2" and program == SPLITTER_PROGRAMS["tna"]:
+                    print(f"  bmv2 on {program.name}: not run: BMv2 runs v1model programs only")
+                    continue
                 try:
                     files = _p4c(program, Path(p4c_dir)) if target == "bmv2" else None
                     res = run_target(target, program, group, args, files)
@@ -476,14 +491,14 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{CASE_NAMES[case]}: native / BMv2 = {n['rate_pps'] / b['rate_pps']:.1f}x")
     if "native" in targets:
         try:
-            wall, cpu_s = commit_time(SPLITTER_PROGRAM)
+            wall, cpu_s = commit_time(splitter)
             print(f"native pipeline commit of the splitter (front end + C build, cold cache): "
                   f"{wall:.2f} s wall, {cpu_s:.2f} s CPU")  # fmt: skip
         except Exception as exc:  # noqa: BLE001
             print(f"native pipeline commit: not measured: {exc}")
     if "native" in targets:
         try:
-            pps = native_engine_only(args.frame_size)
+            pps = native_engine_only(args.frame_size, program=splitter)
             print(f"native C pipeline alone (splitter DC split, no packet I/O): {pps:,.0f} packets "
                   "per CPU second")  # fmt: skip
         except Exception as exc:  # noqa: BLE001

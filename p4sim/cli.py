@@ -107,7 +107,7 @@ def build_run_parser() -> argparse.ArgumentParser:
     p = ArgumentParser(
         prog="p4sim",
         formatter_class=HelpFormatter,
-        description="Run a P4_16 v1model program on Linux interfaces and serve P4Runtime "
+        description="Run a P4_16 program (v1model or TNA) on Linux interfaces and serve P4Runtime "
         "(like simple_switch_grpc). `p4sim compile -h` for the compiler.",
     )
     p.add_argument(
@@ -184,7 +184,7 @@ def build_compile_parser() -> argparse.ArgumentParser:
     p = ArgumentParser(
         prog="p4sim compile",
         formatter_class=HelpFormatter,
-        description="Check a P4_16 v1model program and write its P4Info "
+        description="Check a P4_16 program (v1model or TNA) and write its P4Info "
         "(like p4c-bm2-ss --p4runtime-files) and p4sim device config.",
     )
     p.add_argument("program", metavar="PROGRAM.p4")

@@ -130,6 +130,7 @@ class RegisterDef:
     size: int
     bitwidth: int  # width of the element type bit<W>
     annotations: list[str] = field(default_factory=list)
+    initial_value: int = 0  # what a cell never written reads (TNA's Register(size, initial))
 
 
 @dataclass
@@ -216,6 +217,8 @@ class ProgramModel:
     errors: list[str] = field(default_factory=list)  # the error members, in value order
     action_profiles: list[ActionProfileDef] = field(default_factory=list)
     value_sets: list[ValueSetDef] = field(default_factory=list)
+    pipe: str = ""  # TNA: the Pipeline instance's name (p4c-barefoot hashes P4Info ids with it)
+    ingress_parser: str = ""  # TNA: the ingress parser's name (names its $PORT_METADATA)
 
 
 # ---------------------------------------------------------------------------

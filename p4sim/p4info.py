@@ -15,6 +15,11 @@ What "p4c's conventions" means here, as implemented in p4c's `control-plane/`
   id is hashed from the header *type* name.
 - `@hidden` objects get no P4Info entry. `@name`, `@id`, `@brief` and `@description` are not
   copied into `annotations`; the last two fill the `doc` fields instead.
+
+A TNA or T2NA program gets the P4Info of p4c-barefoot with --p4runtime-force-std-externs
+(bf-p4c's `control-plane/`): tables and externs are hashed and aliased as `<pipe>.<name>` but
+shown as `<name>`, extern ids are hashed under the Tofino prefixes, and the ingress parser's
+port metadata is a `PortMetadata` extern (see `SymbolTable`, `_add_port_metadata`).
 """
 
 from __future__ import annotations
@@ -176,53 +181,95 @@ class _SuffixSet:
         return symbol
 
 
-class SymbolTable:
-    """Names to P4Runtime ids and aliases, computed the way p4c does."""
+# p4c-barefoot's own id prefixes (bf-p4c control-plane/proto/barefoot/p4info.proto). It hashes
+# a TNA extern's id under these; --p4runtime-force-std-externs then keeps the low 24 bits under
+# the standard prefix (p4runtime_force_std.cpp).
+_BAREFOOT_PREFIXES = {
+    PREFIX_ACTION_PROFILE: 0x81,
+    PREFIX_COUNTER: 0x83,
+    PREFIX_DIRECT_COUNTER: 0x84,
+    PREFIX_METER: 0x85,
+    PREFIX_DIRECT_METER: 0x86,
+    PREFIX_REGISTER: 0x8B,
+    PREFIX_DIGEST: 0x8E,
+    PREFIX_VALUE_SET: 0xFE,
+}
+BAREFOOT_PREFIX_PORT_METADATA = 0x90  # stays a Tofino `externs` entry
+# What p4c's common serializer collects with its declaration (so with its @id) on TNA too.
+_DECLARED = (PREFIX_ACTION, PREFIX_TABLE, PREFIX_CONTROLLER_HEADER)
+TNA_ARCHS = ("tna", "t2na")
 
-    def __init__(self) -> None:
+
+class SymbolTable:
+    """Names to P4Runtime ids and aliases, computed the way p4c does.
+
+    With a `pipe` (TNA, T2NA) the ids and aliases are p4c-barefoot's: the symbol of a table or
+    an extern is `pipe.<name>` (its P4Info name is `<name>`: the converter strips the pipe),
+    an action's is its name, and an extern's id is hashed under its Tofino prefix."""
+
+    def __init__(self, pipe: str = "") -> None:
+        self.pipe = pipe
         self._wanted: dict[int, dict[str, int | None]] = {}  # prefix -> name -> @id
         self._ids: dict[tuple[int, str], int] = {}
         self._suffixes = _SuffixSet()
+
+    def symbol(self, prefix: int, name: str) -> str:
+        """The name p4c hashes and suffixes for the object called `name` in P4Info."""
+        if self.pipe and prefix not in (PREFIX_ACTION, PREFIX_CONTROLLER_HEADER):
+            return f"{self.pipe}.{name}"
+        return name
+
+    def hash_prefix(self, prefix: int) -> int:
+        """The prefix the id of a `prefix` object is hashed and checked under."""
+        return _BAREFOOT_PREFIXES.get(prefix, prefix) if self.pipe else prefix
 
     def add(self, prefix: int, name: str, annotations: list[str] = ()) -> None:
         table = self._wanted.setdefault(prefix, {})
         if name in table:
             return  # p4c: duplicates of the same type are fine (inlined global actions)
+        if self.pipe and prefix not in _DECLARED:
+            annotations = ()  # p4c-barefoot adds a TNA extern by name: its @id is not seen
         table[name] = id_annotation(list(annotations))
+        self._suffixes.add(self.symbol(prefix, name))
+
+    def add_alias_only(self, name: str) -> None:
+        """A symbol that has no P4Info entry but takes part in alias uniqueness."""
         self._suffixes.add(name)
 
     def compute(self) -> None:
         assigned: set[int] = set()
         # First the ids the program asks for, then hashed ids in p4c's order.
         for prefix, names in self._wanted.items():
+            hashed = self.hash_prefix(prefix)
             for name, wanted in names.items():
                 if wanted is None:
                     continue
                 top = wanted & 0xFF000000
-                if top and top != prefix << 24:
+                if top and top != hashed << 24:
                     raise P4InfoBuildError(
                         f"{name}: @id {wanted:#x} has the wrong 8-bit prefix "
-                        f"(expected {prefix:#04x})"
+                        f"(expected {hashed:#04x})"
                     )
-                full = wanted | (prefix << 24)
+                full = (wanted & 0xFFFFFF) | (hashed << 24)
                 if full in assigned:
                     raise P4InfoBuildError(f"@id {wanted} is assigned to multiple declarations")
                 assigned.add(full)
-                self._ids[(prefix, name)] = full
-        for prefix in sorted(self._wanted):
-            for name in sorted(n for n, w in self._wanted[prefix].items() if w is None):
-                value = jenkins_one_at_a_time(name)
-                while (prefix << 24) | (value & 0xFFFFFF) in assigned:
+                self._ids[(prefix, name)] = (prefix << 24) | (wanted & 0xFFFFFF)
+        for prefix in sorted(self._wanted, key=self.hash_prefix):
+            hashed = self.hash_prefix(prefix)
+            unnumbered = (n for n, w in self._wanted[prefix].items() if w is None)
+            for name in sorted(unnumbered, key=lambda n: self.symbol(prefix, n)):
+                value = jenkins_one_at_a_time(self.symbol(prefix, name))
+                while (hashed << 24) | (value & 0xFFFFFF) in assigned:
                     value = (value + 1) & 0xFFFFFFFF
-                full = (prefix << 24) | (value & 0xFFFFFF)
-                assigned.add(full)
-                self._ids[(prefix, name)] = full
+                assigned.add((hashed << 24) | (value & 0xFFFFFF))
+                self._ids[(prefix, name)] = (prefix << 24) | (value & 0xFFFFFF)
 
     def id(self, prefix: int, name: str) -> int:
         return self._ids[(prefix, name)]
 
-    def alias(self, name: str) -> str:
-        return self._suffixes.shortest_unique(name)
+    def alias(self, prefix: int, name: str) -> str:
+        return self._suffixes.shortest_unique(self.symbol(prefix, name))
 
 
 def _field_ids(annotation_lists: list[list[str]]) -> list[int]:
@@ -259,7 +306,7 @@ def _bitstring(spec, width: int) -> None:
 
 
 def build_symbols(model: ProgramModel) -> SymbolTable:
-    symbols = SymbolTable()
+    symbols = SymbolTable(model.pipe if model.arch in TNA_ARCHS else "")
     for action in model.actions:
         symbols.add(PREFIX_ACTION, action.name, action.annotations)
     for table in model.tables:
@@ -280,8 +327,15 @@ def build_symbols(model: ProgramModel) -> SymbolTable:
         symbols.add(PREFIX_DIGEST, digest.name)
     for profile in model.action_profiles:
         symbols.add(PREFIX_ACTION_PROFILE, profile.name, profile.annotations)
+    if symbols.pipe:
+        symbols.add(BAREFOOT_PREFIX_PORT_METADATA, port_metadata_name(model))
     symbols.compute()
     return symbols
+
+
+def port_metadata_name(model: ProgramModel) -> str:
+    """p4c-barefoot's PortMetadata extern of a TNA program: one per ingress parser."""
+    return f"{model.ingress_parser}.$PORT_METADATA"
 
 
 def _preamble(
@@ -294,22 +348,38 @@ def _preamble(
 ) -> None:
     msg.preamble.id = symbols.id(prefix, name)
     msg.preamble.name = shown_name or name
-    msg.preamble.alias = shown_name or symbols.alias(name)
+    msg.preamble.alias = shown_name or symbols.alias(prefix, name)
     add_annotations(msg.preamble, annotations)
     set_doc(msg.preamble, annotations)
 
 
 def generate(model: ProgramModel) -> p4info_pb2.P4Info:
-    """The P4Info message for `model`. Raises P4InfoBuildError for bad @id annotations."""
+    """The P4Info message for `model`, as p4c-bm2-ss writes it for v1model and p4c-barefoot
+    with --p4runtime-force-std-externs for TNA/T2NA. Raises P4InfoBuildError for bad @id
+    annotations."""
     symbols = build_symbols(model)
     info = p4info_pb2.P4Info()
     info.pkg_info.arch = model.arch
     info.type_info.SetInParent()  # cleared at the end when p4c would not write it
+    _add_tables(info, model, symbols)
+    _add_actions(info, model, symbols)
+    _add_counters(info, model, symbols)
+    _add_meters(info, model, symbols)
+    _add_controller_headers(info, model, symbols)
+    _add_registers(info, model, symbols)
+    _add_value_sets(info, model, symbols)
+    _add_digests(info, model, symbols)
+    _add_action_profiles(info, model, symbols)
+    if symbols.pipe:
+        _add_port_metadata(info, model, symbols)
+    _add_type_info(info, model)
+    return info
 
-    counter_by_name = {c.name: c for c in model.counters}
+
+def _add_tables(info: p4info_pb2.P4Info, model: ProgramModel, symbols: SymbolTable) -> None:
     action_by_name = {a.name: a for a in model.actions}
-    meter_by_name = {m.name: m for m in model.meters}
-
+    counter_names = {c.name for c in model.counters}
+    meter_names = {m.name for m in model.meters}
     for table in model.tables:
         if is_hidden(table.annotations):
             continue
@@ -331,18 +401,10 @@ def generate(model: ProgramModel) -> p4info_pb2.P4Info:
             add_annotations(ar, ref.annotations)
         if table.const_default_action:
             t.const_default_action_id = symbols.id(PREFIX_ACTION, table.default_action)
-        # P4Runtime 1.4: the default action the table starts with, const or not
-        default = t.initial_default_action
-        default.action_id = symbols.id(PREFIX_ACTION, table.default_action)
-        action = action_by_name.get(table.default_action)
-        params = action.params if action is not None else []
-        for param, pid in zip(params, _field_ids([p.annotations for p in params])):
-            if param.name in table.default_args:
-                value = table.default_args[param.name]
-                default.arguments.add(param_id=pid, value=argument_bytes(value, param.bitwidth))
-        if table.direct_counter and table.direct_counter in counter_by_name:
+        _set_initial_default_action(t, table, action_by_name.get(table.default_action), symbols)
+        if table.direct_counter in counter_names:
             t.direct_resource_ids.append(symbols.id(PREFIX_DIRECT_COUNTER, table.direct_counter))
-        if table.direct_meter and table.direct_meter in meter_by_name:
+        if table.direct_meter in meter_names:
             t.direct_resource_ids.append(symbols.id(PREFIX_DIRECT_METER, table.direct_meter))
         if table.implementation:
             t.implementation_id = symbols.id(PREFIX_ACTION_PROFILE, table.implementation)
@@ -352,6 +414,19 @@ def generate(model: ProgramModel) -> p4info_pb2.P4Info:
         if table.const_entries or table.initial_entries:
             t.has_initial_entries = True  # p4c: const entries are initial entries too
 
+
+def _set_initial_default_action(t, table, action, symbols: SymbolTable) -> None:
+    """P4Runtime 1.4: the default action the table starts with, const or not."""
+    default = t.initial_default_action
+    default.action_id = symbols.id(PREFIX_ACTION, table.default_action)
+    params = action.params if action is not None else []
+    for param, pid in zip(params, _field_ids([p.annotations for p in params])):
+        if param.name in table.default_args:
+            value = table.default_args[param.name]
+            default.arguments.add(param_id=pid, value=argument_bytes(value, param.bitwidth))
+
+
+def _add_actions(info: p4info_pb2.P4Info, model: ProgramModel, symbols: SymbolTable) -> None:
     for action in model.actions:
         if is_hidden(action.annotations):
             continue
@@ -362,34 +437,40 @@ def generate(model: ProgramModel) -> p4info_pb2.P4Info:
             add_annotations(p, param.annotations)
             set_doc(p, param.annotations)
 
+
+def _add_counters(info: p4info_pb2.P4Info, model: ProgramModel, symbols: SymbolTable) -> None:
     for counter in model.counters:
         if is_hidden(counter.annotations):
             continue
         if counter.direct_table:
             c = info.direct_counters.add()
             _preamble(c, symbols, PREFIX_DIRECT_COUNTER, counter.name, counter.annotations)
-            c.spec.unit = _COUNTER_UNITS[counter.unit]
             c.direct_table_id = symbols.id(PREFIX_TABLE, counter.direct_table)
         else:
             c = info.counters.add()
             _preamble(c, symbols, PREFIX_COUNTER, counter.name, counter.annotations)
-            c.spec.unit = _COUNTER_UNITS[counter.unit]
             c.size = counter.size
+        c.spec.unit = _COUNTER_UNITS[counter.unit]
 
+
+def _add_meters(info: p4info_pb2.P4Info, model: ProgramModel, symbols: SymbolTable) -> None:
     for meter in model.meters:
         if is_hidden(meter.annotations):
             continue
         if meter.direct_table:
             m = info.direct_meters.add()
             _preamble(m, symbols, PREFIX_DIRECT_METER, meter.name, meter.annotations)
-            m.spec.unit = _METER_UNITS[meter.unit]
             m.direct_table_id = symbols.id(PREFIX_TABLE, meter.direct_table)
         else:
             m = info.meters.add()
             _preamble(m, symbols, PREFIX_METER, meter.name, meter.annotations)
-            m.spec.unit = _METER_UNITS[meter.unit]
             m.size = meter.size
+        m.spec.unit = _METER_UNITS[meter.unit]
 
+
+def _add_controller_headers(
+    info: p4info_pb2.P4Info, model: ProgramModel, symbols: SymbolTable
+) -> None:
     for header in model.controller_headers:
         if is_hidden(header.annotations):
             continue
@@ -406,6 +487,8 @@ def generate(model: ProgramModel) -> p4info_pb2.P4Info:
             md = h.metadata.add(id=fid, name=fld.name, bitwidth=fld.bitwidth)
             add_annotations(md, fld.annotations)
 
+
+def _add_registers(info: p4info_pb2.P4Info, model: ProgramModel, symbols: SymbolTable) -> None:
     for register in model.registers:
         if is_hidden(register.annotations):
             continue
@@ -414,6 +497,8 @@ def generate(model: ProgramModel) -> p4info_pb2.P4Info:
         _bitstring(r.type_spec, register.bitwidth)
         r.size = register.size
 
+
+def _add_value_sets(info: p4info_pb2.P4Info, model: ProgramModel, symbols: SymbolTable) -> None:
     for value_set in model.value_sets:
         if is_hidden(value_set.annotations):
             continue
@@ -424,6 +509,8 @@ def generate(model: ProgramModel) -> p4info_pb2.P4Info:
             m.name = fld.name  # p4c: no name when the value set's type is bit<W>
         v.size = value_set.size
 
+
+def _add_digests(info: p4info_pb2.P4Info, model: ProgramModel, symbols: SymbolTable) -> None:
     for digest in model.digests:
         d = info.digests.add()
         _preamble(d, symbols, PREFIX_DIGEST, digest.name, [])
@@ -432,6 +519,10 @@ def generate(model: ProgramModel) -> p4info_pb2.P4Info:
         for fld in digest.fields:
             _bitstring(struct.members.add(name=fld.name).type_spec, fld.bitwidth)
 
+
+def _add_action_profiles(
+    info: p4info_pb2.P4Info, model: ProgramModel, symbols: SymbolTable
+) -> None:
     for profile in model.action_profiles:
         ap = info.action_profiles.add()
         _preamble(ap, symbols, PREFIX_ACTION_PROFILE, profile.name, profile.annotations)
@@ -446,12 +537,28 @@ def generate(model: ProgramModel) -> p4info_pb2.P4Info:
             ap.sum_of_members.max_member_weight = profile.max_member_weight
             ap.sum_of_members.SetInParent()
 
+
+def _add_port_metadata(info: p4info_pb2.P4Info, model: ProgramModel, symbols: SymbolTable) -> None:
+    """The one Tofino extern p4c-barefoot keeps with --p4runtime-force-std-externs: the port
+    metadata of the ingress parser, its content replaced by the phase-0 table's key name."""
+    extern = info.externs.add(
+        extern_type_id=BAREFOOT_PREFIX_PORT_METADATA, extern_type_name="PortMetadata"
+    )
+    instance = extern.instances.add()
+    name = port_metadata_name(model)
+    instance.preamble.id = symbols.id(BAREFOOT_PREFIX_PORT_METADATA, name)
+    instance.preamble.name = name
+    instance.preamble.alias = symbols.alias(BAREFOOT_PREFIX_PORT_METADATA, name)
+    instance.info.type_url = "type.googleapis.com/barefoot.PortMetadata"
+    instance.info.value = b"ig_intr_md.ingress_port"
+
+
+def _add_type_info(info: p4info_pb2.P4Info, model: ProgramModel) -> None:
     for name, (width, members) in sorted(model.serializable_enums.items()):
         enum = info.type_info.serializable_enums[name]
         enum.underlying_type.bitwidth = width
         for member, value in members:
             enum.members.add(name=member, value=value.to_bytes((width + 7) // 8, "big"))
-
     # p4c creates type_info (maybe empty) when it serializes a table or an extern instance
     # or meets an extern function call; a program with none of these has no type_info.
     if not (
@@ -464,7 +571,6 @@ def generate(model: ProgramModel) -> p4info_pb2.P4Info:
         or model.action_profiles
     ):
         info.ClearField("type_info")
-    return info
 
 
 # ---------------------------------------------------------------------------

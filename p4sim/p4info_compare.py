@@ -26,9 +26,9 @@ def _entities(info: p4info_pb2.P4Info) -> dict[tuple[str, str], str]:
             out[(fd.name, "")] = text_format.MessageToString(value, as_one_line=True)
             continue
         for entity in value:
-            out[(fd.name, entity.preamble.name)] = text_format.MessageToString(
-                entity, as_one_line=True
-            )
+            # an architecture's `externs` entry has no preamble: it is keyed by its type
+            name = entity.extern_type_name if fd.name == "externs" else entity.preamble.name
+            out[(fd.name, name)] = text_format.MessageToString(entity, as_one_line=True)
     return out
 
 

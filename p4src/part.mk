@@ -1,7 +1,8 @@
 # p4src: the PDCP splitter P4 program. `make p4` compiles both SN profiles with p4sim
-# (P4Info + p4sim device config) and the -D DC_ADAPTIVE profile (leg feedback, credit split);
-# `make p4c-bmv2` compiles them with the real p4c for BMv2.
-.PHONY: p4 p4-sn18 p4-sn12 p4-adaptive p4c-bmv2
+# (P4Info + p4sim device config), the -D DC_ADAPTIVE profile (leg feedback, credit split)
+# and both SN profiles of the TNA splitter; `make p4c-bmv2` compiles the v1model ones with
+# the real p4c for BMv2.
+.PHONY: p4 p4-sn18 p4-sn12 p4-adaptive p4-tna p4c-bmv2
 BUILD_TARGETS += p4
 
 P4_SRC      := $(ROOT)/p4src/dc_splitter.p4
@@ -13,7 +14,7 @@ P4_DEFINES_dc_splitter      :=
 P4_DEFINES_dc_splitter_sn12 := -D PDCP_SN_12=1
 P4_DEFINES_dc_splitter_adaptive := -D DC_ADAPTIVE=1
 
-p4: p4-sn18 p4-sn12 p4-adaptive
+p4: p4-sn18 p4-sn12 p4-adaptive p4-tna
 p4-sn18: $(P4_OUT)/dc_splitter.p4sim.json        # default profile: 18-bit SNs
 p4-sn12: $(P4_OUT)/dc_splitter_sn12.p4sim.json   # -D PDCP_SN_12: 12-bit SNs
 p4-adaptive: $(P4_OUT)/dc_splitter_adaptive.p4sim.json  # -D DC_ADAPTIVE: feedback + credit
@@ -21,6 +22,19 @@ p4-adaptive: $(P4_OUT)/dc_splitter_adaptive.p4sim.json  # -D DC_ADAPTIVE: feedba
 $(P4_OUT)/%.p4sim.json: $(P4_SRC) $(P4_INCLUDES)
 	@mkdir -p $(P4_OUT)
 	$(VENV)/bin/p4sim compile $(P4_SRC) $(P4_DEFINES_$*) \
+	    --p4runtime-files $(P4_OUT)/$*.p4info.txtpb -o $@
+
+# The TNA splitter on p4sim (make ptf PROGRAM=tna): no adaptive profile (v1model only).
+P4_TNA_SRC      := $(ROOT)/p4src/dc_splitter_tna.p4
+P4_TNA_PROFILES := dc_splitter_tna dc_splitter_tna_sn12
+P4_DEFINES_dc_splitter_tna      :=
+P4_DEFINES_dc_splitter_tna_sn12 := -D PDCP_SN_12=1
+P4_TNA_CONFIGS  := $(P4_TNA_PROFILES:%=$(P4_OUT)/%.p4sim.json)
+p4-tna: $(P4_TNA_CONFIGS)
+
+$(P4_TNA_CONFIGS): $(P4_OUT)/%.p4sim.json: $(P4_TNA_SRC) $(P4_INCLUDES) $(wildcard $(ROOT)/p4src/include/tna/*.p4)
+	@mkdir -p $(P4_OUT)
+	$(VENV)/bin/p4sim compile $(P4_TNA_SRC) $(P4_DEFINES_$*) \
 	    --p4runtime-files $(P4_OUT)/$*.p4info.txtpb -o $@
 
 # The real compiler for BMv2 simple_switch_grpc, warnings as errors (make setup installs it

@@ -1,6 +1,6 @@
 """Run the PTF suite against a P4Runtime target on veths inside a fresh network namespace.
 
-    .venv/bin/python ptf-tests/run_ptf.py --target p4sim [--tests dc_split reconfig ...]
+    .venv/bin/python ptf-tests/run_ptf.py --target p4sim [--program tna] [--tests dc_split ...]
 
 One namespace holds the switch and PTF: ports 0, 1, 2 are veth pairs `<prefix>s<i>` (switch
 side) <-> `<prefix>p<i>` (PTF side), MTU 1600 for the PDCP shim. The switch (p4sim, or BMv2's
@@ -26,6 +26,12 @@ GRPC_ADDR = "127.0.0.1:9559"
 CPU_PORT = 255  # PacketIn port of the adaptive profile (CPU_PORT in p4src/include/defines.p4)
 THRIFT_PORT = bmv2.THRIFT_PORT  # BMv2 only: register access (see controlplane/registers.py)
 LEG_MTU = 1600  # DESIGN.md section 3: room for the 5-byte shim
+# The splitter of each architecture, and the test modules it cannot run: the TNA splitter
+# has no adaptive profile (p4src/README.md).
+PROGRAMS = {
+    "v1model": ("dc_splitter.p4", ()),
+    "tna": ("dc_splitter_tna.p4", ("adaptive",)),
+}
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -34,6 +40,13 @@ def parse_args(argv=None) -> argparse.Namespace:
         description=__doc__.splitlines()[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
     )
     p.add_argument("--target", choices=("p4sim", "bmv2"), default="p4sim")
+    p.add_argument(
+        "--program",
+        choices=tuple(PROGRAMS),
+        default="v1model",
+        help="the splitter's architecture: v1model (dc_splitter.p4) or tna (dc_splitter_tna.p4, "
+        "p4sim only)",
+    )
     p.add_argument(
         "--p4-dir",
         type=Path,
@@ -58,7 +71,14 @@ def parse_args(argv=None) -> argparse.Namespace:
 def pipeline_files(args) -> dict[str, Path]:
     """The P4Info/config pairs each target needs, or exit naming what is missing."""
     d = args.p4_dir
-    if args.target == "p4sim":
+    if args.target == "p4sim" and args.program == "tna":
+        files = {
+            "p4info": d / "dc_splitter_tna.p4info.txtpb",
+            "config": d / "dc_splitter_tna.p4sim.json",
+            "sn12_p4info": d / "dc_splitter_tna_sn12.p4info.txtpb",
+            "sn12_config": d / "dc_splitter_tna_sn12.p4sim.json",
+        }
+    elif args.target == "p4sim":
         files = {
             "p4info": d / "dc_splitter.p4info.txtpb",
             "config": d / "dc_splitter.p4sim.json",
@@ -80,6 +100,8 @@ def pipeline_files(args) -> dict[str, Path]:
         hint = "run `make p4c-bmv2` first"
     missing = [str(f) for f in files.values() if not f.is_file()]
     problems = [f"missing {', '.join(missing)}: {hint}"] if missing else []
+    if args.target == "bmv2" and args.program != "v1model":
+        sys.exit(f"run_ptf: TARGET=bmv2 runs v1model programs only, not PROGRAM={args.program}")
     if args.target == "bmv2":
         problems += [f"{what} is missing: {bmv2.INSTALL_HINT}" for what in bmv2.missing()]
     if problems:
@@ -108,7 +130,8 @@ def main(argv=None) -> int:
     if args.target == "bmv2":
         params["thrift_addr"] = f"127.0.0.1:{THRIFT_PORT}"
     test_params = ";".join(["device_id=0"] + [f"{k}='{v}'" for k, v in params.items()])
-    specs = args.tests or ["all"]
+    source, left_out = PROGRAMS[args.program]
+    specs = args.tests or ["all", *[f"^{module}" for module in left_out]]
     with Namespace(prefix) as ns:
         # No IPv6 on the test ports: the kernel's MLD and router solicitations would be
         # frames the tests did not send.
@@ -123,7 +146,7 @@ def main(argv=None) -> int:
                 dict(zip(PORTS, switch_ifs)),
                 GRPC_ADDR,
                 cpu_port=CPU_PORT,
-                program=ROOT / "p4src" / "dc_splitter.p4",
+                program=ROOT / "p4src" / source,
             )
             switch = ns.popen(argv, stdout=log, stderr=subprocess.STDOUT, cwd=args.out)
             targets.wait_serving(switch, GRPC_ADDR, popen=ns.popen, log=log_path)
@@ -145,7 +168,11 @@ def main(argv=None) -> int:
                 *[a for i, name in zip(PORTS, ptf_ifs) for a in ("--interface", f"{i}@{name}")],
                 *specs,
             ]
-            print(f"run_ptf: {args.target} in namespace {prefix}; logs in {args.out}", flush=True)
+            print(
+                f"run_ptf: {args.program} on {args.target} in namespace {prefix}; logs in "
+                f"{args.out}",
+                flush=True,
+            )
             result = subprocess.run(
                 ["ip", "netns", "exec", prefix, *ptf_argv], cwd=args.out, check=False
             )

@@ -102,7 +102,12 @@ TOP_KEYS = {
     "events": None,
     "feedback": None,
     "control": None,
+    "switch": None,
 }
+# The splitter program the switch runs (p4sim or BMv2 started by the run): v1model's
+# dc_splitter.p4, or the TNA one (dc_splitter_tna.p4, p4sim only, no adaptive profile).
+SWITCH_KEYS = {"program": "v1model"}
+SWITCH_PROGRAMS = ("v1model", "tna")
 EVENT_KEYS = ("at_s", "link", "direction", "set", "dc", "feedback")
 # Leg feedback (linkem --feedback on both legs, the switch on the -D DC_ADAPTIVE profile)
 # and the controller's loop (`dcctl control`); keys and defaults as linkem's and dcctl's.
@@ -476,6 +481,22 @@ def _resolve_links(links: dict) -> dict:
     return out
 
 
+def switch_program(cfg: dict) -> str:
+    """The splitter program of a run's config (key switch.program; default v1model)."""
+    return (cfg.get("switch") or SWITCH_KEYS)["program"]
+
+
+def _validate_switch(where: str, switch: Any) -> dict | None:
+    if switch is None:
+        return None
+    switch = {**SWITCH_KEYS, **_check_keys(where, switch, SWITCH_KEYS)}
+    if switch["program"] not in SWITCH_PROGRAMS:
+        raise ScenarioError(
+            f"{where}.program: {switch['program']!r} is not one of {', '.join(SWITCH_PROGRAMS)}"
+        )
+    return switch
+
+
 def _validate_doc(doc: dict, where: str) -> dict:
     _check_keys(where, doc, TOP_KEYS)
     for key in ("name", "links", "flows"):
@@ -500,6 +521,7 @@ def _validate_doc(doc: dict, where: str) -> dict:
         raise ScenarioError(f"{where}.dc.credit: expected true or false, got {dc['credit']!r}")
     doc["dc"] = dc
     doc["feedback"], doc["control"] = _validate_loops(where, doc)
+    doc["switch"] = _validate_switch(f"{where}.switch", doc.get("switch"))
     _validate_t_reordering(f"{where}.t_reordering_ms", doc["t_reordering_ms"])
     _number(f"{where}.repetitions", doc["repetitions"], lo=1, hi=MAX_REPETITIONS, integer=True)
     _number(f"{where}.seed", doc["seed"], lo=0, hi=MAX_SEED, integer=True)
@@ -706,6 +728,8 @@ def expand(doc: dict) -> list[Run]:
             "feedback": copy.deepcopy(doc["feedback"]),
             "control": dict(doc["control"]),
         }
+        if doc.get("switch") is not None:  # absent: v1model (earlier runs' configs unchanged)
+            cfg["switch"] = dict(doc["switch"])
         for path, values in sets.items():
             _set_path(cfg, path, values[i])
         cfg["flows"] = [apply_variant(f, var, j) for j, f in enumerate(cfg["flows"])]
@@ -729,6 +753,11 @@ def expand(doc: dict) -> list[Run]:
             )
         if cfg["feedback"] is None and any("feedback" in e for e in cfg["events"]):
             raise ScenarioError("feedback events need the legs' feedback on (key feedback)")
+        if cfg["feedback"] is not None and switch_program(cfg) != "v1model":
+            raise ScenarioError(
+                f"switch.program {switch_program(cfg)}{at}: leg feedback and the control "
+                "loops need the adaptive profile, which only the v1model splitter has"
+            )
         _check_events_inside_run(cfg, doc.get("timeout_s"), at)
         cfg["dc"]["ratio"] = list(parse_ratio("run dc.ratio", cfg["dc"]["ratio"]))
         a, b = cfg["dc"]["ratio"]

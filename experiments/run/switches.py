@@ -15,8 +15,13 @@ from controlplane import targets
 from dccommon.cliargs import InputFileError, load_yaml, port_map
 from experiments.run.netns import Namespace
 from experiments.run.parts import BUILD, ROOT, RUN_DIR, TestbedError
+from experiments.run.scenario import switch_program
 
-P4_PROGRAM = ROOT / "p4src" / "dc_splitter.p4"
+P4_PROGRAMS = {  # switch.program -> the splitter source p4sim compiles
+    "v1model": ROOT / "p4src" / "dc_splitter.p4",
+    "tna": ROOT / "p4src" / "dc_splitter_tna.p4",
+}
+P4_PROGRAM = P4_PROGRAMS["v1model"]
 CPU_PORT = 255  # the adaptive profile's PacketIn port (CPU_PORT in p4src/include/defines.p4)
 
 
@@ -173,6 +178,9 @@ def start_switch(
     ifaces = {port: f"{p}p{port}" for port in (0, 1, 2)}
     log = workdir / "switch.log"
     adaptive = config.get("feedback") is not None
+    program = switch_program(config)
+    if target == "bmv2" and program != "v1model":
+        raise TestbedError(f"switch.program {program}: BMv2 runs v1model programs only (use p4sim)")
     if target == "bmv2":
         missing = bmv2_missing(config["dc"]["sn_bits"], adaptive)
         if missing:
@@ -186,7 +194,7 @@ def start_switch(
             ifaces,
             grpc_addr,
             cpu_port=CPU_PORT if adaptive else None,
-            program=P4_PROGRAM,
+            program=P4_PROGRAMS[program],
             p4sim_options=[
                 *p4_defines(config["dc"]["sn_bits"], adaptive),
                 *("--log-level", "warn", "--engine", engine),

@@ -272,3 +272,14 @@ def test_a_stacks_knobs_in_a_variant_reach_only_that_stacks_flows():
         from_dict(base(flows=[{"kind": "aioquic", "size_mb": 1, "cubic_n": 3}]))
     with pytest.raises(ScenarioError, match="need kind aioquic and cc cubic"):
         from_dict(base(flows=[{"kind": "aioquic", "cc": "newreno", "size_mb": 1, "hystart": True}]))
+
+
+def test_switch_program_selects_the_splitter_and_is_checked():
+    assert "switch" not in from_dict(base()).runs[0].config  # v1model: configs unchanged
+    assert from_dict(base(switch={"program": "tna"})).runs[0].config["switch"] == {"program": "tna"}
+    with pytest.raises(
+        ScenarioError, match=r"scenario.switch.program: 'psa' is not one of v1model, tna"
+    ):
+        from_dict(base(switch={"program": "psa"}))
+    with pytest.raises(ScenarioError, match="only the v1model splitter has"):
+        from_dict(base(switch={"program": "tna"}, feedback={}))

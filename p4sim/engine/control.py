@@ -548,7 +548,7 @@ class BlockCompiler(ExprCompiler):
 
         def apply(f):
             keyvals = [k0(f)] if k0 is not None else [g(f) for g in key_fns]
-            rec = lookup(keyvals)
+            rec = rt.hit = lookup(keyvals)  # the entry an action's direct externs use
             if rec is not None:
                 if account is not None:
                     account(rec)

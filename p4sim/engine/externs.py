@@ -36,7 +36,7 @@ class Register:
 
     def read(self, index: int) -> int:
         self._check(index)
-        return self.values.get(index, 0) & self.mask
+        return self.values.get(index, self.definition.initial_value) & self.mask
 
     def write(self, index: int, value: int) -> None:
         self._check(index)

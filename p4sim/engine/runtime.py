@@ -33,6 +33,7 @@ class Runtime:
         self.lock = threading.RLock()
         self.pre = ReplicationEngine()
         self.tracing = False
+        self.hit = None  # the record of the entry the last table apply hit (None: a miss)
         self.error_codes: dict[str, int] = program.checker.error_type.members
         self.tables: dict[str, Table] = {}
         actions = program.all_actions

@@ -34,6 +34,7 @@ class _Record:
         "key",
         "meter_state",
         "rank",
+        "register_cell",
         "target",
     )
 
@@ -46,6 +47,7 @@ class _Record:
         self.argv = argv
         self.key = key  # identity of the entry: canonical match + priority
         self.meter_state = None  # direct meter buckets of this entry
+        self.register_cell = None  # TNA DirectRegister: this entry's value (None: initial)
         self.target = None  # indirect tables: the action profile member or group
 
 

@@ -70,9 +70,9 @@ class CompiledProgram:
         self.model: ProgramModel
 
     def new_device(self, cpu_port: int | None = None, seed: int | None = None):
-        from p4sim.v1model import V1ModelDevice
+        from p4sim.architectures import interpreter_device
 
-        return V1ModelDevice(self, cpu_port, seed)
+        return interpreter_device(self, cpu_port, seed)
 
 
 def compile_source(

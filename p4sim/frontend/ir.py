@@ -406,6 +406,9 @@ class TableDecl(Decl):
 class Instantiation(Decl):
     typeref: TypeRef
     args: list[Arg]
+    # `= { ... }`: the extern's abstract methods implemented for this instance (spec
+    # "Abstract methods"), e.g. a TNA RegisterAction's apply
+    initializer: list[FunctionDecl] | None = None
 
 
 @dataclass(eq=False)

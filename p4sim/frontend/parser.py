@@ -92,18 +92,33 @@ class Parser(DeclarationParser):
         return self.toks[self.i]
 
     def instantiation(self, t: Token, annots, ref) -> ir.Instantiation:
-        """`T(args) name;`, from the arguments on. An initializer block implementing the
-        extern's abstract methods (`RegisterAction<...>(r) ra = { void apply(...) {...} };`,
-        spec "Abstract methods") is refused where it starts."""
+        """`T(args) name;`, from the arguments on, or `T(args) name = { methods };` with an
+        initializer implementing the extern's abstract methods (spec "Abstract methods",
+        `RegisterAction<...>(r) ra = { void apply(...) {...} };`)."""
         args = self.arguments()
         name = self.ident("an instance name")
-        if self.at("=") and self.peek().text == "{":
-            raise unsupported(
-                self.tok.pos, f"{name}: an instance initializer implementing abstract methods"
-            )
+        initializer = None
+        if self.accept("="):
+            initializer = self.instance_initializer()
         self.expect(";")
         self.valuenames.add(name)
-        return ir.Instantiation(t.pos, name, annots, ref, args)
+        return ir.Instantiation(t.pos, name, annots, ref, args, initializer)
+
+    def instance_initializer(self) -> list[ir.FunctionDecl]:
+        self.expect("{", "to start an instance initializer")
+        methods = []
+        while not self.accept("}"):
+            annots = self.annotations()
+            pos = self.tok.pos
+            ret = self.typeref()
+            if self.at("("):
+                raise unsupported(pos, "an instantiation inside an instance initializer")
+            name = self.ident("a method name")
+            tps = self.type_params()
+            params = self.params()
+            body = self.block()
+            methods.append(ir.FunctionDecl(pos, name, annots, ret, tps, params, body))
+        return methods
 
     def peek(self, k: int = 1) -> Token:
         return self.toks[min(self.i + k, len(self.toks) - 1)]

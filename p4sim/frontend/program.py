@@ -151,10 +151,27 @@ def bmv2_entries(
 
 
 def is_tna_package(pkg: ir.PackageDecl) -> bool:
-    """TNA's / T2NA's top-level package (`@pkginfo(arch="TNA")` or "T2NA" in tna.p4/t2na.p4):
-    p4sim declares them but cannot run them yet."""
+    """TNA's / T2NA's top-level package (`@pkginfo(arch="TNA")` or "T2NA" in tna.p4/t2na.p4)."""
     info = ir.annotation(pkg.annotations, "pkginfo")
     return info is not None and ('arch="TNA"' in info.text or 'arch="T2NA"' in info.text)
+
+
+# TNA externs the model lists (what P4Runtime reads and writes) and those that are stateless
+# for the control plane (their state, if any, lives in the device: register actions run on
+# the Register they name, a DirectRegister's cells on its table's entries).
+TNA_STATELESS_EXTERNS = (
+    "RegisterAction",
+    "DirectRegister",
+    "DirectRegisterAction",
+    "Hash",
+    "CRCPolynomial",
+    "Checksum",
+    "Random",
+)
+# bf-p4c gives a table without `size` 512 entries (BMv2 1024, the type checker's default).
+TNA_DEFAULT_TABLE_SIZE = 512
+# TNA externs p4sim declares but does not run, refused where they are instantiated.
+TNA_REFUSED_EXTERNS = ("Mirror",)
 
 
 class ModelBuilder:
@@ -175,30 +192,20 @@ class ModelBuilder:
         self.profiles: dict[str, ActionProfileDef] = {}  # action profiles and selectors
         self.direct_actions: set[str] = set()  # called from apply
         self.table_actions: set[str] = set()  # actions of visible tables
+        self.default_table_size = 0  # 0: the type checker's (BMv2's 1024)
 
     def build(self) -> tuple[ProgramModel, list[BlockNode]]:
         main = self.checker.main
         pkg = main.type.decl
+        arch, pipe = "v1model", ""
         if isinstance(pkg, ir.PackageDecl) and is_tna_package(pkg):
-            raise P4Error.at(
-                main.node.pos,
-                f"main: the Tofino Native Architecture (package {pkg.name}) is not supported "
-                "by p4sim yet (it runs v1model's V1Switch)",
+            arch = (
+                "t2na" if 'arch="T2NA"' in ir.annotation(pkg.annotations, "pkginfo").text else "tna"
             )
-        if not isinstance(pkg, ir.PackageDecl) or pkg.name != "V1Switch" or len(pkg.params) != 6:
-            raise P4Error.at(
-                main.node.pos,
-                f"main must be a V1Switch package (p4sim implements v1model), got {pkg.name}",
-            )
-        # v1model as BMv2 runs it (p4c-bm2-ss): headers and user metadata are structs, the
-        # parser's 2nd and 3rd parameters
-        for p, what in zip(main.ctor_args[0].type.decl.params[1:3], ("headers", "user metadata")):
-            if not (isinstance(p.type, HeaderT) and p.type.kind == "struct"):
-                raise P4Error.at(
-                    p.typeref.pos,
-                    f"V1Switch: the {what} type must be a struct, got {p.type.name()} "
-                    f"(wrap it in a struct)",
-                )
+            blocks, pipe = self.tna_blocks(main)
+            self.default_table_size = TNA_DEFAULT_TABLE_SIZE
+        else:
+            blocks = self.v1switch_blocks(main)
         # Extern objects instantiated at the top level (a register shared by ingress and
         # egress) keep their plain name and are visible in every block, as in p4c.
         top = BlockNode("", None)
@@ -206,9 +213,7 @@ class ModelBuilder:
             if isinstance(inst, Instance) and isinstance(inst.type, ExternT):
                 self.instance(top, inst)
         self.global_externs = top.externs
-        roots = []
-        for arg in main.ctor_args:
-            roots.append(self.block(arg, arg.name))
+        roots = [self.block(arg, arg.name) for arg in blocks]
         controller = []
         for t in self.checker.controller_headers:
             a = ir.annotation(t.annotations, "controller_header")
@@ -244,8 +249,50 @@ class ModelBuilder:
             errors=sorted(self.checker.error_type.members, key=self.checker.error_type.members.get),
             action_profiles=list(self.profiles.values()),
             value_sets=self.value_sets,
+            arch=arch,
+            pipe=pipe,
+            ingress_parser=roots[0].path if pipe else "",  # P4Info: its $PORT_METADATA
         )
         return model, roots
+
+    def v1switch_blocks(self, main: Instance) -> list[Instance]:
+        """The six blocks of `V1Switch(...) main`."""
+        pkg = main.type.decl
+        if not isinstance(pkg, ir.PackageDecl) or pkg.name != "V1Switch" or len(pkg.params) != 6:
+            raise P4Error.at(
+                main.node.pos,
+                f"main must be a V1Switch package (v1model) or a Switch package (TNA), got {pkg.name}",
+            )
+        # v1model as BMv2 runs it (p4c-bm2-ss): headers and user metadata are structs, the
+        # parser's 2nd and 3rd parameters
+        for p, what in zip(main.ctor_args[0].type.decl.params[1:3], ("headers", "user metadata")):
+            if not (isinstance(p.type, HeaderT) and p.type.kind == "struct"):
+                raise P4Error.at(
+                    p.typeref.pos,
+                    f"V1Switch: the {what} type must be a struct, got {p.type.name()} "
+                    f"(wrap it in a struct)",
+                )
+        return main.ctor_args
+
+    def tna_blocks(self, main: Instance) -> tuple[list[Instance], str]:
+        """The six blocks of `Switch(pipe) main` and the name of the Pipeline instance
+        (p4c-barefoot hashes P4Info ids with it; the names themselves leave it out)."""
+        pkg = main.type.decl
+        pipes = [a for a in main.ctor_args if a is not None]
+        if pkg.name != "Switch" or len(pipes) != 1:
+            raise P4Error.at(
+                main.node.pos,
+                f"main: p4sim runs a TNA Switch of one Pipeline (Switch(pipe) main), "
+                f"got {pkg.name} with {len(pipes)} pipeline(s)",
+            )
+        pipe = pipes[0]
+        if pipe.node is None or len(pipe.ctor_args) != 6:
+            raise P4Error.at(
+                main.node.pos,
+                "main: give the Pipeline as a named instance, `Pipeline(...) pipe;` then "
+                "`Switch(pipe) main;` (p4sim does not take it constructed inside Switch(...))",
+            )
+        return pipe.ctor_args, pipe.name
 
     def unique(self, name: str, pos) -> str:
         if name in self.names:
@@ -326,7 +373,30 @@ class ModelBuilder:
             self.meters.append(MeterDef(self.unique(name, pos), size, mtype, None, annots))
         elif kind in ("action_profile", "action_selector"):
             self.profile(name, inst)
-        elif kind in ("packet_in", "packet_out", "Checksum16"):
+        elif kind == "Register":
+            elem = inst.binding.get("T")
+            if not isinstance(elem, (Bits, BoolT)):
+                raise P4Error.at(
+                    pos, f"Register {inst.name} needs an element type bit<W> or int<W>"
+                )
+            initial = inst.ctor_args[1] if len(inst.ctor_args) > 1 else 0
+            self.registers.append(
+                RegisterDef(
+                    self.unique(name, pos), inst.ctor_args[0], bit_width(elem), annots, initial
+                )
+            )
+        elif kind in ("Counter", "DirectCounter"):
+            ctype = self.enum_member(inst.ctor_args[-1], "CounterType_t").lower()
+            size = inst.ctor_args[0] if kind == "Counter" else 0
+            self.counters.append(CounterDef(self.unique(name, pos), size, ctype, None, annots))
+        elif kind == "Meter":
+            mtype = self.enum_member(inst.ctor_args[1], "MeterType_t").lower()
+            self.meters.append(
+                MeterDef(self.unique(name, pos), inst.ctor_args[0], mtype, None, annots)
+            )
+        elif kind in TNA_REFUSED_EXTERNS:
+            raise P4Error.at(pos, f"{inst.name}: the TNA extern {kind} is not supported by p4sim")
+        elif kind in ("packet_in", "packet_out", "Checksum16") + TNA_STATELESS_EXTERNS:
             pass
         else:
             raise P4Error.at(pos, f"extern {kind} is not supported by p4sim")
@@ -464,11 +534,14 @@ class ModelBuilder:
             )
             if t.entries_const:
                 const_entries = listed
+        size = t.size
+        if self.default_table_size and all(p.name != "size" for p in t.properties):
+            size = self.default_table_size
         td = TableDef(
             name,
             keys,
             refs,
-            t.size,
+            size,
             default,
             default_args,
             t.const_default,

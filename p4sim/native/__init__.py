@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 
+from p4sim.architectures import interpreter_device
 from p4sim.native.build import BuildError
 from p4sim.native.codegen import Unsupported
 
@@ -25,11 +26,16 @@ def new_device(
 ):
     """A running device of `program` on `engine`; `.engine` says which one it got and
     `.fallback_reason` (interpreter devices made for "native") why."""
-    from p4sim.v1model import V1ModelDevice
-
     if engine not in ENGINES:
         raise ValueError(f"unknown engine {engine!r} (allowed: {', '.join(ENGINES)})")
-    if engine == "native":
+    reason = None
+    if engine == "native" and program.model.arch != "v1model":
+        reason = f"main: the {program.model.arch} architecture (the generator translates v1model)"
+        log.warning(
+            "native engine: %s is not supported natively; this pipeline runs on the interpreter",
+            reason,
+        )
+    elif engine == "native":
         from p4sim.native.device import NativeDevice
 
         try:
@@ -46,13 +52,9 @@ def new_device(
         except Exception as exc:  # a bug in the generator must not stop the switch
             reason = f"internal error: {type(exc).__name__}: {exc}"
             log.exception("native engine: internal error; this pipeline runs on the interpreter")
-        device = V1ModelDevice(program, cpu_port, seed)
-        device.engine = "interp"
-        device.fallback_reason = reason
-        return device
-    device = V1ModelDevice(program, cpu_port, seed)
+    device = interpreter_device(program, cpu_port, seed)
     device.engine = "interp"
-    device.fallback_reason = None
+    device.fallback_reason = reason
     return device
 
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import copy
 
-from p4sim.errors import P4Error
+from p4sim.errors import P4Error, unsupported
 from p4sim.frontend import ir
 from p4sim.frontend.typecheck.symbols import Instance, Scope, TypeEntry, Var
-from p4sim.frontend.typecheck.typerules import substitute, unifies
+from p4sim.frontend.typecheck.typerules import same_type, substitute, unifies
 from p4sim.frontend.types import (
     Bits,
     BlockT,
@@ -26,6 +26,12 @@ class InstanceRules:
     def instantiation(self, d: ir.Instantiation, scope: Scope) -> Instance:
         t = self.resolve_type(d.typeref, scope)
         inst = Instance(d.name, t, d, [], d.annotations)
+        if d.initializer is not None and not isinstance(t, ExternT):
+            raise P4Error.at(
+                d.pos,
+                f"{d.name}: initializers (`= {{ ... }}`) are only allowed for extern instances, "
+                f"and {t.name()} is not an extern",
+            )
         if isinstance(t, ExternT):
             ctors = [m for m in t.decl.methods if m.ret is None]
             ctor = next((c for c in ctors if len(c.params) == len(d.args)), None)
@@ -61,13 +67,15 @@ class InstanceRules:
                         f"type arguments, {t.decl.name}<...>(...)",
                     )
             for p, a in zip(ctor.params, d.args):
-                if a.value.const is None:
+                obj = self.extern_ctor_arg(a.value, scope)
+                if obj is None and a.value.const is None:
                     raise P4Error.at(
                         a.value.pos,
                         f"constructor argument '{p.name}' must be a compile-time constant",
                     )
-                inst.ctor_args.append(a.value.const)
+                inst.ctor_args.append(a.value.const if obj is None else obj)
             inst.binding = binding
+            self.instance_methods(d, inst, scope)
             if t.decl.name == "direct_meter":
                 self.direct_meters.append(inst)
             return inst
@@ -115,6 +123,89 @@ class InstanceRules:
                 inst.type = self.specialize(t, d.args, scope, d.pos)
             return inst
         raise P4Error.at(d.pos, f"cannot instantiate {t}")
+
+    @staticmethod
+    def extern_ctor_arg(e: ir.Expr, scope: Scope) -> Instance | None:
+        """An extern instance passed to a constructor (TNA's `RegisterAction(reg)`)."""
+        if isinstance(e, ir.Name):
+            obj = scope.lookup(e.name)
+            if isinstance(obj, Instance) and isinstance(obj.type, ExternT):
+                return obj
+        return None
+
+    def instance_methods(self, d: ir.Instantiation, inst: Instance, scope: Scope) -> None:
+        """The initializer `= { ... }` of an extern instance: each method implements one of
+        the extern's abstract methods with its signature (the instance's type arguments
+        substituted); it runs in the enclosing control, whose names it sees (spec
+        "Abstract methods"). Every abstract method not marked @optional must be implemented."""
+        decl = inst.type.decl
+        abstract = {m.name: m for m in decl.methods if m.abstract}
+        inst.methods = {}
+        if not abstract and d.initializer is None:
+            return
+        if d.initializer is None:
+            raise P4Error.at(
+                d.pos,
+                f"{d.name}: {decl.name} needs an initializer implementing "
+                f"{', '.join(sorted(abstract))} ({decl.name}<...>(...) {d.name} = {{ ... }};)",
+            )
+        if self.frame is None or self.in_parser:
+            raise unsupported(
+                d.pos, f"{d.name}: an instance with abstract methods outside a control"
+            )
+        for fd in d.initializer:
+            am = abstract.get(fd.name)
+            if am is None:
+                raise P4Error.at(
+                    fd.pos,
+                    f"{d.name}: {decl.name} has no abstract method '{fd.name}' "
+                    f"(abstract: {', '.join(sorted(abstract)) or 'none'})",
+                )
+            if fd.name in inst.methods:
+                raise P4Error.at(fd.pos, f"{d.name}: method '{fd.name}' is implemented twice")
+            self.abstract_method(d.name, fd, am, inst.binding, scope)
+            inst.methods[fd.name] = fd
+        required = {n for n, m in abstract.items() if not ir.annotation(m.annotations, "optional")}
+        missing = sorted(required - set(inst.methods))
+        if missing:
+            raise P4Error.at(
+                d.pos, f"{d.name}: the initializer does not implement {', '.join(missing)}"
+            )
+
+    def abstract_method(self, iname: str, fd: ir.FunctionDecl, am, binding, scope) -> None:
+        """One method of an initializer against the abstract one it implements: parameters
+        (those marked @optional may be left out at the end) in the enclosing control's
+        frame, then the body in a scope that sees the control's names."""
+        what = f"{iname}.{fd.name}"
+        required = [p for p in am.params if not ir.annotation(p.annotations, "optional")]
+        if not len(required) <= len(fd.params) <= len(am.params):
+            raise P4Error.at(
+                fd.pos,
+                f"{what} takes {len(am.params)} parameter(s) as declared in the extern, "
+                f"got {len(fd.params)}",
+            )
+        if fd.type_params:
+            raise P4Error.at(fd.pos, f"{what}: an abstract method's implementation is not generic")
+        mscope = Scope(scope)
+        self.params(fd.params, mscope, self.frame)
+        for p, ap in zip(fd.params, am.params):
+            want = self.param_type(ap, scope, binding)
+            if p.direction != ap.direction or not same_type(p.type, want):
+                wanted = " ".join(filter(None, (ap.direction, want.name())))
+                got = " ".join(filter(None, (p.direction, p.type.name())))
+                raise P4Error.at(
+                    p.pos,
+                    f"{what}: parameter '{p.name}' must be {wanted} as declared in the extern, "
+                    f"got {got}",
+                )
+        fd.ret_type = self.resolve_type(fd.ret, scope)
+        want_ret = self.param_type(ir.Param(am.pos, "", am.ret, "", None, []), scope, binding)
+        if not same_type(fd.ret_type, want_ret):
+            raise P4Error.at(fd.pos, f"{what} must return {want_ret.name()}")
+        saved = self.return_type
+        self.return_type = fd.ret_type
+        self.stmt(fd.body, mscope)
+        self.return_type = saved
 
     def direct_instance(self, ref: ir.Name, t: BlockT) -> Instance:
         """`C.apply(...)` on a parser or control type (spec, "Direct type invocation"): a

@@ -27,7 +27,7 @@ class TableRules:
     def table_decl(self, t: ir.TableDecl, scope: Scope) -> None:
         t.keys, t.action_refs, t.default, t.size, t.entries = [], [], None, 1024, None
         t.const_default = False
-        t.direct_counter = t.direct_meter = None
+        t.direct_counter = t.direct_meter = t.direct_register = None
         t.implementation, t.selector_keys = None, []
         t.entries_const = True
         t.entry_priorities, t.largest_priority_wins = [], True
@@ -129,10 +129,11 @@ class TableRules:
                     )
                 inst = scope.lookup(e.name)
                 want = "direct_counter" if pname == "counters" else "direct_meter"
+                wanted = (want, "DirectCounter") if pname == "counters" else (want,)  # + TNA's
                 if not (
                     isinstance(inst, Instance)
                     and isinstance(inst.type, ExternT)
-                    and inst.type.decl.name == want
+                    and inst.type.decl.name in wanted
                 ):
                     raise P4Error.at(e.pos, f"'{e.name}' is not a {want} instance")
                 if pname == "counters":
@@ -140,6 +141,17 @@ class TableRules:
                 else:
                     t.direct_meter = inst
                 inst.table = t
+        if "registers" in props:  # TNA: `registers = r;` gives each entry a DirectRegister cell
+            e = props["registers"].value
+            inst = scope.lookup(e.name) if isinstance(e, ir.Name) else None
+            if not (
+                isinstance(inst, Instance)
+                and isinstance(inst.type, ExternT)
+                and inst.type.decl.name == "DirectRegister"
+            ):
+                raise P4Error.at(props["registers"].pos, "'registers' must name a DirectRegister")
+            t.direct_register = inst
+            inst.table = t
 
     def table_entries(self, t: ir.TableDecl, props: dict, scope: Scope) -> None:
         """`entries = {...}`: constant entries and their priorities."""
