@@ -22,7 +22,7 @@ from pathlib import Path
 from controlplane.client import DEFAULT_ADDR, ConnectionFailed, P4RuntimeError
 from controlplane.control import add_control_parser, cmd_control
 from controlplane.limits import MAX_BATCH, MAX_PORT
-from controlplane.model import MODES, SplitterError, UserConfig, parse_ratio
+from controlplane.model import MODES, SplitterError, UserConfig, leg_a_count, parse_ratio
 from controlplane.p4info import P4InfoError
 from controlplane.splitter import Splitter
 from controlplane.statefile import parse_state
@@ -32,6 +32,7 @@ from dccommon.cliargs import (
     HelpFormatter,
     InputFileError,
     add_old_name,
+    check_input_file,
     float_range,
     host_port,
     int_range,
@@ -41,6 +42,12 @@ from dccommon.cliargs import (
 )
 
 PROG = "dcctl"
+USER_SET_OPTIONS = ("mode", "batch", "ratio", "dup", "leg_a", "leg_b", "port", "name")
+
+
+class UsageError(SplitterError):
+    """Bad input seen before connecting (the command line, an input file): exit 2. What
+    the switch refuses (an unknown user, a port that is not a leg port) stays exit 1."""
 
 
 # ---------------------------------------------------------------------------
@@ -360,8 +367,6 @@ def _what_a_push_replaces(sw: Splitter) -> str:
 
 
 def cmd_push(args, sw: Splitter) -> None:
-    if args.program and (args.p4info or args.config):
-        raise SplitterError("give either PROGRAM.p4 or --p4info and --config, not both")
     if args.program:
         with tempfile.TemporaryDirectory(prefix="dcctl-") as tmp:
             p4info, config = Path(tmp) / "p4info.txtpb", Path(tmp) / "config.json"
@@ -384,12 +389,10 @@ def cmd_push(args, sw: Splitter) -> None:
             replaced = _what_a_push_replaces(sw)
             sw.push_pipeline(p4info, config)
         source = str(args.program)
-    elif args.p4info and args.config:
+    else:  # check_command_line: both --p4info and --config
         replaced = _what_a_push_replaces(sw)
         sw.push_pipeline(args.p4info, args.config)
         source = f"{args.p4info} + {args.config}"
-    else:
-        raise SplitterError("push needs PROGRAM.p4, or both --p4info FILE and --config FILE")
     _print(
         args,
         {"pushed": source, "replaced": replaced},
@@ -423,8 +426,6 @@ def cmd_port(args, sw: Splitter) -> None:
 
 def cmd_user(args, sw: Splitter) -> None:
     if args.user_command == "add":
-        if args.mode == "sc" and args.port is None:
-            raise SplitterError("--mode sc needs --port (a leg port)")
         cfg = sw.add_user(
             UserConfig(
                 addr=args.user_addr,
@@ -439,13 +440,7 @@ def cmd_user(args, sw: Splitter) -> None:
         )
         _print(args, _user_dict(cfg), "added " + _user_row(cfg))
     elif args.user_command == "set":
-        options = ("mode", "batch", "ratio", "dup", "leg_a", "leg_b", "port", "name")
-        changes = {o: getattr(args, o) for o in options}
-        if all(v is None for v in changes.values()):
-            raise SplitterError(
-                "user set: nothing to change; give at least one of --mode, --batch, --ratio, "
-                "--dup, --leg-a, --leg-b, --port, --name"
-            )
+        changes = {o: getattr(args, o) for o in USER_SET_OPTIONS}
         cfg = sw.set_user(args.user, **changes)
         _print(args, _user_dict(cfg), "set " + _user_row(cfg))
     elif args.user_command == "del":
@@ -527,17 +522,54 @@ def load_state(path: Path) -> dict:
     try:
         state = load_yaml(path)
     except InputFileError as exc:
-        raise SplitterError(str(exc)) from None
+        raise UsageError(str(exc)) from None
     if state is None:  # an empty file must not mean "remove everything"
-        raise SplitterError(
+        raise UsageError(
             f"{path} is empty: the desired state is a mapping with keys ports and users "
             "(to remove every user: dcctl reset)"
         )
     try:
         parse_state(state)
     except SplitterError as exc:
-        raise SplitterError(f"{path}: {exc}") from None
+        raise UsageError(f"{path}: {exc}") from None
     return state
+
+
+def check_command_line(args) -> None:
+    """What the command line alone shows to be wrong (UsageError, exit 2), checked before
+    connecting: argparse checks each value, this checks how they go together."""
+    if args.command == "push":
+        if args.program and (args.p4info or args.config):
+            raise UsageError("push: give either PROGRAM.p4 or --p4info and --config, not both")
+        if not args.program and not (args.p4info and args.config):
+            raise UsageError("push needs PROGRAM.p4, or both --p4info FILE and --config FILE")
+        for path in (args.program, args.p4info, args.config):
+            if path is not None:
+                try:
+                    check_input_file(path)
+                except InputFileError as exc:
+                    raise UsageError(str(exc)) from None
+    elif args.command == "user" and args.user_command == "add":
+        if args.mode == "sc" and args.port is None:
+            raise UsageError("user add: --mode sc needs --port (a leg port)")
+        if args.mode != "sc" and args.port is not None:
+            raise UsageError(
+                f"user add: --port applies to sc users only; a {args.mode} user uses "
+                "--leg-a and --leg-b"
+            )
+        if args.mode != "sc":
+            try:
+                leg_a_count(args.ratio, args.batch)
+            except SplitterError as exc:
+                raise UsageError(str(exc)) from None
+    elif args.command == "user" and args.user_command == "set":
+        if all(getattr(args, o) is None for o in USER_SET_OPTIONS):
+            raise UsageError(
+                "user set: nothing to change; give at least one of --mode, --batch, --ratio, "
+                "--dup, --leg-a, --leg-b, --port, --name"
+            )
+    elif args.command == "apply":
+        args.state = load_state(args.file)
 
 
 def cmd_apply(args, sw: Splitter) -> None:
@@ -564,10 +596,12 @@ COMMANDS = {
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        if args.command == "apply":
-            args.state = load_state(args.file)
+        check_command_line(args)
         with Splitter.connect(args.grpc_addr, args.device_id, args.election_id) as sw:
             COMMANDS[args.command](args, sw)
+    except UsageError as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return 2
     except (SplitterError, P4RuntimeError, P4InfoError) as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 1

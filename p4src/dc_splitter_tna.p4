@@ -15,6 +15,7 @@
 #error "DC_ADAPTIVE (leg feedback and credit) is supported on v1model only: p4src/README.md"
 #endif
 
+#define DC_TNA 1  // include/headers.p4: the bridged PDCP shim
 #include "include/defines.p4"
 #include "include/headers.p4"
 #include "include/tna/parser.p4"

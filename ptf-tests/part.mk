@@ -3,12 +3,12 @@
 #   make ptf PTF_TESTS="dc_split reconfig.DupToggleKeepsSnTest"
 #   make ptf TARGET=bmv2           simple_switch_grpc + p4c output (make p4c-bmv2)
 #   make ptf PROGRAM=tna           the TNA splitter (p4src/dc_splitter_tna.p4) on p4sim
-# `make test` runs the whole suite on both targets (ptf, then ptf-bmv2); `make ptf-tna` runs
-# it against the TNA splitter on p4sim.
+# `make test` runs the whole suite on both targets (ptf, then ptf-bmv2) and, with `ptf-tna`,
+# against the TNA splitter on p4sim.
 .PHONY: ptf ptf-bmv2 ptf-tna
 TARGET ?= p4sim
 PROGRAM ?= v1model
-TEST_TARGETS += ptf ptf-bmv2
+TEST_TARGETS += ptf ptf-bmv2 ptf-tna
 
 ptf: $(if $(filter p4sim,$(TARGET)),$(if $(filter tna,$(PROGRAM)),p4-tna,p4),p4c-bmv2)
 	$(PY) ptf-tests/run_ptf.py --target $(TARGET) --program $(PROGRAM) \

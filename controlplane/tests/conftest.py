@@ -157,6 +157,7 @@ class FakeP4Runtime(p4runtime_pb2_grpc.P4RuntimeServicer):
         self.entries: dict[bytes, p4runtime_pb2.TableEntry] = {}
         self.groups: dict[int, p4runtime_pb2.MulticastGroupEntry] = {}
         self.counters: dict[tuple[int, int], tuple[int, int]] = {}
+        self.registers: dict[tuple[int, int], bytes] = {}  # (register id, index) -> bitstring
         self.fail_next_write: list[tuple[int, str]] | None = None  # (code, message) per update
         self.primary_election_id = 0
         self.lock = threading.Lock()
@@ -240,6 +241,11 @@ class FakeP4Runtime(p4runtime_pb2_grpc.P4RuntimeServicer):
                 del self.groups[group.multicast_group_id]
             else:
                 self.groups[group.multicast_group_id] = group
+        elif which == "register_entry":  # a data-plane cell: MODIFY only, as the spec says
+            r = upd.entity.register_entry
+            if kind != "MODIFY":
+                context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"{kind} register_entry")
+            self.registers[(r.register_id, r.index.index)] = r.data.bitstring
 
     def Read(self, request, context):
         self.reads.append(request)
@@ -262,6 +268,11 @@ class FakeP4Runtime(p4runtime_pb2_grpc.P4RuntimeServicer):
                 out.CopyFrom(c)
                 pkts, byts = self.counters.get((c.counter_id, c.index.index), (0, 0))
                 out.data.packet_count, out.data.byte_count = pkts, byts
+            elif which == "register_entry":  # every cell exists; unwritten ones hold 0
+                r = ent.register_entry
+                out = response.entities.add().register_entry
+                out.CopyFrom(r)
+                out.data.bitstring = self.registers.get((r.register_id, r.index.index), b"\x00")
         yield response
 
 

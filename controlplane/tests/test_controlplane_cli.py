@@ -52,13 +52,13 @@ def test_bad_global_options(capsys):
 def test_user_set_without_changes(fake_target, capsys):
     _, addr = fake_target
     code, _, err = run(addr, ["user", "set", "ue1"], capsys)
-    assert code == 1 and "nothing to change; give at least one of --mode" in err
+    assert code == 2 and "nothing to change; give at least one of --mode" in err
 
 
 def test_port_on_a_dc_user_is_refused(fake_target, capsys):
     _, addr = fake_target
     code, _, err = run(addr, ["user", "add", "10.0.0.2", "--port", "1"], capsys)
-    assert code == 1 and "port applies to sc users only" in err
+    assert code == 2 and "port applies to sc users only" in err
 
 
 def test_unquoted_yaml_ratio_explained(fake_target, capsys, tmp_path):
@@ -66,7 +66,7 @@ def test_unquoted_yaml_ratio_explained(fake_target, capsys, tmp_path):
     state = tmp_path / "state.yaml"
     state.write_text("users:\n  ue1: {addr: 10.0.0.2, batch: 10, ratio: 9:1}\n")
     code, _, err = run(addr, ["apply", str(state)], capsys)
-    assert code == 1 and 'write it quoted, e.g. ratio: "9:1"' in err
+    assert code == 2 and 'write it quoted, e.g. ratio: "9:1"' in err
 
 
 def test_parser_defaults():
@@ -134,7 +134,7 @@ def test_ratio_that_does_not_fit_the_batch(fake_target, capsys):
     code, _, err = run(
         addr, ["user", "add", "10.0.0.2", "--batch", "100", "--ratio", "2:1"], capsys
     )
-    assert code == 1
+    assert code == 2
     assert err.strip() == (
         "dcctl: error: ratio 2:1 does not fit batch 100: a+b (3) must equal "
         "the batch size or divide it"
@@ -153,7 +153,7 @@ def test_apply_yaml_and_bad_yaml(fake_target, capsys, tmp_path):
     bad.write_text("users:\n  ue1: {addr: 10.0.0.2, mode: fast}\n")
     code, _, err = run(addr, ["apply", str(bad)], capsys)
     assert (
-        code == 1 and "user 'ue1': mode 'fast' is not one of dc-split, dc-credit, dc-dup, sc" in err
+        code == 2 and "user 'ue1': mode 'fast' is not one of dc-split, dc-credit, dc-dup, sc" in err
     )
 
 
@@ -165,7 +165,15 @@ def test_connection_failure_names_the_address(capsys):
 def test_missing_push_arguments(fake_target, capsys):
     _, addr = fake_target
     code, _, err = run(addr, ["push"], capsys)
-    assert code == 1 and "push needs PROGRAM.p4, or both --p4info FILE and --config FILE" in err
+    assert code == 2 and "push needs PROGRAM.p4, or both --p4info FILE and --config FILE" in err
+
+
+def test_what_the_switch_refuses_is_a_failure_not_a_usage_error(fake_target, capsys):
+    """Exit 2 is for what the command line alone shows to be wrong; a command the switch's
+    state refuses (an unknown user) is a failure, exit 1."""
+    _, addr = fake_target
+    code, _, err = run(addr, ["user", "set", "ue9", "--batch", "10"], capsys)
+    assert code == 1 and "unknown user 'ue9'" in err
 
 
 def test_stats_rates():
@@ -266,7 +274,7 @@ def test_apply_refuses_an_empty_or_non_mapping_file(fake_target, capsys, tmp_pat
         state = tmp_path / "state.yaml"
         state.write_bytes(text.encode("latin-1"))
         code, _, err = run(addr, ["apply", str(state)], capsys)
-        assert code == 1 and message in err and len(err.splitlines()) == 1, err
+        assert code == 2 and message in err and len(err.splitlines()) == 1, err
     assert len(servicer.writes) == n
 
 

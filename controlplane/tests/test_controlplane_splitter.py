@@ -131,6 +131,26 @@ def test_batch_alone_keeps_the_proportion(sw):
         sw.set_user("10.0.0.2", batch=15)
 
 
+@pytest.mark.parametrize("stored_pos, cleared", [(7, True), (4, True), (3, False)])
+def test_batch_shrink_clears_a_stale_position_only(sw, stored_pos, cleared):
+    """B 10 -> 4: a position the new batch does not reach is cleared (the TNA program could
+    not restart there by itself); a position inside the new batch continues."""
+    sw.add_user(UserConfig(addr="10.0.0.2", batch=10, ratio=(1, 1), name="ue1"))
+    inst = sw.installed_user("ue1")
+    sw.preset_user_registers("ue1", next_sn=5, batch_pos=stored_pos)
+    n = len(sw.servicer.writes)
+    sw.set_user("ue1", batch=4)
+    registers_written = [
+        u.entity.register_entry
+        for u in updates_since(sw.servicer, n)
+        if u.entity.HasField("register_entry")
+    ]
+    assert [(r.index.index, r.data.bitstring) for r in registers_written] == (
+        [(inst.index, b"\x00")] if cleared else []
+    )
+    assert sw.user_registers("ue1")["batch_pos"] == (0 if cleared else stored_pos)
+
+
 def test_dup_on_writes_group_before_entry_and_off_deletes_it_after(sw):
     sw.add_user(UserConfig(addr="10.0.0.2", batch=10, ratio=(7, 3), name="ue1"))
     n = len(sw.servicer.writes)

@@ -4,6 +4,8 @@ controller's `dcctl control` daemon or the data plane's credit split. Physical i
 
 - legs of 30 and 10 Mbit/s, split configured 1:1: the capacity policy moves it towards 3:1
   (its decision, and the frames linkem A and B received), and so does the credit split;
+- the credit split gives each leg about its capacity share at 20 Mbit/s too (1:1 and 2:1):
+  the slow leg is not starved;
 - leg B goes down (loss 1) mid-download: the failover policy takes the traffic off it and
   the frames linkem B receives fall to the probe share until it comes back.
 """
@@ -52,11 +54,24 @@ def test_capacity_policy_moves_split_towards_3_to_1(tmp_path):
     assert loop_metrics.leg_a_share(samples, 1.0) == pytest.approx(0.75, abs=0.08)
 
 
-def test_credit_split_follows_the_legs(tmp_path):
+@pytest.mark.parametrize(
+    "rate_a, rate_b",
+    [(30, 10), (20, 20), (20, 10)],
+    ids=["30-10", "20-20", "20-10"],
+)
+def test_credit_split_follows_the_legs(tmp_path, rate_a, rate_b):
+    """Each leg carries about its capacity share, the slow one too: a leg that has not
+    reported yet must not be starved by the other leg's credit (at 20 Mbit/s leg A's credit
+    never ran out, so leg B never saw a frame, never reported and never got credit)."""
+    links = {
+        "a": {**ASYMMETRIC["a"], "rate_mbit": rate_a},
+        "b": {**ASYMMETRIC["b"], "rate_mbit": rate_b},
+    }
     _, samples = run(
-        tmp_path, "credit", links=ASYMMETRIC, dc={"batch": 100, "ratio": "1:1", "credit": True}
+        tmp_path, "credit", links=links, dc={"batch": 100, "ratio": "1:1", "credit": True}
     )
-    assert loop_metrics.leg_a_share(samples, 1.0) > 0.65
+    capacity_share_a = rate_a / (rate_a + rate_b)
+    assert loop_metrics.leg_a_share(samples, 1.0) == pytest.approx(capacity_share_a, abs=0.12)
 
 
 def test_failover_leaves_a_dead_leg_and_returns(tmp_path):

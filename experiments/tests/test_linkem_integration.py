@@ -257,11 +257,34 @@ def test_bad_arguments_give_clear_errors(bed):
         ),
         (["-i", bed.if_a, "-i", bed.if_b, "--ba", "delay_ms=ten"], "delay_ms=ten: expected"),
         (["-i", bed.if_a, "-i", bed.if_b, "--seed", "x"], "--seed x: expected an integer"),
+        (
+            ["-i", bed.if_a, "-i", bed.if_b, "--stats", "/nonexistent/s.jsonl"],
+            "--stats /nonexistent/s.jsonl: No such file or directory",
+        ),
+        (
+            ["-i", bed.if_a, "-i", bed.if_b, "--control", "/nonexistent/ctl.sock"],
+            "--control /nonexistent/ctl.sock: No such file or directory",
+        ),
     ]
     for args, message in cases:
         proc = run_linkem(bed.nsl, *args)
         assert proc.returncode == 2 and message in proc.stderr, (args, proc.stderr)
         assert "Traceback" not in proc.stderr
+
+
+def test_a_failing_system_call_exits_1_not_2(bed):
+    """Exit 2 is for bad input; a system call that fails on good input is a failure: here
+    the AF_PACKET socket, with CAP_NET_RAW dropped from the bounding set."""
+    proc = bed.nsl.run(
+        ["setpriv", "--bounding-set", "-net_raw", str(LINKEM), "-i", bed.if_a, "-i", bed.if_b],
+        check=False,
+        timeout=10,
+    )
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr == (
+        "linkem: error: AF_PACKET socket: Operation not permitted "
+        "(linkem needs root or CAP_NET_RAW)\n"
+    )
 
 
 def test_offloads_on_are_refused_with_the_fix(bed):

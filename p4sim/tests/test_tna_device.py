@@ -214,7 +214,7 @@ def test_hash_predefined_and_crcpolynomial_outputs_are_the_catalogue_check_value
 def test_meter_colours_random_and_counter_byte_adjustment():
     """An unconfigured meter marks GREEN (0); one with a 1-packet committed and 2-packet peak
     bucket marks GREEN, YELLOW, then RED (MeterColor_t 3). Random gives varying 16-bit
-    values; count(i, 4) adds 4 bytes per packet."""
+    values; count(i, 4) counts 4 bytes fewer per packet (adjust_byte_count is subtracted)."""
     dev = compile_file(METER).new_device(seed=7)
     frame = ETH + bytes(4)
 
@@ -229,7 +229,7 @@ def test_meter_colours_random_and_counter_byte_adjustment():
     assert len(randoms) > 10
     assert dev.counters["MeterIngress.port_bytes"].read(1) == (
         21,
-        21 * (len(frame) + 4),
+        21 * (len(frame) - 4),
     )  # 1 + 20 packets
 
 

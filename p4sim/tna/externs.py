@@ -104,7 +104,9 @@ class TnaExterns:
         count, dev = obj.count, self.dev
         if adjust is None:
             return lambda f: count(idx(f), dev.cur.length)
-        return lambda f: count(idx(f), (dev.cur.length + adjust(f)) & 0xFFFFFFFF)
+        # tofino1_base.p4: adjust_byte_count is subtracted (p4c-barefoot programs the
+        # counter's bytecount_adjust as its negative).
+        return lambda f: count(idx(f), max(dev.cur.length - adjust(f), 0))
 
     def _DirectCounter_count(self, c, e, obj, inst):
         return lambda f: None  # the table counts the entry it hits (as v1model's)

@@ -101,6 +101,13 @@ header packet_in_t {
 #endif // DC_ADAPTIVE
 
 struct parsed_headers_t {
+#ifdef DC_TNA
+    // TNA: the PDCP shim travels from the ingress to the egress deparser in front of the
+    // frame (bridged) for every frame, d_c = 0 when there is none; egress puts it behind
+    // Ethernet. So egress counts every frame's bytes as received (include/tna/egress.p4).
+    pdcp_t            shim_pdcp;
+    inner_ethertype_t shim_ethertype;
+#endif // DC_TNA
 #ifdef DC_ADAPTIVE
     packet_in_t       packet_in;
     dc_feedback_t     feedback;

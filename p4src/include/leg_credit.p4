@@ -73,12 +73,16 @@ control LegCredit(inout parsed_headers_t hdr,
             bool dead_b = time_b != 0 && desired_b == 0;
             bool live_a = time_a != 0 && now - time_a < FEEDBACK_STALE_US && desired_a != 0;
             bool live_b = time_b != 0 && now - time_b < FEEDBACK_STALE_US && desired_b != 0;
-            bool has_a = credit_a != 0;
-            bool has_b = credit_b != 0;
+            // Credit steers only once both legs have reported: a leg that has not reported
+            // yet (its base station has seen no frame of this user) is of unknown state, not
+            // a leg without room, so the other leg's credit must not starve it.
+            bool heard_both = time_a != 0 && time_b != 0;
+            bool has_a = heard_both && credit_a != 0;
+            bool has_b = heard_both && credit_b != 0;
 
             // The leg with more credit; a leg without credit is skipped. Without credit
-            // anywhere: never a dead leg, else a single live leg; otherwise (both live, or
-            // none reporting yet) the batch split PdcpSequencer chose stands.
+            // anywhere, or a leg not heard from yet: never a dead leg, else a single live
+            // leg (both heard from); otherwise the batch split PdcpSequencer chose stands.
             if (probe && dead_a != dead_b) {
                 // One packet in DEAD_LEG_PROBE_EVERY to a dead leg: it reports again (and
                 // gets credit) only once it delivers something.
@@ -93,9 +97,9 @@ control LegCredit(inout parsed_headers_t hdr,
                 std_meta.egress_spec = meta.leg_a_port;
             } else if (dead_a && !dead_b) {
                 std_meta.egress_spec = meta.leg_b_port;
-            } else if (live_a && !live_b) {
+            } else if (heard_both && live_a && !live_b) {
                 std_meta.egress_spec = meta.leg_a_port;
-            } else if (live_b && !live_a) {
+            } else if (heard_both && live_b && !live_a) {
                 std_meta.egress_spec = meta.leg_b_port;
             }
         }

@@ -90,6 +90,35 @@ class BatchSplitBeforeReportsTest(AdaptiveTest):
         self.verify_no_other_packets()
 
 
+class UnheardLegGetsItsBatchShareTest(AdaptiveTest):
+    """Leg A has credit, leg B has not reported yet (its base station has seen no frame of
+    the user): the batch split stands, so B gets frames and can report; once it has, the
+    credit steers (A has more)."""
+
+    def runTest(self):
+        self.add_user(UE, mode="dc-credit", batch=2, ratio="1:1")
+        n = self.packet_length()
+        self.send(LEG_A, feedback(0, desired=100_000))
+        self.assertIsNotNone(self.client.next_packet_in(timeout_s=5.0))
+        self.send_and_expect([LEG_A, LEG_B, LEG_A, LEG_B])
+        self.send(LEG_B, feedback(1, desired=n))
+        self.assertIsNotNone(self.client.next_packet_in(timeout_s=5.0))
+        self.send_and_expect([LEG_A, LEG_A], first_seq=4)
+        self.verify_no_other_packets()
+
+
+class DeadLegBeforeOtherReportsTest(AdaptiveTest):
+    """Leg A reports that it delivers nothing (dead), leg B has not reported yet: B takes
+    the packets, not A's half of the batch."""
+
+    def runTest(self):
+        self.add_user(UE, mode="dc-credit", batch=2, ratio="1:1")
+        self.send(LEG_A, feedback(0, desired=0))
+        self.assertIsNotNone(self.client.next_packet_in(timeout_s=5.0))
+        self.send_and_expect([LEG_B, LEG_B, LEG_B])
+        self.verify_no_other_packets()
+
+
 class SplitDcUnchangedOnAdaptiveTest(AdaptiveTest):
     """A plain dc-split user ignores the credit on the adaptive profile."""
 

@@ -200,14 +200,17 @@ int open_control(const char *path)
 	struct stat st;
 
 	if (strlen(path) >= sizeof(sun.sun_path))
-		die("--control path longer than %zu bytes: %s", sizeof(sun.sun_path) - 1, path);
+		die_usage("--control path longer than %zu bytes: %s", sizeof(sun.sun_path) - 1,
+			  path);
 	if (fd < 0)
 		die("control socket: %s", strerror(errno));
 	/* A socket left by a previous run (and only a socket) is replaced. */
 	if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode))
 		unlink(path);
 	strcpy(sun.sun_path, path);
-	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0 || listen(fd, 4) < 0)
+	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) /* the path: no such dir, ... */
+		die_usage("--control %s: %s", path, strerror(errno));
+	if (listen(fd, 4) < 0)
 		die("control socket %s: %s", path, strerror(errno));
 	return fd;
 }

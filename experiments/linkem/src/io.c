@@ -114,12 +114,12 @@ void check_interface(const char *ifname)
 	memset(&ifr, 0, sizeof(ifr));
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
 	if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0)
-		die("no interface '%s' in this network namespace (see `ip link`)", ifname);
+		die_usage("no interface '%s' in this network namespace (see `ip link`)", ifname);
 	if (!(ifr.ifr_flags & IFF_UP))
-		die("interface '%s' is down; fix: ip link set %s up", ifname, ifname);
+		die_usage("interface '%s' is down; fix: ip link set %s up", ifname, ifname);
 	if (ioctl(fd, SIOCGIFMTU, &ifr) == 0 && ifr.ifr_mtu > SLOT_BYTES - 18)
-		die("interface '%s' has MTU %d; linkem carries frames of MTU up to %d", ifname,
-		    ifr.ifr_mtu, SLOT_BYTES - 18);
+		die_usage("interface '%s' has MTU %d; linkem carries frames of MTU up to %d",
+			  ifname, ifr.ifr_mtu, SLOT_BYTES - 18);
 	for (unsigned i = 0; i < sizeof(OFFLOADS) / sizeof(OFFLOADS[0]); i++)
 		if (ethtool_get(fd, ifname, OFFLOADS[i].cmd)) {
 			strcat(on, " ");
@@ -127,10 +127,11 @@ void check_interface(const char *ifname)
 		}
 	close(fd);
 	if (on[0])
-		die("offloads on '%s':%s. AF_PACKET would see partial checksums and GSO/GRO "
-		    "super-frames (TCP breaks silently). Fix, on this interface and on its veth "
-		    "peer: ethtool -K %s tx off tso off gso off gro off",
-		    ifname, on, ifname);
+		die_usage("offloads on '%s':%s. AF_PACKET would see partial checksums and GSO/GRO "
+			  "super-frames (TCP breaks silently). Fix, on this interface and on its "
+			  "veth "
+			  "peer: ethtool -K %s tx off tso off gso off gro off",
+			  ifname, on, ifname);
 }
 
 int open_packet_socket(const char *ifname, struct pktio_ring *ring)
@@ -142,7 +143,7 @@ int open_packet_socket(const char *ifname, struct pktio_ring *ring)
 	if (fd < 0)
 		die("AF_PACKET socket: %s (linkem needs root or CAP_NET_RAW)", strerror(-fd));
 	if (!if_nametoindex(ifname))
-		die("no interface '%s' in this network namespace (see `ip link`)", ifname);
+		die_usage("no interface '%s' in this network namespace (see `ip link`)", ifname);
 	/* Our own transmissions on this interface are not input. */
 	if (setsockopt(fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof(one)) < 0)
 		die("PACKET_IGNORE_OUTGOING on %s: %s (needs Linux >= 4.20)", ifname,

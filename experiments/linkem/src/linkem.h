@@ -97,7 +97,10 @@ struct options {
 void options_parse(struct options *o, int argc, char **argv);
 
 /* main.c */
+/* One line `linkem: error: ...`, then exit: die for a failure (a system call, memory: 1),
+ * die_usage for bad input (an option, an interface or a file named on the command line: 2). */
 void die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+void die_usage(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 
 static inline uint64_t now_ns(void) { return pktio_clock_ns(CLOCK_MONOTONIC); }
 static inline uint64_t realtime_ns(void) { return pktio_clock_ns(CLOCK_REALTIME); }

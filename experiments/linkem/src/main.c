@@ -24,16 +24,28 @@
 
 #include "linkem.h"
 
+static __attribute__((noreturn)) void vdie(int status, const char *fmt, va_list ap)
+{
+	fputs("linkem: error: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	exit(status);
+}
+
 void die(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("linkem: error: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(2);
+	vdie(1, fmt, ap);
+}
+
+void die_usage(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vdie(2, fmt, ap);
 }
 
 /* ---- main loop ------------------------------------------------------------------------ */
@@ -177,7 +189,7 @@ int main(int argc, char **argv)
 		CPU_ZERO(&set);
 		CPU_SET((int)o.cpu, &set);
 		if (sched_setaffinity(0, sizeof(set), &set) < 0)
-			die("--cpu %ld: %s", o.cpu, strerror(errno));
+			die_usage("--cpu %ld: %s", o.cpu, strerror(errno));
 	}
 	if (rt_priority > 0) {
 		/* Opt-in: departures preempt ordinary tasks on a crowded machine. linkem's work is
@@ -198,7 +210,7 @@ int main(int argc, char **argv)
 	if (o.stats_path) {
 		e.stats = fopen(o.stats_path, "w");
 		if (!e.stats)
-			die("--stats %s: %s", o.stats_path, strerror(errno));
+			die_usage("--stats %s: %s", o.stats_path, strerror(errno));
 	}
 	e.epfd = epoll_create1(EPOLL_CLOEXEC);
 	e.timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);

@@ -50,7 +50,7 @@ static unsigned long parse_num(const char *opt, const char *s, unsigned long max
 	errno = 0;
 	unsigned long v = strtoul(s, &end, 10);
 	if (errno || end == s || *end || *s == '-' || v > max)
-		die("%s %s: expected an integer in [0, %lu]", opt, s, max);
+		die_usage("%s %s: expected an integer in [0, %lu]", opt, s, max);
 	return v;
 }
 
@@ -93,8 +93,8 @@ void options_parse(struct options *o, int argc, char **argv)
 		switch (opt) {
 		case 'i':
 			if (nif == NDIR)
-				die("-i given more than twice: linkem bridges exactly two "
-				    "interfaces");
+				die_usage("-i given more than twice: linkem bridges exactly two "
+					  "interfaces");
 			o->ifname[nif++] = optarg;
 			break;
 		case 'A':
@@ -104,11 +104,11 @@ void options_parse(struct options *o, int argc, char **argv)
 				if ((opt == 'A' && i != AB) || (opt == 'B' && i != BA))
 					continue;
 				if (spec_apply(&o->cfg[i], optarg, err, sizeof(err)))
-					die("--%s %s: %s",
-					    opt == 'A'	 ? "ab"
-					    : opt == 'B' ? "ba"
-							 : "both",
-					    optarg, err);
+					die_usage("--%s %s: %s",
+						  opt == 'A'   ? "ab"
+						  : opt == 'B' ? "ba"
+							       : "both",
+						  optarg, err);
 			}
 			break;
 		case 's':
@@ -120,7 +120,7 @@ void options_parse(struct options *o, int argc, char **argv)
 		case 'I':
 			o->interval_ms = parse_num("--stats-interval-ms", optarg, 3600000);
 			if (!o->interval_ms)
-				die("--stats-interval-ms must be at least 1");
+				die_usage("--stats-interval-ms must be at least 1");
 			break;
 		case 'c':
 			o->ctl_path = optarg;
@@ -136,7 +136,7 @@ void options_parse(struct options *o, int argc, char **argv)
 			break;
 		case 'f':
 			if (fb_config_parse(&o->fb, optarg, err, sizeof(err)))
-				die("--feedback %s: %s", optarg, err);
+				die_usage("--feedback %s: %s", optarg, err);
 			o->fb_on = true;
 			break;
 		case 'h':
@@ -148,19 +148,20 @@ void options_parse(struct options *o, int argc, char **argv)
 		}
 	}
 	if (optind < argc)
-		die("unexpected argument '%s' (see --help)", argv[optind]);
+		die_usage("unexpected argument '%s' (see --help)", argv[optind]);
 	if (nif != NDIR)
-		die("need two interfaces: linkem -i IF_A -i IF_B [options] (see --help)");
+		die_usage("need two interfaces: linkem -i IF_A -i IF_B [options] (see --help)");
 	for (int i = 0; i < NDIR; i++) {
 		/* ifr_name would silently cut a longer name: another interface could match it. */
 		size_t len = strlen(o->ifname[i]);
 
 		if (len == 0 || len >= IFNAMSIZ)
-			die("-i '%.40s%s': name too long or empty (a Linux interface name is 1 to "
-			    "%d "
-			    "bytes)",
-			    o->ifname[i], len > 40 ? "..." : "", IFNAMSIZ - 1);
+			die_usage("-i '%.40s%s': name too long or empty (a Linux interface name is "
+				  "1 to "
+				  "%d "
+				  "bytes)",
+				  o->ifname[i], len > 40 ? "..." : "", IFNAMSIZ - 1);
 	}
 	if (!strcmp(o->ifname[0], o->ifname[1]))
-		die("-i %s given twice: the two interfaces must differ", o->ifname[0]);
+		die_usage("-i %s given twice: the two interfaces must differ", o->ifname[0]);
 }

@@ -1,8 +1,12 @@
-// TNA egress: per-port transmit counter and MAC rewrite, as include/egress.p4.
+// TNA egress: per-port transmit counter and MAC rewrite, as include/egress.p4, and the
+// PDCP shim of a DC frame put behind Ethernet (bridged from ingress: include/headers.p4).
 #ifndef DC_TNA_EGRESS_P4
 #define DC_TNA_EGRESS_P4
 
 #include "parser.p4"
+
+// Bytes of the PDCP header and inner ethertype: 5 (18-bit SN) or 4 (12-bit SN).
+#define PDCP_SHIM_BYTES ((1 + PDCP_R_WIDTH + PDCP_SN_WIDTH) / 8 + 2)
 
 control DcEgress(inout egress_headers_t hdr,
                  inout egress_metadata_t meta,
@@ -36,7 +40,14 @@ control DcEgress(inout egress_headers_t hdr,
     }
 
     apply {
-        port_tx_counter.count(eg_intr_md.egress_port);
+        // Egress counts the ingress deparser's bytes: the frame as received plus the bridged
+        // shim, which every frame carries; without it, that is the frame as v1model counts it.
+        port_tx_counter.count(eg_intr_md.egress_port, PDCP_SHIM_BYTES);
+        if (hdr.pdcp.d_c == 0) {
+            // No DC frame: the bridged shim was only a marker.
+            hdr.pdcp.setInvalid();
+            hdr.inner_ethertype.setInvalid();
+        }
         egress_macs.apply();
     }
 }

@@ -23,6 +23,13 @@ control DcIngress(inout parsed_headers_t hdr,
 
     apply {
         port_rx_counter.count(ig_intr_md.ingress_port);
+        // Every frame bridges a shim to egress (include/headers.p4); d_c = 0: none.
+        hdr.shim_pdcp.setValid();
+        hdr.shim_pdcp.d_c = 0;
+        hdr.shim_pdcp.reserved = 0;
+        hdr.shim_pdcp.sn = 0;
+        hdr.shim_ethertype.setValid();
+        hdr.shim_ethertype.ether_type = 0;
         if (ig_prsr_md.parser_err != 0) {
             // Truncated headers: the frame cannot be classified safely.
             ig_dprsr_md.drop_ctl = 1;

@@ -1,14 +1,16 @@
 // TNA parsers. Ingress: the intrinsic metadata and port metadata prefix, then the same
-// header graph as the v1model DcParser (include/parser.p4). Egress: only Ethernet, the one
-// header DcEgress rewrites; everything behind it is payload the ingress deparser emitted.
+// header graph as the v1model DcParser (include/parser.p4). Egress: the bridged PDCP shim
+// and Ethernet, the one header DcEgress rewrites; the rest is payload.
 #ifndef DC_TNA_PARSER_P4
 #define DC_TNA_PARSER_P4
 
 #include "../headers.p4"
 
-// Egress sees Ethernet only (MAC rewrite).
+// Egress sees the bridged shim (d_c = 0: none) and Ethernet (MAC rewrite).
 struct egress_headers_t {
-    ethernet_t ethernet;
+    pdcp_t            pdcp;
+    inner_ethertype_t inner_ethertype;
+    ethernet_t        ethernet;
 }
 
 struct egress_metadata_t {
@@ -80,6 +82,8 @@ parser DcEgressParser(packet_in packet,
                       out egress_intrinsic_metadata_t eg_intr_md) {
     state start {
         packet.extract(eg_intr_md);
+        packet.extract(hdr.pdcp);
+        packet.extract(hdr.inner_ethertype);
         packet.extract(hdr.ethernet);
         transition accept;
     }

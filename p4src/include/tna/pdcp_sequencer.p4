@@ -1,8 +1,8 @@
 // TNA PdcpSequencer: include/pdcp_sequencer.p4 with each register read and written by one
 // RegisterAction (one stateful-ALU access per register per packet). Stage order:
 // user_session (did the index change owner?) -> next_sn and batch_pos (restart or advance)
-// -> leg choice. The SN register is 32 bits wide (stateful ALUs hold 8, 16 or 32 bits); its
-// low PDCP_SN_WIDTH bits are the SN, so it wraps at 2^18 (2^12) as in v1model.
+// -> leg choice. The SN register is 32 bits wide (stateful ALUs hold 8, 16 or 32 bits) and
+// holds the SN itself: take_sn wraps it at 2^18 (2^12) as v1model's bit<18> (bit<12>) one.
 #ifndef DC_TNA_PDCP_SEQUENCER_P4
 #define DC_TNA_PDCP_SEQUENCER_P4
 
@@ -13,6 +13,7 @@ control PdcpSequencer(inout parsed_headers_t hdr,
                       inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
 
     Register<bit<32>, user_idx_t>(MAX_USERS, 0) next_sn;
+    const bit<32> SN_LAST = (1 << PDCP_SN_WIDTH) - 1;   // the largest SN; 0 follows it
     Register<batch_size_t, user_idx_t>(MAX_USERS, 0) batch_pos;
     Register<session_id_t, user_idx_t>(MAX_USERS, 0) user_session;
 
@@ -41,10 +42,16 @@ control PdcpSequencer(inout parsed_headers_t hdr,
         }
     };
 
+    // Stores SN + 1 modulo 2^PDCP_SN_WIDTH, so the register holds the SN as v1model's
+    // bit<PDCP_SN_WIDTH> one does (controllers read the same value from both programs).
     RegisterAction<bit<32>, user_idx_t, bit<32>>(next_sn) take_sn = {
         void apply(inout bit<32> value, out bit<32> sn) {
             sn = value;
-            value = value + 1;
+            if (value >= SN_LAST) {
+                value = 0;
+            } else {
+                value = value + 1;
+            }
         }
     };
 
@@ -119,12 +126,11 @@ control PdcpSequencer(inout parsed_headers_t hdr,
             clear_pos.execute(meta.user_idx);
         }
 
-        hdr.pdcp.setValid();
-        hdr.pdcp.d_c = PDCP_DATA_PDU;
-        hdr.pdcp.reserved = 0;
-        hdr.pdcp.sn = sn;
-        hdr.inner_ethertype.setValid();
-        hdr.inner_ethertype.ether_type = hdr.ethernet.ether_type;
+        // The shim is bridged in front of the frame; egress puts it behind Ethernet.
+        hdr.shim_pdcp.d_c = PDCP_DATA_PDU;
+        hdr.shim_pdcp.reserved = 0;
+        hdr.shim_pdcp.sn = sn;
+        hdr.shim_ethertype.ether_type = hdr.ethernet.ether_type;
         hdr.ethernet.ether_type = ETHERTYPE_PDCP;
     }
 }
