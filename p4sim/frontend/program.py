@@ -391,7 +391,9 @@ class ModelBuilder:
                 )
             )
         elif kind in ("Counter", "DirectCounter"):
-            ctype = self.enum_member(inst.ctor_args[-1], "CounterType_t").lower()
+            # The type is the first argument after the size; T2NA may add an optional one.
+            ctype_arg = inst.ctor_args[1] if kind == "Counter" else inst.ctor_args[0]
+            ctype = self.enum_member(ctype_arg, "CounterType_t").lower()
             size = inst.ctor_args[0] if kind == "Counter" else 0
             self.counters.append(CounterDef(self.unique(name, pos), size, ctype, None, annots))
         elif kind == "Meter":

@@ -34,7 +34,11 @@ class InstanceRules:
             )
         if isinstance(t, ExternT):
             ctors = [m for m in t.decl.methods if m.ret is None]
-            ctor = next((c for c in ctors if len(c.params) == len(d.args)), None)
+            # An exact arity first; then one that leaves out @optional parameters (T2NA's
+            # Counter(size, type, @optional true_egress_accounting)).
+            ctor = next((c for c in ctors if len(c.params) == len(d.args)), None) or next(
+                (c for c in ctors if self.arity_ok(c.params, d.args)), None
+            )
             if ctor is None:
                 raise P4Error.at(
                     d.pos,
