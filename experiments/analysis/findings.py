@@ -6,8 +6,10 @@ support: a difference counts when Welch's 95 % CI of it excludes 0 (stats.welch)
 paper states agrees when it lies in our 95 % CI of the mean. Verdicts:
 
     agree          the claimed effect is there, significant at 95 %
-    partly         in the claimed direction but not significant, or holds for some stacks only
-    disagree       the opposite, or a significant change where the paper sees none
+    partly         no significant difference either way (the data neither confirm nor
+                   refute it), or it holds for some stacks only
+    disagree       the opposite, significant at 95 %, or a significant change where the
+                   paper sees none
     no counterpart a stack the paper did not run for this figure (TCP in fairness tests,
                    aioquic CUBIC): reported, not judged
     not run        the points the finding needs are not in the data; says which
@@ -102,6 +104,13 @@ def _between(variant: str, points: dict, first, second, word: str):
     return None, d, ours
 
 
+def _verdict(paper_direction: bool, significant: bool) -> str:
+    """A difference judged by its 95 % CI: only a significant one confirms or refutes."""
+    if not significant:
+        return "partly"
+    return "agree" if paper_direction else "disagree"
+
+
 def direction(values: Values, quantity: str, first, second, sign: int) -> list[Row]:
     """The paper: `second` is higher (sign +1) or lower (-1) than `first`. Points are
     collections pooled over the runs present; missing points make the row 'not run'."""
@@ -113,7 +122,7 @@ def direction(values: Values, quantity: str, first, second, sign: int) -> list[R
             rows.append(missing or Row(variant, ours, "no counterpart", why))
             continue
         same = math.copysign(1, d.diff) == sign and d.diff != 0
-        verdict = "disagree" if not same else "agree" if d.significant else "partly"
+        verdict = _verdict(same, d.significant)
         note = {
             (True, False): "the paper's direction, not significant at 95 %",
             (False, False): "against the paper's direction, not significant at 95 %",
@@ -166,7 +175,8 @@ def value(values: Values, quantity: str, point, paper: float) -> list[Row]:
 
 def stacks_below(values: Values, low: str, high: str) -> list[Row]:
     """The paper: stack kind `low` (e.g. ngtcp2) gets less than `high` (aioquic) at every
-    point. Per pair of variants, agree when significant at every point."""
+    point. Per pair of variants, agree when significant at every point, disagree when
+    significantly the other way somewhere and nowhere the paper's way, else partly."""
     paper = [v for v in values if counterpart(v, "goodput") is None]
     lows = [v for v in paper if v.startswith(low)]
     highs = [v for v in paper if v.startswith(high)]
@@ -188,15 +198,15 @@ def stacks_below(values: Values, low: str, high: str) -> list[Row]:
             verdict = (
                 "agree"
                 if len(below) == len(points)
-                else "disagree" if above and not below else "partly" if below else "disagree"
+                else "disagree" if above and not below else "partly"
             )
-            where = {True: "", False: " at "}[points == ["-"]]  # a study without a sweep
-            note = (
-                f"{lo} significantly below"
-                + (where + ", ".join(map(_fmt_point, below)) if where else "")
-                if below
-                else f"{lo} significantly below nowhere"
-            ) + (f", above{where}{', '.join(map(_fmt_point, above))}" if above else "")
+            swept = points != ["-"]  # a study without a sweep has the one point "-"
+            parts = [
+                f"{lo} significantly {how}" + (" at " + ", ".join(map(_fmt_point, found))) * swept
+                for how, found in (("below", below), ("above", above))
+                if found
+            ]
+            note = "; ".join(parts) or "no significant difference" + " at any point" * swept
             rows.append(Row(f"{hi} − {lo}", ours, verdict, note))
     return rows
 
@@ -220,9 +230,7 @@ def more_stable(dup: Values, split: Values) -> list[Row]:
             f"kept at loss {p:g}: duplication {estimate(d_keep).text()}, split "
             f"{estimate(s_keep).text()}"
         )
-        verdict = (
-            "agree" if d.significant and d.diff > 0 else "partly" if d.diff > 0 else "disagree"
-        )
+        verdict = _verdict(d.diff > 0, d.significant)
         rows.append(Row(variant, ours, verdict, f"difference {d.text()}"))
     return rows
 
@@ -259,7 +267,7 @@ def variants_order(values: Values, low: str, high: str) -> list[Row]:
     b = [v for vs in values[high].values() for v in vs]
     d = welch(a, b)
     ours = f"{low}: {estimate(a).text()}; {high}: {estimate(b).text()}; difference {d.text()}"
-    verdict = "agree" if d.significant and d.diff > 0 else "partly" if d.diff > 0 else "disagree"
+    verdict = _verdict(d.diff > 0, d.significant)
     return [Row(f"{high} − {low}", ours, verdict)]
 
 
@@ -277,11 +285,7 @@ def across(values: Values, other: Values, point, sign: int) -> list[Row]:
         )
         why = counterpart(variant, "jfi")
         same = d.diff * sign > 0
-        verdict = (
-            "no counterpart"
-            if why
-            else "agree" if same and d.significant else "partly" if same else "disagree"
-        )
+        verdict = "no counterpart" if why else _verdict(same, d.significant)
         rows.append(Row(variant, ours, verdict, why or ""))
     return rows
 

@@ -124,8 +124,8 @@ def verdict_table(studies: dict, rows: dict, clean_rows: dict) -> list[str]:
             or "none"
         )
         + ". Rules (findings.py): a difference counts when Welch's 95 % CI of it excludes "
-        "0 (partly: the right direction, not significant); a value the paper states agrees "
-        'when it lies in our 95 % CI; "no change" agrees when the CI of the change lies '
+        "0 (partly: not significant either way; disagree: significant against the paper); "
+        'a value the paper states agrees when it lies in our 95 % CI; "no change" agrees when the CI of the change lies '
         "within the stated tolerance. A finding's verdict combines the stacks the paper ran "
         "for that figure (all agree: agree; all disagree: disagree; else partly); stacks it "
         "did not run (TCP in fairness, aioquic CUBIC) are shown as no counterpart. CIs are "
@@ -375,7 +375,12 @@ def as_run(study: StudyData) -> str:
         [f"downloads of {' / '.join(sizes)}"] * bool(sizes)
         + [f"runs of {' / '.join(lengths)}"] * bool(lengths)
     )
-    stacks = ", ".join(variant_label(v) for v in doc.get("variants") or [])
+    # The stacks with runs in the data, in the file's order (`dcexp run --variant` runs a
+    # subset of the file's variants).
+    ran = set(study.flows["variant"]) if "variant" in study.flows else set()
+    stacks = ", ".join(
+        label for label in map(variant_label, doc.get("variants") or []) if label in ran
+    )
     points = f" at each of {', '.join(str(p) for p in study.order)}" if study.order else ""
     return f"As run: {what}; {doc.get('repetitions', 1)} repetitions{points}; stacks {stacks}."
 

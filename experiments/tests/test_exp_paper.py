@@ -141,6 +141,28 @@ def test_stacks_below_needs_significance_at_every_point():
     }
     row = findings.stacks_below(values, "ngtcp2", "aioquic")[0]
     assert row.verdict == "partly" and "above at 1:1" in row.note
+    tied = {
+        "aioquic-newreno": {"-": [37.1, 37.2, 37.0]},
+        "ngtcp2-newreno": {"-": [37.0, 37.3, 36.9]},
+    }
+    row = findings.stacks_below(tied, "aioquic", "ngtcp2")[0]
+    assert (row.verdict, row.note) == ("partly", "no significant difference")
+    greedy = {
+        "aioquic-newreno": {"-": [37.1, 37.2, 37.0]},
+        "ngtcp2-newreno": {"-": [30, 30.2, 29.9]},
+    }
+    row = findings.stacks_below(greedy, "aioquic", "ngtcp2")[0]
+    assert row.verdict == "disagree" and "aioquic-newreno significantly above" in row.note
+
+
+def test_only_a_significant_difference_confirms_or_refutes_a_direction():
+    def verdict(first, second):
+        values = {"ngtcp2-newreno": {10: first, 50: second}}
+        return findings.direction(values, "goodput", (10,), (50,), +1)[0].verdict
+
+    assert verdict([30, 30.1, 29.9], [37, 37.1, 36.9]) == "agree"
+    assert verdict([37.2, 37.1, 37.3], [37.1, 36.8, 37.4]) == "partly"  # opposite, within noise
+    assert verdict([37, 37.1, 36.9], [30, 30.1, 29.9]) == "disagree"
 
 
 def _write_campaign(tmp_path, rows):
