@@ -10,7 +10,7 @@ The switch is the only store of state: every user is one entry of the per-user t
 (knobs in action parameters, the user's name and remembered split in the entry's P4Runtime
 `metadata`), so any controller process can read back and change what another one wrote.
 Changes are P4Runtime MODIFYs of that one entry, which never touch the SN register (a
-shrink of the batch clears a batch position left beyond the new size: `set_user`).
+shrink of the batch on Tofino clears a batch position left beyond the new size: `set_user`).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from controlplane.model import (
     validate_ports,
     validate_user,
 )
-from controlplane.p4info import P4InfoIndex, format_mac, load_p4info
+from controlplane.p4info import PIPELINE_ARCHS, P4InfoIndex, format_mac, load_p4info
 from controlplane.registers import RegisterAccess
 from controlplane.statefile import parse_state
 
@@ -493,7 +493,8 @@ class Splitter:
             # The group must hold the right legs before the entry points to it.
             self.client.write([self._dup_group("MODIFY" if was_dup else "INSERT", new, inst.index)])
         self.client.write([self._user_writes("MODIFY", new, inst.index, inst.session)])
-        if new.mode == old.mode and new.mode != "sc" and new.batch < old.batch:
+        shrunk = new.mode == old.mode != "sc" and new.batch < old.batch
+        if shrunk and self.index.arch in PIPELINE_ARCHS:  # v1model restarts by itself
             self._restart_stale_batch(inst, new.batch)
         if was_dup and not is_dup:
             self.client.write([self._dup_group("DELETE", old, inst.index)])
@@ -504,11 +505,11 @@ class Splitter:
 
     def _restart_stale_batch(self, inst, batch: int) -> None:
         """After B shrank below the user's stored batch position, make the next packet start
-        a batch at position 0. v1model's program does it by itself (a stale position reads
-        as 0 and stores 1); a Tofino stateful ALU updates a cell in at most two ways, so the
-        TNA program would store 0 and give position 0 twice. Clearing the cell here gives
-        both programs v1model's sequence; only a packet racing this write still sees the
-        data plane's own rule (p4src/README.md, "Tofino")."""
+        a batch at position 0, on Tofino. v1model's program does it by itself (a stale
+        position reads as 0 and stores 1); a Tofino stateful ALU updates a cell in at most
+        two ways, so the TNA program would store 0 and give position 0 twice. Clearing the
+        cell here gives it v1model's sequence; only a packet racing this write still sees
+        the data plane's own rule (p4src/README.md, "Tofino")."""
         if self.registers.read(R_SESSION, inst.index) != inst.session:
             return  # no packet since the index was assigned: the data plane restarts at 0
         if self.registers.read(R_BATCH_POS, inst.index) >= batch:
