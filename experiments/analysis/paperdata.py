@@ -146,7 +146,7 @@ def flow_rows(name: str, manifests: list[dict], slot_jfi: dict) -> list[dict]:
                     "rtt_ms_mean": r.get("rtt_ms_mean"),
                     "rtt_ms_median_ping": r.get("rtt_ms_median"),
                     "jfi_slots": slot_jfi.get(m["run_id"]),
-                    "cpu_saturated": bool(m.get("cpu_saturated")),
+                    "cpu_saturated": metrics.cpu_affected(m),
                     "saturated_processes": " ".join(m.get("saturated_processes") or []),
                     "loadavg_start": (m.get("loadavg_start") or [None])[0],
                     "git_commit": str(m.get("git_commit", ""))[:12],
