@@ -18,6 +18,7 @@ from __future__ import annotations
 import gzip
 from pathlib import Path
 
+from experiments.run import scenario
 from experiments.run.netns import run as netns_run
 
 PROCESS_FULL = 0.95  # busiest thread's run time, share of the run
@@ -50,10 +51,26 @@ def _rmem_default() -> str:
 
 def capacity_mbit(config: dict, unlimited_mbit: float = 0.0) -> float:
     """What the legs can carry for the DC client: both legs' rates (one when it runs as SC
-    or duplicated); a leg without a rate counts as `unlimited_mbit`."""
+    or duplicated); a leg without a rate counts as `unlimited_mbit`. A static split A:B
+    bounds it by the leg it overloads first: 70:30 on 20 + 20 Mbit/s carries 20 / 0.7."""
     links, dc = config["links"], config["dc"]
     rates = [links[leg].get("rate_mbit") or unlimited_mbit for leg in ("a", "b")]
-    return rates[0] if dc.get("mode") == "sc" or dc.get("dup") else sum(rates)
+    if dc.get("mode") == "sc" or dc.get("dup"):
+        return rates[0]
+    if _split_is_static(config) and dc.get("ratio"):
+        a, b = scenario.parse_ratio("dc.ratio", dc["ratio"])
+        shares = (a / (a + b), b / (a + b))
+        return min(rate / share for rate, share in zip(rates, shares) if share > 0)
+    return sum(rates)
+
+
+def _split_is_static(config: dict) -> bool:
+    """No closed loop, credit split or live change of dc moves the split during the run."""
+    control = (config.get("control") or {}).get("policy", "none")
+    events = config.get("events") or []
+    return (
+        not config["dc"].get("credit") and control == "none" and not any("dc" in e for e in events)
+    )
 
 
 # ---------------------------------------------------------------- namespace counters

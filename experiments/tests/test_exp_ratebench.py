@@ -47,6 +47,17 @@ def test_capacity_counts_both_legs_for_dc_and_one_for_sc():
     assert limits.capacity_mbit({"links": {"a": {}, "b": {}}, "dc": {}}, 20.0) == 40
 
 
+def test_capacity_of_a_static_split_is_bounded_by_the_leg_it_overloads():
+    skewed = {**_config(20), "dc": {"ratio": [70, 30]}}
+    assert limits.capacity_mbit(skewed) == pytest.approx(20 / 0.7)
+    assert limits.capacity_mbit({**_config(20), "dc": {"ratio": "100:0"}}) == 20
+    # a split that moves during the run (closed loop, credit, live event) keeps both legs
+    looped = {**skewed, "control": {"policy": "capacity"}}
+    assert limits.capacity_mbit(looped) == 40
+    assert limits.capacity_mbit({**skewed, "dc": {"ratio": [70, 30], "credit": True}}) == 40
+    assert limits.capacity_mbit({**skewed, "events": [{"at_s": 5, "dc": {"ratio": "1:1"}}]}) == 40
+
+
 def _sat(run_max=0.5, wait=0.05, cores=(0.5, 0.4), saturated=()):
     return {
         "process_cpu": {
