@@ -120,7 +120,7 @@ def report(out: Path, envelope_point=None) -> tuple[str, list[Path]]:
     figures += env_figures
 
     failed = [m for m in manifests if m["status"] != "ok"]
-    saturated = [m["run_id"] for m in manifests if m.get("cpu_saturated")]
+    saturated = [m["run_id"] for m in manifests if metrics.cpu_affected(m)]
     table = summary.rename(columns={"point": param}) if not summary.empty else summary
     f = _fairness_table(fair, param)
     parts = _provenance_lines(doc, out, manifests, failed, saturated)
@@ -134,7 +134,7 @@ def report(out: Path, envelope_point=None) -> tuple[str, list[Path]]:
             + [""]
         )
     if saturated:
-        parts += ["## Runs with a saturated CPU core", ""] + [f"- {r}" for r in saturated] + [""]
+        parts += ["## CPU-affected runs", ""] + [f"- {r}" for r in saturated] + [""]
     parts += (
         ["## Figures", ""]
         + [f"![{p.stem}](figures/{p.name})" for p in figures if p.suffix == ".png"]
@@ -146,7 +146,7 @@ def report(out: Path, envelope_point=None) -> tuple[str, list[Path]]:
     printed = [
         (
             f"{doc.get('name', out.name)}: {len(manifests)} runs ({len(failed)} failed, "
-            f"{len(saturated)} CPU-saturated)"
+            f"{len(saturated)} CPU-affected)"
         ),
         "",
         _table(table),
@@ -192,8 +192,9 @@ def _provenance_lines(doc, out: Path, manifests, failed, saturated) -> list[str]
         ]
     parts += [
         (
-            f"{len(manifests)} runs, {len(failed)} failed, {len(saturated)} with a saturated "
-            "CPU core (these measure the machine as much as the protocol)."
+            f"{len(manifests)} runs, {len(failed)} failed, {len(saturated)} CPU-affected (a "
+            "process of ours short of a core, or every core busy: these measure the machine as "
+            "much as the protocol)."
         ),
         "",
     ]
@@ -230,7 +231,8 @@ def _table_sections(table, fair_table, dup, reord, param: str, schedulers: list[
             "it: ngtcp2's and quic-go's qlog (server), the kernel's TCP_INFO (iperf3's sender), "
             "aioquic's client; "
             "ping probes: iputils ping from the client. runs: repetitions that ended ok; "
-            "cpu_saturated_runs: of those, runs in which one of our processes was short of CPU."
+            "cpu_saturated_runs: of those, the CPU-affected runs (a process of ours short of a "
+            "core, or every core busy; the column keeps its older name)."
         ),
         "",
         *schedulers,

@@ -741,15 +741,13 @@ class LocalExecutor:
 
 
 def describe_result(m: dict) -> str:
-    """One line for the progress output: status, goodputs, the CPU flag."""
+    """One line for the progress output: status, goodputs, the CPU flag (limits.cpu_affected:
+    the sampler's saturated processes or the verdict's reasons)."""
     goodputs = [
         f"{r['goodput_mbit']:.1f}" for r in m["flows"].values() if r.get("goodput_mbit") is not None
     ]
-    flag = (
-        f" [CPU short: {', '.join(m.get('saturated_processes') or ['a core'])}]"
-        if m["cpu_saturated"]
-        else ""
-    )
+    why = m.get("saturated_processes") or m.get("cpu_reasons") or ["a core"]
+    flag = f" [CPU short: {', '.join(why)}]" if limits.cpu_affected(m) else ""
     if m.get("limit") and m["limit"] != "at capacity" and m.get("goodput_share") is not None:
         flag += f" [{m['goodput_share']:.0%} of capacity; {m['limit']}]"
     status = "ok" if m["status"] == "ok" else "FAILED: " + "; ".join(m["errors"])
