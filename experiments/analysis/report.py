@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 
 from dccommon.cliargs import load_yaml
-from experiments.analysis import envelope, metrics, plots
+from experiments.analysis import envelope, handover, metrics, plots
 from experiments.run.scenario import variant_label
 
 
@@ -114,6 +114,7 @@ def report(out: Path, envelope_point=None) -> tuple[str, list[Path]]:
     fair = _in_order(metrics.fairness_summary(out), order, variants)
     dup = _in_order(metrics.duplication_summary(out), order, variants)
     reord = _in_order(metrics.reordering_summary(out), order, variants)
+    hand = _in_order(handover.summary(handover.handover_table(out)), order, variants)
 
     figures = _draw_figures(out, doc, param, manifests, summary, fair, dup, variants, fig_dir)
     env, env_figures = _envelopes(out, doc, variants, envelope_point, fig_dir)
@@ -125,6 +126,7 @@ def report(out: Path, envelope_point=None) -> tuple[str, list[Path]]:
     f = _fairness_table(fair, param)
     parts = _provenance_lines(doc, out, manifests, failed, saturated)
     parts += _table_sections(table, f, dup, reord, param, _schedulers(flows))
+    parts += _handover_section(hand, param)
     if not env.empty:
         parts += [_envelope_heading(doc, envelope_point), "", _table(env, "{:.3f}"), ""]
     if failed:
@@ -199,6 +201,28 @@ def _provenance_lines(doc, out: Path, manifests, failed, saturated) -> list[str]
         "",
     ]
     return parts
+
+
+def _handover_section(hand: pd.DataFrame, param: str) -> list[str]:
+    """Recovery time and bytes stalled per variant through the study's leg event."""
+    if hand.empty:
+        return []
+    return [
+        "## Handover: recovery after the leg event (mean [95 % CI] (n))",
+        "",
+        _table(hand.rename(columns={"point": param})),
+        "",
+        (
+            f"recovery s: from the end of the event (the outage's end, the stepdown's step) to "
+            f"the start of the first {handover.SUSTAIN_S:g} s whose mean goodput reaches "
+            f"{handover.RECOVERED_SHARE:.0%} of the capacity that remains (remaining Mbit/s: "
+            "the legs the client uses, from the link schedule as run), over the runs that "
+            f"recovered; '{handover.NOT_RECOVERED}': not within the run. stalled MB: what that "
+            "capacity would have carried from the start of the event to the recovery (to the "
+            "flow's end without one) minus what the flow delivered (docs/analysis.md)."
+        ),
+        "",
+    ]
 
 
 def _fairness_table(fair, param: str):
