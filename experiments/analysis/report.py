@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 
 from dccommon.cliargs import load_yaml
-from experiments.analysis import envelope, handover, metrics, plots
+from experiments.analysis import envelope, handover, headline, metrics, plots
 from experiments.run.scenario import variant_label
 
 
@@ -114,7 +114,9 @@ def report(out: Path, envelope_point=None) -> tuple[str, list[Path]]:
     fair = _in_order(metrics.fairness_summary(out), order, variants)
     dup = _in_order(metrics.duplication_summary(out), order, variants)
     reord = _in_order(metrics.reordering_summary(out), order, variants)
-    hand = _in_order(handover.summary(handover.handover_table(out)), order, variants)
+    hand_runs = handover.handover_table(out)
+    hand = _in_order(handover.summary(hand_runs), order, variants)
+    head = headline.table(headline.study_runs(out, hand_runs, metrics.fairness_summary(out)))
 
     figures = _draw_figures(out, doc, param, manifests, summary, fair, dup, variants, fig_dir)
     env, env_figures = _envelopes(out, doc, variants, envelope_point, fig_dir)
@@ -127,6 +129,7 @@ def report(out: Path, envelope_point=None) -> tuple[str, list[Path]]:
     parts = _provenance_lines(doc, out, manifests, failed, saturated)
     parts += _table_sections(table, f, dup, reord, param, _schedulers(flows))
     parts += _handover_section(hand, param)
+    parts += ["## Headline across transports (issue 26)", "", _table(head), "", headline.NOTE, ""]
     if not env.empty:
         parts += [_envelope_heading(doc, envelope_point), "", _table(env, "{:.3f}"), ""]
     if failed:

@@ -110,3 +110,5 @@ def test_the_report_of_a_study_with_a_leg_event_has_the_handover_table(tmp_path)
     section = text.split("## Handover")[1].split("\n## ")[0]
     assert "| static | mptcp-cubic-backup | dc | 40 | 0 of 1 | not recovered (n=1) |" in section
     assert "| failover | tcp-cubic | dc | 40 | 1 of 1 | 0.057 (n=1) | 1.88 (n=1) |" in section
+    head = text.split("## Headline across transports")[1]
+    assert "| MPTCP (leg B backup) | not run | not run | not recovered (n=1) | not run |" in head
