@@ -144,8 +144,10 @@ def _add_testbed_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--engine",
         choices=("native", "interp"),
-        default="native",
-        help="p4sim's engine (--target p4sim): the splitter compiled to C, or the interpreter",
+        default=None,
+        help="p4sim's engine (--target p4sim): the splitter compiled to C, or the interpreter "
+        "(default: native for the v1model splitter, interp for the TNA one, which the native "
+        "engine would run on the interpreter anyway, more slowly)",
     )
     parser.add_argument(
         "--link",
