@@ -11,7 +11,8 @@ per scheduler and single-path QUIC, one cell per question, each from the runs th
   the runs where the flow competes with others.
 
 A run counts for the transport of its DC client's flow (the DC or multipath flow; DC's
-duplication and controller policy are part of the name). Each cell is mean [95 % CI] (n);
+duplication and controller policy are part of the name). Each cell is mean [95 % CI] (n),
+with how many of those runs were CPU-affected;
 "not run" where no run asked. `dcexp report STUDY` puts it in STUDY/summary.md; `dcexp
 report PARENT` (a folder of studies) writes PARENT/headline.md over all of them.
 """
@@ -91,7 +92,7 @@ def study_runs(study: Path, hand: pd.DataFrame | None = None, fair=None) -> pd.D
         main = next((f for f, r in flows.items() if r.get("client") == "dc"), None)
         if main is None:
             continue
-        row = {"study": study.name, "run_id": m["run_id"]}
+        row = {"study": study.name, "run_id": m["run_id"], "cpu": metrics.cpu_affected(m)}
         row["transport"] = transport(main, flows[main], m["config"])
         mine = hand[(hand.run_id == m["run_id"]) & (hand.flow == main)] if len(hand) else hand
         lossy = any((m["config"]["links"][leg].get("loss") or 0) > 0 for leg in ("a", "b"))
@@ -118,6 +119,12 @@ def _family_rank(name: str) -> int:
     return next((i for i, f in enumerate(FAMILIES) if name.startswith(f)), len(FAMILIES))
 
 
+def _cpu_note(runs: pd.DataFrame) -> str:
+    """How many of a cell's runs were CPU-affected (limits.cpu_affected), when any."""
+    n = int(runs.cpu.sum())
+    return f", {n} CPU-affected" if n else ""
+
+
 def table(runs: pd.DataFrame) -> pd.DataFrame:
     """The headline: a row per transport (FAMILIES' order), a cell per question."""
     names = set(runs.transport) if len(runs) else set()
@@ -130,10 +137,12 @@ def table(runs: pd.DataFrame) -> pd.DataFrame:
             asked = mine[mine.question == question] if len(mine) else mine
             if asked.empty:
                 cells[column] = NOT_RUN
-            elif question == "handover":
-                cells[column] = handover.recovery_text(asked)
             else:
-                cells[column] = stats.estimate(asked.value).text()
+                cells[column] = (
+                    handover.recovery_text(asked)
+                    if question == "handover"
+                    else stats.estimate(asked.value).text()
+                ) + _cpu_note(asked)
         rows.append({"transport": name, **cells})
     return pd.DataFrame(rows)
 
@@ -143,7 +152,8 @@ NOTE = (
     "swept value; CV under loss: sd / mean of the 100 ms goodput in the runs with loss on a "
     "leg; recovery at handover: time to 90 % of the remaining capacity held for 1 s, over the "
     "runs that recovered (docs/analysis.md); JFI: over the run's flows' whole-run goodputs. "
-    "Each: mean [95 % CI] (n runs); a run counts for its DC client's flow's transport."
+    "Each: mean [95 % CI] (n runs), with how many of them were CPU-affected; a run counts "
+    "for its DC client's flow's transport."
 )
 
 

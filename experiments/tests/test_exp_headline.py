@@ -12,7 +12,7 @@ from experiments.analysis import headline, metrics
 from experiments.cli import main as dcexp
 
 
-def run(study, run_id, point, flows, series, loss=0.0, events=(), dc=None, policy="none"):
+def run(study, run_id, point, flows, series, loss=0.0, events=(), dc=None, policy="none", **cpu):
     """A run as the runner saves it: `flows` = {id: (kind, client, goodput, extra result)},
     `series` = {id: Mbit/s per 100 ms slot}."""
     d = study / "runs" / run_id
@@ -45,6 +45,7 @@ def run(study, run_id, point, flows, series, loss=0.0, events=(), dc=None, polic
             {"link": "a", "direction": "down", "set": change, "applied_at_s": t}
             for t, change in events
         ],
+        **cpu,
     }
     (d / "manifest.json").write_text(json.dumps(manifest))
 
@@ -70,7 +71,7 @@ def parent(tmp_path):
             run(bulk, f"{point.replace('/', '-')}__mpq__rep{rep}", point, fl, {"f0-dc": [g] * 20})
     loss = study(tmp_path, "loss")
     tcp = {"f0-dc": ("tcp", "dc", 15.0, {})}
-    run(loss, "tcp", None, tcp, {"f0-dc": [10, 20] * 10 + [3]}, loss=0.02)  # CV of 10, 20
+    run(loss, "tcp", None, tcp, {"f0-dc": [10, 20] * 10 + [3]}, loss=0.02, cpu_bound=True)
     dup = {"f0-dc": ("ngtcp2", "dc", 15.0, {})}
     run(loss, "dup", None, dup, {"f0-dc": [15] * 20}, loss=0.02, dc={"dup": True})
     outage = study(tmp_path, "outage")
@@ -90,7 +91,7 @@ def test_each_cell_comes_from_the_runs_that_ask_its_question(parent):
     assert mpq["goodput Mbit/s"].startswith("31 [") and mpq["goodput Mbit/s"].endswith("(n=2)")
     assert (mpq.drop("goodput Mbit/s") == headline.NOT_RUN).all()
     cv = np.std([10, 20] * 10, ddof=1) / 15
-    assert table.loc["TCP over DC", "goodput CV under loss"] == f"{cv:.3g} (n=1)"
+    assert table.loc["TCP over DC", "goodput CV under loss"] == f"{cv:.3g} (n=1), 1 CPU-affected"
     assert table.loc["QUIC over DC (ngtcp2), duplicated", "goodput CV under loss"] == "0 (n=1)"
     assert table.loc["TCP over DC", "recovery s at handover"] == "1 (n=1)"
     assert table.loc["TCP over DC, failover", "recovery s at handover"] == "0 (n=1)"
