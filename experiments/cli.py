@@ -144,8 +144,10 @@ def _add_testbed_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--engine",
         choices=("native", "interp"),
-        default="native",
-        help="p4sim's engine (--target p4sim): the splitter compiled to C, or the interpreter",
+        default=None,
+        help="p4sim's engine (--target p4sim): the splitter compiled to C, or the interpreter "
+        "(default: native for the v1model splitter, interp for the TNA one, which the native "
+        "engine would run on the interpreter anyway, more slowly)",
     )
     parser.add_argument(
         "--link",
@@ -167,7 +169,10 @@ def _add_testbed_options(parser: argparse.ArgumentParser) -> None:
 def _add_report_parser(sub) -> None:
     rep = sub.add_parser("report", help="analyse saved runs: figures, summary.md, table")
     rep.add_argument(
-        "dir", type=input_dir, help="a dcexp run's --out directory (a campaign's with --paper)"
+        "dir",
+        type=input_dir,
+        help="a dcexp run's --out directory; a folder of them: their headline table across "
+        "transports (DIR/headline.md); a campaign's with --paper",
     )
     rep.add_argument(
         "--envelope-point",
@@ -337,9 +342,15 @@ def cmd_report(args) -> int:
         print(f"reproduction report: {path}")
         return 0
     if not (args.dir / "runs").is_dir():
+        if args.dir.is_dir() and any((d / "runs").is_dir() for d in args.dir.iterdir()):
+            from experiments.analysis import headline  # a folder of studies: their headline
+
+            text, path = headline.write(args.dir)
+            print(text + f"\nheadline: {path}")
+            return 0
         raise _Failure(
             f"{printable(args.dir)} holds no runs (expected "
-            f"{printable(args.dir)}/runs/*/manifest.json)"
+            f"{printable(args.dir)}/runs/*/manifest.json, or study folders each with runs/)"
         )
     from experiments.analysis.report import report  # pandas and matplotlib: seconds to import
 

@@ -95,7 +95,7 @@ def loop_table(out: Path) -> pd.DataFrame:
             "ratio": ":".join(str(x) for x in cfg["dc"]["ratio"]),
             "goodput_mbit": flow.get("goodput_mbit"),
             "leg_a_share": leg_a_share(samples, 1.0),
-            "cpu_saturated": m.get("cpu_saturated"),
+            "cpu_saturated": metrics.cpu_affected(m),  # the one CPU flag; the column's old name
         }
         events = m.get("events_applied") or []
         if events:  # where the traffic went once the first change had a second to act
@@ -136,7 +136,7 @@ def against_oracle(table: pd.DataFrame) -> pd.DataFrame:
     t["share"] = t["leg_a_share"]
     if "leg_a_share_after_1st_event" in t:
         t["share"] = t["leg_a_share_after_1st_event"].fillna(t["leg_a_share"])
-    t["cpu"] = t["cpu_saturated"].eq(True)  # None: not measured
+    t["cpu"] = t["cpu_saturated"].eq(True)
     g = t.groupby(["scenario", "method"], sort=False).agg(
         n=("goodput_mbit", "size"),
         cpu=("cpu", "sum"),

@@ -11,19 +11,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from experiments.run.limits import cpu_affected  # the one CPU flag of a run
+
 SLOT_S = 0.1  # fairness time slots and goodput series: 100 ms
 
 
 # ---------------------------------------------------------------- fairness metrics
-
-
-def cpu_affected(manifest: dict) -> bool:
-    """A run short of CPU: a process of ours with a saturated core (`cpu_saturated`) or, in
-    runs made since the limit verdict exists, any of its reasons (`cpu_bound`: a process at
-    >= 95 % of a core or waiting for one >= 25 % of the time, or every core busy)."""
-    return bool(manifest.get("cpu_saturated")) or bool(manifest.get("cpu_bound"))
-
-
 def jain(values) -> float:
     """Jain's fairness index (sum x)^2 / (n * sum x^2): 1 = equal shares, 1/n = one takes all.
     R. Jain, D. Chiu, W. Hawe, DEC-TR-301, 1984."""

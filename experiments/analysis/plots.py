@@ -159,7 +159,7 @@ def throughput_vs_param(
                 marker="x",
                 color="red",
                 zorder=5,
-                label=None if saturated_labelled else "CPU saturated",
+                label=None if saturated_labelled else "CPU-affected runs",
             )
             saturated_labelled = True
     if capacity:
@@ -208,7 +208,7 @@ def throughput_bars(summary: pd.DataFrame, out_dir: Path, client: str = "dc") ->
     ax.grid(axis="y", alpha=0.3)
     title = "Goodput per protocol/CC"
     if data.cpu_saturated_runs.any():
-        title += " (* some runs CPU-saturated)"
+        title += " (* some runs CPU-affected)"
     ax.set_title(title, fontsize=10)
     return _save(fig, out_dir, "throughput_bars")
 

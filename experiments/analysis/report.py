@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 
 from dccommon.cliargs import load_yaml
-from experiments.analysis import envelope, metrics, plots
+from experiments.analysis import envelope, handover, headline, metrics, plots
 from experiments.run.scenario import variant_label
 
 
@@ -114,17 +114,22 @@ def report(out: Path, envelope_point=None) -> tuple[str, list[Path]]:
     fair = _in_order(metrics.fairness_summary(out), order, variants)
     dup = _in_order(metrics.duplication_summary(out), order, variants)
     reord = _in_order(metrics.reordering_summary(out), order, variants)
+    hand_runs = handover.handover_table(out)
+    hand = _in_order(handover.summary(hand_runs), order, variants)
+    head = headline.table(headline.study_runs(out, hand_runs, metrics.fairness_summary(out)))
 
     figures = _draw_figures(out, doc, param, manifests, summary, fair, dup, variants, fig_dir)
     env, env_figures = _envelopes(out, doc, variants, envelope_point, fig_dir)
     figures += env_figures
 
     failed = [m for m in manifests if m["status"] != "ok"]
-    saturated = [m["run_id"] for m in manifests if m.get("cpu_saturated")]
+    saturated = [m["run_id"] for m in manifests if metrics.cpu_affected(m)]
     table = summary.rename(columns={"point": param}) if not summary.empty else summary
     f = _fairness_table(fair, param)
     parts = _provenance_lines(doc, out, manifests, failed, saturated)
     parts += _table_sections(table, f, dup, reord, param, _schedulers(flows))
+    parts += _handover_section(hand, param)
+    parts += ["## Headline across transports (issue 26)", "", _table(head), "", headline.NOTE, ""]
     if not env.empty:
         parts += [_envelope_heading(doc, envelope_point), "", _table(env, "{:.3f}"), ""]
     if failed:
@@ -134,7 +139,7 @@ def report(out: Path, envelope_point=None) -> tuple[str, list[Path]]:
             + [""]
         )
     if saturated:
-        parts += ["## Runs with a saturated CPU core", ""] + [f"- {r}" for r in saturated] + [""]
+        parts += ["## CPU-affected runs", ""] + [f"- {r}" for r in saturated] + [""]
     parts += (
         ["## Figures", ""]
         + [f"![{p.stem}](figures/{p.name})" for p in figures if p.suffix == ".png"]
@@ -146,7 +151,7 @@ def report(out: Path, envelope_point=None) -> tuple[str, list[Path]]:
     printed = [
         (
             f"{doc.get('name', out.name)}: {len(manifests)} runs ({len(failed)} failed, "
-            f"{len(saturated)} CPU-saturated)"
+            f"{len(saturated)} CPU-affected)"
         ),
         "",
         _table(table),
@@ -192,12 +197,35 @@ def _provenance_lines(doc, out: Path, manifests, failed, saturated) -> list[str]
         ]
     parts += [
         (
-            f"{len(manifests)} runs, {len(failed)} failed, {len(saturated)} with a saturated "
-            "CPU core (these measure the machine as much as the protocol)."
+            f"{len(manifests)} runs, {len(failed)} failed, {len(saturated)} CPU-affected (a "
+            "process of ours short of a core, or every core busy: these measure the machine as "
+            "much as the protocol)."
         ),
         "",
     ]
     return parts
+
+
+def _handover_section(hand: pd.DataFrame, param: str) -> list[str]:
+    """Recovery time and bytes stalled per variant through the study's leg event."""
+    if hand.empty:
+        return []
+    return [
+        "## Handover: recovery after the leg event (mean [95 % CI] (n))",
+        "",
+        _table(hand.rename(columns={"point": param})),
+        "",
+        (
+            f"recovery s: from the end of the event (the outage's end, the stepdown's step) to "
+            f"the start of the first {handover.SUSTAIN_S:g} s whose mean goodput reaches "
+            f"{handover.RECOVERED_SHARE:.0%} of the capacity that remains (remaining Mbit/s: "
+            "the legs the client uses, from the link schedule as run), over the runs that "
+            f"recovered; '{handover.NOT_RECOVERED}': not within the run. stalled MB: what that "
+            "capacity would have carried from the start of the event to the recovery (to the "
+            "flow's end without one) minus what the flow delivered (docs/analysis.md)."
+        ),
+        "",
+    ]
 
 
 def _fairness_table(fair, param: str):
@@ -230,7 +258,8 @@ def _table_sections(table, fair_table, dup, reord, param: str, schedulers: list[
             "it: ngtcp2's and quic-go's qlog (server), the kernel's TCP_INFO (iperf3's sender), "
             "aioquic's client; "
             "ping probes: iputils ping from the client. runs: repetitions that ended ok; "
-            "cpu_saturated_runs: of those, runs in which one of our processes was short of CPU."
+            "cpu_saturated_runs: of those, the CPU-affected runs (a process of ours short of a "
+            "core, or every core busy; the column keeps its older name)."
         ),
         "",
         *schedulers,

@@ -121,6 +121,15 @@ def process_limit(name: str, s: dict, saturated: list[str]) -> str | None:
     return None
 
 
+def cpu_affected(manifest: dict) -> bool:
+    """The one CPU flag of a saved run, for every reader (the run's progress line, reports,
+    figures, loop tables): a process of ours with a saturated core (`cpu_saturated`, the
+    sampler's older flag) or, in runs made since the verdict exists, any of its reasons
+    (`cpu_bound`: a process at >= 95 % of a core or waiting for one >= 25 % of the time, or
+    every core busy)."""
+    return bool(manifest.get("cpu_saturated")) or bool(manifest.get("cpu_bound"))
+
+
 def cpu_verdict(sat: dict) -> list[str]:
     """sampler.saturation()'s output -> one reason per way the run was CPU-bound."""
     saturated = sat.get("saturated_processes", [])

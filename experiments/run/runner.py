@@ -50,7 +50,13 @@ from experiments.run.linkspec import LinkSpecError
 from experiments.run.parts import ROOT, TestbedError, venv_tool
 from experiments.run.sampler import Sampler, flatten_switch_stats, saturation
 from experiments.run.scenario import EVENT_DIRECTIONS, Run, Scenario
-from experiments.run.switches import P4_PROGRAM, RemoteSwitch, bmv2_missing
+from experiments.run.switches import (
+    P4_PROGRAM,
+    RemoteSwitch,
+    bmv2_missing,
+    p4sim_engine,
+    p4sim_pipeline,
+)
 from experiments.run.testbed import (
     AGENT_BIN,
     DC_ADDR,
@@ -194,7 +200,7 @@ def check_disk_space(scenario: Scenario, out: Path) -> None:
 @dataclass
 class RunOptions:
     target: str = "p4sim"
-    engine: str = "native"  # p4sim's engine (p4sim/native; the interpreter is "interp")
+    engine: str | None = None  # p4sim's: native, interp, None = per program (p4sim_engine)
     link_kind: str = "linkem"
     timeout_s: float | None = None
     pin: str = "split"  # experiments/run/cpu.py: network on CPU 0, flow endpoints on the others
@@ -322,6 +328,16 @@ def _prepare(run_dir: Path) -> _RunFiles:
     return _RunFiles(tmp, logs, payload_dir, cert, key)
 
 
+def _engine(config: dict, opts: RunOptions) -> dict:
+    """The manifest's p4sim engine (the one the switch ran with: the one asked for, else the
+    program's default) and pipeline (what executed the P4 program: the native engine runs a
+    TNA program on the interpreter)."""
+    if opts.target != "p4sim":
+        return {"engine": None, "pipeline": None}
+    engine = p4sim_engine(config, opts.engine)
+    return {"engine": engine, "pipeline": p4sim_pipeline(config, engine)}
+
+
 def _manifest_head(run: Run, opts: RunOptions, prefix: str, extra: dict) -> dict:
     """The manifest as the run starts: what runs, where, on which commit and tools."""
     return {
@@ -332,7 +348,7 @@ def _manifest_head(run: Run, opts: RunOptions, prefix: str, extra: dict) -> dict
         "seed": run.seed,
         "config": run.config,
         "target": opts.target,
-        "engine": opts.engine if opts.target == "p4sim" else None,
+        **_engine(run.config, opts),
         "switch": dataclasses.asdict(opts.switch) if opts.switch is not None else None,
         "link": opts.link_kind,
         "pin": opts.pin,
@@ -741,15 +757,13 @@ class LocalExecutor:
 
 
 def describe_result(m: dict) -> str:
-    """One line for the progress output: status, goodputs, the CPU flag."""
+    """One line for the progress output: status, goodputs, the CPU flag (limits.cpu_affected:
+    the sampler's saturated processes or the verdict's reasons)."""
     goodputs = [
         f"{r['goodput_mbit']:.1f}" for r in m["flows"].values() if r.get("goodput_mbit") is not None
     ]
-    flag = (
-        f" [CPU short: {', '.join(m.get('saturated_processes') or ['a core'])}]"
-        if m["cpu_saturated"]
-        else ""
-    )
+    why = m.get("saturated_processes") or m.get("cpu_reasons") or ["a core"]
+    flag = f" [CPU short: {', '.join(why)}]" if limits.cpu_affected(m) else ""
     if m.get("limit") and m["limit"] != "at capacity" and m.get("goodput_share") is not None:
         flag += f" [{m['goodput_share']:.0%} of capacity; {m['limit']}]"
     status = "ok" if m["status"] == "ok" else "FAILED: " + "; ".join(m["errors"])

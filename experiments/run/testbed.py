@@ -112,7 +112,7 @@ class Testbed:
     config: dict  # a resolved run config (links, dc, t_reordering_ms, flows)
     workdir: Path
     target: str = "p4sim"
-    engine: str = "native"  # p4sim --engine
+    engine: str | None = None  # p4sim --engine; None: switches.p4sim_engine's default
     link_kind: str = "linkem"
     seed: int = 1
     agent_cpu: int = 0  # the agent's DPDK lcore (experiments/run/cpu.py pins the rest)

@@ -49,8 +49,11 @@ def test_goodput_series_from_cumulative_bytes():
     assert list(series["f"].round(3)) == [0.0, 10.0, 10.0, 0.0]  # 125 kB per 100 ms
 
 
-def _fake_run(out, run_id, point, variant, rep, flows, series, links=(20.0, 20.0), dup=False):
-    """A run directory as the runner writes it; `series` = per-flow Mbit/s per 100 ms slot."""
+def _fake_run(
+    out, run_id, point, variant, rep, flows, series, links=(20.0, 20.0), dup=False, **extra
+):
+    """A run directory as the runner writes it; `series` = per-flow Mbit/s per 100 ms slot;
+    `extra`: more manifest keys (e.g. cpu_bound, events_applied)."""
     d = out / "runs" / run_id
     d.mkdir(parents=True)
     rows = []
@@ -87,6 +90,7 @@ def _fake_run(out, run_id, point, variant, rep, flows, series, links=(20.0, 20.0
             "links": {"a": {"rate_mbit": links[0]}, "b": {"rate_mbit": links[1]}},
         },
         "flows": flows,
+        **extra,
     }
     (d / "manifest.json").write_text(json.dumps(manifest))
 
@@ -213,3 +217,37 @@ def test_sweep_axis_puts_numeric_sweeps_in_order_at_distinct_positions():
     _fig, ax = plt.subplots()
     assert plots.sweep_axis(ax, ["50:50", "90:10"]) == (["50:50", "90:10"], False)
     plt.close("all")
+
+
+def test_a_run_with_only_the_cpu_bound_verdict_counts_as_cpu_affected(tmp_path, monkeypatch):
+    """The sampler's older flag (cpu_saturated) is off, the verdict (cpu_bound) on: the
+    progress line, the report, its figures and the loop table all count the run."""
+    from experiments.analysis import loop_metrics
+    from experiments.run.runner import describe_result
+
+    out = tmp_path / "res"
+    verdict = {"cpu_bound": True, "cpu_reasons": ["client at 97 % of a core"]}
+    for rep, cpu in enumerate(({}, verdict)):
+        flows = {"f0-dc": {"client": "dc", "goodput_mbit": 30.0, "completion_s": 2.0}}
+        _fake_run(out, f"r{rep}", None, "tcp-cubic", rep, flows, {"f0-dc": [30] * 30}, **cpu)
+    bound = metrics.load_manifests(out)[1]
+    assert describe_result(bound).endswith("[CPU short: client at 97 % of a core]")
+    assert "CPU short" not in describe_result(metrics.load_manifests(out)[0])
+
+    assert dcexp(["report", str(out)]) == 0
+    summary = (out / "summary.md").read_text()
+    assert "2 runs, 0 failed, 1 CPU-affected" in summary
+    assert "## CPU-affected runs\n\n- r1\n" in summary
+    table = metrics.throughput_summary(metrics.load_runs(out))
+    assert table.cpu_saturated_runs.tolist() == [1]  # what the figures mark
+
+    drawn = []
+    monkeypatch.setattr(plots, "_save", lambda fig, out_dir, name: drawn.append(fig) or [])
+    plots.throughput_bars(table, tmp_path)
+    assert "CPU-affected" in drawn[0].axes[0].get_title()
+    plots.plt.close(drawn[0])
+
+    for m in metrics.load_manifests(out):  # the loop table reads the same flag
+        m["config"] |= {"dc": {"ratio": [1, 1]}, "control": {"policy": "none"}}
+        (out / "runs" / m["run_id"] / "manifest.json").write_text(json.dumps(m))
+    assert loop_metrics.loop_table(out).cpu_saturated.tolist() == [False, True]
