@@ -337,6 +337,25 @@ uint64_t link_next_event(const struct link *l)
 	return next;
 }
 
+uint64_t link_min_delay_ns(const struct link_config *c)
+{
+	return link_delay_sd_ns(c) <= 0 || c->dist == DIST_CONST ? (uint64_t)c->delay_ns : 0;
+}
+
+uint64_t link_next_departure(const struct link *l)
+{
+	uint64_t next = l->heap_len ? l->heap[0].due_ns : LINK_NEVER;
+
+	if (l->q_len && l->head_done_ns != LINK_NEVER) {
+		uint64_t earliest = l->head_done_ns + link_min_delay_ns(&l->cfg);
+		if (!l->cfg.reorder && earliest < l->last_due_ns)
+			earliest = l->last_due_ns; /* it will not overtake the delay line */
+		if (earliest < next)
+			next = earliest;
+	}
+	return next;
+}
+
 void link_reconfigure(struct link *l, const struct link_config *cfg, uint64_t now_ns)
 {
 	bool was_rate = !l->cfg.trace && l->cfg.rate_bps > 0;

@@ -118,6 +118,15 @@ void link_advance(struct link *l, uint64_t now_ns);
 bool link_dequeue(struct link *l, uint64_t now_ns, struct link_departure *out);
 /* Earliest time at which something happens (a serialization ends or a frame is due). */
 uint64_t link_next_event(const struct link *l);
+/* Earliest time at which a frame may have to leave: the delay line's first due time, or the
+ * soonest the frame being serialized can be due (its end of serialization plus the least
+ * delay it can draw, and with reorder=0 not before the delay line's last frame). Nothing
+ * needs the end of a serialization itself: link_advance at any later time moves the frame
+ * with its exact times. Needs the head scheduled (link_advance or link_enqueue first). */
+uint64_t link_next_departure(const struct link *l);
+/* The least propagation delay a frame can draw: the whole delay when it is constant, else 0.
+ * No frame leaves sooner than this after its arrival. */
+uint64_t link_min_delay_ns(const struct link_config *cfg);
 /* The configured standard deviation of the delay, in ns. */
 double link_delay_sd_ns(const struct link_config *cfg);
 

@@ -591,6 +591,76 @@ static void test_hist_percentiles(void)
 	CHECK(hist_percentile(&h, 0.99) == 7, "exact below 1024 us");
 }
 
+/* ---- wake-ups ------------------------------------------------------------------------ */
+
+/* Feeds `n` frames arriving every `gap_ns` and runs the clock from wake-up to wake-up, at
+ * link_next_departure (lazy) or at every event, ends of serialization included (eager);
+ * writes each departure's handle and time (the wake-up's) and returns the number of wake-ups. */
+static unsigned simulate(const char *spec, int lazy, uint32_t n, uint64_t gap_ns, uint32_t *handle,
+			 uint64_t *left, uint32_t *departed)
+{
+	struct link l;
+	uint32_t next_frame = 0;
+	unsigned wakeups = 0;
+	struct link_departure d;
+
+	make_link(&l, spec, 0);
+	*departed = 0;
+	for (;;) {
+		uint64_t arrival = next_frame < n ? (uint64_t)next_frame * gap_ns : LINK_NEVER;
+		uint64_t wake = lazy ? link_next_departure(&l) : link_next_event(&l);
+		if (arrival == LINK_NEVER && wake == LINK_NEVER)
+			break;
+		if (arrival <= wake) {
+			link_enqueue(&l, arrival, next_frame, 1000);
+			next_frame++;
+			continue;
+		}
+		wakeups++;
+		link_advance(&l, wake);
+		while (link_dequeue(&l, wake, &d)) {
+			handle[*departed] = d.f.handle;
+			left[(*departed)++] = wake;
+		}
+	}
+	link_free(&l);
+	return wakeups;
+}
+
+static void test_lazy_wakeups_keep_every_departure(void)
+{
+	static const char *SPECS[] = {
+		"rate_mbit=8,delay_ms=10,dist=const",
+		"rate_mbit=8,delay_ms=10,jitter_ms=2",
+		"rate_mbit=8,delay_ms=10,jitter_ms=2,reorder=1",
+		"rate_mbit=8,delay_ms=1,delay_cv=0.5,dist=pareto,reorder=1,loss=0.1",
+		"rate_mbit=4,delay_ms=5,dist=const,queue_pkts=20",
+		"delay_ms=3,jitter_ms=1",
+	};
+	static uint32_t h_lazy[2000], h_eager[2000];
+	static uint64_t at_lazy[2000], at_eager[2000];
+
+	for (unsigned s = 0; s < sizeof(SPECS) / sizeof(SPECS[0]); s++) {
+		uint32_t n_lazy, n_eager;
+		/* 1000-byte frames every 800 us: 10 Mbit/s offered, 8 and 4 Mbit/s links queue. */
+		unsigned w_lazy = simulate(SPECS[s], 1, 2000, 800 * US, h_lazy, at_lazy, &n_lazy);
+		unsigned w_eager =
+			simulate(SPECS[s], 0, 2000, 800 * US, h_eager, at_eager, &n_eager);
+		int same = n_lazy == n_eager;
+		for (uint32_t i = 0; same && i < n_lazy; i++)
+			same = h_lazy[i] == h_eager[i] && at_lazy[i] == at_eager[i];
+		CHECK(n_lazy > 0 && same,
+		      "%s: %u departures lazily, %u eagerly, not the same frames at the same times",
+		      SPECS[s], n_lazy, n_eager);
+		CHECK(w_lazy <= w_eager, "%s: %u lazy wake-ups > %u eager", SPECS[s], w_lazy,
+		      w_eager);
+		if (strstr(SPECS[s], "const"))
+			CHECK(w_lazy == n_lazy,
+			      "%s: %u wake-ups for %u departures at distinct times", SPECS[s],
+			      w_lazy, n_lazy);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -611,6 +681,7 @@ int main(int argc, char **argv)
 	test_live_reconfiguration();
 	test_spec_errors();
 	test_hist_percentiles();
+	test_lazy_wakeups_keep_every_departure();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
