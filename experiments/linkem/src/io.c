@@ -215,9 +215,13 @@ bool receive(struct direction *d, uint64_t t)
 				memcpy(slot, frame, captured);
 			}
 			d->slot_len[handle] = len;
-			if (link_enqueue(&d->link, arrival, handle, len) != LINK_ACCEPTED) {
+			enum link_verdict v = link_enqueue(&d->link, arrival, handle, len);
+			if (v == LINK_DROP_LOSS && d->fb)
+				fb_accepted(d->fb, slot,
+					    len); /* lost on the link, not by the queue */
+			if (v != LINK_ACCEPTED) {
 				if (d->fb)
-					fb_lost(d->fb, slot, len, false);
+					fb_lost(d->fb, slot, len, v == LINK_DROP_LOSS);
 				release_slot(d, handle);
 			} else if (d->fb) {
 				fb_accepted(d->fb, slot, len);

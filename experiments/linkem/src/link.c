@@ -179,6 +179,20 @@ static bool ge_lost(struct link *l)
 	return rng_uniform(&l->ge_rng) < c->ge_1h;
 }
 
+/* Draws whether this frame is lost (Gilbert-Elliott, then Bernoulli) and counts it. */
+static bool lost(struct link *l)
+{
+	if (l->cfg.ge && ge_lost(l)) {
+		l->c.drop_ge++;
+		return true;
+	}
+	if (rng_bernoulli(&l->loss_rng, l->cfg.loss)) {
+		l->c.drop_loss++;
+		return true;
+	}
+	return false;
+}
+
 /* ---- delay line --------------------------------------------------------------------- */
 
 static bool before(const struct link_departure *a, const struct link_departure *b)
@@ -269,13 +283,7 @@ void link_advance(struct link *l, uint64_t now_ns)
 		l->link_free_ns = l->head_done_ns;
 		l->head_done_ns = LINK_NEVER;
 
-		if (l->cfg.ge && ge_lost(l)) {
-			l->c.drop_ge++;
-			release(l, f.handle);
-			continue;
-		}
-		if (rng_bernoulli(&l->loss_rng, l->cfg.loss)) {
-			l->c.drop_loss++;
+		if (l->cfg.loss_at == LOSS_AT_DEPARTURE && lost(l)) {
 			release(l, f.handle);
 			continue;
 		}
@@ -304,6 +312,8 @@ enum link_verdict link_enqueue(struct link *l, uint64_t now_ns, uint32_t handle,
 	link_advance(l, now_ns);
 	l->c.rx_frames++;
 	l->c.rx_bytes += len;
+	if (c->loss_at == LOSS_AT_ENQUEUE && lost(l))
+		return LINK_DROP_LOSS; /* as netem: before the queue limit, taking no space */
 	if ((c->queue_pkts && l->q_len + 1 > c->queue_pkts) ||
 	    (c->queue_bytes && l->q_bytes + len > c->queue_bytes) || l->q_len == l->q_cap ||
 	    l->q_len + l->heap_len == l->q_cap) {

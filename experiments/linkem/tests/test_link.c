@@ -369,6 +369,47 @@ static void test_bernoulli_loss(void)
 	link_free(&l);
 }
 
+/* A saturated 10 Mbit/s link (1000-byte frames offered at twice its rate into a 100-frame
+ * queue for 20 s) at 5 % loss: dropped on arrival, lost frames take no link time and the
+ * link delivers 1/0.95 = 5.3 % more frames per second than when they are dropped after
+ * their serialization. Loss counts: 5 % of the frames drawn, within 4 binomial sd. */
+static void test_loss_at_enqueue_spends_no_link_time(void)
+{
+	const uint32_t N = 50000;	       /* 20 s at 2500 frames/s */
+	const double SERIALIZED = 20 * 1250.0; /* frames the link can carry in 20 s */
+	uint32_t delivered[2], drawn[2], lost[2];
+	const char *SPECS[2] = {"rate_mbit=10,queue_pkts=100,loss=0.05",
+				"rate_mbit=10,queue_pkts=100,loss=0.05,loss_at=enqueue"};
+
+	for (int k = 0; k < 2; k++) {
+		struct link l;
+		make_link(&l, SPECS[k], 0);
+		for (uint32_t i = 0; i < N; i++) {
+			link_enqueue(&l, (uint64_t)i * 400 * US, i, 1000);
+			link_advance(&l, (uint64_t)i * 400 * US);
+			while (link_dequeue(&l, (uint64_t)i * 400 * US, &out[0]))
+				; /* departures while the offer lasts: a rate over 20 s */
+		}
+		delivered[k] = (uint32_t)l.c.tx_frames;
+		lost[k] = (uint32_t)l.c.drop_loss;
+		/* departure: a draw per frame serialized; enqueue: per frame offered */
+		drawn[k] = k ? N : (uint32_t)(l.c.tx_frames + l.c.drop_loss);
+		link_free(&l);
+	}
+	double gain = (double)delivered[1] / delivered[0];
+	CHECK(gain > 1.04 && gain < 1.066,
+	      "enqueue/departure delivered %u/%u = %.4f, expected 1.053", delivered[1],
+	      delivered[0], gain);
+	CHECK(fabs(delivered[1] - SERIALIZED) < 0.01 * SERIALIZED,
+	      "enqueue-loss delivers the whole rate: %u of %.0f", delivered[1], SERIALIZED);
+	for (int k = 0; k < 2; k++) {
+		double mean = 0.05 * drawn[k], sd = sqrt(drawn[k] * 0.05 * 0.95);
+		CHECK(fabs(lost[k] - mean) < 4 * sd,
+		      "%s: %u lost of %u drawn, expected %.0f +- %.0f", SPECS[k], lost[k], drawn[k],
+		      mean, 4 * sd);
+	}
+}
+
 static uint64_t sent_bytes;
 static void count_sent(void *ctx, uint32_t handle, uint32_t len)
 {
@@ -542,6 +583,8 @@ static void test_spec_errors(void)
 	expect_spec_error("rate_mbit=-1", "rate_mbit=-1");
 	expect_spec_error("dist=gauss", "one of const, normal, uniform, pareto, paretonormal");
 	expect_spec_error("reorder=yes", "reorder=yes: expected 0");
+	expect_spec_error("loss_at=queue",
+			  "loss_at=queue: expected departure (after serialization");
 	expect_spec_error("queue_pkts=1.5", "queue_pkts=1.5: expected a packet count");
 	expect_spec_error("delay_ms=10,jitter_ms=1,delay_cv=0.1", "exclude each other");
 	expect_spec_error("ge=0.1,2", "ge: expected ge=p[,r[,1-h[,1-k]]]");
@@ -676,6 +719,7 @@ int main(int argc, char **argv)
 	test_delay_distributions();
 	test_seed_reproducible();
 	test_bernoulli_loss();
+	test_loss_at_enqueue_spends_no_link_time();
 	test_sent_hook();
 	test_gilbert_elliott_loss();
 	test_live_reconfiguration();
