@@ -12,7 +12,9 @@ sink on each far end timestamps the frames in the kernel. Per binary and point i
   wakeups/s  voluntary context switches per second: each is one sleep in epoll_wait;
   late p50/p99  linkem's own timing error (departure minus due time, from its stats);
   e2e p50/p99   the sink's one-way delay minus the configured delay and serialization.
-Then the idle cost: CPU share of one core over --idle-s with no traffic.
+Then the same at the --delay-rates-mbit link rates (20 and 500 Mbit/s: the paper's legs and
+NR's), for the delay error, and the idle cost: CPU share of one core over --idle-s with no
+traffic.
 Both binaries run at the same points, alternately, under the same load: compare within a
 run. linkem runs as an ordinary task unless --rt-priority is given (the testbed's default is
 SCHED_FIFO 10; on a shared machine the bench leaves the other processes their CPU).
@@ -101,7 +103,7 @@ class Bed:
 
 def cost_point(bed: Bed, binary: Path, kpps: float, direction: str, args) -> dict:
     offered_mbit = kpps * 1000 * FRAME_BYTES * 8 / 1e6
-    rate = round(offered_mbit * HEADROOM, 1)
+    rate = round(offered_mbit * HEADROOM, 3)
     link = bed.start(binary, LinkSpec(rate_mbit=rate, delay_ms=DELAY_MS, dist="const"), args)
     # (sender namespace and interface, sink namespace and interface) per direction used
     legs = [(bed.ns1, bed.h1, bed.ns2, bed.h2)]
@@ -172,18 +174,35 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--baseline", default="main", help="git ref or linkem binary to compare with")
     p.add_argument("--kpps", default="20,80,160", help="offered kframes/s per direction")
+    p.add_argument(
+        "--delay-rates-mbit",
+        default="20,500",
+        help="link rates of the delay-error points (ab, offered at 1/1.25 of the rate)",
+    )
     p.add_argument("--duration-s", type=float, default=3.0)
     p.add_argument("--idle-s", type=float, default=10.0)
     p.add_argument("--busy-poll-us", type=int, default=None, help="linkem's; default its own")
     p.add_argument("--rt-priority", type=int, default=0, help="linkem's; default 0 (ordinary)")
     args = p.parse_args(argv)
-    try:
-        args.kpps = [float(k) for k in args.kpps.split(",")]
-    except ValueError:
-        p.error(f"--kpps {args.kpps!r}: expected comma-separated numbers, e.g. 20,80,160")
-    if any(k <= 0 for k in args.kpps):
-        p.error(f"--kpps {args.kpps}: every rate must be above 0")
+    for name, example in (("kpps", "20,80,160"), ("delay_rates_mbit", "20,500")):
+        option, text = "--" + name.replace("_", "-"), getattr(args, name)
+        try:
+            values = [float(k) for k in text.split(",")] if text else []
+        except ValueError:
+            p.error(f"{option} {text!r}: expected comma-separated numbers, e.g. {example}")
+        if any(v <= 0 for v in values):
+            p.error(f"{option} {text!r}: every rate must be above 0")
+        setattr(args, name, values)
     return args
+
+
+def print_point(name: str, direction: str, r: dict) -> None:
+    print(
+        f"{name:<16} {direction:>4} {r['offered_kfps']:>6.1f} {r['forwarded']:>8} "
+        f"{r['us_per_frame']:>9.2f} {r['cpu_share']:>6.1%} {r['wakeups_per_s']:>10.0f} "
+        f"{r['late_p50']:>9.0f} {r['late_p99']:>6.0f} {r['e2e_p50']:>8.0f} {r['e2e_p99']:>6.0f}",
+        flush=True,
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -211,15 +230,12 @@ def main(argv: list[str] | None = None) -> int:
         for kpps in args.kpps:
             for direction in DIRECTIONS:
                 for name, binary in binaries.items():
-                    r = cost_point(bed, binary, kpps, direction, args)
-                    print(
-                        f"{name:<16} {direction:>4} {r['offered_kfps']:>6.0f} "
-                        f"{r['forwarded']:>8} {r['us_per_frame']:>9.2f} "
-                        f"{r['cpu_share']:>6.1%} {r['wakeups_per_s']:>10.0f} "
-                        f"{r['late_p50']:>9.0f} {r['late_p99']:>6.0f} "
-                        f"{r['e2e_p50']:>8.0f} {r['e2e_p99']:>6.0f}",
-                        flush=True,
-                    )
+                    print_point(name, direction, cost_point(bed, binary, kpps, direction, args))
+        for rate in args.delay_rates_mbit:
+            print(f"delay error at {rate:g} Mbit/s ({rate / HEADROOM:g} offered):")
+            kpps = rate / HEADROOM * 1e6 / (FRAME_BYTES * 8) / 1000
+            for name, binary in binaries.items():
+                print_point(name, "ab", cost_point(bed, binary, kpps, "ab", args))
         for name, binary in binaries.items():
             r = idle_cost(bed, binary, args.idle_s, args)
             print(
