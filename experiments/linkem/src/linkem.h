@@ -55,9 +55,9 @@ struct direction {
 	uint32_t nfree;
 	uint32_t *slot_len;	/* frame length per slot, for the feedback's loss accounting */
 	struct pktio_ring ring; /* receive ring of in_fd */
-	/* Arrival wake-ups: in_fd is in epoll with EPOLLONESHOT. After one, the ring is read at
-	 * every wake-up and the socket re-armed at rx_rearm_ns (LINK_NEVER: armed). */
-	uint64_t rx_rearm_ns;
+	/* Arrival wake-ups (main.c, arrival_wakeup): the last one, and when paused, when they
+	 * resume (LINK_NEVER: not paused). The ring is read at every wake-up. */
+	uint64_t rx_wake_ns, rx_rearm_ns;
 	bool rx_more; /* the last receive left frames in the ring */
 	uint64_t drop_oversize, drop_tx, drop_rx;
 	struct window file_win, ctl_win;

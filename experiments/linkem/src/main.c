@@ -61,12 +61,12 @@ static void epoll_add(int epfd, int fd, uint64_t tag, uint32_t events)
 		die("epoll_ctl: %s", strerror(errno));
 }
 
-/* A receive socket reports one wake-up, then waits to be re-armed (arrival_wakeup). */
-static void epoll_arm(int epfd, int fd, uint64_t tag, int op)
+/* Arrival wake-ups of a receive socket on (EPOLLIN) or paused (no events). */
+static void rx_wakeups(struct linkem *e, int dir, bool on)
 {
-	struct epoll_event ev = {.events = EPOLLIN | EPOLLONESHOT, .data.u64 = tag};
+	struct epoll_event ev = {.events = on ? EPOLLIN : 0, .data.u64 = (uint64_t)dir};
 
-	if (epoll_ctl(epfd, op, fd, &ev) < 0)
+	if (epoll_ctl(e->epfd, EPOLL_CTL_MOD, e->dir[dir].in_fd, &ev) < 0)
 		die("epoll_ctl: %s", strerror(errno));
 }
 
@@ -142,22 +142,28 @@ static uint64_t next_wakeup(const struct linkem *e)
 	return next;
 }
 
-/* An arrival wake-up: instead of one per frame, the socket stays out of epoll for half the
- * least delay of its link (at most RX_HOLDOFF_MAX_NS) while every wake-up reads the ring. A
- * frame that arrives meanwhile cannot be due before it is read, and every frame that arrived
- * before a wake-up is enqueued (with its kernel timestamp) before the link advances to it:
- * the link sees the same arrivals in the same order at the same times. */
+/* An arrival wake-up. When they come faster than a quarter of the pause (frames arrive
+ * steadily), the socket's wake-ups pause for half the link's least delay (at most
+ * RX_HOLDOFF_MAX_NS) while every wake-up reads the ring. A frame that arrives meanwhile
+ * cannot be due before it is read, and every frame that arrived before a wake-up is enqueued
+ * (with its kernel timestamp) before the link advances to it: the link sees the same
+ * arrivals in the same order at the same times. Sparse frames keep one wake-up each. */
 static void arrival_wakeup(struct linkem *e, int dir, uint64_t now)
 {
-	uint64_t holdoff = watched(e, dir) ? 0 : link_min_delay_ns(&e->dir[dir].link.cfg) / 2;
+	struct direction *d = &e->dir[dir];
+	uint64_t pause = watched(e, dir) ? 0 : link_min_delay_ns(&d->link.cfg) / 2;
 
-	if (holdoff > RX_HOLDOFF_MAX_NS)
-		holdoff = RX_HOLDOFF_MAX_NS;
-	e->dir[dir].rx_rearm_ns = now + holdoff;
+	if (pause > RX_HOLDOFF_MAX_NS)
+		pause = RX_HOLDOFF_MAX_NS;
+	if (pause && now - d->rx_wake_ns < pause / 4) {
+		rx_wakeups(e, dir, false);
+		d->rx_rearm_ns = now + pause;
+	}
+	d->rx_wake_ns = now;
 }
 
-/* Reads every ring (cheap when empty: no system call) and re-arms the sockets whose pause
- * is over; a ring with frames left re-arms at once through epoll's level check. */
+/* Reads every ring (cheap when empty: no system call) and resumes the paused arrival
+ * wake-ups that are due; a ring with frames left wakes at once through epoll's level check. */
 static void receive_all(struct linkem *e, uint64_t now)
 {
 	for (int i = 0; i < NDIR; i++) {
@@ -166,7 +172,7 @@ static void receive_all(struct linkem *e, uint64_t now)
 		if (watched(e, i))
 			fb_queue_busy(&e->fb, now, link_queue_len(&d->link) > 0);
 		if (d->rx_rearm_ns <= now) {
-			epoll_arm(e->epfd, d->in_fd, (uint64_t)i, EPOLL_CTL_MOD);
+			rx_wakeups(e, i, true);
 			d->rx_rearm_ns = LINK_NEVER;
 		}
 	}
@@ -315,7 +321,7 @@ int main(int argc, char **argv)
 		d->link.sent = frame_sent;
 		d->link.release_ctx = d;
 		d->rx_rearm_ns = LINK_NEVER;
-		epoll_arm(e.epfd, d->in_fd, (uint64_t)i, EPOLL_CTL_ADD);
+		epoll_add(e.epfd, d->in_fd, (uint64_t)i, EPOLLIN);
 	}
 	if (e.fb_on) {
 		fb_init(&e.fb, &o.fb, now);
