@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -43,6 +44,13 @@ FRAME_BYTES = 1400
 DELAY_MS = 10
 HEADROOM = 1.25  # link rate / offered rate
 DIRECTIONS = ("ab", "both")
+
+
+class BaselineSpec(LinkSpec):
+    """A SPEC older binaries parse too: they predate loss_at, and departure is what they do."""
+
+    def to_spec(self) -> str:
+        return super().to_spec().replace(",loss_at=departure", "")
 
 
 def build_baseline(ref: str, workdir: Path) -> Path:
@@ -67,6 +75,30 @@ def voluntary_switches(pid: int) -> int:
         if line.startswith("voluntary_ctxt_switches:"):
             return int(line.split()[1])
     raise RuntimeError(f"no voluntary_ctxt_switches in /proc/{pid}/status")
+
+
+SYSCALLS = ("epoll_wait", "timerfd_settime", "read", "sendmmsg", "epoll_ctl")
+
+
+class SyscallCount:
+    """linkem's system calls over an interval, counted by `perf stat` on their tracepoints
+    (--syscalls): a figure the machine's load shifts less than CPU time."""
+
+    def __init__(self, pid: int) -> None:
+        events = ",".join(f"syscalls:sys_enter_{name}" for name in SYSCALLS)
+        argv = ["perf", "stat", "-x", ",", "-e", events, "-p", str(pid)]
+        self.proc = subprocess.Popen(argv, stderr=subprocess.PIPE, text=True)
+
+    def stop(self) -> dict[str, int]:
+        self.proc.send_signal(signal.SIGINT)
+        _, err = self.proc.communicate(timeout=30)
+        counts = {}
+        for line in err.splitlines():
+            fields = line.split(",")
+            if len(fields) > 2 and fields[2].startswith("syscalls:sys_enter_"):
+                name = fields[2].removeprefix("syscalls:sys_enter_")
+                counts[name] = int(fields[0]) if fields[0].isdigit() else 0
+        return counts
 
 
 def pktgen(mode: str, ifname: str, **opts) -> list[str]:
@@ -104,7 +136,7 @@ class Bed:
 def cost_point(bed: Bed, binary: Path, kpps: float, direction: str, args) -> dict:
     offered_mbit = kpps * 1000 * FRAME_BYTES * 8 / 1e6
     rate = round(offered_mbit * HEADROOM, 3)
-    link = bed.start(binary, LinkSpec(rate_mbit=rate, delay_ms=DELAY_MS, dist="const"), args)
+    link = bed.start(binary, BaselineSpec(rate_mbit=rate, delay_ms=DELAY_MS, dist="const"), args)
     # (sender namespace and interface, sink namespace and interface) per direction used
     legs = [(bed.ns1, bed.h1, bed.ns2, bed.h2)]
     if direction == "both":
@@ -121,6 +153,7 @@ def cost_point(bed: Bed, binary: Path, kpps: float, direction: str, args) -> dic
             sinks.append(sink)
         pid = link.proc.pid
         before = link.stats()  # also starts linkem's delay windows afresh
+        syscalls = SyscallCount(pid) if args.syscalls else None
         cpu0, vcs0, t0 = thread_times(pid), voluntary_switches(pid), time.monotonic()
         senders = [
             tx_ns.popen(
@@ -133,6 +166,7 @@ def cost_point(bed: Bed, binary: Path, kpps: float, direction: str, args) -> dic
             s.wait(timeout=args.duration_s + 30)
         time.sleep(DELAY_MS / 1000 + 0.05)  # the last frames leave the delay line
         cpu1, vcs1, t1 = thread_times(pid), voluntary_switches(pid), time.monotonic()
+        calls = syscalls.stop() if syscalls else {}
         after = link.stats()
         got = [json.loads(s.communicate(timeout=30)[0].strip().splitlines()[-1]) for s in sinks]
     finally:
@@ -150,12 +184,13 @@ def cost_point(bed: Bed, binary: Path, kpps: float, direction: str, args) -> dic
         "late_p99": max(after[d]["late_us"]["p99"] for d in dirs),
         "e2e_p50": max(g["owd_us"]["p50"] for g in got) - configured_us,
         "e2e_p99": max(g["owd_us"]["p99"] for g in got) - configured_us,
+        "calls_per_frame": {k: v / frames for k, v in calls.items()} if frames else {},
     }
 
 
 def idle_cost(bed: Bed, binary: Path, seconds: float, args) -> dict:
     """CPU share of one core and wakeups/s of a linkem carrying nothing (20 Mbit/s, 10 ms)."""
-    link = bed.start(binary, LinkSpec(rate_mbit=20, delay_ms=DELAY_MS), args)
+    link = bed.start(binary, BaselineSpec(rate_mbit=20, delay_ms=DELAY_MS), args)
     try:
         time.sleep(0.5)
         pid = link.proc.pid
@@ -183,6 +218,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--idle-s", type=float, default=10.0)
     p.add_argument("--busy-poll-us", type=int, default=None, help="linkem's; default its own")
     p.add_argument("--rt-priority", type=int, default=0, help="linkem's; default 0 (ordinary)")
+    p.add_argument(
+        "--syscalls", action="store_true", help="count linkem's system calls per frame (perf)"
+    )
     args = p.parse_args(argv)
     for name, example in (("kpps", "20,80,160"), ("delay_rates_mbit", "20,500")):
         option, text = "--" + name.replace("_", "-"), getattr(args, name)
@@ -203,6 +241,9 @@ def print_point(name: str, direction: str, r: dict) -> None:
         f"{r['late_p50']:>9.0f} {r['late_p99']:>6.0f} {r['e2e_p50']:>8.0f} {r['e2e_p99']:>6.0f}",
         flush=True,
     )
+    if r["calls_per_frame"]:
+        calls = ", ".join(f"{k} {v:.2f}" for k, v in r["calls_per_frame"].items())
+        print(f"{'':<21} system calls per frame: {calls}", flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
