@@ -4,10 +4,12 @@
 #                       the leg feedback reports (under ASan/UBSan),
 #                       then the integration tests on veths in namespaces
 #   make linkem-bench   delay error, rate accuracy and frame rate at 20/100/500 Mbit/s
-.PHONY: linkem-build linkem-test linkem-unit linkem-bench
+#   make linkem-bench-cost  CPU us per frame, wakeups/s, delay error and idle CPU, this tree's
+#                       linkem against main's side by side (LINKEM_COST_ARGS: --baseline REF)
+.PHONY: linkem-build linkem-test linkem-unit linkem-bench linkem-bench-cost
 BUILD_TARGETS += linkem-build
 TEST_TARGETS  += linkem-test
-BENCH_TARGETS += linkem-bench
+BENCH_TARGETS += linkem-bench linkem-bench-cost
 
 LINKEM_DIR    := $(ROOT)/experiments/linkem
 LINKEM_OUT    := $(BUILD)/linkem
@@ -47,3 +49,6 @@ linkem-test: linkem-build linkem-unit
 
 linkem-bench: linkem-build
 	$(PY) $(LINKEM_DIR)/bench/bench.py
+
+linkem-bench-cost: linkem-build
+	$(PY) $(LINKEM_DIR)/bench/cost.py $(LINKEM_COST_ARGS)

@@ -33,8 +33,8 @@ DIRECTIONS = ("ab", "ba")
 START_TIMEOUT_S = 5.0
 # linkem runs SCHED_FIFO by default from here: on the 2-core testbed, shared with the switch,
 # the agent and the endpoints, an ordinary task's wake-ups are late by up to ~10 ms under
-# load, a real-time one's by tens of us. linkem sleeps between departures (no busy-poll under
-# real-time priority), so it costs only what its traffic needs. rt_priority=0 turns this off.
+# load, a real-time one's by tens of us. linkem sleeps between departures (no busy-poll
+# unless asked), so it costs only what its traffic needs. rt_priority=0 turns this off.
 DEFAULT_RT_PRIORITY = 10
 
 

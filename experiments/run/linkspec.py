@@ -11,6 +11,9 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 DISTS = ("const", "normal", "uniform", "pareto", "paretonormal")
+# Where a frame chosen for loss is dropped: after its serialization (it used link time;
+# linkem's default, what every result before the key existed means) or on arrival (netem).
+LOSS_POINTS = ("departure", "enqueue")
 ETH_FRAME_BYTES = 1514  # a full-size Ethernet frame, for converting byte queues to packets
 MIN_QUEUE_BYTES = ETH_FRAME_BYTES  # a BDP-sized queue still holds one full frame
 
@@ -29,6 +32,7 @@ class LinkSpec:
     jitter_ms: float | None = None  # netem's jitter: sd (half-width for dist=uniform)
     dist: str = "normal"
     loss: float = 0  # Bernoulli
+    loss_at: str | None = None  # LOSS_POINTS; None: the driver's own (linkem: departure)
     ge: tuple | None = None  # Gilbert-Elliott, netem's order: (p, r[, 1-h[, 1-k]])
     queue_pkts: int | None = None
     queue_bytes: int | None = None
@@ -61,6 +65,11 @@ class LinkSpec:
         number("burst_bytes", integer=True, hi=1 << 32)
         if self.dist not in DISTS:
             raise LinkSpecError(f"dist={self.dist!r}: expected one of {', '.join(DISTS)}")
+        if self.loss_at is not None and self.loss_at not in LOSS_POINTS:
+            raise LinkSpecError(
+                f"loss_at={self.loss_at!r}: expected one of {', '.join(LOSS_POINTS)} (where a "
+                "lost frame is dropped: after its serialization, or on arrival as netem)"
+            )
         if not isinstance(self.reorder, bool):
             raise LinkSpecError(f"reorder={self.reorder!r}: expected true or false")
         if self.delay_cv is not None and self.jitter_ms is not None:
@@ -151,6 +160,7 @@ class LinkSpec:
             ("dist", self.dist),
             ("reorder", "1" if self.reorder else "0"),
             ("loss", _num(self.loss)),
+            ("loss_at", self.loss_at or "departure"),
         ]
         items.append(("ge", ",".join(_num(p) for p in self.ge) if self.ge else "off"))
         return ",".join(f"{k}={v}" for k, v in items)

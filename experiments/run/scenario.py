@@ -34,7 +34,7 @@ import yaml
 
 from controlplane.limits import MAX_BATCH  # the P4 program's batch_size_t
 from dccommon.cliargs import InputFileError, check_name, load_yaml, printable
-from experiments.run.linkspec import LinkSpec, LinkSpecError
+from experiments.run.linkspec import LOSS_POINTS, LinkSpec, LinkSpecError
 
 
 class ScenarioError(ValueError):
@@ -48,6 +48,8 @@ LINK_KEYS = {
     "jitter_ms": "delay standard deviation in ms (alternative to delay_cv)",
     "dist": "delay distribution: const|normal|uniform|pareto|paretonormal",
     "loss": "Bernoulli loss probability 0..1",
+    "loss_at": "where a lost frame is dropped: departure (after its serialization, using link "
+    "time; the default) or enqueue (on arrival, as netem)",
     "ge": "Gilbert-Elliott loss [p, r, 1-h, 1-k] (netem order)",
     "queue_pkts": "drop-tail queue size in packets",
     "queue_bytes": "drop-tail queue size in bytes",
@@ -215,6 +217,10 @@ def validate_link(where: str, d: Any) -> dict:
             _number(f"{where}.{key}", d[key], lo=1, integer=True)
     if d.get("loss") is not None:
         _number(f"{where}.loss", d["loss"], lo=0, hi=1)
+    if d.get("loss_at") is not None and d["loss_at"] not in LOSS_POINTS:
+        raise ScenarioError(
+            f"{where}.loss_at: {d['loss_at']!r} is not one of {', '.join(LOSS_POINTS)}"
+        )
     if d.get("delay_cv") is not None and d.get("jitter_ms") is not None:
         raise ScenarioError(f"{where}: give delay_cv or jitter_ms, not both")
     return d

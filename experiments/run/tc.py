@@ -47,6 +47,11 @@ def netem_args(spec: LinkSpec) -> list[str]:
         )
     if spec.burst_bytes:
         raise TcError("netem's rate has no token bucket burst (burst_bytes); use linkem")
+    if spec.loss_at == "departure" and (spec.loss or spec.ge):
+        raise TcError(
+            "netem drops lost frames on arrival (loss_at=enqueue); loss_at=departure (after "
+            "serialization) needs linkem"
+        )
     if spec.ge and spec.loss:
         raise TcError("netem takes one loss model: give loss or ge, not both (linkem takes both)")
     if spec.queue_bytes is not None:

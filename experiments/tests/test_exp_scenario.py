@@ -220,6 +220,15 @@ def test_events_validated_and_sorted():
             from_dict(base(events=[bad]))
 
 
+def test_loss_at_is_a_link_key_with_named_values():
+    sc = from_dict(base(links={"both": {"rate_mbit": 20, "loss": 0.05, "loss_at": "enqueue"}}))
+    assert sc.runs[0].config["links"]["a"]["loss_at"] == "enqueue"
+    with pytest.raises(
+        ScenarioError, match=r"scenario.links.b.loss_at: 'arrival' is not one of departure, enqueue"
+    ):
+        from_dict(base(links={"b": {"loss": 0.05, "loss_at": "arrival"}}))
+
+
 def test_link_driver_rules_apply_at_load_time():
     with pytest.raises(ScenarioError, match="links.a: .*rate_mbit or trace"):
         from_dict(

@@ -25,14 +25,14 @@ def test_scenario_keys_become_a_full_spec():
     )
     assert spec.to_spec() == (
         "rate_mbit=20,burst_bytes=0,queue_pkts=100,delay_ms=10,"
-        "delay_cv=0.1,dist=normal,reorder=0,loss=0.01,ge=off"
+        "delay_cv=0.1,dist=normal,reorder=0,loss=0.01,loss_at=departure,ge=off"
     )
 
 
 def test_defaults_are_explicit():
     assert LinkSpec().to_spec() == (
         "rate_mbit=0,burst_bytes=0,queue_pkts=1000,delay_ms=0,"
-        "jitter_ms=0,dist=normal,reorder=0,loss=0,ge=off"
+        "jitter_ms=0,dist=normal,reorder=0,loss=0,loss_at=departure,ge=off"
     )
 
 
@@ -63,6 +63,7 @@ def test_gilbert_elliott_in_netems_order():
         ({"trace": "/nonexistent.mahi"}, "trace=/nonexistent.mahi: no such file"),
         ({"ge": [0.1, 2]}, r"ge=\(0.1, 2\): expected \[p, r, 1-h, 1-k\]"),
         ({"reorder": "yes"}, "reorder='yes': expected true or false"),
+        ({"loss_at": "queue"}, "loss_at='queue': expected one of departure, enqueue"),
     ],
 )
 def test_bad_link_descriptions_are_refused(d, message):
@@ -110,6 +111,7 @@ def test_live_change_strings():
             ge=(0.01, 0.3, 1, 0),
         ),
         LinkSpec(rate_mbit=50, delay_ms=20, queue_bdp=2),
+        LinkSpec(rate_mbit=20, loss=0.05, loss_at="enqueue"),
     ],
 )
 def test_the_binary_accepts_every_generated_spec(spec):
@@ -164,11 +166,24 @@ def test_netem_arguments():
         (LinkSpec(queue_bytes=30000), "netem limits its queue in packets"),
         (LinkSpec(rate_mbit=20, burst_bytes=3000), "no token bucket burst"),
         (LinkSpec(loss=0.01, ge=(0.1,)), "one loss model"),
+        (LinkSpec(loss=0.01, loss_at="departure"), "loss_at=departure .* needs linkem"),
     ],
 )
 def test_what_netem_cannot_do_names_linkem(spec, message):
     with pytest.raises(tc.TcError, match=message):
         tc.netem_args(spec)
+
+
+def test_loss_at_names_where_a_lost_frame_is_dropped():
+    """linkem's default stays after serialization (every earlier result's meaning), spelled
+    out in the SPEC; enqueue is netem's own behaviour, so netem takes it as it is."""
+    assert "loss_at=departure" in LinkSpec(loss=0.05).to_spec()
+    assert "loss_at=enqueue" in LinkSpec.from_dict({"loss": 0.05, "loss_at": "enqueue"}).to_spec()
+    assert change_spec({"loss_at": "enqueue"}) == "loss_at=enqueue"
+    with pytest.raises(LinkSpecError, match="loss_at='late': expected one of departure, enqueue"):
+        change_spec({"loss_at": "late"})
+    netem = tc.netem_args(LinkSpec(loss=0.05, loss_at="enqueue"))
+    assert netem == tc.netem_args(LinkSpec(loss=0.05)) == ["loss", "random", "5%"]
 
 
 def test_netem_cannot_replay_traces(tmp_path):

@@ -168,16 +168,19 @@ int open_packet_socket(const char *ifname, struct pktio_ring *ring)
 /* ---- forwarding ----------------------------------------------------------------------- */
 
 /* Frames arrive in a TPACKET_V2 ring: the kernel copies each one there in its receive
- * softirq (on the sender's CPU for a veth) and linkem reads them without a system call. */
-void receive(struct direction *d)
+ * softirq (on the sender's CPU for a veth) and linkem reads them, as many as are there,
+ * without a system call. `t`: the monotonic time of this wake-up. False when frames were
+ * left in the ring (RX_FRAMES_PER_WAKE read). */
+bool receive(struct direction *d, uint64_t t)
 {
-	uint64_t t = now_ns();
-	uint64_t real_minus_mono = realtime_ns() - t;
+	struct tpacket2_hdr *h = pktio_ring_next(&d->ring);
 
-	for (unsigned n = 0; n < RX_FRAMES_PER_WAKE; n++) {
-		struct tpacket2_hdr *h = pktio_ring_next(&d->ring);
+	if (!h)
+		return true;
+	uint64_t real_minus_mono = realtime_ns() - now_ns();
+	for (unsigned n = 0; n < RX_FRAMES_PER_WAKE; n++, h = pktio_ring_next(&d->ring)) {
 		if (!h)
-			return;
+			return true;
 		const uint8_t *frame = pktio_ring_frame(h);
 		uint32_t captured = h->tp_snaplen;
 		/* The kernel hands a VLAN tag out of band: put it back where it was on the wire. */
@@ -212,9 +215,13 @@ void receive(struct direction *d)
 				memcpy(slot, frame, captured);
 			}
 			d->slot_len[handle] = len;
-			if (link_enqueue(&d->link, arrival, handle, len) != LINK_ACCEPTED) {
+			enum link_verdict v = link_enqueue(&d->link, arrival, handle, len);
+			if (v == LINK_DROP_LOSS && d->fb)
+				fb_accepted(d->fb, slot,
+					    len); /* lost on the link, not by the queue */
+			if (v != LINK_ACCEPTED) {
 				if (d->fb)
-					fb_lost(d->fb, slot, len, false);
+					fb_lost(d->fb, slot, len, v == LINK_DROP_LOSS);
 				release_slot(d, handle);
 			} else if (d->fb) {
 				fb_accepted(d->fb, slot, len);
@@ -222,6 +229,7 @@ void receive(struct direction *d)
 		}
 		pktio_ring_release(&d->ring, h);
 	}
+	return h == NULL;
 }
 
 void transmit(struct direction *d, uint64_t now)

@@ -179,6 +179,20 @@ static bool ge_lost(struct link *l)
 	return rng_uniform(&l->ge_rng) < c->ge_1h;
 }
 
+/* Draws whether this frame is lost (Gilbert-Elliott, then Bernoulli) and counts it. */
+static bool lost(struct link *l)
+{
+	if (l->cfg.ge && ge_lost(l)) {
+		l->c.drop_ge++;
+		return true;
+	}
+	if (rng_bernoulli(&l->loss_rng, l->cfg.loss)) {
+		l->c.drop_loss++;
+		return true;
+	}
+	return false;
+}
+
 /* ---- delay line --------------------------------------------------------------------- */
 
 static bool before(const struct link_departure *a, const struct link_departure *b)
@@ -269,13 +283,7 @@ void link_advance(struct link *l, uint64_t now_ns)
 		l->link_free_ns = l->head_done_ns;
 		l->head_done_ns = LINK_NEVER;
 
-		if (l->cfg.ge && ge_lost(l)) {
-			l->c.drop_ge++;
-			release(l, f.handle);
-			continue;
-		}
-		if (rng_bernoulli(&l->loss_rng, l->cfg.loss)) {
-			l->c.drop_loss++;
+		if (l->cfg.loss_at == LOSS_AT_DEPARTURE && lost(l)) {
 			release(l, f.handle);
 			continue;
 		}
@@ -304,6 +312,8 @@ enum link_verdict link_enqueue(struct link *l, uint64_t now_ns, uint32_t handle,
 	link_advance(l, now_ns);
 	l->c.rx_frames++;
 	l->c.rx_bytes += len;
+	if (c->loss_at == LOSS_AT_ENQUEUE && lost(l))
+		return LINK_DROP_LOSS; /* as netem: before the queue limit, taking no space */
 	if ((c->queue_pkts && l->q_len + 1 > c->queue_pkts) ||
 	    (c->queue_bytes && l->q_bytes + len > c->queue_bytes) || l->q_len == l->q_cap ||
 	    l->q_len + l->heap_len == l->q_cap) {
@@ -334,6 +344,25 @@ uint64_t link_next_event(const struct link *l)
 
 	if (l->q_len && l->head_done_ns < next)
 		next = l->head_done_ns;
+	return next;
+}
+
+uint64_t link_min_delay_ns(const struct link_config *c)
+{
+	return link_delay_sd_ns(c) <= 0 || c->dist == DIST_CONST ? (uint64_t)c->delay_ns : 0;
+}
+
+uint64_t link_next_departure(const struct link *l)
+{
+	uint64_t next = l->heap_len ? l->heap[0].due_ns : LINK_NEVER;
+
+	if (l->q_len && l->head_done_ns != LINK_NEVER) {
+		uint64_t earliest = l->head_done_ns + link_min_delay_ns(&l->cfg);
+		if (!l->cfg.reorder && earliest < l->last_due_ns)
+			earliest = l->last_due_ns; /* it will not overtake the delay line */
+		if (earliest < next)
+			next = earliest;
+	}
 	return next;
 }
 

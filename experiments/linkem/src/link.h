@@ -8,7 +8,7 @@
  * A frame occupies the queue until its serialization ends (the frame being sent still
  * holds its buffer, as on a NIC).  Loss is applied on the link, after the queue: a frame
  * lost there has used its share of the rate, and `loss=1` takes a leg down at once for
- * everything not yet sent.  Frames are opaque handles with a length; the caller owns
+ * everything not yet sent; with loss_at=enqueue it is applied on arrival instead, as netem.  Frames are opaque handles with a length; the caller owns
  * the bytes and gets dropped handles back through `release`. */
 #ifndef LINKEM_LINK_H
 #define LINKEM_LINK_H
@@ -24,6 +24,11 @@
 
 enum delay_dist { DIST_CONST, DIST_NORMAL, DIST_UNIFORM, DIST_PARETO, DIST_PARETONORMAL };
 
+/* Where a frame chosen for loss is dropped: when its serialization ends (it used its share of
+ * the rate; linkem's default), or on arrival, before the queue (netem's: it never takes
+ * queue space or link time). */
+enum loss_point { LOSS_AT_DEPARTURE, LOSS_AT_ENQUEUE };
+
 struct link_config {
 	double rate_bps;      /* bits/s; 0 = unlimited */
 	uint64_t burst_bytes; /* token bucket depth; 0 = pure serialization */
@@ -34,13 +39,14 @@ struct link_config {
 	double jitter_ns;     /* netem's jitter: sd, or half-width for dist=uniform */
 	double delay_cv;      /* < 0: unset; else sd = delay_cv * delay_ns */
 	enum delay_dist dist;
-	bool reorder; /* false: departures keep arrival order */
-	double loss;  /* Bernoulli loss probability */
-	bool ge;      /* Gilbert-Elliott loss, netem's gemodel semantics */
+	bool reorder;		 /* false: departures keep arrival order */
+	double loss;		 /* Bernoulli loss probability */
+	enum loss_point loss_at; /* where loss and Gilbert-Elliott loss drop a frame */
+	bool ge;		 /* Gilbert-Elliott loss, netem's gemodel semantics */
 	double ge_p, ge_r, ge_1h, ge_1k;
 };
 
-enum link_verdict { LINK_ACCEPTED, LINK_DROP_QUEUE };
+enum link_verdict { LINK_ACCEPTED, LINK_DROP_QUEUE, LINK_DROP_LOSS };
 
 struct link_frame {
 	uint32_t handle;
@@ -110,7 +116,7 @@ void link_free(struct link *l);
 void link_reconfigure(struct link *l, const struct link_config *cfg, uint64_t now_ns);
 
 /* A frame arrives (now_ns may be its kernel receive time, a little in the past). On
- * LINK_DROP_QUEUE the caller still owns the handle. */
+ * LINK_DROP_QUEUE and LINK_DROP_LOSS (loss_at=enqueue) the caller still owns the handle. */
 enum link_verdict link_enqueue(struct link *l, uint64_t now_ns, uint32_t handle, uint32_t len);
 /* Moves every frame whose serialization has ended by now into the delay line. */
 void link_advance(struct link *l, uint64_t now_ns);
@@ -118,6 +124,15 @@ void link_advance(struct link *l, uint64_t now_ns);
 bool link_dequeue(struct link *l, uint64_t now_ns, struct link_departure *out);
 /* Earliest time at which something happens (a serialization ends or a frame is due). */
 uint64_t link_next_event(const struct link *l);
+/* Earliest time at which a frame may have to leave: the delay line's first due time, or the
+ * soonest the frame being serialized can be due (its end of serialization plus the least
+ * delay it can draw, and with reorder=0 not before the delay line's last frame). Nothing
+ * needs the end of a serialization itself: link_advance at any later time moves the frame
+ * with its exact times. Needs the head scheduled (link_advance or link_enqueue first). */
+uint64_t link_next_departure(const struct link *l);
+/* The least propagation delay a frame can draw: the whole delay when it is constant, else 0.
+ * No frame leaves sooner than this after its arrival. */
+uint64_t link_min_delay_ns(const struct link_config *cfg);
 /* The configured standard deviation of the delay, in ns. */
 double link_delay_sd_ns(const struct link_config *cfg);
 

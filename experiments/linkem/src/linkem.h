@@ -33,7 +33,8 @@
 #define RING_FRAMES 4096	   /* 16 MiB receive ring per interface */
 #define MAX_CLIENTS 8
 #define CLIENT_BUF 4096
-#define DEFAULT_BUSY_POLL_US 20
+#define DEFAULT_BUSY_POLL_US 0
+#define RX_HOLDOFF_MAX_NS 1000000ULL /* longest pause of the arrival wake-ups (1 ms) */
 #define DEFAULT_STATS_INTERVAL_MS 100
 
 enum { AB, BA, NDIR };
@@ -54,6 +55,10 @@ struct direction {
 	uint32_t nfree;
 	uint32_t *slot_len;	/* frame length per slot, for the feedback's loss accounting */
 	struct pktio_ring ring; /* receive ring of in_fd */
+	/* Arrival wake-ups (main.c, arrival_wakeup): the last one, and when paused, when they
+	 * resume (LINK_NEVER: not paused). The ring is read at every wake-up. */
+	uint64_t rx_wake_ns, rx_rearm_ns;
+	bool rx_more; /* the last receive left frames in the ring */
 	uint64_t drop_oversize, drop_tx, drop_rx;
 	struct window file_win, ctl_win;
 	struct fb *fb; /* leg feedback on this direction's PDUs (--feedback), or NULL */
@@ -88,7 +93,7 @@ struct options {
 	struct link_config cfg[NDIR];
 	const char *stats_path, *ctl_path;
 	unsigned long seed, interval_ms;
-	long busy_us; /* -1: DEFAULT_BUSY_POLL_US, or 0 under --rt-priority */
+	long busy_us; /* poll the last busy_us before a departure */
 	long cpu, rt_priority;
 	bool fb_on;
 	struct fb_config fb;
@@ -112,7 +117,7 @@ void direction_alloc(struct direction *d);
 void frame_sent(void *ctx, uint32_t handle, uint32_t len);
 void release_lost(void *ctx, uint32_t handle);
 void collect_ring_drops(struct direction *d);
-void receive(struct direction *d);
+bool receive(struct direction *d, uint64_t now);
 void transmit(struct direction *d, uint64_t now);
 
 /* stats.c */

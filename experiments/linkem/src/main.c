@@ -4,8 +4,9 @@
  * Frames received on IF_A go through the "ab" link (link.c) and leave on IF_B; frames
  * received on IF_B go through "ba" and leave on IF_A.  One thread: an epoll loop over the
  * two AF_PACKET sockets (frames in through a TPACKET_V2 receive ring, out through sendmmsg),
- * a timerfd armed for the next departure, a signalfd and the control socket.  Timing is CLOCK_MONOTONIC; the last --busy-poll-us before a departure
- * are spent polling instead of sleeping, so idle costs nothing and a busy link is precise. */
+ * a timerfd armed for the next departure, a signalfd and the control socket.  Timing is CLOCK_MONOTONIC.
+ * linkem sleeps until the next departure (idle costs nothing); --busy-poll-us N polls the last
+ * N us before one instead, at the cost of CPU the other processes may need. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <net/if.h>
@@ -52,11 +53,20 @@ void die_usage(const char *fmt, ...)
 
 enum { EV_SOCK = 0, EV_TIMER = 10, EV_SIGNAL = 11, EV_CONTROL = 12 };
 
-static void epoll_add(int epfd, int fd, uint64_t tag)
+static void epoll_add(int epfd, int fd, uint64_t tag, uint32_t events)
 {
-	struct epoll_event ev = {.events = EPOLLIN, .data.u64 = tag};
+	struct epoll_event ev = {.events = events, .data.u64 = tag};
 
 	if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
+		die("epoll_ctl: %s", strerror(errno));
+}
+
+/* Arrival wake-ups of a receive socket on (EPOLLIN) or paused (no events). */
+static void rx_wakeups(struct linkem *e, int dir, bool on)
+{
+	struct epoll_event ev = {.events = on ? EPOLLIN : 0, .data.u64 = (uint64_t)dir};
+
+	if (epoll_ctl(e->epfd, EPOLL_CTL_MOD, e->dir[dir].in_fd, &ev) < 0)
 		die("epoll_ctl: %s", strerror(errno));
 }
 
@@ -106,58 +116,123 @@ static void send_feedback(struct linkem *e, uint64_t now)
 	}
 }
 
+/* The feedback samples the "ab" queue's occupancy and drain as they happen: that direction
+ * wakes at every end of serialization and every arrival. */
+static bool watched(const struct linkem *e, int dir) { return e->fb_on && dir == AB; }
+
+/* When the loop must next run: a departure, an arrival socket to re-arm, a stats line or a
+ * feedback report. Ends of serialization need no wake-up (link_next_departure). */
+static uint64_t next_wakeup(const struct linkem *e)
+{
+	uint64_t next = e->stats ? e->next_stats_ns : LINK_NEVER;
+
+	if (e->fb_on && e->fb.next_report_ns < next)
+		next = e->fb.next_report_ns;
+	for (int i = 0; i < NDIR; i++) {
+		const struct direction *d = &e->dir[i];
+		uint64_t t =
+			watched(e, i) ? link_next_event(&d->link) : link_next_departure(&d->link);
+		if (d->rx_rearm_ns < t)
+			t = d->rx_rearm_ns;
+		if (d->rx_more)
+			t = 0;
+		if (t < next)
+			next = t;
+	}
+	return next;
+}
+
+/* An arrival wake-up. When they come faster than a quarter of the pause (frames arrive
+ * steadily), the socket's wake-ups pause for half the link's least delay (at most
+ * RX_HOLDOFF_MAX_NS) while every wake-up reads the ring. A frame that arrives meanwhile
+ * cannot be due before it is read, and every frame that arrived before a wake-up is enqueued
+ * (with its kernel timestamp) before the link advances to it: the link sees the same
+ * arrivals in the same order at the same times. Sparse frames keep one wake-up each. */
+static void arrival_wakeup(struct linkem *e, int dir, uint64_t now)
+{
+	struct direction *d = &e->dir[dir];
+	uint64_t pause = watched(e, dir) ? 0 : link_min_delay_ns(&d->link.cfg) / 2;
+
+	if (pause > RX_HOLDOFF_MAX_NS)
+		pause = RX_HOLDOFF_MAX_NS;
+	if (pause && now - d->rx_wake_ns < pause / 4) {
+		rx_wakeups(e, dir, false);
+		d->rx_rearm_ns = now + pause;
+	}
+	d->rx_wake_ns = now;
+}
+
+/* Reads every ring (cheap when empty: no system call) and resumes the paused arrival
+ * wake-ups that are due; a ring with frames left wakes at once through epoll's level check. */
+static void receive_all(struct linkem *e, uint64_t now)
+{
+	for (int i = 0; i < NDIR; i++) {
+		struct direction *d = &e->dir[i];
+		d->rx_more = !receive(d, now);
+		if (watched(e, i))
+			fb_queue_busy(&e->fb, now, link_queue_len(&d->link) > 0);
+		if (d->rx_rearm_ns <= now) {
+			rx_wakeups(e, i, true);
+			d->rx_rearm_ns = LINK_NEVER;
+		}
+	}
+}
+
+/* Everything due by `now`: departures (one sendmmsg per direction), feedback, stats. */
+static void due_work(struct linkem *e, uint64_t now)
+{
+	for (int i = 0; i < NDIR; i++)
+		transmit(&e->dir[i], now);
+	if (e->fb_on) {
+		fb_queue_busy(&e->fb, now, link_queue_len(&e->dir[AB].link) > 0);
+		if (now >= e->fb.next_report_ns)
+			send_feedback(e, now);
+	}
+	if (e->stats && now >= e->next_stats_ns) {
+		write_stats(e, now, 0);
+		while (e->next_stats_ns <= now)
+			e->next_stats_ns += e->stats_interval_ns;
+	}
+}
+
+/* One clock read per wake-up serves the receive, the departures and the next deadline. The
+ * timerfd stays armed while the earliest deadline does not change (arrivals re-arm nothing:
+ * their frames cannot leave before the delay line's last); it is edge-triggered, so a
+ * wake-up needs no read() to clear it. */
 static void run(struct linkem *e)
 {
 	struct epoll_event evs[16];
+	uint64_t now = now_ns();
 
 	while (!e->quit) {
-		uint64_t now = now_ns();
-		for (int i = 0; i < NDIR; i++)
-			transmit(&e->dir[i], now);
-		if (e->fb_on) {
-			fb_queue_busy(&e->fb, now, link_queue_len(&e->dir[AB].link) > 0);
-			if (now >= e->fb.next_report_ns)
-				send_feedback(e, now);
-		}
-		if (e->stats && now >= e->next_stats_ns) {
-			write_stats(e, now, 0);
-			while (e->next_stats_ns <= now)
-				e->next_stats_ns += e->stats_interval_ns;
-		}
-
-		uint64_t next = e->stats ? e->next_stats_ns : LINK_NEVER;
-		if (e->fb_on && e->fb.next_report_ns < next)
-			next = e->fb.next_report_ns;
-		for (int i = 0; i < NDIR; i++) {
-			uint64_t t = link_next_event(&e->dir[i].link);
-			if (t < next)
-				next = t;
-		}
-		now = now_ns();
+		due_work(e, now);
+		uint64_t next = next_wakeup(e);
 		int timeout = -1;
-		if (next <= now + e->busy_ns) {
+		if (next <= now + e->busy_ns)
 			timeout = 0; /* busy-poll the last microseconds */
-		} else if (next != LINK_NEVER) {
+		else if (next != LINK_NEVER)
 			arm_timer(e, next - e->busy_ns);
-		}
 		int n = epoll_wait(e->epfd, evs, 16, timeout);
 		if (n < 0 && errno != EINTR)
 			die("epoll_wait: %s", strerror(errno));
+		now = now_ns();
+		for (int i = 0; i < n; i++) {
+			uint64_t tag = evs[i].data.u64;
+			if (tag >= NDIR)
+				continue;
+			if (evs[i].events & (EPOLLERR | EPOLLHUP))
+				socket_error(e, (int)tag);
+			arrival_wakeup(e, (int)tag, now);
+		}
+		/* Arrivals first: a `set` below applies after every frame that came before it. */
+		receive_all(e, now);
 		for (int i = 0; i < n; i++) {
 			uint64_t tag = evs[i].data.u64;
 			if (tag < NDIR) {
-				if (evs[i].events & (EPOLLERR | EPOLLHUP))
-					socket_error(e, (int)tag);
-				receive(&e->dir[tag]);
-				if (e->fb_on && tag == AB)
-					fb_queue_busy(&e->fb, now_ns(),
-						      link_queue_len(&e->dir[AB].link) > 0);
+				continue;
 			} else if (tag == EV_TIMER) {
-				uint64_t expirations;
-				if (read(e->timerfd, &expirations, sizeof(expirations)) < 0) {
-					/* EAGAIN: already consumed */
-				}
-				e->timer_armed_ns = 0;
+				if (now >= e->timer_armed_ns)
+					e->timer_armed_ns = 0; /* fired (not a stale edge) */
 			} else if (tag == EV_SIGNAL) {
 				struct signalfd_siginfo si;
 				if (read(e->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
@@ -166,6 +241,10 @@ static void run(struct linkem *e)
 				client_accept(e);
 			} else if (tag >= 100 && tag < 100 + MAX_CLIENTS) {
 				client_read(e, &e->clients[tag - 100]);
+				/* A `set` may shorten the delay: end the arrival pauses now. */
+				for (int d = 0; d < NDIR; d++)
+					if (e->dir[d].rx_rearm_ns != LINK_NEVER)
+						e->dir[d].rx_rearm_ns = now;
 			}
 		}
 	}
@@ -241,25 +320,22 @@ int main(int argc, char **argv)
 		d->link.release = release_lost;
 		d->link.sent = frame_sent;
 		d->link.release_ctx = d;
-		epoll_add(e.epfd, d->in_fd, (uint64_t)i);
+		d->rx_rearm_ns = LINK_NEVER;
+		epoll_add(e.epfd, d->in_fd, (uint64_t)i, EPOLLIN);
 	}
 	if (e.fb_on) {
 		fb_init(&e.fb, &o.fb, now);
 		e.dir[AB].fb = &e.fb;
 	}
-	epoll_add(e.epfd, e.timerfd, EV_TIMER);
-	epoll_add(e.epfd, e.sigfd, EV_SIGNAL);
+	epoll_add(e.epfd, e.timerfd, EV_TIMER, EPOLLIN | EPOLLET);
+	epoll_add(e.epfd, e.sigfd, EV_SIGNAL, EPOLLIN);
 	if (e.ctl_path) {
 		e.ctl_fd = open_control(e.ctl_path);
-		epoll_add(e.epfd, e.ctl_fd, EV_CONTROL);
+		epoll_add(e.epfd, e.ctl_fd, EV_CONTROL, EPOLLIN);
 	}
 	e.stats_interval_ns = o.interval_ms * 1000000ULL;
 	e.next_stats_ns = now + e.stats_interval_ns;
 	e.last_stats_ns = now;
-	/* A real-time task that spins would be throttled by the kernel (and starve others): under
-	 * --rt-priority linkem sleeps until each departure unless told otherwise. */
-	if (busy_us < 0)
-		busy_us = rt_priority > 0 ? 0 : DEFAULT_BUSY_POLL_US;
 	e.busy_ns = (uint64_t)busy_us * 1000ULL;
 
 	run(&e);

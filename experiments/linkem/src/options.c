@@ -20,7 +20,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: linkem -i IF_A -i IF_B [--ab SPEC] [--ba SPEC] [--both SPEC] [--seed N]\n"
 		"              [--stats FILE] [--stats-interval-ms %d] [--control PATH]\n"
-		"              [--busy-poll-us %d (0 with --rt-priority)] [--cpu N] [--rt-priority "
+		"              [--busy-poll-us %d] [--cpu N] [--rt-priority "
 		"1-99]\n"
 		"              [--feedback leg=N[,period_ms=%d][,target_ms=%d][,sn_bits=18|12]]\n"
 		"  Bridges IF_A and IF_B; \"ab\" = frames received on IF_A leave on IF_B, \"ba\" "
@@ -79,7 +79,7 @@ void options_parse(struct options *o, int argc, char **argv)
 	*o = (struct options){
 		.seed = 1,
 		.interval_ms = DEFAULT_STATS_INTERVAL_MS,
-		.busy_us = -1,
+		.busy_us = DEFAULT_BUSY_POLL_US,
 		.cpu = -1,
 		.fb = {.leg = 0,
 		       .period_ns = FB_DEFAULT_PERIOD_MS * 1000000ULL,

@@ -20,6 +20,11 @@ static const char *const DIST_NAMES[] = {
 
 const char *dist_name(enum delay_dist d) { return DIST_NAMES[d]; }
 
+const char *loss_at_name(enum loss_point p)
+{
+	return p == LOSS_AT_ENQUEUE ? "enqueue" : "departure";
+}
+
 void link_config_copy(struct link_config *dst, const struct link_config *src)
 {
 	*dst = *src;
@@ -162,6 +167,13 @@ static int apply_one(struct link_config *c, const char *key, char **vals, int nv
 		if (parse_double(val, 0, 1, &d))
 			goto range;
 		c->loss = d;
+	} else if (!strcmp(key, "loss_at")) {
+		if (!strcmp(val, "departure"))
+			c->loss_at = LOSS_AT_DEPARTURE;
+		else if (!strcmp(val, "enqueue"))
+			c->loss_at = LOSS_AT_ENQUEUE;
+		else
+			goto range;
 	} else {
 		snprintf(err, errlen, "unknown key '%s': allowed keys are " SPEC_KEYS, key);
 		return -1;
@@ -182,6 +194,8 @@ range:;
 		{"dist", "one of const, normal, uniform, pareto, paretonormal"},
 		{"reorder", "0 (keep order, delay is a lower bound) or 1 (jitter may reorder)"},
 		{"loss", "a probability in [0, 1] (0.05 = 5%)"},
+		{"loss_at", "departure (after serialization: a lost frame uses link time; the "
+			    "default) or enqueue (on arrival, as netem)"},
 	};
 	for (unsigned i = 0; i < sizeof(ALLOWED) / sizeof(ALLOWED[0]); i++)
 		if (!strcmp(key, ALLOWED[i].key))

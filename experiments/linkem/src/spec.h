@@ -11,7 +11,7 @@
 
 #define SPEC_KEYS                                                                                  \
 	"rate_mbit, burst_bytes, trace, queue_pkts, queue_bytes, delay_ms, jitter_ms, delay_cv, "  \
-	"dist, reorder, loss, ge"
+	"dist, reorder, loss, loss_at, ge"
 
 /* Applies the keys of `spec` on top of *cfg (which keeps its other values). On error
  * returns -1, leaves *cfg unchanged and writes a message to err. */
@@ -21,5 +21,6 @@ int spec_apply(struct link_config *cfg, const char *spec, char *err, size_t errl
 void link_config_copy(struct link_config *dst, const struct link_config *src);
 
 const char *dist_name(enum delay_dist d);
+const char *loss_at_name(enum loss_point p);
 
 #endif /* LINKEM_SPEC_H */

@@ -63,10 +63,10 @@ static void sb_config(struct strbuf *sb, const struct link_config *c)
 	sb_printf(
 		sb,
 		",\"queue_pkts\":%llu,\"queue_bytes\":%llu,\"delay_ms\":%.6g,\"delay_sd_ms\":%.6g,"
-		"\"dist\":\"%s\",\"reorder\":%d,\"loss\":%.6g,\"ge\":",
+		"\"dist\":\"%s\",\"reorder\":%d,\"loss\":%.6g,\"loss_at\":\"%s\",\"ge\":",
 		(unsigned long long)c->queue_pkts, (unsigned long long)c->queue_bytes,
 		c->delay_ns / 1e6, link_delay_sd_ns(c) / 1e6, dist_name(c->dist), c->reorder,
-		c->loss);
+		c->loss, loss_at_name(c->loss_at));
 	if (c->ge)
 		sb_printf(sb, "[%.6g,%.6g,%.6g,%.6g]}", c->ge_p, c->ge_r, c->ge_1h, c->ge_1k);
 	else

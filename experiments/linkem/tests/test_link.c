@@ -369,6 +369,47 @@ static void test_bernoulli_loss(void)
 	link_free(&l);
 }
 
+/* A saturated 10 Mbit/s link (1000-byte frames offered at twice its rate into a 100-frame
+ * queue for 20 s) at 5 % loss: dropped on arrival, lost frames take no link time and the
+ * link delivers 1/0.95 = 5.3 % more frames per second than when they are dropped after
+ * their serialization. Loss counts: 5 % of the frames drawn, within 4 binomial sd. */
+static void test_loss_at_enqueue_spends_no_link_time(void)
+{
+	const uint32_t N = 50000;	       /* 20 s at 2500 frames/s */
+	const double SERIALIZED = 20 * 1250.0; /* frames the link can carry in 20 s */
+	uint32_t delivered[2], drawn[2], lost[2];
+	const char *SPECS[2] = {"rate_mbit=10,queue_pkts=100,loss=0.05",
+				"rate_mbit=10,queue_pkts=100,loss=0.05,loss_at=enqueue"};
+
+	for (int k = 0; k < 2; k++) {
+		struct link l;
+		make_link(&l, SPECS[k], 0);
+		for (uint32_t i = 0; i < N; i++) {
+			link_enqueue(&l, (uint64_t)i * 400 * US, i, 1000);
+			link_advance(&l, (uint64_t)i * 400 * US);
+			while (link_dequeue(&l, (uint64_t)i * 400 * US, &out[0]))
+				; /* departures while the offer lasts: a rate over 20 s */
+		}
+		delivered[k] = (uint32_t)l.c.tx_frames;
+		lost[k] = (uint32_t)l.c.drop_loss;
+		/* departure: a draw per frame serialized; enqueue: per frame offered */
+		drawn[k] = k ? N : (uint32_t)(l.c.tx_frames + l.c.drop_loss);
+		link_free(&l);
+	}
+	double gain = (double)delivered[1] / delivered[0];
+	CHECK(gain > 1.04 && gain < 1.066,
+	      "enqueue/departure delivered %u/%u = %.4f, expected 1.053", delivered[1],
+	      delivered[0], gain);
+	CHECK(fabs(delivered[1] - SERIALIZED) < 0.01 * SERIALIZED,
+	      "enqueue-loss delivers the whole rate: %u of %.0f", delivered[1], SERIALIZED);
+	for (int k = 0; k < 2; k++) {
+		double mean = 0.05 * drawn[k], sd = sqrt(drawn[k] * 0.05 * 0.95);
+		CHECK(fabs(lost[k] - mean) < 4 * sd,
+		      "%s: %u lost of %u drawn, expected %.0f +- %.0f", SPECS[k], lost[k], drawn[k],
+		      mean, 4 * sd);
+	}
+}
+
 static uint64_t sent_bytes;
 static void count_sent(void *ctx, uint32_t handle, uint32_t len)
 {
@@ -542,6 +583,8 @@ static void test_spec_errors(void)
 	expect_spec_error("rate_mbit=-1", "rate_mbit=-1");
 	expect_spec_error("dist=gauss", "one of const, normal, uniform, pareto, paretonormal");
 	expect_spec_error("reorder=yes", "reorder=yes: expected 0");
+	expect_spec_error("loss_at=queue",
+			  "loss_at=queue: expected departure (after serialization");
 	expect_spec_error("queue_pkts=1.5", "queue_pkts=1.5: expected a packet count");
 	expect_spec_error("delay_ms=10,jitter_ms=1,delay_cv=0.1", "exclude each other");
 	expect_spec_error("ge=0.1,2", "ge: expected ge=p[,r[,1-h[,1-k]]]");
@@ -591,6 +634,76 @@ static void test_hist_percentiles(void)
 	CHECK(hist_percentile(&h, 0.99) == 7, "exact below 1024 us");
 }
 
+/* ---- wake-ups ------------------------------------------------------------------------ */
+
+/* Feeds `n` frames arriving every `gap_ns` and runs the clock from wake-up to wake-up, at
+ * link_next_departure (lazy) or at every event, ends of serialization included (eager);
+ * writes each departure's handle and time (the wake-up's) and returns the number of wake-ups. */
+static unsigned simulate(const char *spec, int lazy, uint32_t n, uint64_t gap_ns, uint32_t *handle,
+			 uint64_t *left, uint32_t *departed)
+{
+	struct link l;
+	uint32_t next_frame = 0;
+	unsigned wakeups = 0;
+	struct link_departure d;
+
+	make_link(&l, spec, 0);
+	*departed = 0;
+	for (;;) {
+		uint64_t arrival = next_frame < n ? (uint64_t)next_frame * gap_ns : LINK_NEVER;
+		uint64_t wake = lazy ? link_next_departure(&l) : link_next_event(&l);
+		if (arrival == LINK_NEVER && wake == LINK_NEVER)
+			break;
+		if (arrival <= wake) {
+			link_enqueue(&l, arrival, next_frame, 1000);
+			next_frame++;
+			continue;
+		}
+		wakeups++;
+		link_advance(&l, wake);
+		while (link_dequeue(&l, wake, &d)) {
+			handle[*departed] = d.f.handle;
+			left[(*departed)++] = wake;
+		}
+	}
+	link_free(&l);
+	return wakeups;
+}
+
+static void test_lazy_wakeups_keep_every_departure(void)
+{
+	static const char *SPECS[] = {
+		"rate_mbit=8,delay_ms=10,dist=const",
+		"rate_mbit=8,delay_ms=10,jitter_ms=2",
+		"rate_mbit=8,delay_ms=10,jitter_ms=2,reorder=1",
+		"rate_mbit=8,delay_ms=1,delay_cv=0.5,dist=pareto,reorder=1,loss=0.1",
+		"rate_mbit=4,delay_ms=5,dist=const,queue_pkts=20",
+		"delay_ms=3,jitter_ms=1",
+	};
+	static uint32_t h_lazy[2000], h_eager[2000];
+	static uint64_t at_lazy[2000], at_eager[2000];
+
+	for (unsigned s = 0; s < sizeof(SPECS) / sizeof(SPECS[0]); s++) {
+		uint32_t n_lazy, n_eager;
+		/* 1000-byte frames every 800 us: 10 Mbit/s offered, 8 and 4 Mbit/s links queue. */
+		unsigned w_lazy = simulate(SPECS[s], 1, 2000, 800 * US, h_lazy, at_lazy, &n_lazy);
+		unsigned w_eager =
+			simulate(SPECS[s], 0, 2000, 800 * US, h_eager, at_eager, &n_eager);
+		int same = n_lazy == n_eager;
+		for (uint32_t i = 0; same && i < n_lazy; i++)
+			same = h_lazy[i] == h_eager[i] && at_lazy[i] == at_eager[i];
+		CHECK(n_lazy > 0 && same,
+		      "%s: %u departures lazily, %u eagerly, not the same frames at the same times",
+		      SPECS[s], n_lazy, n_eager);
+		CHECK(w_lazy <= w_eager, "%s: %u lazy wake-ups > %u eager", SPECS[s], w_lazy,
+		      w_eager);
+		if (strstr(SPECS[s], "const"))
+			CHECK(w_lazy == n_lazy,
+			      "%s: %u wake-ups for %u departures at distinct times", SPECS[s],
+			      w_lazy, n_lazy);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -606,11 +719,13 @@ int main(int argc, char **argv)
 	test_delay_distributions();
 	test_seed_reproducible();
 	test_bernoulli_loss();
+	test_loss_at_enqueue_spends_no_link_time();
 	test_sent_hook();
 	test_gilbert_elliott_loss();
 	test_live_reconfiguration();
 	test_spec_errors();
 	test_hist_percentiles();
+	test_lazy_wakeups_keep_every_departure();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
