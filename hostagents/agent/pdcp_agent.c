@@ -59,6 +59,11 @@
 #define HOST_TX_BURST 64
 #define HOST_TX_PER_ROUND 256
 #define TX_RETRIES 64 /* tx_burst attempts before frames count as dropped */
+/* A blocking agent reads the host port (a system call on net_tap, usually finding nothing:
+ * most traffic is downlink) when its wait reported a frame there, while it keeps giving
+ * full bursts, and at least this often otherwise: an uplink frame (a TCP ACK) arriving
+ * while downlink traffic keeps the agent from waiting waits at most this long. */
+#define HOST_RX_MAX_GAP_NS 50000u
 
 /* Per-mbuf private area: when the frame entered the agent. */
 struct mbuf_priv {
@@ -255,6 +260,9 @@ static void lcore_rx_reorder_tx(struct agent *ag)
 	uint64_t next_stats_ns = now_ns() + interval_ns;
 	struct rte_mbuf *pkts[BURST_SIZE];
 	const bool can_block = ag->can_block;
+	const bool waits = can_block && ag->opt.idle_sleep_us != 0; /* between frames */
+	bool host_ready = true;	   /* the host port may have a frame: read it */
+	uint64_t host_read_ns = 0; /* when it was last read */
 
 	/* The default 50 us timer slack would double a 50 us idle sleep, and the delay of a
 	 * PDU that arrives during it. */
@@ -286,7 +294,12 @@ static void lcore_rx_reorder_tx(struct agent *ag)
 		pdcp_rx_poll(ag->core, t / 1000);
 		seen += host_tx_drain(ag, HOST_TX_PER_ROUND);
 
-		uint16_t n = rte_eth_rx_burst(ag->opt.host_port, 0, pkts, BURST_SIZE);
+		uint16_t n = 0;
+		if (!waits || host_ready || t - host_read_ns >= HOST_RX_MAX_GAP_NS) {
+			n = rte_eth_rx_burst(ag->opt.host_port, 0, pkts, BURST_SIZE);
+			host_ready = n == BURST_SIZE;
+			host_read_ns = t;
+		}
 		if (n > 0) {
 			ag->stats.rx_host += n;
 			ag->stats.uplink +=
@@ -311,7 +324,8 @@ static void lcore_rx_reorder_tx(struct agent *ag)
 		if (seen != 0 || ag->opt.idle_sleep_us == 0)
 			last_work_ns = t;
 		else if (can_block && t - last_work_ns >= spin_ns)
-			rxwait(ag->wait_fds, 3, wait_budget_ns(ag, t, next_stats_ns));
+			host_ready = rxwait(ag->wait_fds, 3, wait_budget_ns(ag, t, next_stats_ns)) &
+				     1u << 2;
 		else if (!can_block) {
 			bool deep = deep_after_ns != 0 && t - last_active_ns >= deep_after_ns;
 			nanosleep(deep ? &deep_idle : &idle, NULL);

@@ -69,7 +69,7 @@ int rxwait_port_fd(uint16_t port)
 	return -1;
 }
 
-void rxwait(const int *fds, unsigned int n, uint64_t timeout_ns)
+unsigned int rxwait(const int *fds, unsigned int n, uint64_t timeout_ns)
 {
 	struct pollfd pfd[8];
 	struct timespec ts = {.tv_sec = (time_t)(timeout_ns / 1000000000u),
@@ -79,5 +79,11 @@ void rxwait(const int *fds, unsigned int n, uint64_t timeout_ns)
 		n = sizeof(pfd) / sizeof(pfd[0]);
 	for (unsigned int i = 0; i < n; i++)
 		pfd[i] = (struct pollfd){.fd = fds[i], .events = POLLIN};
-	ppoll(pfd, n, &ts, NULL); /* readable, timed out or a signal: the loop looks again */
+	unsigned int ready = 0;
+
+	if (ppoll(pfd, n, &ts, NULL) > 0) /* else timed out or a signal: the loop looks again */
+		for (unsigned int i = 0; i < n; i++)
+			if (pfd[i].revents != 0)
+				ready |= 1u << i;
+	return ready;
 }

@@ -21,7 +21,8 @@ void rxwait_configure(const struct rte_eth_dev_info *info, struct rte_eth_conf *
  * interrupt descriptor; net_pcap, net_null: none). */
 int rxwait_port_fd(uint16_t port);
 
-/* Wait until one of `fds` (n of them, all >= 0) is readable or `timeout_ns` passed. */
-void rxwait(const int *fds, unsigned int n, uint64_t timeout_ns);
+/* Wait until one of `fds` (n <= 8 of them, all >= 0) is readable or `timeout_ns` passed;
+ * bit i of the result is set if fds[i] is readable (0: timeout or a signal). */
+unsigned int rxwait(const int *fds, unsigned int n, uint64_t timeout_ns);
 
 #endif /* AGENT_RXWAIT_H */
