@@ -200,7 +200,7 @@ def part_list(text: str) -> list[str]:
     return parts
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m experiments.ratebench.components",
         description=__doc__,
@@ -211,7 +211,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rates-kpps", type=rate_list, default=[20.0, 80.0, 160.0])
     parser.add_argument("--duration-s", type=float, default=2.0, help="per rate (default 2)")
     parser.add_argument("--idle-s", type=float, default=10.0, help="idle CPU interval")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     if os.geteuid() != 0:
         print("components: error: needs root (namespaces, packet sockets)", file=sys.stderr)
         return 2
