@@ -64,6 +64,7 @@
  * full bursts, and at least this often otherwise: an uplink frame (a TCP ACK) arriving
  * while downlink traffic keeps the agent from waiting waits at most this long. */
 #define HOST_RX_MAX_GAP_NS 50000u
+#define HOST_WAIT_BIT (1u << 2) /* the host port's bit in rxwait's result (wait_fds[2]) */
 
 /* Per-mbuf private area: when the frame entered the agent. */
 struct mbuf_priv {
@@ -80,7 +81,7 @@ struct agent {
 	bool initial_sn_pending; /* --initial-sn auto: take the first PDU's SN */
 	uint16_t started[3];
 	unsigned int n_started;
-	int wait_fds[3]; /* the ports' Rx descriptors (rxwait.h) */
+	int wait_fds[3]; /* Rx descriptors (rxwait.h) of leg A, leg B and the host port */
 	bool can_block;	 /* every port has one */
 	struct agent_stats stats;
 };
@@ -324,8 +325,9 @@ static void lcore_rx_reorder_tx(struct agent *ag)
 		if (seen != 0 || ag->opt.idle_sleep_us == 0)
 			last_work_ns = t;
 		else if (can_block && t - last_work_ns >= spin_ns)
-			host_ready = rxwait(ag->wait_fds, 3, wait_budget_ns(ag, t, next_stats_ns)) &
-				     1u << 2;
+			host_ready =
+				(rxwait(ag->wait_fds, 3, wait_budget_ns(ag, t, next_stats_ns)) &
+				 HOST_WAIT_BIT) != 0;
 		else if (!can_block) {
 			bool deep = deep_after_ns != 0 && t - last_active_ns >= deep_after_ns;
 			nanosleep(deep ? &deep_idle : &idle, NULL);
