@@ -26,6 +26,7 @@ import os
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 from dccommon.cliargs import add_old_name, float_range
@@ -254,69 +255,102 @@ def _measure(ns, case: str, frame: bytes, args, pid: int) -> dict:
     }
 
 
-def run_target(target: str, program: Path, cases: list[str], args, bmv2_files=None) -> dict:
-    """Start `target` on `program` in a fresh namespace; measure each case."""
+@contextmanager
+def running_switch(ns, target: str, program: Path, tmp: str, bmv2_files=None, pythonpath=None):
+    """`target` on `program` in namespace `ns` (ports 0-2 on s0-s2), pinned to P4SIM_CPU,
+    with the entries of p4sim's cases; yields (process, seconds until it took a pipeline).
+    `pythonpath`: run the p4sim of that source tree instead of this one (a baseline)."""
     import subprocess
 
-    from experiments.run.netns import Namespace, unique_prefix, veth_pair
+    sock = f"unix:{tmp}/p4rt.sock"
+    log_path = Path(tmp) / "switch.log"
+    ifaces = ["-i", "0@s0", "-i", "1@s1", "-i", "2@s2"]
+    env = None
+    if target == "ceiling":
+        from p4sim.native.build import build_trafgen
 
-    prefix = unique_prefix("p4b")
-    results = {}
-    with tempfile.TemporaryDirectory(prefix="p4sim-bench-") as tmp, Namespace(f"{prefix}ns") as ns:
+        argv = [str(build_trafgen()), "fwd", "s0", "s1", "100000"]
+    elif target == "bmv2":
+        import shutil
+
+        ssg = shutil.which(
+            "simple_switch_grpc", path="/opt/p4tools/bin:" + os.environ.get("PATH", "")
+        )
+        if ssg is None:
+            raise RuntimeError("simple_switch_grpc not found (/opt/p4tools/bin or PATH)")
+        argv = [ssg, "--no-p4", *ifaces, "--", "--grpc-server-addr", sock]
+    else:
+        p4sim = [str(Path(sys.executable).parent / "p4sim")]
+        if pythonpath is not None:
+            env = {**os.environ, "PYTHONPATH": str(pythonpath)}  # and cwd: `-c` puts it first
+            p4sim = [
+                sys.executable,
+                "-c",
+                "import sys; from p4sim.cli import main; sys.exit(main())",
+            ]
+        argv = [*p4sim, str(program), *ifaces, "--grpc-server-addr", sock, "--log-level",
+                "warn", "--engine", target]  # fmt: skip
+    with open(log_path, "w") as log:
+        started = time.perf_counter()
+        proc = ns.popen(_pinned(P4SIM_CPU) + argv, stdout=log, stderr=subprocess.STDOUT,
+                        env=env, cwd=pythonpath)  # fmt: skip
+    try:
+        ready_s = None
+        if target != "ceiling":
+            try:
+                client = _Client(sock, push=bmv2_files)
+            except Exception as exc:  # noqa: BLE001 - report why this target did not run
+                proc.poll()
+                detail = log_path.read_text().strip()[-600:] or str(exc)
+                raise RuntimeError(f"{target} did not come up: {detail}") from None
+            ready_s = time.perf_counter() - started
+            try:
+                (_fwd_entries if program == FWD_PROGRAM else _all_splitter_entries)(client)
+            finally:
+                client.close()
+        else:
+            time.sleep(0.5)
+        yield proc, ready_s
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
+@contextmanager
+def switch_namespace(prefix: str):
+    """A namespace with the veth pairs h0-s0, h1-s1, h2-s2 (hosts h*, switch ports s*)."""
+    from experiments.run.netns import Namespace, veth_pair
+
+    with Namespace(f"{prefix}ns") as ns:
         for i in range(3):
             veth_pair(f"h{i}", ns, f"s{i}", ns, mtu=1600)
         ns.run(["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1"])
-        sock = f"unix:{tmp}/p4rt.sock"
-        log_path = Path(tmp) / "switch.log"
-        ifaces = ["-i", "0@s0", "-i", "1@s1", "-i", "2@s2"]
-        if target == "ceiling":
-            from p4sim.native.build import build_trafgen
+        yield ns
 
-            argv = [str(build_trafgen()), "fwd", "s0", "s1", "100000"]
-        elif target == "bmv2":
-            import shutil
 
-            ssg = shutil.which(
-                "simple_switch_grpc", path="/opt/p4tools/bin:" + os.environ.get("PATH", "")
-            )
-            if ssg is None:
-                raise RuntimeError("simple_switch_grpc not found (/opt/p4tools/bin or PATH)")
-            argv = [ssg, "--no-p4", *ifaces, "--", "--grpc-server-addr", sock]
-        else:
-            p4sim = str(Path(sys.executable).parent / "p4sim")
-            argv = [p4sim, str(program), *ifaces, "--grpc-server-addr", sock, "--log-level",
-                    "warn", "--engine", target]  # fmt: skip
-        with open(log_path, "w") as log:
-            started = time.perf_counter()
-            proc = ns.popen(_pinned(P4SIM_CPU) + argv, stdout=log, stderr=subprocess.STDOUT)
-            try:
-                if target != "ceiling":
-                    try:
-                        client = _Client(sock, push=bmv2_files)
-                    except Exception as exc:  # noqa: BLE001 - report why this target did not run
-                        proc.poll()
-                        detail = log_path.read_text().strip()[-600:] or str(exc)
-                        raise RuntimeError(f"{target} did not come up: {detail}") from None
-                    results["ready_s"] = time.perf_counter() - started
-                    try:
-                        (_fwd_entries if program == FWD_PROGRAM else _all_splitter_entries)(client)
-                    finally:
-                        client.close()
-                else:
-                    time.sleep(0.5)
-                for case in cases:
-                    results[case] = _measure(
-                        ns, case, _frame(args.frame_size, DSTS[case]), args, proc.pid
-                    )
-            finally:
-                if proc.poll() is None:
-                    proc.terminate()
-                    try:
-                        proc.wait(timeout=10)
-                    except subprocess.TimeoutExpired:
-                        proc.kill()
-        if target == "native" and "native engine:" in log_path.read_text():
-            results["note"] = log_path.read_text().strip().splitlines()[-1]
+def run_target(target: str, program: Path, cases: list[str], args, bmv2_files=None) -> dict:
+    """Start `target` on `program` in a fresh namespace; measure each case."""
+    from experiments.run.netns import unique_prefix
+
+    results = {}
+    with (
+        tempfile.TemporaryDirectory(prefix="p4sim-bench-") as tmp,
+        switch_namespace(unique_prefix("p4b")) as ns,
+    ):
+        with running_switch(ns, target, program, tmp, bmv2_files) as (proc, ready_s):
+            if ready_s is not None:
+                results["ready_s"] = ready_s
+            for case in cases:
+                results[case] = _measure(
+                    ns, case, _frame(args.frame_size, DSTS[case]), args, proc.pid
+                )
+        log = (Path(tmp) / "switch.log").read_text()
+        if target == "native" and "native engine:" in log:
+            results["note"] = log.strip().splitlines()[-1]
     return results
 
 

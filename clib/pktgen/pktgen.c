@@ -30,7 +30,12 @@
  *   pktgen flood   -i IF --rx RX[,RX] --frame HEX --duration-s S
  *                  open loop, as fast as sendmmsg goes; the same JSON
  *   pktgen latency -i IF --rx RX[,RX] --frame HEX --pps P --count N
- *                  paced probes, one-way delay each; JSON: sent, received, p50_us, p99_us */
+ *                  paced probes, one-way delay each; JSON: sent, received, p50_us, p99_us
+ *   pktgen latency -i IF --rx RX[,RX] --pdcp SN_BITS --size N [--first N] --pps P --count N
+ *                  the same through a PDCP receiver (pdcp-agent): each probe is tx's PDCP
+ *                  PDU of --size bytes, numbered from --first on like tx's (a receiver drops
+ *                  a repeated SN as a duplicate: a second run continues the count); the
+ *                  receiver strips the PDCP header and leaves the last 16 bytes as they are */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
@@ -389,7 +394,7 @@ static int do_rx(const char *ifname, double duration, unsigned idle_ms, uint64_t
 
 #define LOOP_BATCH 32
 #define MAX_RX 4
-#define MAX_PROBES 200000
+#define MAX_PROBES 2000000 /* 10 s at 200,000 probes/s */
 
 struct loop_options {
 	char *rx_list;
@@ -502,7 +507,8 @@ static void wait_for_silence(void)
 	}
 }
 
-static int do_latency(int tx, uint8_t (*bufs)[MAX_FRAME], double pps, uint64_t count)
+static int do_latency(int tx, uint8_t (*bufs)[MAX_FRAME], double pps, uint64_t count,
+		      const struct tx_options *o)
 {
 	uint64_t gap = (uint64_t)(1e9 / pps), next = pktio_clock_ns(CLOCK_MONOTONIC);
 
@@ -511,6 +517,8 @@ static int do_latency(int tx, uint8_t (*bufs)[MAX_FRAME], double pps, uint64_t c
 	for (uint64_t seq = 0; seq < count; seq++) {
 		while (pktio_clock_ns(CLOCK_MONOTONIC) < next)
 			drain(on_probe);
+		if (o->sn_bits)
+			pdcp_number(bufs[0], o->first + seq, o->sn_bits);
 		stamp(bufs[0], seq, pktio_clock_ns(CLOCK_MONOTONIC) | 1);
 		send_frames(tx, bufs, 1);
 		next += gap;
@@ -576,20 +584,32 @@ static int do_loop(const char *mode, const char *ifname, const struct tx_options
 	const char *hex = l->frame_hex;
 	int latency = !strcmp(mode, "latency"), flood = !strcmp(mode, "flood");
 
-	if (!l->rx_list || !hex)
-		usage_error("rate, flood and latency need --rx RX[,RX] and --frame HEX", NULL);
+	if (latency && o->sn_bits && !hex) {
+		if (o->size < min_size(o) + 16)
+			usage_error("latency --pdcp needs --size of at least 71 bytes", NULL);
+		flen = o->size;
+		pdcp_headers(bufs[0], flen, o->sn_bits);
+	} else if (!l->rx_list || !hex || o->sn_bits) {
+		usage_error("rate, flood and latency need --rx RX[,RX] and --frame HEX (latency: "
+			    "or --pdcp SN_BITS --size N)",
+			    NULL);
+	}
+	if (!l->rx_list)
+		usage_error("rate, flood and latency need --rx RX[,RX]", NULL);
 	if (latency && (!(o->pps > 0) || !o->count))
 		usage_error("latency needs --pps P and --count N, both above 0", NULL);
 	if (!latency && !(o->duration > 0))
 		usage_error("rate and flood need --duration-s S above 0", NULL);
 	if (!latency && !flood && (!l->window || !l->copies))
 		usage_error("rate needs --window N and --copies N, both above 0", NULL);
-	flen = (unsigned)(strlen(hex) / 2);
-	if (strlen(hex) % 2 || flen < 32 || flen > MAX_FRAME ||
-	    strspn(hex, "0123456789abcdefABCDEF") != strlen(hex))
-		usage_error("--frame: expected 32 to 2048 bytes in hex", NULL);
-	for (unsigned i = 0; i < flen; i++)
-		sscanf(hex + 2 * i, "%2hhx", &bufs[0][i]);
+	if (hex) {
+		flen = (unsigned)(strlen(hex) / 2);
+		if (strlen(hex) % 2 || flen < 32 || flen > MAX_FRAME ||
+		    strspn(hex, "0123456789abcdefABCDEF") != strlen(hex))
+			usage_error("--frame: expected 32 to 2048 bytes in hex", NULL);
+		for (unsigned i = 0; i < flen; i++)
+			sscanf(hex + 2 * i, "%2hhx", &bufs[0][i]);
+	}
 	for (int i = 1; i < LOOP_BATCH; i++)
 		memcpy(bufs[i], bufs[0], flen);
 	int tx = loop_socket(ifname, 0);
@@ -600,7 +620,7 @@ static int do_loop(const char *mode, const char *ifname, const struct tx_options
 	}
 	wait_for_silence();
 	if (latency)
-		return do_latency(tx, bufs, o->pps, o->count);
+		return do_latency(tx, bufs, o->pps, o->count, o);
 	if (flood)
 		return do_rate(tx, bufs, o->duration, 0, 1);
 	return do_rate(tx, bufs, o->duration, l->window, l->copies);

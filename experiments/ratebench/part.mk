@@ -20,3 +20,12 @@ $(RATEBENCH_OUT)/rawfwd: $(RATEBENCH_DIR)/rawfwd.c $(PKTIO_DEPS)
 
 bench-testbed: build
 	$(PY) -m experiments.ratebench --out results/bench-testbed $(BENCH_TESTBED_ARGS)
+
+# make bench-components: CPU per frame, wakeups/s and delay of the native switch and
+# pdcp-agent alone between veths at 20, 80 and 160 kpps, and their idle CPU. As root.
+# BENCH_COMPONENTS_ARGS: e.g. --baseline ../main (another tree, side by side) --parts agent
+.PHONY: bench-components
+BENCH_TARGETS += bench-components
+
+bench-components: hostagents-build pktgen-build
+	$(PY) -m experiments.ratebench.components $(BENCH_COMPONENTS_ARGS)

@@ -40,6 +40,25 @@ def thread_times(pid: int) -> dict[int, tuple[int, int]] | None:
     return out
 
 
+def voluntary_switches(pid: int) -> int:
+    """Voluntary context switches of every thread of `pid` so far (its wakeups from blocking
+    waits and sleeps); 0 when the process is gone."""
+    total = 0
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return 0
+    for tid in tids:
+        try:
+            status = Path(f"/proc/{pid}/task/{tid}/status").read_text()
+        except OSError:
+            continue  # the thread ended between listdir and read
+        for line in status.splitlines():
+            if line.startswith("voluntary_ctxt_switches:"):
+                total += int(line.split()[1])
+    return total
+
+
 def process_usage(prev: dict, cur: dict, interval_ns: float) -> dict[str, float]:
     """Two thread_times() readings -> busy (CPUs used), wait (CPUs waited for), the
     busiest thread's demand and its run time alone (run_max: a thread at 1.0 fills a

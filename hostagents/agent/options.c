@@ -25,6 +25,7 @@ enum {
 	OPT_HOST_DST_MAC,
 	OPT_INITIAL_SN,
 	OPT_DEEP_IDLE_MS,
+	OPT_SPIN_US,
 	OPT_HELP,
 };
 
@@ -39,6 +40,7 @@ static const struct option long_options[] = {
 	{"stats-interval-ms", required_argument, NULL, OPT_STATS_INTERVAL_MS},
 	{"idle-sleep-us", required_argument, NULL, OPT_IDLE_SLEEP_US},
 	{"deep-idle-ms", required_argument, NULL, OPT_DEEP_IDLE_MS},
+	{"spin-us", required_argument, NULL, OPT_SPIN_US},
 	{"host-dst-mac", required_argument, NULL, OPT_HOST_DST_MAC},
 	{"initial-sn", required_argument, NULL, OPT_INITIAL_SN},
 	{"help", no_argument, NULL, OPT_HELP},
@@ -69,13 +71,16 @@ void agent_usage(const char *prog, FILE *out)
 		"  --uplink-leg a|b         leg for frames from the host port (default a)\n"
 		"  --stats FILE             JSON-lines stats file (default: stdout)\n"
 		"  --stats-interval-ms N    stats period; 0 = only the final line (default %u)\n"
-		"  --idle-sleep-us N        sleep when a poll round finds no packet; 0 = busy "
-		"poll\n"
+		"  --idle-sleep-us N        0 = busy poll; otherwise, when a poll round finds no\n"
+		"                           packet, block until a port has one (net_af_packet,\n"
+		"                           net_tap) or sleep N us if a port cannot be waited on\n"
 		"                           (default %u)\n"
-		"  --deep-idle-ms N         after N ms without a frame and with no PDU waiting, "
-		"idle\n"
-		"                           sleeps last %u us (an idle agent then costs ~1%% of a\n"
-		"                           core); 0 = never (default %u)\n"
+		"  --deep-idle-ms N         sleeping agents: after N ms without a frame and with "
+		"no\n"
+		"                           PDU waiting, idle sleeps last %u us; 0 = never\n"
+		"                           (default %u)\n"
+		"  --spin-us N              keep polling N us after the last frame before waiting\n"
+		"                           (default %u)\n"
 		"  --host-dst-mac MAC       rewrite the destination MAC of frames sent to the "
 		"host\n"
 		"                           port (default: keep it as received)\n"
@@ -85,7 +90,7 @@ void agent_usage(const char *prog, FILE *out)
 		"  --help                   this text\n",
 		prog, DEFAULT_LEG_A_PORT, DEFAULT_LEG_B_PORT, DEFAULT_HOST_PORT, DEFAULT_SN_BITS,
 		MAX_T_REORDERING_US, DEFAULT_T_REORDERING_US, DEFAULT_STATS_INTERVAL_MS,
-		DEFAULT_IDLE_SLEEP_US, DEEP_IDLE_SLEEP_US, DEFAULT_DEEP_IDLE_MS);
+		DEFAULT_IDLE_SLEEP_US, DEEP_IDLE_SLEEP_US, DEFAULT_DEEP_IDLE_MS, DEFAULT_SPIN_US);
 }
 
 /* A decimal integer in [0, max], nothing else. */
@@ -131,6 +136,7 @@ int agent_parse_options(int argc, char **argv, struct agent_options *opt, FILE *
 		.stats_interval_ms = DEFAULT_STATS_INTERVAL_MS,
 		.idle_sleep_us = DEFAULT_IDLE_SLEEP_US,
 		.deep_idle_ms = DEFAULT_DEEP_IDLE_MS,
+		.spin_us = DEFAULT_SPIN_US,
 	};
 	optind = 1;
 	opterr = 0;
@@ -194,6 +200,7 @@ int agent_parse_options(int argc, char **argv, struct agent_options *opt, FILE *
 		case OPT_STATS_INTERVAL_MS:
 		case OPT_IDLE_SLEEP_US:
 		case OPT_DEEP_IDLE_MS:
+		case OPT_SPIN_US:
 			if (parse_uint(arg, 3600u * 1000 * 1000, &v) < 0) {
 				fprintf(err,
 					"%s: error: %s '%s' is not allowed: use an integer from 0 "
@@ -202,6 +209,7 @@ int agent_parse_options(int argc, char **argv, struct agent_options *opt, FILE *
 					prog,
 					c == OPT_IDLE_SLEEP_US	? "--idle-sleep-us"
 					: c == OPT_DEEP_IDLE_MS ? "--deep-idle-ms"
+					: c == OPT_SPIN_US	? "--spin-us"
 								: "--stats-interval-ms",
 					arg);
 				return -1;
@@ -210,6 +218,8 @@ int agent_parse_options(int argc, char **argv, struct agent_options *opt, FILE *
 				opt->idle_sleep_us = v;
 			else if (c == OPT_DEEP_IDLE_MS)
 				opt->deep_idle_ms = v;
+			else if (c == OPT_SPIN_US)
+				opt->spin_us = v;
 			else
 				opt->stats_interval_ms = v;
 			break;

@@ -18,6 +18,7 @@
 #define DEFAULT_IDLE_SLEEP_US 50u
 #define DEFAULT_DEEP_IDLE_MS 200u /* longer than any gap of a running flow or ping probe */
 #define DEEP_IDLE_SLEEP_US 1000u
+#define DEFAULT_SPIN_US 0u
 #define MAX_T_REORDERING_US 60000000u /* 60 s; 38.323 tops out at 3 s */
 #define MAX_PORT_ID 1023u
 
@@ -31,6 +32,7 @@ struct agent_options {
 	uint64_t stats_interval_ms; /* 0: only the final line */
 	uint64_t idle_sleep_us;	    /* 0: busy poll */
 	uint64_t deep_idle_ms;	    /* silence before idle sleeps grow; 0: never */
+	uint64_t spin_us;	    /* keep polling this long after the last frame */
 	bool initial_sn_auto;	    /* RX_DELIV starts at the first PDU's SN */
 	uint32_t initial_sn;	    /* otherwise RX_DELIV starts here (spec: 0) */
 	bool rewrite_dst_mac;

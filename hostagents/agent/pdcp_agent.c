@@ -8,7 +8,9 @@
  *   host port ----------------------------------------------> uplink leg (A or B)
  *
  * One lcore does everything: the work per packet is small, and the testbed machines
- * have two cores to share with the switch, the link emulators and the endpoints.
+ * have two cores to share with the switch, the link emulators and the endpoints. So it
+ * polls only while frames keep coming: when a round finds nothing to do (and --spin-us
+ * has passed since the last frame) it blocks until a port has a frame or a timer is due.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -36,6 +38,7 @@
 #include "options.h"
 #include "pdcp_frame.h"
 #include "pdcp_rx.h"
+#include "rxwait.h"
 #include "stats.h"
 
 #define RX_DESC 1024
@@ -56,6 +59,12 @@
 #define HOST_TX_BURST 64
 #define HOST_TX_PER_ROUND 256
 #define TX_RETRIES 64 /* tx_burst attempts before frames count as dropped */
+/* A blocking agent reads the host port (a system call on net_tap, usually finding nothing:
+ * most traffic is downlink) when its wait reported a frame there, while it keeps giving
+ * full bursts, and at least this often otherwise: an uplink frame (a TCP ACK) arriving
+ * while downlink traffic keeps the agent from waiting waits at most this long. */
+#define HOST_RX_MAX_GAP_NS 50000u
+#define HOST_WAIT_BIT (1u << 2) /* the host port's bit in rxwait's result (wait_fds[2]) */
 
 /* Per-mbuf private area: when the frame entered the agent. */
 struct mbuf_priv {
@@ -72,6 +81,8 @@ struct agent {
 	bool initial_sn_pending; /* --initial-sn auto: take the first PDU's SN */
 	uint16_t started[3];
 	unsigned int n_started;
+	int wait_fds[3]; /* Rx descriptors (rxwait.h) of leg A, leg B and the host port */
+	bool can_block;	 /* every port has one */
 	struct agent_stats stats;
 };
 
@@ -197,8 +208,40 @@ static void write_stats(struct agent *ag, bool final)
 	stats_write(ag->stats_out, now_ns() / 1000000, &ag->stats, ag->core, final);
 }
 
+/* How long a blocking wait may last at time t: until the next stats line or t-Reordering
+ * expiry, at most a second. */
+static uint64_t wait_budget_ns(const struct agent *ag, uint64_t t, uint64_t next_stats_ns)
+{
+	uint64_t until = t + 1000000000u;
+
+	if (ag->opt.stats_interval_ms != 0 && next_stats_ns < until)
+		until = next_stats_ns;
+	if (pdcp_rx_timer_running(ag->core)) {
+		uint64_t expiry_ns = pdcp_rx_timer_deadline_us(ag->core) * 1000;
+
+		if (expiry_ns < until)
+			until = expiry_ns;
+	}
+	return until > t ? until - t : 0;
+}
+
+/* The ports' Rx descriptors in rxwait_port_fd's sense; false if one has none (then the
+ * agent sleeps --idle-sleep-us between empty rounds, as it did before it could block). */
+static bool wait_descriptors(const struct agent *ag, int fds[3])
+{
+	const uint16_t ports[3] = {ag->opt.leg_port[0], ag->opt.leg_port[1], ag->opt.host_port};
+	bool all = true;
+
+	for (int i = 0; i < 3; i++) {
+		fds[i] = rxwait_port_fd(ports[i]);
+		all = all && fds[i] >= 0;
+	}
+	return all;
+}
+
 /* Role of the (only) lcore: poll both legs and the host port, serve t-Reordering, write
- * stats. Returns when a SIGINT or SIGTERM arrives. */
+ * stats; between frames, spin for --spin-us, then block (or sleep, for ports without a
+ * descriptor). Returns when a SIGINT or SIGTERM arrives. */
 static void lcore_rx_reorder_tx(struct agent *ag)
 {
 	const uint16_t uplink_port = ag->opt.leg_port[ag->opt.uplink_leg];
@@ -207,15 +250,20 @@ static void lcore_rx_reorder_tx(struct agent *ag)
 		.tv_sec = (time_t)(ag->opt.idle_sleep_us / 1000000),
 		.tv_nsec = (long)(ag->opt.idle_sleep_us % 1000000) * 1000,
 	};
-	/* Deep idle: after a silence longer than any gap of a running flow (and with no PDU
-	 * waiting for t-Reordering), poll every DEEP_IDLE_SLEEP_US instead of every idle
-	 * sleep: an idle testbed stops costing a fifth of a core. Traffic at 1,000 pps or a
-	 * ping every 50 ms never reaches it, so their added delay is unchanged. */
+	/* Deep idle (sleeping agents only): after a silence longer than any gap of a running
+	 * flow (and with no PDU waiting for t-Reordering), poll every DEEP_IDLE_SLEEP_US
+	 * instead of every idle sleep. Traffic at 1,000 pps or a ping every 50 ms never
+	 * reaches it, so their added delay is unchanged. */
 	const struct timespec deep_idle = {.tv_nsec = (long)DEEP_IDLE_SLEEP_US * 1000};
 	const uint64_t deep_after_ns = ag->opt.deep_idle_ms * 1000000;
-	uint64_t last_active_ns = now_ns();
+	const uint64_t spin_ns = ag->opt.spin_us * 1000;
+	uint64_t last_active_ns = now_ns(), last_work_ns = now_ns();
 	uint64_t next_stats_ns = now_ns() + interval_ns;
 	struct rte_mbuf *pkts[BURST_SIZE];
+	const bool can_block = ag->can_block;
+	const bool waits = can_block && ag->opt.idle_sleep_us != 0; /* between frames */
+	bool host_ready = true;	   /* the host port may have a frame: read it */
+	uint64_t host_read_ns = 0; /* when it was last read */
 
 	/* The default 50 us timer slack would double a 50 us idle sleep, and the delay of a
 	 * PDU that arrives during it. */
@@ -247,7 +295,12 @@ static void lcore_rx_reorder_tx(struct agent *ag)
 		pdcp_rx_poll(ag->core, t / 1000);
 		seen += host_tx_drain(ag, HOST_TX_PER_ROUND);
 
-		uint16_t n = rte_eth_rx_burst(ag->opt.host_port, 0, pkts, BURST_SIZE);
+		uint16_t n = 0;
+		if (!waits || host_ready || t - host_read_ns >= HOST_RX_MAX_GAP_NS) {
+			n = rte_eth_rx_burst(ag->opt.host_port, 0, pkts, BURST_SIZE);
+			host_ready = n == BURST_SIZE;
+			host_read_ns = t;
+		}
 		if (n > 0) {
 			ag->stats.rx_host += n;
 			ag->stats.uplink +=
@@ -269,7 +322,13 @@ static void lcore_rx_reorder_tx(struct agent *ag)
 			       pdcp_rx_buffered(ag->core) != 0 || rte_ring_count(ag->host_txq) != 0;
 		if (traffic)
 			last_active_ns = t;
-		if (seen == 0 && ag->opt.idle_sleep_us != 0) {
+		if (seen != 0 || ag->opt.idle_sleep_us == 0)
+			last_work_ns = t;
+		else if (can_block && t - last_work_ns >= spin_ns)
+			host_ready =
+				(rxwait(ag->wait_fds, 3, wait_budget_ns(ag, t, next_stats_ns)) &
+				 HOST_WAIT_BIT) != 0;
+		else if (!can_block) {
 			bool deep = deep_after_ns != 0 && t - last_active_ns >= deep_after_ns;
 			nanosleep(deep ? &deep_idle : &idle, NULL);
 		}
@@ -293,8 +352,10 @@ static int port_init(struct agent *ag, uint16_t port, const char *role, bool pro
 	memset(&conf, 0, sizeof(conf));
 	memset(&info, 0, sizeof(info));
 	ret = rte_eth_dev_info_get(port, &info);
-	if (ret == 0)
+	if (ret == 0) {
+		rxwait_configure(&info, &conf);
 		ret = rte_eth_dev_configure(port, 1, 1, &conf);
+	}
 	if (ret == 0)
 		ret = rte_eth_dev_adjust_nb_rx_tx_desc(port, &nb_rxd, &nb_txd);
 	if (ret == 0)
@@ -457,6 +518,11 @@ int main(int argc, char **argv)
 		goto out_ports;
 	}
 
+	ag.can_block = wait_descriptors(&ag, ag.wait_fds);
+	fprintf(stderr, "pdcp-agent: between frames: %s\n",
+		ag.opt.idle_sleep_us == 0 ? "busy poll"
+		: ag.can_block		  ? "blocking wait on the ports"
+					  : "idle sleeps (a port has no Rx descriptor)");
 	fprintf(stderr,
 		"pdcp-agent: legs on ports %u (A) and %u (B), host port %u, uplink "
 		"on leg %c, %u-bit SN, t-Reordering %" PRIu64 " us\n",

@@ -37,6 +37,12 @@ THROUGHPUT_FRAMES = 2_000_000
 PACED_PPS = 300_000  # the goal
 PACED_LADDER_PPS = (100_000, 200_000, 300_000, 400_000)
 PACED_SECONDS = 2
+# how the agent waits between frames, for the delay probes
+WAIT_MODES = {
+    "busy poll": ("--idle-sleep-us", "0"),
+    "blocking wait (default)": (),
+    "--spin-us 20": ("--spin-us", "20"),
+}
 
 
 def l2_socket(ns: str, ifname: str, timestamps: bool = False) -> socket.socket:
@@ -294,12 +300,11 @@ def main() -> int:
                 "",
             )
         )
-        for sleep_us in ("0", "10", "50"):
-            with bench.agent_running("--idle-sleep-us", sleep_us, "--stats-interval-ms", "0"):
+        for mode, wait_args in WAIT_MODES.items():
+            with bench.agent_running(*wait_args, "--stats-interval-ms", "0"):
                 time.sleep(0.2)
                 via = one_way_delays_us(tx_leg, rx_client, pdcp=True, first_seq=0)
             hist = bench.stats_lines()[-1]["delay_us_hist"]
-            mode = "busy poll" if sleep_us == "0" else f"--idle-sleep-us {sleep_us}"
             rows.append(
                 (
                     f"added delay p50 / p99 ({mode})",

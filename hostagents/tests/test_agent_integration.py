@@ -345,6 +345,8 @@ def test_tap_host_port_feeds_the_client_ip_stack(testbed):
     bed.start_agent(
         "--t-reordering-us", "1000000", host_vdev=f"net_tap0,iface={tap},mac={CLIENT_MAC}"
     )
+    # the tap's Rx queue has a descriptor too: the agent blocks between frames
+    assert "between frames: blocking wait on the ports" in bed.stderr_path.read_text()
     ns = bed.ns_agent
     ns.add_addr(tap, "10.9.0.2/24")
     ns.run(["ip", "link", "set", tap, "up"])
@@ -381,17 +383,37 @@ def _cpu_s(pid: int) -> float:
     return sum(run for run, _wait in times.values()) / 1e9
 
 
-def test_idle_agent_goes_deep_idle_and_wakes_on_the_next_pdu(testbed):
-    """After --deep-idle-ms of silence the agent polls every 1 ms: under 5 % of a core (it
-    polled every 50 us before, 15 to 20 %), and a PDU still gets through."""
-    testbed.start_agent("--deep-idle-ms", "100", "--stats-interval-ms", "0")
-    time.sleep(0.3)  # past the 100 ms of silence
+def test_idle_agent_blocks_on_its_ports_and_wakes_on_the_next_pdu(testbed):
+    """With nothing to do the agent blocks until a port has a frame (it slept 50 us, then
+    1 ms, between looks before: 2 to 4 % of a core): under 1 % of a core while idle, and
+    the next PDU, or a frame from the client, wakes it at once."""
+    testbed.start_agent("--stats-interval-ms", "0")
+    assert "between frames: blocking wait on the ports" in testbed.stderr_path.read_text()
+    time.sleep(0.3)
     before, t0 = _cpu_s(testbed.agent.pid), time.monotonic()
     time.sleep(2.0)
     share = (_cpu_s(testbed.agent.pid) - before) / (time.monotonic() - t0)
-    assert share < 0.05, f"idle agent used {share:.1%} of a core"
+    assert share < 0.01, f"idle agent used {share:.1%} of a core"
+    sent = time.monotonic()
     testbed.send_leg(0, pdcp_frame(0))
-    assert [f for f, _ in receive_ours(testbed.client, 1, timeout_s=30)] == [inner_frame(0)]
+    got = receive_ours(testbed.client, 1, timeout_s=30)
+    assert [f for f, _ in got] == [inner_frame(0)]
+    # Without a wake-up from the leg it would have waited for the wait's 1 s limit.
+    assert got[0][1] - sent < 0.5, f"the PDU took {got[0][1] - sent:.3f} s"
+
+
+def test_blocked_agent_wakes_for_t_reordering(testbed):
+    """A PDU behind a gap leaves when t-Reordering (300 ms) expires, though no frame and no
+    stats line wake the blocked agent: its wait ends at the timer's deadline."""
+    bed = testbed
+    bed.start_agent("--t-reordering-us", "300000", "--stats-interval-ms", "0")
+    time.sleep(0.3)
+    sent = time.monotonic()
+    bed.send_leg(1, pdcp_frame(1))
+    got = receive_ours(bed.client, 1, timeout_s=30)
+    assert [f for f, _ in got] == [inner_frame(1)]
+    waited = got[0][1] - sent
+    assert 0.29 <= waited < 0.8, f"SN 1 left after {waited:.3f} s; t-Reordering is 0.3 s"
 
 
 def test_missing_interface_is_a_clear_error(tmp_path):
@@ -421,6 +443,7 @@ def test_missing_interface_is_a_clear_error(tmp_path):
         (["--frobnicate"], "unknown option '--frobnicate'"),
         (["--sn-bits", "12", "--initial-sn", "5000"], "--initial-sn 5000 is not allowed with"),
         (["--deep-idle-ms", "-1"], "--deep-idle-ms '-1' is not allowed: use an integer from 0"),
+        (["--spin-us", "x"], "--spin-us 'x' is not allowed: use an integer from 0"),
     ],
 )
 def test_bad_flag_values_are_refused_before_eal(args, message):

@@ -16,12 +16,12 @@
 #include <linux/if_packet.h>
 #include <net/ethernet.h>
 #include <net/if.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -36,6 +36,7 @@
 #define BLOCK_SIZE (1u << 20)
 #define BLOCK_NR 4
 #define UPQ_CAP 4096
+#define UPCALL_IDLE_WAIT_MS 1000 /* an up-call wait while no frame passes */
 
 typedef size_t (*process_fn)(void *dev, uint32_t port, const uint8_t *frame, size_t len,
 			     uint8_t **out);
@@ -78,6 +79,8 @@ struct io {
 	pthread_cond_t qcv;
 	struct upcall q[UPQ_CAP];
 	uint32_t qhead, qlen;
+	uint64_t upcall_rx_seen; /* io->rx when p4nio_upcall last looked (under qmu) */
+	int idle_waiter;	 /* p4nio_upcall waits for the next frame (under qmu) */
 	uint64_t rx, tx, tx_dropped, up_dropped, truncated;
 };
 
@@ -188,18 +191,28 @@ static void upcall(struct io *io, uint32_t kind, uint32_t port, const uint8_t *d
 
 /* Wait up to timeout_ms for an up-call; copies it into buf (cap bytes). Returns the frame
  * length, -1 on timeout, -2 when stopped. kind: 0 = a received frame for the Python
- * pipeline, 1 = a frame the pipeline sent to the CPU port. */
+ * pipeline, 1 = a frame the pipeline sent to the CPU port. While no frame has passed since
+ * the last call, the wait lasts up to UPCALL_IDLE_WAIT_MS and ends with the next frame:
+ * the caller's periodic work (the pipeline's digests) has nothing new without frames, and
+ * an idle switch then wakes once a second instead of every timeout_ms. */
 int64_t p4nio_upcall(struct io *io, uint8_t *buf, uint32_t cap, uint32_t *kind, uint32_t *port,
 		     int timeout_ms)
 {
 	pthread_mutex_lock(&io->qmu);
+	uint64_t rx = __atomic_load_n(&io->rx, __ATOMIC_RELAXED);
+	int idle = rx == io->upcall_rx_seen;
+	io->upcall_rx_seen = rx;
 	if (!io->qlen && !io->stop) {
 		struct timespec ts;
+		long wait_ms =
+			idle && timeout_ms < UPCALL_IDLE_WAIT_MS ? UPCALL_IDLE_WAIT_MS : timeout_ms;
 		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += (long)timeout_ms * 1000000L;
+		ts.tv_nsec += wait_ms * 1000000L;
 		ts.tv_sec += ts.tv_nsec / 1000000000L;
 		ts.tv_nsec %= 1000000000L;
+		io->idle_waiter = idle;
 		pthread_cond_timedwait(&io->qcv, &io->qmu, &ts);
+		io->idle_waiter = 0;
 	}
 	int64_t r = io->stop ? -2 : -1;
 	if (io->qlen) {
@@ -338,21 +351,40 @@ static int rx_round(struct io *io)
 		io->unlock(io->dev);
 	flush_all(io);
 	pthread_mutex_unlock(&io->mu);
+	if (any) { /* the first frame after a silence ends an idle up-call wait */
+		pthread_mutex_lock(&io->qmu);
+		if (io->idle_waiter)
+			pthread_cond_signal(&io->qcv);
+		pthread_mutex_unlock(&io->qmu);
+	}
 	return any;
 }
 
-/* The I/O loop; returns when p4nio_stop() is called. */
+/* The I/O loop; returns when p4nio_stop() is called. Between bursts it blocks in
+ * epoll_wait on every port and the stop eventfd, registered once (poll() would set up
+ * and tear down one wait per descriptor on each wake-up). */
 void p4nio_run(struct io *io)
 {
-	struct pollfd pfd[MAX_PORTS + 1];
-	for (int i = 0; i < io->nports; i++)
-		pfd[i] = (struct pollfd){.fd = io->p[i].fd, .events = POLLIN};
-	pfd[io->nports] = (struct pollfd){.fd = io->wake_fd, .events = POLLIN};
+	struct epoll_event ev, ready[MAX_PORTS + 1];
+	int ep = epoll_create1(EPOLL_CLOEXEC);
+	for (int i = 0; i <= io->nports && ep >= 0; i++) {
+		ev = (struct epoll_event){.events = EPOLLIN};
+		if (epoll_ctl(ep, EPOLL_CTL_ADD, i < io->nports ? io->p[i].fd : io->wake_fd, &ev) <
+		    0) {
+			close(ep);
+			ep = -1;
+		}
+	}
 	while (!io->stop) {
 		if (rx_round(io))
 			continue;
-		poll(pfd, io->nports + 1, 1000);
+		if (ep >= 0)
+			epoll_wait(ep, ready, MAX_PORTS + 1, 1000);
+		else
+			usleep(100); /* no epoll (out of descriptors): look again soon */
 	}
+	if (ep >= 0)
+		close(ep);
 }
 
 void p4nio_stop(struct io *io)

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: Apache-2.0
+ *
+ * Blocking waits for the agent's DPDK ports: a descriptor per port that turns readable when
+ * its receive queue holds a frame, so an agent with nothing to do sleeps in one ppoll()
+ * until a frame or its next timer, instead of waking every idle sleep to look.
+ */
+#ifndef AGENT_RXWAIT_H
+#define AGENT_RXWAIT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_ethdev.h>
+
+/* Before rte_eth_dev_configure: ask for what rxwait_port_fd needs (net_tap's Rx queue
+ * interrupt descriptor); other drivers' configuration stays as it is. */
+void rxwait_configure(const struct rte_eth_dev_info *info, struct rte_eth_conf *conf);
+
+/* After rte_eth_dev_start: the descriptor of port's Rx queue 0, or -1 when its driver offers
+ * none (net_af_packet: its packet socket, found by interface index; net_tap: the queue's
+ * interrupt descriptor; net_pcap, net_null: none). */
+int rxwait_port_fd(uint16_t port);
+
+/* Wait until one of `fds` (n <= 8 of them, all >= 0) is readable or `timeout_ns` passed;
+ * bit i of the result is set if fds[i] is readable (0: timeout or a signal). */
+unsigned int rxwait(const int *fds, unsigned int n, uint64_t timeout_ns);
+
+#endif /* AGENT_RXWAIT_H */
