@@ -82,6 +82,7 @@ FLOW_DEFAULTS = {
     "cubic_n": None,
     "hystart": None,
     "qlog": False,
+    "loop": None,  # aioquic: its endpoints' event loop (None: asyncio)
 }
 MPTCP_LEG_B = ("active", "backup")  # the leg-B subflow's MP_PRIO (RFC 8684 section 3.3.8)
 TOP_KEYS = {
@@ -286,6 +287,7 @@ def validate_flow(where: str, d: Any) -> dict:
             f"{where}.qlog: applies to kind aioquic only (ngtcp2's and quicgo's servers always "
             "write their qlog)"
         )
+    _validate_loop(where, flow)
     if flow["client"] not in FLOW_CLIENTS:
         raise ScenarioError(
             f"{where}.client: {flow['client']!r} is not one of " f"{', '.join(FLOW_CLIENTS)}"
@@ -326,6 +328,21 @@ def validate_flow(where: str, d: Any) -> dict:
     return flow
 
 
+def _validate_loop(where: str, flow: dict) -> None:
+    """loop: the event loop of our aioquic endpoints (None: asyncio, as before the key)."""
+    from experiments.flows.aioquic_flow import LOOPS
+
+    if flow["loop"] is None:
+        return
+    if flow["loop"] not in LOOPS:
+        raise ScenarioError(f"{where}.loop: {flow['loop']!r} is not one of {', '.join(LOOPS)}")
+    if flow["kind"] != "aioquic":
+        raise ScenarioError(
+            f"{where}.loop: applies to kind aioquic only (our quic_endpoint's event loop), "
+            f"not {flow['kind']}"
+        )
+
+
 def _validate_corbel_knobs(where: str, flow: dict) -> None:
     """cubic_n / hystart select our CUBIC of experiments.flows.corbel_cc (aioquic only)."""
     from experiments.flows.corbel_cc import CONNECTIONS
@@ -352,6 +369,7 @@ STACK_KNOBS = {
     "cubic_n": ("aioquic",),
     "hystart": ("aioquic",),
     "qlog": ("aioquic",),
+    "loop": ("aioquic",),
     "mptcp_leg_b": ("mptcp",),
     "scheduler": ("mptcp", "mpquic"),
     "paths": ("mpquic",),
@@ -408,6 +426,13 @@ def _check_variant(where: str, var: Any, nflows: int) -> None:
         elif int(match.group(1)) >= nflows:
             raise ScenarioError(
                 f"{where}.{key}: there is no flow {match.group(1)} (flows has {nflows})"
+            )
+    kind = var.get("kind")
+    for key, kinds in STACK_KNOBS.items():
+        if key in var and kind is not None and kind not in kinds:
+            raise ScenarioError(
+                f"{where}.{key}: applies to kind {' and '.join(kinds)} only, and this variant "
+                f"is kind {kind}"
             )
 
 
@@ -698,6 +723,7 @@ def variant_label(var: dict) -> str:
         return str(var["label"])
     parts = [str(var[k]) for k in ("kind", "cc") if k in var]
     parts += [f"rcvbuf-{var['udp_rcvbuf']}"] if var.get("udp_rcvbuf") == "large" else []
+    parts += ["uvloop"] if var.get("loop") == "uvloop" else []  # asyncio: the default, unnamed
     parts += ["backup"] if var.get("mptcp_leg_b") == "backup" else []
     parts += [str(var["scheduler"])] if var.get("scheduler") else []
     parts += [f"{var['paths']}path"] if var.get("paths") else []
