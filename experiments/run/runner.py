@@ -2,8 +2,8 @@
 
 Layout of an output directory:
 
-    OUT/scenario.yaml                 the validated scenario (quick mode and --reps applied)
-    OUT/runs/<run_id>/manifest.json   config, point, variant, rep, seed, commit, tool versions,
+    OUT/scenario.yaml                 the validated scenario (profile, --reps, --scale applied)
+    OUT/runs/<run_id>/manifest.json   config, point, variant, rep, seed, scale, commit, tools,
                                       host, CPU saturation flag, status, per-flow results
     OUT/runs/<run_id>/samples.csv     tidy samples: t_s, source, id, metric, value
     OUT/runs/<run_id>/flows.csv       one row per flow: bytes, completion, goodput, intact
@@ -330,6 +330,7 @@ def _manifest_head(run: Run, opts: RunOptions, prefix: str, extra: dict) -> dict
         "variant": run.variant,
         "rep": run.rep,
         "seed": run.seed,
+        "scale": run.scale,  # rates / scale (dcexp run --scale; 1: the scenario's own)
         "config": run.config,
         "target": opts.target,
         "engine": opts.engine if opts.target == "p4sim" else None,

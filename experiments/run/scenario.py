@@ -35,6 +35,7 @@ import yaml
 from controlplane.limits import MAX_BATCH  # the P4 program's batch_size_t
 from dccommon.cliargs import InputFileError, check_name, load_yaml, printable
 from experiments.run.linkspec import LinkSpec, LinkSpecError
+from experiments.run.scale import ScaleError, scale_doc
 
 
 class ScenarioError(ValueError):
@@ -479,6 +480,7 @@ class Run:
     rep: int
     seed: int
     config: dict  # links, dc, t_reordering_ms, flows (resolved)
+    scale: float = 1.0  # rates / scale, delays and RTT-defined times x scale (run/scale.py)
 
 
 @dataclass
@@ -805,6 +807,7 @@ def expand(doc: dict) -> list[Run]:
                 rep=rep,
                 seed=doc["seed"] * 1000 + rep,
                 config=cfg,
+                scale=doc.get("scale", 1.0),
             )
         )
     return runs
@@ -876,7 +879,11 @@ def apply_profile(doc: dict, where: str, profile: str) -> dict:
 
 
 def load(
-    path: str | Path, quick: bool = False, reps: int | None = None, paper: bool = False
+    path: str | Path,
+    quick: bool = False,
+    reps: int | None = None,
+    paper: bool = False,
+    scale: float = 1.0,
 ) -> Scenario:
     path = Path(path)
     try:
@@ -885,7 +892,9 @@ def load(
         if exc.reason == "no such file":
             raise ScenarioError(f"cannot read scenario {printable(path)}: no such file") from None
         raise ScenarioError(str(exc)) from None
-    return from_dict(raw, where=path.name, quick=quick, reps=reps, path=path, paper=paper)
+    return from_dict(
+        raw, where=path.name, quick=quick, reps=reps, path=path, paper=paper, scale=scale
+    )
 
 
 def from_dict(
@@ -895,7 +904,10 @@ def from_dict(
     reps: int | None = None,
     path: Path | None = None,
     paper: bool = False,
+    scale: float = 1.0,
 ) -> Scenario:
+    """A validated scenario and its runs: the profile's overrides (quick or paper), then
+    --reps, then the rates scaled by 1/scale (experiments/run/scale.py)."""
     _check_keys(where, raw, TOP_KEYS)
     doc = {k: copy.deepcopy(v) for k, v in TOP_KEYS.items()}
     doc.update(copy.deepcopy(raw))
@@ -906,12 +918,21 @@ def from_dict(
     if reps is not None:
         doc["repetitions"] = reps
     doc = _validate_doc(doc, where)
+    try:
+        doc = scale_doc(doc, scale)
+    except ScaleError as exc:
+        raise ScenarioError(f"{where}: {exc}") from None
     if doc.get("figure") is None:
         doc["figure"] = "fairness" if len(doc["flows"]) > 1 else "throughput"
     if path is not None:
         _resolve_traces(doc, path.parent)
     scenario = Scenario(name=doc["name"], doc=doc, path=path)
-    scenario.runs = expand(doc)
+    try:
+        scenario.runs = expand(doc)
+    except ScenarioError as exc:
+        if scale == 1:
+            raise
+        raise ScenarioError(f"{exc} (after --scale {scale:g})") from None
     return scenario
 
 
