@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from experiments.bench import aioquic_limit
+from experiments.bench import aioquic_limit, aioquic_loopback
 from experiments.flows import make_cert, make_payload, quic_endpoint
 from experiments.run.runner import pending_runs
 from experiments.run.scenario import ScenarioError, from_dict
@@ -200,3 +200,18 @@ def test_uvloop_missing_is_one_line_naming_the_loops(monkeypatch):
 
 async def _answer() -> int:
     return 42
+
+
+def test_the_loopback_bench_measures_each_loop_and_where_the_time_goes(tmp_path, capsys):
+    assert aioquic_loopback.main(["--runs", "1", "--mb", "1", "--profile", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    for loop in quic_endpoint.LOOPS:
+        assert f"  {loop:8} mean " in out
+        datagrams, shares = aioquic_loopback.profile_shares(tmp_path / f"{loop}.prof")
+        assert datagrams >= 1_000_000 / 1400  # every datagram of the download counted
+        receive = shares["aioquic receive (header, decryption, frames)"]
+        assert 0 < shares["ours: events, SHA-256"] < receive / 3 and receive > 0.05
+        assert sum(shares.values()) == pytest.approx(1)
+    with pytest.raises(SystemExit):
+        aioquic_loopback.main(["--loops", "asyncio,trio"])
+    assert "--loops: a comma-separated list of asyncio, uvloop" in capsys.readouterr().err
