@@ -108,7 +108,7 @@ def scale_doc(doc: dict, k: float) -> dict:
         rate = {**(doc["links"].get("both") or {}), **(doc["links"].get(leg) or {})}.get(
             "rate_mbit"
         )
-        if not rate and not _swept(doc, f"links.{leg}.rate_mbit"):
+        if not rate and not _swept(doc, f"links.{leg}.rate_mbit", "links.both.rate_mbit"):
             raise ScaleError(
                 f"links.{leg}: no rate_mbit (unlimited); --scale divides the legs' rates and "
                 "cannot lower an unlimited one"
@@ -134,9 +134,10 @@ def _variant_path(key: str) -> str:
     return key if key.startswith("flows.") else f"flows.{key}"
 
 
-def _swept(doc: dict, path: str) -> bool:
+def _swept(doc: dict, *paths: str) -> bool:
+    """Whether the sweep sets any of these paths."""
     sweep = doc.get("sweep") or {}
-    return path in (sweep.get("set") or {sweep.get("param"): None})
+    return any(p in (sweep.get("set") or {sweep.get("param"): None}) for p in paths)
 
 
 def _scale_sweep(sweep: dict, k: float) -> dict:

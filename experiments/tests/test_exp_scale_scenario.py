@@ -90,6 +90,9 @@ def test_events_sweeps_and_absolute_times_scale_alike():
     ]
     assert (cfg["flows"][0]["duration_s"], cfg["flows"][0]["start_s"]) == (80, 4)
     assert from_dict(_doc(), scale=4).doc["timeout_s"] == 240
+    unswept = {"both": {"delay_ms": 10}}  # the rate comes from the sweep alone
+    runs = from_dict(_doc(links=unswept, sweep=sweep), scale=4).runs
+    assert [r.config["links"]["b"]["rate_mbit"] for r in runs] == [2.5, 10]
 
 
 def test_a_download_by_size_keeps_its_size():
