@@ -1,11 +1,12 @@
 """dcexp: run DC experiments, report on them, clean up after dead runs.
 
-dcexp run SCENARIO.yaml [--reps N] [--quick|--paper] [--target p4sim|bmv2|remote:FILE.yaml]
+dcexp run SCENARIO.yaml [--reps N] [--quick|--paper] [--scale K]
+          [--target p4sim|bmv2|remote:FILE.yaml]
           [--engine native|interp] [--link linkem|netem] [--out DIR]
           [--executor local|ray [--address auto|HOST:PORT|ray://HOST:PORT]]
 dcexp campaign DIR [--quick|--paper|--full] [--reps N] [--out OUT] [--engine native|interp] [--executor ..]
 dcexp report DIR [--paper]
-dcexp validate SCENARIO.yaml...
+dcexp validate SCENARIO.yaml... [--quick|--paper] [--scale K]
 dcexp clean
 """
 
@@ -29,6 +30,7 @@ from dccommon.cliargs import (
     printable,
 )
 from experiments.run import cpu
+from experiments.run.scale import MAX_SCALE
 from experiments.run.scenario import MAX_DURATION_S, MAX_REPETITIONS, ScenarioError, load
 
 PROG = "dcexp"
@@ -73,6 +75,7 @@ def _add_run_parser(sub) -> argparse.ArgumentParser:
         action="store_true",
         help="apply the scenario's `paper:` overrides (the paper's sizes, stacks and points)",
     )
+    _add_scale_option(run)
     run.add_argument(
         "--out", type=Path, metavar="DIR", help="output directory (default results/<name>)"
     )
@@ -89,6 +92,18 @@ def _add_run_parser(sub) -> argparse.ArgumentParser:
         help="run only this protocol/CC variant (e.g. ngtcp2-cubic); repeatable",
     )
     return run
+
+
+def _add_scale_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--scale",
+        type=float_range(0, MAX_SCALE, "--scale", low_open=True),
+        default=1.0,
+        metavar="K",
+        help="run at proportionally scaled rates, after the profile: every leg rate / K, "
+        "every one-way delay, t-Reordering, flow duration and event time x K (the same BDP "
+        "and queues in packets); 1: as written (experiments/docs/scenarios.md)",
+    )
 
 
 def _add_campaign_parser(sub) -> argparse.ArgumentParser:
@@ -193,6 +208,7 @@ def _add_validate_parser(sub) -> None:
     val.add_argument("scenarios", type=Path, nargs="+", help="scenario YAML files")
     val.add_argument("--quick", action="store_true", help="check with the `quick:` overrides")
     val.add_argument("--paper", action="store_true", help="check with the `paper:` overrides")
+    _add_scale_option(val)
 
 
 def _target(value: str):
@@ -244,7 +260,9 @@ def cmd_run(args) -> int:
     from experiments.run.runner import Interrupted, run_scenario
     from experiments.run.testbed import TestbedError
 
-    scenario = load(args.scenario, quick=args.quick, reps=args.reps, paper=args.paper)
+    scenario = load(
+        args.scenario, quick=args.quick, reps=args.reps, paper=args.paper, scale=args.scale
+    )
     if args.variant:
         labels = list(dict.fromkeys(r.variant for r in scenario.runs))
         unknown = [v for v in args.variant if v not in labels]
@@ -369,7 +387,7 @@ def cmd_validate(args) -> int:
     from experiments.flows import MB, run_payload_bytes
 
     for path in args.scenarios:
-        sc = load(path, quick=args.quick, paper=args.paper)
+        sc = load(path, quick=args.quick, paper=args.paper, scale=args.scale)
         payload = max(run_payload_bytes(r.config["flows"]) for r in sc.runs)
         print(f"{path}: ok ({len(sc.runs)} runs, {payload / MB:,.0f} MB of payload files per run)")
     return 0

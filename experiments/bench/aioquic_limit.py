@@ -1,13 +1,16 @@
 """Where aioquic's client becomes CPU-bound on this host: a grid of flow counts x leg rates.
 
     sudo .venv/bin/python -m experiments.bench.aioquic_limit run [--flows 1,2,3]
-        [--rates 5,10,20,30] [--duration-s 10] [--pin split|switch|none] [--out DIR]
+        [--rates 5,10,20,30] [--duration-s 10] [--loop asyncio|uvloop]
+        [--pin split|switch|none] [--out DIR]
     .venv/bin/python -m experiments.bench.aioquic_limit report DIR
 
 `run` runs one short study through the real testbed (p4sim, linkem, the agent): N aioquic
 NewReno downloads with the enlarged UDP buffer on the DC client over two legs of R Mbit/s
 each (delay 10 ms cv 10 %, batch 100, split 1:1, as the paper's default), for every N and R
-of the grid, each point once; it resumes like any study. `report` (run by `run` at the end)
+of the grid, each point once, the endpoints on the event loop --loop (default asyncio, the
+default out results/aioquic-limit; uvloop: results/aioquic-limit-uvloop); it resumes like any
+study. `report` (run by `run` at the end)
 writes DIR/aioquic-limit.md and a figure: per point the rate offered (2R), the goodput of all
 flows, its share of the offer, the CPU the clients and servers used (in CPUs: 1.00 = one
 core) and which processes were short of CPU (experiments/run/cpu.py), and per flow count the
@@ -25,13 +28,19 @@ import pandas as pd
 
 from dccommon.cliargs import printable
 from experiments.analysis import metrics
+from experiments.flows.aioquic_flow import LOOPS
 
 USED = 0.9  # a point "keeps up" when the flows get this share of the offer
 
 
-def scenario_doc(flows: list[int], rates: list[float], duration_s: float) -> dict:
-    """One study: every (flow count, leg rate) pair a sweep point."""
+def scenario_doc(
+    flows: list[int], rates: list[float], duration_s: float, loop: str = "asyncio"
+) -> dict:
+    """One study: every (flow count, leg rate) pair a sweep point, on one event loop."""
     grid = [(n, r) for n in flows for r in rates]
+    variant = {"kind": "aioquic", "cc": "newreno", "udp_rcvbuf": "large"}
+    if loop != "asyncio":  # the default: the grid's runs as before the key existed
+        variant["loop"] = loop
     return {
         "name": "aioquic-limit",
         "description": "aioquic's CPU limit: N aioquic NewReno downloads (enlarged UDP buffer) "
@@ -43,7 +52,7 @@ def scenario_doc(flows: list[int], rates: list[float], duration_s: float) -> dic
         },
         "dc": {"batch": 100, "ratio": "1:1"},
         "flows": [{"client": "dc", "duration_s": duration_s, "count": flows[0]}],
-        "variants": [{"kind": "aioquic", "cc": "newreno", "udp_rcvbuf": "large"}],
+        "variants": [variant],
         "repetitions": 1,
         "sweep": {
             "param": "flows_x_rate",
@@ -77,6 +86,7 @@ def limit_table(out: Path) -> pd.DataFrame:
         rows.append(
             {
                 "flows": len(flows),
+                "loop": m["config"]["flows"][0].get("loop") or "asyncio",
                 "offered_mbit": offered,
                 "per_flow_mbit": offered / len(flows),
                 "goodput_mbit": goodput,
@@ -105,8 +115,9 @@ def report(out: Path) -> Path:
     table = limit_table(out)
     if table.empty:
         raise SystemExit(f"aioquic_limit: {printable(out)} holds no finished runs")
+    loops = " and ".join(sorted(set(table.loop)))
     lines = [
-        "# Where aioquic's client becomes CPU-bound",
+        f"# Where aioquic's client becomes CPU-bound (event loop: {loops})",
         "",
         (
             f"From {len(table)} runs in {out} (one per point; under load the figures measure the "
@@ -153,7 +164,8 @@ def _figure(table: pd.DataFrame, out: Path) -> Path:
     ax.set_ylim(0, 105)
     ax.grid(alpha=0.3)
     plots._legend_outside(ax)
-    ax.set_title("aioquic NewReno (enlarged buffer) on this host", fontsize=9)
+    loops = " and ".join(sorted(set(table.loop)))
+    ax.set_title(f"aioquic NewReno (enlarged buffer, {loops}) on this host", fontsize=9)
     return plots._save(fig, out, "aioquic-limit")[0]
 
 
@@ -182,8 +194,11 @@ def main(argv=None) -> int:
         default=[5.0, 10.0, 20.0, 30.0],
     )
     run.add_argument("--duration-s", type=float, default=10.0, help="length of each run")
+    run.add_argument("--loop", choices=LOOPS, default="asyncio", help="the endpoints' event loop")
     run.add_argument("--pin", choices=("split", "switch", "none"), default="split")
-    run.add_argument("--out", type=Path, default=Path("results/aioquic-limit"))
+    run.add_argument(
+        "--out", type=Path, help="default results/aioquic-limit (-uvloop with --loop uvloop)"
+    )
     rep = sub.add_parser("report", help="the table and figure of a run")
     rep.add_argument("dir", type=Path)
     args = p.parse_args(argv)
@@ -193,10 +208,11 @@ def main(argv=None) -> int:
 
         if not 1 <= args.duration_s <= 600:
             p.error(f"--duration-s: from 1 to 600 s, got {args.duration_s:g}")
-        scenario = from_dict(scenario_doc(args.flows, args.rates, args.duration_s))
-        summary = run_scenario(scenario, args.out, RunOptions(pin=args.pin))
+        scenario = from_dict(scenario_doc(args.flows, args.rates, args.duration_s, args.loop))
+        suffix = "" if args.loop == "asyncio" else f"-{args.loop}"
+        path = args.out or Path(f"results/aioquic-limit{suffix}")
+        summary = run_scenario(scenario, path, RunOptions(pin=args.pin))
         print(f"aioquic_limit: {summary['ok']} ok, {summary['failed']} failed", file=sys.stderr)
-        path = args.out
     else:
         path = args.dir
     print(f"aioquic_limit: {report(path)}")

@@ -12,6 +12,9 @@ from experiments.flows import ClientLogFlow
 from experiments.flows.corbel_cc import cc_name
 
 CC_NAMES = {"newreno": "reno", "cubic": "cubic"}
+# The endpoints' event loops (--loop): asyncio's, or uvloop's on libuv, which spends less CPU
+# per datagram (experiments/docs/aioquic-cpu.md).
+LOOPS = ("asyncio", "uvloop")
 LARGE_RCVBUF = 8 * 1024 * 1024  # "enlarged" UDP receive buffer, bytes (kernel doubles it)
 
 
@@ -33,6 +36,8 @@ class AioquicFlow(ClientLogFlow):
             str(c.port),
             "--cc",
             self._cc(),
+            "--loop",
+            self.spec.get("loop") or "asyncio",
         ]
 
     def _cc(self) -> str:

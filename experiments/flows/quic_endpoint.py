@@ -13,7 +13,8 @@ end the SHA-256 of what it received, so the harness can check the download is in
 
 Either role takes `--loop uvloop`: the same protocol code on uvloop's event loop (libuv)
 instead of asyncio's, which spends less CPU per datagram (experiments/docs/aioquic-cpu.md);
-it needs the uvloop package (not a project dependency).
+uvloop is a project dependency (pyproject.toml), installed by `make setup`. A flow's key
+`loop` (scenario files) chooses it for the testbed's aioquic flows.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from aioquic.quic.events import ConnectionTerminated, StreamDataReceived
 from aioquic.quic.logger import QuicFileLogger
 
 from experiments.flows import corbel_cc
+from experiments.flows.aioquic_flow import LOOPS
 
 corbel_cc.register()  # our CUBIC-N controllers beside aioquic's reno and cubic
 
@@ -169,9 +171,6 @@ async def run_client(args) -> int:
     return 0 if (args.duration_s or proto.finished.done() and proto.finished.result()) else 1
 
 
-LOOPS = ("asyncio", "uvloop")
-
-
 def _runner(loop: str) -> asyncio.Runner:
     """An asyncio runner on the chosen event loop."""
     if loop == "asyncio":
@@ -181,7 +180,7 @@ def _runner(loop: str) -> asyncio.Runner:
     except ImportError:
         sys.exit(
             "quic_endpoint: --loop uvloop: the uvloop package is not installed "
-            f"(pip install uvloop; allowed loops: {', '.join(LOOPS)})"
+            f"(make setup installs it; allowed loops: {', '.join(LOOPS)})"
         )
     return asyncio.Runner(loop_factory=uvloop.new_event_loop)
 

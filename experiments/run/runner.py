@@ -2,8 +2,8 @@
 
 Layout of an output directory:
 
-    OUT/scenario.yaml                 the validated scenario (quick mode and --reps applied)
-    OUT/runs/<run_id>/manifest.json   config, point, variant, rep, seed, commit, tool versions,
+    OUT/scenario.yaml                 the validated scenario (profile, --reps, --scale applied)
+    OUT/runs/<run_id>/manifest.json   config, point, variant, rep, seed, scale, commit, tools,
                                       host, CPU saturation flag, status, per-flow results
     OUT/runs/<run_id>/samples.csv     tidy samples: t_s, source, id, metric, value
     OUT/runs/<run_id>/flows.csv       one row per flow: bytes, completion, goodput, intact
@@ -49,7 +49,7 @@ from experiments.run.links import LinkError
 from experiments.run.linkspec import LinkSpecError
 from experiments.run.parts import ROOT, TestbedError, venv_tool
 from experiments.run.sampler import Sampler, flatten_switch_stats, saturation
-from experiments.run.scenario import EVENT_DIRECTIONS, Run, Scenario
+from experiments.run.scenario import EVENT_DIRECTIONS, FLOW_DEFAULTS, Run, Scenario
 from experiments.run.switches import (
     P4_PROGRAM,
     RemoteSwitch,
@@ -346,6 +346,7 @@ def _manifest_head(run: Run, opts: RunOptions, prefix: str, extra: dict) -> dict
         "variant": run.variant,
         "rep": run.rep,
         "seed": run.seed,
+        "scale": run.scale,  # rates / scale (dcexp run --scale; 1: the scenario's own)
         "config": run.config,
         "target": opts.target,
         **_engine(run.config, opts),
@@ -701,7 +702,22 @@ def _same_config(run_dir: Path, run: Run) -> bool:
         saved = json.loads((run_dir / "manifest.json").read_text())["config"]
     except (OSError, ValueError, KeyError):
         return False
-    return saved == json.loads(json.dumps(run.config, default=str))
+    config = json.loads(json.dumps(run.config, default=str))
+    if isinstance(saved.get("flows"), list) and len(saved["flows"]) == len(config["flows"]):
+        config["flows"] = [
+            _as_saved_before_new_keys(new, old) for new, old in zip(config["flows"], saved["flows"])
+        ]
+    return saved == config
+
+
+def _as_saved_before_new_keys(flow: dict, saved: dict) -> dict:
+    """A flow without the keys a saved run predates (e.g. loop) when they hold their default
+    value: a run made before a flow key existed did what its default does."""
+    return {
+        k: v
+        for k, v in flow.items()
+        if k in saved or k not in FLOW_DEFAULTS or v != FLOW_DEFAULTS[k]
+    }
 
 
 def pending_runs(scenario: Scenario, out: Path) -> list[Run]:

@@ -35,6 +35,7 @@ import yaml
 from controlplane.limits import MAX_BATCH  # the P4 program's batch_size_t
 from dccommon.cliargs import InputFileError, check_name, load_yaml, printable
 from experiments.run.linkspec import LOSS_POINTS, LinkSpec, LinkSpecError
+from experiments.run.scale import ScaleError, scale_doc
 
 
 class ScenarioError(ValueError):
@@ -84,6 +85,7 @@ FLOW_DEFAULTS = {
     "cubic_n": None,
     "hystart": None,
     "qlog": False,
+    "loop": None,  # aioquic: its endpoints' event loop (None: asyncio)
 }
 MPTCP_LEG_B = ("active", "backup")  # the leg-B subflow's MP_PRIO (RFC 8684 section 3.3.8)
 TOP_KEYS = {
@@ -292,6 +294,7 @@ def validate_flow(where: str, d: Any) -> dict:
             f"{where}.qlog: applies to kind aioquic only (ngtcp2's and quicgo's servers always "
             "write their qlog)"
         )
+    _validate_loop(where, flow)
     if flow["client"] not in FLOW_CLIENTS:
         raise ScenarioError(
             f"{where}.client: {flow['client']!r} is not one of " f"{', '.join(FLOW_CLIENTS)}"
@@ -332,6 +335,21 @@ def validate_flow(where: str, d: Any) -> dict:
     return flow
 
 
+def _validate_loop(where: str, flow: dict) -> None:
+    """loop: the event loop of our aioquic endpoints (None: asyncio, as before the key)."""
+    from experiments.flows.aioquic_flow import LOOPS
+
+    if flow["loop"] is None:
+        return
+    if flow["loop"] not in LOOPS:
+        raise ScenarioError(f"{where}.loop: {flow['loop']!r} is not one of {', '.join(LOOPS)}")
+    if flow["kind"] != "aioquic":
+        raise ScenarioError(
+            f"{where}.loop: applies to kind aioquic only (our quic_endpoint's event loop), "
+            f"not {flow['kind']}"
+        )
+
+
 def _validate_corbel_knobs(where: str, flow: dict) -> None:
     """cubic_n / hystart select our CUBIC of experiments.flows.corbel_cc (aioquic only)."""
     from experiments.flows.corbel_cc import CONNECTIONS
@@ -358,6 +376,7 @@ STACK_KNOBS = {
     "cubic_n": ("aioquic",),
     "hystart": ("aioquic",),
     "qlog": ("aioquic",),
+    "loop": ("aioquic",),
     "mptcp_leg_b": ("mptcp",),
     "scheduler": ("mptcp", "mpquic"),
     "paths": ("mpquic",),
@@ -415,6 +434,13 @@ def _check_variant(where: str, var: Any, nflows: int) -> None:
             raise ScenarioError(
                 f"{where}.{key}: there is no flow {match.group(1)} (flows has {nflows})"
             )
+    kind = var.get("kind")
+    for key, kinds in STACK_KNOBS.items():
+        if key in var and kind is not None and kind not in kinds:
+            raise ScenarioError(
+                f"{where}.{key}: applies to kind {' and '.join(kinds)} only, and this variant "
+                f"is kind {kind}"
+            )
 
 
 def _set_path(doc: dict, path: str, value: Any) -> None:
@@ -460,6 +486,7 @@ class Run:
     rep: int
     seed: int
     config: dict  # links, dc, t_reordering_ms, flows (resolved)
+    scale: float = 1.0  # rates / scale, delays and RTT-defined times x scale (run/scale.py)
 
 
 @dataclass
@@ -704,6 +731,7 @@ def variant_label(var: dict) -> str:
         return str(var["label"])
     parts = [str(var[k]) for k in ("kind", "cc") if k in var]
     parts += [f"rcvbuf-{var['udp_rcvbuf']}"] if var.get("udp_rcvbuf") == "large" else []
+    parts += ["uvloop"] if var.get("loop") == "uvloop" else []  # asyncio: the default, unnamed
     parts += ["backup"] if var.get("mptcp_leg_b") == "backup" else []
     parts += [str(var["scheduler"])] if var.get("scheduler") else []
     parts += [f"{var['paths']}path"] if var.get("paths") else []
@@ -785,6 +813,7 @@ def expand(doc: dict) -> list[Run]:
                 rep=rep,
                 seed=doc["seed"] * 1000 + rep,
                 config=cfg,
+                scale=doc.get("scale", 1.0),
             )
         )
     return runs
@@ -856,7 +885,11 @@ def apply_profile(doc: dict, where: str, profile: str) -> dict:
 
 
 def load(
-    path: str | Path, quick: bool = False, reps: int | None = None, paper: bool = False
+    path: str | Path,
+    quick: bool = False,
+    reps: int | None = None,
+    paper: bool = False,
+    scale: float = 1.0,
 ) -> Scenario:
     path = Path(path)
     try:
@@ -865,7 +898,9 @@ def load(
         if exc.reason == "no such file":
             raise ScenarioError(f"cannot read scenario {printable(path)}: no such file") from None
         raise ScenarioError(str(exc)) from None
-    return from_dict(raw, where=path.name, quick=quick, reps=reps, path=path, paper=paper)
+    return from_dict(
+        raw, where=path.name, quick=quick, reps=reps, path=path, paper=paper, scale=scale
+    )
 
 
 def from_dict(
@@ -875,7 +910,10 @@ def from_dict(
     reps: int | None = None,
     path: Path | None = None,
     paper: bool = False,
+    scale: float = 1.0,
 ) -> Scenario:
+    """A validated scenario and its runs: the profile's overrides (quick or paper), then
+    --reps, then the rates scaled by 1/scale (experiments/run/scale.py)."""
     _check_keys(where, raw, TOP_KEYS)
     doc = {k: copy.deepcopy(v) for k, v in TOP_KEYS.items()}
     doc.update(copy.deepcopy(raw))
@@ -886,12 +924,21 @@ def from_dict(
     if reps is not None:
         doc["repetitions"] = reps
     doc = _validate_doc(doc, where)
+    try:
+        doc = scale_doc(doc, scale)
+    except ScaleError as exc:
+        raise ScenarioError(f"{where}: {exc}") from None
     if doc.get("figure") is None:
         doc["figure"] = "fairness" if len(doc["flows"]) > 1 else "throughput"
     if path is not None:
         _resolve_traces(doc, path.parent)
     scenario = Scenario(name=doc["name"], doc=doc, path=path)
-    scenario.runs = expand(doc)
+    try:
+        scenario.runs = expand(doc)
+    except ScenarioError as exc:
+        if scale == 1:
+            raise
+        raise ScenarioError(f"{exc} (after --scale {scale:g})") from None
     return scenario
 
 

@@ -1,7 +1,7 @@
 """aioquic's CPU: the limit bench (experiments/bench/aioquic_limit.py), whose grid is a valid
 study and whose table and limits follow from hand-made manifests (the real grid needs an idle
-machine: `make aioquic-limit`), and quic_endpoint's --loop option, a real download over
-loopback on each event loop."""
+machine: `make aioquic-limit`), quic_endpoint's --loop option, a real download over loopback on
+each event loop, and the flow key `loop` that chooses it in studies."""
 
 import hashlib
 import json
@@ -12,9 +12,10 @@ import time
 
 import pytest
 
-from experiments.bench import aioquic_limit
+from experiments.bench import aioquic_limit, aioquic_loopback
 from experiments.flows import make_cert, make_payload, quic_endpoint
-from experiments.run.scenario import from_dict
+from experiments.run.runner import pending_runs
+from experiments.run.scenario import ScenarioError, from_dict
 
 
 def test_the_grid_is_one_study_with_a_point_per_flow_count_and_rate():
@@ -25,6 +26,76 @@ def test_the_grid_is_one_study_with_a_point_per_flow_count_and_rate():
     assert cfg["flows"][0]["count"] == 3 and cfg["flows"][0]["udp_rcvbuf"] == "large"
     assert cfg["links"]["a"]["rate_mbit"] == cfg["links"]["b"]["rate_mbit"] == 20
     assert cfg["links"]["a"]["delay_ms"] == 10  # the paper's leg otherwise
+
+
+def test_the_grid_runs_on_either_loop_and_asyncio_leaves_its_runs_as_they_were():
+    asyncio_runs = from_dict(aioquic_limit.scenario_doc([1], [5.0], 10)).runs
+    uvloop_runs = from_dict(aioquic_limit.scenario_doc([1], [5.0], 10, "uvloop")).runs
+    assert asyncio_runs[0].variant == "aioquic-newreno-rcvbuf-large"
+    assert asyncio_runs[0].config["flows"][0]["loop"] is None  # asyncio, as before the key
+    assert uvloop_runs[0].variant == "aioquic-newreno-rcvbuf-large-uvloop"
+    assert uvloop_runs[0].config["flows"][0]["loop"] == "uvloop"
+    with pytest.raises(SystemExit):
+        aioquic_limit.main(["run", "--loop", "trio"])
+
+
+def _doc(flows, variants=None):
+    doc = {
+        "name": "loops",
+        "links": {"both": {"rate_mbit": 20, "delay_ms": 10}},
+        "flows": flows,
+    }
+    return doc | ({"variants": variants} if variants else {})
+
+
+def test_a_variants_loop_reaches_the_aioquic_flows_and_names_the_variant():
+    flows = [
+        {"kind": "aioquic", "size_mb": 1, "client": "dc"},
+        {"kind": "tcp", "size_mb": 1, "client": "sc-a"},
+    ]
+    variants = [{"cc": "newreno", "loop": "uvloop"}, {"cc": "newreno"}]
+    uv, plain = from_dict(_doc(flows, variants)).runs
+    assert (uv.variant, plain.variant) == ("newreno-uvloop", "newreno")  # never mixed
+    assert [f["loop"] for f in uv.config["flows"]] == ["uvloop", None]  # not on the TCP flow
+    assert [f["loop"] for f in plain.config["flows"]] == [None, None]
+
+
+@pytest.mark.parametrize(
+    "flows,variants,message",
+    [
+        (
+            [{"kind": "aioquic", "size_mb": 1, "loop": "trio"}],
+            None,
+            r"flows\[0\]\.loop: 'trio' is not one of asyncio, uvloop",
+        ),
+        (
+            [{"kind": "ngtcp2", "size_mb": 1, "loop": "uvloop"}],
+            None,
+            r"flows\[0\]\.loop: applies to kind aioquic only .* not ngtcp2",
+        ),
+        (
+            [{"kind": "aioquic", "size_mb": 1}],
+            [{"kind": "tcp", "loop": "uvloop"}],
+            r"variants\[0\]\.loop: applies to kind aioquic only, and this variant is kind tcp",
+        ),
+    ],
+)
+def test_a_bad_loop_is_one_line_naming_the_allowed(flows, variants, message):
+    with pytest.raises(ScenarioError, match=message):
+        from_dict(_doc(flows, variants))
+
+
+def test_runs_saved_before_the_loop_key_still_count_and_uvloop_runs_do_not(tmp_path):
+    scenario = from_dict(_doc([{"kind": "aioquic", "size_mb": 1}]))
+    [run] = scenario.runs
+    saved = json.loads(json.dumps(run.config))
+    del saved["flows"][0]["loop"]  # a manifest written before the key existed
+    run_dir = tmp_path / "runs" / run.run_id
+    run_dir.mkdir(parents=True)
+    (run_dir / "manifest.json").write_text(json.dumps({"status": "ok", "config": saved}))
+    assert pending_runs(scenario, tmp_path) == []
+    uv = from_dict(_doc([{"kind": "aioquic", "size_mb": 1, "loop": "uvloop"}]))
+    assert [r.run_id for r in pending_runs(uv, tmp_path)] == [run.run_id]
 
 
 def _manifest(out, point, rate, goodputs, client_busy, short=()):
@@ -39,7 +110,10 @@ def _manifest(out, point, rate, goodputs, client_busy, short=()):
             {
                 "run_id": point,
                 "status": "ok",
-                "config": {"links": {"a": {"rate_mbit": rate}, "b": {"rate_mbit": rate}}},
+                "config": {
+                    "links": {"a": {"rate_mbit": rate}, "b": {"rate_mbit": rate}},
+                    "flows": [{"kind": "aioquic", "loop": None}],
+                },
                 "flows": flows,
                 "process_cpu": cpu,
                 "saturated_processes": list(short),
@@ -61,6 +135,7 @@ def test_limits_take_the_highest_offer_used_without_a_cpu_bound_flow(tmp_path):
     assert not row.cpu_bound and row.used == pytest.approx(27 / 40)
     assert aioquic_limit.limits(table) == {1: 40.0, 3: 20.0}
     text = aioquic_limit.report(tmp_path).read_text()
+    assert text.startswith("# Where aioquic's client becomes CPU-bound (event loop: asyncio)")
     assert "| 1 | 60 | 60 | 40.0 | 67% | 0.95 | 0.10 | f0.0-dc/client |" in text
     assert "- 1 flow(s): 40 Mbit/s (40 per flow)" in text
     assert (tmp_path / "aioquic-limit.png").exists()
@@ -125,3 +200,18 @@ def test_uvloop_missing_is_one_line_naming_the_loops(monkeypatch):
 
 async def _answer() -> int:
     return 42
+
+
+def test_the_loopback_bench_measures_each_loop_and_where_the_time_goes(tmp_path, capsys):
+    assert aioquic_loopback.main(["--runs", "1", "--mb", "1", "--profile", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    for loop in quic_endpoint.LOOPS:
+        assert f"  {loop:8} mean " in out
+        datagrams, shares = aioquic_loopback.profile_shares(tmp_path / f"{loop}.prof")
+        assert datagrams >= 1_000_000 / 1400  # every datagram of the download counted
+        receive = shares["aioquic receive (header, decryption, frames)"]
+        assert 0 < shares["ours: events, SHA-256"] < receive / 3 and receive > 0.05
+        assert sum(shares.values()) == pytest.approx(1)
+    with pytest.raises(SystemExit):
+        aioquic_loopback.main(["--loops", "asyncio,trio"])
+    assert "--loops: a comma-separated list of asyncio, uvloop" in capsys.readouterr().err

@@ -58,6 +58,7 @@ def pair(tmp_path_factory):
         ("ngtcp2", "cubic", 5001),
         ("ngtcp2", "newreno", 5002),
         ("aioquic", "cubic", 5003),
+        ("aioquic-uvloop", "newreno", 5007),
         ("quicgo", "newreno", 5006),
         ("tcp", "cubic", 5004),
         ("tcp", "newreno", 5005),
@@ -65,17 +66,18 @@ def pair(tmp_path_factory):
 )
 def test_download_by_size(pair, kind, cc, port):
     srv, cli, work = pair
-    spec = validate_flow("f", {"kind": kind, "cc": cc, "size_mb": 4})
+    kind, _, loop = kind.partition("-")
+    spec = validate_flow("f", {"kind": kind, "cc": cc, "size_mb": 4, "loop": loop or None})
     cert, key = make_cert(work)
     (work / "htdocs").mkdir(exist_ok=True)
     payload = make_payload(work / "htdocs" / "payload.bin", 4 * MB, seed=7)
     ctx = FlowContext(
-        f"{kind}-{cc}",
+        f"{kind}-{cc}{loop}",
         srv,
         cli,
         "10.0.0.1",
         port,
-        work / f"{kind}-{cc}",
+        work / f"{kind}-{cc}{loop}",
         payload,
         cert,
         key,
@@ -94,6 +96,9 @@ def test_download_by_size(pair, kind, cc, port):
     res = flow.result()
     assert res["complete"], res
     assert res["bytes"] >= 4 * MB
+    if kind == "aioquic":  # both endpoints on the flow's event loop
+        for proc in (flow.server, flow.client):
+            assert f"--loop {loop or 'asyncio'}" in " ".join(map(str, proc.args))
     if kind != "tcp":
         assert res["intact"], "QUIC download differs from the served file"
     else:
