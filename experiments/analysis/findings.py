@@ -27,6 +27,14 @@ from dataclasses import dataclass
 from experiments.analysis.stats import estimate, welch
 
 PAPER_STACK = "aioquic-newreno-rcvbuf-large"
+
+
+def is_paper_stack(variant: str) -> bool:
+    """The paper's stack on either event loop: uvloop runs the same protocol code faster
+    (experiments/docs/aioquic-cpu.md), so an `-uvloop` variant answers the paper's figures."""
+    return variant.removesuffix("-uvloop") == PAPER_STACK
+
+
 AIOQUIC_VALUES = "the paper's values are aioquic NewReno's"
 VERDICTS = ("agree", "partly", "disagree", "no counterpart", "not run")
 
@@ -161,7 +169,7 @@ def value(values: Values, quantity: str, point, paper: float) -> list[Row]:
             continue
         est = estimate(points[point])
         ours = f"{_fmt_point(point)}: {est.text()}"
-        if variant != PAPER_STACK:
+        if not is_paper_stack(variant):
             why = counterpart(variant, quantity) or AIOQUIC_VALUES
             rows.append(Row(variant, ours, "no counterpart", why))
         elif est.n < 2:
@@ -247,7 +255,7 @@ def at_most(values: Values, quantity: str, points, bound: float, what: str) -> l
         ests = {p: estimate(per[p]) for p in present}
         ours = "; ".join(f"{_fmt_point(p)}: {e.text()}" for p, e in ests.items())
         why = counterpart(variant, quantity) or (
-            AIOQUIC_VALUES if quantity == "jfi" and variant != PAPER_STACK else None
+            AIOQUIC_VALUES if quantity == "jfi" and not is_paper_stack(variant) else None
         )
         if why:
             rows.append(Row(variant, ours, "no counterpart", why))

@@ -28,7 +28,8 @@ def stack_name(variant: str) -> str:
         buffer = "enlarged UDP buffer"
     else:
         buffer = "default UDP buffer"
-    return f"{kind} {cc}, {buffer}".replace("  ", " ")
+    loop = ", uvloop" if "uvloop" in parts else ""
+    return f"{kind} {cc}, {buffer}{loop}".replace("  ", " ")
 
 
 # one colour per stack in every figure

@@ -184,7 +184,8 @@ def _draw_figures(out, doc, param, manifests, summary, fair, dup, variants, fig_
 
 def _provenance_lines(doc, out: Path, manifests, failed, saturated) -> list[str]:
     """The summary's title, description, commit and tools, and the run counts."""
-    parts = [f"# {doc.get('name', out.name)}", "", doc.get("description", "").strip(), ""]
+    scaled = f" (rates / {doc['scale']:g})" if doc.get("scale", 1) != 1 else ""
+    parts = [f"# {doc.get('name', out.name)}{scaled}", "", doc.get("description", "").strip(), ""]
     if manifests:
         m0 = manifests[0]
         parts += [

@@ -68,7 +68,7 @@ def judge(studies: dict[str, StudyData]) -> dict[str, list[findings.Row]]:
             out[f.key] = [findings.Row("-", "-", "not run", f"study {f.study} not in the data")]
         else:
             out[f.key] = f.judge(values[f.study], values)
-            paper_stack = any(r.variant == findings.PAPER_STACK for r in out[f.key])
+            paper_stack = any(findings.is_paper_stack(r.variant) for r in out[f.key])
             if f.quantity == "jfi" and not paper_stack:
                 why = "the paper's stack for every fairness figure is not in this study"
                 out[f.key].append(findings.Row(findings.PAPER_STACK, "-", "not run", why))

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from experiments.analysis import findings, metrics, reproduction, stats
+from experiments.analysis import findings, metrics, paper_plots, reproduction, stats
 from experiments.cli import main as dcexp
 from experiments.run import cpu
 from experiments.run.campaign import load_campaign
@@ -113,6 +113,14 @@ def test_fairness_values_judge_the_papers_stack_and_leave_tcp_without_counterpar
     assert rows["ngtcp2-newreno"].verdict == "no counterpart"
     far = findings.value({findings.PAPER_STACK: {"5:1": [0.80, 0.81, 0.82]}}, "jfi", "5:1", 0.59)
     assert far[0].verdict == "disagree"
+
+
+def test_the_papers_stack_on_uvloop_is_judged_as_the_papers_stack():
+    uvloop = findings.PAPER_STACK + "-uvloop"
+    rows = findings.value({uvloop: {"5:1": [0.55, 0.60, 0.62]}}, "jfi", "5:1", 0.59)
+    assert rows[0].verdict == "agree"
+    assert not findings.is_paper_stack("aioquic-newreno-uvloop")  # default buffer: not it
+    assert paper_plots.stack_name(uvloop) == "aioquic NewReno, enlarged UDP buffer, uvloop"
 
 
 def test_flat_rule_needs_the_ci_of_the_change_inside_the_tolerance():
