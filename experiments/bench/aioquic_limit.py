@@ -29,6 +29,7 @@ import pandas as pd
 from dccommon.cliargs import printable
 from experiments.analysis import metrics
 from experiments.flows.aioquic_flow import LOOPS
+from experiments.run.limits import cpu_affected, cpu_bound_processes
 
 USED = 0.9  # a point "keeps up" when the flows get this share of the offer
 
@@ -82,7 +83,7 @@ def limit_table(out: Path) -> pd.DataFrame:
         links, flows = m["config"]["links"], list(m["flows"].values())
         offered = links["a"]["rate_mbit"] + links["b"]["rate_mbit"]
         goodput = sum(f.get("goodput_mbit") or 0.0 for f in flows)
-        short = [p for p in m.get("saturated_processes") or []]
+        short = cpu_bound_processes(m)
         rows.append(
             {
                 "flows": len(flows),
@@ -94,7 +95,9 @@ def limit_table(out: Path) -> pd.DataFrame:
                 "client_cpu": _cpu(m, "/client"),
                 "server_cpu": _cpu(m, "/server"),
                 "short_of_cpu": " ".join(short) or "-",
-                "cpu_bound": any(p.endswith(("/client", "/server")) for p in short),
+                # a flow process CPU-bound, or every core busy (no process named)
+                "cpu_bound": any(p.endswith(("/client", "/server")) for p in short)
+                or (cpu_affected(m) and not short),
             }
         )
     table = pd.DataFrame(rows)
@@ -122,8 +125,9 @@ def report(out: Path) -> Path:
         (
             f"From {len(table)} runs in {out} (one per point; under load the figures measure the "
             "load too). CPU in CPUs (1.00 = one core) used by all clients and all servers of the "
-            "point; short of CPU: processes that wanted a CPU 95 % of a 100 ms sample in a quarter "
-            "of the samples."
+            "point; short of CPU: the processes the run's CPU verdict names (at 95 % of a core, "
+            "waiting for one 25 % of the time, or wanting a CPU 95 % of a 100 ms sample in a quarter "
+            "of the samples)."
         ),
         "",
         (

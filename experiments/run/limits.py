@@ -130,6 +130,17 @@ def cpu_affected(manifest: dict) -> bool:
     return bool(manifest.get("cpu_saturated")) or bool(manifest.get("cpu_bound"))
 
 
+def cpu_bound_processes(manifest: dict) -> list[str]:
+    """The processes a saved run's CPU verdict names (process_limit's reasons), with the
+    sampler's older saturated ones; "every core busy" names none."""
+    named = {
+        why.split(" ", 1)[0]
+        for why in manifest.get("cpu_reasons") or []
+        if not why.startswith("every core busy")
+    }
+    return sorted(named | set(manifest.get("saturated_processes") or []))
+
+
 def cpu_verdict(sat: dict) -> list[str]:
     """sampler.saturation()'s output -> one reason per way the run was CPU-bound."""
     saturated = sat.get("saturated_processes", [])

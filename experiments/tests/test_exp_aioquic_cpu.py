@@ -98,7 +98,7 @@ def test_runs_saved_before_the_loop_key_still_count_and_uvloop_runs_do_not(tmp_p
     assert [r.run_id for r in pending_runs(uv, tmp_path)] == [run.run_id]
 
 
-def _manifest(out, point, rate, goodputs, client_busy, short=()):
+def _manifest(out, point, rate, goodputs, client_busy, short=(), reasons=()):
     run = out / "runs" / point
     run.mkdir(parents=True)
     flows = {f"f0.{i}-dc": {"client": "dc", "goodput_mbit": g} for i, g in enumerate(goodputs)}
@@ -117,6 +117,8 @@ def _manifest(out, point, rate, goodputs, client_busy, short=()):
                 "flows": flows,
                 "process_cpu": cpu,
                 "saturated_processes": list(short),
+                "cpu_reasons": list(reasons),
+                "cpu_bound": bool(reasons),
             }
         )
     )
@@ -139,6 +141,15 @@ def test_limits_take_the_highest_offer_used_without_a_cpu_bound_flow(tmp_path):
     assert "| 1 | 60 | 60 | 40.0 | 67% | 0.95 | 0.10 | f0.0-dc/client |" in text
     assert "- 1 flow(s): 40 Mbit/s (40 per flow)" in text
     assert (tmp_path / "aioquic-limit.png").exists()
+
+
+def test_a_client_the_verdict_names_for_waiting_counts_as_short_of_cpu(tmp_path):
+    waited = ["f0.0-dc/client waited for a core 31% of the time"]
+    _manifest(tmp_path, "3x20", 20, [13.0, 12.0, 12.2], 0.4, reasons=waited)
+    _manifest(tmp_path, "3x10", 10, [6.0, 6.2, 6.1], 0.2, reasons=["every core busy (mean 97%)"])
+    table = aioquic_limit.limit_table(tmp_path).set_index("offered_mbit")
+    assert table.loc[40].short_of_cpu == "f0.0-dc/client" and table.loc[40].cpu_bound
+    assert table.loc[20].short_of_cpu == "-" and table.loc[20].cpu_bound  # cores full: no name
 
 
 def test_bad_grids_get_one_line_naming_the_range(capsys):
