@@ -3,7 +3,8 @@ without a CPU reason, the candidates the machine can show.
 
 CPU-bound means one of (experiments/run/cpu.py's per-thread accounting, the sampler's cores):
 - a process of ours ran at >= PROCESS_FULL of one core (its busiest thread, on average);
-- a process waited for a core (run-queue delay from schedstat) >= WAIT_SHARE of the time;
+- a thread of a process (its most delayed one) waited for a core (run-queue delay from
+  schedstat) >= WAIT_SHARE of the time;
 - the cores were >= CORES_FULL busy on average (nothing left for anyone);
 - the sampler's demand rule named it saturated (cpu.saturated_processes).
 
@@ -114,8 +115,9 @@ def process_limit(name: str, s: dict, saturated: list[str]) -> str | None:
     """Why process `name` (its cpu.saturated_processes stats `s`) was CPU-bound, or None."""
     if s.get("mean_run_max", 0.0) >= PROCESS_FULL:
         return f"{name} at {s['mean_run_max']:.0%} of a core"
-    if s["mean_wait"] >= WAIT_SHARE:
-        return f"{name} waited for a core {s['mean_wait']:.0%} of the time"
+    wait = s.get("mean_wait_max", s["mean_wait"])  # its most delayed thread (cpu.process_usage)
+    if wait >= WAIT_SHARE:
+        return f"{name} waited for a core {wait:.0%} of the time"
     if name in saturated:
         return f"{name} short of CPU ({s['saturated_share']:.0%} of samples)"
     return None

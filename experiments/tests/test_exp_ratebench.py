@@ -139,6 +139,27 @@ def test_process_usage_reports_the_busiest_threads_run_alone():
     assert use["demand"] == pytest.approx(1.0)
 
 
+def test_the_wait_verdict_reads_the_most_delayed_thread_not_the_sum_over_threads():
+    # ten threads of a switch each waiting 3 %: 30 % in sum, no thread held up
+    ten = {tid: (0, 0) for tid in range(10)}
+    use = cpu.process_usage(ten, {tid: (2, 3) for tid in range(10)}, 100)
+    assert use["wait"] == pytest.approx(0.30) and use["wait_max"] == pytest.approx(0.03)
+    rows = [(i, "proc", "switch", m, v) for i in range(4) for m, v in use.items()]
+    stats = cpu.saturated_processes(rows)
+    assert stats["process_cpu"]["switch"]["mean_wait_max"] == pytest.approx(0.03)
+    assert limits.cpu_verdict(stats) == []
+    # one thread waiting 30 % is a process held up
+    one = cpu.process_usage({1: (0, 0), 2: (0, 0)}, {1: (10, 30), 2: (5, 0)}, 100)
+    rows = [(i, "proc", "switch", m, v) for i in range(4) for m, v in one.items()]
+    verdict = limits.cpu_verdict(cpu.saturated_processes(rows))
+    assert verdict == ["switch waited for a core 30% of the time"]
+    # runs saved before wait_max existed fall back to the sum (an upper bound)
+    old = [(i, "proc", "switch", m, v) for i in range(4) for m, v in use.items() if m != "wait_max"]
+    assert limits.cpu_verdict(cpu.saturated_processes(old)) == [
+        "switch waited for a core 30% of the time"
+    ]
+
+
 def test_chain_placement_cuts_the_chain_into_sending_and_receiving_halves():
     pins = cpu.pin_sets("chain", 2)
     send = {p for p in ("switch", "link_a", "flow_server") if cpu.cpus_for(pins, p) == {0}}
