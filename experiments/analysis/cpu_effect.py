@@ -41,7 +41,7 @@ import pandas as pd
 
 from experiments.analysis.metrics import _point_label
 from experiments.analysis.report import _table
-from experiments.analysis.stats import estimate
+from experiments.analysis.stats import estimate, t975
 from experiments.run.limits import CORES_FULL, PROCESS_FULL, WAIT_SHARE, cpu_affected, cpu_verdict
 
 KINDS = ("agent", "switch", "linkem", "client", "server", "control")
@@ -51,6 +51,7 @@ WAIT_BINS = (
     (0.40, math.inf, "wait > 40 %"),
 )
 ALL_RUNS_BINS = ((0.0, 0.10), (0.10, 0.25), (0.25, 0.40), (0.40, math.inf))
+SLOPE_KINDS = ("agent", "switch", "endpoints")
 ENDPOINTS = ("client", "server")  # the flow's own programs; the rest is the emulated network
 FULL_CORE = "a process at >= 95 % of a core"
 CORES_BUSY = "every core >= 95 % busy"
@@ -58,6 +59,7 @@ DEMAND_ONLY = "sampler's demand rule only"
 NOISE_SIGMAS = 2.0  # a flagged run beyond this many clean sd from its clean mean has moved
 LATENCY = {  # column -> what it is, for the tables
     "rtt_ms": "flow RTT, mean (ms)",
+    "rtt_p5_ms": "flow RTT, 5th percentile (ms)",
     "reorder_expiries": "agent t-Reordering expiries (count)",
     "late_p99_ms": "linkem release lateness p99, worst 100 ms window (ms)",
 }
@@ -74,16 +76,20 @@ def process_kind(name: str) -> str:
 
 
 # ---------------------------------------------------------------- loading
-def _latency(run_dir: Path) -> dict[str, float]:
-    """The agent's t-Reordering expiries over the run and linkem's worst window of late_us
-    p99 (both legs, both directions), from samples.csv; NaN where the run has none."""
+def _latency(run_dir: Path, dc_flows: list[str]) -> dict[str, float]:
+    """From samples.csv: the 5th percentile of the DC flows' RTT samples (the floor that
+    processing delay raises, where the mean mostly shows the queue), the agent's t-Reordering
+    expiries over the run and linkem's worst window of late_us p99 (both legs, both
+    directions); NaN where the run has none."""
     path = run_dir / "samples.csv"
     if not path.exists():
-        return {"reorder_expiries": math.nan, "late_p99_ms": math.nan}
-    s = pd.read_csv(path, usecols=["source", "metric", "value"])
+        return {"rtt_p5_ms": math.nan, "reorder_expiries": math.nan, "late_p99_ms": math.nan}
+    s = pd.read_csv(path, usecols=["source", "id", "metric", "value"])
+    rtt = s.value[(s.source == "flow") & s.id.isin(dc_flows) & (s.metric == "rtt_ms")]
     expiries = s.value[(s.source == "agent") & (s.metric == "t_reordering_expiries")]
     late = s.value[(s.source == "link") & (s.metric == "late_us.p99")]
     return {
+        "rtt_p5_ms": float(rtt.quantile(0.05)) if len(rtt) else math.nan,
         "reorder_expiries": (
             float(expiries.iloc[-1] - expiries.iloc[0]) if len(expiries) else math.nan
         ),
@@ -134,7 +140,8 @@ def load(root: Path) -> pd.DataFrame:
                 m = json.loads(path.read_text())
                 if m.get("status") != "ok":
                     continue
-                rows.append({**run_row(m, study, place.name), **_latency(path.parent)})
+                dc = [f for f, r in m.get("flows", {}).items() if r.get("client") == "dc"]
+                rows.append({**run_row(m, study, place.name), **_latency(path.parent, dc)})
     df = pd.DataFrame(rows)
     if df.empty:
         raise ValueError(f"no finished run under {root} (expected <study>/runs/*/manifest.json)")
@@ -295,6 +302,38 @@ def wait_table(dev: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame.from_dict(rows, orient="index")
 
 
+def within_cell_slopes(df: pd.DataFrame, min_runs: int = 3) -> pd.DataFrame:
+    """Over every run of the cells with >= min_runs runs, flagged or not: how each outcome
+    moves with the wait share of the agent, the switch and the endpoints (the larger of the
+    client's and the server's), each holding the other two (least squares on deviations from
+    the cell means, one intercept per cell). Slope per 10 points of wait [95 % CI]; goodput
+    in % of the cell mean, the others in their units."""
+    d = df[df.groupby(CELL).goodput_mbit.transform("size") >= min_runs].copy()
+    d["wait_endpoints"] = d[["wait_client", "wait_server"]].max(axis=1)
+    cells = [d[c] for c in CELL]
+    x = pd.DataFrame({k: 100 * d[f"wait_{k}"].fillna(0.0) for k in SLOPE_KINDS})
+    x = x - x.groupby(cells).transform("mean")
+    rows = {}
+    for col, what in {"goodput_mbit": "goodput (% of the cell mean)", **LATENCY}.items():
+        y = d[col]
+        y = 100 * (y / y.groupby(cells).transform("mean") - 1) if col == "goodput_mbit" else y
+        y = y - y.groupby(cells).transform("mean")
+        ok = y.notna().to_numpy()
+        varied = [k for k in SLOPE_KINDS if x[k].to_numpy()[ok].any()]  # else no slope to fit
+        a, b = x[varied].to_numpy()[ok], y.to_numpy()[ok]
+        n_cells = d[ok].groupby(CELL).ngroups
+        dof = len(b) - len(varied) - n_cells
+        if dof < 2 or not varied:
+            continue
+        beta = np.linalg.lstsq(a, b, rcond=None)[0]
+        se = np.sqrt(np.diag(((b - a @ beta) ** 2).sum() / dof * np.linalg.inv(a.T @ a)))
+        row = dict.fromkeys(SLOPE_KINDS, "no variation")
+        for k, m, h in zip(varied, 10 * beta, 10 * t975(dof) * se):
+            row[k] = f"{m:+.2f} [{m - h:+.2f}, {m + h:+.2f}]"
+        rows[what] = {**row, "runs": len(b), "cells": n_cells}
+    return pd.DataFrame.from_dict(rows, orient="index")
+
+
 def scatter(dev: pd.DataFrame, sd_pct: float, out_dir: Path) -> list[Path]:
     """Goodput deviation against each kind's largest wait share, one panel per kind; the
     verdict's threshold and the clean runs' +-NOISE_SIGMAS sd band drawn."""
@@ -373,6 +412,13 @@ def report(root: Path, out_dir: Path) -> str:
         "Cells where every run was flagged (no clean reference): the flagged runs' spread:",
         "",
         _table(unpaired_cells(df)),
+        "",
+        (
+            "Every run of the cells with >= 3 runs, within its cell: change per 10 points of "
+            "wait share (slope [95 % CI]), each kind holding the others:"
+        ),
+        "",
+        _table(within_cell_slopes(df).rename_axis("outcome").reset_index()),
         "",
         (
             "Every run: goodput's deviation from its cell's clean median (%) by the largest "

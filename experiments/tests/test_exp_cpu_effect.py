@@ -150,3 +150,47 @@ def test_cli_names_a_missing_or_empty_results_folder(tmp_path, capsys):
     assert "does not exist" in capsys.readouterr().err
     assert cpu_effect.main([str(tmp_path)]) == 2
     assert "no finished run" in capsys.readouterr().err
+
+
+def test_latency_counters_from_the_samples(tree):
+    d = tree / "paper-size" / "batch" / "runs" / "b100__rep2"
+    rows = [(0.1 * i, "flow", "f0-dc", "rtt_ms", 20.0 + i) for i in range(100)]
+    rows += [(0.0, "flow", "f9-sc", "rtt_ms", 1.0)]  # another client's flow: not the DC's
+    rows += [
+        (0.0, "agent", "dc", "t_reordering_expiries", 2),
+        (9, "agent", "dc", "t_reordering_expiries", 5),
+    ]
+    rows += [
+        (1.0, "link", "a/ab", "late_us.p99", 300.0),
+        (2.0, "link", "b/ab", "late_us.p99", 1500.0),
+    ]
+    pd.DataFrame(rows, columns=["t_s", "source", "id", "metric", "value"]).to_csv(
+        d / "samples.csv", index=False
+    )
+    df = cpu_effect.load(tree).set_index(["place", "run_id"])
+    run = df.loc[("runs", "b100__rep2")]
+    assert run.rtt_p5_ms == pytest.approx(24.95)  # 5th percentile of 20..119
+    assert run.reorder_expiries == 3 and run.late_p99_ms == pytest.approx(1.5)
+
+
+def test_within_cell_slopes_separate_the_kinds(tmp_path):
+    """Goodput falls with the client's wait only; the agent's wait, varied independently,
+    gets a slope of zero, and a second cell's level does not leak into the slopes."""
+    study = tmp_path / "s"
+    waits = [(0.1, 0.1), (0.3, 0.1), (0.1, 0.5), (0.3, 0.5), (0.2, 0.3), (0.2, 0.3)]
+    for point, level in ((1, 30.0), (2, 60.0)):
+        for i, (agent, client) in enumerate(waits):
+            goodput = level * (1 - 0.5 * (client - 0.3))  # -5 % of the mean per 10 points
+            run(
+                study,
+                "runs",
+                f"p{point}r{i}",
+                goodput,
+                {"agent": agent, "f0-dc/client": client},
+                point=point,
+            )
+    slopes = cpu_effect.within_cell_slopes(cpu_effect.load(tmp_path))
+    goodput = slopes.loc["goodput (% of the cell mean)"]
+    assert goodput.endpoints.startswith("-5.00") and goodput.runs == 12 and goodput.cells == 2
+    assert abs(float(goodput.agent.split()[0])) < 0.01
+    assert goodput.switch == "no variation"  # every switch waited 5 %: nothing to fit
