@@ -38,6 +38,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
 
 from experiments.analysis.metrics import _point_label
 from experiments.analysis.report import _table
@@ -278,17 +280,22 @@ def unpaired_cells(df: pd.DataFrame) -> pd.DataFrame:
 
 # ---------------------------------------------------------------- every run
 def deviations(df: pd.DataFrame) -> pd.DataFrame:
-    """Every run in a cell with a clean run, with goodput's deviation (%) from the cell's
-    clean median (the reference a report would quote)."""
-    median = df[~df.flagged].groupby(CELL).goodput_mbit.median().rename("clean_median")
-    out = df.join(median, on=CELL, how="inner")
-    out["dev_pct"] = 100 * (out.goodput_mbit / out.clean_median - 1)
+    """Every run with goodput's deviation (%) from its cell's clean median (the reference a
+    report would quote); in a cell without a clean run, from the median of its own runs
+    (`has_clean` false: that shows the spread, not a bias; a lone run is left out)."""
+    clean = df[~df.flagged].groupby(CELL).goodput_mbit.median().rename("clean_median")
+    own = df.groupby(CELL).goodput_mbit.median().rename("own_median")
+    out = df.join(clean, on=CELL).join(own, on=CELL)
+    out["has_clean"] = out.clean_median.notna()
+    out = out[out.has_clean | (out.groupby(CELL).goodput_mbit.transform("size") > 1)]
+    out["dev_pct"] = 100 * (out.goodput_mbit / out.clean_median.fillna(out.own_median) - 1)
     return out
 
 
 def wait_table(dev: pd.DataFrame) -> pd.DataFrame:
     """Mean deviation from the clean median [95 % CI] (n) per process kind and bin of its
-    largest wait share, over every run."""
+    largest wait share, over every run of the cells with a clean run."""
+    dev = dev[dev.has_clean]
     rows = {}
     for kind in KINDS:
         w = dev[f"wait_{kind}"]
@@ -345,28 +352,34 @@ def scatter(dev: pd.DataFrame, sd_pct: float, out_dir: Path) -> list[Path]:
     )  # fmt: skip
     studies = sorted(dev.study.unique())
     colors = dict(zip(studies, plt.cm.tab10.colors))
+    kinds_of_run = {  # marker -> which runs, for the legend
+        "o": ("clean", ~dev.flagged),
+        "x": ("flagged, vs the clean median of its cell", dev.flagged & dev.has_clean),
+        "+": ("flagged, in a cell without a clean run: vs its own median", ~dev.has_clean),
+    }
     for ax, kind in zip(axes.flat, kinds):
         for study in studies:
-            for flagged, marker in ((False, "o"), (True, "x")):
-                g = dev[(dev.study == study) & (dev.flagged == flagged)]
-                label = (
-                    f"{study}, {'flagged' if flagged else 'clean'}" if kind == kinds[0] else None
-                )
+            for marker, (_, which) in kinds_of_run.items():
+                g = dev[(dev.study == study) & which]
                 ax.scatter(100 * g[f"wait_{kind}"], g.dev_pct, s=14, marker=marker,
-                           color=colors[study], alpha=0.75, label=label)  # fmt: skip
-        ax.axvline(100 * WAIT_SHARE, color="red", ls="--", lw=1,
-                   label="verdict threshold (25 % wait)" if kind == kinds[0] else None)  # fmt: skip
-        ax.axhspan(-NOISE_SIGMAS * sd_pct, NOISE_SIGMAS * sd_pct, color="grey", alpha=0.15,
-                   label=f"clean runs' ±{NOISE_SIGMAS:g} sd ({sd_pct:.1f} %)" if kind == kinds[0] else None)  # fmt: skip
-        ax.set_title(f"{kind}" + (" (largest of its processes)" if kind in ("linkem",) else ""))
+                           color=colors[study], alpha=0.75)  # fmt: skip
+        ax.axvline(100 * WAIT_SHARE, color="red", ls="--", lw=1)
+        ax.axhspan(-NOISE_SIGMAS * sd_pct, NOISE_SIGMAS * sd_pct, color="grey", alpha=0.15)
+        ax.set_title(kind + (" (the larger of its two processes)" if kind == "linkem" else ""))
         ax.set_xlabel(f"time the {kind} waited for a core (% of the run)")
         ax.grid(alpha=0.3)
     for ax in axes[:, 0]:
-        ax.set_ylabel("goodput vs point's clean median (%)")
+        ax.set_ylabel("goodput vs its point's median (%)")
     for ax in list(axes.flat)[len(kinds) :]:
         ax.axis("off")
-    fig.tight_layout(rect=(0, 0.12, 1, 1))
-    fig.legend(loc="lower center", ncol=3, fontsize=7)
+    handles = [Line2D([], [], ls="", marker="s", color=colors[st], label=st) for st in studies]
+    handles += [Line2D([], [], ls="", marker=m, color="k", label=what) for m, (what, _) in kinds_of_run.items()]  # fmt: skip
+    handles += [
+        Line2D([], [], color="red", ls="--", label=f"verdict threshold ({WAIT_SHARE:.0%} wait)"),
+        Patch(color="grey", alpha=0.15, label=f"clean runs' ±{NOISE_SIGMAS:g} sd ({sd_pct:.1f} %)"),
+    ]
+    fig.tight_layout(rect=(0, 0.14, 1, 1))
+    fig.legend(handles=handles, loc="lower center", ncol=3, fontsize=7)
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = []
     for ext in ("png", "pdf"):

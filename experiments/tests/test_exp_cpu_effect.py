@@ -133,7 +133,9 @@ def test_effect_table_and_wait_table(tree):
     assert table.loc["reason: wait > 40 %", "goodput diff (Mbit/s)"] == "-4 (n=1)"
     assert table.loc["an endpoint tripped (client or server)", "n"] == 1
     assert "process: switch" not in table.index  # its only flagged run had no clean pair
-    waits = cpu_effect.wait_table(cpu_effect.deviations(df))
+    dev = cpu_effect.deviations(df)
+    assert set(dev.point) == {"100"}  # the lone run at batch 10 has nothing to deviate from
+    waits = cpu_effect.wait_table(dev)
     assert waits.loc["client", "wait >= 40%"] == "-13 (n=1)"  # 27 against the median 31
 
 
@@ -194,3 +196,13 @@ def test_within_cell_slopes_separate_the_kinds(tmp_path):
     assert goodput.endpoints.startswith("-5.00") and goodput.runs == 12 and goodput.cells == 2
     assert abs(float(goodput.agent.split()[0])) < 0.01
     assert goodput.switch == "no variation"  # every switch waited 5 %: nothing to fit
+
+
+def test_a_cell_without_clean_runs_deviates_from_its_own_median(tmp_path):
+    study = tmp_path / "s"
+    for i, g in enumerate((20.0, 22.0, 24.0)):
+        run(study, "runs", f"r{i}", g, {"switch": 0.5}, flagged=True)
+    dev = cpu_effect.deviations(cpu_effect.load(tmp_path)).sort_values("goodput_mbit")
+    assert not dev.has_clean.any()
+    assert dev.dev_pct.tolist() == pytest.approx([-100 / 11, 0.0, 100 / 11])
+    assert cpu_effect.wait_table(dev).empty  # no clean reference: not in the bias table
