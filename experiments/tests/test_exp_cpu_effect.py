@@ -173,6 +173,7 @@ def test_latency_counters_from_the_samples(tree):
     run = df.loc[("runs", "b100__rep2")]
     assert run.rtt_p5_ms == pytest.approx(24.95)  # 5th percentile of 20..119
     assert run.reorder_expiries == 3 and run.late_p99_ms == pytest.approx(1.5)
+    assert run.late_p99_median_ms == pytest.approx(0.9)
 
 
 def test_within_cell_slopes_separate_the_kinds(tmp_path):
