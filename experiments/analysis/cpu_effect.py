@@ -341,7 +341,7 @@ def within_cell_slopes(df: pd.DataFrame, min_runs: int = 3) -> pd.DataFrame:
         se = np.sqrt(np.diag(((b - a @ beta) ** 2).sum() / dof * np.linalg.inv(a.T @ a)))
         row = dict.fromkeys(SLOPE_KINDS, "no variation")
         for k, m, h in zip(varied, 10 * beta, 10 * t975(dof) * se):
-            row[k] = f"{m:+.2f} [{m - h:+.2f}, {m + h:+.2f}]"
+            row[k] = f"{m:+.3g} [{m - h:+.3g}, {m + h:+.3g}]"
         rows[what] = {**row, "runs": len(b), "cells": n_cells}
     return pd.DataFrame.from_dict(rows, orient="index")
 

@@ -194,7 +194,7 @@ def test_within_cell_slopes_separate_the_kinds(tmp_path):
             )
     slopes = cpu_effect.within_cell_slopes(cpu_effect.load(tmp_path))
     goodput = slopes.loc["goodput (% of the cell mean)"]
-    assert goodput.endpoints.startswith("-5.00") and goodput.runs == 12 and goodput.cells == 2
+    assert goodput.endpoints.startswith("-5 ") and goodput.runs == 12 and goodput.cells == 2
     assert abs(float(goodput.agent.split()[0])) < 0.01
     assert goodput.switch == "no variation"  # every switch waited 5 %: nothing to fit
 
