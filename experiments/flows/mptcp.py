@@ -88,16 +88,34 @@ class MptcpFlow(Flow):
     def _leg(self, sub: dict) -> str:
         return next((leg for leg, a in MP_ADDRS.items() if a == sub["remote"]), "x")
 
+    def _leg_records(self) -> list[tuple[float, dict[str, dict]]]:
+        """Each server record as (time, {leg: subflow}), the leg's `bytes_acked` made
+        cumulative over the run. A subflow's counter only grows; a smaller value on the
+        same leg is a new subflow (re-joined after an outage), so its count adds on; a
+        leg missing from a record (torn down at the end) keeps what it carried."""
+        carried: dict[str, int] = {}  # bytes of the leg's earlier subflows
+        last: dict[str, int] = {}
+        out = []
+        for rec in _json_lines(self.ctx.workdir / "server.jsonl"):
+            legs = {}
+            for sub in rec["subflows"]:
+                leg = self._leg(sub)
+                acked = sub["bytes_acked"]
+                if acked < last.get(leg, 0):
+                    carried[leg] = carried.get(leg, 0) + last[leg]
+                last[leg] = acked
+                legs[leg] = dict(sub, bytes_acked=carried.get(leg, 0) + acked)
+            out.append((self._t(rec["ts"]), legs))
+        return out
+
     def samples(self) -> list[tuple[float, str, float]]:
         out = []
         for rec in _json_lines(self.ctx.workdir / "client.jsonl"):
             out.append((self._t(rec["ts"]), "bytes", float(rec["bytes"])))
         last: dict[str, int] = {}
-        for rec in _json_lines(self.ctx.workdir / "server.jsonl"):
-            t = self._t(rec["ts"])
+        for t, legs in self._leg_records():
             weighted, weight, rtts, cwnd = 0.0, 0, [], 0
-            for sub in rec["subflows"]:
-                leg = self._leg(sub)
+            for leg, sub in legs.items():
                 delta = sub["bytes_acked"] - last.get(leg, 0)
                 last[leg] = sub["bytes_acked"]
                 out.append((t, f"subflow_{leg}_bytes", float(sub["bytes_acked"])))
@@ -130,7 +148,10 @@ class MptcpFlow(Flow):
             )
             if final and final["complete"]:
                 res["completion_s"] = final["elapsed_s"]
-        server = _json_lines(self.ctx.workdir / "server.jsonl")
-        if server:
-            res["subflow_bytes"] = {self._leg(s): s["bytes_acked"] for s in server[-1]["subflows"]}
+        subflow_bytes: dict[str, int] = {}
+        for _t, legs in self._leg_records():
+            for leg, sub in legs.items():
+                subflow_bytes[leg] = max(subflow_bytes.get(leg, 0), sub["bytes_acked"])
+        if subflow_bytes:
+            res["subflow_bytes"] = subflow_bytes
         return res

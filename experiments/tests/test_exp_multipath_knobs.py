@@ -1,6 +1,8 @@
 """Scenario validation of the multipath knobs: MPQUIC's scheduler, paths and congestion
 controller (tquic's lists), and MPTCP's scheduler (what this kernel offers)."""
 
+import json
+
 import pytest
 
 from experiments.flows import mpquic
@@ -117,3 +119,28 @@ def test_a_variants_per_flow_keys_win_over_its_keys_for_every_flow():
 def test_a_variant_that_cannot_run_every_flow_is_refused(variant, message):
     with pytest.raises(ScenarioError, match=message):
         from_dict({"name": "f", "links": LINKS, "flows": FAIRNESS_FLOWS, "variants": [variant]})
+
+
+def test_mptcp_per_leg_bytes_survive_the_subflows_teardown_and_a_rejoin(tmp_path):
+    """The server's last TCP_INFO record is taken after the client closed: a leg may be
+    gone from it or read 0 (CI once saw {'a': 0}). A leg's bytes are what its subflows
+    carried over the run; a subflow re-joined after an outage adds on."""
+    from experiments.flows import FlowContext
+    from experiments.flows.mptcp import MptcpFlow
+    from experiments.run.parts import MP_ADDRS
+
+    def record(ts, **acked):
+        subs = [
+            {"remote": MP_ADDRS[leg], "bytes_acked": n, "rtt_ms": 10.0, "cwnd_bytes": 1500}
+            for leg, n in acked.items()
+        ]
+        return json.dumps({"ts": ts, "subflows": subs})
+
+    log = [record(1.0, a=100, b=200), record(2.0, a=300, b=500)]
+    log += [record(3.0, a=40, b=700), record(4.0, a=90, b=900), record(5.0, a=0)]
+    (tmp_path / "server.jsonl").write_text("\n".join(log) + "\n")
+    ctx = FlowContext("f0", None, None, "10.0.0.1", 1, tmp_path, tmp_path, None, None, t0=0.0)
+    flow = MptcpFlow(spec={"size_mb": None, "scheduler": "default"}, ctx=ctx)
+    assert flow.result()["subflow_bytes"] == {"a": 300 + 90, "b": 900}
+    acked_a = [v for _t, k, v in flow.samples() if k == "subflow_a_bytes"]
+    assert acked_a == [100, 300, 340, 390, 390]
