@@ -135,9 +135,11 @@ class P4RuntimeClient:
                 f"lo is down in this network namespace; {LO_DOWN_FIX}"
             )
         self._channel = grpc.insecure_channel(addr)
+        ready = grpc.channel_ready_future(self._channel)
         try:
-            grpc.channel_ready_future(self._channel).result(timeout=timeout_s)
+            ready.result(timeout=timeout_s)
         except grpc.FutureTimeoutError:
+            ready.cancel()  # before close, as in targets.wait_serving
             self._channel.close()
             raise ConnectionFailed(
                 f"cannot connect to the P4Runtime target at {addr} "

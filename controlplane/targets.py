@@ -141,14 +141,18 @@ def wait_serving(
     served = False
     if popen is None:
         channel = grpc.insecure_channel(grpc_addr)
+        ready = grpc.channel_ready_future(channel)
         try:
             while not served and switch.poll() is None and time.monotonic() < deadline:
                 try:
-                    grpc.channel_ready_future(channel).result(timeout=_POLL_S)
+                    ready.result(timeout=_POLL_S)
                     served = True
                 except grpc.FutureTimeoutError:
                     continue
         finally:
+            # unsubscribe first: a subscriber left behind keeps gRPC's connectivity poller
+            # running into the closed channel ("Channel closed!" from its thread)
+            ready.cancel()
             channel.close()
     else:
         probe = popen([sys.executable, "-c", _PROBE, grpc_addr, str(timeout_s)])
