@@ -36,6 +36,7 @@ setup:
 
 -include clib/pktio/part.mk
 -include clib/pktgen/part.mk
+-include clib/udprcvbuf/part.mk
 -include p4sim/part.mk
 -include p4src/part.mk
 -include controlplane/part.mk

@@ -26,8 +26,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from experiments.flows import MB, make_cert, make_payload
-from experiments.flows.aioquic_flow import LARGE_RCVBUF, LOOPS
+from experiments.flows import LARGE_RCVBUF, MB, make_cert, make_payload
+from experiments.flows.aioquic_flow import LOOPS
 
 ENDPOINT = [sys.executable, "-m", "experiments.flows.quic_endpoint"]
 SERVER_LOOP = "uvloop"  # the lighter server, so that the client is what runs out of CPU

@@ -33,6 +33,8 @@ from typing import ClassVar
 from experiments.run.netns import Namespace, NetnsError, stop_process, wait_bound
 
 MB = 1_000_000  # size_mb is decimal megabytes, as in the paper's "100 MB"
+# `udp_rcvbuf: large`: the client's UDP receive buffer, bytes asked for (the kernel doubles it)
+LARGE_RCVBUF = 8 * 1024 * 1024
 SERVER_READY_TIMEOUT_S = 60.0  # a server that has not bound its port by then is broken
 
 

@@ -8,14 +8,13 @@ from __future__ import annotations
 import sys
 import time
 
-from experiments.flows import ClientLogFlow
+from experiments.flows import LARGE_RCVBUF, ClientLogFlow
 from experiments.flows.corbel_cc import cc_name
 
 CC_NAMES = {"newreno": "reno", "cubic": "cubic"}
 # The endpoints' event loops (--loop): asyncio's, or uvloop's on libuv, which spends less CPU
 # per datagram (experiments/docs/aioquic-cpu.md).
 LOOPS = ("asyncio", "uvloop")
-LARGE_RCVBUF = 8 * 1024 * 1024  # "enlarged" UDP receive buffer, bytes (kernel doubles it)
 
 
 class AioquicFlow(ClientLogFlow):

@@ -46,6 +46,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--stacks", type=_choice_list(sweep.STACKS, str), default=list(sweep.STACKS)
     )
+    parser.add_argument(
+        "--ngtcp2-rcvbuf",
+        type=_choice_list(sweep.NGTCP2_RCVBUFS, str),
+        default=["default"],
+        help="ngtcp2 client's UDP receive buffer: the kernel's default and/or large "
+        "(the flow key udp_rcvbuf; default,large gives both side by side)",
+    )
     parser.add_argument("--duration-s", type=float, default=12.0, help="download per point")
     parser.add_argument(
         "--pin",
@@ -73,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     out = args.out.resolve()
     try:
         points = sweep.run_sweep(
-            out, args.rates, args.stacks, args.duration_s, args.pin, args.resume
+            out, args.rates, args.stacks, args.duration_s, args.pin, args.resume, args.ngtcp2_rcvbuf
         )
         raw = None if args.no_raw else rawpath.measure(args.duration_s, out / "raw")
         config = from_dict(sweep.scenario_doc(args.rates, args.stacks, args.duration_s)).runs[0]

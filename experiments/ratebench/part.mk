@@ -4,6 +4,7 @@
 #                        AF_PACKET limit of this machine; prints the table, writes
 #                        results/bench-testbed/{bench.csv,bench.json,bench.png}. As root.
 #                        BENCH_TESTBED_ARGS: e.g. --rates 20,100 --duration-s 6 --pin split
+#                        --ngtcp2-rcvbuf default,large (ngtcp2 with both client buffers)
 #   make ratebench-build build/ratebench/rawfwd, the do-nothing forwarder of the raw limit
 .PHONY: bench-testbed ratebench-build
 BUILD_TARGETS += ratebench-build

@@ -14,7 +14,8 @@ from experiments.ratebench.sweep import COMPONENTS, Point, saturation_points
 def table(points: list[Point], raw: RawLimit | None, idle: dict | None = None) -> str:
     """Offered vs achieved goodput and each component's CPU (share of a core, µs per frame),
     one line per stack and leg rate; then where each component saturates and the raw limit."""
-    head = f"{'stack':7} {'legs':>10} {'offered':>8} {'goodput':>8} {'share':>6} "
+    width = max([7] + [len(p.stack) for p in points])  # 'ngtcp2-rcvbuf-large'
+    head = f"{'stack':{width}} {'legs':>10} {'offered':>8} {'goodput':>8} {'share':>6} "
     head += " ".join(f"{c:>13}" for c in COMPONENTS) + f" {'cores':>6} {'load':>5}  verdict"
     lines = [
         "CPU per component: share of one core / µs per frame (frames of both legs, both ways)",
@@ -28,14 +29,20 @@ def table(points: list[Point], raw: RawLimit | None, idle: dict | None = None) -
                 f"{share:5.0%}/{p.us_per_frame[c]:5.1f}µs" if share is not None else f"{'-':>13}"
             )
         gp_share = p.goodput_mbit / p.offered_mbit if p.offered_mbit else 0.0
+        legs = f"2x{p.leg_mbit:g}"
         lines.append(
-            f"{p.stack:7} {f'2x{p.leg_mbit:g}':>10} {p.offered_mbit:8.0f} {p.goodput_mbit:8.1f} "
+            f"{p.stack:{width}} {legs:>10} {p.offered_mbit:8.0f} {p.goodput_mbit:8.1f} "
             f"{gp_share:6.0%} "
             + " ".join(cells)
             + f" {p.cores_busy:6.0%} {p.loadavg:5.1f}  "
             + (p.limit if p.status == "ok" else f"FAILED ({p.status})")
         )
-        lines += [f"{'':17}- {c}" for c in p.candidates]
+        lines += [f"{'':{width + 10}}- {c}" for c in p.candidates]
+    buffers = {p.stack: p.udp_rcvbuf_bytes for p in points if p.udp_rcvbuf_bytes}
+    for stack, size in sorted(buffers.items()):
+        lines.append(
+            f"{stack}: the client's UDP receive buffer was {size} bytes (as the kernel set it)"
+        )
     lines.append("")
     lines.append("Saturation (lowest leg rate, Mbit/s, at which each component was CPU-bound):")
     for stack, per in saturation_points(points).items():
@@ -71,6 +78,7 @@ def goals(points: list[Point], idle: dict[str, float] | None) -> list[str]:
     for what, stack, leg, goal in (
         ("TCP CUBIC at 2x500", "tcp", 500, 0.9),
         ("ngtcp2 at 2x500", "ngtcp2", 500, 0.8),
+        ("ngtcp2 with a large UDP receive buffer at 2x500", "ngtcp2-rcvbuf-large", 500, 0.8),
         ("stretch: TCP CUBIC at 2x1000", "tcp", 1000, 0.9),
     ):
         got = share(stack, leg)

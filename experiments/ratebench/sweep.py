@@ -23,12 +23,17 @@ from experiments.run.scenario import from_dict
 
 RATES_MBIT = (20, 50, 100, 250, 500, 1000)  # per leg
 STACKS = ("tcp", "ngtcp2")
+# ngtcp2's client UDP receive buffer (the flow key udp_rcvbuf): the kernel's default, or
+# LARGE_RCVBUF through clib/udprcvbuf; both give side-by-side points.
+NGTCP2_RCVBUFS = ("default", "large")
 COMPONENTS = ("switch", "link_a", "link_b", "agent", "server", "client")
 
 
-def scenario_doc(rates: list[int], stacks: list[str], duration_s: float) -> dict:
+def scenario_doc(
+    rates: list[int], stacks: list[str], duration_s: float, ngtcp2_rcvbufs=("default",)
+) -> dict:
     """DC 1:1, batch 100, CUBIC, the paper's delay (10 ms, cv 10 %) and 1000-packet queues,
-    one download of `duration_s` per point and stack."""
+    one download of `duration_s` per point and stack (ngtcp2: per receive buffer)."""
     return {
         "name": "bench-testbed",
         "description": "the testbed at 5G NR leg rates (make bench-testbed)",
@@ -37,10 +42,25 @@ def scenario_doc(rates: list[int], stacks: list[str], duration_s: float) -> dict
         },
         "dc": {"batch": 100, "ratio": "1:1"},
         "flows": [{"client": "dc", "duration_s": duration_s}],
-        "variants": [{"kind": stack, "cc": "cubic"} for stack in stacks],
+        "variants": [variant for stack in stacks for variant in _variants(stack, ngtcp2_rcvbufs)],
         "sweep": {"param": "links.both.rate_mbit", "values": list(rates)},
         "timeout_s": duration_s + 60,
     }
+
+
+def _variants(stack: str, ngtcp2_rcvbufs) -> list[dict]:
+    if stack != "ngtcp2":
+        return [{"kind": stack, "cc": "cubic"}]
+    return [
+        {"kind": stack, "cc": "cubic", **({"udp_rcvbuf": "large"} if size == "large" else {})}
+        for size in ngtcp2_rcvbufs
+    ]
+
+
+def stack_label(flow: dict) -> str:
+    """A run's flow spec -> its stack in the table: the kind, with the variant label's
+    `-rcvbuf-large` when the client had the large UDP receive buffer."""
+    return flow["kind"] + ("-rcvbuf-large" if flow.get("udp_rcvbuf") == "large" else "")
 
 
 @dataclass
@@ -60,14 +80,22 @@ class Point:
     candidates: list[str] = field(default_factory=list)
     limited: list[str] = field(default_factory=list)  # components CPU-bound at this point
     status: str = "ok"
+    udp_rcvbuf_bytes: int | None = None  # the client's UDP buffer as the kernel set it, if known
 
 
 def run_sweep(
-    out: Path, rates, stacks, duration_s: float, pin: str, resume: bool = False
+    out: Path,
+    rates,
+    stacks,
+    duration_s: float,
+    pin: str,
+    resume: bool = False,
+    ngtcp2_rcvbufs=("default",),
 ) -> list[Point]:
     """Every point run afresh (runs left in `out` by an earlier sweep, perhaps on a busier
     machine, are removed first) unless `resume`; the points of this sweep only."""
-    scenario = from_dict(scenario_doc(rates, stacks, duration_s), where="bench-testbed")
+    doc = scenario_doc(rates, stacks, duration_s, ngtcp2_rcvbufs)
+    scenario = from_dict(doc, where="bench-testbed")
     if not resume:
         shutil.rmtree(out / "runs", ignore_errors=True)
     run_scenario(scenario, out, RunOptions(pin=pin))
@@ -100,7 +128,7 @@ def reduce_run(run_dir: Path) -> Point:
     handled = {"link_a": frames["a"], "link_b": frames["b"]}
     stats = m.get("process_cpu", {})
     point = Point(
-        stack=flow["kind"],
+        stack=stack_label(m["config"]["flows"][0]),
         leg_mbit=leg,
         offered_mbit=m.get("capacity_mbit") or limits.capacity_mbit(m["config"]),
         goodput_mbit=flow.get("goodput_mbit") or 0.0,
@@ -111,6 +139,7 @@ def reduce_run(run_dir: Path) -> Point:
         limit=m.get("limit", ""),
         candidates=m.get("limit_candidates", []),
         status=m["status"],
+        udp_rcvbuf_bytes=flow.get("udp_rcvbuf_bytes"),
     )
     for part, s in stats.items():
         name = _component(part)

@@ -38,7 +38,8 @@ NET_COUNTERS = {
 SOCKET_DROPS = "UDP socket drops (/proc/net/udp)"
 RCVBUF_HINT = (
     "a UDP socket without SO_RCVBUF gets net.core.rmem_default ({rmem_default} bytes), which "
-    "only the root namespace can raise (experiments/docs/testbed.md)"
+    "only the root namespace can raise: the flow key `udp_rcvbuf: large` (aioquic, ngtcp2) "
+    "enlarges the client's own socket buffer (experiments/docs/testbed.md)"
 )
 
 

@@ -87,6 +87,8 @@ FLOW_DEFAULTS = {
     "qlog": False,
     "loop": None,  # aioquic: its endpoints' event loop (None: asyncio)
 }
+# Flow kinds whose client takes `udp_rcvbuf: large` (quic-go enlarges its own buffer).
+LARGE_RCVBUF_KINDS = ("aioquic", "ngtcp2")
 MPTCP_LEG_B = ("active", "backup")  # the leg-B subflow's MP_PRIO (RFC 8684 section 3.3.8)
 TOP_KEYS = {
     "name": None,
@@ -314,12 +316,12 @@ def validate_flow(where: str, d: Any) -> dict:
     _validate_corbel_knobs(where, flow)
     if flow["udp_rcvbuf"] not in ("default", "large"):
         raise ScenarioError(
-            f"{where}.udp_rcvbuf: {flow['udp_rcvbuf']!r} is not one of " "default, large"
+            f"{where}.udp_rcvbuf: {flow['udp_rcvbuf']!r} is not one of default, large"
         )
-    if flow["udp_rcvbuf"] == "large" and flow["kind"] != "aioquic":
+    if flow["udp_rcvbuf"] == "large" and flow["kind"] not in LARGE_RCVBUF_KINDS:
         raise ScenarioError(
-            f"{where}.udp_rcvbuf: 'large' is implemented for aioquic only "
-            "(our client enlarges its own socket buffer)"
+            f"{where}.udp_rcvbuf: 'large' applies to kind {' and '.join(LARGE_RCVBUF_KINDS)} "
+            f"only, not {flow['kind']!r}"
         )
     if (flow["size_mb"] is None) == (flow["duration_s"] is None):
         raise ScenarioError(

@@ -11,8 +11,15 @@ from pathlib import Path
 import pytest
 from aioquic.quic.congestion.base import K_MINIMUM_WINDOW
 
-from experiments.flows import MB, FlowContext, make_cert, make_flow, make_payload, sha256_file
-from experiments.flows.aioquic_flow import LARGE_RCVBUF
+from experiments.flows import (
+    LARGE_RCVBUF,
+    MB,
+    FlowContext,
+    make_cert,
+    make_flow,
+    make_payload,
+    sha256_file,
+)
 from experiments.run.netns import Topology, unique_prefix, veth_pair
 from experiments.run.scenario import validate_flow
 from experiments.run.testbed import leftovers
@@ -57,6 +64,7 @@ def pair(tmp_path_factory):
     [
         ("ngtcp2", "cubic", 5001),
         ("ngtcp2", "newreno", 5002),
+        ("ngtcp2-large", "cubic", 5008),
         ("aioquic", "cubic", 5003),
         ("aioquic-uvloop", "newreno", 5007),
         ("quicgo", "newreno", 5006),
@@ -66,18 +74,21 @@ def pair(tmp_path_factory):
 )
 def test_download_by_size(pair, kind, cc, port):
     srv, cli, work = pair
-    kind, _, loop = kind.partition("-")
-    spec = validate_flow("f", {"kind": kind, "cc": cc, "size_mb": 4, "loop": loop or None})
+    kind, _, option = kind.partition("-")  # the event loop, or a large UDP receive buffer
+    rcvbuf, loop = ("large", "") if option == "large" else ("default", option)
+    spec = validate_flow(
+        "f", {"kind": kind, "cc": cc, "size_mb": 4, "loop": loop or None, "udp_rcvbuf": rcvbuf}
+    )
     cert, key = make_cert(work)
     (work / "htdocs").mkdir(exist_ok=True)
     payload = make_payload(work / "htdocs" / "payload.bin", 4 * MB, seed=7)
     ctx = FlowContext(
-        f"{kind}-{cc}{loop}",
+        f"{kind}-{cc}{option}",
         srv,
         cli,
         "10.0.0.1",
         port,
-        work / f"{kind}-{cc}{loop}",
+        work / f"{kind}-{cc}{option}",
         payload,
         cert,
         key,
@@ -103,6 +114,8 @@ def test_download_by_size(pair, kind, cc, port):
         assert res["intact"], "QUIC download differs from the served file"
     else:
         assert res["cc_used"] == {"newreno": "reno"}.get(cc, cc)
+    if rcvbuf == "large":  # the kernel doubles what was asked (socket(7))
+        assert res["udp_rcvbuf_bytes"] == 2 * LARGE_RCVBUF, res
     samples = flow.samples()
     rtts = [v for _t, m, v in samples if m == "rtt_ms"]
     assert rtts and min(rtts) < 50, "no RTT samples (qlog/TCP_INFO/client log)"
@@ -115,7 +128,9 @@ def test_download_by_size(pair, kind, cc, port):
 LOOP_BYTES = 16 * 1024  # the file a duration flow serves over and over
 
 
-@pytest.mark.parametrize("kind", ["ngtcp2", "aioquic", "quicgo", "tcp", "aioquic-large"])
+@pytest.mark.parametrize(
+    "kind", ["ngtcp2", "aioquic", "quicgo", "tcp", "aioquic-large", "ngtcp2-large"]
+)
 def test_download_by_duration_stops_on_time(pair, kind):
     """A duration flow downloads for its duration_s and then stops: by itself (iperf3 -t, our
     aioquic client, which serves its file in a loop) or stopped by running() (ngtcp2). What
@@ -163,8 +178,8 @@ def test_download_by_duration_stops_on_time(pair, kind):
         assert flow.stopped_at_duration
     assert res["complete"], res
     assert res["bytes"] > 3 * LOOP_BYTES, res
-    if kind == "aioquic":  # the kernel doubles what was asked (socket(7))
-        large = res["udp_rcvbuf_bytes"] >= 2 * LARGE_RCVBUF
+    if kind in ("aioquic", "ngtcp2"):  # the kernel doubles what was asked (socket(7))
+        large = (res.get("udp_rcvbuf_bytes") or 0) >= 2 * LARGE_RCVBUF
         assert large == (rcvbuf == "large"), res
 
 

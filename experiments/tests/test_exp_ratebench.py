@@ -11,9 +11,11 @@ import json
 
 import pytest
 
+from experiments.flows import LARGE_RCVBUF
 from experiments.ratebench import rawpath, report, sweep
 from experiments.ratebench.__main__ import build_parser
 from experiments.run import cpu, limits
+from experiments.run.scenario import from_dict
 from experiments.run.testbed import leftovers
 
 SNMP = """Udp: InDatagrams NoPorts InErrors OutDatagrams RcvbufErrors SndbufErrors
@@ -96,7 +98,8 @@ def test_short_of_capacity_without_cpu_reason_names_the_candidates():
         got["limit_candidates"]
     )
     assert "linkem A queue (drop-tail): 9" in got["limit_candidates"]
-    assert any(c.startswith("a UDP socket without SO_RCVBUF") for c in got["limit_candidates"])
+    [hint] = [c for c in got["limit_candidates"] if c.startswith("a UDP socket without SO_RCVBUF")]
+    assert "`udp_rcvbuf: large` (aioquic, ngtcp2)" in hint  # the knob is named
     assert any("13% of the BDP" in c for c in got["limit_candidates"])  # 400 kB of 3125 kB
     quiet = limits.assess(_config(500), results, _sat(), [], {})
     assert "no drop anywhere" in quiet["limit_candidates"][-1]
@@ -169,14 +172,17 @@ def test_chain_placement_cuts_the_chain_into_sending_and_receiving_halves():
     assert cpu.cpus_for(cpu.pin_sets("split", 2), "flow_server") == {1}  # old layouts keep
 
 
-def _fake_run(tmp_path, stack, leg, goodput, switch_busy):
-    run_dir = tmp_path / "runs" / f"{leg}-{stack}"
+def _fake_run(tmp_path, stack, leg, goodput, switch_busy, rcvbuf="default"):
+    run_dir = tmp_path / "runs" / f"{leg}-{stack}-{rcvbuf}"
     run_dir.mkdir(parents=True)
+    result = {"kind": stack, "goodput_mbit": goodput}
+    if rcvbuf == "large":
+        result["udp_rcvbuf_bytes"] = 2 * LARGE_RCVBUF
     manifest = {
-        "config": _config(leg),
+        "config": {**_config(leg), "flows": [{"kind": stack, "udp_rcvbuf": rcvbuf}]},
         "status": "ok",
         "capacity_mbit": 2 * leg,
-        "flows": {"f0-dc": {"kind": stack, "goodput_mbit": goodput}},
+        "flows": {"f0-dc": result},
         "mean_busy": {"cpu0": 0.5, "cpu1": 0.3},
         "saturated_processes": [],
         "process_cpu": {
@@ -236,10 +242,34 @@ def test_saturation_points_and_table_name_where_each_component_saturates(tmp_pat
     assert all(p.stat().st_size > 0 for p in paths)
 
 
+def test_ngtcp2_with_both_receive_buffers_gives_two_points_per_rate_side_by_side(tmp_path):
+    args = build_parser().parse_args(["--stacks", "ngtcp2", "--ngtcp2-rcvbuf", "default,large"])
+    doc = sweep.scenario_doc([500], args.stacks, 12.0, args.ngtcp2_rcvbuf)
+    runs = from_dict(doc).runs
+    assert [r.config["flows"][0]["udp_rcvbuf"] for r in runs] == ["default", "large"]
+    assert build_parser().parse_args([]).ngtcp2_rcvbuf == ["default"]  # as before the option
+    points = [
+        sweep.reduce_run(_fake_run(tmp_path, "ngtcp2", 500, g, 0.5, rcvbuf))
+        for g, rcvbuf in ((190.0, "default"), (850.0, "large"))
+    ]
+    assert [(p.stack, p.udp_rcvbuf_bytes) for p in points] == [
+        ("ngtcp2", None),
+        ("ngtcp2-rcvbuf-large", 2 * LARGE_RCVBUF),
+    ]
+    text = report.table(points, None)
+    assert f"ngtcp2-rcvbuf-large: the client's UDP receive buffer was {2 * LARGE_RCVBUF}" in text
+    goals = report.goals(points, None)
+    assert "ngtcp2 at 2x500 >= 80% of capacity: 19% (not met)" in goals
+    assert "ngtcp2 with a large UDP receive buffer at 2x500 >= 80% of capacity: 85% (met)" in goals
+
+
 def test_bad_rates_are_refused_naming_the_allowed_values(capsys):
     with pytest.raises(SystemExit):
         build_parser().parse_args(["--rates", "20,30"])
     assert "subset of 20,50,100,250,500,1000" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["--ngtcp2-rcvbuf", "huge"])
+    assert "'huge': give a comma-separated subset of default,large" in capsys.readouterr().err
 
 
 def test_raw_limit_carries_tcp_through_three_forwarders(tmp_path):

@@ -50,7 +50,12 @@ def test_unknown_link_key_names_allowed_keys():
         ({"client": "sc-c", "size_mb": 1}, "dc, sc-a, sc-b"),
         ({}, "exactly one of size_mb"),
         ({"size_mb": 1, "duration_s": 3}, "exactly one of size_mb"),
-        ({"size_mb": 1, "udp_rcvbuf": "large"}, "aioquic only"),
+        (
+            {"kind": "tcp", "size_mb": 1, "udp_rcvbuf": "large"},
+            "aioquic and ngtcp2 only, not 'tcp'",
+        ),
+        ({"kind": "quicgo", "size_mb": 1, "udp_rcvbuf": "large"}, "only, not 'quicgo'"),
+        ({"size_mb": 1, "udp_rcvbuf": "huge"}, "'huge' is not one of default, large"),
         ({"kind": "quicgo", "cc": "cubic", "size_mb": 1}, "cc must be newreno (its NewReno"),
         ({"kind": "ngtcp2", "qlog": True, "size_mb": 1}, "qlog: applies to kind aioquic only"),
         ({"kind": "aioquic", "qlog": "yes", "size_mb": 1}, "qlog: expected true or false"),
@@ -61,6 +66,20 @@ def test_bad_flows_are_named(flow, needle):
     with pytest.raises(ScenarioError) as exc:
         from_dict(base(flows=[flow]))
     assert needle in str(exc.value)
+
+
+def test_ngtcp2_takes_a_large_receive_buffer_and_its_variant_says_so():
+    doc = base(
+        flows=[{"size_mb": 1, "client": "dc"}],
+        variants=[
+            {"kind": "ngtcp2", "cc": "cubic"},
+            {"kind": "ngtcp2", "cc": "cubic", "udp_rcvbuf": "large"},
+        ],
+    )
+    default, large = from_dict(doc).runs
+    assert default.config["flows"][0]["udp_rcvbuf"] == "default"
+    assert large.config["flows"][0]["udp_rcvbuf"] == "large"
+    assert (default.variant, large.variant) == ("ngtcp2-cubic", "ngtcp2-cubic-rcvbuf-large")
 
 
 def test_quicgo_takes_its_only_controller_and_pairs_set_one_flow_each():
