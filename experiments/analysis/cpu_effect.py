@@ -18,7 +18,10 @@ reads the manifests only (and each run's samples.csv for two latency counters):
   share bin, a process at a full core, every core busy, the sampler's demand rule) and per
   process kind that tripped the verdict;
 - `wait_table` and `scatter`: over every run, flagged or not, goodput's deviation from its
-  cell's clean median against the largest wait share of each process kind.
+  cell's clean median against the largest wait share of each process kind;
+- `link_late_table`: the verdict's link-lateness rule (limits.link_verdict) re-applied per
+  study: the runs it names, the clean runs it would flip were it a CPU reason, and how
+  goodput moves with the lateness within cells.
 
 `python -m experiments.analysis.cpu_effect RESULTS [--out DIR]` prints the tables (Markdown)
 and draws DIR/cpu_effect.{png,pdf}.
@@ -44,7 +47,15 @@ from matplotlib.patches import Patch
 from experiments.analysis.metrics import _point_label
 from experiments.analysis.report import _table
 from experiments.analysis.stats import estimate, t975
-from experiments.run.limits import CORES_FULL, PROCESS_FULL, WAIT_SHARE, cpu_affected, cpu_verdict
+from experiments.run.limits import (
+    CORES_FULL,
+    LINK_LATE_GOAL_MS,
+    PROCESS_FULL,
+    WAIT_SHARE,
+    cpu_affected,
+    cpu_verdict,
+    link_lateness_ms,
+)
 
 KINDS = ("agent", "switch", "linkem", "client", "server", "control")
 WAIT_BINS = (
@@ -85,21 +96,23 @@ def process_kind(name: str) -> str:
 def _latency(run_dir: Path, dc_flows: list[str]) -> dict[str, float]:
     """From samples.csv: the 5th percentile of the DC flows' RTT samples (the floor that
     processing delay raises, where the mean mostly shows the queue), the agent's t-Reordering
-    expiries over the run and linkem's worst window of late_us p99 (both legs, both
-    directions) and its median window; NaN where the run has none."""
+    expiries over the run and linkem's worst window of late_us p99 from the run's start (both
+    legs, both directions: the verdict's limits.link_lateness_ms) and its median window; NaN
+    where the run has none."""
     path = run_dir / "samples.csv"
     if not path.exists():
         return dict.fromkeys(("rtt_p5_ms", "reorder_expiries", *LATE), math.nan)
-    s = pd.read_csv(path, usecols=["source", "id", "metric", "value"])
+    s = pd.read_csv(path, usecols=["t_s", "source", "id", "metric", "value"])
     rtt = s.value[(s.source == "flow") & s.id.isin(dc_flows) & (s.metric == "rtt_ms")]
     expiries = s.value[(s.source == "agent") & (s.metric == "t_reordering_expiries")]
-    late = s.value[(s.source == "link") & (s.metric == "late_us.p99")]
+    link = s[(s.source == "link") & (s.metric == "late_us.p99") & (s.t_s >= 0)]
+    late, worst = link.value, link_lateness_ms(link.itertuples(index=False))
     return {
         "rtt_p5_ms": float(rtt.quantile(0.05)) if len(rtt) else math.nan,
         "reorder_expiries": (
             float(expiries.iloc[-1] - expiries.iloc[0]) if len(expiries) else math.nan
         ),
-        "late_p99_ms": float(late.max()) / 1e3 if len(late) else math.nan,
+        "late_p99_ms": max(worst.values()) if worst else math.nan,
         "late_p99_median_ms": float(late.median()) / 1e3 if len(late) else math.nan,
     }
 
@@ -356,7 +369,7 @@ def scatter(dev: pd.DataFrame, sd_pct: float, out_dir: Path) -> list[Path]:
         sharey=True, squeeze=False,
     )  # fmt: skip
     studies = sorted(dev.study.unique())
-    colors = dict(zip(studies, plt.cm.tab10.colors))
+    colors = {st: plt.cm.tab20(i % 20) for i, st in enumerate(studies)}  # > 10 studies
     kinds_of_run = {  # marker -> which runs, for the legend
         "o": ("clean", ~dev.flagged),
         "x": ("flagged, vs the clean median of its cell", dev.flagged & dev.has_clean),
@@ -397,6 +410,46 @@ def scatter(dev: pd.DataFrame, sd_pct: float, out_dir: Path) -> list[Path]:
 
 
 # ---------------------------------------------------------------- entry point
+def link_late_table(df: pd.DataFrame) -> pd.DataFrame:
+    """Per study (and all): runs, CPU-flagged, clean; the runs the link-lateness rule names
+    (worst window's p99 above linkem's goal), the clean ones it would flip were it a CPU
+    reason, the same above 1 and 10 ms, and the median worst window."""
+    rows = {}
+    for study, g in [*df.groupby("study"), ("all", df)]:
+        clean = g[~g.flagged]
+        rows[study] = {
+            "runs": len(g),
+            "CPU-flagged": int(g.flagged.sum()),
+            "clean": len(clean),
+            "link late": int((g.late_p99_ms > LINK_LATE_GOAL_MS).sum()),
+            "clean, would flip": int((clean.late_p99_ms > LINK_LATE_GOAL_MS).sum()),
+            "clean > 1 ms": int((clean.late_p99_ms > 1).sum()),
+            "clean > 10 ms": int((clean.late_p99_ms > 10).sum()),
+            "worst window, median (ms)": g.late_p99_ms.median(),
+        }
+    return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def late_goodput_slope(df: pd.DataFrame, min_runs: int = 3) -> str:
+    """Goodput (% of its cell's mean) per 10 ms of worst-window lateness, within the cells
+    of >= min_runs runs (deviations from the cell means), with its 95 % CI."""
+    d = df[df.late_p99_ms.notna()]
+    d = d[d.groupby(CELL).goodput_mbit.transform("size") >= min_runs]
+    cells = [d[c] for c in CELL]
+    x = d.late_p99_ms - d.late_p99_ms.groupby(cells).transform("mean")
+    y = 100 * (d.goodput_mbit / d.goodput_mbit.groupby(cells).transform("mean") - 1)
+    dof = len(d) - d.groupby(CELL).ngroups - 1
+    if dof < 2 or not (x**2).sum():
+        return "too few runs with lateness to fit"
+    beta = float((x * y).sum() / (x**2).sum())
+    se = math.sqrt(((y - beta * x) ** 2).sum() / dof / (x**2).sum())
+    half = t975(dof) * se
+    return (
+        f"{10 * beta:+.3g} % [{10 * (beta - half):+.3g}, {10 * (beta + half):+.3g}] per 10 ms "
+        f"({len(d)} runs, {d.groupby(CELL).ngroups} cells)"
+    )
+
+
 def pooled_sd(df: pd.DataFrame) -> float:
     """The clean runs' pooled relative sd (%) over every study."""
     n = noise(df)
@@ -444,6 +497,15 @@ def report(root: Path, out_dir: Path) -> str:
         ),
         "",
         _table(wait_table(dev).rename_axis("process kind").reset_index()),
+        "",
+        (
+            f"Link emulation late (the verdict's rule: a leg's worst 100 ms window's late_us "
+            f"p99 above linkem's goal, {LINK_LATE_GOAL_MS} ms), re-applied to every run:"
+        ),
+        "",
+        _table(link_late_table(df).rename_axis("study").reset_index()),
+        "",
+        f"Goodput against that lateness within cells: {late_goodput_slope(df)}.",
     ]
     return "\n".join(lines)
 

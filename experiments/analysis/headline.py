@@ -2,7 +2,8 @@
 per scheduler and single-path QUIC, one cell per question, each from the runs that ask it:
 
 - goodput: the runs on clean legs (no leg event, no loss, the flow alone) at their study's
-  first swept value (the reference point: symmetric legs, a 1:1 ratio);
+  first swept value (the reference point: symmetric legs, a 1:1 ratio; in a closed-loop
+  study every split method at that point's legs);
 - stability under loss: the coefficient of variation (sd / mean) of the flow's 100 ms
   goodput, from its first byte to its last full slot, in the runs with loss on a leg;
 - recovery at handover: experiments/analysis/handover.py's recovery time, in the runs with
@@ -11,7 +12,9 @@ per scheduler and single-path QUIC, one cell per question, each from the runs th
   the runs where the flow competes with others.
 
 A run counts for the transport of its DC client's flow (the DC or multipath flow; DC's
-duplication and controller policy are part of the name). Each cell is mean [95 % CI] (n),
+duplication and controller policy are part of the name). The closed-loop studies'
+runs (loop_*.yaml: the oracle, a static split, the controller's policies, the credit split)
+vary the split, not the transport: each split method has its own row after the transports. Each cell is mean [95 % CI] (n),
 with how many of those runs were CPU-affected;
 "not run" where no run asked. `dcexp report STUDY` puts it in STUDY/summary.md; `dcexp
 report PARENT` (a folder of studies) writes PARENT/headline.md over all of them.
@@ -25,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from dccommon.cliargs import load_yaml
-from experiments.analysis import handover, metrics, stats
+from experiments.analysis import handover, loop_metrics, metrics, stats
 
 # The issue's transports in its order; a row per variant found (e.g. each QUIC stack over
 # DC) follows its family's place, a family without a run keeps one "not run" row.
@@ -39,6 +42,7 @@ FAMILIES = (
     "single-path QUIC",
 )
 NOT_RUN = "not run"
+CLOSED_LOOP = "closed-loop study: "  # rows of a split method, after the transports
 COLUMNS = ("goodput Mbit/s", "goodput CV under loss", "recovery s at handover", "JFI whole run")
 
 
@@ -94,6 +98,9 @@ def study_runs(study: Path, hand: pd.DataFrame | None = None, fair=None) -> pd.D
             continue
         row = {"study": study.name, "run_id": m["run_id"], "cpu": metrics.cpu_affected(m)}
         row["transport"] = transport(main, flows[main], m["config"])
+        method = loop_metrics.split_method(doc, m.get("point"))
+        if method:  # e.g. "closed-loop study: oracle split (TCP over DC)"
+            row["transport"] = f"{CLOSED_LOOP}{method} split ({row['transport'].split(',')[0]})"
         mine = hand[(hand.run_id == m["run_id"]) & (hand.flow == main)] if len(hand) else hand
         lossy = any((m["config"]["links"][leg].get("loss") or 0) > 0 for leg in ("a", "b"))
         if handover.leg_event(m) is not None:
@@ -107,7 +114,7 @@ def study_runs(study: Path, hand: pd.DataFrame | None = None, fair=None) -> pd.D
             samples = metrics.load_samples(study / "runs" / m["run_id"])
             series = metrics.flow_goodput_series(samples).get(main, pd.Series(dtype=float))
             row |= {"question": "loss", "value": goodput_cv(series)}
-        elif metrics._point_label(m.get("point")) == reference:
+        elif _on_reference_legs(m.get("point"), reference, method):
             row |= {"question": "goodput", "value": flows[main].get("goodput_mbit")}
         else:
             continue
@@ -115,7 +122,21 @@ def study_runs(study: Path, hand: pd.DataFrame | None = None, fair=None) -> pd.D
     return pd.DataFrame(rows)
 
 
+def _on_reference_legs(point, reference, method: str | None) -> bool:
+    """A run at its study's first swept value; in a closed-loop study, every method at the
+    first value's legs ("1:1/oracle" beside "1:1/static")."""
+    label = metrics._point_label(point)
+    if method is None:
+        return label == reference
+    return str(label).rpartition("/")[0] == str(reference).rpartition("/")[0]
+
+
 def _family_rank(name: str) -> int:
+    """FAMILIES' place; the closed-loop rows after every transport, in METHODS' order."""
+    if name.startswith(CLOSED_LOOP):
+        method = name.removeprefix(CLOSED_LOOP).split(" ", 1)[0]
+        methods = loop_metrics.METHODS
+        return len(FAMILIES) + 1 + (methods.index(method) if method in methods else len(methods))
     return next((i for i, f in enumerate(FAMILIES) if name.startswith(f)), len(FAMILIES))
 
 
@@ -153,7 +174,9 @@ NOTE = (
     "leg; recovery at handover: time to 90 % of the remaining capacity held for 1 s, over the "
     "runs that recovered (docs/analysis.md); JFI: over the run's flows' whole-run goodputs. "
     "Each: mean [95 % CI] (n runs), with how many of them were CPU-affected; a run counts "
-    "for its DC client's flow's transport."
+    "for its DC client's flow's transport. Closed-loop study rows: the runs of a study that "
+    "sweeps the split method (loop_*.yaml), one row per method, not counted as their "
+    "transport (they vary the split); their comparison is the study's against-oracle table."
 )
 
 

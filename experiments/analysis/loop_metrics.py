@@ -122,6 +122,17 @@ def loop_table(out: Path) -> pd.DataFrame:
 GOAL_GOODPUT = 0.95
 GOAL_SHARE = 0.05
 METHODS = ("oracle", "static", "capacity", "delay", "dataplane")  # the studies' row order
+# A closed-loop study sweeps the split method (experiments/scenarios/loop_*.yaml): each point
+# is a method, or a scenario and its method ("4:1/oracle").
+LOOP_SWEEPS = ("loop", "ratio_loop")
+
+
+def split_method(doc: dict, point) -> str | None:
+    """The split method a run of a closed-loop study used (its point's last part); None for
+    a run of any other study (its scenario.yaml `doc` sweeps something else)."""
+    if (doc.get("sweep") or {}).get("param") not in LOOP_SWEEPS or point is None:
+        return None
+    return str(point).rpartition("/")[2]
 
 
 def against_oracle(table: pd.DataFrame) -> pd.DataFrame:

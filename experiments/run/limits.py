@@ -8,6 +8,12 @@ CPU-bound means one of (experiments/run/cpu.py's per-thread accounting, the samp
 - the cores were >= CORES_FULL busy on average (nothing left for anyone);
 - the sampler's demand rule named it saturated (cpu.saturated_processes).
 
+Link emulation late, a separate flag (`link_late`, not CPU-bound): a leg's linkem released
+frames later than its accuracy goal, LINK_LATE_GOAL_MS, in the p99 of its worst 100 ms stats
+window (`late_us.p99`); the leg's delay and rate were not the scenario's then. On this 2-core
+machine every campaign run misses it and goodput does not move with it
+(docs/testbed.md, "What limited a run"), so it names the fact and triggers no rerun.
+
 Short of capacity with none of those: "not CPU-bound: limited by something else", with each
 counter that moved during the run: UDP receive-buffer drops (RcvbufErrors) and socket drops
 in the endpoints' namespaces, TCP receive-queue drops, linkem's queue and ring drops, the
@@ -26,6 +32,8 @@ PROCESS_FULL = 0.95  # busiest thread's run time, share of the run
 WAIT_SHARE = 0.25  # time spent runnable but waiting for a core, share of the run
 CORES_FULL = 0.95  # mean busy share of every core
 SHORT_OF_CAPACITY = 0.9  # goodput under this share of capacity needs an explanation
+# linkem's delay accuracy goal: p99 delay error <= 100 µs (issue 5; linkem/docs/benchmark.md)
+LINK_LATE_GOAL_MS = 0.1
 # Counters read in the endpoints' namespaces: (/proc file section, field) -> what it means
 NET_COUNTERS = {
     ("Udp", "RcvbufErrors"): "UDP receive buffer full (RcvbufErrors)",
@@ -59,20 +67,11 @@ def capacity_mbit(config: dict, unlimited_mbit: float = 0.0) -> float:
     rates = [links[leg].get("rate_mbit") or unlimited_mbit for leg in ("a", "b")]
     if dc.get("mode") == "sc" or dc.get("dup"):
         return rates[0]
-    if _split_is_static(config) and dc.get("ratio"):
+    if scenario.split_is_static(config) and dc.get("ratio"):
         a, b = scenario.parse_ratio("dc.ratio", dc["ratio"])
         shares = (a / (a + b), b / (a + b))
         return min(rate / share for rate, share in zip(rates, shares) if share > 0)
     return sum(rates)
-
-
-def _split_is_static(config: dict) -> bool:
-    """No closed loop, credit split or live change of dc moves the split during the run."""
-    control = (config.get("control") or {}).get("policy", "none")
-    events = config.get("events") or []
-    return (
-        not config["dc"].get("credit") and control == "none" and not any("dc" in e for e in events)
-    )
 
 
 # ---------------------------------------------------------------- namespace counters
@@ -134,28 +133,63 @@ def cpu_affected(manifest: dict) -> bool:
 
 
 def cpu_bound_processes(manifest: dict) -> list[str]:
-    """The processes a saved run's CPU verdict names (process_limit's reasons), with the
-    sampler's older saturated ones; "every core busy" names none."""
-    named = {
-        why.split(" ", 1)[0]
-        for why in manifest.get("cpu_reasons") or []
-        if not why.startswith("every core busy")
-    }
-    return sorted(named | set(manifest.get("saturated_processes") or []))
+    """The processes a saved run's CPU verdict names, with the sampler's older saturated
+    ones. Runs saved before the verdict carried the names (`cpu_bound_processes`) have them
+    read off the front of their reasons; "every core busy" names none."""
+    named = manifest.get("cpu_bound_processes")
+    if named is None:
+        named = [
+            why.split(" ", 1)[0]
+            for why in manifest.get("cpu_reasons") or []
+            if not why.startswith("every core busy")
+        ]
+    return sorted(set(named) | set(manifest.get("saturated_processes") or []))
 
 
-def cpu_verdict(sat: dict) -> list[str]:
-    """sampler.saturation()'s output -> one reason per way the run was CPU-bound."""
+def cpu_findings(sat: dict) -> list[tuple[str | None, str]]:
+    """sampler.saturation()'s output -> (process, reason) per way the run was CPU-bound;
+    None for "every core busy", which names no process."""
     saturated = sat.get("saturated_processes", [])
-    reasons = [
-        why
+    found: list[tuple[str | None, str]] = [
+        (name, why)
         for name, s in sorted(sat.get("process_cpu", {}).items())
         if (why := process_limit(name, s, saturated))
     ]
     cores = sat.get("mean_busy") or {}
     if cores and min(cores.values()) >= CORES_FULL:
-        reasons.append(f"every core busy (mean {sum(cores.values()) / len(cores):.0%})")
-    return reasons
+        found.append((None, f"every core busy (mean {sum(cores.values()) / len(cores):.0%})"))
+    return found
+
+
+def cpu_verdict(sat: dict) -> list[str]:
+    """sampler.saturation()'s output -> one reason per way the run was CPU-bound."""
+    return [why for _, why in cpu_findings(sat)]
+
+
+def link_lateness_ms(rows: list[tuple]) -> dict[str, float]:
+    """Per leg, linkem's release lateness in its worst stats window from the run's start:
+    the largest `late_us.p99` of either direction, in ms."""
+    worst: dict[str, float] = {}
+    for t, source, ident, metric, value in rows:
+        if source == "link" and metric == "late_us.p99" and t >= 0:
+            leg = ident.split("/", 1)[0]
+            worst[leg] = max(worst.get(leg, 0.0), value / 1e3)
+    return worst
+
+
+def link_verdict(rows: list[tuple]) -> list[str]:
+    """One reason per leg whose linkem missed its accuracy goal (LINK_LATE_GOAL_MS)."""
+    return [
+        f"link emulation late: leg {leg.upper()} released frames up to {ms_text(late)} ms late "
+        f"(p99, worst 100 ms window; goal {LINK_LATE_GOAL_MS} ms)"
+        for leg, late in sorted(link_lateness_ms(rows).items())
+        if late > LINK_LATE_GOAL_MS
+    ]
+
+
+def ms_text(value: float) -> str:
+    """A duration in ms, to two decimals below 1 ms (0.13, not 0.1 beside a 0.1 ms goal)."""
+    return f"{value:.1f}" if value >= 1 else f"{value:.2f}"
 
 
 def _last_minus_first(rows: list[tuple], source: str, ident: str, metric: str) -> float:
@@ -218,8 +252,9 @@ def assess(
     config: dict, results: dict, sat: dict, rows: list, net_delta: dict, logs: Path | None = None
 ) -> dict:
     """The run's limit: {'capacity_mbit', 'goodput_share', 'cpu_bound', 'cpu_reasons',
-    'limit', 'limit_candidates'} for its manifest. Goodput is the DC client's flows';
-    `logs` (the run's logs folder) adds QUIC senders' qlog accounts."""
+    'cpu_bound_processes', 'link_late', 'link_late_ms', 'link_reasons', 'limit',
+    'limit_candidates'} for its manifest. Goodput is the DC client's flows'; `logs` (the
+    run's logs folder) adds QUIC senders' qlog accounts."""
     capacity = capacity_mbit(config)
     dc_flows = [
         f
@@ -228,7 +263,9 @@ def assess(
     ]  # a probe (ping) has no goodput
     goodput = sum(results[f]["goodput_mbit"] for f in dc_flows)
     share = goodput / capacity if capacity and dc_flows else None
-    reasons = cpu_verdict(sat)
+    findings = cpu_findings(sat)
+    reasons = [why for _, why in findings]
+    link_reasons = link_verdict(rows)
     candidates = []
     if reasons:
         limit = "CPU-bound: " + "; ".join(reasons)
@@ -258,6 +295,10 @@ def assess(
         "goodput_share": share,
         "cpu_bound": bool(reasons),
         "cpu_reasons": reasons,
+        "cpu_bound_processes": sorted({name for name, _ in findings if name}),
+        "link_late": bool(link_reasons),
+        "link_late_ms": link_lateness_ms(rows),
+        "link_reasons": link_reasons,
         "limit": limit,
         "limit_candidates": candidates,
     }

@@ -660,7 +660,14 @@ def _validate_loops(where: str, doc: dict) -> tuple[dict | None, dict]:
 
 
 def loops_need_feedback(cfg: dict) -> bool:
-    return cfg["dc"].get("credit") or cfg["control"]["policy"] != "none"
+    """A closed loop moves the split: the controller's policy or the data plane's credit."""
+    control = (cfg.get("control") or {}).get("policy", "none")
+    return bool(cfg["dc"].get("credit")) or control != "none"
+
+
+def split_is_static(cfg: dict) -> bool:
+    """No closed loop and no live change of dc moves the split during the run."""
+    return not loops_need_feedback(cfg) and not any("dc" in e for e in cfg.get("events") or [])
 
 
 def _validate_events(where: str, events: Any) -> list[dict]:

@@ -233,6 +233,9 @@ def test_a_run_with_only_the_cpu_bound_verdict_counts_as_cpu_affected(tmp_path, 
     bound = metrics.load_manifests(out)[1]
     assert describe_result(bound).endswith("[CPU short: client at 97 % of a core]")
     assert "CPU short" not in describe_result(metrics.load_manifests(out)[0])
+    late = {**bound, "cpu_bound": False, "link_late": True, "link_late_ms": {"a": 12.4, "b": 0.08}}
+    assert describe_result(late).endswith("[link late: A 12.4 ms; goal 0.1 ms]")
+    assert "link late" not in describe_result(bound)
 
     assert dcexp(["report", str(out)]) == 0
     summary = (out / "summary.md").read_text()

@@ -207,3 +207,38 @@ def test_a_cell_without_clean_runs_deviates_from_its_own_median(tmp_path):
     assert not dev.has_clean.any()
     assert dev.dev_pct.tolist() == pytest.approx([-100 / 11, 0.0, 100 / 11])
     assert cpu_effect.wait_table(dev).empty  # no clean reference: not in the bias table
+
+
+def _late_samples(run_dir, windows):
+    """samples.csv with linkem's late_us.p99 per window: [(t_s, leg/dir, µs)]."""
+    rows = [(t, "link", ident, "late_us.p99", us) for t, ident, us in windows]
+    pd.DataFrame(rows, columns=["t_s", "source", "id", "metric", "value"]).to_csv(
+        run_dir / "samples.csv", index=False
+    )
+
+
+def test_the_link_lateness_rule_re_applied_counts_the_runs_it_would_flip(tree):
+    runs = tree / "paper-size" / "batch" / "runs"
+    _late_samples(runs / "b100__rep0", [(1.0, "a/ab", 60.0), (1.1, "b/ba", 90.0)])
+    _late_samples(runs / "b100__rep1", [(1.0, "a/ab", 60.0), (1.1, "b/ab", 2400.0)])
+    _late_samples(runs / "b100__rep2", [(-0.5, "a/ab", 30e3), (1.0, "a/ab", 80.0)])  # setup
+    df = cpu_effect.load(tree)
+    late = df.set_index(["place", "run_id"]).late_p99_ms
+    assert late[("runs", "b100__rep1")] == pytest.approx(2.4)
+    assert late[("runs", "b100__rep2")] == pytest.approx(0.08)  # the window before t = 0 not
+    row = cpu_effect.link_late_table(df).loc["paper-size/batch"]
+    assert (row.runs, row["CPU-flagged"], row.clean) == (6, 3, 3)
+    assert (row["link late"], row["clean, would flip"], row["clean > 10 ms"]) == (1, 1, 0)
+    assert "too few runs" in cpu_effect.late_goodput_slope(df)  # one cell, 3 runs with late
+
+
+def test_goodput_against_link_lateness_within_cells(tmp_path):
+    """Goodput falls 1 % of its base per ms of lateness in two cells of four runs each: 10.3 %
+    of the cell mean (96.875 % of the base) per 10 ms, with no scatter."""
+    study = tmp_path / "s"
+    for cell, base in (("p1", 30.0), ("p2", 20.0)):
+        for i, late_ms in enumerate((0.5, 1.0, 3.0, 8.0)):
+            d = run(study, "runs", f"{cell}__rep{i}", base * (1 - late_ms / 100), point=cell)
+            _late_samples(d, [(1.0, "a/ab", late_ms * 1e3)])
+    got = cpu_effect.late_goodput_slope(cpu_effect.load(tmp_path))
+    assert got == "-10.3 % [-10.3, -10.3] per 10 ms (8 runs, 2 cells)"

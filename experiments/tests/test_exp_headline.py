@@ -102,6 +102,33 @@ def test_each_cell_comes_from_the_runs_that_ask_its_question(parent):
     assert families == sorted(families)  # the issue's order
 
 
+def test_closed_loop_runs_get_a_row_per_split_method_not_tcp_over_dcs(parent):
+    """A loop_*.yaml study: its oracle, static and credit runs are TCP over DC by their
+    config, but what they vary is the split; each method at the first ratio's legs counts."""
+    loops = study(parent, "loop-ratio", {"param": "ratio_loop", "values": ["1:1/static"]})
+    for point, good, dc in (
+        ("1:1/static", 36.0, None),
+        ("1:1/oracle", 38.0, None),
+        ("1:1/dataplane", 37.0, {"ratio": [1, 1], "credit": True}),
+        ("4:1/oracle", 24.0, None),  # another scenario of the study: not the reference legs
+    ):
+        run_id = point.replace("/", "_").replace(":", "-")
+        fl = {"f0-dc": ("tcp", "dc", good, {})}
+        run(loops, run_id, point, fl, {"f0-dc": [good] * 20}, dc=dc)
+    runs = pd.concat([headline.study_runs(s) for s in headline.studies(parent)])
+    table = headline.table(runs).set_index("transport")
+    assert table.loc["TCP over DC", "goodput Mbit/s"] == headline.NOT_RUN
+    loop_rows = [t for t in table.index if t.startswith("closed-loop study")]
+    assert loop_rows == [
+        "closed-loop study: oracle split (TCP over DC)",
+        "closed-loop study: static split (TCP over DC)",
+        "closed-loop study: dataplane split (TCP over DC)",
+    ]  # after every transport, in the loop tables' order
+    assert table.index[-3:].tolist() == loop_rows
+    assert table.loc[loop_rows[0], "goodput Mbit/s"] == "38 (n=1)"
+    assert "Closed-loop study rows" in headline.NOTE
+
+
 def test_report_over_a_folder_of_studies_writes_the_headline(parent, capsys):
     assert dcexp(["report", str(parent)]) == 0
     printed = capsys.readouterr().out

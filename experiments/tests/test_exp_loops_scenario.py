@@ -6,7 +6,7 @@ Run: .venv/bin/pytest experiments/tests/test_exp_loops_scenario.py
 
 import pytest
 
-from experiments.run.scenario import ScenarioError, from_dict
+from experiments.run.scenario import ScenarioError, from_dict, split_is_static
 
 
 def doc(**over):
@@ -30,6 +30,22 @@ def test_no_loop_no_feedback():
 def test_a_loop_turns_the_feedback_on(over):
     [run] = from_dict(doc(**over)).runs
     assert run.config["feedback"] == {"period_ms": 10, "target_ms": 20}
+
+
+def test_the_split_is_static_without_a_loop_or_a_dc_event():
+    static, policy, credit, event = (
+        from_dict(doc(**over)).runs[0].config
+        for over in (
+            {},
+            {"control": {"policy": "capacity"}},
+            {"dc": {"credit": True}},
+            {"events": [{"at_s": 1, "dc": {"ratio": "80:20"}}]},
+        )
+    )
+    assert split_is_static(static)
+    assert not any(split_is_static(c) for c in (policy, credit, event))
+    leg_event = from_dict(doc(events=[{"at_s": 1, "link": "b", "set": {"rate_mbit": 5}}]))
+    assert split_is_static(leg_event.runs[0].config)  # a leg's change leaves the split alone
 
 
 def test_policies_swept_per_point():

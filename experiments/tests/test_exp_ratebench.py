@@ -279,3 +279,50 @@ def test_raw_limit_carries_tcp_through_three_forwarders(tmp_path):
     assert raw.frames_per_s > 1000
     assert len(raw.hop_us_per_frame) == 3 and all(u > 0 for u in raw.hop_us_per_frame)
     assert set(leftovers("rl")) <= before  # its namespaces are gone
+
+
+def _late_rows(late_us_a: float, late_us_b: float) -> list[tuple]:
+    """linkem stats rows of two legs over 1 s: on time except one 100 ms window per leg."""
+    rows = []
+    for i in range(10):
+        t = 0.1 * i
+        for ident, spike in (("a/ab", late_us_a), ("a/ba", 0.0), ("b/ab", late_us_b)):
+            rows.append((t, "link", ident, "late_us.p99", spike if i == 5 else 40.0))
+    rows.append((-0.5, "link", "b/ba", "late_us.p99", 90_000.0))  # before the run: ignored
+    return rows
+
+
+def test_linkem_late_beyond_its_goal_is_named_per_leg_but_is_not_cpu_bound():
+    results = {"f0-dc": {"client": "dc", "goodput_mbit": 190.0}}
+    on_time = limits.assess(_config(100), results, _sat(), _late_rows(80.0, 95.0), {})
+    assert not on_time["link_late"] and on_time["link_reasons"] == []
+    assert on_time["link_late_ms"] == {"a": pytest.approx(0.08), "b": pytest.approx(0.095)}
+    late = limits.assess(_config(100), results, _sat(), _late_rows(12_400.0, 95.0), {})
+    assert late["link_late"] and not late["cpu_bound"] and late["limit"] == "at capacity"
+    [reason] = late["link_reasons"]
+    assert reason == (
+        "link emulation late: leg A released frames up to 12.4 ms late "
+        "(p99, worst 100 ms window; goal 0.1 ms)"
+    )
+    both = limits.link_verdict(_late_rows(350.0, 2_000.0))
+    assert [r.split(" released")[0] for r in both] == [
+        "link emulation late: leg A",
+        "link emulation late: leg B",
+    ]
+    assert "up to 0.35 ms late" in both[0] and "up to 2.0 ms late" in both[1]
+
+
+def test_the_verdict_carries_the_cpu_bound_process_names_and_old_manifests_are_parsed():
+    sat = _sat(wait=0.4, cores=(0.97, 0.99))
+    got = limits.assess(_config(100), {}, sat, [], {})
+    assert got["cpu_bound_processes"] == ["switch"]
+    assert limits.cpu_bound_processes(got) == ["switch"]
+    # a name with a space cannot be parsed back from its reason: the data is what counts
+    assert limits.cpu_bound_processes(
+        {"cpu_bound_processes": ["f0-dc/server main"], "cpu_reasons": ["f0-dc/server main at"]}
+    ) == ["f0-dc/server main"]
+    saved_before = {
+        "cpu_reasons": ["agent waited for a core 30% of the time", "every core busy (mean 97%)"],
+        "saturated_processes": ["f0-dc/client"],
+    }
+    assert limits.cpu_bound_processes(saved_before) == ["agent", "f0-dc/client"]
