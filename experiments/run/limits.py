@@ -59,12 +59,16 @@ def _rmem_default() -> str:
         return "unknown"
 
 
-def capacity_mbit(config: dict, unlimited_mbit: float = 0.0) -> float:
+def capacity_mbit(config: dict, unlimited_mbit: float = 0.0, legs_total: bool = False) -> float:
     """What the legs can carry for the DC client: both legs' rates (one when it runs as SC
     or duplicated); a leg without a rate counts as `unlimited_mbit`. A static split A:B
-    bounds it by the leg it overloads first: 70:30 on 20 + 20 Mbit/s carries 20 / 0.7."""
+    bounds it by the leg it overloads first: 70:30 on 20 + 20 Mbit/s carries 20 / 0.7.
+    `legs_total`: the legs' total whatever the DC client does (what every flow on them
+    together can carry)."""
     links, dc = config["links"], config["dc"]
     rates = [links[leg].get("rate_mbit") or unlimited_mbit for leg in ("a", "b")]
+    if legs_total:
+        return sum(rates)
     if dc.get("mode") == "sc" or dc.get("dup"):
         return rates[0]
     if scenario.split_is_static(config) and dc.get("ratio"):
@@ -248,20 +252,33 @@ def sender_qlog_note(logs: Path, fid: str) -> str | None:
     )
 
 
+def flows_of(results: dict, clients: tuple[str, ...]) -> list[str]:
+    """The flows of these clients that have a goodput (a probe, ping, has none)."""
+    return [
+        f
+        for f, r in results.items()
+        if r.get("client") in clients and r.get("goodput_mbit") is not None
+    ]
+
+
 def assess(
     config: dict, results: dict, sat: dict, rows: list, net_delta: dict, logs: Path | None = None
 ) -> dict:
     """The run's limit: {'capacity_mbit', 'goodput_share', 'cpu_bound', 'cpu_reasons',
     'cpu_bound_processes', 'link_late', 'link_late_ms', 'link_reasons', 'limit',
-    'limit_candidates'} for its manifest. Goodput is the DC client's flows'; `logs` (the
-    run's logs folder) adds QUIC senders' qlog accounts."""
+    'limit_candidates'} for its manifest. Goodput is the DC client's flows' (with SC flows
+    beside them, every flow's against both legs); `logs` (the run's logs folder) adds QUIC
+    senders' qlog accounts."""
     capacity = capacity_mbit(config)
-    dc_flows = [
-        f
-        for f, r in results.items()
-        if r.get("client") == "dc" and r.get("goodput_mbit") is not None
-    ]  # a probe (ping) has no goodput
+    dc_flows = flows_of(results, ("dc",))
     goodput = sum(results[f]["goodput_mbit"] for f in dc_flows)
+    sc_flows = flows_of(results, ("sc-a", "sc-b"))
+    if dc_flows and sc_flows:
+        # Flows sharing the legs (the fairness set-up): together they can fill both legs,
+        # the DC flow alone need not. A duplicated DC flow occupies both legs per byte.
+        capacity = capacity_mbit(config, legs_total=True)
+        goodput *= 2 if config["dc"].get("dup") else 1
+        goodput += sum(results[f]["goodput_mbit"] for f in sc_flows)
     share = goodput / capacity if capacity and dc_flows else None
     findings = cpu_findings(sat)
     reasons = [why for _, why in findings]

@@ -113,6 +113,28 @@ def test_short_of_capacity_without_cpu_reason_names_the_candidates():
     assert fine["limit"] == "at capacity" and fine["limit_candidates"] == []
 
 
+def test_flows_sharing_the_legs_are_held_to_both_legs_together():
+    """The fairness set-up: a DC flow beside an SC flow per leg. The DC flow's own third is
+    no shortfall; every flow's goodput against both legs is (a duplicated DC flow's bytes
+    cross both legs)."""
+    fair = {
+        "f0-dc": {"client": "dc", "goodput_mbit": 12.6},
+        "f1-sc-a": {"client": "sc-a", "goodput_mbit": 12.4},
+        "f2-sc-b": {"client": "sc-b", "goodput_mbit": 12.4},
+    }
+    got = limits.assess(_config(20), fair, _sat(), [], {})
+    assert got["capacity_mbit"] == 40 and got["goodput_share"] == pytest.approx(37.4 / 40)
+    assert got["limit"] == "at capacity"
+    dup = {**_config(20), "dc": {"mode": "dc", "dup": True}}
+    got = limits.assess(
+        dup, {**fair, "f0-dc": {"client": "dc", "goodput_mbit": 6.0}}, _sat(), [], {}
+    )
+    assert got["goodput_share"] == pytest.approx((2 * 6.0 + 24.8) / 40)
+    starved = {**fair, "f1-sc-a": {"client": "sc-a", "goodput_mbit": 2.0}}
+    got = limits.assess(_config(20), starved, _sat(), [], {})
+    assert got["limit"] == "not CPU-bound: limited by something else"
+
+
 def test_a_quic_senders_qlog_tells_losses_from_flow_control_blocking(tmp_path):
     qlogs = tmp_path / "f0-dc" / "qlog-server"
     qlogs.mkdir(parents=True)
