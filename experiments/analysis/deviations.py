@@ -67,10 +67,14 @@ FIXED = [
     (
         "Enlarged UDP buffer",
         "for QUIC (the paper's fair comparison with TCP)",
-        "aioquic's fairness lines (8 MiB, SO_RCVBUFFORCE); ngtcp2 runs the system default "
-        "(the flow key `udp_rcvbuf: large` would enlarge it too; the paper files do not ask)",
-        "ngtcp2 may lose packets at its socket under load where the paper's did not "
-        "(make bench-testbed counts none below 2 x 100 Mbit/s)",
+        (
+            "aioquic's fairness lines (8 MiB, SO_RCVBUFFORCE); ngtcp2 runs the system default "
+            "(the flow key `udp_rcvbuf: large` would enlarge it too; the paper files do not ask)"
+        ),
+        (
+            "ngtcp2 may lose packets at its socket under load where the paper's did not "
+            "(make bench-testbed counts none below 2 x 100 Mbit/s)"
+        ),
     ),
     (
         "aioquic CUBIC",
