@@ -397,35 +397,30 @@ def test_netem_alternative_or_clear_error(bed):
 
 
 def test_interface_going_away_stops_linkem(bed, tmp_path):
-    """Down and up again: linkem carries on. Deleted: it stops (exit 1) with final stats."""
+    """Down and up again: linkem carries on. Deleted: it stops (exit 1) with final stats.
+    The interface changes only once linkem answers on its control socket (it has opened its
+    ports): deleted before that, linkem would fail at start, not stop."""
     gone_a, gone_b = f"{bed.prefix}ga", f"{bed.prefix}gb"
     veth_pair(gone_a, bed.nsl, gone_b, bed.nsl)
-    proc = bed.nsl.popen(
-        [
-            str(LINKEM),
-            "-i",
-            gone_a,
-            "-i",
-            bed.if_b,
-            "--rt-priority",
-            "10",
-            "--stats",
-            str(tmp_path / "s.jsonl"),
-        ],
-        stderr=subprocess.PIPE,
+    stats = tmp_path / "s.jsonl"
+    link = start_link(
+        "linkem", gone_a, bed.if_b, LinkSpec(), LinkSpec(), netns=bed.nsl, stats_path=stats
     )
+    error = ""
     try:
-        time.sleep(0.3)
         bed.nsl.run(["ip", "link", "set", gone_a, "down"])
         bed.nsl.run(["ip", "link", "set", gone_a, "up"])
         time.sleep(0.2)
-        assert proc.poll() is None, "a bounced interface must not stop linkem"
+        assert link.proc.poll() is None, "a bounced interface must not stop linkem"
         bed.nsl.run(["ip", "link", "del", gone_a])
-        assert proc.wait(timeout=5) == 1
+        assert link.proc.wait(timeout=5) == 1
     finally:
-        stop_process(proc)
-    assert f"interface '{gone_a}' disappeared" in proc.stderr.read().decode()
-    last = json.loads((tmp_path / "s.jsonl").read_text().splitlines()[-1])
+        try:
+            link.stop()
+        except LinkError as exc:  # exit 1, with linkem's message
+            error = str(exc)
+    assert f"interface '{gone_a}' disappeared" in error
+    last = json.loads(stats.read_text().splitlines()[-1])
     assert last["final"] is True
 
 
