@@ -371,7 +371,7 @@ def test_quicgo_client_downloads_intact_from_our_aioquic_server(pair):
     log = work / "interop-back" / "quicgo-client.jsonl"
     try:
         flow.start_server()
-        time.sleep(1)  # the Python server imports aioquic first
+        flow.wait_server_ready()  # the Python server imports aioquic first
         client = [str(QUICGO_BIN), "client", "--addr", "10.0.0.1", "--port", "5101"]
         cli.run(client + ["--bytes", str(MB), "--log", str(log)])
     finally:
