@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from controlplane import targets
+from dccommon.ports import free_port
 from p4sim.conformance.stf import Script, StfCommand
 from p4sim.io.pcap import read_pcap
 
@@ -298,12 +299,6 @@ class Bmv2Program:
 # -- running the switch -----------------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 _PCAP_HEADER = struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 262144, 1)
 
 
@@ -326,7 +321,7 @@ class Bmv2Switch:
         self.log = workdir / "switch.log.txt"  # BMv2 appends .txt to --log-file
         self.fifos: dict[int, int] = {}
         self.sent = 0
-        self.thrift_port = _free_port()
+        self.thrift_port = free_port()
         for port in ports:
             if port in inputs:
                 os.mkfifo(workdir / f"p{port}_in.pcap")
