@@ -231,7 +231,7 @@ def test_a_steady_stream_is_read_before_it_is_due(bed, tmp_path):
     the ring at every wake-up. Every frame of both streams arrives, in order, and on time:
     a ring read too late would show in the delay applied, one never resumed would lose the
     second stream."""
-    link = bed.start(LinkSpec(rate_mbit=100, delay_ms=4, dist="const"), LinkSpec(), tmp_path)
+    link = bed.start(LinkSpec(delay_ms=4, dist="const"), LinkSpec(), tmp_path)
     try:
         rx = pktgen_rx(bed.ns2, bed.if2, idle_ms=1000, duration_s=15)
         sent = pktgen_tx(bed.ns1, bed.if1, size=1000, pps=10_000, duration_s=1)["sent"]
@@ -242,8 +242,9 @@ def test_a_steady_stream_is_read_before_it_is_due(bed, tmp_path):
     finally:
         link.stop()
     assert got["frames"] == sent == stats["frames"], (sent, got, stats)
-    # The delay applied is the configured 4 ms plus 80 us of serialization (and queueing of
-    # the generator's bursts).
+    # The delay applied is the configured 4 ms plus linkem's lateness. No rate limit: at
+    # 100 Mbit/s the frames also queued behind the generator's bursts, which a loaded machine
+    # makes long (p50 up to 5.2 ms with departures 30 us late); now 4.03 ms under that load.
     assert 4000 <= stats["delay_us"]["p50"] <= 4600, stats["delay_us"]
     assert stats["late_us"]["p50"] <= 500, stats["late_us"]
 
