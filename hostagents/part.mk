@@ -18,6 +18,9 @@ HA_CORE_H := $(HA_SRC)/pdcp/pdcp_rx.h $(HA_SRC)/pdcp/pdcp_frame.h
 HA_AGENT  := $(wildcard $(HA_SRC)/agent/*.c)
 HA_AGENT_H := $(wildcard $(HA_SRC)/agent/*.h)
 HA_FUZZ_SECONDS ?= 20
+# A fixed seed: a run that finds a crash starts the same way when rerun (the input that
+# crashed is also kept, crash-* in build/hostagents). HA_FUZZ_SEED=N explores elsewhere.
+HA_FUZZ_SEED ?= 1
 
 hostagents-build: $(HA_BUILD)/pdcp-agent $(HA_BUILD)/test_pdcp $(HA_BUILD)/fuzz_pdcp \
                   $(HA_BUILD)/bench_pdcp_core
@@ -43,11 +46,13 @@ $(HA_BUILD)/bench_pdcp_core: $(HA_SRC)/bench/bench_pdcp_core.c $(HA_CORE) $(HA_C
 hostagents-test: hostagents-build
 	$(HA_BUILD)/test_pdcp
 	@rm -rf $(HA_BUILD)/fuzz-corpus && mkdir -p $(HA_BUILD)/fuzz-corpus
-	@echo "fuzz_pdcp: $(HA_FUZZ_SECONDS) s of libFuzzer (log: $(HA_BUILD)/fuzz.log)"
-	@if $(HA_BUILD)/fuzz_pdcp -max_total_time=$(HA_FUZZ_SECONDS) -print_final_stats=1 \
-		-artifact_prefix=$(HA_BUILD)/ $(HA_BUILD)/fuzz-corpus $(HA_SRC)/tests/fuzz_seeds \
-		> $(HA_BUILD)/fuzz.log 2>&1; then grep -E '^(Done|stat::new_units)' $(HA_BUILD)/fuzz.log; \
-	else tail -40 $(HA_BUILD)/fuzz.log; echo "fuzz_pdcp FAILED: crash input in $(HA_BUILD)/"; exit 1; fi
+	@echo "fuzz_pdcp: $(HA_FUZZ_SECONDS) s of libFuzzer, seed $(HA_FUZZ_SEED) (log: $(HA_BUILD)/fuzz.log)"
+	@if $(HA_BUILD)/fuzz_pdcp -seed=$(HA_FUZZ_SEED) -max_total_time=$(HA_FUZZ_SECONDS) \
+		-print_final_stats=1 -artifact_prefix=$(HA_BUILD)/ $(HA_BUILD)/fuzz-corpus \
+		$(HA_SRC)/tests/fuzz_seeds > $(HA_BUILD)/fuzz.log 2>&1; \
+	then grep -E '^(Done|stat::new_units)' $(HA_BUILD)/fuzz.log; \
+	else tail -40 $(HA_BUILD)/fuzz.log; echo "fuzz_pdcp FAILED with seed $(HA_FUZZ_SEED): crash" \
+		"input in $(HA_BUILD)/crash-* (rerun: HA_FUZZ_SEED=$(HA_FUZZ_SEED) make hostagents-test)"; exit 1; fi
 	$(PY) -m pytest -q $(HA_SRC)/tests/test_agent_integration.py
 
 hostagents-bench: hostagents-build pktgen-build

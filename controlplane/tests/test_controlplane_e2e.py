@@ -11,7 +11,6 @@ Run: .venv/bin/pytest controlplane/tests/test_controlplane_e2e.py
 
 import os
 import shutil
-import socket
 import struct
 import subprocess
 import sys
@@ -26,6 +25,7 @@ from controlplane.cli import main as dcctl
 from controlplane.model import UserConfig
 from controlplane.pdcp import sn_of
 from controlplane.splitter import Splitter
+from dccommon.ports import free_ports
 from experiments.run.netns import Namespace, in_netns, offloads_off, run, unique_prefix
 from p4sim.io import InProcessPorts
 from p4sim.io.afpacket import AfPacketPorts
@@ -112,12 +112,6 @@ def p4sim_target(compiled):
         switch.close()
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class VethPorts:
     """The test's side of the switch's veths (in namespace `ns`): `inject(port, frame)` sends
     into the switch port, `wait_for(n, timeout)` collects what the switch sent, per arrival."""
@@ -151,7 +145,8 @@ def bmv2_target(compiled):
     if os.geteuid() != 0:
         raise RuntimeError("the BMv2 end-to-end tests need root (veths, namespaces)")
     prefix = unique_prefix("cb")
-    grpc_addr, thrift_port = f"127.0.0.1:{free_port()}", free_port()
+    grpc_port, thrift_port = free_ports(2)
+    grpc_addr = f"127.0.0.1:{grpc_port}"
     with Namespace(prefix) as ns:
         # No IPv6 anywhere on the test ports: the kernel's MLD and router solicitations would
         # be frames the tests did not send.

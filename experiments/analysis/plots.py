@@ -47,8 +47,10 @@ def axis_label(param: str) -> str:
 
 
 def _legend_outside(ax) -> None:
-    """Legend to the right of the axes, never over the data."""
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    """Legend to the right of the axes, never over the data; none when nothing is labelled
+    (e.g. a handover panel without a flow of its kind)."""
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
 
 
 def sweep_axis(ax, points: list) -> tuple[list, bool]:

@@ -19,24 +19,18 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
+from dccommon.ports import free_port
 from experiments.flows import LARGE_RCVBUF, MB, make_cert, make_payload
 from experiments.flows.aioquic_flow import LOOPS
 
 ENDPOINT = [sys.executable, "-m", "experiments.flows.quic_endpoint"]
 SERVER_LOOP = "uvloop"  # the lighter server, so that the client is what runs out of CPU
-
-
-def _free_udp_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _pinned(cpu: int, argv: list[str]) -> list[str]:
@@ -48,7 +42,7 @@ def client_cpu_s(loop: str, nbytes: int, work: Path, profile: Path | None = None
     """One download over loopback; the client's CPU seconds (user + system)."""
     cert, key = make_cert(work)
     payload = make_payload(work / "payload.bin", 4 * 1024 * 1024, seed=3)
-    common = ["--addr", "127.0.0.1", "--port", str(_free_udp_port())]
+    common = ["--addr", "127.0.0.1", "--port", str(free_port("udp"))]
     server_argv = [*ENDPOINT, "server", *common, "--loop", SERVER_LOOP]
     server_argv += ["--cert", str(cert), "--key", str(key), "--file", str(payload)]
     server = subprocess.Popen(_pinned(0, server_argv), stdout=subprocess.PIPE, text=True)

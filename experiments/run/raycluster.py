@@ -16,7 +16,6 @@ import argparse
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -24,18 +23,14 @@ import time
 from pathlib import Path
 from typing import Self
 
+from dccommon.ports import free_port, free_ports
+
 VENV_BIN = Path(sys.executable).parent
 RAY, DCEXP = str(VENV_BIN / "ray"), str(VENV_BIN / "dcexp")
 
 
 class ClusterError(RuntimeError):
     """A node did not come up."""
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def descendants(pid: int) -> set[int]:
@@ -94,18 +89,16 @@ class Cluster:
         self.address = f"127.0.0.1:{free_port()}"
 
     def _ports(self) -> list[str]:
-        return [
-            arg
-            for opt in (
-                "--node-manager-port",
-                "--object-manager-port",
-                "--metrics-export-port",
-                "--dashboard-agent-listen-port",
-                "--dashboard-agent-grpc-port",
-                "--runtime-env-agent-port",
-            )
-            for arg in (opt, str(free_port()))
-        ]
+        options = (
+            "--node-manager-port",
+            "--object-manager-port",
+            "--metrics-export-port",
+            "--dashboard-agent-listen-port",
+            "--dashboard-agent-grpc-port",
+            "--runtime-env-agent-port",
+        )
+        # distinct, and out of the range Ray's own connections draw from while it starts
+        return [a for opt, port in zip(options, free_ports(len(options))) for a in (opt, str(port))]
 
     def start_head(self) -> None:
         argv = [RAY, "start", "--head", "--block", "--port", self.address.split(":")[1]]

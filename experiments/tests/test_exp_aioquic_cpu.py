@@ -5,13 +5,13 @@ each event loop, and the flow key `loop` that chooses it in studies."""
 
 import hashlib
 import json
-import socket
 import subprocess
 import sys
 import time
 
 import pytest
 
+from dccommon.ports import free_port
 from experiments.bench import aioquic_limit, aioquic_loopback
 from experiments.flows import make_cert, make_payload, quic_endpoint
 from experiments.run.runner import pending_runs
@@ -161,17 +161,11 @@ def test_bad_grids_get_one_line_naming_the_range(capsys):
     assert "--rates (Mbit/s per leg)" in capsys.readouterr().err
 
 
-def _free_udp_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.mark.parametrize("loop", quic_endpoint.LOOPS)
 def test_a_download_is_intact_on_either_event_loop(tmp_path, loop):
     cert, key = make_cert(tmp_path)
     payload = make_payload(tmp_path / "payload", 1_000_000, seed=3)
-    port = _free_udp_port()
+    port = free_port("udp")
     endpoint = [sys.executable, "-m", "experiments.flows.quic_endpoint"]
     common = ["--addr", "127.0.0.1", "--port", str(port), "--loop", loop]
     server = subprocess.Popen(

@@ -312,7 +312,10 @@ async def main(addr, port, requests):
             ids.append(proto._quic.get_next_available_stream_id())
             proto._quic.send_stream_data(ids[-1], request.encode(), end_stream=True)
         proto.transmit()
-        await asyncio.sleep(2)
+        # until every stream has its answer (a fixed pause is too short on a loaded machine)
+        deadline = asyncio.get_running_loop().time() + 60
+        while len(proto.answers) < len(ids) and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.05)
         print(json.dumps([proto.answers.get(i, "nothing") for i in ids]))
 
 asyncio.run(main(sys.argv[1], int(sys.argv[2]), json.loads(sys.argv[3])))
@@ -368,7 +371,7 @@ def test_quicgo_client_downloads_intact_from_our_aioquic_server(pair):
     log = work / "interop-back" / "quicgo-client.jsonl"
     try:
         flow.start_server()
-        time.sleep(1)  # the Python server imports aioquic first
+        flow.wait_server_ready()  # the Python server imports aioquic first
         client = [str(QUICGO_BIN), "client", "--addr", "10.0.0.1", "--port", "5101"]
         cli.run(client + ["--bytes", str(MB), "--log", str(log)])
     finally:

@@ -21,6 +21,7 @@ import pytest
 import yaml
 
 from controlplane.splitter import Splitter
+from dccommon.ports import free_port
 from experiments.analysis import metrics
 from experiments.run.netns import stop_process, unique_prefix, veth_pair
 from experiments.run.parts import BUILD
@@ -36,12 +37,6 @@ P4SIM = str(Path(sys.executable).parent / "p4sim")
 PORTS = {"server": 4, "leg_a": 6, "leg_b": 5}  # the switch's own numbering
 DEVICE_ID, ELECTION_ID = 7, 5
 SPLIT = (3, 1)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def mtu(ifname: str) -> int:

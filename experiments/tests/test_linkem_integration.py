@@ -231,7 +231,7 @@ def test_a_steady_stream_is_read_before_it_is_due(bed, tmp_path):
     the ring at every wake-up. Every frame of both streams arrives, in order, and on time:
     a ring read too late would show in the delay applied, one never resumed would lose the
     second stream."""
-    link = bed.start(LinkSpec(rate_mbit=100, delay_ms=4, dist="const"), LinkSpec(), tmp_path)
+    link = bed.start(LinkSpec(delay_ms=4, dist="const"), LinkSpec(), tmp_path)
     try:
         rx = pktgen_rx(bed.ns2, bed.if2, idle_ms=1000, duration_s=15)
         sent = pktgen_tx(bed.ns1, bed.if1, size=1000, pps=10_000, duration_s=1)["sent"]
@@ -242,8 +242,9 @@ def test_a_steady_stream_is_read_before_it_is_due(bed, tmp_path):
     finally:
         link.stop()
     assert got["frames"] == sent == stats["frames"], (sent, got, stats)
-    # The delay applied is the configured 4 ms plus 80 us of serialization (and queueing of
-    # the generator's bursts).
+    # The delay applied is the configured 4 ms plus linkem's lateness. No rate limit: at
+    # 100 Mbit/s the frames also queued behind the generator's bursts, which a loaded machine
+    # makes long (p50 up to 5.2 ms with departures 30 us late); now 4.03 ms under that load.
     assert 4000 <= stats["delay_us"]["p50"] <= 4600, stats["delay_us"]
     assert stats["late_us"]["p50"] <= 500, stats["late_us"]
 
@@ -397,35 +398,30 @@ def test_netem_alternative_or_clear_error(bed):
 
 
 def test_interface_going_away_stops_linkem(bed, tmp_path):
-    """Down and up again: linkem carries on. Deleted: it stops (exit 1) with final stats."""
+    """Down and up again: linkem carries on. Deleted: it stops (exit 1) with final stats.
+    The interface changes only once linkem answers on its control socket (it has opened its
+    ports): deleted before that, linkem would fail at start, not stop."""
     gone_a, gone_b = f"{bed.prefix}ga", f"{bed.prefix}gb"
     veth_pair(gone_a, bed.nsl, gone_b, bed.nsl)
-    proc = bed.nsl.popen(
-        [
-            str(LINKEM),
-            "-i",
-            gone_a,
-            "-i",
-            bed.if_b,
-            "--rt-priority",
-            "10",
-            "--stats",
-            str(tmp_path / "s.jsonl"),
-        ],
-        stderr=subprocess.PIPE,
+    stats = tmp_path / "s.jsonl"
+    link = start_link(
+        "linkem", gone_a, bed.if_b, LinkSpec(), LinkSpec(), netns=bed.nsl, stats_path=stats
     )
+    error = ""
     try:
-        time.sleep(0.3)
         bed.nsl.run(["ip", "link", "set", gone_a, "down"])
         bed.nsl.run(["ip", "link", "set", gone_a, "up"])
         time.sleep(0.2)
-        assert proc.poll() is None, "a bounced interface must not stop linkem"
+        assert link.proc.poll() is None, "a bounced interface must not stop linkem"
         bed.nsl.run(["ip", "link", "del", gone_a])
-        assert proc.wait(timeout=5) == 1
+        assert link.proc.wait(timeout=5) == 1
     finally:
-        stop_process(proc)
-    assert f"interface '{gone_a}' disappeared" in proc.stderr.read().decode()
-    last = json.loads((tmp_path / "s.jsonl").read_text().splitlines()[-1])
+        try:
+            link.stop()
+        except LinkError as exc:  # exit 1, with linkem's message
+            error = str(exc)
+    assert f"interface '{gone_a}' disappeared" in error
+    last = json.loads(stats.read_text().splitlines()[-1])
     assert last["final"] is True
 
 

@@ -11,7 +11,7 @@ ordered against them, and the runner refuses such a test (Bmv2Error) rather than
 the packet replication engine are programmed through `simple_switch_CLI` (Thrift), with
 the STF's `add` lines translated into `table_add` as bmv2stf does. Unlike bmv2stf, which
 sleeps a fixed second around control-plane commands, the runner waits until the switch has
-taken every frame sent so far and its log has gone quiet, so control-plane changes apply
+taken every frame sent so far and is idle (Bmv2Switch.settle), so control-plane changes apply
 between the same packets as the STF orders them.
 """
 
@@ -31,11 +31,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from controlplane import targets
+from dccommon.ports import free_port
 from p4sim.conformance.stf import Script, StfCommand
 from p4sim.io.pcap import read_pcap
 
 SWITCH_START_TIMEOUT = 30.0  # seconds, for a switch on a loaded 2-core machine
 SETTLE_QUIET = 0.25  # seconds of log silence after the last frame was taken
+SETTLE_RECHECK = 0.02  # seconds between the two looks at the switch's threads
 SETTLE_TIMEOUT = 30.0
 
 
@@ -297,12 +299,6 @@ class Bmv2Program:
 # -- running the switch -----------------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 _PCAP_HEADER = struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 262144, 1)
 
 
@@ -325,7 +321,7 @@ class Bmv2Switch:
         self.log = workdir / "switch.log.txt"  # BMv2 appends .txt to --log-file
         self.fifos: dict[int, int] = {}
         self.sent = 0
-        self.thrift_port = _free_port()
+        self.thrift_port = free_port()
         for port in ports:
             if port in inputs:
                 os.mkfifo(workdir / f"p{port}_in.pcap")
@@ -399,23 +395,58 @@ class Bmv2Switch:
         os.write(self.fifos[port], record)
 
     def settle(self) -> None:
-        """Wait until the switch has taken every frame sent and its log is quiet."""
+        """Wait until the switch has taken every frame sent and is idle.
+
+        A quiet log alone proves nothing on a loaded machine: a frame taken by the ingress
+        thread may wait, unlogged, for an egress or transmit thread the scheduler has not
+        run yet (at nice 19 beside a campaign, for longer than any quiet period). Such a
+        thread is runnable, so idle means: the log did not grow for SETTLE_QUIET and, in two
+        looks SETTLE_RECHECK apart within that silence, every thread of the switch sleeps.
+        A frame handed between threads during the first look leaves its receiver runnable
+        until it runs, and running it logs."""
         if self.sent == 0:
             return
         deadline = time.monotonic() + SETTLE_TIMEOUT
         last_size, quiet_since = -1, time.monotonic()
         while True:
             self._check_alive("while processing packets")
-            text = self.log.read_bytes() if self.log.exists() else b""
-            taken = text.count(b"Processing packet received on port")
+            size = self._log_size()
             now = time.monotonic()
-            if len(text) != last_size:
-                last_size, quiet_since = len(text), now
-            elif taken >= self.sent and now - quiet_since >= SETTLE_QUIET:
+            if size != last_size:
+                last_size, quiet_since = size, now
+            elif self._idle_for(now - quiet_since) and self._log_size() == last_size:
                 return
             if now > deadline:
-                raise Bmv2Error(f"simple_switch took {taken} of {self.sent} frames")
+                busy = "" if self._threads_asleep() else ", a thread still runnable"
+                raise Bmv2Error(f"simple_switch took {self._taken()} of {self.sent} frames{busy}")
             time.sleep(0.02)
+
+    def _idle_for(self, quiet_s: float) -> bool:
+        """The log silent long enough, every frame taken, and every thread asleep at two
+        looks SETTLE_RECHECK apart (settle's docstring says why both)."""
+        if quiet_s < SETTLE_QUIET or self._taken() < self.sent or not self._threads_asleep():
+            return False
+        time.sleep(SETTLE_RECHECK)
+        return self._threads_asleep()
+
+    def _log_size(self) -> int:
+        return self.log.stat().st_size if self.log.exists() else 0
+
+    def _taken(self) -> int:
+        text = self.log.read_bytes() if self.log.exists() else b""
+        return text.count(b"Processing packet received on port")
+
+    def _threads_asleep(self) -> bool:
+        """Whether every thread of the switch is sleeping (state S in /proc): none is
+        running, runnable, in an uninterruptible wait or stopped."""
+        for task in Path(f"/proc/{self.proc.pid}/task").iterdir():
+            try:
+                stat = (task / "stat").read_text()
+            except FileNotFoundError:
+                continue  # the thread has just exited
+            if stat.rsplit(")", 1)[1].split()[0] != "S":
+                return False
+        return True
 
     def cli(self, commands: list[str]) -> None:
         cmd = [tool("simple_switch_CLI"), "--thrift-port", str(self.thrift_port)]

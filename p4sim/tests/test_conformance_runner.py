@@ -1,6 +1,6 @@
 """The differential runner's own logic (p4sim.conformance): STF reading, bmv2stf's verdict
-and its translation of `add` and meter lines for simple_switch_CLI. The runs on BMv2 themselves are
-`make p4sim-conformance`.
+and its translation of `add` and meter lines for simple_switch_CLI, and when it takes
+simple_switch for idle. The runs on BMv2 themselves are `make p4sim-conformance`.
 
 Run: .venv/bin/pytest -q p4sim/tests/test_conformance_runner.py
 """
@@ -8,10 +8,16 @@ Run: .venv/bin/pytest -q p4sim/tests/test_conformance_runner.py
 from __future__ import annotations
 
 import json
+import os
+import signal
+import threading
+import time
+from pathlib import Path
 
 import pytest
 
-from p4sim.conformance.bmv2 import Bmv2Error, Bmv2Program, _lpm, _ternary
+from controlplane import bmv2 as cp_bmv2
+from p4sim.conformance.bmv2 import Bmv2Error, Bmv2Program, Bmv2Switch, _lpm, _ternary, compile_p4c
 from p4sim.conformance.stf import StfError, check_outputs, diff_outputs, read_script
 
 
@@ -118,3 +124,35 @@ def test_meter_config_as_meter_set_rates(tmp_path):
     missing = script(tmp_path, "direct_meter_config t h.k:9 5 1 7 2\n").commands[0]
     with pytest.raises(Bmv2Error, match="no such entry"):
         program.meter_set_rates(missing)
+
+
+@pytest.mark.parametrize("target", ["bmv2"] if "bmv2" in cp_bmv2.suite_targets() else [])
+def test_settle_waits_for_a_switch_that_cannot_run(tmp_path, target):
+    """A switch that has logged every frame but cannot run (stopped here; starved by the
+    scheduler on a loaded machine) may still hold frames between its threads: settle() must
+    not take its silent log for idle, and must return once it runs again."""
+    compiled = compile_p4c(Path(__file__).parent / "stf" / "arith.p4", tmp_path / "p4c")
+    assert compiled.ok, compiled.message
+    (tmp_path / "run").mkdir()
+    switch = Bmv2Switch(compiled.json_path, [0, 1], [0], tmp_path / "run")
+    frame = bytes(range(64))
+    try:
+        switch.send(0, frame)
+        switch.settle()
+        switch.send(0, frame)
+        deadline = time.monotonic() + 30
+        while switch.log.read_bytes().count(b"Processing packet received") < 2:
+            assert time.monotonic() < deadline, "the switch never took the second frame"
+            time.sleep(0.01)
+        os.kill(switch.proc.pid, signal.SIGSTOP)
+        settled = threading.Event()
+        waiter = threading.Thread(target=lambda: (switch.settle(), settled.set()))
+        waiter.start()
+        try:
+            assert not settled.wait(1.0), "settle() returned while the switch could not run"
+        finally:
+            os.kill(switch.proc.pid, signal.SIGCONT)
+        waiter.join(30)
+        assert settled.is_set(), "settle() did not return once the switch ran again"
+    finally:
+        switch.stop()

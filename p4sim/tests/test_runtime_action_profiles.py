@@ -18,7 +18,6 @@ import itertools
 import os
 import queue
 import random
-import socket
 from pathlib import Path
 
 import grpc
@@ -29,6 +28,7 @@ from p4.config.v1 import p4info_pb2
 from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
 
 from controlplane import bmv2 as cp_bmv2
+from dccommon.ports import free_port
 from p4sim import frontend, native, p4info
 from p4sim.conformance import bmv2, differential
 from p4sim.errors import P4Error
@@ -334,12 +334,6 @@ def test_error_codes(rig):
 
 
 # --------------------------------------------------------------------------- against BMv2
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture
 def bmv2_rig(tmp_path):
     """simple_switch_grpc from p4c-bm2-ss's JSON and P4Info, its ports 0..5 pcap files (port
@@ -349,7 +343,7 @@ def bmv2_rig(tmp_path):
     info = p4info_pb2.P4Info()
     text_format.Parse(compiled.p4info_path.read_text(), info)
     for attempt in range(3):  # a free port may be taken before the switch binds it
-        addr = f"127.0.0.1:{_free_port()}"
+        addr = f"127.0.0.1:{free_port()}"
         run = tmp_path / f"run{attempt}"
         run.mkdir()
         try:

@@ -45,11 +45,11 @@ L2_TABLE = "DcIngress.l2_forwarding.l2_forwards"
 # ==========================================================================================
 
 if __name__ != "__main__":
-    import socket
     import subprocess
 
     import pytest
 
+    from dccommon.ports import free_port
     from experiments.run.netns import stop_process
 
     P4SIM = str(Path(sys.executable).parent / "p4sim")
@@ -58,11 +58,6 @@ if __name__ != "__main__":
         proc = subprocess.run(args, capture_output=True, text=True, timeout=timeout, check=False)
         assert proc.returncode == 0, f"{args[0]} failed:\n{proc.stdout}\n{proc.stderr}"
         return proc
-
-    def _free_port() -> int:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            return s.getsockname()[1]
 
     @pytest.fixture(scope="module", params=["interp", "native"])
     def seen(tmp_path_factory, request) -> dict:
@@ -75,7 +70,7 @@ if __name__ != "__main__":
             _run([P4SIM, "compile", str(program), "--p4runtime-files", str(p4info),
                   "-o", str(config)], timeout=120)  # fmt: skip
             files += [str(p4info), str(config)]
-        addr = f"127.0.0.1:{_free_port()}"
+        addr = f"127.0.0.1:{free_port()}"
         log = (out / "p4sim.log").open("w")
         switch = subprocess.Popen(
             [P4SIM, "--no-p4", "--cpu-port", str(CPU_PORT), "--grpc-server-addr", addr,

@@ -436,6 +436,9 @@ def run_worker(
                 with Splitter.connect(GRPC_ADDR) as sw:
                     sw.push_pipeline(files["p4info"], files["config"])
                     results.append(_run_sequence(sw, sc, host_ifs))
+            except Exception as exc:
+                # the sequence's seed, to replay it alone: --seed N --sequences 1
+                raise RuntimeError(f"{target}, sequence of seed {sc['seed']}: {exc}") from exc
             finally:
                 targets.stop(switch)
     out.write_text(json.dumps(results))
