@@ -540,6 +540,17 @@ def write_reproduction(directory: Path) -> Path:
     return path
 
 
+def _pinning(studies: dict) -> str:
+    """The CPU placement the runs used: one word, or per placement the studies that ran so."""
+    pins: dict[str, list[str]] = {}
+    for name, study in studies.items():
+        if study.manifests:
+            pins.setdefault(study.manifests[0].get("pin", "none"), []).append(name)
+    if len(pins) <= 1:
+        return next(iter(pins), "none")
+    return "; ".join(f"{pin} ({', '.join(names)})" for pin, names in pins.items())
+
+
 def _preamble(directory: Path, campaign: dict, studies: dict) -> list[str]:
     """The title, how the report was made (commits, host, target), the campaign's profile,
     the CPU-affected rule and the machine's load."""
@@ -562,7 +573,7 @@ def _preamble(directory: Path, campaign: dict, studies: dict) -> list[str]:
             + (
                 f" on host {host.get('hostname', '?')} ({host.get('cpus', '?')} CPUs, "
                 f"{platform.machine()}), target {first.get('target', '?')}, links "
-                f"{first.get('link', '?')}, CPU pinning {first.get('pin', 'none')}"
+                f"{first.get('link', '?')}, CPU pinning {_pinning(studies)}"
                 if first
                 else " from the campaign's runs.csv (the run directories are not kept)"
             )
@@ -573,9 +584,11 @@ def _preamble(directory: Path, campaign: dict, studies: dict) -> list[str]:
         (
             "A run is *CPU-affected* when one of its processes (switch, a leg's emulator, the "
             "agent, a flow's server or client) wanted a CPU for at least 95% of a 100 ms sample in "
-            "at least 25% of the samples (running or waiting to run: /proc/<pid>/task/*/schedstat). "
-            f"{affected} of {len(runs)} runs were; every verdict is given on all runs and on the "
-            "unaffected runs only."
+            "at least 25% of the samples (running or waiting to run: /proc/<pid>/task/*/schedstat), "
+            'or, for runs saved since the run verdict (docs/testbed.md, "What limited a run"), '
+            "when a thread waited for a core 25 % of the time, ran at 95 % of one, or every core "
+            f"was 95 % busy. {affected} of {len(runs)} runs were; every verdict is given on all "
+            "runs and on the unaffected runs only."
         ),
         "",
         f"Fairness: {JFI_WHOLE}. Each fairness study also shows the {JFI_SLOTS}.",

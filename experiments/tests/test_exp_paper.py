@@ -378,3 +378,16 @@ def test_tiny_campaign_resumes_and_reports(tmp_path):
     assert "goodput cost" in text and "kernel's smoothed RTT" in text
     assert (out / "reproduction.pdf").stat().st_size > 10_000
     assert (out / "figures" / "overhead" / "overhead.png").exists()
+
+
+def test_the_report_names_each_placement_with_the_studies_that_ran_so():
+    from types import SimpleNamespace
+
+    from experiments.analysis.reproduction import _pinning
+
+    def study(pin):
+        return SimpleNamespace(manifests=[{"pin": pin}])
+
+    assert _pinning({"a": study("split"), "b": study("split")}) == "split"
+    mixed = {"a": study("split"), "f": study("chain"), "b": study("split")}
+    assert _pinning(mixed) == "split (a, b); chain (f)"
