@@ -286,6 +286,7 @@ def cmd_run(args) -> int:
             f"--out {printable(out)}: cannot create the directory: {exc.strerror}"
         ) from None
     log.info("%s: %d runs -> %s", scenario.name, len(scenario.runs), out)
+    _record_study_command(out, args)
     try:
         summary = run_scenario(
             scenario, out, _options(args, timeout_s=args.timeout_s), executor=executor
@@ -304,6 +305,21 @@ def cmd_run(args) -> int:
         out,
     )
     return 0 if summary["failed"] == 0 else 1
+
+
+def _record_study_command(out: Path, args) -> None:
+    """OUT/study.json: the `dcexp run` commands that filled OUT (a resumed study may have
+    more than one) and the profile, so a report says how each study was made."""
+    record_file = out / "study.json"
+    try:
+        record = json.loads(record_file.read_text())
+    except (OSError, ValueError):
+        record = {}
+    command = " ".join(["dcexp"] + sys.argv[1:])
+    commands = record.get("commands", [])
+    record["commands"] = commands + [command] * (command not in commands)
+    record["profile"] = "quick" if args.quick else "paper" if args.paper else "full"
+    record_file.write_text(json.dumps(record, indent=1))
 
 
 def cmd_campaign(args) -> int:

@@ -138,7 +138,7 @@ PROFILE_SIZES = {
 }
 
 
-def section(studies: dict, profile: str = "") -> list[str]:
+def section(studies: dict, profiles: list[str] = ()) -> list[str]:
     tools, where = versions(studies)
     stack = ", ".join(
         f"{k} {tools[k]}" for k in ("ngtcp2", "aioquic", "iperf3", "kernel") if k in tools
@@ -153,7 +153,7 @@ def section(studies: dict, profile: str = "") -> list[str]:
             f"({where}) | newer stacks: different pacing and loss recovery than the paper's |"
         ),
     ]
-    if profile in PROFILE_SIZES:
+    for profile in (p for p in profiles if p in PROFILE_SIZES):
         ours, effect = PROFILE_SIZES[profile]
         lines.append(
             f"| Campaign size ({profile} profile) | 100 MB downloads, 3-minute fairness runs, "

@@ -9,8 +9,9 @@ only the figures drawn from samples (time series, leg utilization) need the run 
 
 from __future__ import annotations
 
+import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -49,6 +50,12 @@ class StudyData:
     flows: pd.DataFrame  # RUNS_COLUMNS rows of this study, `point` as in the scenario
     manifests: list[dict]  # empty when loaded from runs.csv
     directory: Path
+    study_record: dict = field(default_factory=dict)  # study.json of `dcexp run`, if any
+
+    @property
+    def commands(self) -> list[str]:
+        """The `dcexp run` commands that made the study (none recorded: a campaign's)."""
+        return list(self.study_record.get("commands", []))
 
     @property
     def param(self) -> str:
@@ -76,7 +83,7 @@ class StudyData:
         ok = self.flows[~self.flows.cpu_saturated.astype(bool)]
         keep = set(ok.run_id)
         manifests = [m for m in self.manifests if m["run_id"] in keep]
-        return StudyData(self.name, self.doc, ok, manifests, self.directory)
+        return StudyData(self.name, self.doc, ok, manifests, self.directory, self.study_record)
 
     def per_run(self) -> pd.DataFrame:
         """One row per ok run: `value` = the DC client's goodput (throughput studies) or
@@ -193,7 +200,10 @@ def load_study(directory: Path, csv_rows: pd.DataFrame | None = None) -> StudyDa
         flows = flows.reindex(columns=list(RUNS_COLUMNS))  # a column an older file lacks: empty
         flows["point"] = _points_from_csv(flows.point, order)
         flows["cpu_saturated"] = flows.cpu_saturated.map(lambda v: str(v).strip().lower() == "true")
-    return StudyData(doc["name"], doc, flows.reset_index(drop=True), manifests, directory)
+    record = {}
+    if (directory / "study.json").exists():
+        record = json.loads((directory / "study.json").read_text())
+    return StudyData(doc["name"], doc, flows.reset_index(drop=True), manifests, directory, record)
 
 
 def load_campaign(directory: Path) -> dict[str, StudyData]:

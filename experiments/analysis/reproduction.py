@@ -311,6 +311,8 @@ def study_section(study, studies, rows, clean_rows, directory: Path, fig_dir: Pa
         "",
         as_run(study),
         "",
+        *[f"Run as `{command}`." for command in study.commands],
+        *[""] * bool(study.commands),
         *[f"![{p.stem}]({p.relative_to(directory)})" for p in figs if p.suffix == ".png"],
         "",
         *notes,
@@ -516,7 +518,7 @@ def write_reproduction(directory: Path) -> Path:
     rows, clean_rows = judge(studies), judge(clean)
     md = _preamble(directory, campaign, studies)
     md += ["## Verdicts", "", *verdict_table(studies, rows, clean_rows)]
-    md += deviations.section(studies, _profile(campaign))
+    md += deviations.section(studies, list(_profiles(campaign, studies)))
     figures: list[Path] = []
     if "overhead" in studies:
         lines, figs = overhead_section(studies["overhead"], fig_dir)
@@ -566,8 +568,7 @@ def _preamble(directory: Path, campaign: dict, studies: dict) -> list[str]:
         ),
         "",
         (
-            f"Made by `{campaign.get('command', 'dcexp campaign experiments/paper/')}` (runs "
-            "per commit: "
+            f"Made by {_made_by(campaign, studies)} (runs per commit: "
             + ", ".join(f"`{c}` {n}" for c, n in commits.items())
             + f"), then `dcexp report --paper {directory}`"
             + (
@@ -577,8 +578,13 @@ def _preamble(directory: Path, campaign: dict, studies: dict) -> list[str]:
                 if first
                 else " from the campaign's runs.csv (the run directories are not kept)"
             )
-            + f"; profile {_profile(campaign)}; started {campaign.get('started', '?')}, "
-            f"finished {campaign.get('finished', 'not yet (resumable)')}."
+            + f"; profile {_profile_text(_profiles(campaign, studies))}"
+            + (
+                f"; started {campaign.get('started', '?')}, finished "
+                f"{campaign.get('finished', 'not yet (resumable)')}."
+                if campaign
+                else "."
+            )
         ),
         "",
         (
@@ -606,10 +612,31 @@ def _preamble(directory: Path, campaign: dict, studies: dict) -> list[str]:
     return md
 
 
-def _profile(campaign: dict) -> str:
-    if campaign.get("profile"):
-        return str(campaign["profile"])
-    return "quick" if campaign.get("quick") else "as the files are written"
+def _made_by(campaign: dict, studies: dict) -> str:
+    """The command that made the runs: the campaign's, or one `dcexp run` per study."""
+    if campaign.get("command"):
+        return f"`{campaign['command']}`"
+    if any(s.commands for s in studies.values()):
+        return "one `dcexp run` per study (each study's command is in its section)"
+    return "`dcexp` runs whose commands were not recorded"
+
+
+def _profiles(campaign: dict, studies: dict) -> dict[str, list[str]]:
+    """The size profile of the runs and the studies run with it: the campaign's, or each
+    study's own from its study.json."""
+    if campaign.get("profile") or campaign.get("quick"):
+        return {str(campaign.get("profile") or "quick"): list(studies)}
+    profiles: dict[str, list[str]] = {}
+    for name, study in studies.items():
+        profile = study.study_record.get("profile", "as the files are written")
+        profiles.setdefault(profile, []).append(name)
+    return profiles or {"as the files are written": []}
+
+
+def _profile_text(profiles: dict[str, list[str]]) -> str:
+    if len(profiles) == 1:
+        return next(iter(profiles))
+    return "; ".join(f"{profile} ({', '.join(names)})" for profile, names in profiles.items())
 
 
 def cpu_findings(studies: dict) -> list[str]:

@@ -9,6 +9,7 @@ leg, each with a ping probe and a TCP download; it must resume without repeating
 
 import json
 import os
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -391,3 +392,34 @@ def test_the_report_names_each_placement_with_the_studies_that_ran_so():
     assert _pinning({"a": study("split"), "b": study("split")}) == "split"
     mixed = {"a": study("split"), "f": study("chain"), "b": study("split")}
     assert _pinning(mixed) == "split (a, b); chain (f)"
+
+
+def test_each_dcexp_run_records_its_command_and_the_report_names_it(tmp_path, monkeypatch):
+    """A study made by `dcexp run` (not a campaign) says how it was made: the preamble no
+    longer claims a campaign, each section gives its commands, the profile is the studies'."""
+    from types import SimpleNamespace
+
+    from experiments.cli import _record_study_command
+
+    study = tmp_path / "loss"
+    study.mkdir()
+    first = ["dcexp", "run", "14_loss.yaml", "--paper", "--variant", "ngtcp2-newreno"]
+    for argv in (first, first, first + ["--reps", "2"]):  # resumed twice, once differently
+        monkeypatch.setattr(sys, "argv", argv)
+        _record_study_command(study, SimpleNamespace(quick=False, paper=True))
+    record = json.loads((study / "study.json").read_text())
+    assert record == {"commands": [" ".join(first), " ".join(first) + " --reps 2"],
+                      "profile": "paper"}  # fmt: skip
+
+    rows = [{"study": "loss", "run_id": f"l=0__ngtcp2-newreno__rep{rep}", "point": 0,
+             "variant": "ngtcp2-newreno", "rep": rep, "status": "ok", "flow": "f0-dc",
+             "client": "dc", "kind": "ngtcp2", "goodput_mbit": 35.0 + rep,
+             "cpu_saturated": False, "git_commit": "abc"} for rep in range(2)]  # fmt: skip
+    doc = load(PAPER / "14_loss.yaml", paper=True).doc
+    (study / "scenario.yaml").write_text(yaml.safe_dump(doc))
+    pd.DataFrame(rows).to_csv(tmp_path / "runs.csv", index=False)
+    assert dcexp(["report", "--paper", str(tmp_path)]) == 0
+    text = (tmp_path / "reproduction.md").read_text()
+    assert "Made by one `dcexp run` per study" in text and "dcexp campaign" not in text
+    assert f"Run as `{' '.join(first)}`." in text
+    assert "profile paper" in text and "| Campaign size (paper profile) |" in text
