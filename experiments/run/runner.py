@@ -774,20 +774,22 @@ class LocalExecutor:
 
 def describe_result(m: dict) -> str:
     """One line for the progress output: status, goodputs, the CPU flag (limits.cpu_affected:
-    the sampler's saturated processes or the verdict's reasons), the legs' worst lateness
-    when linkem missed its goal (limits.link_verdict)."""
+    the sampler's saturated processes or the verdict's reasons), the legs linkem released
+    late beyond their tolerance, with the share of frames (limits.link_verdict; runs saved
+    before the share existed show none)."""
     goodputs = [
         f"{r['goodput_mbit']:.1f}" for r in m["flows"].values() if r.get("goodput_mbit") is not None
     ]
     why = m.get("saturated_processes") or m.get("cpu_reasons") or ["a core"]
     flag = f" [CPU short: {', '.join(why)}]" if limits.cpu_affected(m) else ""
-    if m.get("link_late"):
-        late = ", ".join(
-            f"{leg.upper()} {limits.ms_text(ms)} ms"
-            for leg, ms in m["link_late_ms"].items()
-            if ms > limits.LINK_LATE_GOAL_MS
-        )
-        flag += f" [link late: {late}; goal {limits.LINK_LATE_GOAL_MS} ms]"
+    late = [
+        f"{leg.upper()} {share:.1%} of frames > "
+        f"{limits.ms_text(m['link_late_tolerance_ms'][leg])} ms late"
+        for leg, share in (m.get("link_late_share") or {}).items()
+        if share is not None and share > limits.LINK_LATE_SHARE
+    ]
+    if late:
+        flag += f" [link late: {', '.join(late)}]"
     if m.get("limit") and m["limit"] != "at capacity" and m.get("goodput_share") is not None:
         flag += f" [{m['goodput_share']:.0%} of capacity; {m['limit']}]"
     status = "ok" if m["status"] == "ok" else "FAILED: " + "; ".join(m["errors"])

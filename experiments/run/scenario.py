@@ -503,8 +503,9 @@ class Scenario:
         return (self.doc.get("sweep") or {}).get("param")
 
 
-def _resolve_links(links: dict) -> dict:
-    """Expand `both` into a and b; uplinks default to the leg's delay only (ACK path)."""
+def resolve_links(links: dict) -> dict:
+    """Expand `both` into a and b; uplinks default to the leg's delay only (ACK path). A
+    resolved set comes back unchanged (limits reads a saved run's config through it)."""
     both = links.get("both") or {}
     out = {}
     for leg in ("a", "b"):
@@ -779,7 +780,7 @@ def expand(doc: dict) -> list[Run]:
         # Every value of every sweep point is checked here, before the first run starts.
         at = f" at sweep value {point!r}" if sweep else ""
         cfg["events"] = _validate_events(f"events{at}", cfg["events"])
-        cfg["links"] = _resolve_links(cfg["links"])
+        cfg["links"] = resolve_links(cfg["links"])
         for leg, spec in cfg["links"].items():
             validate_link(f"links.{leg}{at}", spec)
             _check_with_link_driver(f"links.{leg}{at}", spec)

@@ -209,27 +209,61 @@ def test_a_cell_without_clean_runs_deviates_from_its_own_median(tmp_path):
     assert cpu_effect.wait_table(dev).empty  # no clean reference: not in the bias table
 
 
-def _late_samples(run_dir, windows):
-    """samples.csv with linkem's late_us.p99 per window: [(t_s, leg/dir, µs)]."""
-    rows = [(t, "link", ident, "late_us.p99", us) for t, ident, us in windows]
+def _late_samples(run_dir, windows, frames=200):
+    """samples.csv with linkem's late_us.p99 per window, [(t_s, leg/dir, µs)], each window
+    forwarding `frames` more frames on its direction."""
+    rows, count = [], {}
+    for t, ident, us in windows:
+        count[ident] = count.get(ident, 0) + frames
+        rows += [(t, "link", ident, "late_us.p99", us), (t, "link", ident, "frames", count[ident])]
     pd.DataFrame(rows, columns=["t_s", "source", "id", "metric", "value"]).to_csv(
         run_dir / "samples.csv", index=False
     )
 
 
-def test_the_link_lateness_rule_re_applied_counts_the_runs_it_would_flip(tree):
+def _with_delay(run_dir, delay_ms):
+    """The run's config: both legs `delay_ms` one way, the uplinks none (the paper's)."""
+    path = run_dir / "manifest.json"
+    links = {"a": {"delay_ms": delay_ms}, "b": {"delay_ms": delay_ms}}
+    links |= {"a_uplink": {"delay_ms": 0}, "b_uplink": {"delay_ms": 0}}
+    path.write_text(json.dumps({**json.loads(path.read_text()), "config": {"links": links}}))
+
+
+def test_the_link_lateness_rule_re_applied_beside_the_old_one(tree):
+    """10 windows of 200 frames on leg A's downlink (10 ms): rep0 on time but for 0.3 ms in
+    every window (old rule: late; new: no), rep1 2.4 ms late in one window in ten (10 % of
+    its frames beyond 1 ms: late), rep2 late only before t = 0; the flagged run moved aside
+    (10 ms legs) late in 6 of 10 windows by 3 ms, the flagged run at point 10 (100 ms legs)
+    likewise: within its 10 ms tolerance."""
     runs = tree / "paper-size" / "batch" / "runs"
-    _late_samples(runs / "b100__rep0", [(1.0, "a/ab", 60.0), (1.1, "b/ba", 90.0)])
-    _late_samples(runs / "b100__rep1", [(1.0, "a/ab", 60.0), (1.1, "b/ab", 2400.0)])
-    _late_samples(runs / "b100__rep2", [(-0.5, "a/ab", 30e3), (1.0, "a/ab", 80.0)])  # setup
+    on = [(0.1 * i, "a/ab", 40.0) for i in range(10)]
+    _late_samples(runs / "b100__rep0", [(t, ident, 300.0) for t, ident, _ in on])
+    _late_samples(runs / "b100__rep1", [(0.0, "a/ab", 2400.0), *on[1:]])
+    _late_samples(runs / "b100__rep2", [(-0.5, "a/ab", 30e3), *on])  # setup: not judged
+    flagged = tree / "paper-size" / "batch" / "cpu-affected-round0" / "b100__rep0"
+    slow = [(0.1 * i, "a/ab", 3000.0 if i < 6 else 40.0) for i in range(10)]
+    for d, delay in ((flagged, 10), (runs / "b10__rep0", 100)):
+        _late_samples(d, slow)
+        _with_delay(d, delay)
+    for rep in range(3):
+        _with_delay(runs / f"b100__rep{rep}", 10)
     df = cpu_effect.load(tree)
-    late = df.set_index(["place", "run_id"]).late_p99_ms
-    assert late[("runs", "b100__rep1")] == pytest.approx(2.4)
-    assert late[("runs", "b100__rep2")] == pytest.approx(0.08)  # the window before t = 0 not
+    late = df.set_index(["place", "run_id"])
+    assert late.late_p99_ms[("runs", "b100__rep1")] == pytest.approx(2.4)
+    assert late.late_p99_ms[("runs", "b100__rep2")] == pytest.approx(0.04)  # not setup's
+    assert late.late_share[("runs", "b100__rep1")] == pytest.approx(0.1)
+    assert late.link_late.to_dict() == {
+        ("runs", "b100__rep0"): False,
+        ("runs", "b100__rep1"): True,
+        ("runs", "b100__rep2"): False,
+        ("cpu-affected-round0", "b100__rep0"): True,
+        ("cpu-affected-round1", "b100__rep1"): False,  # no samples
+        ("runs", "b10__rep0"): False,
+    }
     row = cpu_effect.link_late_table(df).loc["paper-size/batch"]
     assert (row.runs, row["CPU-flagged"], row.clean) == (6, 3, 3)
-    assert (row["link late"], row["clean, would flip"], row["clean > 10 ms"]) == (1, 1, 0)
-    assert "too few runs" in cpu_effect.late_goodput_slope(df)  # one cell, 3 runs with late
+    assert (row["link late"], row["link late, CPU-flagged"]) == (2, 1)
+    assert row["old rule: worst window > 0.1 ms"] == 4  # every run with samples but rep2
 
 
 def test_goodput_against_link_lateness_within_cells(tmp_path):

@@ -15,7 +15,7 @@ from experiments.flows import LARGE_RCVBUF
 from experiments.ratebench import rawpath, report, sweep
 from experiments.ratebench.__main__ import build_parser
 from experiments.run import cpu, limits
-from experiments.run.scenario import from_dict
+from experiments.run.scenario import from_dict, resolve_links
 from experiments.run.testbed import leftovers
 
 SNMP = """Udp: InDatagrams NoPorts InErrors OutDatagrams RcvbufErrors SndbufErrors
@@ -303,35 +303,103 @@ def test_raw_limit_carries_tcp_through_three_forwarders(tmp_path):
     assert set(leftovers("rl")) <= before  # its namespaces are gone
 
 
-def _late_rows(late_us_a: float, late_us_b: float) -> list[tuple]:
-    """linkem stats rows of two legs over 1 s: on time except one 100 ms window per leg."""
+def _link_rows(late_us: dict[str, list[float]], frames: int | list[int] = 200) -> list[tuple]:
+    """linkem stats rows: per direction ('a/ab'), one 100 ms window from t = 0 per late p99
+    (µs), each forwarding `frames` (one count for every window, or one per window), after a
+    setup window before t = 0 that was 90 ms late."""
     rows = []
-    for i in range(10):
-        t = 0.1 * i
-        for ident, spike in (("a/ab", late_us_a), ("a/ba", 0.0), ("b/ab", late_us_b)):
-            rows.append((t, "link", ident, "late_us.p99", spike if i == 5 else 40.0))
-    rows.append((-0.5, "link", "b/ba", "late_us.p99", 90_000.0))  # before the run: ignored
+    for ident, lates in late_us.items():
+        counts = frames if isinstance(frames, list) else [frames] * len(lates)
+        total = 50  # forwarded during setup
+        rows += [(-0.1, "link", ident, "frames", total), (-0.1, "link", ident, "late_us.p99", 9e4)]
+        for i, (late, n) in enumerate(zip(lates, counts)):
+            total += n
+            rows += [(0.1 * i, "link", ident, "frames", total)]
+            rows += [(0.1 * i, "link", ident, "late_us.p99", late)]
     return rows
 
 
-def test_linkem_late_beyond_its_goal_is_named_per_leg_but_is_not_cpu_bound():
+def _legs(delay_ms=10, uplink_ms=0):
+    """A run's config: two 100 Mbit/s legs as a scenario file gives them (links.both, uplink
+    keys), resolved as the runner saves them."""
+    links = {
+        "both": {"rate_mbit": 100, "delay_ms": delay_ms, "delay_cv": 0.1},
+        "a_uplink": {"delay_ms": uplink_ms},
+        "b_uplink": {"delay_ms": uplink_ms},
+    }
+    return {"links": resolve_links(links), "dc": {"mode": "dc", "dup": False}}
+
+
+def _late(a_ms: list[float], b_ms: list[float] | None = None, config=None, frames=200) -> dict:
+    """The verdict of a run whose downlinks were late by these p99s (ms) in its windows, its
+    uplink A on time."""
+    late = {"a/ab": [1e3 * ms for ms in a_ms], "a/ba": [20.0] * len(a_ms)}
+    late["b/ab"] = [1e3 * ms for ms in b_ms or [0.04] * len(a_ms)]
     results = {"f0-dc": {"client": "dc", "goodput_mbit": 190.0}}
-    on_time = limits.assess(_config(100), results, _sat(), _late_rows(80.0, 95.0), {})
-    assert not on_time["link_late"] and on_time["link_reasons"] == []
-    assert on_time["link_late_ms"] == {"a": pytest.approx(0.08), "b": pytest.approx(0.095)}
-    late = limits.assess(_config(100), results, _sat(), _late_rows(12_400.0, 95.0), {})
-    assert late["link_late"] and not late["cpu_bound"] and late["limit"] == "at capacity"
-    [reason] = late["link_reasons"]
-    assert reason == (
-        "link emulation late: leg A released frames up to 12.4 ms late "
-        "(p99, worst 100 ms window; goal 0.1 ms)"
+    return limits.assess(config or _legs(), results, _sat(), _link_rows(late, frames), {})
+
+
+def test_a_leg_on_time_is_not_late_and_its_worst_window_is_kept():
+    got = _late([0.04] * 100)
+    assert not got["link_late"] and got["link_reasons"] == []
+    assert got["link_late_ms"] == {"a": pytest.approx(0.04), "b": pytest.approx(0.04)}
+    assert got["link_late_share"] == {"a": 0.0, "b": 0.0}
+    assert got["link_late_tolerance_ms"] == {"a": 1.0, "b": 1.0}  # 10 % of 10 ms
+
+
+def test_a_short_spike_under_the_share_is_not_late():
+    got = _late([12.4] * 4 + [0.3] * 96)  # 4 % of the frames; 0.3 ms is routine here
+    assert not got["link_late"]
+    assert got["link_late_share"]["a"] == pytest.approx(0.04)
+    assert got["link_late_ms"]["a"] == pytest.approx(12.4)  # the worst window still shows
+
+
+def test_sustained_lateness_beyond_the_tolerance_names_the_leg_but_is_not_cpu_bound():
+    got = _late([2.0] * 7 + [0.3] * 93, [1.5] * 20 + [0.04] * 80)
+    assert got["link_late"] and not got["cpu_bound"] and got["limit"] == "at capacity"
+    assert got["link_late_share"] == {"a": pytest.approx(0.07), "b": pytest.approx(0.2)}
+    reason = (
+        "link emulation late: leg {}: {} of its downlink frames passed in stats windows "
+        "whose p99 was more than 1.0 ms late (10% of its 10 ms delay; worst window {} ms)"
     )
-    both = limits.link_verdict(_late_rows(350.0, 2_000.0))
-    assert [r.split(" released")[0] for r in both] == [
-        "link emulation late: leg A",
-        "link emulation late: leg B",
+    assert got["link_reasons"] == [
+        reason.format("A", "7.0%", "2.0"),
+        reason.format("B", "20.0%", "1.5"),
     ]
-    assert "up to 0.35 ms late" in both[0] and "up to 2.0 ms late" in both[1]
+
+
+def test_the_share_counts_frames_not_windows():
+    # a fifth of the windows late, but they carried 1 frame each against 500
+    got = _late([5.0, 0.04] * 50, frames=[1, 500] * 50)
+    assert got["link_late_share"]["a"] == pytest.approx(50 / 25_050)
+    assert not got["link_late"]
+
+
+def test_a_100_ms_leg_tolerates_3_ms_where_a_10_ms_leg_does_not():
+    windows = [3.0] * 50 + [0.2] * 50
+    slow = _late(windows, config=_legs(delay_ms=100))
+    assert not slow["link_late"] and slow["link_late_tolerance_ms"]["a"] == 10.0
+    assert _late(windows, config=_legs(delay_ms=10))["link_late"]
+
+
+def test_an_uplink_is_held_to_its_legs_round_trip_and_few_frames_are_not_judged():
+    """The ACK path of a 100 ms leg with no uplink delay: 0.5 ms late is 0.5 % of the round
+    trip its ACKs travel; a direction that forwarded under LINK_LATE_MIN_FRAMES is not
+    judged however late."""
+    late = {"a/ab": [40.0] * 100, "a/ba": [500.0] * 100, "b/ba": [9e4] * 4}
+    lateness = limits.link_lateness(_link_rows(late), _legs(delay_ms=100))
+    assert lateness["a"]["share"] == 0.0 and lateness["a"]["tolerance_ms"] == 10.0
+    assert lateness["b"] == {"worst_ms": 90.0, "share": None}  # 800 frames: not judged
+    assert limits.link_verdict(lateness) == []
+    scenario_file = {"both": {"delay_ms": 10}}  # unresolved: the uplink takes the leg's delay
+    tolerance, why = limits.link_tolerance(scenario_file, "b/ba")
+    assert (tolerance, why) == (2.0, "10% of the leg's 20 ms round trip")
+    assert limits.link_tolerance({"a": {}}, "a/ab") == (0.1, "linkem's 0.1 ms goal")
+    up = limits.link_lateness(_link_rows({"a/ba": [3e3] * 100}), _legs(delay_ms=10))
+    assert limits.link_verdict(up)[0].startswith(
+        "link emulation late: leg A: 100.0% of its uplink frames passed in stats windows "
+        "whose p99 was more than 1.0 ms late (10% of the leg's 10 ms round trip"
+    )
 
 
 def test_the_verdict_carries_the_cpu_bound_process_names_and_old_manifests_are_parsed():
