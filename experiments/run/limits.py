@@ -69,16 +69,25 @@ def _rmem_default() -> str:
         return "unknown"
 
 
-def capacity_mbit(config: dict, unlimited_mbit: float = 0.0, legs_total: bool = False) -> float:
+def leg_rates_mbit(config: dict, unlimited_mbit: float = 0.0) -> list[float]:
+    """Legs A and B's downlink rates; a leg without a rate counts as `unlimited_mbit`.
+    Their sum is what every flow on the legs together can carry."""
+    return [config["links"][leg].get("rate_mbit") or unlimited_mbit for leg in ("a", "b")]
+
+
+def capacity_mbit(config: dict, unlimited_mbit: float = 0.0) -> float:
     """What the legs can carry for the DC client: both legs' rates (one when it runs as SC
-    or duplicated); a leg without a rate counts as `unlimited_mbit`. A static split A:B
-    bounds it by the leg it overloads first: 70:30 on 20 + 20 Mbit/s carries 20 / 0.7.
-    `legs_total`: the legs' total whatever the DC client does (what every flow on them
-    together can carry)."""
-    links, dc = config["links"], config["dc"]
-    rates = [links[leg].get("rate_mbit") or unlimited_mbit for leg in ("a", "b")]
-    if legs_total:
-        return sum(rates)
+    or duplicated). A static split A:B bounds it by the leg it overloads first: 70:30 on
+    20 + 20 Mbit/s carries 20 / 0.7."""
+    dc = config["dc"]
+    rates = leg_rates_mbit(config, unlimited_mbit)
+    if dc.get("mode") == "sc" or dc.get("dup"):
+        return rates[0]
+    if scenario.split_is_static(config) and dc.get("ratio"):
+        a, b = scenario.parse_ratio("dc.ratio", dc["ratio"])
+        shares = (a / (a + b), b / (a + b))
+        return min(rate / share for rate, share in zip(rates, shares) if share > 0)
+    return sum(rates)
     if dc.get("mode") == "sc" or dc.get("dup"):
         return rates[0]
     if scenario.split_is_static(config) and dc.get("ratio"):
@@ -334,7 +343,7 @@ def assess(
     if dc_flows and sc_flows:
         # Flows sharing the legs (the fairness set-up): together they can fill both legs,
         # the DC flow alone need not. A duplicated DC flow occupies both legs per byte.
-        capacity = capacity_mbit(config, legs_total=True)
+        capacity = sum(leg_rates_mbit(config))
         goodput *= 2 if config["dc"].get("dup") else 1
         goodput += sum(results[f]["goodput_mbit"] for f in sc_flows)
     share = goodput / capacity if capacity and dc_flows else None
