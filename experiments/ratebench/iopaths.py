@@ -2,13 +2,16 @@
 of the kernel's two raw I/O paths, through the same hops (issue 25's goal: 2 us per frame).
 
     python -m experiments.ratebench.iopaths [--rates-kpps 20,80] [--repeat 3] [--hops 3]
+                                            [--tcp-s 10] [--json FILE]
 
 Each path is a chain of --hops forwarders (rawpath.forwarder_chain), rawfwd (AF_PACKET:
 TPACKET_V2 ring, sendmmsg) or xskfwd (AF_XDP: XDP in veth's driver, libxdp's redirect
 program, one UMEM for both sockets), between two veth ends in one namespace. clib/pktgen
 there, pinned to CPU 1, offers 1,400-byte frames paced at each rate for --duration-s, then
 as fast as it can (the maximum, pktgen's flood mode); every forwarder is pinned to CPU 0.
-Both paths run in every repeat, one after the other, so they share the machine's load.
+Then, unless --tcp-s 0, iperf3 TCP crosses each chain (rawpath.measure, the raw limit of
+`make bench-testbed`, forwarders not pinned). Both paths run in every repeat, one after the
+other, so they share the machine's load; the ratios are taken within each repeat.
 
 CPU per frame per hop = (the forwarders' CPU time + ksoftirqd/0's) / (frames delivered x
 hops). A forwarder's CPU time (schedstat) includes the softirq work that runs in its
@@ -18,8 +21,8 @@ sender's softirq, so each hop pays the next hop's receive; pktgen pays the first
 the last hop pays pktgen's (AF_PACKET on both paths). Softirq work deferred to the
 ksoftirqd thread of CPU 0 is added; `softirq %` is the share of CPU 0's time the kernel
 counted as softirq (its ticks, whoever ran them); `core` the forwarders' CPU as a share of
-that one core, `wakeups/frame` their blocking waits per frame and hop. Frames lost on the way (drops) cost CPU
-but are not counted, so a lossy load costs more per delivered frame.
+that one core, `wakeups/frame` their blocking waits per frame and hop. Frames lost on the
+way (drops) cost CPU but are not counted, so a lossy load costs more per delivered frame.
 """
 
 from __future__ import annotations
@@ -172,6 +175,31 @@ def print_runs(runs: list[list[Load]]) -> None:
                   f"{100 * load.softirq_share:>12.0f} %")  # fmt: skip
 
 
+def print_tcp(tcp_runs: list[dict[str, rawpath.RawLimit]], args) -> None:
+    print(f"\nTCP through the same {args.hops} hops (rawpath's raw limit: iperf3 CUBIC, "
+          f"{args.tcp_s:g} s, forwarders not pinned)")  # fmt: skip
+    print(f"{'run':<5}{'path':<11}{'goodput Mbit/s':>15}{'frames/s per hop':>18}"
+          f"{'us/frame per hop':>18}  each hop")  # fmt: skip
+    for i, by_path in enumerate(tcp_runs, 1):
+        for path, raw in by_path.items():
+            each = ", ".join(f"{u:.2f}" for u in raw.hop_us_per_frame)
+            print(f"{i:<5}{path:<11}{raw.goodput_mbit:>15.0f}{raw.frames_per_s:>18,.0f}"
+                  f"{tcp_us_per_frame(raw):>18.2f}  {each}")  # fmt: skip
+
+
+def tcp_us_per_frame(raw: rawpath.RawLimit) -> float:
+    return sum(raw.hop_us_per_frame) / len(raw.hop_us_per_frame)
+
+
+def tcp_summary(tcp_runs: list[dict[str, rawpath.RawLimit]]) -> str:
+    x = [run["af_xdp"] for run in tcp_runs]
+    a = [run["af_packet"] for run in tcp_runs]
+    goodput = [xi.goodput_mbit / ai.goodput_mbit for xi, ai in zip(x, a)]
+    cpu = [tcp_us_per_frame(xi) / tcp_us_per_frame(ai) for xi, ai in zip(x, a)]
+    return (f"{'TCP':<9}{'ratio':<11}AF_XDP / AF_PACKET, same run: CPU per frame "
+            f"{_span(cpu, '.2f')}, goodput {_span(goodput, '.2f')}")  # fmt: skip
+
+
 def _span(values: list[float], fmt: str) -> str:
     lo, hi = min(values), max(values)
     return format(lo, fmt) if format(lo, fmt) == format(hi, fmt) else f"{lo:{fmt}} to {hi:{fmt}}"
@@ -192,15 +220,23 @@ def summary(runs: list[list[Load]]) -> list[str]:
                          f"{_span([lo.us_per_frame_hop() for lo in loads], '.2f')} us, "
                          f"{_span([lo.achieved_pps / 1000 for lo in loads], '.1f')} kpps out, "
                          f"drops {_span(drops, 'd')}")  # fmt: skip
-        ratios = [
-            x.us_per_frame_hop() / a.us_per_frame_hop()
-            for x, a in zip(by_path["af_xdp"], by_path["af_packet"])
-        ]
-        rates = [x.achieved_pps / a.achieved_pps for x, a in zip(by_path["af_xdp"], by_path["af_packet"])
-                 if a.achieved_pps]  # fmt: skip
+        pairs = list(zip(by_path["af_xdp"], by_path["af_packet"]))
+        ratios = [x.us_per_frame_hop() / a.us_per_frame_hop() for x, a in pairs]
+        rates = [x.achieved_pps / a.achieved_pps for x, a in pairs if a.achieved_pps]
+        rate = _span(rates, ".2f") if rates else "-"
         lines.append(f"{label:<9}{'ratio':<11}AF_XDP / AF_PACKET, same run: CPU per frame "
-                     f"{_span(ratios, '.2f')}, rate {_span(rates, '.2f') if rates else '-'}")  # fmt: skip
+                     f"{_span(ratios, '.2f')}, rate {rate}")  # fmt: skip
     return lines
+
+
+def seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value <= 600:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected seconds from 0 to 600")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -214,14 +250,19 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--repeat", type=int, default=3, choices=range(1, 21), metavar="1..20",
                         help="runs of both paths (default 3)")  # fmt: skip
     parser.add_argument("--hops", type=int, default=rawpath.HOPS, choices=range(1, 9),
-                        metavar="1..8", help=f"forwarders in a chain (default {rawpath.HOPS})")  # fmt: skip
-    parser.add_argument("--duration-s", type=float, default=2.0, help="per load (default 2)")
+                        metavar="1..8", help="forwarders in a chain (default 3)")  # fmt: skip
+    parser.add_argument("--duration-s", type=seconds, default=2.0, help="per load (default 2)")
+    parser.add_argument("--tcp-s", type=seconds, default=10.0,
+                        help="then TCP through each chain (0: none; default 10)")  # fmt: skip
     parser.add_argument("--json", type=Path, help="also write every load to this file")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.duration_s == 0:
+        parser.error("--duration-s: expected seconds above 0 (at most 600)")
     if os.geteuid() != 0:
         print("iopaths: error: needs root (namespaces, packet and XDP sockets)", file=sys.stderr)
         return 2
@@ -231,16 +272,29 @@ def main(argv: list[str] | None = None) -> int:
     load = " ".join(Path("/proc/loadavg").read_text().split()[:3])
     print(f"{FRAME_BYTES}-byte frames through {args.hops} hops; forwarders on CPU {PART_CPU}, "
           f"pktgen on the other; load average at start {load}")  # fmt: skip
-    runs = []
+    runs, tcp_runs = [], []
     with tempfile.TemporaryDirectory(prefix="iopaths-") as tmp:
         for _ in range(args.repeat):
             runs.append([lo for path in PATHS for lo in run_path(path, args, Path(tmp))])
+            if args.tcp_s > 0:
+                tcp_runs.append({path: rawpath.measure(args.tcp_s, Path(tmp) / path, binary,
+                                                       args.hops)
+                                 for path, binary in PATHS.items()})  # fmt: skip
     print_runs(runs)
-    print("\n".join(summary(runs)))
+    if tcp_runs:
+        print_tcp(tcp_runs, args)
+    print()
+    print("\n".join(summary(runs) + ([tcp_summary(tcp_runs)] if tcp_runs else [])))
     load = " ".join(Path("/proc/loadavg").read_text().split()[:3])
     print(f"load average at end {load}")
     if args.json:
-        rows = [dict(asdict(lo), run=i) for i, run in enumerate(runs, 1) for lo in run]
+        loads = [dict(asdict(lo), run=i) for i, run in enumerate(runs, 1) for lo in run]
+        tcp = [
+            dict(asdict(raw), run=i, path=path)
+            for i, run in enumerate(tcp_runs, 1)
+            for path, raw in run.items()
+        ]
+        rows = {"loads": loads, "tcp": tcp}
         args.json.write_text(json.dumps(rows, indent=1) + "\n")
     return 0
 

@@ -35,15 +35,16 @@ class RawLimit:
     hop_core_share: list[float]  # each forwarder's CPU, share of one core
 
 
-def measure(duration_s: float, workdir) -> RawLimit:
-    """One iperf3 TCP (CUBIC) transfer of `duration_s` through HOPS forwarders."""
-    if not RAWFWD_BIN.exists():
-        raise TestbedError(f"{RAWFWD_BIN} is missing: run `make build`")
+def measure(duration_s: float, workdir, binary: Path = RAWFWD_BIN, hops: int = HOPS) -> RawLimit:
+    """One iperf3 TCP (CUBIC) transfer of `duration_s` through `hops` forwarders (`binary`:
+    rawfwd, or iopaths' AF_XDP twin xskfwd)."""
+    if not binary.exists():
+        raise TestbedError(f"{binary} is missing: run `make build`")
     workdir.mkdir(parents=True, exist_ok=True)
     prefix = claim_prefix("rl")
     try:
         with Topology() as topo:
-            return _measure(topo, prefix, duration_s, workdir)
+            return _measure(topo, prefix, duration_s, workdir, binary, hops)
     finally:
         release_prefix(prefix)
 
@@ -80,11 +81,13 @@ def stop_forwarders(fwds: list[subprocess.Popen], workdir: Path, binary: Path) -
     return frames
 
 
-def _measure(topo: Topology, p: str, duration_s: float, workdir) -> RawLimit:
+def _measure(
+    topo: Topology, p: str, duration_s: float, workdir, binary: Path, hops: int
+) -> RawLimit:
     server, client = topo.ns(f"{p}srv"), topo.ns(f"{p}cli")
-    fwds = forwarder_chain(topo, p, server, client, RAWFWD_BIN, workdir)
+    fwds = forwarder_chain(topo, p, server, client, binary, workdir, hops)
     server.add_addr(f"{p}l0a", f"{SERVER}/24")
-    client.add_addr(f"{p}l{HOPS}b", f"{CLIENT}/24")
+    client.add_addr(f"{p}l{hops}b", f"{CLIENT}/24")
     srv = server.popen(["iperf3", "-s", "-1", "-B", SERVER], stdout=subprocess.DEVNULL)
     time.sleep(0.5)  # iperf3 has no readiness line worth parsing; it listens at once
     before = [thread_times(proc.pid) for proc in fwds]
@@ -97,7 +100,7 @@ def _measure(topo: Topology, p: str, duration_s: float, workdir) -> RawLimit:
     after = [thread_times(proc.pid) for proc in fwds]
     stop_process(srv)
     report = json.loads(cli.stdout)
-    frames = stop_forwarders(fwds, workdir, RAWFWD_BIN)
+    frames = stop_forwarders(fwds, workdir, binary)
     cpu_s = [run_seconds(b, a) for b, a in zip(before, after)]
     return RawLimit(
         goodput_mbit=report["end"]["sum_received"]["bits_per_second"] / 1e6,

@@ -104,6 +104,25 @@ def test_both_paths_deliver_a_paced_load_and_count_its_cpu(tmp_path):
         assert flood.received > 0 and flood.label == "max"
 
 
+@pytest.mark.netns
+def test_tcp_crosses_three_af_xdp_hops(tmp_path):
+    raw = rawpath.measure(1.0, tmp_path, XSKFWD)
+    assert raw.goodput_mbit > 20  # hundreds on an idle machine; nothing at all if broken
+    assert len(raw.hop_us_per_frame) == 3 and all(u > 0 for u in raw.hop_us_per_frame)
+
+
+def test_bad_options_are_refused_naming_the_allowed_values(capsys):
+    for argv, message in (
+        (["--hops", "9"], "argument --hops: invalid choice: 9"),
+        (["--duration-s", "-1"], "'-1': expected seconds from 0 to 600"),
+        (["--duration-s", "0"], "--duration-s: expected seconds above 0"),
+        (["--rates-kpps", "fast"], "expected comma-separated rates in kpps"),
+    ):
+        with pytest.raises(SystemExit):
+            iopaths.main(argv)
+        assert message in capsys.readouterr().err
+
+
 def _load(path: str, us: float, kpps: float, offered: float = 80e3) -> iopaths.Load:
     seconds, frames = 1.0, int(kpps * 1000)
     cpu = us * frames * 3 / 1e6
