@@ -270,7 +270,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"iopaths: error: {PKTGEN} is missing: run `make pktgen-build`", file=sys.stderr)
         return 2
     load = " ".join(Path("/proc/loadavg").read_text().split()[:3])
-    print(f"{FRAME_BYTES}-byte frames through {args.hops} hops; forwarders on CPU {PART_CPU}, "
+    hops = f"{args.hops} hop{'s' if args.hops > 1 else ''}"
+    print(f"{FRAME_BYTES}-byte frames through {hops}; forwarders on CPU {PART_CPU}, "
           f"pktgen on the other; load average at start {load}")  # fmt: skip
     runs, tcp_runs = [], []
     with tempfile.TemporaryDirectory(prefix="iopaths-") as tmp:
