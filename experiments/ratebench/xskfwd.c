@@ -100,7 +100,8 @@ static void reclaim(struct side *out, struct side *in)
 	refill(in, addrs, n);
 }
 
-/* Copy mode sends in the sendto() call, at most BURST frames each (-EAGAIN: more left). */
+/* Copy mode sends in the sendto() call, at most BURST frames each (-EAGAIN: more left). A
+ * frame the wire refuses stays in the TX ring: `unsent` has the loop kick again later. */
 static void kick(struct side *out)
 {
 	int fd = xsk_socket__fd(out->xsk);
@@ -110,7 +111,7 @@ static void kick(struct side *out)
 		if (sendto(fd, NULL, 0, MSG_DONTWAIT, NULL, 0) >= 0)
 			return;
 		if (errno != EAGAIN && errno != EBUSY && errno != EINTR)
-			break; /* ENOBUFS, ENXIO: the wire is busy or down; a drop, as a wire's */
+			break; /* ENOBUFS, ENXIO: the wire is busy or down */
 	}
 	out->unsent = 1;
 }

@@ -99,7 +99,8 @@ def test_both_paths_deliver_a_paced_load_and_count_its_cpu(tmp_path):
     args = SimpleNamespace(rates_kpps=[5.0], duration_s=0.3, hops=1)
     for path in iopaths.PATHS:
         paced, flood = iopaths.run_path(path, args, tmp_path)
-        assert (paced.sent, paced.received) == (1500, 1500)
+        assert paced.sent == 1500
+        assert paced.received >= 1485  # all on a quiet machine; a starved hop may lose a few
         assert 0 < paced.us_per_frame_hop() < 1000 and paced.wakeups > 0
         assert flood.received > 0 and flood.label == "max"
 
