@@ -12,6 +12,7 @@ APT_PACKAGES=(
   build-essential pkg-config clang libclang-rt-14-dev   # C parts, libFuzzer
   clang-format                                          # make lint / make format (.clang-format)
   dpdk libdpdk-dev dpdk-dev                             # pdcp-agent (DPDK 22.11)
+  libxdp-dev libbpf-dev                                 # AF_XDP forwarder (ratebench/xskfwd)
   iproute2 ethtool iputils-ping tcpdump bridge-utils    # testbed plumbing
   iperf3 curl nginx-light ngtcp2-server ngtcp2-client   # flows
   openssl procps psmisc

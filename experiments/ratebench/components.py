@@ -67,13 +67,18 @@ class Part:
     sent: int = 0
 
 
-def pktgen_latency(part: Part, pps: float, count: int) -> dict:
+def pktgen(ns: Namespace, args: list[str], timeout: float) -> dict:
+    """clib/pktgen `args` in `ns`, on the traffic CPU when there are several; its JSON line."""
     argv = ["taskset", "-c", str(TRAFFIC_CPU)] if len(os.sched_getaffinity(0)) > 1 else []
-    argv += [str(PKTGEN), "latency", *part.pktgen_args, "--pps", str(pps), "--count", str(count)]
+    return json.loads(ns.run([*argv, str(PKTGEN), *args], timeout=timeout).stdout)
+
+
+def pktgen_latency(part: Part, pps: float, count: int) -> dict:
+    args = ["latency", *part.pktgen_args, "--pps", str(pps), "--count", str(count)]
     if part.pdcp:
-        argv += ["--first", str(part.sent)]
+        args += ["--first", str(part.sent)]
     part.sent += count
-    return json.loads(part.ns.run(argv, timeout=count / pps + 60).stdout)
+    return pktgen(part.ns, args, timeout=count / pps + 60)
 
 
 def offer(part: Part, pps: float, duration_s: float) -> Load:
@@ -129,8 +134,7 @@ def agent_part(tree: Path | None):
         raise RuntimeError(f"{binary} is missing: run `make hostagents-build` there")
     p = unique_prefix("cag")
     with tempfile.TemporaryDirectory(prefix="components-agent-") as tmp, Namespace(p) as ns:
-        ns.run(["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1",
-                "net.ipv6.conf.default.disable_ipv6=1"])  # fmt: skip
+        ns.disable_ipv6()
         veth_pair(f"{p}a0", ns, f"{p}a1", ns, mtu=1600)
         veth_pair(f"{p}b0", ns, f"{p}b1", ns, mtu=1600)
         tap = f"{p}t"

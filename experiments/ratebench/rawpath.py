@@ -14,9 +14,10 @@ import json
 import subprocess
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from experiments.run.cpu import run_seconds, thread_times
-from experiments.run.netns import Topology, stop_process, veth_pair
+from experiments.run.netns import Namespace, Topology, stop_process, veth_pair
 from experiments.run.parts import BUILD, TestbedError, wait_for
 from experiments.run.testbed import claim_prefix, release_prefix
 
@@ -34,51 +35,72 @@ class RawLimit:
     hop_core_share: list[float]  # each forwarder's CPU, share of one core
 
 
-def measure(duration_s: float, workdir) -> RawLimit:
-    """One iperf3 TCP (CUBIC) transfer of `duration_s` through HOPS forwarders."""
-    if not RAWFWD_BIN.exists():
-        raise TestbedError(f"{RAWFWD_BIN} is missing: run `make build`")
+def measure(duration_s: float, workdir, binary: Path = RAWFWD_BIN, hops: int = HOPS) -> RawLimit:
+    """One iperf3 TCP (CUBIC) transfer of `duration_s` through `hops` forwarders (`binary`:
+    rawfwd, or iopaths' AF_XDP twin xskfwd)."""
+    if not binary.exists():
+        raise TestbedError(f"{binary} is missing: run `make build`")
     workdir.mkdir(parents=True, exist_ok=True)
     prefix = claim_prefix("rl")
     try:
         with Topology() as topo:
-            return _measure(topo, prefix, duration_s, workdir)
+            return _measure(topo, prefix, duration_s, workdir, binary, hops)
     finally:
         release_prefix(prefix)
 
 
-def _measure(topo: Topology, p: str, duration_s: float, workdir) -> RawLimit:
-    server, client = topo.ns(f"{p}srv"), topo.ns(f"{p}cli")
-    hops = [topo.ns(f"{p}h{i}") for i in range(HOPS)]
-    chain = [server, *hops, client]
-    for i in range(len(chain) - 1):  # link i: <p>l<i>a in chain[i], <p>l<i>b in chain[i+1]
+def forwarder_chain(
+    topo: Topology, p: str, first: Namespace, last: Namespace, binary, workdir, hops: int = HOPS
+) -> list[subprocess.Popen]:
+    """`hops` namespaces between `first` and `last`, each running `binary IF_IN IF_OUT` (rawfwd,
+    xskfwd) between its two veths: link i is <p>l<i>a in chain[i] and <p>l<i>b in chain[i+1],
+    so `first` holds <p>l0a and `last` <p>l<hops>b. Returns once every forwarder is ready."""
+    chain = [first, *(topo.ns(f"{p}h{i}") for i in range(hops)), last]
+    for ns in chain[1:-1]:
+        ns.disable_ipv6()
+    for i in range(len(chain) - 1):
         veth_pair(f"{p}l{i}a", chain[i], f"{p}l{i}b", chain[i + 1], mtu=MTU)
-    server.add_addr(f"{p}l0a", f"{SERVER}/24")
-    client.add_addr(f"{p}l{HOPS}b", f"{CLIENT}/24")
     fwds = []
-    for i, ns in enumerate(hops):
-        log = workdir / f"rawfwd{i}.log"
+    for i, ns in enumerate(chain[1:-1]):
+        log = workdir / f"{binary.name}{i}.log"
         with open(log, "w") as out:
-            proc = ns.popen([str(RAWFWD_BIN), f"{p}l{i}b", f"{p}l{i + 1}a"], stdout=out)
-        wait_for(lambda log=log: "forwarding" in log.read_text(), 10, "rawfwd", proc, log)
-        fwds.append((proc, log))
+            argv = [str(binary), f"{p}l{i}b", f"{p}l{i + 1}a"]
+            proc = ns.popen(argv, stdout=out, stderr=subprocess.STDOUT)
+        wait_for(lambda log=log: "forwarding" in log.read_text(), 10, binary.name, proc, log)
+        fwds.append(proc)
+    return fwds
+
+
+def stop_forwarders(fwds: list[subprocess.Popen], workdir: Path, binary: Path) -> list[int]:
+    """Stop the forwarders of forwarder_chain; the frames each forwarded (its last line)."""
+    frames = []
+    for i, proc in enumerate(fwds):
+        stop_process(proc)
+        last = (workdir / f"{binary.name}{i}.log").read_text().strip().splitlines()[-1]
+        frames.append(json.loads(last)["frames"])
+    return frames
+
+
+def _measure(
+    topo: Topology, p: str, duration_s: float, workdir, binary: Path, hops: int
+) -> RawLimit:
+    server, client = topo.ns(f"{p}srv"), topo.ns(f"{p}cli")
+    fwds = forwarder_chain(topo, p, server, client, binary, workdir, hops)
+    server.add_addr(f"{p}l0a", f"{SERVER}/24")
+    client.add_addr(f"{p}l{hops}b", f"{CLIENT}/24")
     srv = server.popen(["iperf3", "-s", "-1", "-B", SERVER], stdout=subprocess.DEVNULL)
     time.sleep(0.5)  # iperf3 has no readiness line worth parsing; it listens at once
-    before = [thread_times(proc.pid) for proc, _ in fwds]
+    before = [thread_times(proc.pid) for proc in fwds]
     t0 = time.monotonic()
     cli = client.run(
         ["iperf3", "-c", SERVER, "-t", str(duration_s), "-C", "cubic", "-J"],
         timeout=duration_s + 30,
     )
     elapsed = time.monotonic() - t0
-    after = [thread_times(proc.pid) for proc, _ in fwds]
+    after = [thread_times(proc.pid) for proc in fwds]
     stop_process(srv)
     report = json.loads(cli.stdout)
-    frames = []
-    for proc, log in fwds:
-        stop_process(proc)
-        last = log.read_text().strip().splitlines()[-1]
-        frames.append(json.loads(last)["frames"])
+    frames = stop_forwarders(fwds, workdir, binary)
     cpu_s = [run_seconds(b, a) for b, a in zip(before, after)]
     return RawLimit(
         goodput_mbit=report["end"]["sum_received"]["bits_per_second"] / 1e6,

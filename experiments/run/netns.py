@@ -110,6 +110,12 @@ class Namespace:
     def add_addr(self, ifname: str, cidr: str) -> None:
         self.run(["ip", "addr", "add", cidr, "dev", ifname])
 
+    def disable_ipv6(self) -> None:
+        """No IPv6 on interfaces here or moved here later: no router solicitations or MLD
+        reports among the frames a test or bench counts."""
+        self.run(["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1",
+                  "net.ipv6.conf.default.disable_ipv6=1"])  # fmt: skip
+
     def close(self) -> None:
         for proc in reversed(self.processes):
             stop_process(proc)
