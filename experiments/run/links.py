@@ -80,6 +80,7 @@ class Linkem(_StopOnExit):
         seed: int = 1,
         stats_interval_ms: int = 100,
         busy_poll_us: int | None = None,
+        departure_slack_us: int = 0,
         cpu: int | None = None,
         rt_priority: int = DEFAULT_RT_PRIORITY,
         feedback: str | None = None,
@@ -112,6 +113,8 @@ class Linkem(_StopOnExit):
             argv += ["--stats", str(self.stats_path)]
         if busy_poll_us is not None:
             argv += ["--busy-poll-us", str(int(busy_poll_us))]
+        if departure_slack_us:  # 0 (the default) is linkem's own: each frame at its due time
+            argv += ["--departure-slack-us", str(int(departure_slack_us))]
         if cpu is not None:
             argv += ["--cpu", str(int(cpu))]
         if rt_priority:

@@ -237,11 +237,8 @@ void transmit(struct direction *d, uint64_t now)
 	static struct pktio_batch b;
 	struct link_departure dep[BATCH];
 
-	link_advance(&d->link, now);
 	for (;;) {
-		unsigned n = 0;
-		while (n < BATCH && link_dequeue(&d->link, now, &dep[n]))
-			n++;
+		unsigned n = link_depart(&d->link, now, d->slack_ns, dep, BATCH);
 		if (n == 0)
 			return;
 		for (unsigned i = 0; i < n; i++)
@@ -264,11 +261,14 @@ void transmit(struct direction *d, uint64_t now)
 		uint64_t t = now_ns();
 		for (unsigned i = 0; i < n; i++) {
 			uint64_t delay = t - dep[i].f.arrival_ns;
-			uint64_t late = t > dep[i].due_ns ? t - dep[i].due_ns : 0;
 			hist_record(&d->file_win.delay, delay / 1000);
 			hist_record(&d->ctl_win.delay, delay / 1000);
-			hist_record(&d->file_win.late, late / 1000);
-			hist_record(&d->ctl_win.late, late / 1000);
+			/* The signed timing error, in two halves: a frame sent within the slack
+			 * before its due time is early, not "0 late". */
+			bool early = t < dep[i].due_ns;
+			uint64_t error = early ? dep[i].due_ns - t : t - dep[i].due_ns;
+			hist_record(early ? &d->file_win.early : &d->file_win.late, error / 1000);
+			hist_record(early ? &d->ctl_win.early : &d->ctl_win.late, error / 1000);
 			if (d->fb)
 				fb_delivered(d->fb, b.iov[i].iov_base, dep[i].f.len);
 			release_slot(d, dep[i].f.handle);

@@ -338,6 +338,17 @@ bool link_dequeue(struct link *l, uint64_t now_ns, struct link_departure *out)
 	return true;
 }
 
+unsigned link_depart(struct link *l, uint64_t now_ns, uint64_t slack_ns, struct link_departure *out,
+		     unsigned max)
+{
+	unsigned n = 0;
+
+	link_advance(l, now_ns);
+	while (n < max && link_dequeue(l, now_ns + slack_ns, &out[n]))
+		n++;
+	return n;
+}
+
 uint64_t link_next_event(const struct link *l)
 {
 	uint64_t next = l->heap_len ? l->heap[0].due_ns : LINK_NEVER;

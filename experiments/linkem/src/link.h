@@ -122,6 +122,13 @@ enum link_verdict link_enqueue(struct link *l, uint64_t now_ns, uint32_t handle,
 void link_advance(struct link *l, uint64_t now_ns);
 /* Pops the next frame due by now (call link_advance first); false when none. */
 bool link_dequeue(struct link *l, uint64_t now_ns, struct link_departure *out);
+/* One departure wake-up at `now_ns`: moves the frames whose serialization has ended into the
+ * delay line, then pops in order up to `max` frames due by now_ns + slack_ns into `out` and
+ * returns how many. A slack lets one wake-up send the frames due within it: they leave up to
+ * slack_ns early, never late, and their due times (the model's rate and delay) are unchanged.
+ * slack_ns = 0: exactly the frames due by now. */
+unsigned link_depart(struct link *l, uint64_t now_ns, uint64_t slack_ns, struct link_departure *out,
+		     unsigned max);
 /* Earliest time at which something happens (a serialization ends or a frame is due). */
 uint64_t link_next_event(const struct link *l);
 /* Earliest time at which a frame may have to leave: the delay line's first due time, or the

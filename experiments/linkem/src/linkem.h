@@ -34,6 +34,8 @@
 #define MAX_CLIENTS 8
 #define CLIENT_BUF 4096
 #define DEFAULT_BUSY_POLL_US 0
+#define DEFAULT_DEPARTURE_SLACK_US 0
+#define MAX_DEPARTURE_SLACK_US 1000  /* 10 x linkem's p99 timing goal (docs/benchmark.md) */
 #define RX_HOLDOFF_MAX_NS 1000000ULL /* longest pause of the arrival wake-ups (1 ms) */
 #define DEFAULT_STATS_INTERVAL_MS 100
 
@@ -43,7 +45,8 @@ static const char *const DIR_NAMES[NDIR] = {"ab", "ba"};
 /* Delay figures over a window of frames (a stats interval, or between `stats` commands). */
 struct window {
 	struct hist delay; /* departure - arrival, us: what the link applied */
-	struct hist late;  /* departure - due time, us: linkem's own timing error */
+	struct hist late;  /* departure - due time, us, of the frames that left at or after it */
+	struct hist early; /* due time - departure, us, of the frames that left before it (slack) */
 };
 
 struct direction {
@@ -58,7 +61,8 @@ struct direction {
 	/* Arrival wake-ups (main.c, arrival_wakeup): the last one, and when paused, when they
 	 * resume (LINK_NEVER: not paused). The ring is read at every wake-up. */
 	uint64_t rx_wake_ns, rx_rearm_ns;
-	bool rx_more; /* the last receive left frames in the ring */
+	bool rx_more;	   /* the last receive left frames in the ring */
+	uint64_t slack_ns; /* --departure-slack-us: frames due this soon leave with the batch */
 	uint64_t drop_oversize, drop_tx, drop_rx;
 	struct window file_win, ctl_win;
 	struct fb *fb; /* leg feedback on this direction's PDUs (--feedback), or NULL */
@@ -93,7 +97,8 @@ struct options {
 	struct link_config cfg[NDIR];
 	const char *stats_path, *ctl_path;
 	unsigned long seed, interval_ms;
-	long busy_us; /* poll the last busy_us before a departure */
+	long busy_us;  /* poll the last busy_us before a departure */
+	long slack_us; /* send frames due within slack_us with the current batch (early) */
 	long cpu, rt_priority;
 	bool fb_on;
 	struct fb_config fb;

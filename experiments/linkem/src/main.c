@@ -6,7 +6,9 @@
  * two AF_PACKET sockets (frames in through a TPACKET_V2 receive ring, out through sendmmsg),
  * a timerfd armed for the next departure, a signalfd and the control socket.  Timing is CLOCK_MONOTONIC.
  * linkem sleeps until the next departure (idle costs nothing); --busy-poll-us N polls the last
- * N us before one instead, at the cost of CPU the other processes may need. */
+ * N us before one instead, at the cost of CPU the other processes may need;
+ * --departure-slack-us N sends the frames due within N us with each departure batch (fewer
+ * wake-ups at high frame rates, each frame at most N us early). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <net/if.h>
@@ -321,6 +323,7 @@ int main(int argc, char **argv)
 		d->link.sent = frame_sent;
 		d->link.release_ctx = d;
 		d->rx_rearm_ns = LINK_NEVER;
+		d->slack_ns = (uint64_t)o.slack_us * 1000ULL;
 		epoll_add(e.epfd, d->in_fd, (uint64_t)i, EPOLLIN);
 	}
 	if (e.fb_on) {

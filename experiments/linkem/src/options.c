@@ -20,8 +20,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: linkem -i IF_A -i IF_B [--ab SPEC] [--ba SPEC] [--both SPEC] [--seed N]\n"
 		"              [--stats FILE] [--stats-interval-ms %d] [--control PATH]\n"
-		"              [--busy-poll-us %d] [--cpu N] [--rt-priority "
-		"1-99]\n"
+		"              [--busy-poll-us %d] [--departure-slack-us %d] [--cpu N]\n"
+		"              [--rt-priority 1-99]\n"
 		"              [--feedback leg=N[,period_ms=%d][,target_ms=%d][,sn_bits=18|12]]\n"
 		"  Bridges IF_A and IF_B; \"ab\" = frames received on IF_A leave on IF_B, \"ba\" "
 		"the reverse.\n"
@@ -38,9 +38,12 @@ static void usage(FILE *f)
 		"    set ab|ba|both KEY=VAL[,KEY=VAL...]   stats   feedback on|off   quit\n"
 		"  --feedback: every period, one leg feedback report per user of the \"ab\" PDCP "
 		"PDUs,\n"
-		"    sent out of IF_A (format: p4src/README.md, \"Leg feedback frames\")\n",
-		DEFAULT_STATS_INTERVAL_MS, DEFAULT_BUSY_POLL_US, FB_DEFAULT_PERIOD_MS,
-		FB_DEFAULT_TARGET_MS, LINK_DEFAULT_QUEUE_PKTS);
+		"    sent out of IF_A (format: p4src/README.md, \"Leg feedback frames\")\n"
+		"  --departure-slack-us N: a wake-up also sends the frames due in the next N us\n"
+		"    (up to N us early; 0 to %d; default 0: each frame at its due time)\n",
+		DEFAULT_STATS_INTERVAL_MS, DEFAULT_BUSY_POLL_US, DEFAULT_DEPARTURE_SLACK_US,
+		FB_DEFAULT_PERIOD_MS, FB_DEFAULT_TARGET_MS, LINK_DEFAULT_QUEUE_PKTS,
+		MAX_DEPARTURE_SLACK_US);
 }
 
 static unsigned long parse_num(const char *opt, const char *s, unsigned long max)
@@ -67,6 +70,7 @@ void options_parse(struct options *o, int argc, char **argv)
 		{"stats-interval-ms", required_argument, NULL, 'I'},
 		{"control", required_argument, NULL, 'c'},
 		{"busy-poll-us", required_argument, NULL, 'p'},
+		{"departure-slack-us", required_argument, NULL, 'd'},
 		{"cpu", required_argument, NULL, 'u'},
 		{"rt-priority", required_argument, NULL, 'r'},
 		{"feedback", required_argument, NULL, 'f'},
@@ -80,6 +84,7 @@ void options_parse(struct options *o, int argc, char **argv)
 		.seed = 1,
 		.interval_ms = DEFAULT_STATS_INTERVAL_MS,
 		.busy_us = DEFAULT_BUSY_POLL_US,
+		.slack_us = DEFAULT_DEPARTURE_SLACK_US,
 		.cpu = -1,
 		.fb = {.leg = 0,
 		       .period_ns = FB_DEFAULT_PERIOD_MS * 1000000ULL,
@@ -127,6 +132,10 @@ void options_parse(struct options *o, int argc, char **argv)
 			break;
 		case 'p':
 			o->busy_us = (long)parse_num("--busy-poll-us", optarg, 10000);
+			break;
+		case 'd':
+			o->slack_us = (long)parse_num("--departure-slack-us", optarg,
+						      MAX_DEPARTURE_SLACK_US);
 			break;
 		case 'u':
 			o->cpu = (long)parse_num("--cpu", optarg, CPU_SETSIZE - 1);

@@ -95,19 +95,25 @@ void sb_direction(struct strbuf *sb, struct direction *d, struct window *w)
 		  (unsigned long long)d->drop_tx, (unsigned long long)d->drop_rx);
 	sb_printf(sb,
 		  "\"delay_us\":{\"n\":%llu,\"mean\":%.1f,\"p50\":%llu,\"p99\":%llu,\"max\":%llu},"
-		  "\"late_us\":{\"p50\":%llu,\"p99\":%llu,\"max\":%llu},",
+		  "\"late_us\":{\"n\":%llu,\"p50\":%llu,\"p99\":%llu,\"max\":%llu},"
+		  "\"early_us\":{\"n\":%llu,\"p50\":%llu,\"p99\":%llu,\"max\":%llu},",
 		  (unsigned long long)w->delay.count, hist_mean(&w->delay),
 		  (unsigned long long)hist_percentile(&w->delay, 0.5),
 		  (unsigned long long)hist_percentile(&w->delay, 0.99),
-		  (unsigned long long)w->delay.max,
+		  (unsigned long long)w->delay.max, (unsigned long long)w->late.count,
 		  (unsigned long long)hist_percentile(&w->late, 0.5),
 		  (unsigned long long)hist_percentile(&w->late, 0.99),
-		  (unsigned long long)w->late.max);
-	sb_printf(sb, "\"rate_mbit\":%.6g,\"config\":",
-		  l->cfg.trace ? trace_mean_mbit(l->cfg.trace) : l->cfg.rate_bps / 1e6);
+		  (unsigned long long)w->late.max, (unsigned long long)w->early.count,
+		  (unsigned long long)hist_percentile(&w->early, 0.5),
+		  (unsigned long long)hist_percentile(&w->early, 0.99),
+		  (unsigned long long)w->early.max);
+	sb_printf(sb, "\"rate_mbit\":%.6g,\"departure_slack_us\":%llu,\"config\":",
+		  l->cfg.trace ? trace_mean_mbit(l->cfg.trace) : l->cfg.rate_bps / 1e6,
+		  (unsigned long long)(d->slack_ns / 1000));
 	sb_config(sb, &l->cfg);
 	hist_reset(&w->delay);
 	hist_reset(&w->late);
+	hist_reset(&w->early);
 }
 
 void write_stats(struct linkem *e, uint64_t now, int final)

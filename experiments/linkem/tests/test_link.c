@@ -637,10 +637,12 @@ static void test_hist_percentiles(void)
 /* ---- wake-ups ------------------------------------------------------------------------ */
 
 /* Feeds `n` frames arriving every `gap_ns` and runs the clock from wake-up to wake-up, at
- * link_next_departure (lazy) or at every event, ends of serialization included (eager);
- * writes each departure's handle and time (the wake-up's) and returns the number of wake-ups. */
-static unsigned simulate(const char *spec, int lazy, uint32_t n, uint64_t gap_ns, uint32_t *handle,
-			 uint64_t *left, uint32_t *departed)
+ * link_next_departure (lazy) or at every event, ends of serialization included (eager); each
+ * wake-up sends the frames due within `slack_ns` (linkem's --departure-slack-us). Writes each
+ * departure's handle, time (the wake-up's) and, if `due`, due time; returns the wake-ups. */
+static unsigned simulate_slack(const char *spec, int lazy, uint64_t slack_ns, uint32_t n,
+			       uint64_t gap_ns, uint32_t *handle, uint64_t *left, uint64_t *due,
+			       uint32_t *departed)
 {
 	struct link l;
 	uint32_t next_frame = 0;
@@ -660,14 +662,21 @@ static unsigned simulate(const char *spec, int lazy, uint32_t n, uint64_t gap_ns
 			continue;
 		}
 		wakeups++;
-		link_advance(&l, wake);
-		while (link_dequeue(&l, wake, &d)) {
+		while (link_depart(&l, wake, slack_ns, &d, 1)) {
+			if (due)
+				due[*departed] = d.due_ns;
 			handle[*departed] = d.f.handle;
 			left[(*departed)++] = wake;
 		}
 	}
 	link_free(&l);
 	return wakeups;
+}
+
+static unsigned simulate(const char *spec, int lazy, uint32_t n, uint64_t gap_ns, uint32_t *handle,
+			 uint64_t *left, uint32_t *departed)
+{
+	return simulate_slack(spec, lazy, 0, n, gap_ns, handle, left, NULL, departed);
 }
 
 static void test_lazy_wakeups_keep_every_departure(void)
@@ -704,6 +713,89 @@ static void test_lazy_wakeups_keep_every_departure(void)
 	}
 }
 
+/* ---- departure slack ------------------------------------------------------------------ */
+
+static void test_departure_slack_batches(void)
+{
+	static const uint64_t ARRIVALS_US[] = {0, 20, 40, 60, 100};
+	struct link l;
+	struct link_departure d[8];
+
+	make_link(&l, "delay_ms=10,dist=const", 0);
+	for (uint32_t i = 0; i < 5; i++)
+		link_enqueue(&l, ARRIVALS_US[i] * US, i, 1000);
+	CHECK(link_depart(&l, 10 * MS, 0, d, 8) == 1 && d[0].f.handle == 0,
+	      "slack 0: only the frame due now leaves");
+	unsigned n = link_depart(&l, 10 * MS, 50 * US, d, 8);
+	CHECK(n == 2 && d[0].f.handle == 1 && d[1].f.handle == 2,
+	      "slack 50 us at 10 ms: the frames due at 10.020 and 10.040 ms leave, in order (%u)",
+	      n);
+	CHECK(link_next_departure(&l) == 10 * MS + 60 * US,
+	      "the next wake-up is the first frame beyond the slack: %llu",
+	      (unsigned long long)link_next_departure(&l));
+	n = link_depart(&l, 10 * MS + 60 * US, 40 * US, d, 1);
+	CHECK(n == 1 && d[0].f.handle == 3, "at most `max` frames per call");
+	n = link_depart(&l, 10 * MS + 60 * US, 40 * US, d, 8);
+	CHECK(n == 1 && d[0].f.handle == 4 && d[0].due_ns == 10 * MS + 100 * US,
+	      "the frame due exactly at the slack's end leaves, its due time unchanged");
+	CHECK(l.c.tx_frames == 5 && link_delay_line_len(&l) == 0, "every frame counted once");
+	link_free(&l);
+}
+
+/* Over a long stream a slack changes when frames leave (up to the slack early), not the
+ * model: the same frames in the same order with the same due times, hence the same rate and
+ * delay accounting, in a fraction of the wake-ups at NR rates and the same ones at 20 Mbit/s. */
+static void test_departure_slack_keeps_the_schedule(void)
+{
+	static const struct {
+		const char *spec;
+		uint64_t gap_ns;  /* between arrivals of 1000-byte frames */
+		double min_ratio; /* wake-ups without slack / with 50 us; 0: not checked */
+	} CASES[] = {
+		/* 500 Mbit/s, 16 us per frame, offered every 18 us: 3 frames per 50 us */
+		{"rate_mbit=500,delay_ms=10,dist=const", 18 * US, 2.9},
+		{"rate_mbit=500,delay_ms=10,delay_cv=0.1", 18 * US, 0},
+		{"rate_mbit=500,delay_ms=10,jitter_ms=1,reorder=1", 18 * US, 0},
+		/* a queue builds: 450 Mbit/s offered on 400 */
+		{"rate_mbit=400,delay_ms=10,dist=const,queue_pkts=100", 18 * US, 2.9},
+		/* the paper's 20 Mbit/s: 400 us per frame, nothing within 50 us of another */
+		{"rate_mbit=20,delay_ms=10,dist=const", 450 * US, 1.0},
+	};
+	enum { N = 20000 };
+	static uint32_t h0[N], h1[N];
+	static uint64_t left0[N], left1[N], due0[N], due1[N];
+
+	for (unsigned c = 0; c < sizeof(CASES) / sizeof(CASES[0]); c++) {
+		const char *spec = CASES[c].spec;
+		uint32_t n0, n1;
+		unsigned w0 = simulate_slack(spec, 1, 0, N, CASES[c].gap_ns, h0, left0, due0, &n0);
+		unsigned w1 =
+			simulate_slack(spec, 1, 50 * US, N, CASES[c].gap_ns, h1, left1, due1, &n1);
+		int same = n0 == n1 && n0 > N / 2;
+		int within = 1, exact0 = 1;
+		double early_sum = 0;
+		for (uint32_t i = 0; same && i < n0; i++) {
+			same = h0[i] == h1[i] && due0[i] == due1[i];
+			within &= left1[i] <= due1[i] && left1[i] + 50 * US >= due1[i];
+			exact0 &= left0[i] == due0[i];
+			early_sum += (double)(due1[i] - left1[i]);
+		}
+		CHECK(same, "%s: slack 50 us changed the frames, their order or due times (%u, %u)",
+		      spec, n0, n1);
+		CHECK(within && exact0,
+		      "%s: frames leave at their due time without slack, up to 50 us early with it",
+		      spec);
+		if (CASES[c].min_ratio >= 1.0)
+			CHECK(w0 >= CASES[c].min_ratio * w1,
+			      "%s: %u wake-ups without slack, %u with 50 us (expected %.1f x "
+			      "fewer)",
+			      spec, w0, w1, CASES[c].min_ratio);
+		if (CASES[c].min_ratio == 1.0)
+			CHECK(w0 == w1 && early_sum == 0,
+			      "%s: departures further apart than the slack: nothing changes", spec);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -726,6 +818,8 @@ int main(int argc, char **argv)
 	test_spec_errors();
 	test_hist_percentiles();
 	test_lazy_wakeups_keep_every_departure();
+	test_departure_slack_batches();
+	test_departure_slack_keeps_the_schedule();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
