@@ -12,6 +12,7 @@ from experiments.run.parts import TestbedError
 from experiments.run.scenario import from_dict
 
 IDLE_S = 5.0
+MAX_SLACK_US = 1000  # linkem's --departure-slack-us range
 
 
 def _choice_list(allowed: tuple, cast):
@@ -27,6 +28,18 @@ def _choice_list(allowed: tuple, cast):
         return values
 
     return parse
+
+
+def _slack_list(text: str) -> list[int]:
+    try:
+        values = [int(v) for v in text.split(",")]
+    except ValueError:
+        values = []
+    if not values or any(not 0 <= v <= MAX_SLACK_US for v in values):
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: give comma-separated integers 0 to {MAX_SLACK_US} (µs)"
+        )
+    return values
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -52,6 +65,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=["default"],
         help="ngtcp2 client's UDP receive buffer: the kernel's default and/or large "
         "(the flow key udp_rcvbuf; default,large gives both side by side)",
+    )
+    parser.add_argument(
+        "--departure-slack-us",
+        type=_slack_list,
+        default=[0],
+        help="the legs' linkem --departure-slack-us; several (0,50) run the sweep once per "
+        "slack, side by side in one table (a slack's runs in OUT/slack-Nus)",
     )
     parser.add_argument("--duration-s", type=float, default=12.0, help="download per point")
     parser.add_argument(
@@ -79,9 +99,20 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     out = args.out.resolve()
     try:
-        points = sweep.run_sweep(
-            out, args.rates, args.stacks, args.duration_s, args.pin, args.resume, args.ngtcp2_rcvbuf
-        )
+        points = [
+            point
+            for slack in args.departure_slack_us
+            for point in sweep.run_sweep(
+                out / f"slack-{slack}us" if slack else out,
+                args.rates,
+                args.stacks,
+                args.duration_s,
+                args.pin,
+                args.resume,
+                args.ngtcp2_rcvbuf,
+                departure_slack_us=slack,
+            )
+        ]
         raw = None if args.no_raw else rawpath.measure(args.duration_s, out / "raw")
         config = from_dict(sweep.scenario_doc(args.rates, args.stacks, args.duration_s)).runs[0]
         silent = None if args.no_idle else idle.measure(config.config, IDLE_S, out / "idle")

@@ -57,10 +57,15 @@ def _variants(stack: str, ngtcp2_rcvbufs) -> list[dict]:
     ]
 
 
-def stack_label(flow: dict) -> str:
+def stack_label(flow: dict, departure_slack_us: int = 0) -> str:
     """A run's flow spec -> its stack in the table: the kind, with the variant label's
-    `-rcvbuf-large` when the client had the large UDP receive buffer."""
-    return flow["kind"] + ("-rcvbuf-large" if flow.get("udp_rcvbuf") == "large" else "")
+    `-rcvbuf-large` when the client had the large UDP receive buffer, and `-slack50us` when
+    the legs' linkem ran with a departure slack (--departure-slack-us)."""
+    return (
+        flow["kind"]
+        + ("-rcvbuf-large" if flow.get("udp_rcvbuf") == "large" else "")
+        + (f"-slack{departure_slack_us}us" if departure_slack_us else "")
+    )
 
 
 @dataclass
@@ -91,14 +96,16 @@ def run_sweep(
     pin: str,
     resume: bool = False,
     ngtcp2_rcvbufs=("default",),
+    departure_slack_us: int = 0,
 ) -> list[Point]:
     """Every point run afresh (runs left in `out` by an earlier sweep, perhaps on a busier
-    machine, are removed first) unless `resume`; the points of this sweep only."""
+    machine, are removed first) unless `resume`; the points of this sweep only. The legs'
+    linkem runs with `departure_slack_us` (its --departure-slack-us; 0 as in dcexp)."""
     doc = scenario_doc(rates, stacks, duration_s, ngtcp2_rcvbufs)
     scenario = from_dict(doc, where="bench-testbed")
     if not resume:
         shutil.rmtree(out / "runs", ignore_errors=True)
-    run_scenario(scenario, out, RunOptions(pin=pin))
+    run_scenario(scenario, out, RunOptions(pin=pin, departure_slack_us=departure_slack_us))
     return [reduce_run(out / "runs" / run.run_id) for run in scenario.runs]
 
 
@@ -128,7 +135,7 @@ def reduce_run(run_dir: Path) -> Point:
     handled = {"link_a": frames["a"], "link_b": frames["b"]}
     stats = m.get("process_cpu", {})
     point = Point(
-        stack=stack_label(m["config"]["flows"][0]),
+        stack=stack_label(m["config"]["flows"][0], m.get("departure_slack_us", 0)),
         leg_mbit=leg,
         offered_mbit=m.get("capacity_mbit") or limits.capacity_mbit(m["config"]),
         goodput_mbit=flow.get("goodput_mbit") or 0.0,

@@ -202,6 +202,7 @@ class RunOptions:
     target: str = "p4sim"
     engine: str | None = None  # p4sim's: native, interp, None = per program (p4sim_engine)
     link_kind: str = "linkem"
+    departure_slack_us: int = 0  # linkem's; 0 (dcexp's): every frame at its due time
     timeout_s: float | None = None
     pin: str = "split"  # experiments/run/cpu.py: network on CPU 0, flow endpoints on the others
     switch: RemoteSwitch | None = None  # target "remote": the switch file's description
@@ -352,6 +353,7 @@ def _manifest_head(run: Run, opts: RunOptions, prefix: str, extra: dict) -> dict
         **_engine(run.config, opts),
         "switch": dataclasses.asdict(opts.switch) if opts.switch is not None else None,
         "link": opts.link_kind,
+        "departure_slack_us": opts.departure_slack_us,
         "pin": opts.pin,
         "prefix": prefix,
         **provenance(),
@@ -370,6 +372,7 @@ def _new_testbed(run: Run, opts: RunOptions, prefix: str, logs: Path, pins) -> T
         target=opts.target,
         engine=opts.engine,
         link_kind=opts.link_kind,
+        departure_slack_us=opts.departure_slack_us,
         seed=run.seed,
         agent_cpu=min(cpu.cpus_for(pins, "agent")) if pins else 0,
         remote=opts.switch,

@@ -114,6 +114,7 @@ class Testbed:
     target: str = "p4sim"
     engine: str | None = None  # p4sim --engine; None: switches.p4sim_engine's default
     link_kind: str = "linkem"
+    departure_slack_us: int = 0  # linkem's --departure-slack-us (0: each frame at its due time)
     seed: int = 1
     agent_cpu: int = 0  # the agent's DPDK lcore (experiments/run/cpu.py pins the rest)
     remote: RemoteSwitch | None = None  # target "remote": a switch we only drive
@@ -406,6 +407,12 @@ class Testbed:
             ) from None
         p = self.prefix
         fb = self.config.get("feedback")
+        slack = {"departure_slack_us": self.departure_slack_us} if self.departure_slack_us else {}
+        if slack and self.link_kind != "linkem":
+            raise TestbedError(
+                f"departure slack {self.departure_slack_us} us: a linkem option; "
+                f"the {self.link_kind} link has none (use linkem or a slack of 0)"
+            )
         for i, leg in enumerate(("a", "b")):
             # linkem's --feedback: leg id 0 = A, 1 = B, the splitter's SN length
             feedback = (
@@ -427,6 +434,7 @@ class Testbed:
                     stats_path=self.workdir / f"link_{leg}.jsonl",
                     control_path=RUN_DIR / f"{p}.{leg}.ctl",
                     seed=self.seed * 10 + i,
+                    **slack,
                     # with feedback, stats every report period: reaction times need it
                     **(
                         {"feedback": feedback, "stats_interval_ms": fb["period_ms"]}

@@ -14,6 +14,7 @@ import pytest
 from experiments.flows import LARGE_RCVBUF
 from experiments.ratebench import rawpath, report, sweep
 from experiments.ratebench.__main__ import build_parser
+from experiments.ratebench.__main__ import main as ratebench_main
 from experiments.run import cpu, limits
 from experiments.run.scenario import from_dict, resolve_links
 from experiments.run.testbed import leftovers
@@ -194,8 +195,8 @@ def test_chain_placement_cuts_the_chain_into_sending_and_receiving_halves():
     assert cpu.cpus_for(cpu.pin_sets("split", 2), "flow_server") == {1}  # old layouts keep
 
 
-def _fake_run(tmp_path, stack, leg, goodput, switch_busy, rcvbuf="default"):
-    run_dir = tmp_path / "runs" / f"{leg}-{stack}-{rcvbuf}"
+def _fake_run(tmp_path, stack, leg, goodput, switch_busy, rcvbuf="default", slack_us=0):
+    run_dir = tmp_path / "runs" / f"{leg}-{stack}-{rcvbuf}-{slack_us}"
     run_dir.mkdir(parents=True)
     result = {"kind": stack, "goodput_mbit": goodput}
     if rcvbuf == "large":
@@ -204,6 +205,7 @@ def _fake_run(tmp_path, stack, leg, goodput, switch_busy, rcvbuf="default"):
         "config": {**_config(leg), "flows": [{"kind": stack, "udp_rcvbuf": rcvbuf}]},
         "status": "ok",
         "capacity_mbit": 2 * leg,
+        "departure_slack_us": slack_us,
         "flows": {"f0-dc": result},
         "mean_busy": {"cpu0": 0.5, "cpu1": 0.3},
         "saturated_processes": [],
@@ -285,6 +287,28 @@ def test_ngtcp2_with_both_receive_buffers_gives_two_points_per_rate_side_by_side
     assert "ngtcp2 with a large UDP receive buffer at 2x500 >= 80% of capacity: 85% (met)" in goals
 
 
+def test_a_departure_slack_runs_the_sweep_again_beside_the_exact_linkem(
+    tmp_path, monkeypatch, capsys
+):
+    """--departure-slack-us 0,50: one sweep per slack (the runner's linkem option; 0 in OUT as
+    before, 50 in OUT/slack-50us), their points side by side in one table as tcp and
+    tcp-slack50us. Without the option the legs' linkem has no slack, as in dcexp."""
+    calls = []
+
+    def fake_sweep(out, rates, stacks, duration_s, pin, resume, rcvbufs, departure_slack_us):
+        calls.append((out, departure_slack_us))
+        run = _fake_run(out, "tcp", 500, 900.0, 0.6, slack_us=departure_slack_us)
+        return [sweep.reduce_run(run)]
+
+    monkeypatch.setattr(sweep, "run_sweep", fake_sweep)
+    argv = ["--out", str(tmp_path), "--rates", "500", "--stacks", "tcp", "--no-raw", "--no-idle"]
+    assert ratebench_main(argv + ["--departure-slack-us", "0,50"]) == 0
+    assert calls == [(tmp_path, 0), (tmp_path / "slack-50us", 50)]
+    stacks = [line.split()[0] for line in capsys.readouterr().out.splitlines() if "2x500" in line]
+    assert stacks[:2] == ["tcp", "tcp-slack50us"], stacks
+    assert build_parser().parse_args([]).departure_slack_us == [0]
+
+
 def test_bad_rates_are_refused_naming_the_allowed_values(capsys):
     with pytest.raises(SystemExit):
         build_parser().parse_args(["--rates", "20,30"])
@@ -292,6 +316,9 @@ def test_bad_rates_are_refused_naming_the_allowed_values(capsys):
     with pytest.raises(SystemExit):
         build_parser().parse_args(["--ngtcp2-rcvbuf", "huge"])
     assert "'huge': give a comma-separated subset of default,large" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["--departure-slack-us", "2000"])
+    assert "'2000': give comma-separated integers 0 to 1000 (µs)" in capsys.readouterr().err
 
 
 def test_raw_limit_carries_tcp_through_three_forwarders(tmp_path):

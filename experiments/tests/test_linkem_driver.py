@@ -215,3 +215,26 @@ def test_interface_names_are_checked_before_use(args, message):
     )
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
     assert message in proc.stderr, proc.stderr
+
+
+def test_the_driver_passes_a_departure_slack_and_netem_refuses_one(tmp_path):
+    """Linkem.start(departure_slack_us=N) reaches linkem's --departure-slack-us (an out-of-range
+    value comes back as linkem's one-line error, checked before the interfaces); a testbed on
+    netem, which has no such thing, refuses a slack instead of ignoring it."""
+    from experiments.run.links import Linkem, LinkError
+    from experiments.run.parts import TestbedError
+    from experiments.run.testbed import Testbed
+
+    with pytest.raises(
+        LinkError, match=r"--departure-slack-us 2000: expected an integer in \[0, 1000\]"
+    ):
+        Linkem(LINKEM).start(
+            "nosuchif0", "nosuchif1", LinkSpec(), LinkSpec(), departure_slack_us=2000
+        )
+    testbed = Testbed(
+        prefix="t", config={}, workdir=tmp_path, link_kind="netem", departure_slack_us=50
+    )
+    with pytest.raises(
+        TestbedError, match="departure slack 50 us: a linkem option; the netem link"
+    ):
+        testbed._start_links({})

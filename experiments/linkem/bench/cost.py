@@ -10,13 +10,16 @@ sink on each far end timestamps the frames in the kernel. Per binary and point i
   us/frame   linkem's CPU time (schedstat run time of its threads) over the offer, divided by
              the frames it forwarded (both directions);
   wakeups/s  voluntary context switches per second: each is one sleep in epoll_wait;
-  late p50/p99  linkem's own timing error (departure minus due time, from its stats);
+  late p50/p99  linkem's own timing error (departure minus due time, from its stats) over
+                the frames that left at or after their due time;
+  early p99     the share of frames that left early (a departure slack) and how early, p99;
   e2e p50/p99   the sink's one-way delay minus the configured delay and serialization.
 Then the same at the --delay-rates-mbit link rates (20 and 500 Mbit/s: the paper's legs and
 NR's), for the delay error, and the idle cost: CPU share of one core over --idle-s with no
 traffic.
-Both binaries run at the same points, alternately, under the same load: compare within a
-run. linkem runs as an ordinary task unless --rt-priority is given (the testbed's default is
+--departure-slack-us 0,25,50 runs this tree's linkem once per slack (the baseline with its
+own behaviour) and adds the early departures (share of frames, p99). Every binary and slack
+runs at the same points, alternately, under the same load: compare within a run. linkem runs as an ordinary task unless --rt-priority is given (the testbed's default is
 SCHED_FIFO 10; on a shared machine the bench leaves the other processes their CPU).
 """
 
@@ -119,7 +122,7 @@ class Bed:
         veth_pair(self.h1, self.ns1, self.a, self.nsl)
         veth_pair(self.b, self.nsl, self.h2, self.ns2)
 
-    def start(self, binary: Path, spec: LinkSpec, args) -> Linkem:
+    def start(self, binary: Path, spec: LinkSpec, args, slack_us: int = 0) -> Linkem:
         """linkem as the testbed runs it: stats every 100 ms into a file."""
         return Linkem(binary).start(
             self.a,
@@ -129,14 +132,17 @@ class Bed:
             netns=self.nsl,
             stats_path=Path(self.workdir) / "stats.jsonl",
             busy_poll_us=args.busy_poll_us,
+            departure_slack_us=slack_us,
             rt_priority=args.rt_priority,
         )
 
 
-def cost_point(bed: Bed, binary: Path, kpps: float, direction: str, args) -> dict:
+def cost_point(bed: Bed, variant: tuple, kpps: float, direction: str, args) -> dict:
+    binary, slack_us = variant
     offered_mbit = kpps * 1000 * FRAME_BYTES * 8 / 1e6
     rate = round(offered_mbit * HEADROOM, 3)
-    link = bed.start(binary, BaselineSpec(rate_mbit=rate, delay_ms=DELAY_MS, dist="const"), args)
+    spec = BaselineSpec(rate_mbit=rate, delay_ms=DELAY_MS, dist="const")
+    link = bed.start(binary, spec, args, slack_us)
     # (sender namespace and interface, sink namespace and interface) per direction used
     legs = [(bed.ns1, bed.h1, bed.ns2, bed.h2)]
     if direction == "both":
@@ -182,15 +188,21 @@ def cost_point(bed: Bed, binary: Path, kpps: float, direction: str, args) -> dic
         "wakeups_per_s": (vcs1 - vcs0) / (t1 - t0),
         "late_p50": max(after[d]["late_us"]["p50"] for d in dirs),
         "late_p99": max(after[d]["late_us"]["p99"] for d in dirs),
+        # older binaries have no early_us: they never send early
+        "early_share": (
+            sum(after[d].get("early_us", {}).get("n", 0) for d in dirs) / frames if frames else 0.0
+        ),
+        "early_p99": max(after[d].get("early_us", {}).get("p99", 0) for d in dirs),
         "e2e_p50": max(g["owd_us"]["p50"] for g in got) - configured_us,
         "e2e_p99": max(g["owd_us"]["p99"] for g in got) - configured_us,
         "calls_per_frame": {k: v / frames for k, v in calls.items()} if frames else {},
     }
 
 
-def idle_cost(bed: Bed, binary: Path, seconds: float, args) -> dict:
+def idle_cost(bed: Bed, variant: tuple, seconds: float, args) -> dict:
     """CPU share of one core and wakeups/s of a linkem carrying nothing (20 Mbit/s, 10 ms)."""
-    link = bed.start(binary, BaselineSpec(rate_mbit=20, delay_ms=DELAY_MS), args)
+    binary, slack_us = variant
+    link = bed.start(binary, BaselineSpec(rate_mbit=20, delay_ms=DELAY_MS), args, slack_us)
     try:
         time.sleep(0.5)
         pid = link.proc.pid
@@ -217,6 +229,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--duration-s", type=float, default=3.0)
     p.add_argument("--idle-s", type=float, default=10.0)
     p.add_argument("--busy-poll-us", type=int, default=None, help="linkem's; default its own")
+    p.add_argument(
+        "--departure-slack-us",
+        default="0",
+        help="this tree's linkem at each of these slacks (comma-separated µs, 0 to 1000)",
+    )
     p.add_argument("--rt-priority", type=int, default=0, help="linkem's; default 0 (ordinary)")
     p.add_argument(
         "--syscalls", action="store_true", help="count linkem's system calls per frame (perf)"
@@ -231,19 +248,28 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         if any(v <= 0 for v in values):
             p.error(f"{option} {text!r}: every rate must be above 0")
         setattr(args, name, values)
+    text = args.departure_slack_us
+    try:
+        slacks = [int(v) for v in text.split(",")]
+    except ValueError:
+        slacks = []
+    if not slacks or any(not 0 <= v <= 1000 for v in slacks):
+        p.error(f"--departure-slack-us {text!r}: expected comma-separated integers 0 to 1000")
+    args.departure_slack_us = slacks
     return args
 
 
 def print_point(name: str, direction: str, r: dict) -> None:
     print(
-        f"{name:<16} {direction:>4} {r['offered_kfps']:>6.1f} {r['forwarded']:>8} "
+        f"{name:<18} {direction:>4} {r['offered_kfps']:>6.1f} {r['forwarded']:>8} "
         f"{r['us_per_frame']:>9.2f} {r['cpu_share']:>6.1%} {r['wakeups_per_s']:>10.0f} "
-        f"{r['late_p50']:>9.0f} {r['late_p99']:>6.0f} {r['e2e_p50']:>8.0f} {r['e2e_p99']:>6.0f}",
+        f"{r['late_p50']:>9.0f} {r['late_p99']:>6.0f} {r['early_share']:>6.0%} "
+        f"{r['early_p99']:>6.0f} {r['e2e_p50']:>8.0f} {r['e2e_p99']:>6.0f}",
         flush=True,
     )
     if r["calls_per_frame"]:
         calls = ", ".join(f"{k} {v:.2f}" for k, v in r["calls_per_frame"].items())
-        print(f"{'':<21} system calls per frame: {calls}", flush=True)
+        print(f"{'':<23} system calls per frame: {calls}", flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -256,7 +282,10 @@ def main(argv: list[str] | None = None) -> int:
         base = Path(args.baseline)
         if not base.is_file():
             base = build_baseline(args.baseline, Path(tmp))
-        binaries = {f"old ({args.baseline})": base, "new (this tree)": LINKEM}
+        variants = {f"old ({args.baseline})": (base, 0)}
+        for slack in args.departure_slack_us:
+            name = f"new, slack {slack}" if args.departure_slack_us != [0] else "new (this tree)"
+            variants[name] = (LINKEM, slack)
         bed = Bed(topo, unique_prefix("lc"), tmp)
         print(
             f"linkem CPU cost: {FRAME_BYTES}-byte frames, link rate {HEADROOM:.2f} x offered, "
@@ -265,22 +294,23 @@ def main(argv: list[str] | None = None) -> int:
             f"nice {os.nice(0)}, load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs"
         )
         print(
-            f"{'binary':<16} {'dir':>4} {'kfps':>6} {'fwd':>8} {'us/frame':>9} {'core':>6} "
-            f"{'wakeups/s':>10} {'late p50':>9} {'p99':>6} {'e2e p50':>8} {'p99':>6}"
+            f"{'binary':<18} {'dir':>4} {'kfps':>6} {'fwd':>8} {'us/frame':>9} {'core':>6} "
+            f"{'wakeups/s':>10} {'late p50':>9} {'p99':>6} {'early':>6} {'p99':>6} "
+            f"{'e2e p50':>8} {'p99':>6}"
         )
         for kpps in args.kpps:
             for direction in DIRECTIONS:
-                for name, binary in binaries.items():
-                    print_point(name, direction, cost_point(bed, binary, kpps, direction, args))
+                for name, variant in variants.items():
+                    print_point(name, direction, cost_point(bed, variant, kpps, direction, args))
         for rate in args.delay_rates_mbit:
             print(f"delay error at {rate:g} Mbit/s ({rate / HEADROOM:g} offered):")
             kpps = rate / HEADROOM * 1e6 / (FRAME_BYTES * 8) / 1000
-            for name, binary in binaries.items():
-                print_point(name, "ab", cost_point(bed, binary, kpps, "ab", args))
-        for name, binary in binaries.items():
-            r = idle_cost(bed, binary, args.idle_s, args)
+            for name, variant in variants.items():
+                print_point(name, "ab", cost_point(bed, variant, kpps, "ab", args))
+        for name, variant in variants.items():
+            r = idle_cost(bed, variant, args.idle_s, args)
             print(
-                f"{name:<16} idle {args.idle_s:g} s: {r['cpu_share']:.2%} of a core, "
+                f"{name:<18} idle {args.idle_s:g} s: {r['cpu_share']:.2%} of a core, "
                 f"{r['wakeups_per_s']:.0f} wakeups/s"
             )
         print(f"load average at end: {os.getloadavg()[0]:.2f}")
