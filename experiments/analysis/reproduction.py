@@ -568,9 +568,10 @@ def _preamble(directory: Path, campaign: dict, studies: dict) -> list[str]:
         ),
         "",
         (
-            f"Made by {_made_by(campaign, studies)} (runs per commit: "
+            f"Made by {_made_by(campaign, studies)}, then `dcexp report --paper {directory}` "
+            "(runs per commit: "
             + ", ".join(f"`{c}` {n}" for c, n in commits.items())
-            + f"), then `dcexp report --paper {directory}`"
+            + ")"
             + (
                 f" on host {host.get('hostname', '?')} ({host.get('cpus', '?')} CPUs, "
                 f"{platform.machine()}), target {first.get('target', '?')}, links "
@@ -617,7 +618,7 @@ def _made_by(campaign: dict, studies: dict) -> str:
     if campaign.get("command"):
         return f"`{campaign['command']}`"
     if any(s.commands for s in studies.values()):
-        return "one `dcexp run` per study (each study's command is in its section)"
+        return "one `dcexp run` per study (each in its section)"
     return "`dcexp` runs whose commands were not recorded"
 
 

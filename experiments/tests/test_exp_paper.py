@@ -420,6 +420,9 @@ def test_each_dcexp_run_records_its_command_and_the_report_names_it(tmp_path, mo
     pd.DataFrame(rows).to_csv(tmp_path / "runs.csv", index=False)
     assert dcexp(["report", "--paper", str(tmp_path)]) == 0
     text = (tmp_path / "reproduction.md").read_text()
-    assert "Made by one `dcexp run` per study" in text and "dcexp campaign" not in text
+    assert (
+        "Made by one `dcexp run` per study (each in its section), then" in text
+        and "dcexp campaign" not in text
+    )
     assert f"Run as `{' '.join(first)}`." in text
     assert "profile paper" in text and "| Campaign size (paper profile) |" in text
