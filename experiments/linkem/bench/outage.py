@@ -54,11 +54,9 @@ def late_shares(stats: Path, uplink_ms: float, start: float) -> dict[str, dict[s
     out = {}
     for ident, windows in limits.link_windows(rows).items():
         tolerance, _ = limits.link_tolerance(links, ident)
-        times = sorted({t for t, _s, i, m, _v in rows if i == ident and m == "late_us.p99"})
-        times = [t for t in times if t >= 0]  # link_windows' windows: from the start
         total: dict[str, float] = {}
         late: dict[str, float] = {}
-        for t, (n, p99_ms) in zip(times, windows):
+        for t, n, p99_ms in windows:
             for key in ("run", phase(t)):
                 total[key] = total.get(key, 0) + n
                 late[key] = late.get(key, 0) + (n if p99_ms > tolerance else 0)
