@@ -19,7 +19,9 @@ one direction's frames passed in windows whose p99 exceeded that direction's tol
 direction with fewer than LINK_LATE_MIN_FRAMES over the run is not judged): 1 ms on the
 paper's 10 ms legs, whose own delay spread is 1 ms (cv 10 %), so the 0.1 to 0.5 ms this
 2-core machine adds to a third of the frames does not flag a run, a sustained millisecond
-does (docs/testbed.md, "What limited a run"). It triggers no rerun.
+does (docs/testbed.md, "What limited a run"). It triggers no rerun. The reason adds how
+long that leg's linkem waited for a core in the late windows against the others: more wait
+while late means other work held it off its core.
 
 Short of capacity with none of those: "not CPU-bound: limited by something else", with each
 counter that moved during the run: UDP receive-buffer drops (RcvbufErrors) and socket drops
@@ -29,11 +31,13 @@ agent's and the switch's drops, and the sender's congestion window against the p
 
 from __future__ import annotations
 
+import bisect
 import gzip
 from pathlib import Path
 
 from experiments.run import scenario
 from experiments.run.netns import run as netns_run
+from experiments.run.sampler import SAMPLE_INTERVAL_S
 
 PROCESS_FULL = 0.95  # busiest thread's run time, share of the run
 WAIT_SHARE = 0.25  # time spent runnable but waiting for a core, share of the run
@@ -204,10 +208,11 @@ def link_tolerance(links: dict, ident: str) -> tuple[float, str]:
     return LINK_LATE_DELAY_SHARE * delay, f"{LINK_LATE_DELAY_SHARE:.0%} of {what}"
 
 
-def link_windows(rows: list[tuple]) -> dict[str, list[tuple[float, float]]]:
-    """Per direction ('a/ab'), (frames, late_us p99 in ms) of each stats window from the
-    run's start: the frames are the step of linkem's cumulative `frames` counter since the
-    previous window (setup's windows count towards none; 0 where the counter is missing)."""
+def link_windows(rows: list[tuple]) -> dict[str, list[tuple[float, float, float]]]:
+    """Per direction ('a/ab'), (end time s, frames, late_us p99 in ms) of each stats window
+    from the run's start: the frames are the step of linkem's cumulative `frames` counter
+    since the previous window (setup's windows count towards none; 0 where the counter is
+    missing)."""
     frames: dict[str, dict[float, float]] = {}
     late: dict[str, dict[float, float]] = {}
     for t, source, ident, metric, value in rows:
@@ -220,7 +225,7 @@ def link_windows(rows: list[tuple]) -> dict[str, list[tuple[float, float]]]:
         for t in sorted(set(p99) | set(counter)):
             now = counter.get(t, before)
             if t >= 0 and t in p99:
-                windows.append((now - before, p99[t] / 1e3))
+                windows.append((t, now - before, p99[t] / 1e3))
             before = now
         out[ident] = windows
     return out
@@ -229,33 +234,70 @@ def link_windows(rows: list[tuple]) -> dict[str, list[tuple[float, float]]]:
 def link_lateness(rows: list[tuple], config: dict) -> dict[str, dict]:
     """Per leg: `worst_ms`, the largest window p99 of either direction; and for the direction
     with the larger share of frames in windows beyond its tolerance (of those that forwarded
-    LINK_LATE_MIN_FRAMES), `share`, `tolerance_ms`, `why` (the tolerance in words) and
-    `direction` ('downlink' or 'uplink'); `share` None when neither direction was judged."""
+    LINK_LATE_MIN_FRAMES), `share`, `tolerance_ms`, `why` (the tolerance in words),
+    `direction` ('downlink' or 'uplink') and `wait` (linkem_wait: (late, other) or None);
+    `share` None when neither direction was judged."""
     out: dict[str, dict] = {}
     for ident, windows in sorted(link_windows(rows).items()):
-        leg = out.setdefault(ident.split("/", 1)[0], {"worst_ms": 0.0, "share": None})
-        leg["worst_ms"] = max([leg["worst_ms"], *(p99 for _, p99 in windows)])
-        total = sum(n for n, _ in windows)
+        name = ident.split("/", 1)[0]
+        leg = out.setdefault(name, {"worst_ms": 0.0, "share": None})
+        leg["worst_ms"] = max([leg["worst_ms"], *(p99 for _, _, p99 in windows)])
+        total = sum(n for _, n, _ in windows)
         if total < LINK_LATE_MIN_FRAMES:
             continue
         tolerance, why = link_tolerance(config["links"], ident)
-        share = sum(n for n, p99 in windows if p99 > tolerance) / total
+        share = sum(n for _, n, p99 in windows if p99 > tolerance) / total
         if leg["share"] is None or share > leg["share"]:
             direction = "uplink" if ident.endswith("/ba") else "downlink"
+            late_ends = [t for t, _, p99 in windows if p99 > tolerance]
             leg.update(share=share, tolerance_ms=tolerance, why=why, direction=direction)
+            window_s = (windows[-1][0] - windows[0][0]) / max(len(windows) - 1, 1)
+            leg["wait"] = linkem_wait(rows, f"link_{name}", late_ends, window_s)
     return out
 
 
+def linkem_wait(rows: list[tuple], process: str, late_ends: list[float], window_s: float):
+    """(late, other): the mean share of the time linkem's process waited for a core (the
+    sampler's `wait`) in the samples that overlap a late stats window (of `window_s`, ending
+    at a time of `late_ends`), and in the others; None without samples of both kinds. A
+    real-time linkem that waits was held off its core by other work: the machine, not
+    linkem's model, made it late (linkem/docs/benchmark.md, "Late around a leg outage?")."""
+    ends = sorted(late_ends)
+    reach = (window_s + SAMPLE_INTERVAL_S) / 2  # a sample and a window overlap
+
+    def overlaps(t: float) -> bool:
+        i = bisect.bisect_left(ends, t - reach)
+        return i < len(ends) and ends[i] < t + reach
+
+    late, other = [], []
+    for t, source, ident, metric, value in rows:
+        if (source, ident, metric) == ("proc", process, "wait"):
+            (late if overlaps(t) else other).append(value)
+    if not late or not other:
+        return None
+    return sum(late) / len(late), sum(other) / len(other)
+
+
 def link_verdict(lateness: dict[str, dict]) -> list[str]:
-    """One reason per leg that link_lateness found late (more than LINK_LATE_SHARE)."""
+    """One reason per leg that link_lateness found late (more than LINK_LATE_SHARE), with how
+    long linkem waited for a core in those windows when the sampler measured it."""
     return [
         f"link emulation late: leg {leg.upper()}: {late['share']:.1%} of its {late['direction']} "
         f"frames passed in stats windows whose p99 was more than "
         f"{ms_text(late['tolerance_ms'])} ms late ({late['why']}; worst window "
-        f"{ms_text(late['worst_ms'])} ms)"
+        f"{ms_text(late['worst_ms'])} ms)" + wait_text(leg, late.get("wait"))
         for leg, late in sorted(lateness.items())
         if late["share"] is not None and late["share"] > LINK_LATE_SHARE
     ]
+
+
+def wait_text(leg: str, wait: tuple[float, float] | None) -> str:
+    if wait is None:
+        return ""
+    return (
+        f"; linkem {leg.upper()} waited for a core {wait[0]:.1%} of the time in those windows, "
+        f"{wait[1]:.1%} in the others"
+    )
 
 
 def ms_text(value: float) -> str:
@@ -386,6 +428,9 @@ def assess(
         "link_late_share": {leg: late["share"] for leg, late in lateness.items()},
         "link_late_tolerance_ms": {
             leg: late["tolerance_ms"] for leg, late in lateness.items() if "tolerance_ms" in late
+        },
+        "link_late_wait": {
+            leg: list(late["wait"]) for leg, late in lateness.items() if late.get("wait")
         },
         "link_reasons": link_reasons,
         "limit": limit,

@@ -395,6 +395,27 @@ def test_sustained_lateness_beyond_the_tolerance_names_the_leg_but_is_not_cpu_bo
     ]
 
 
+def test_a_late_leg_says_how_long_its_linkem_waited_for_a_core_in_those_windows():
+    """The sampler's `wait` of linkem A (one sample per 100 ms): 5 % while its first ten
+    windows were late, 1 % after. A real-time linkem held off its core: the machine's doing."""
+    late = {"a/ab": [2e3] * 10 + [40.0] * 90, "a/ba": [20.0] * 100, "b/ab": [40.0] * 100}
+    rows = _link_rows(late)
+    rows += [
+        (0.05 + 0.1 * i, "proc", "link_a", "wait", 0.05 if i < 10 else 0.01) for i in range(100)
+    ]
+    results = {"f0-dc": {"client": "dc", "goodput_mbit": 190.0}}
+    got = limits.assess(_legs(), results, _sat(), rows, {})
+    assert got["link_late_wait"] == {"a": [pytest.approx(0.05), pytest.approx(0.01)]}
+    reason = (
+        "link emulation late: leg A: 10.0% of its downlink frames passed in stats windows "
+        "whose p99 was more than 1.0 ms late (10% of its 10 ms delay; worst window 2.0 ms); "
+        "linkem A waited for a core 5.0% of the time in those windows, 1.0% in the others"
+    )
+    assert got["link_reasons"] == [reason]
+    # without the sampler's rows (runs saved before it, linkem's stats alone): no claim
+    assert _late([2.0] * 10 + [0.04] * 90)["link_late_wait"] == {}
+
+
 def test_the_share_counts_frames_not_windows():
     # a fifth of the windows late, but they carried 1 frame each against 500
     got = _late([5.0, 0.04] * 50, frames=[1, 500] * 50)

@@ -638,27 +638,35 @@ static void test_hist_percentiles(void)
 
 /* Feeds `n` frames arriving every `gap_ns` and runs the clock from wake-up to wake-up, at
  * link_next_departure (lazy) or at every event, ends of serialization included (eager); each
- * wake-up sends the frames due within `slack_ns` (linkem's --departure-slack-us). Writes each
- * departure's handle, time (the wake-up's) and, if `due`, due time; returns the wake-ups. */
-static unsigned simulate_slack(const char *spec, int lazy, uint64_t slack_ns, uint32_t n,
-			       uint64_t gap_ns, uint32_t *handle, uint64_t *left, uint64_t *due,
-			       uint32_t *departed)
+ * wake-up sends the frames due within `slack_ns` (linkem's --departure-slack-us). With
+ * `outage`, a live `set loss=1` at outage[0] and `set loss=0` at outage[1], each applied as
+ * linkem applies a control command: at its own wake-up, before the next deadline is chosen.
+ * Writes each departure's handle, time (the wake-up's) and, if `due`, due time; returns the
+ * wake-ups. */
+static unsigned simulate_slack(const char *spec, int lazy, uint64_t slack_ns,
+			       const uint64_t *outage, uint32_t n, uint64_t gap_ns,
+			       uint32_t *handle, uint64_t *left, uint64_t *due, uint32_t *departed)
 {
 	struct link l;
 	uint32_t next_frame = 0;
-	unsigned wakeups = 0;
+	unsigned wakeups = 0, changes = 0;
 	struct link_departure d;
 
 	make_link(&l, spec, 0);
 	*departed = 0;
 	for (;;) {
 		uint64_t arrival = next_frame < n ? (uint64_t)next_frame * gap_ns : LINK_NEVER;
+		uint64_t change = outage && changes < 2 ? outage[changes] : LINK_NEVER;
 		uint64_t wake = lazy ? link_next_departure(&l) : link_next_event(&l);
-		if (arrival == LINK_NEVER && wake == LINK_NEVER)
+		if (arrival == LINK_NEVER && wake == LINK_NEVER && change == LINK_NEVER)
 			break;
-		if (arrival <= wake) {
+		if (arrival <= wake && arrival <= change) {
 			link_enqueue(&l, arrival, next_frame, 1000);
 			next_frame++;
+			continue;
+		}
+		if (change <= wake) {
+			reconfigure(&l, changes++ ? "loss=0" : "loss=1", change);
 			continue;
 		}
 		wakeups++;
@@ -676,7 +684,7 @@ static unsigned simulate_slack(const char *spec, int lazy, uint64_t slack_ns, ui
 static unsigned simulate(const char *spec, int lazy, uint32_t n, uint64_t gap_ns, uint32_t *handle,
 			 uint64_t *left, uint32_t *departed)
 {
-	return simulate_slack(spec, lazy, 0, n, gap_ns, handle, left, NULL, departed);
+	return simulate_slack(spec, lazy, 0, NULL, n, gap_ns, handle, left, NULL, departed);
 }
 
 static void test_lazy_wakeups_keep_every_departure(void)
@@ -710,6 +718,52 @@ static void test_lazy_wakeups_keep_every_departure(void)
 			CHECK(w_lazy == n_lazy,
 			      "%s: %u wake-ups for %u departures at distinct times", SPECS[s],
 			      w_lazy, n_lazy);
+	}
+}
+
+/* A leg down and back up through the control socket (the mptcp-outage study's events) leaves
+ * no frame without its wake-up: waking only at link_next_departure, every frame that is not
+ * lost leaves exactly at its due time, the same frames at the same times as waking at every
+ * event; nothing leaves once the delay line has drained, and the stream resumes after. */
+static void test_lazy_wakeups_across_an_outage(void)
+{
+	static const struct {
+		const char *spec;
+		uint64_t quiet_ns; /* from when nothing leaves until the leg is back */
+	} CASES[] = {
+		/* loss at departure: the delay line drains within its 10 ms (+ jitter) */
+		{"rate_mbit=8,delay_ms=10,delay_cv=0.1", 430 * MS},
+		{"rate_mbit=8,delay_ms=10,dist=const", 412 * MS},
+		{"rate_mbit=8,delay_ms=10,delay_cv=0.1,queue_pkts=50", 430 * MS},
+		/* loss at enqueue: the 100 frames queued by 400 ms still leave, 1 ms apart */
+		{"rate_mbit=8,delay_ms=10,delay_cv=0.1,loss_at=enqueue", 530 * MS},
+		{"delay_ms=10,delay_cv=0.1", 430 * MS}, /* the study's uplink: no rate */
+	};
+	/* Between arrivals (every 800 us) and after an end of serialization (every 1 ms once
+	 * the queue builds): the change alone moves the link up to its time. */
+	static const uint64_t OUTAGE[2] = {401 * MS + 300 * US, 701 * MS + 300 * US};
+	static uint32_t h_lazy[2000], h_eager[2000];
+	static uint64_t at_lazy[2000], at_eager[2000], due[2000];
+
+	for (unsigned c = 0; c < sizeof(CASES) / sizeof(CASES[0]); c++) {
+		const char *spec = CASES[c].spec;
+		uint32_t n_lazy, n_eager, on_time = 0, in_outage = 0, after = 0;
+		/* 1000-byte frames every 800 us for 1.6 s: 10 Mbit/s offered. */
+		simulate_slack(spec, 1, 0, OUTAGE, 2000, 800 * US, h_lazy, at_lazy, due, &n_lazy);
+		simulate_slack(spec, 0, 0, OUTAGE, 2000, 800 * US, h_eager, at_eager, NULL,
+			       &n_eager);
+		int same = n_lazy == n_eager;
+		for (uint32_t i = 0; i < n_lazy; i++) {
+			same &= h_lazy[i] == h_eager[i] && at_lazy[i] == at_eager[i];
+			on_time += at_lazy[i] == due[i];
+			in_outage += at_lazy[i] >= CASES[c].quiet_ns && at_lazy[i] < OUTAGE[1];
+			after += at_lazy[i] >= OUTAGE[1];
+		}
+		CHECK(same && on_time == n_lazy,
+		      "%s: %u of %u frames left at their due time (lazy), lazy and eager %s", spec,
+		      on_time, n_lazy, same ? "agree" : "differ");
+		CHECK(in_outage == 0 && after > 500,
+		      "%s: %u frames left during the outage, %u after it", spec, in_outage, after);
 	}
 }
 
@@ -768,9 +822,10 @@ static void test_departure_slack_keeps_the_schedule(void)
 	for (unsigned c = 0; c < sizeof(CASES) / sizeof(CASES[0]); c++) {
 		const char *spec = CASES[c].spec;
 		uint32_t n0, n1;
-		unsigned w0 = simulate_slack(spec, 1, 0, N, CASES[c].gap_ns, h0, left0, due0, &n0);
-		unsigned w1 =
-			simulate_slack(spec, 1, 50 * US, N, CASES[c].gap_ns, h1, left1, due1, &n1);
+		unsigned w0 =
+			simulate_slack(spec, 1, 0, NULL, N, CASES[c].gap_ns, h0, left0, due0, &n0);
+		unsigned w1 = simulate_slack(spec, 1, 50 * US, NULL, N, CASES[c].gap_ns, h1, left1,
+					     due1, &n1);
 		int same = n0 == n1 && n0 > N / 2;
 		int within = 1, exact0 = 1;
 		double early_sum = 0;
@@ -818,6 +873,7 @@ int main(int argc, char **argv)
 	test_spec_errors();
 	test_hist_percentiles();
 	test_lazy_wakeups_keep_every_departure();
+	test_lazy_wakeups_across_an_outage();
 	test_departure_slack_batches();
 	test_departure_slack_keeps_the_schedule();
 	printf("%d passed, %d failed\n", passed, failed);
