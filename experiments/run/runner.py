@@ -517,9 +517,9 @@ def _collect(testbed: Testbed, files: _RunFiles, rec: _RunRecord) -> None:
             **flow.result(),
         }
         flow.cleanup()
-    rows.extend(_stats_rows(logs / "link_a.jsonl", "link", "a", t0))
-    rows.extend(_stats_rows(logs / "link_b.jsonl", "link", "b", t0))
-    rows.extend(_stats_rows(logs / "agent.jsonl", "agent", "dc", t0))
+    rows.extend(stats_rows(logs / "link_a.jsonl", "link", "a", t0))
+    rows.extend(stats_rows(logs / "link_b.jsonl", "link", "b", t0))
+    rows.extend(stats_rows(logs / "agent.jsonl", "agent", "dc", t0))
     rows.extend(_control_rows(logs / "control.jsonl", rec.t0_wall))
     final_switch = getattr(testbed, "final_switch_stats", None)
     if final_switch:
@@ -623,7 +623,7 @@ def _thin(rows, bin_s: float = 0.1) -> list[tuple]:
     return sorted(last.values())
 
 
-def _stats_rows(path: Path, source: str, ident: str, t0: float) -> list[tuple]:
+def stats_rows(path: Path, source: str, ident: str, t0: float) -> list[tuple]:
     """JSON-lines stats (ts_ms = CLOCK_MONOTONIC ms) -> tidy rows of every numeric field."""
     if not path.exists():
         return []

@@ -28,7 +28,7 @@ from experiments.run import limits
 from experiments.run.links import start_link
 from experiments.run.linkspec import LinkSpec
 from experiments.run.netns import Topology, stop_process, unique_prefix, veth_pair, wait_bound
-from experiments.run.runner import _stats_rows
+from experiments.run.runner import stats_rows
 
 DOWN = {"rate_mbit": 20, "delay_ms": 10, "delay_cv": 0.1, "queue_pkts": 1000}
 OUTAGE_S = (8.0, 11.0)  # the study's events: leg A down at 8 s, up at 11 s
@@ -49,7 +49,7 @@ def late_shares(stats: Path, uplink_ms: float, start: float) -> dict[str, dict[s
     """Per direction: the late share (limits' rule) over the run and per phase, and the
     largest delay of a stats line past its 100 ms interval (ms). `start`: the download's
     start on CLOCK_MONOTONIC (s), linkem's clock too."""
-    rows = _stats_rows(stats, "link", "a", start)
+    rows = stats_rows(stats, "link", "a", start)
     links = {"a": DOWN, "a_uplink": {"delay_ms": uplink_ms}}
     out = {}
     for ident, windows in limits.link_windows(rows).items():
