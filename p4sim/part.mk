@@ -7,8 +7,16 @@ BENCH_TARGETS += p4sim-bench
 p4rt-shell-venv:
 	@bash tools/setup_p4runtime_shell.sh
 
+# The CPU-bound tests (front end, engines, P4Info, STF, fuzzers, Tofino compiles: no shared
+# port, file or namespace) run on both cores; those that start BMv2, bind a port found free
+# beforehand, or use veths and namespaces run alone after them, as timing tests must (a new
+# test file of that kind goes in P4SIM_SERIAL_TESTS).
+P4SIM_SERIAL_TESTS := $(addprefix p4sim/tests/,test_conformance_runner.py \
+    test_lang_priorities.py test_runtime_action_profiles.py test_runtime_bad_input.py \
+    test_runtime_cli.py test_runtime_interop.py test_runtime_port_in_use.py test_runtime_veth.py)
 p4sim-test: p4rt-shell-venv
-	$(PY) -m pytest -q p4sim/tests
+	$(PY) -m pytest -q -n 2 p4sim/tests $(P4SIM_SERIAL_TESTS:%=--ignore=%)
+	$(PY) -m pytest -q $(P4SIM_SERIAL_TESTS)
 
 p4sim-bench: pktgen-build
 	$(PY) -m p4sim.bench

@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from controlplane.tofino_package import CompilerOutput, build_package
@@ -119,12 +121,14 @@ def main(argv: list[str] | None = None) -> int:
                 "Tofino back end (make setup P4TOOLS_BUNDLE=path/to/p4tools) or put "
                 "/opt/p4tools/bin on PATH"
             )
+    # The compiles are independent and each keeps one core busy: one per core at a time.
+    jobs = [(profile, chip) for profile in PROFILES for chip in CHIPS]
+    with ThreadPoolExecutor(max(1, min(len(jobs), os.cpu_count() or 1))) as pool:
+        target_dirs = list(pool.map(lambda job: compile_profile(args.p4c, args.out, *job), jobs))
     summary = {}
-    for profile in PROFILES:
-        for chip in CHIPS:
-            target_dir = compile_profile(args.p4c, args.out, profile, chip)
-            package(target_dir, profile, chip)
-            summary[f"{profile}.{chip}"] = summarise(target_dir)
+    for (profile, chip), target_dir in zip(jobs, target_dirs):
+        package(target_dir, profile, chip)
+        summary[f"{profile}.{chip}"] = summarise(target_dir)
     (args.out / "resources.json").write_text(json.dumps(summary, indent=2) + "\n")
     print(markdown(summary))
     return 0

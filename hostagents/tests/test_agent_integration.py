@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import ARP, Ether
+from scapy.utils import checksum
 
 from controlplane.pdcp import dc_frame
 from experiments.run import cpu, netns
@@ -91,7 +92,7 @@ def _kernel_time(ancillary: list[tuple[int, int, bytes]]) -> float:
     raise AssertionError("a frame without its kernel timestamp (SO_TIMESTAMPNS)")
 
 
-def inner_frame(count: int) -> bytes:
+def scapy_inner_frame(count: int) -> bytes:
     """The frame the client must receive for PDCP COUNT `count`: Ethernet + IPv4/UDP."""
     payload = b"pdcp-agent test %08d " % count + bytes(range(64))
     pkt = (
@@ -101,6 +102,31 @@ def inner_frame(count: int) -> bytes:
         / payload
     )
     return bytes(pkt)
+
+
+INNER_TEMPLATE = scapy_inner_frame(0)
+IP_AT, UDP_AT = 14, 34  # offsets of the IPv4 and UDP headers in the frame
+
+
+def inner_frame(count: int) -> bytes:
+    """scapy_inner_frame(count), built from a template with the COUNT's fields and the two
+    checksums patched: scapy takes 0.6 ms a frame, and the SN wrap test needs 16,000 of them
+    (test_inner_frame_is_scapys checks that both agree)."""
+    frame = bytearray(INNER_TEMPLATE)
+    frame[UDP_AT + 8 : UDP_AT + 32] = b"pdcp-agent test %08d" % count
+    frame[IP_AT + 4 : IP_AT + 6] = struct.pack("!H", count & 0xFFFF)
+    frame[IP_AT + 10 : IP_AT + 12] = b"\0\0"
+    frame[IP_AT + 10 : IP_AT + 12] = struct.pack("!H", checksum(bytes(frame[IP_AT:UDP_AT])))
+    frame[UDP_AT + 6 : UDP_AT + 8] = b"\0\0"
+    udp = bytes(frame[UDP_AT:])
+    pseudo = bytes(frame[IP_AT + 12 : IP_AT + 20]) + struct.pack("!BBH", 0, 17, len(udp))
+    frame[UDP_AT + 6 : UDP_AT + 8] = struct.pack("!H", checksum(pseudo + udp) or 0xFFFF)
+    return bytes(frame)
+
+
+def test_inner_frame_is_scapys():
+    for count in (0, 1, 255, 4095, 4096, 65535, 65536, 2 * 4096 + 101, 200_003, 99_999_999):
+        assert inner_frame(count) == scapy_inner_frame(count), count
 
 
 def pdcp_frame(count: int, sn_bits: int = 18, data: bool = True) -> bytes:

@@ -82,7 +82,11 @@ def compile_tna(program: Path, chip: str = "tofino", defines: dict | None = None
         for produced in work.iterdir():  # keep the P4Info and the log, not the binaries
             if produced.name not in ("p4info.txtpb", "log.txt"):
                 shutil.rmtree(produced) if produced.is_dir() else produced.unlink()
-        shutil.rmtree(out, ignore_errors=True)
-        work.rename(out)  # whole or not at all, for a run that stops half-way
+        if not (out / "log.txt").is_file():
+            shutil.rmtree(out, ignore_errors=True)
+        try:
+            work.rename(out)  # whole or not at all, for a run that stops half-way
+        except OSError:  # a parallel test (pytest -n) finished the same compile first
+            shutil.rmtree(work)
     status, _, log = (out / "log.txt").read_text().partition("\n")
     return TofinoCompile(status == "accepted", out / "p4info.txtpb", log)
