@@ -286,7 +286,6 @@ def cmd_run(args) -> int:
             f"--out {printable(out)}: cannot create the directory: {exc.strerror}"
         ) from None
     log.info("%s: %d runs -> %s", scenario.name, len(scenario.runs), out)
-    _record_study_command(out, args)
     try:
         summary = run_scenario(
             scenario, out, _options(args, timeout_s=args.timeout_s), executor=executor
@@ -297,6 +296,8 @@ def cmd_run(args) -> int:
         return 130
     finally:
         executor.close()
+        if (out / "runs").is_dir():  # a study refused by its checks leaves nothing
+            _record_study_command(out, args)
     log.info(
         "%d ok, %d failed, %d already saved; results in %s",
         summary["ok"],

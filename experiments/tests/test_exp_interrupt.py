@@ -1,6 +1,7 @@
 """Ctrl-C in the middle of a run (root): `dcexp run` exits 130, tears the testbed down
 (no namespace, no process of the run left) and saves nothing half-done."""
 
+import json
 import os
 import signal
 import subprocess
@@ -68,4 +69,7 @@ def test_sigint_tears_everything_down(tmp_path):
     assert "interrupted by SIGINT" in output
     assert_prefix_gone(prefix)
     assert not list(out.glob("runs/*/manifest.json")), "a half run was saved as done"
+    # how the study was made is kept for its report, even when the study was interrupted
+    record = json.loads((out / "study.json").read_text())
+    assert record == {"commands": [f"dcexp run {scenario} --out {out}"], "profile": "full"}
     assert not list(RUN_DIR.glob(f"{prefix}.*"))
