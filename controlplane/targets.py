@@ -119,8 +119,18 @@ def start(argv: list[str], log: Path, popen=subprocess.Popen, **kwargs) -> subpr
         return popen(argv, stdout=out, stderr=subprocess.STDOUT, **kwargs)
 
 
+# gRPC retries a refused connection after its reconnect backoff: 1 s, then 1.6 s, 2.6 s, ...
+# A switch that is still starting refuses the first attempts, so with the defaults the wait
+# lasted up to a second or two past the moment the switch served. Starting switches are
+# local: retry every 50 to 200 ms.
+_RETRY_OPTIONS = [
+    ("grpc.initial_reconnect_backoff_ms", 50),
+    ("grpc.min_reconnect_backoff_ms", 50),
+    ("grpc.max_reconnect_backoff_ms", 200),
+]
 _PROBE = (
-    "import grpc, sys; ch = grpc.insecure_channel(sys.argv[1]); "
+    "import grpc, sys; "
+    f"ch = grpc.insecure_channel(sys.argv[1], options={_RETRY_OPTIONS!r}); "
     "grpc.channel_ready_future(ch).result(timeout=float(sys.argv[2]))"
 )
 _POLL_S = 0.2
@@ -140,7 +150,7 @@ def wait_serving(
     deadline = time.monotonic() + timeout_s
     served = False
     if popen is None:
-        channel = grpc.insecure_channel(grpc_addr)
+        channel = grpc.insecure_channel(grpc_addr, options=_RETRY_OPTIONS)
         ready = grpc.channel_ready_future(channel)
         try:
             while not served and switch.poll() is None and time.monotonic() < deadline:

@@ -99,7 +99,7 @@ class AfPacketPorts:
                 f"interface {ifname!r} does not exist (in this network namespace)"
             ) from None
         try:
-            sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
+            sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0)  # ETH_P_ALL once bound
         except PermissionError:
             raise PortError(f"{ifname}: opening a packet socket needs root (CAP_NET_RAW)") from None
         try:

@@ -225,3 +225,56 @@ tx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
 tx.bind((sys.argv[1], 0))
 tx.send(bytes.fromhex(sys.argv[2]))
 """
+
+
+# Opens a native port on argv[1] argv[3] times; each time sends one frame from its peer
+# argv[2] and, once the port counted it (its ring is FIFO: anything taken in before it is
+# counted by then), prints how many frames the port took in.
+OPEN_NATIVE_PORT = r"""
+import socket, sys, time
+from p4sim.native.ports import NativePorts
+port_if, peer_if, times = sys.argv[1], sys.argv[2], int(sys.argv[3])
+tx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+tx.bind((peer_if, 0))
+frame = bytes.fromhex("02000000000202000000000188b5") + b"marker" * 10
+for _ in range(times):
+    ports = NativePorts({0: port_if})
+    ports.start(lambda port, data: None)
+    tx.send(frame)
+    deadline = time.monotonic() + 30
+    while ports.port_stats()[0][0] == 0 and time.monotonic() < deadline:
+        time.sleep(0.001)
+    print(ports.port_stats()[0][0], flush=True)
+    ports.close()
+"""
+
+# Sends frames on argv[1] as fast as it can, for at most argv[2] seconds.
+FLOOD = r"""
+import socket, sys, time
+tx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+tx.bind((sys.argv[1], 0))
+frame = bytes.fromhex("02000000000402000000000388b5") + b"flood" * 10
+end = time.monotonic() + float(sys.argv[2])
+while time.monotonic() < end:
+    for _ in range(100):
+        tx.send(frame)
+"""
+
+
+def test_native_port_takes_in_only_its_own_interface_frames():
+    """A native port's packet socket takes in its own interface's frames only, also while it
+    is being opened. Opened for ETH_P_ALL before its bind, it took every interface's frames
+    in the namespace (another port's, the loopback's P4Runtime traffic) into its ring for the
+    time its ring took to set up, and the switch handled them as frames of that port."""
+    with Namespace(f"{unique_prefix('p4ob')}ns") as ns:
+        veth_pair("h0", ns, "s0", ns)
+        veth_pair("h1", ns, "s1", ns)
+        ns.run(["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1"])
+        flood = ns.popen([sys.executable, "-c", FLOOD, "h1", "120"])  # s1 receives nonstop
+        try:
+            taken = ns.run([sys.executable, "-c", OPEN_NATIVE_PORT, "s0", "h0", "10"], timeout=120)
+            flooding = flood.poll() is None
+        finally:
+            stop_process(flood)
+    assert flooding, "the flood ended before the port was opened for the last time"
+    assert taken.stdout.split() == ["1"] * 10  # the one frame sent to it, each time

@@ -243,12 +243,17 @@ def _reconfig(rng: random.Random, users: dict[str, dict]) -> dict:
 
 class Capture:
     """AF_PACKET sockets on the host ends of the switch ports; one thread records every
-    frame per port, in arrival order."""
+    frame per port, in arrival order.
+
+    Each socket is opened for no protocol and bound to its interface for all of them: a
+    packet socket opened for ETH_P_ALL receives every interface's frames until it is bound,
+    and keeps them queued after. Those were the namespace's loopback frames (the worker's
+    own P4Runtime traffic), recorded as frames the switch sent on a port."""
 
     def __init__(self, ifaces: dict[int, str]):
         self.socks = {}
         for port, name in ifaces.items():
-            s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
+            s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0)
             s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 22)
             s.bind((name, ETH_P_ALL))
             self.socks[port] = s
