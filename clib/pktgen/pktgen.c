@@ -107,7 +107,7 @@ static double parse_nonneg(const char *text, const char *option)
 
 static int open_socket(const char *ifname, int *ifindex)
 {
-	int fd = pktio_socket(ETH_P_ALL, 0);
+	int fd = pktio_socket(0);
 	int one = 1;
 
 	if (fd < 0) {
@@ -405,7 +405,7 @@ struct loop_options {
 static int loop_socket(const char *ifname, int rx)
 {
 	uint16_t protocol = rx ? ETH_P_ALL : 0;
-	int fd = pktio_socket(protocol, 0), one = 1, big = 1 << 23;
+	int fd = pktio_socket(0), one = 1, big = 1 << 23;
 
 	if (fd < 0) {
 		errno = -fd;

@@ -31,9 +31,9 @@ void pktio_sleep_until_ns(uint64_t mono_ns)
 		;
 }
 
-int pktio_socket(uint16_t protocol, int type_flags)
+int pktio_socket(int type_flags)
 {
-	int fd = socket(AF_PACKET, SOCK_RAW | type_flags, htons(protocol));
+	int fd = socket(AF_PACKET, SOCK_RAW | type_flags, 0);
 	return fd < 0 ? -errno : fd;
 }
 

@@ -30,12 +30,13 @@ void pktio_sleep_until_ns(uint64_t mono_ns);
 
 /* ---- sockets --------------------------------------------------------------------------- */
 
-/* A raw AF_PACKET socket receiving `protocol` (host order: ETH_P_ALL, or 0 to send only);
+/* A raw AF_PACKET socket that receives nothing until pktio_bind names its interface and
+ * protocol: opened for ETH_P_ALL it would queue every interface's frames until the bind.
  * `type_flags` are OR-ed into SOCK_RAW (SOCK_NONBLOCK, SOCK_CLOEXEC). Descriptor or -errno. */
-int pktio_socket(uint16_t protocol, int type_flags);
+int pktio_socket(int type_flags);
 
-/* Bind `fd` to interface `ifname` for `protocol` (as given to pktio_socket); its ifindex, or
- * -ENODEV when there is no such interface here, or bind's -errno. */
+/* Bind `fd` to interface `ifname` for `protocol` (host order: ETH_P_ALL to receive, 0 to send
+ * only); its ifindex, or -ENODEV when there is no such interface here, or bind's -errno. */
 int pktio_bind(int fd, const char *ifname, uint16_t protocol);
 
 /* ---- sending --------------------------------------------------------------------------- */

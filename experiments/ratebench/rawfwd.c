@@ -48,7 +48,7 @@ static void open_side(struct side *s, const char *ifname)
 {
 	int one = 1, err;
 
-	s->fd = pktio_socket(ETH_P_ALL, 0);
+	s->fd = pktio_socket(0);
 	if (s->fd < 0)
 		die("socket for", ifname, s->fd);
 	setsockopt(s->fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof one);

@@ -11,6 +11,7 @@ import ctypes
 import os
 import random
 import signal
+import socket
 import subprocess
 import time
 from contextlib import ExitStack, contextmanager
@@ -69,6 +70,21 @@ def in_netns(name: str):
     finally:
         os.close(target)
         os.close(own)
+
+
+ETH_P_ALL = 0x0003
+SO_RCVBUFFORCE = 33  # root may exceed rmem_max: bursts of thousands of frames must fit
+
+
+def l2_socket(ns: str, ifname: str, rcvbuf: int = 8 << 20) -> socket.socket:
+    """A raw socket on interface `ifname` of namespace `ns` that takes in every frame
+    arriving there and nothing else: opened for no protocol and bound for all, since a socket
+    opened for ETH_P_ALL queues every interface's frames until its bind."""
+    with in_netns(ns):
+        sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0)
+        sock.bind((ifname, ETH_P_ALL))
+    sock.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, rcvbuf)
+    return sock
 
 
 def offloads_off(ifname: str, netns: str | None = None) -> None:

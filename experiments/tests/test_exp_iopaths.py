@@ -13,20 +13,18 @@ from types import SimpleNamespace
 import pytest
 
 from experiments.ratebench import iopaths, rawpath
-from experiments.run.netns import Topology, in_netns, stop_process, unique_prefix
+from experiments.run import netns
+from experiments.run.netns import Topology, stop_process, unique_prefix
 
 XSKFWD = iopaths.PATHS["af_xdp"]
-ETH_P_ALL, SOL_PACKET, PACKET_IGNORE_OUTGOING, SO_RCVBUFFORCE = 3, 263, 23, 33
+SOL_PACKET, PACKET_IGNORE_OUTGOING = 263, 23
 HEADER = bytes.fromhex("020000000002" "020000000001" "88b5")
 FRAMES = 300
 
 
 def l2_socket(ns: str, ifname: str) -> socket.socket:
-    with in_netns(ns):
-        sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
-        sock.bind((ifname, 0))
+    sock = netns.l2_socket(ns, ifname)
     sock.setsockopt(SOL_PACKET, PACKET_IGNORE_OUTGOING, 1)  # only what arrives
-    sock.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, 8 << 20)
     sock.settimeout(5)
     return sock
 

@@ -25,12 +25,9 @@ from pathlib import Path
 
 from controlplane.pdcp import dc_frame
 from experiments.run import netns
-from experiments.run.netns import in_netns
 from hostagents.agent_cmd import AGENT_READY_LINE, af_packet, agent_argv
 
-ETH_P_ALL = 0x0003
 SO_TIMESTAMPNS = 35
-SO_RCVBUFFORCE = 33
 PACKET_OUTGOING = 4
 PROBES = 2000
 THROUGHPUT_FRAMES = 2_000_000
@@ -46,10 +43,7 @@ WAIT_MODES = {
 
 
 def l2_socket(ns: str, ifname: str, timestamps: bool = False) -> socket.socket:
-    with in_netns(ns):
-        sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
-        sock.bind((ifname, 0))
-    sock.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, 8 << 20)
+    sock = netns.l2_socket(ns, ifname)
     if timestamps:
         sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
     return sock

@@ -32,9 +32,7 @@ from experiments.run.netns import in_netns
 from hostagents.agent_cmd import AGENT_BIN as AGENT
 from hostagents.agent_cmd import AGENT_READY_LINE, af_packet, agent_argv
 
-ETH_P_ALL = 0x0003
 PACKET_OUTGOING = 4
-SO_RCVBUFFORCE = 33
 SO_TIMESTAMPNS = 35  # also the control message's type (SCM_TIMESTAMPNS)
 SENDER_MAC = "02:00:00:00:0a:01"  # marks our frames among anything else on the wire
 CLIENT_MAC = "02:00:00:00:0c:01"
@@ -43,11 +41,7 @@ pytestmark = pytest.mark.netns
 
 
 def l2_socket(ns: str, ifname: str) -> socket.socket:
-    with in_netns(ns):
-        sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
-        sock.bind((ifname, 0))
-    # Bursts of thousands of frames must not overflow the receive buffer (root may force).
-    sock.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, 8 << 20)
+    sock = netns.l2_socket(ns, ifname)
     sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)  # arrival times: receive_ours
     return sock
 

@@ -129,9 +129,9 @@ int p4nio_add_port(struct io *io, uint32_t port, const char *ifname, uint32_t mt
 	struct port *p = &io->p[io->nports];
 	memset(p, 0, sizeof *p);
 	p->id = port;
-	/* Protocol 0 until bound to the interface: a socket opened for ETH_P_ALL takes every
-	 * interface's frames into the ring until its bind, and they would be this port's input. */
-	int fd = pktio_socket(0, 0), one = 1, err;
+	/* pktio_socket takes in nothing until the bind: other interfaces' frames would be this
+	 * port's input. */
+	int fd = pktio_socket(0), one = 1, err;
 	if (fd < 0)
 		return fd;
 	setsockopt(fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof one);

@@ -137,7 +137,7 @@ void check_interface(const char *ifname)
 int open_packet_socket(const char *ifname, struct pktio_ring *ring)
 {
 	/* Protocol 0 until bound: nothing is received before the ring is there. */
-	int fd = pktio_socket(0, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	int fd = pktio_socket(SOCK_NONBLOCK | SOCK_CLOEXEC);
 	int one = 1, bufsize = 8 << 20, err;
 
 	if (fd < 0)
