@@ -92,13 +92,6 @@ def capacity_mbit(config: dict, unlimited_mbit: float = 0.0) -> float:
         shares = (a / (a + b), b / (a + b))
         return min(rate / share for rate, share in zip(rates, shares) if share > 0)
     return sum(rates)
-    if dc.get("mode") == "sc" or dc.get("dup"):
-        return rates[0]
-    if scenario.split_is_static(config) and dc.get("ratio"):
-        a, b = scenario.parse_ratio("dc.ratio", dc["ratio"])
-        shares = (a / (a + b), b / (a + b))
-        return min(rate / share for rate, share in zip(rates, shares) if share > 0)
-    return sum(rates)
 
 
 # ---------------------------------------------------------------- namespace counters
