@@ -16,7 +16,15 @@ import pandas as pd
 import pytest
 import yaml
 
-from experiments.analysis import findings, metrics, paper_plots, reproduction, stats
+from experiments.analysis import (
+    deviations,
+    findings,
+    metrics,
+    paper_plots,
+    paperdata,
+    reproduction,
+    stats,
+)
 from experiments.cli import main as dcexp
 from experiments.run import cpu
 from experiments.run.campaign import load_campaign
@@ -262,6 +270,39 @@ def test_pdf_text_turns_table_rows_into_labelled_lines():
     assert reproduction._pdf_text(md) == ["## V", "", "* “x”", "    verdict: agree", "text"]
 
 
+def test_deviation_table_measures_the_loss_placement_when_its_study_ran(tmp_path):
+    def row(run, point, goodput):
+        return {
+            "run_id": run,
+            "point": point,
+            "variant": "ngtcp2-newreno",
+            "status": "ok",
+            "kind": "ngtcp2",
+            "client": "dc",
+            "goodput_mbit": goodput,
+        }
+
+    goodputs = {"5 % departure": [1.0, 1.1, 0.9], "5 % enqueue": [2.0, 2.1, 1.9]}
+    flows = pd.DataFrame(
+        [row(f"{p}{i}", p, g) for p, gs in goodputs.items() for i, g in enumerate(gs)]
+    )
+    doc = yaml.safe_load((PAPER / "deviations" / "loss_placement.yaml").read_text())
+    study = paperdata.StudyData("loss-placement", doc, flows, [], tmp_path)
+    text = "\n".join(deviations.section({"loss-placement": study}))
+    assert (
+        "| ngtcp2-newreno | 5 % | 1 [0.752, 1.25] (n=3) | 2 [1.75, 2.25] (n=3) | +1 ± 0.227 |"
+        in text
+    )
+    assert "Not measured" not in text
+    assert "Not measured in this campaign" in "\n".join(deviations.section({}))
+    runs = load(PAPER / "deviations" / "loss_placement.yaml").runs
+    placed = {(r.point, r.config["links"]["b"]["loss_at"]) for r in runs}
+    assert placed == {(p, p.split()[-1]) for p in goodputs} | {
+        ("1 % departure", "departure"),
+        ("1 % enqueue", "enqueue"),
+    }
+
+
 # ---------------------------------------------------------------- fidelity to PAPER.md
 @pytest.mark.parametrize("path", STUDIES, ids=[p.stem for p in STUDIES])
 def test_paper_studies_follow_the_papers_setup(path):
@@ -300,7 +341,7 @@ def assert_paper_profile(scenario):
     labels = [variant_label(v) for v in doc["variants"]]
     if doc["figure"] == "fairness":
         assert all(f["duration_s"] == 180 for f in flows)
-        assert labels[0] == findings.PAPER_STACK
+        assert findings.is_paper_stack(labels[0])  # on asyncio or uvloop
     elif scenario.name != "trace":
         assert all(f["size_mb"] == 100 for f in flows)
     assert "aioquic-cubic-rcvbuf-large" not in labels  # aioquic had no CUBIC then
