@@ -114,12 +114,15 @@ class Testbed:
     target: str = "p4sim"
     engine: str | None = None  # p4sim --engine; None: switches.p4sim_engine's default
     link_kind: str = "linkem"
-    departure_slack_us: int = 0  # linkem's --departure-slack-us (0: each frame at its due time)
+    # linkem's --departure-slack-us: µs (0: each frame at its due time), or "auto": chosen per
+    # leg from its rate (links.departure_slack_us), the choice kept in link_slack_us
+    departure_slack_us: int | str = "auto"
     seed: int = 1
     agent_cpu: int = 0  # the agent's DPDK lcore (experiments/run/cpu.py pins the rest)
     remote: RemoteSwitch | None = None  # target "remote": a switch we only drive
     hosts: dict[str, Host] = field(default_factory=dict)
     links: dict = field(default_factory=dict)  # leg -> running link emulator
+    link_slack_us: dict = field(default_factory=dict)  # leg -> its linkem's departure slack
     splitter: object | None = None
     procs: dict[str, subprocess.Popen] = field(default_factory=dict)
     _topo: Topology | None = None
@@ -399,7 +402,7 @@ class Testbed:
     # ------------------------------------------------------------------ links
     def _start_links(self, enb: dict[str, Namespace]) -> None:
         try:
-            from experiments.run.links import LinkError, start_link
+            from experiments.run.links import LinkError, departure_slack_us, start_link
             from experiments.run.linkspec import LinkSpec, LinkSpecError
         except ImportError as exc:
             raise TestbedError(
@@ -407,11 +410,10 @@ class Testbed:
             ) from None
         p = self.prefix
         fb = self.config.get("feedback")
-        slack = {"departure_slack_us": self.departure_slack_us} if self.departure_slack_us else {}
-        if slack and self.link_kind != "linkem":
+        if self.departure_slack_us not in ("auto", 0) and self.link_kind != "linkem":
             raise TestbedError(
                 f"departure slack {self.departure_slack_us} us: a linkem option; "
-                f"the {self.link_kind} link has none (use linkem or a slack of 0)"
+                f"the {self.link_kind} link has none (use linkem or a slack of 0 or auto)"
             )
         for i, leg in enumerate(("a", "b")):
             # linkem's --feedback: leg id 0 = A, 1 = B, the splitter's SN length
@@ -424,6 +426,8 @@ class Testbed:
             try:
                 down = LinkSpec.from_dict(self.config["links"][leg])
                 up = LinkSpec.from_dict(self.config["links"][f"{leg}_uplink"])
+                slack_us = departure_slack_us(self.departure_slack_us, self.link_kind, down, up)
+                self.link_slack_us[leg] = slack_us
                 self.links[leg] = start_link(
                     kind=self.link_kind,
                     if_a=self._cabled(f"leg_{leg}") or f"{p}{leg}in",
@@ -434,7 +438,7 @@ class Testbed:
                     stats_path=self.workdir / f"link_{leg}.jsonl",
                     control_path=RUN_DIR / f"{p}.{leg}.ctl",
                     seed=self.seed * 10 + i,
-                    **slack,
+                    **({"departure_slack_us": slack_us} if slack_us else {}),
                     # with feedback, stats every report period: reaction times need it
                     **(
                         {"feedback": feedback, "stats_interval_ms": fb["period_ms"]}
