@@ -4,7 +4,8 @@
     switch ns --veth(port 1)-- eNB-A ns [linkem A: that veth <-> a veth into the bridge] --veth-- DC client
     switch ns --veth(port 2)-- eNB-B ns [linkem B ...]                           --veth-- DC client
     DC client ns: pdcp-agent on its two leg veths, a tap carrying the client's IP
-    SC clients hang off the eNB bridges (one namespace each).
+    SC clients hang off the eNB bridges (one namespace each). A leg that carries the DC client
+    alone has no bridge: linkem's veth leads straight to the client.
     MPTCP device (when a flow is kind mptcp or mpquic): one namespace with a veth into each eNB bridge,
     an address per leg (MP_ADDRS), source routing per address, kernel MPTCP subflow endpoints.
 
@@ -185,9 +186,15 @@ class Testbed:
                 veth_pair(f"{p}p{PORTS[leg]}", switch, f"{p}{leg}in", ns, mtu=LEG_MTU)
             else:
                 self._borrow(self._cabled(f"leg_{leg}"), ns, LEG_MTU)
+            dc_here = leg == "a" or self.dc_mode == "dc"  # as SC, the DC client is on leg A only
+            if dc_here and not nsc[leg] and mp is None:
+                # the DC client alone: linkem's side B is cabled to it, no bridge between (a
+                # bridge hop costs linkem's sends 1 to 2 us per frame on this VM)
+                veth_pair(f"{p}{leg}out", ns, f"{p}dc{leg}", dc, mtu=LEG_MTU)
+                continue
             veth_pair(f"{p}{leg}out", ns, f"{p}{leg}br0", ns, mtu=LEG_MTU)
             members = [f"{p}{leg}br0"]
-            if leg == "a" or self.dc_mode == "dc":  # as SC, the DC client hangs off leg A only
+            if dc_here:
                 members.append(f"{p}{leg}dc")
                 veth_pair(f"{p}{leg}dc", ns, f"{p}dc{leg}", dc, mtu=LEG_MTU)
             for i in range(nsc[leg]):
