@@ -45,6 +45,10 @@ from hostagents.agent_cmd import AGENT_BIN, AGENT_READY_LINE, af_packet, agent_a
 
 DPDK_RUN_DIR = Path("/var/run/dpdk")
 LEG_MTU = 1600  # PDCP header + inner ethertype add 5 bytes on the legs
+# The agent's receive ring per leg, in frames: a linkem that found many frames due sends them
+# back to back, and DPDK's default ring (512) overflowed at 2 x 500 Mbit/s once no bridge
+# slowed those bursts (the PDCP SNs the agent skipped). 4,096 frames: 8 MiB, 50 ms at 80 kpps.
+AGENT_LEG_RING_FRAMES = 4096
 SERVER_ADDR = "10.0.0.1"
 DC_ADDR = "10.0.0.2"
 PREFIXLEN = 24
@@ -347,7 +351,11 @@ class Testbed:
         p = self.prefix
         tap = f"{p}dctap"
         self.agent_stats = self.workdir / "agent.jsonl"
-        vdevs = [af_packet(0, f"{p}dca"), af_packet(1, f"{p}dcb"), f"net_tap0,iface={tap}"]
+        vdevs = [
+            af_packet(0, f"{p}dca", framecnt=AGENT_LEG_RING_FRAMES),
+            af_packet(1, f"{p}dcb", framecnt=AGENT_LEG_RING_FRAMES),
+            f"net_tap0,iface={tap}",
+        ]
         app_args = [
             "--leg-a", "0", "--leg-b", "1", "--host", "2",
             "--sn-bits", str(self.config["dc"]["sn_bits"]),
