@@ -40,8 +40,8 @@ DEFAULT_RT_PRIORITY = 10
 # dcexp's departure slack, "auto": a leg whose full-size frames leave less than AUTO_SLACK_US
 # apart at its rate (above 242 Mbit/s: NR's legs) runs linkem with that slack, a wake-up per
 # few frames instead of one per frame (experiments/docs/measurements.md, "Where the CPU goes
-# in the chain, and what was cut"); a slower leg (the paper's 20 Mbit/s) keeps every frame at its due
-# time, since a slack below the frame spacing saves no wake-up there.
+# in the chain, and what was cut"); a slower leg (the paper's 20 Mbit/s) keeps every frame
+# at its due time, since a slack below the frame spacing saves no wake-up there.
 AUTO_SLACK = "auto"
 AUTO_SLACK_US = 50
 
