@@ -8,6 +8,7 @@ from pathlib import Path
 
 from experiments.ratebench import idle, rawpath, report, sweep
 from experiments.run.cpu import PIN_LAYOUTS
+from experiments.run.links import AUTO_SLACK
 from experiments.run.parts import TestbedError
 from experiments.run.scenario import from_dict
 
@@ -30,14 +31,14 @@ def _choice_list(allowed: tuple, cast):
     return parse
 
 
-def _slack_list(text: str) -> list[int]:
+def _slack_list(text: str) -> list[int | str]:
     try:
-        values = [int(v) for v in text.split(",")]
+        values = [v if v == AUTO_SLACK else int(v) for v in text.split(",")]
     except ValueError:
         values = []
-    if not values or any(not 0 <= v <= MAX_SLACK_US for v in values):
+    if not values or any(v != AUTO_SLACK and not 0 <= v <= MAX_SLACK_US for v in values):
         raise argparse.ArgumentTypeError(
-            f"{text!r}: give comma-separated integers 0 to {MAX_SLACK_US} (µs)"
+            f"{text!r}: give comma-separated integers 0 to {MAX_SLACK_US} (µs) or {AUTO_SLACK}"
         )
     return values
 
@@ -69,9 +70,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--departure-slack-us",
         type=_slack_list,
-        default=[0],
-        help="the legs' linkem --departure-slack-us; several (0,50) run the sweep once per "
-        "slack, side by side in one table (a slack's runs in OUT/slack-Nus)",
+        default=[AUTO_SLACK],
+        help="the legs' linkem --departure-slack-us, µs or auto (dcexp's: 50 above 242 "
+        "Mbit/s, else 0); several (auto,0) run the sweep once per slack, side by side in one "
+        "table (auto's runs in OUT, a number's in OUT/slack-Nus)",
     )
     parser.add_argument("--duration-s", type=float, default=12.0, help="download per point")
     parser.add_argument(
@@ -103,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
             point
             for slack in args.departure_slack_us
             for point in sweep.run_sweep(
-                out / f"slack-{slack}us" if slack else out,
+                out if slack == AUTO_SLACK else out / f"slack-{slack}us",
                 args.rates,
                 args.stacks,
                 args.duration_s,

@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from experiments.run import limits
+from experiments.run.links import AUTO_SLACK
 from experiments.run.runner import RunOptions, run_scenario
 from experiments.run.sampler import SAMPLE_INTERVAL_S
 from experiments.run.scenario import from_dict
@@ -57,14 +58,15 @@ def _variants(stack: str, ngtcp2_rcvbufs) -> list[dict]:
     ]
 
 
-def stack_label(flow: dict, departure_slack_us: int = 0) -> str:
+def stack_label(flow: dict, departure_slack_us: int | str = AUTO_SLACK) -> str:
     """A run's flow spec -> its stack in the table: the kind, with the variant label's
     `-rcvbuf-large` when the client had the large UDP receive buffer, and `-slack50us` when
-    the legs' linkem ran with a departure slack (--departure-slack-us)."""
+    the legs' linkem ran with a slack given in µs (--departure-slack-us) instead of dcexp's
+    auto (runs from before auto have 0: `-slack0us`)."""
     return (
         flow["kind"]
         + ("-rcvbuf-large" if flow.get("udp_rcvbuf") == "large" else "")
-        + (f"-slack{departure_slack_us}us" if departure_slack_us else "")
+        + ("" if departure_slack_us == AUTO_SLACK else f"-slack{departure_slack_us}us")
     )
 
 
@@ -96,11 +98,11 @@ def run_sweep(
     pin: str,
     resume: bool = False,
     ngtcp2_rcvbufs=("default",),
-    departure_slack_us: int = 0,
+    departure_slack_us: int | str = AUTO_SLACK,
 ) -> list[Point]:
     """Every point run afresh (runs left in `out` by an earlier sweep, perhaps on a busier
     machine, are removed first) unless `resume`; the points of this sweep only. The legs'
-    linkem runs with `departure_slack_us` (its --departure-slack-us; 0 as in dcexp)."""
+    linkem runs with `departure_slack_us` (its --departure-slack-us, or auto as in dcexp)."""
     doc = scenario_doc(rates, stacks, duration_s, ngtcp2_rcvbufs)
     scenario = from_dict(doc, where="bench-testbed")
     if not resume:

@@ -14,6 +14,7 @@ language, the stats format and the control protocol are linkem's (experiments/li
 from __future__ import annotations
 
 import json
+import math
 import os
 import socket
 import subprocess
@@ -24,7 +25,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from experiments.run import tc
-from experiments.run.linkspec import LinkSpec, LinkSpecError, change_spec
+from experiments.run.linkspec import ETH_FRAME_BYTES, LinkSpec, LinkSpecError, change_spec
 from experiments.run.netns import Namespace, run, stop_process
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,10 +37,31 @@ START_TIMEOUT_S = 5.0
 # load, a real-time one's by tens of us. linkem sleeps between departures (no busy-poll
 # unless asked), so it costs only what its traffic needs. rt_priority=0 turns this off.
 DEFAULT_RT_PRIORITY = 10
+# dcexp's departure slack, "auto": a leg whose full-size frames leave less than AUTO_SLACK_US
+# apart at its rate (above 242 Mbit/s: NR's legs) runs linkem with that slack, a wake-up per
+# few frames instead of one per frame (experiments/docs/measurements.md, "Where the CPU goes
+# in the chain, and what was cut"); a slower leg (the paper's 20 Mbit/s) keeps every frame
+# at its due time, since a slack below the frame spacing saves no wake-up there.
+AUTO_SLACK = "auto"
+AUTO_SLACK_US = 50
 
 
 class LinkError(RuntimeError):
     """A link emulator could not start, refused a change, or died."""
+
+
+def departure_slack_us(asked: int | str, kind: str, ab: LinkSpec, ba: LinkSpec) -> int:
+    """The --departure-slack-us a leg's linkem runs with: `asked` (µs, 0 to 1000), or for
+    AUTO_SLACK, AUTO_SLACK_US when a full-size frame takes less than that on the faster
+    direction's rate (a trace's mean rate; unlimited counts as no rate), else 0. netem has
+    no slack: auto gives it 0, a number above 0 is refused by the testbed."""
+    if asked != AUTO_SLACK:
+        return int(asked)
+    if kind != "linkem":
+        return 0
+    rate_bits = max(spec.rate_bits() or 0 for spec in (ab, ba))
+    spacing_us = ETH_FRAME_BYTES * 8 / rate_bits * 1e6 if rate_bits else math.inf
+    return AUTO_SLACK_US if spacing_us < AUTO_SLACK_US else 0
 
 
 def _check_direction(direction: str) -> None:

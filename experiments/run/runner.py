@@ -202,7 +202,9 @@ class RunOptions:
     target: str = "p4sim"
     engine: str | None = None  # p4sim's: native, interp, None = per program (p4sim_engine)
     link_kind: str = "linkem"
-    departure_slack_us: int = 0  # linkem's; 0 (dcexp's): every frame at its due time
+    # linkem's, µs (0: every frame at its due time) or "auto" (dcexp's): 50 on legs above
+    # 242 Mbit/s, 0 below (experiments.run.links.departure_slack_us)
+    departure_slack_us: int | str = "auto"
     timeout_s: float | None = None
     pin: str = "split"  # experiments/run/cpu.py: network on CPU 0, flow endpoints on the others
     switch: RemoteSwitch | None = None  # target "remote": the switch file's description
@@ -313,6 +315,7 @@ def _execute_run(
             rec.net_counters["after"] = _net_counters(testbed)
     finally:
         _stop(testbed, rec)
+    manifest["link_slack_us"] = testbed.link_slack_us  # leg -> the slack its linkem ran with
     _collect(testbed, files, rec)
     return _save(run, run_dir, files, manifest, rec)
 

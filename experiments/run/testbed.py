@@ -4,7 +4,8 @@
     switch ns --veth(port 1)-- eNB-A ns [linkem A: that veth <-> a veth into the bridge] --veth-- DC client
     switch ns --veth(port 2)-- eNB-B ns [linkem B ...]                           --veth-- DC client
     DC client ns: pdcp-agent on its two leg veths, a tap carrying the client's IP
-    SC clients hang off the eNB bridges (one namespace each).
+    SC clients hang off the eNB bridges (one namespace each). A leg that carries the DC client
+    alone has no bridge: linkem's veth leads straight to the client.
     MPTCP device (when a flow is kind mptcp or mpquic): one namespace with a veth into each eNB bridge,
     an address per leg (MP_ADDRS), source routing per address, kernel MPTCP subflow endpoints.
 
@@ -44,6 +45,10 @@ from hostagents.agent_cmd import AGENT_BIN, AGENT_READY_LINE, af_packet, agent_a
 
 DPDK_RUN_DIR = Path("/var/run/dpdk")
 LEG_MTU = 1600  # PDCP header + inner ethertype add 5 bytes on the legs
+# The agent's receive ring per leg, in frames: a linkem that found many frames due sends them
+# back to back, and DPDK's default ring (512) overflowed at 2 x 500 Mbit/s once no bridge
+# slowed those bursts (the PDCP SNs the agent skipped). 4,096 frames: 8 MiB, 50 ms at 80 kpps.
+AGENT_LEG_RING_FRAMES = 4096
 SERVER_ADDR = "10.0.0.1"
 DC_ADDR = "10.0.0.2"
 PREFIXLEN = 24
@@ -114,12 +119,15 @@ class Testbed:
     target: str = "p4sim"
     engine: str | None = None  # p4sim --engine; None: switches.p4sim_engine's default
     link_kind: str = "linkem"
-    departure_slack_us: int = 0  # linkem's --departure-slack-us (0: each frame at its due time)
+    # linkem's --departure-slack-us: µs (0: each frame at its due time), or "auto": chosen per
+    # leg from its rate (links.departure_slack_us), the choice kept in link_slack_us
+    departure_slack_us: int | str = "auto"
     seed: int = 1
     agent_cpu: int = 0  # the agent's DPDK lcore (experiments/run/cpu.py pins the rest)
     remote: RemoteSwitch | None = None  # target "remote": a switch we only drive
     hosts: dict[str, Host] = field(default_factory=dict)
     links: dict = field(default_factory=dict)  # leg -> running link emulator
+    link_slack_us: dict = field(default_factory=dict)  # leg -> its linkem's departure slack
     splitter: object | None = None
     procs: dict[str, subprocess.Popen] = field(default_factory=dict)
     _topo: Topology | None = None
@@ -182,9 +190,15 @@ class Testbed:
                 veth_pair(f"{p}p{PORTS[leg]}", switch, f"{p}{leg}in", ns, mtu=LEG_MTU)
             else:
                 self._borrow(self._cabled(f"leg_{leg}"), ns, LEG_MTU)
+            dc_here = leg == "a" or self.dc_mode == "dc"  # as SC, the DC client is on leg A only
+            if dc_here and not nsc[leg] and mp is None:
+                # the DC client alone: linkem's side B is cabled to it, no bridge between (a
+                # bridge hop costs linkem's sends 1 to 2 us per frame on this VM)
+                veth_pair(f"{p}{leg}out", ns, f"{p}dc{leg}", dc, mtu=LEG_MTU)
+                continue
             veth_pair(f"{p}{leg}out", ns, f"{p}{leg}br0", ns, mtu=LEG_MTU)
             members = [f"{p}{leg}br0"]
-            if leg == "a" or self.dc_mode == "dc":  # as SC, the DC client hangs off leg A only
+            if dc_here:
                 members.append(f"{p}{leg}dc")
                 veth_pair(f"{p}{leg}dc", ns, f"{p}dc{leg}", dc, mtu=LEG_MTU)
             for i in range(nsc[leg]):
@@ -337,7 +351,11 @@ class Testbed:
         p = self.prefix
         tap = f"{p}dctap"
         self.agent_stats = self.workdir / "agent.jsonl"
-        vdevs = [af_packet(0, f"{p}dca"), af_packet(1, f"{p}dcb"), f"net_tap0,iface={tap}"]
+        vdevs = [
+            af_packet(0, f"{p}dca", framecnt=AGENT_LEG_RING_FRAMES),
+            af_packet(1, f"{p}dcb", framecnt=AGENT_LEG_RING_FRAMES),
+            f"net_tap0,iface={tap}",
+        ]
         app_args = [
             "--leg-a", "0", "--leg-b", "1", "--host", "2",
             "--sn-bits", str(self.config["dc"]["sn_bits"]),
@@ -399,7 +417,7 @@ class Testbed:
     # ------------------------------------------------------------------ links
     def _start_links(self, enb: dict[str, Namespace]) -> None:
         try:
-            from experiments.run.links import LinkError, start_link
+            from experiments.run.links import LinkError, departure_slack_us, start_link
             from experiments.run.linkspec import LinkSpec, LinkSpecError
         except ImportError as exc:
             raise TestbedError(
@@ -407,11 +425,10 @@ class Testbed:
             ) from None
         p = self.prefix
         fb = self.config.get("feedback")
-        slack = {"departure_slack_us": self.departure_slack_us} if self.departure_slack_us else {}
-        if slack and self.link_kind != "linkem":
+        if self.departure_slack_us not in ("auto", 0) and self.link_kind != "linkem":
             raise TestbedError(
                 f"departure slack {self.departure_slack_us} us: a linkem option; "
-                f"the {self.link_kind} link has none (use linkem or a slack of 0)"
+                f"the {self.link_kind} link has none (use linkem or a slack of 0 or auto)"
             )
         for i, leg in enumerate(("a", "b")):
             # linkem's --feedback: leg id 0 = A, 1 = B, the splitter's SN length
@@ -424,6 +441,8 @@ class Testbed:
             try:
                 down = LinkSpec.from_dict(self.config["links"][leg])
                 up = LinkSpec.from_dict(self.config["links"][f"{leg}_uplink"])
+                slack_us = departure_slack_us(self.departure_slack_us, self.link_kind, down, up)
+                self.link_slack_us[leg] = slack_us
                 self.links[leg] = start_link(
                     kind=self.link_kind,
                     if_a=self._cabled(f"leg_{leg}") or f"{p}{leg}in",
@@ -434,7 +453,7 @@ class Testbed:
                     stats_path=self.workdir / f"link_{leg}.jsonl",
                     control_path=RUN_DIR / f"{p}.{leg}.ctl",
                     seed=self.seed * 10 + i,
-                    **slack,
+                    **({"departure_slack_us": slack_us} if slack_us else {}),
                     # with feedback, stats every report period: reaction times need it
                     **(
                         {"feedback": feedback, "stats_interval_ms": fb["period_ms"]}

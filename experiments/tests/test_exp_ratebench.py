@@ -195,7 +195,7 @@ def test_chain_placement_cuts_the_chain_into_sending_and_receiving_halves():
     assert cpu.cpus_for(cpu.pin_sets("split", 2), "flow_server") == {1}  # old layouts keep
 
 
-def _fake_run(tmp_path, stack, leg, goodput, switch_busy, rcvbuf="default", slack_us=0):
+def _fake_run(tmp_path, stack, leg, goodput, switch_busy, rcvbuf="default", slack_us="auto"):
     run_dir = tmp_path / "runs" / f"{leg}-{stack}-{rcvbuf}-{slack_us}"
     run_dir.mkdir(parents=True)
     result = {"kind": stack, "goodput_mbit": goodput}
@@ -290,9 +290,10 @@ def test_ngtcp2_with_both_receive_buffers_gives_two_points_per_rate_side_by_side
 def test_a_departure_slack_runs_the_sweep_again_beside_the_exact_linkem(
     tmp_path, monkeypatch, capsys
 ):
-    """--departure-slack-us 0,50: one sweep per slack (the runner's linkem option; 0 in OUT as
-    before, 50 in OUT/slack-50us), their points side by side in one table as tcp and
-    tcp-slack50us. Without the option the legs' linkem has no slack, as in dcexp."""
+    """--departure-slack-us auto,0,50: one sweep per slack (the runner's linkem option; auto in
+    OUT, a number in OUT/slack-Nus), their points side by side in one table as tcp,
+    tcp-slack0us and tcp-slack50us. Without the option the legs' linkem has dcexp's auto
+    slack."""
     calls = []
 
     def fake_sweep(out, rates, stacks, duration_s, pin, resume, rcvbufs, departure_slack_us):
@@ -302,11 +303,15 @@ def test_a_departure_slack_runs_the_sweep_again_beside_the_exact_linkem(
 
     monkeypatch.setattr(sweep, "run_sweep", fake_sweep)
     argv = ["--out", str(tmp_path), "--rates", "500", "--stacks", "tcp", "--no-raw", "--no-idle"]
-    assert ratebench_main(argv + ["--departure-slack-us", "0,50"]) == 0
-    assert calls == [(tmp_path, 0), (tmp_path / "slack-50us", 50)]
+    assert ratebench_main(argv + ["--departure-slack-us", "auto,0,50"]) == 0
+    assert calls == [
+        (tmp_path, "auto"),
+        (tmp_path / "slack-0us", 0),
+        (tmp_path / "slack-50us", 50),
+    ]
     stacks = [line.split()[0] for line in capsys.readouterr().out.splitlines() if "2x500" in line]
-    assert stacks[:2] == ["tcp", "tcp-slack50us"], stacks
-    assert build_parser().parse_args([]).departure_slack_us == [0]
+    assert stacks[:3] == ["tcp", "tcp-slack0us", "tcp-slack50us"], stacks
+    assert build_parser().parse_args([]).departure_slack_us == ["auto"]
 
 
 def test_bad_rates_are_refused_naming_the_allowed_values(capsys):
@@ -318,7 +323,7 @@ def test_bad_rates_are_refused_naming_the_allowed_values(capsys):
     assert "'huge': give a comma-separated subset of default,large" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         build_parser().parse_args(["--departure-slack-us", "2000"])
-    assert "'2000': give comma-separated integers 0 to 1000 (µs)" in capsys.readouterr().err
+    assert "'2000': give comma-separated integers 0 to 1000 (µs) or auto" in capsys.readouterr().err
 
 
 def test_raw_limit_carries_tcp_through_three_forwarders(tmp_path):

@@ -8,11 +8,14 @@ invariants, not exact numbers:
 - duplication doubles the bytes the legs carry while goodput stays that of one leg;
 - the DC client's download is intact (SHA-256 of what arrived = the served file);
 - JFI and SFA come out of the samples of a fairness run; the report writes its figures;
-- nothing is left behind: no namespace with a run's prefix, no process of it.
+- nothing is left behind: no namespace with a run's prefix, no process of it;
+- a leg that carries the DC client alone has no eNB bridge (the topology, built alone);
+- the paper's 20 Mbit/s legs run linkem without a departure slack (dcexp's auto).
 """
 
 import json
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -20,8 +23,10 @@ import pytest
 from controlplane import bmv2
 from experiments.analysis import metrics
 from experiments.cli import main as dcexp
+from experiments.run.netns import unique_prefix
 from experiments.run.runner import RunOptions, run_scenario
 from experiments.run.scenario import from_dict
+from experiments.run.testbed import Testbed as RunTestbed
 from experiments.run.testbed import leftovers
 
 pytestmark = pytest.mark.netns
@@ -112,6 +117,49 @@ def assert_configured_split(out: Path, m: dict) -> None:
 def final_link(out: Path, m: dict) -> dict:
     totals = metrics.leg_totals(metrics.load_samples(out / "runs" / m["run_id"]))
     return totals["link"]
+
+
+def test_paper_rate_legs_run_linkem_without_a_slack(split_and_dup):
+    """dcexp's auto slack leaves 20 Mbit/s legs exact: the manifest says so per leg, and so
+    does each linkem's own stats record."""
+    (out, [m]), _ = split_and_dup
+    assert m["departure_slack_us"] == "auto" and m["link_slack_us"] == {"a": 0, "b": 0}
+    for leg in ("a", "b"):
+        path = out / "runs" / m["run_id"] / "logs" / f"link_{leg}.jsonl"
+        first = json.loads(path.read_text().splitlines()[0])
+        assert first["departure_slack_us"] == 0
+
+
+def _links(ns: str, *selector: str) -> dict[str, dict]:
+    argv = ["ip", "-n", ns, "-j", "link", "show", *selector]
+    out = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
+    return {link["ifname"]: link for link in json.loads(out)}
+
+
+def test_a_leg_of_the_dc_client_alone_has_no_bridge(tmp_path, monkeypatch):
+    """Leg A carries only the DC client: linkem A's side B leads straight into the client's
+    namespace (a bridge hop cost linkem 1 to 2 us per frame). Leg B also has an SC client:
+    its bridge joins linkem B, the DC client and the SC client. Only the topology is built
+    (its processes are left out) and torn down."""
+    for step in (
+        "_start_switch",
+        "_start_agent",
+        "_static_neighbours",
+        "_configure_splitter",
+        "_start_links",
+        "_start_control",
+    ):
+        monkeypatch.setattr(RunTestbed, step, lambda *args: None)
+    p = unique_prefix("tb")
+    config = {"dc": {}, "flows": [{"kind": "tcp", "client": "sc-b", "count": 1}]}
+    with RunTestbed(prefix=p, config=config, workdir=tmp_path):
+        assert _links(f"{p}enba", "type", "bridge") == {}
+        assert set(_links(f"{p}enba")) == {"lo", f"{p}ain", f"{p}aout"}
+        assert f"{p}dca" in _links(f"{p}dc")
+        assert set(_links(f"{p}enbb", "type", "bridge")) == {f"{p}bbrg"}
+        members = {n for n, link in _links(f"{p}enbb").items() if link.get("master")}
+        assert members == {f"{p}bbr0", f"{p}bdc", f"{p}bc0"}
+    assert_prefix_gone(p)
 
 
 def test_split_shows_in_leg_packet_counts(split_and_dup):

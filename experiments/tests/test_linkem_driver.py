@@ -238,3 +238,65 @@ def test_the_driver_passes_a_departure_slack_and_netem_refuses_one(tmp_path):
         TestbedError, match="departure slack 50 us: a linkem option; the netem link"
     ):
         testbed._start_links({})
+
+
+@pytest.mark.parametrize(
+    "down,up,slack_us",
+    [
+        (LinkSpec(rate_mbit=20, delay_ms=10), LinkSpec(delay_ms=10), 0),  # the paper's legs
+        (LinkSpec(rate_mbit=100), LinkSpec(), 0),  # 121 us between full frames
+        (LinkSpec(rate_mbit=240), LinkSpec(), 0),  # 50.5 us: just above the slack
+        (LinkSpec(rate_mbit=250), LinkSpec(), 50),  # 48.4 us
+        (LinkSpec(rate_mbit=500), LinkSpec(), 50),
+        (LinkSpec(rate_mbit=20), LinkSpec(rate_mbit=1000), 50),  # the faster direction counts
+        (LinkSpec(), LinkSpec(), 0),  # unlimited: no frame spacing to go by
+    ],
+)
+def test_auto_departure_slack_follows_the_leg_rate(down, up, slack_us):
+    """dcexp's auto slack: 50 us on a leg whose full-size frames leave closer together than
+    that, nothing where a slack would save no wake-up (the paper's 20 Mbit/s legs stay exact)."""
+    from experiments.run.links import departure_slack_us
+
+    assert departure_slack_us("auto", "linkem", down, up) == slack_us
+
+
+def test_auto_departure_slack_reads_a_trace_by_its_mean_and_a_number_as_given(tmp_path):
+    from experiments.run.links import departure_slack_us
+
+    fast = tmp_path / "fast.mahi"  # 21 opportunities per ms: 252 Mbit/s
+    fast.write_text("1\n" * 21)
+    slow = tmp_path / "slow.mahi"  # 2 per ms: 24 Mbit/s
+    slow.write_text("1\n1\n")
+    assert departure_slack_us("auto", "linkem", LinkSpec(trace=str(fast)), LinkSpec()) == 50
+    assert departure_slack_us("auto", "linkem", LinkSpec(trace=str(slow)), LinkSpec()) == 0
+    assert departure_slack_us(0, "linkem", LinkSpec(rate_mbit=500), LinkSpec()) == 0
+    assert departure_slack_us(25, "linkem", LinkSpec(rate_mbit=20), LinkSpec()) == 25
+    assert departure_slack_us("auto", "netem", LinkSpec(rate_mbit=500), LinkSpec()) == 0
+
+
+def test_the_testbed_gives_each_leg_its_own_slack_and_keeps_it(tmp_path, monkeypatch):
+    """A 500 Mbit/s leg A and a 20 Mbit/s leg B: linkem on A gets --departure-slack-us 50,
+    B none (linkem's exact default); testbed.link_slack_us, which the run's manifest keeps,
+    says so."""
+    from experiments.run import links
+    from experiments.run.testbed import Testbed
+
+    started = {}
+
+    def fake_start_link(kind, if_a, if_b, ab, ba, **options):
+        started[if_a] = options.get("departure_slack_us")
+        return object()
+
+    monkeypatch.setattr(links, "start_link", fake_start_link)
+    config = {
+        "links": {
+            "a": {"rate_mbit": 500, "delay_ms": 10},
+            "a_uplink": {"delay_ms": 10},
+            "b": {"rate_mbit": 20, "delay_ms": 10},
+            "b_uplink": {"delay_ms": 10},
+        }
+    }
+    testbed = Testbed(prefix="t", config=config, workdir=tmp_path)
+    testbed._start_links({"a": None, "b": None})
+    assert started == {"tain": 50, "tbin": None}
+    assert testbed.link_slack_us == {"a": 50, "b": 0}
