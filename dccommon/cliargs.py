@@ -328,9 +328,63 @@ def read_utf8_text(path) -> str:
         ) from None
 
 
+# Bounds of a YAML document: the project's files are a few hundred nodes (a desired state of
+# MAX_USERS users some 20,000). Anchors and aliases let a small file stand for a huge or
+# endless tree (the "billion laughs"), and every reader that walks it (a check, an error
+# message that echoes a value, a JSON dump) would run out of memory or stack.
+MAX_YAML_DEPTH = 64
+MAX_YAML_NODES = 1_000_000  # counted with every alias expanded
+
+
 class _UniqueKeyLoader(yaml.SafeLoader):
     """YAML's safe loader refusing a mapping that gives a key twice (plain YAML keeps the
-    last one silently, so a typo would change a study without a word)."""
+    last one silently, so a typo would change a study without a word), nesting deeper than
+    MAX_YAML_DEPTH, and aliases that make the tree recursive or larger than MAX_YAML_NODES."""
+
+    _depth = 0
+
+    def compose_node(self, parent, index):
+        if self._depth >= MAX_YAML_DEPTH:
+            mark = self.peek_event().start_mark
+            raise InputFileError(
+                f"{mark.name}:{mark.line + 1}:{mark.column + 1}: nested deeper than "
+                f"{MAX_YAML_DEPTH} levels (allowed at most {MAX_YAML_DEPTH})"
+            )
+        self._depth += 1
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+    def check_size(self, root) -> None:
+        """InputFileError when aliases make the tree under `root` recursive or larger than
+        MAX_YAML_NODES; each node is measured once, so a bomb is found in linear time."""
+        sizes: dict[int, int] = {}
+
+        def size(node) -> int:
+            if id(node) in sizes:
+                if sizes[id(node)] < 0:
+                    mark = node.start_mark
+                    raise InputFileError(
+                        f"{mark.name}:{mark.line + 1}:{mark.column + 1}: an alias refers to "
+                        "a node that contains it (a recursive tree); write the values out"
+                    )
+                return sizes[id(node)]
+            sizes[id(node)] = -1  # being measured
+            children = node.value if isinstance(node, yaml.SequenceNode) else []
+            if isinstance(node, yaml.MappingNode):
+                children = [n for pair in node.value for n in pair]
+            total = 1 + sum(size(child) for child in children)
+            if total > MAX_YAML_NODES:
+                raise InputFileError(
+                    f"{self.name}: aliases expand the document past {MAX_YAML_NODES:,} "
+                    "values (allowed at most that many); write the values out"
+                )
+            sizes[id(node)] = total
+            return total
+
+        if root is not None:
+            size(root)
 
     def construct_mapping(self, node, deep=False):
         seen: dict = {}
@@ -351,13 +405,16 @@ class _UniqueKeyLoader(yaml.SafeLoader):
 
 def load_yaml(path):
     """The one YAML reader of the project (scenarios, desired state, switch port maps):
-    a UTF-8 regular file, parsed safely, duplicate keys refused. InputFileError (one line,
-    `file:line:col` where there is a position) for anything wrong."""
+    a UTF-8 regular file, parsed safely, duplicate keys, deep nesting and alias bombs
+    refused. InputFileError (one line, `file:line:col` where there is a position) for
+    anything wrong."""
     text = read_utf8_text(path)
     loader = _UniqueKeyLoader(text)
     loader.name = str(path)
     try:
-        return loader.get_single_data()
+        root = loader.get_single_node()
+        loader.check_size(root)
+        return None if root is None else loader.construct_document(root)
     except yaml.YAMLError as exc:
         raise InputFileError(f"{path}: not valid YAML: {' '.join(str(exc).split())}") from None
     finally:
