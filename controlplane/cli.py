@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -22,7 +23,15 @@ from pathlib import Path
 from controlplane.client import DEFAULT_ADDR, ConnectionFailed, P4RuntimeError
 from controlplane.control import add_control_parser, cmd_control
 from controlplane.limits import MAX_BATCH, MAX_PORT
-from controlplane.model import MODES, SplitterError, UserConfig, leg_a_count, parse_ratio
+from controlplane.model import (
+    MODES,
+    PortConfig,
+    SplitterError,
+    UserConfig,
+    leg_a_count,
+    parse_ratio,
+    validate_ports,
+)
 from controlplane.p4info import P4InfoError
 from controlplane.splitter import Splitter
 from controlplane.statefile import parse_state
@@ -38,6 +47,7 @@ from dccommon.cliargs import (
     int_range,
     load_yaml,
     name_arg,
+    printable,
     unicast_arg,
 )
 
@@ -402,8 +412,9 @@ def cmd_push(args, sw: Splitter) -> None:
 
 def cmd_port(args, sw: Splitter) -> None:
     if args.port_command == "set":
-        macs = {port: (src, dst) for port, src, dst in args.mac}
-        changes = sw.configure_ports(args.server, args.leg_a, args.leg_b, macs, args.flood_unknown)
+        changes = sw.configure_ports(
+            args.server, args.leg_a, args.leg_b, args.macs, args.flood_unknown
+        )
         _print(args, {"changes": changes}, "\n".join(changes) or "no change")
         return
     ports = sw.ports()
@@ -543,12 +554,30 @@ def check_command_line(args) -> None:
             raise UsageError("push: give either PROGRAM.p4 or --p4info and --config, not both")
         if not args.program and not (args.p4info and args.config):
             raise UsageError("push needs PROGRAM.p4, or both --p4info FILE and --config FILE")
-        for path in (args.program, args.p4info, args.config):
+        for path, expected in (
+            (args.program, "a P4_16 program"),
+            (args.p4info, "the program's P4Info"),
+            (args.config, "the target's device config"),
+        ):
             if path is not None:
                 try:
                     check_input_file(path)
                 except InputFileError as exc:
                     raise UsageError(str(exc)) from None
+                if os.path.getsize(path) == 0:
+                    raise UsageError(f"push: {printable(path)} is empty (expected {expected})")
+    elif args.command == "port" and args.port_command == "set":
+        args.macs = {}
+        for port, src, dst in args.mac:
+            if port in args.macs:
+                raise UsageError(f"port set: --mac gives port {port} twice; give each port once")
+            args.macs[port] = (src, dst)
+        try:
+            validate_ports(
+                PortConfig(args.server, args.leg_a, args.leg_b, args.macs, args.flood_unknown)
+            )
+        except SplitterError as exc:
+            raise UsageError(f"port set: {exc}") from None
     elif args.command == "user" and args.user_command == "add":
         if args.mode == "sc" and args.port is None:
             raise UsageError("user add: --mode sc needs --port (a leg port)")

@@ -6,10 +6,10 @@ of ports and users with their validation. No P4Runtime here: the domain API
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field, replace
 
 from controlplane.limits import MAX_BATCH, MAX_PORT
-from controlplane.p4info import P4InfoError, format_mac, parse_value
 from dccommon.cliargs import check_name, check_unicast
 
 MODES = ("dc-split", "dc-credit", "dc-dup", "sc")
@@ -136,25 +136,29 @@ class PortConfig:
 
 
 def _check_port(value, what: str) -> int:
+    """A port number: an int (not a bool, not 1.5), or its decimal text from a command line."""
+    if isinstance(value, str) and re.fullmatch(r"\s*-?\d+\s*", value):
+        value = int(value)
     if isinstance(value, bool) or not isinstance(value, int):
-        try:
-            value = int(value)
-        except (TypeError, ValueError):
-            raise SplitterError(
-                f"{what}: {value!r} is not a port number " f"(allowed 0..{MAX_PORT})"
-            ) from None
+        raise SplitterError(f"{what}: {value!r} is not a port number (allowed 0..{MAX_PORT})")
     if not 0 <= value <= MAX_PORT:
         raise SplitterError(f"{what}: port {value} is out of range (allowed 0..{MAX_PORT})")
     return value
 
 
-def _check_mac(value, what: str) -> str:
-    try:
-        return format_mac(parse_value(str(value), 48, what))
-    except P4InfoError:
+def _check_mac(value, what: str, source: bool = False) -> str:
+    """A MAC address written aa:bb:cc:dd:ee:ff; a source MAC must be one station's (unicast,
+    not 00:00:00:00:00:00): a frame from a group address is invalid (IEEE 802.3 3.2.3)."""
+    if not isinstance(value, str) or not re.fullmatch(r"[0-9A-Fa-f]{2}(:[0-9A-Fa-f]{2}){5}", value):
+        raise SplitterError(f"{what}: {value!r} is not a MAC address (e.g. 02:00:00:00:00:01)")
+    mac = value.lower()
+    if source and (int(mac[:2], 16) & 1 or mac == "00:00:00:00:00:00"):
+        kind = "the all-zero address" if mac.startswith("00:00") else "a group (multicast) address"
         raise SplitterError(
-            f"{what}: {value!r} is not a MAC address (e.g. 02:00:00:00:00:01)"
-        ) from None
+            f"{what}: {mac} is {kind}; a source MAC must be unicast (first octet even, "
+            "e.g. 02:00:00:00:00:01)"
+        )
+    return mac
 
 
 def validate_ports(ports: PortConfig) -> PortConfig:
@@ -163,6 +167,12 @@ def validate_ports(ports: PortConfig) -> PortConfig:
     if len(set(ports.roles.values())) != 3:
         raise SplitterError(
             f"server, leg_a and leg_b must be three different ports, got " f"{ports.roles}"
+        )
+    if not isinstance(ports.flood_unknown, bool):
+        raise SplitterError(f"flood_unknown: expected true or false, got {ports.flood_unknown!r}")
+    if not isinstance(ports.macs, dict):
+        raise SplitterError(
+            f"macs: expected a mapping from port to {{src: MAC, dst: MAC}}, got {ports.macs!r}"
         )
     macs = {}
     for port, pair in ports.macs.items():
@@ -175,12 +185,17 @@ def validate_ports(ports: PortConfig) -> PortConfig:
                     f"dst, got {sorted(pair)}"
                 )
             pair = (pair["src"], pair.get("dst"))
+        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+            raise SplitterError(
+                f"macs for port {port}: expected {{src: MAC, dst: MAC}} (dst optional), "
+                f"got {pair!r}"
+            )
         src, dst = pair
         macs[port] = (
-            _check_mac(src, f"port {port} src mac"),
+            _check_mac(src, f"port {port} src mac", source=True),
             None if dst is None else _check_mac(dst, f"port {port} dst mac"),
         )
-    return replace(ports, macs=macs, flood_unknown=bool(ports.flood_unknown))
+    return replace(ports, macs=macs)
 
 
 def validate_user(cfg: UserConfig, ports: PortConfig) -> UserConfig:
@@ -222,6 +237,7 @@ def validate_user(cfg: UserConfig, ports: PortConfig) -> UserConfig:
         port = _check_port(getattr(cfg, what), what)
         if port not in user_ports:
             raise SplitterError(f"{what} port {port} is not a leg port: allowed {allowed}")
+        cfg = replace(cfg, **{what: port})
     if cfg.leg_a == cfg.leg_b:
         raise SplitterError(f"leg_a and leg_b must differ (both are {cfg.leg_a})")
     k = leg_a_count(cfg.ratio, cfg.batch)

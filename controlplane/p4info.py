@@ -89,13 +89,16 @@ def load_p4info(path: str | Path) -> p4info_pb2.P4Info:
     info = p4info_pb2.P4Info()
     try:
         text_format.Parse(data.decode("utf-8"), info)
-        return info
     except (UnicodeDecodeError, text_format.ParseError):
-        pass
-    try:
-        info.ParseFromString(data)
-    except DecodeError as exc:
-        raise P4InfoError(f"{path}: neither a text nor a binary P4Info ({exc})") from None
+        try:
+            info.ParseFromString(data)
+        except DecodeError as exc:
+            raise P4InfoError(f"{path}: neither a text nor a binary P4Info ({exc})") from None
+    if not info.tables and not info.actions:
+        raise P4InfoError(
+            f"{path}: a P4Info without tables or actions (expected the P4Info of the program, "
+            "as `p4c --p4runtime-files` or `p4sim compile --p4runtime-files` write it)"
+        )
     return info
 
 

@@ -24,7 +24,11 @@ def parse_state(state: dict) -> tuple[PortConfig, list[UserConfig]]:
     if unknown:
         raise SplitterError(f"unknown top-level key(s) {sorted(unknown)}: allowed ports, users")
     pdict = state.get("ports") or {}
-    if not isinstance(pdict, dict) or set(pdict) - PORT_KEYS:
+    if not isinstance(pdict, dict):
+        raise SplitterError(
+            f"ports: expected a mapping with keys {', '.join(sorted(PORT_KEYS))}, got {pdict!r}"
+        )
+    if set(pdict) - PORT_KEYS:
         raise SplitterError(
             f"ports: unknown key(s) {sorted(set(pdict) - PORT_KEYS)}: allowed "
             f"{', '.join(sorted(PORT_KEYS))}"

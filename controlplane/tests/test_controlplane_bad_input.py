@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from controlplane.cli import main
+from controlplane.p4info import P4InfoError, load_p4info
 
 DCCTL = str(Path(sys.executable).parent / "dcctl")
 USER = ["user", "add", "10.0.0.2"]
@@ -108,6 +109,56 @@ TABLE = [
     (USER + ["--mode", "sc"], b"", 2, "user add: --mode sc needs --port (a leg port)"),
     (USER + ["--port", "1"], b"", 2, "--port applies to sc users only"),
     (USER + ["--batch", "100", "--ratio", "2:1"], b"", 2, "ratio 2:1 does not fit batch 100"),
+    # push: empty input files are named before connecting
+    (["push", "{state}"], b"", 2, "state.yaml is empty (expected a P4_16 program)"),
+    (
+        ["push", "--p4info", "{state}", "--config", "{state}"],
+        b"",
+        2,
+        "state.yaml is empty (expected the program's P4Info)",
+    ),
+    # port set: how the values go together, before connecting
+    (
+        ["port", "set", "--mac", "1=02:00:00:00:00:01", "--mac", "1=02:00:00:00:00:02"],
+        b"",
+        2,
+        "--mac gives port 1 twice; give each port once",
+    ),
+    (
+        ["port", "set", "--mac", "1=ff:ff:ff:ff:ff:ff"],
+        b"",
+        2,
+        "ff:ff:ff:ff:ff:ff is a group (multicast) address; a source MAC must be unicast",
+    ),
+    (["port", "set", "--mac", "1=00:00:00:00:00:00"], b"", 2, "is the all-zero address"),
+    (["port", "set", "--mac", "1=5"], b"", 2, "'5' is not a MAC address (e.g. 02:00:00:00:00:01)"),
+    (["port", "set", "--server", "1"], b"", 2, "server, leg_a and leg_b must be three different"),
+    # desired state: wrong types are named, never a traceback or a silent conversion
+    (STATE, b"ports: 5\n", 2, "ports: expected a mapping with keys flood_unknown, leg_a"),
+    (STATE, b"ports: [{a: 1}]\n", 2, "ports: expected a mapping with keys"),
+    (STATE, b"ports: {macs: [1]}\n", 2, "macs: expected a mapping from port to {src: MAC"),
+    (STATE, b"ports: {macs: {1: [1, 2, 3]}}\n", 2, "macs for port 1: expected {src: MAC"),
+    (STATE, b"ports: {macs: {1: {src: 01:00:5e:00:00:01}}}\n", 2, "a source MAC must be unicast"),
+    (STATE, b"ports: {flood_unknown: maybe}\n", 2, "flood_unknown: expected true or false"),
+    (STATE, b"ports: {server: true}\n", 2, "server: True is not a port number (allowed 0..510)"),
+    (STATE, b"users: {ue1: {addr: 10.0.0.2, leg_a: 1.5}}\n", 2, "leg_a: 1.5 is not a port number"),
+    # YAML that stands for a huge or endless tree, or nests past the stack
+    (
+        STATE,
+        b"users: &u {ue1: *u}\n",
+        2,
+        "state.yaml:1:8: an alias refers to a node that contains",
+    ),
+    (
+        STATE,
+        b"a: &a [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]\n"
+        + b"".join(
+            b"%c: &%c [%s]\n" % (c, c, b", ".join([b"*%c" % (c - 1)] * 10)) for c in b"bcdefg"
+        ),
+        2,
+        "aliases expand the document past 1,000,000 values",
+    ),
+    (STATE, b"users: " + b"[" * 3000 + b"]" * 3000 + b"\n", 2, "nested deeper than 64 levels"),
 ]
 
 
@@ -171,3 +222,13 @@ def test_loopback_down_is_named_not_a_missing_switch():
         "interface lo is down in this network namespace; bring it up with `ip link set lo up` "
         "(in a namespace NS: `ip netns exec NS ip link set lo up`)"
     )
+
+
+@pytest.mark.parametrize("text", ["pkg_info { arch: 'v1model' }\n", "# a comment only\n"])
+def test_a_p4info_without_tables_is_refused(text, tmp_path):
+    """A P4Info file that parses but describes nothing (a wrong file, or one cut short) is
+    refused when it is read, not pushed for the target to fill in or reject later."""
+    path = tmp_path / "p4info.txtpb"
+    path.write_text(text)
+    with pytest.raises(P4InfoError, match="a P4Info without tables or actions"):
+        load_p4info(path)
