@@ -4,6 +4,7 @@ document of ports and users, parsed and checked into the model's records."""
 from __future__ import annotations
 
 from controlplane.model import PortConfig, SplitterError, UserConfig, validate_ports, validate_user
+from dccommon.cliargs import did_you_mean, type_in_words
 
 # ---------------------------------------------------------------------------
 # Declarative state (`dcctl apply config.yaml`, `Splitter.apply(dict)`)
@@ -16,21 +17,26 @@ PORT_KEYS = {"server", "leg_a", "leg_b", "macs", "flood_unknown"}
 def parse_state(state: dict) -> tuple[PortConfig, list[UserConfig]]:
     """The desired state (schema in controlplane/README.md) as validated records."""
     if not isinstance(state, dict) or not state:
-        got = "an empty mapping" if isinstance(state, dict) else f"a {type(state).__name__}"
+        got = "an empty mapping" if isinstance(state, dict) else type_in_words(state)
         raise SplitterError(
             f"the desired state must be a mapping with keys ports and/or users, not {got}"
         )
     unknown = set(state) - {"ports", "users"}
     if unknown:
-        raise SplitterError(f"unknown top-level key(s) {sorted(unknown)}: allowed ports, users")
+        unknown = sorted(unknown, key=str)
+        raise SplitterError(
+            f"unknown top-level key(s) {unknown}"
+            f"{did_you_mean(unknown[0], ('ports', 'users'))}: allowed ports, users"
+        )
     pdict = state.get("ports") or {}
     if not isinstance(pdict, dict):
         raise SplitterError(
             f"ports: expected a mapping with keys {', '.join(sorted(PORT_KEYS))}, got {pdict!r}"
         )
     if set(pdict) - PORT_KEYS:
+        unknown = sorted(set(pdict) - PORT_KEYS, key=str)
         raise SplitterError(
-            f"ports: unknown key(s) {sorted(set(pdict) - PORT_KEYS)}: allowed "
+            f"ports: unknown key(s) {unknown}{did_you_mean(unknown[0], PORT_KEYS)}: allowed "
             f"{', '.join(sorted(PORT_KEYS))}"
         )
     ports = validate_ports(PortConfig(**pdict))
@@ -43,8 +49,9 @@ def parse_state(state: dict) -> tuple[PortConfig, list[UserConfig]]:
             raise SplitterError(f"user {name!r}: expected a mapping with at least addr")
         bad = set(settings) - USER_KEYS
         if bad:
+            bad = sorted(bad, key=str)
             raise SplitterError(
-                f"user {name!r}: unknown key(s) {sorted(bad)}: allowed "
+                f"user {name!r}: unknown key(s) {bad}{did_you_mean(bad[0], USER_KEYS)}: allowed "
                 f"{', '.join(sorted(USER_KEYS))}"
             )
         try:

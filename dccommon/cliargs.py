@@ -9,6 +9,7 @@ argparse prints `PROG: error: argument --x: ...` and exits with status 2.
 from __future__ import annotations
 
 import argparse
+import difflib
 import errno
 import fcntl
 import ipaddress
@@ -164,7 +165,46 @@ def host_port(text: str) -> str:
             ) from None
     elif ":" in host:
         raise argparse.ArgumentTypeError(f"{text!r}: write an IPv6 host in brackets; {shape}")
+    elif not _is_host(host):
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: {host!r} is neither an IPv4 address nor a host name (letters, digits, "
+            f"'-' and '.'; e.g. 127.0.0.1, switch1.lab)"
+        )
     return text
+
+
+_HOST_LABEL = re.compile(r"(?!-)[A-Za-z0-9_-]{1,63}(?<!-)")
+
+
+def _is_host(host: str) -> bool:
+    """An IPv4 address, or a DNS host name (RFC 1123: labels of letters, digits and '-', at
+    most 253 characters; all-numeric dotted text must be an IPv4 address: 999.1.1.1 is
+    neither)."""
+    if re.fullmatch(r"[\d.]+", host):
+        try:
+            ipaddress.IPv4Address(host)
+        except ValueError:
+            return False
+        return True
+    labels = host.removesuffix(".").split(".")
+    return len(host) <= 253 and all(_HOST_LABEL.fullmatch(label) for label in labels)
+
+
+def did_you_mean(word, choices) -> str:
+    """ " (did you mean 'delay_ms'?)" when `word` is a near miss of one of `choices`, else ""."""
+    close = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=0.7)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def type_in_words(value) -> str:
+    """What a parsed YAML value is, as an error message says it: "nothing (an empty file or
+    value)", "a list", "a string 'x'", ..."""
+    if value is None:
+        return "nothing (an empty file or value)"
+    if isinstance(value, bool):
+        return f"a boolean ({str(value).lower()})"
+    words = {str: "a string", int: "a number", float: "a number", list: "a list", dict: "a mapping"}
+    return words.get(type(value), f"a {type(value).__name__}")
 
 
 def check_name(text, what: str = "name") -> str:
@@ -262,6 +302,13 @@ def printable(text) -> str:
     """Text for one error line: control characters escaped (a user's \\n or \\r would
     break the line)."""
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(text))
+
+
+def shown(value, limit: int = 80) -> str:
+    """A value as one error line echoes it: its repr, printable, cut at `limit` characters
+    (a YAML value can be a list of thousands of items)."""
+    text = printable(repr(value))
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def short_path(path) -> str:

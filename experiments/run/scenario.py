@@ -24,6 +24,7 @@ import copy
 import functools
 import itertools
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -33,7 +34,15 @@ from typing import Any
 import yaml
 
 from controlplane.limits import MAX_BATCH  # the P4 program's batch_size_t
-from dccommon.cliargs import InputFileError, check_name, load_yaml, printable
+from dccommon.cliargs import (
+    InputFileError,
+    check_name,
+    did_you_mean,
+    load_yaml,
+    printable,
+    shown,
+    type_in_words,
+)
 from experiments.run.linkspec import LOSS_POINTS, LinkSpec, LinkSpecError
 from experiments.run.scale import ScaleError, scale_doc
 
@@ -149,11 +158,14 @@ def _allowed(keys) -> str:
 def _check_keys(where: str, d: Any, allowed) -> dict:
     if not isinstance(d, dict):
         raise ScenarioError(
-            f"{where}: expected a mapping with keys {_allowed(allowed)}, " f"got {type(d).__name__}"
+            f"{where}: expected a mapping with keys {_allowed(allowed)}, got {type_in_words(d)}"
         )
     for key in d:
         if key not in allowed:
-            raise ScenarioError(f"{where}: unknown key {key!r}; allowed keys: {_allowed(allowed)}")
+            raise ScenarioError(
+                f"{where}: unknown key {key!r}{did_you_mean(key, allowed)}; "
+                f"allowed keys: {_allowed(allowed)}"
+            )
     return d
 
 
@@ -163,14 +175,30 @@ def _number(
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         hint = ""
         if isinstance(value, str) and _is_float_text(value):
-            hint = " (YAML reads an exponent as a number only with a dot and a sign: 1.0e+6)"
-        raise ScenarioError(f"{where}: expected a number, got {value!r}{hint}")
+            hint = (
+                " (YAML reads an exponent as a number only with a dot and a sign: 1.0e+6)"
+                if "e" in value.lower()
+                else " (a number in quotes is text: write it without quotes)"
+            )
+        raise ScenarioError(f"{where}: expected a number, got {shown(value)}{hint}")
+    if not math.isfinite(value):
+        raise ScenarioError(f"{where}: {value!r} is not a finite number (allowed {_range(lo, hi)})")
     if integer and int(value) != value:
         raise ScenarioError(f"{where}: expected an integer, got {value!r}")
     if lo is not None and value < lo or hi is not None and value > hi:
-        rng = f"{lo if lo is not None else '-inf'}..{hi if hi is not None else 'inf'}"
-        raise ScenarioError(f"{where}: {value!r} is out of range {rng}")
+        rng = _range(lo, hi)
+        raise ScenarioError(
+            f"{where}: {value!r} is out of range "
+            + (rng if lo is not None and hi is not None else f"(allowed {rng})")
+        )
     return int(value) if integer else float(value)
+
+
+def _range(lo: float | None, hi: float | None) -> str:
+    """'1..65535', or the one bound there is: '>= 0'."""
+    if lo is not None and hi is not None:
+        return f"{lo}..{hi}"
+    return f">= {lo}" if lo is not None else f"<= {hi}"
 
 
 def _is_float_text(text: str) -> bool:
@@ -423,9 +451,10 @@ def _check_variant(where: str, var: Any, nflows: int) -> None:
         match = VARIANT_FLOW_KEY.match(str(key))
         if match is None:
             if key not in FLOW_DEFAULTS and key != "label":
+                allowed = set(FLOW_DEFAULTS) | {"label"}
                 raise ScenarioError(
-                    f"{where}: unknown key {key!r}; allowed keys: "
-                    f"{_allowed(set(FLOW_DEFAULTS) | {'label'})}, flows.<index>.<key>"
+                    f"{where}: unknown key {key!r}{did_you_mean(key, allowed)}; allowed keys: "
+                    f"{_allowed(allowed)}, flows.<index>.<key>"
                 )
         elif match.group(2) not in FLOW_DEFAULTS:
             raise ScenarioError(
@@ -544,8 +573,14 @@ def _validate_doc(doc: dict, where: str) -> dict:
         raise ScenarioError(str(exc)) from None
     if not re.fullmatch(r"[\w.-]+", str(doc["name"])):
         raise ScenarioError(f"{where}.name: use letters, digits, '-', '_', '.' only")
+    if not isinstance(doc["description"], str):
+        raise ScenarioError(
+            f"{where}.description: expected text, got {type_in_words(doc['description'])}"
+        )
     if doc.get("figure") is not None and doc["figure"] not in FIGURES:
-        raise ScenarioError(f"{where}.figure: {doc['figure']!r} is not one of {', '.join(FIGURES)}")
+        raise ScenarioError(
+            f"{where}.figure: {shown(doc['figure'])} is not one of {', '.join(FIGURES)}"
+        )
     _check_keys(f"{where}.links", doc["links"], LEG_NAMES + ("both",))
     for leg, spec in doc["links"].items():
         validate_link(f"{where}.links.{leg}", spec)

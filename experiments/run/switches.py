@@ -7,12 +7,13 @@ address and a connected `Splitter`.
 
 from __future__ import annotations
 
+import argparse
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 from controlplane import targets
-from dccommon.cliargs import InputFileError, load_yaml, port_map
+from dccommon.cliargs import InputFileError, did_you_mean, host_port, load_yaml, port_map
 from experiments.run.netns import Namespace
 from experiments.run.parts import BUILD, ROOT, RUN_DIR, TestbedError
 from experiments.run.scenario import switch_program
@@ -92,12 +93,19 @@ class RemoteSwitch:
             raise TestbedError(f"{where}: expected a mapping with keys {sorted(SWITCH_KEYS)}")
         unknown = sorted(set(doc) - SWITCH_KEYS)
         if unknown:
-            raise TestbedError(f"{where}: unknown keys {unknown}; allowed: {sorted(SWITCH_KEYS)}")
+            raise TestbedError(
+                f"{where}: unknown keys {unknown}{did_you_mean(unknown[0], SWITCH_KEYS)}; "
+                f"allowed: {sorted(SWITCH_KEYS)}"
+            )
         for key in ("address", "ports", "interfaces"):
             if key not in doc:
                 raise TestbedError(f"{where}: `{key}` is missing")
         if not isinstance(doc["address"], str) or not doc["address"]:
             raise TestbedError(f"{where}: address must be HOST:PORT or unix:PATH")
+        try:
+            host_port(doc["address"])
+        except argparse.ArgumentTypeError as exc:
+            raise TestbedError(f"{where}: address {exc}") from None
         ids = {}
         for key, default in (("device_id", 0), ("election_id", 1)):
             value = doc.get(key, default)

@@ -179,6 +179,55 @@ TABLE = [
         2,
         "events[0].at_s: 90 is at or after the end of the run (60 s)",
     ),
+    # not-a-number and infinity (YAML's .nan, .inf), and numbers written as text
+    (["validate", "{s}"], GOOD.replace("20", ".nan"), 2, "rate_mbit: nan is not a finite number"),
+    (
+        ["validate", "{s}"],
+        GOOD.replace("rate_mbit: 20", "rate_mbit: 20, queue_pkts: .inf"),
+        2,
+        "queue_pkts: inf is not a finite number (allowed >= 1)",
+    ),
+    (
+        ["validate", "{s}"],
+        scenario(timeout_s=".inf"),
+        2,
+        "inf is not a finite number (allowed 1..86",
+    ),
+    (
+        ["validate", "{s}"],
+        GOOD.replace("20", '"20"'),
+        2,
+        "got '20' (a number in quotes is text: write it without quotes)",
+    ),
+    # unknown keys: the near miss is named
+    (
+        ["validate", "{s}"],
+        GOOD.replace("delay_ms", "dealy_ms"),
+        2,
+        "unknown key 'dealy_ms' (did you mean 'delay_ms'?); allowed keys: burst_bytes",
+    ),
+    (["validate", "{s}"], scenario(repetitons="2"), 2, "(did you mean 'repetitions'?)"),
+    (["validate", "{s}"], b"", 2, "got nothing (an empty file or value)"),
+    (["validate", "{s}"], b"just text\n", 2, "with keys control, dc, description"),
+    (["validate", "{s}"], scenario(description="[1, 2]"), 2, "description: expected text, got"),
+    # YAML standing for a huge or endless tree: refused, its value never echoed in full
+    (
+        ["validate", "{s}"],
+        scenario(description="&d [*d]"),
+        2,
+        "s.yaml:4:14: an alias refers to a node that contains it",
+    ),
+    (
+        ["validate", "{s}"],
+        GOOD.encode()
+        + b"".join(
+            b"x%d: &a%d [%s]\n" % (i, i, b", ".join([b"*a%d" % (i - 1) if i else b"1"] * 10))
+            for i in range(7)
+        ),
+        2,
+        "aliases expand the document past 1,000,000 values",
+    ),
+    (["validate", "{s}"], scenario(figure="[" + "1, " * 500 + "1]"), 2, "[1, 1, 1, 1, 1, 1, 1,"),
     # a value that starts with '-': its own check speaks, not argparse
     (["run", "{s}", "--reps", "-1x"], GOOD, 2, "repetitions '-1x' is not a whole number"),
     (["run", "{s}", "--timeout-s", "-1e3"], GOOD, 2, "'-1e3' must be a number from 1 to 86400"),
@@ -210,6 +259,7 @@ def test_bad_input_is_refused_in_one_line(argv, content, code, message, tmp_path
     lines = _error_lines(err)
     assert got == code, err
     assert len(lines) == 1 and message in lines[0], err
+    assert len(lines[0]) < 1000, "an error line echoes a value in full"
     assert not (tmp_path / "file" / "sub").exists()
 
 

@@ -1,5 +1,6 @@
 """The example switch files load, and `arch` accepts only the splitter's architectures."""
 
+import re
 from pathlib import Path
 
 import pytest
@@ -37,3 +38,26 @@ def _write(tmp_path: Path, text: str) -> Path:
     path = tmp_path / "switch.yaml"
     path.write_text(text)
     return path
+
+
+@pytest.mark.parametrize(
+    "address,message",
+    [
+        ("'switch 1:9339'", "'switch 1' is neither an IPv4 address nor a host name"),
+        ("999.1.1.1:9339", "'999.1.1.1' is neither an IPv4 address nor a host name"),
+        ("10.0.0.1:99999", "port 99999 is out of range (allowed 0..65535)"),
+    ],
+)
+def test_a_malformed_address_is_refused_when_the_file_loads(address, message, tmp_path):
+    """Not after a 5 s connect timeout that blames a switch that is not running."""
+    text = (SWITCHES / "example_remote.yaml").read_text().split("\npipeline:")[0] + "\n"
+    text = re.sub(r"(?m)^address: .*$", f"address: {address}", text)
+    with pytest.raises(parts.TestbedError, match=re.escape(message)):
+        RemoteSwitch.load(_write(tmp_path, text))
+
+
+@pytest.mark.parametrize("key,hint", [("adress", "address"), ("interface", "interfaces")])
+def test_a_misspelt_key_gets_the_right_one_suggested(key, hint, tmp_path):
+    text = (SWITCHES / "example_remote.yaml").read_text().split("\npipeline:")[0]
+    with pytest.raises(parts.TestbedError, match=f"did you mean '{hint}'"):
+        RemoteSwitch.load(_write(tmp_path, text + f"\n{key}: x\n"))
