@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "feedback.h"
+#include "spec.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -13,14 +14,18 @@
 int fb_config_parse(struct fb_config *cfg, const char *spec, char *err, size_t errlen)
 {
 	struct fb_config c = *cfg;
-	char *copy = strdup(spec), *save = NULL;
+	char *copy = strdup(spec), *items[8];
+	int n;
 
 	if (!copy) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	for (char *kv = strtok_r(copy, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
-		char *eq = strchr(kv, '=');
+	n = spec_split(copy, items, 8, err, errlen);
+	if (n < 0)
+		goto fail;
+	for (int i = 0; i < n; i++) {
+		char *kv = items[i], *eq = strchr(kv, '=');
 		if (!eq) {
 			snprintf(err, errlen, "'%s': expected KEY=VALUE with KEY one of %s", kv,
 				 FB_SPEC_KEYS);

@@ -203,6 +203,35 @@ range:;
 	return -1;
 }
 
+int spec_split(char *list, char **items, int max, char *err, size_t errlen)
+{
+	int n = 0;
+
+	for (char *rest = list, *item; (item = strsep(&rest, ",")) != NULL;) {
+		if (*item == '\0') {
+			snprintf(err, errlen,
+				 "empty item between commas (a stray ','): expected "
+				 "key=value[,key=value...]");
+			return -1;
+		}
+		if (n == max) {
+			snprintf(err, errlen, "too many comma-separated items (at most %d)", max);
+			return -1;
+		}
+		size_t klen = strcspn(item, "=");
+		for (int k = 0; k < n && item[klen] == '='; k++)
+			if (!strncmp(items[k], item, klen) && items[k][klen] == '=') {
+				snprintf(err, errlen,
+					 "%.*s given twice: give each key once (the last would win "
+					 "silently)",
+					 (int)klen, item);
+				return -1;
+			}
+		items[n++] = item;
+	}
+	return n;
+}
+
 int spec_apply(struct link_config *cfg, const char *spec, char *err, size_t errlen)
 {
 	struct link_config c;
@@ -217,19 +246,14 @@ int spec_apply(struct link_config *cfg, const char *spec, char *err, size_t errl
 		return -1;
 	}
 	link_config_copy(&c, cfg);
-	for (char *save = NULL, *tok = strtok_r(copy, ",", &save); tok;
-	     tok = strtok_r(NULL, ",", &save)) {
-		if (ntok == 64) {
-			snprintf(err, errlen, "too many comma-separated items (at most 64)");
-			goto out;
-		}
-		tokens[ntok++] = tok;
-	}
-	if (ntok == 0) {
+	if (*spec == '\0') {
 		snprintf(err, errlen,
 			 "empty SPEC: expected key=value[,key=value...] with keys " SPEC_KEYS);
 		goto out;
 	}
+	ntok = spec_split(copy, tokens, 64, err, errlen);
+	if (ntok < 0)
+		goto out;
 	for (int i = 0; i < ntok;) {
 		char *eq = strchr(tokens[i], '=');
 		if (!eq || eq == tokens[i]) {

@@ -17,6 +17,11 @@
  * returns -1, leaves *cfg unchanged and writes a message to err. */
 int spec_apply(struct link_config *cfg, const char *spec, char *err, size_t errlen);
 
+/* Splits `list` (written to) at every comma into at most `max` items. Returns their number,
+ * or -1 with a message in err for an empty item (",,", a stray leading or trailing comma),
+ * too many items, or a key given twice ("loss=0.1,loss=0.2": the last would win unseen). */
+int spec_split(char *list, char **items, int max, char *err, size_t errlen);
+
 /* A copy holding its own trace reference. */
 void link_config_copy(struct link_config *dst, const struct link_config *src);
 

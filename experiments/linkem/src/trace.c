@@ -5,12 +5,24 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 struct trace *trace_load(const char *path, char *err, size_t errlen)
 {
 	FILE *f = fopen(path, "r");
+	struct stat st;
+
 	if (!f) {
 		snprintf(err, errlen, "trace=%s: cannot open: %s", path, strerror(errno));
+		return NULL;
+	}
+	/* A directory reads as nothing, a device or fifo may never end (/dev/zero). */
+	if (fstat(fileno(f), &st))
+		st.st_mode = 0;
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "trace=%s: %s (expected a Mahimahi trace file)", path,
+			 S_ISDIR(st.st_mode) ? "is a directory" : "is not a regular file");
+		fclose(f);
 		return NULL;
 	}
 	size_t len = strlen(path);

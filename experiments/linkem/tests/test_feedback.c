@@ -283,6 +283,12 @@ static void test_config_errors(void)
 	CHECK(fb_config_parse(&c, "rate=1", err, sizeof(err)) == -1 &&
 		      strstr(err, "leg, period_ms"),
 	      "unknown key lists the keys: %s", err);
+	CHECK(fb_config_parse(&c, "leg=1,leg=3", err, sizeof(err)) == -1 &&
+		      strstr(err, "leg given twice"),
+	      "a repeated key is refused: %s", err);
+	CHECK(fb_config_parse(&c, "leg=1,", err, sizeof(err)) == -1 &&
+		      strstr(err, "empty item between commas"),
+	      "a stray comma is refused: %s", err);
 	CHECK(c.leg == 2, "errors leave the config unchanged");
 }
 

@@ -593,6 +593,13 @@ static void test_spec_errors(void)
 	expect_spec_error("trace=/nonexistent/trace", "trace=/nonexistent/trace: cannot open");
 	expect_spec_error("", "empty SPEC");
 	expect_spec_error("delay_ms", "'delay_ms' is not key=value");
+	expect_spec_error("rate_mbit=20,rate_mbit=30", "rate_mbit given twice: give each key once");
+	expect_spec_error("loss=0.1,delay_ms=5,loss=0.2", "loss given twice");
+	expect_spec_error("rate_mbit=20,", "empty item between commas");
+	expect_spec_error(",rate_mbit=20", "empty item between commas");
+	expect_spec_error("ge=0.1,,0.2", "empty item between commas");
+	expect_spec_error("trace=/dev/zero", "trace=/dev/zero: is not a regular file");
+	expect_spec_error("trace=/tmp", "trace=/tmp: is a directory");
 
 	const char *path = write_trace("1\n3\n2\n");
 	char spec[128];
