@@ -354,6 +354,20 @@ def input_dir(text: str) -> Path:
     return Path(text)
 
 
+def make_output_dir(path) -> Path:
+    """Create the output directory `path` (and its parents) unless it exists: InputFileError
+    with reason "exists and is not a directory" or "cannot create the directory: ..."."""
+    try:
+        Path(path).mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        reason = "exists and is not a directory"
+        raise InputFileError(f"{short_path(path)}: {reason}", reason) from None
+    except (OSError, ValueError) as exc:
+        reason = f"cannot create the directory: {getattr(exc, 'strerror', None) or exc}"
+        raise InputFileError(f"{short_path(path)}: {reason}", reason) from None
+    return Path(path)
+
+
 class NotUtf8Error(InputFileError):
     """A text input file holds bytes that are not UTF-8; the message gives file:line:col."""
 

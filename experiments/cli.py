@@ -23,10 +23,12 @@ from pathlib import Path
 from dccommon.cliargs import (
     ArgumentParser,
     HelpFormatter,
+    InputFileError,
     float_range,
     input_dir,
     int_range,
     log_to_stderr,
+    make_output_dir,
     printable,
 )
 from experiments.run import cpu
@@ -275,16 +277,13 @@ def cmd_run(args) -> int:
     executor = _executor(args)  # before --out is made: Ray may be missing
     out = args.out or Path("results") / scenario.name
     try:
-        out.mkdir(parents=True, exist_ok=True)
-    except FileExistsError:
-        raise _UsageError(
-            f"--out {printable(out)}: exists and is not a directory; give a new directory or "
-            "one that holds an earlier run of this scenario (to resume it)"
-        ) from None
-    except OSError as exc:
-        raise _UsageError(
-            f"--out {printable(out)}: cannot create the directory: {exc.strerror}"
-        ) from None
+        make_output_dir(out)
+    except InputFileError as exc:
+        hint = ""
+        if exc.reason == "exists and is not a directory":
+            hint = "; give a new directory or one that holds an earlier run of this scenario"
+            hint += " (to resume it)"
+        raise _UsageError(f"--out {exc}{hint}") from None
     log.info("%s: %d runs -> %s", scenario.name, len(scenario.runs), out)
     try:
         summary = run_scenario(

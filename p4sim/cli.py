@@ -28,6 +28,7 @@ from dccommon.cliargs import (
     int_range,
     is_loopback_addr,
     loopback_is_up,
+    make_output_dir,
     port_map,
     short_path,
 )
@@ -335,6 +336,11 @@ def run_main(argv: list[str]) -> int:
     if args.cpu_port in interfaces:
         parser.error(f"port {args.cpu_port} is the CPU port; it cannot also be an interface")
     check_loopback(args.grpc_server_addr)
+    if args.pcap_dir is not None:
+        try:
+            make_output_dir(args.pcap_dir)
+        except InputFileError as exc:
+            parser.error(f"--pcap-dir {exc}")
     if args.thrift_port is not None:
         log.info(
             "--thrift-port %d ignored: p4sim has no Thrift runtime, use P4Runtime", args.thrift_port

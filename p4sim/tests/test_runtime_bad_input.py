@@ -83,6 +83,11 @@ TABLE = [
     (["--no-p4", "-i", "1@ve\nth"], 2, "a Linux interface name is 1 to 15 bytes, printable"),
     # a value that starts with '-': its own check speaks, not argparse
     (["--no-p4", "-i", "-1x@veth0"], 2, "'-1x@veth0' is not PORT@INTERFACE"),
+    # a host that is neither an address nor a name; a pcap directory that cannot be one
+    (["--no-p4", "--grpc-server-addr", "a b:9559"], 2, "'a b' is neither an IPv4 address"),
+    (["--no-p4", "--grpc-server-addr", "300.0.0.1:9559"], 2, "'300.0.0.1' is neither an IPv4"),
+    (["--no-p4", "--pcap-dir", "/dev/null"], 2, "--pcap-dir /dev/null: exists and is not a dir"),
+    (["--no-p4", "--pcap-dir", "/dev/null/x"], 2, "cannot create the directory: Not a directory"),
 ]
 
 
