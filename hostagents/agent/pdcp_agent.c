@@ -77,6 +77,7 @@ struct agent {
 	struct pdcp_rx *core;
 	struct rte_mempool *pool;
 	FILE *stats_out;
+	bool stats_failed; /* a line could not be written: the agent stops, exit status 1 */
 	struct rte_ring *host_txq;
 	bool initial_sn_pending; /* --initial-sn auto: take the first PDU's SN */
 	uint16_t started[3];
@@ -203,9 +204,17 @@ static void handle_leg_frame(struct agent *ag, struct rte_mbuf *m, uint64_t rx_n
 		rte_pktmbuf_free(m); /* duplicate or out of window: counted by the core */
 }
 
+/* A stats line that cannot be written stops the agent: a run would go on without the
+ * measurements it is for, and nobody would know until the analysis. */
 static void write_stats(struct agent *ag, bool final)
 {
-	stats_write(ag->stats_out, now_ns() / 1000000, &ag->stats, ag->core, final);
+	if (ag->stats_failed ||
+	    stats_write(ag->stats_out, now_ns() / 1000000, &ag->stats, ag->core, final) == 0)
+		return;
+	fprintf(stderr, "pdcp-agent: error: cannot write stats to %s: %s; stopping\n",
+		ag->opt.stats_path ? ag->opt.stats_path : "stdout", strerror(errno));
+	ag->stats_failed = true;
+	quit_signal = SIGTERM;
 }
 
 /* How long a blocking wait may last at time t: until the next stats line or t-Reordering
@@ -536,7 +545,7 @@ int main(int argc, char **argv)
 	while (host_tx_drain(&ag, UINT32_MAX) > 0)
 		;
 	write_stats(&ag, true);
-	ret = 0;
+	ret = ag.stats_failed ? 1 : 0;
 
 out_ports: /* closing a port also removes what its vdev created (a tap interface) */
 	for (unsigned int i = 0; i < ag.n_started; i++)

@@ -25,8 +25,8 @@ void stats_record_delay_ns(struct agent_stats *s, uint64_t delay_ns)
 	s->delay_hist[lo]++;
 }
 
-void stats_write(FILE *out, uint64_t ts_ms, const struct agent_stats *s, const struct pdcp_rx *core,
-		 bool final)
+int stats_write(FILE *out, uint64_t ts_ms, const struct agent_stats *s, const struct pdcp_rx *core,
+		bool final)
 {
 	const struct pdcp_rx_stats *c = pdcp_rx_get_stats(core);
 	unsigned int i;
@@ -57,5 +57,5 @@ void stats_write(FILE *out, uint64_t ts_ms, const struct agent_stats *s, const s
 	for (i = 0; i < DELAY_HIST_BUCKETS; i++)
 		fprintf(out, "%s%" PRIu64, i ? ", " : "", s->delay_hist[i]);
 	fprintf(out, "]}%s}\n", final ? ", \"final\": true" : "");
-	fflush(out);
+	return fflush(out) != 0 || ferror(out) ? -1 : 0;
 }

@@ -38,7 +38,8 @@ struct agent_stats {
 void stats_record_delay_ns(struct agent_stats *s, uint64_t delay_ns);
 
 /* One JSON object on one line, flushed. */
-void stats_write(FILE *out, uint64_t ts_ms, const struct agent_stats *s, const struct pdcp_rx *core,
-		 bool final);
+/* One JSON line; -1 (errno set) when it could not be written (a full disk, a closed pipe). */
+int stats_write(FILE *out, uint64_t ts_ms, const struct agent_stats *s, const struct pdcp_rx *core,
+		bool final);
 
 #endif /* AGENT_STATS_H */

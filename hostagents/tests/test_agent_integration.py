@@ -471,6 +471,28 @@ def test_missing_interface_is_a_clear_error(tmp_path):
     assert not (Path("/var/run/dpdk") / prefix).exists()
 
 
+def test_stats_that_cannot_be_written_stop_the_agent():
+    """A full disk must not leave a run without its measurements unnoticed: the first stats
+    line that cannot be written is named on stderr and the agent stops with status 1."""
+    if not AGENT.exists():
+        pytest.fail(f"{AGENT} is missing: run `make hostagents-build` first")
+    prefix = netns.unique_prefix("pa")
+    vdevs = [f"net_null{i}" for i in range(3)]  # ports without interfaces
+    proc = subprocess.run(
+        agent_argv(AGENT, prefix, vdevs, ["--stats", "/dev/full", "--stats-interval-ms", "10"]),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )  # the exit code is the test
+    assert proc.returncode == 1, proc.stderr
+    assert (
+        "pdcp-agent: error: cannot write stats to /dev/full: No space left on device; stopping"
+        in proc.stderr
+    )
+    assert not (Path("/var/run/dpdk") / prefix).exists()
+
+
 @pytest.mark.parametrize(
     "args, message",
     [
