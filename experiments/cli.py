@@ -31,6 +31,7 @@ from dccommon.cliargs import (
     make_output_dir,
     printable,
 )
+from experiments.analysis import RunFileError
 from experiments.run import cpu
 from experiments.run.scale import MAX_SCALE
 from experiments.run.scenario import MAX_DURATION_S, MAX_REPETITIONS, ScenarioError, load
@@ -362,6 +363,13 @@ def cmd_campaign(args) -> int:
 
 
 def cmd_report(args) -> int:
+    try:
+        return _report(args)
+    except RunFileError as exc:
+        raise _Failure(str(exc)) from None
+
+
+def _report(args) -> int:
     if args.paper:
         from experiments.analysis.paperdata import has_results
         from experiments.analysis.reproduction import write_reproduction
@@ -390,6 +398,8 @@ def cmd_report(args) -> int:
 
     try:
         text, figures = report(args.dir, envelope_point=args.envelope_point)
+    except RunFileError:
+        raise
     except ValueError as exc:  # a point the study did not sweep
         raise _UsageError(str(exc)) from None
     print(text)

@@ -27,7 +27,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dccommon.cliargs import load_yaml
 from experiments.analysis import handover, loop_metrics, metrics, stats
 
 # The issue's transports in its order; a row per variant found (e.g. each QUIC stack over
@@ -83,7 +82,7 @@ def study_runs(study: Path, hand: pd.DataFrame | None = None, fair=None) -> pd.D
     """One row per ok run of a study: transport, the question it asks (goodput, loss,
     handover, fairness) and its value (for handover: recovery_s and recovered). `hand` and
     `fair`: the study's handover and fairness tables when already computed."""
-    doc = load_yaml(study / "scenario.yaml") if (study / "scenario.yaml").exists() else {}
+    doc = metrics.load_saved_scenario(study)
     values = (doc.get("sweep") or {}).get("values") or [None]
     reference = metrics._point_label(values[0])
     hand = handover.handover_table(study) if hand is None else hand

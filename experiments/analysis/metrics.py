@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from experiments.analysis import RunFileError
 from experiments.run.limits import cpu_affected  # the one CPU flag of a run
 
 SLOT_S = 0.1  # fairness time slots and goodput series: 100 ms
@@ -51,11 +52,34 @@ def session_fairness(slots: pd.DataFrame) -> pd.Series:
 
 
 # ---------------------------------------------------------------- loading
+MANIFEST_KEYS = ("run_id", "variant", "rep", "status")
+SAMPLE_COLUMNS = ("t_s", "source", "id", "metric", "value")
+_REDO = "remove that run's directory and rerun the study with the same --out (it redoes it)"
+
+
+def read_manifest(path: Path) -> dict:
+    """A run's manifest.json, checked: a mapping with MANIFEST_KEYS whose run_id is its
+    directory's name (the analysis opens runs/<run_id>/, never a path a file names)."""
+    try:
+        m = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise RunFileError(f"{path}: not a run manifest ({exc}); {_REDO}") from None
+    if not isinstance(m, dict) or any(k not in m for k in MANIFEST_KEYS):
+        raise RunFileError(
+            f"{path}: not a run manifest (expected a JSON object with keys "
+            f"{', '.join(MANIFEST_KEYS)}); {_REDO}"
+        )
+    if m["run_id"] != Path(path).parent.name or not isinstance(m.get("flows", {}), dict):
+        raise RunFileError(
+            f"{path}: run_id must be its directory's name and flows a mapping; {_REDO}"
+        )
+    return m
+
+
 def load_runs(out: Path) -> pd.DataFrame:
     """One row per flow of every saved run: run metadata + flow results."""
     rows = []
-    for manifest_path in sorted(Path(out, "runs").glob("*/manifest.json")):
-        m = json.loads(manifest_path.read_text())
+    for m in load_manifests(out):
         for fid, res in m.get("flows", {}).items():
             rows.append(
                 {
@@ -88,11 +112,41 @@ FLOW_COLUMNS = (
 
 
 def load_manifests(out: Path) -> list[dict]:
-    return [json.loads(p.read_text()) for p in sorted(Path(out, "runs").glob("*/manifest.json"))]
+    return [read_manifest(p) for p in sorted(Path(out, "runs").glob("*/manifest.json"))]
 
 
 def load_samples(run_dir: Path) -> pd.DataFrame:
-    return pd.read_csv(Path(run_dir) / "samples.csv")
+    """A run's samples.csv with its SAMPLE_COLUMNS; RunFileError naming the file when it is
+    missing or is not such a table (its content is never echoed)."""
+    path = Path(run_dir) / "samples.csv"
+    try:
+        samples = pd.read_csv(path)
+    except FileNotFoundError:
+        raise RunFileError(f"{path}: missing; {_REDO}") from None
+    except (OSError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError):
+        samples = None
+    if samples is None or any(c not in samples.columns for c in SAMPLE_COLUMNS):
+        raise RunFileError(
+            f"{path}: not a samples table (expected CSV with the columns "
+            f"{', '.join(SAMPLE_COLUMNS)}); {_REDO}"
+        )
+    return samples
+
+
+def load_saved_scenario(study: Path) -> dict:
+    """The scenario.yaml a study saved beside its runs ({} when there is none)."""
+    from dccommon.cliargs import load_yaml
+
+    path = Path(study) / "scenario.yaml"
+    if not path.exists():
+        return {}
+    doc = load_yaml(path)
+    if not isinstance(doc, dict):
+        raise RunFileError(
+            f"{path}: not a saved scenario (expected a mapping); copy the study's scenario "
+            "file there"
+        )
+    return doc
 
 
 def _point_label(point) -> str | float:

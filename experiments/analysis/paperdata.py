@@ -16,8 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from dccommon.cliargs import load_yaml
-from experiments.analysis import metrics
+from experiments.analysis import RunFileError, metrics
 from experiments.analysis.stats import estimate
 
 # runs.csv: one row per flow of a run. jfi_slots is Jain's index of the run over the flows'
@@ -182,7 +181,7 @@ def _points_from_csv(column: pd.Series, order: list) -> pd.Series:
 
 def load_study(directory: Path, csv_rows: pd.DataFrame | None = None) -> StudyData:
     """A study from its run directories, else from the campaign's runs.csv rows."""
-    doc = load_yaml(directory / "scenario.yaml")
+    doc = metrics.load_saved_scenario(directory)
     manifests = metrics.load_manifests(directory)
     order = [metrics._point_label(v) for v in (doc.get("sweep") or {}).get("values", [])]
     if manifests:
@@ -210,14 +209,34 @@ def load_campaign(directory: Path) -> dict[str, StudyData]:
     """Every study of a campaign directory, by name."""
     directory = Path(directory)
     csv_path = directory / "runs.csv"
-    csv_rows = pd.read_csv(csv_path, dtype={"point": str}) if csv_path.exists() else None
+    csv_rows = _read_runs_csv(csv_path) if csv_path.exists() else None
     studies = {}
     for d in sorted(directory.iterdir()):
         if (d / "scenario.yaml").exists():
             s = load_study(d, csv_rows)
             if not s.flows.empty:
                 studies[s.name] = s
+    if not studies:
+        raise RunFileError(
+            f"{directory}: none of its studies has a run (in <study>/runs/ or in runs.csv "
+            "under the study's name)"
+        )
     return studies
+
+
+def _read_runs_csv(path: Path) -> pd.DataFrame:
+    """A campaign's runs.csv; RunFileError naming it when it is not such a table."""
+    try:
+        rows = pd.read_csv(path, dtype={"point": str})
+    except (OSError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError):
+        rows = None
+    needed = ("study", "run_id", "variant", "status")
+    if rows is None or any(c not in rows.columns for c in needed):
+        raise RunFileError(
+            f"{path}: not a campaign's runs.csv (expected CSV with at least the columns "
+            f"{', '.join(needed)}, as `dcexp report --paper` writes it)"
+        )
+    return rows
 
 
 def has_results(directory: Path) -> bool:

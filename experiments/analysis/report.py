@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pandas as pd
 
-from dccommon.cliargs import load_yaml
 from experiments.analysis import envelope, handover, headline, metrics, plots
 from experiments.run.scenario import variant_label
 
@@ -102,7 +101,7 @@ def report(out: Path, envelope_point=None) -> tuple[str, list[Path]]:
     """summary.md and figures/ of a study's saved runs; returns what to print (the goodput
     table, fairness and envelopes when present) and the figures drawn."""
     out = Path(out)
-    doc = load_yaml(out / "scenario.yaml") if (out / "scenario.yaml").exists() else {}
+    doc = metrics.load_saved_scenario(out)
     param = (doc.get("sweep") or {}).get("param", "run")
     _envelope_point(doc, envelope_point)  # a bad point fails before any figure is drawn
     fig_dir = out / "figures"

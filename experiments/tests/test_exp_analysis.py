@@ -159,6 +159,46 @@ def test_report_of_empty_dir_is_a_clear_error(tmp_path, capsys):
     assert "holds no runs" in capsys.readouterr().err
 
 
+def _cut(path, keep: int) -> None:
+    path.write_bytes(path.read_bytes()[:keep])
+
+
+@pytest.mark.parametrize(
+    "damage,message",
+    [
+        (
+            lambda d: _cut(d / "manifest.json", 40),
+            "manifest.json: not a run manifest (Unterminated string",
+        ),
+        (lambda d: _cut(d / "manifest.json", 0), "manifest.json: not a run manifest"),
+        (lambda d: (d / "manifest.json").write_text("[1]"), "expected a JSON object with keys"),
+        (
+            lambda d: (d / "manifest.json").write_text(
+                json.dumps({**json.loads((d / "manifest.json").read_text()), "run_id": "../x"})
+            ),
+            "run_id must be its directory's name",
+        ),
+        (lambda d: (d / "samples.csv").unlink(), "samples.csv: missing; remove that run's"),
+        (lambda d: _cut(d / "samples.csv", 0), "samples.csv: not a samples table (expected CSV"),
+        (lambda d: (d / "samples.csv").write_bytes(bytes(range(256))), "not a samples table"),
+        (lambda d: (d / "samples.csv").write_text("user:x:0\nroot:x:0\n"), "not a samples table"),
+        (lambda d: (d.parent.parent / "scenario.yaml").write_text(""), "not a saved scenario"),
+    ],
+)
+def test_report_names_a_damaged_run_file(damage, message, tmp_path, capsys):
+    """A run cut short or edited by hand: one line naming the file and the way out (exit 1),
+    never a traceback, a path the file names, or the file's content echoed."""
+    out = tmp_path / "res"
+    out.mkdir()
+    (out / "scenario.yaml").write_text(yaml.safe_dump({"name": "fake"}))
+    flows = {"f0-dc": {"client": "dc", "goodput_mbit": 30.0}}
+    _fake_run(out, "r0", None, "tcp-cubic", 0, flows, {"f0-dc": [30.0] * 30})
+    damage(out / "runs" / "r0")
+    assert dcexp(["report", str(out)]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and message in err[0] and "root:x" not in err[0], err
+
+
 def test_duplication_summary_compares_goodput_with_both_legs(tmp_path):
     out = tmp_path / "dup"
     # both legs deliver 20 Mbit/s for 2.9 s; the flow took 2.9 s at 19 Mbit/s of goodput
@@ -257,3 +297,23 @@ def test_a_run_with_only_the_cpu_bound_verdict_counts_as_cpu_affected(tmp_path, 
         m["config"] |= {"dc": {"ratio": [1, 1]}, "control": {"policy": "none"}}
         (out / "runs" / m["run_id"] / "manifest.json").write_text(json.dumps(m))
     assert loop_metrics.loop_table(out).cpu_saturated.tolist() == [False, True]
+
+
+@pytest.mark.parametrize(
+    "runs_csv,message",
+    [
+        (b"", "runs.csv: not a campaign's runs.csv (expected CSV with at least the columns"),
+        (bytes(range(256)), "runs.csv: not a campaign's runs.csv"),
+        (b"a,b\n1,2\n", "runs.csv: not a campaign's runs.csv"),
+        (b"study,run_id,variant,status\nother,r0,tcp-cubic,ok\n", "none of its studies has a run"),
+    ],
+)
+def test_paper_report_names_a_damaged_runs_csv(runs_csv, message, tmp_path, capsys):
+    """`dcexp report --paper` on a campaign kept as runs.csv only: a cut or foreign table, or
+    one without the studies' rows, is one line (exit 1), not a pandas traceback."""
+    (tmp_path / "study1").mkdir()
+    (tmp_path / "study1" / "scenario.yaml").write_text(yaml.safe_dump({"name": "study1"}))
+    (tmp_path / "runs.csv").write_bytes(runs_csv)
+    assert dcexp(["report", "--paper", str(tmp_path)]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and message in err[0], err
