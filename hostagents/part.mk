@@ -44,6 +44,11 @@ $(HA_BUILD)/bench_pdcp_core: $(HA_SRC)/bench/bench_pdcp_core.c $(HA_CORE) $(HA_C
 	$(HA_CC) $(HA_CFLAGS) -o $@ $(HA_SRC)/bench/bench_pdcp_core.c $(HA_CORE)
 
 hostagents-test: hostagents-build
+	@# libFuzzer reads a non-number as 0: no time limit (the run would never end), seed 0 random
+	@case "$(HA_FUZZ_SECONDS)" in ''|*[!0-9]*|0) echo "HA_FUZZ_SECONDS=$(HA_FUZZ_SECONDS):" \
+		"allowed a whole number of seconds, at least 1" >&2; exit 2;; esac
+	@case "$(HA_FUZZ_SEED)" in ''|*[!0-9]*|0) echo "HA_FUZZ_SEED=$(HA_FUZZ_SEED):" \
+		"allowed a whole number from 1 (0 would pick a random seed)" >&2; exit 2;; esac
 	$(HA_BUILD)/test_pdcp
 	@rm -rf $(HA_BUILD)/fuzz-corpus && mkdir -p $(HA_BUILD)/fuzz-corpus
 	@echo "fuzz_pdcp: $(HA_FUZZ_SECONDS) s of libFuzzer, seed $(HA_FUZZ_SEED) (log: $(HA_BUILD)/fuzz.log)"

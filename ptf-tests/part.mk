@@ -10,6 +10,16 @@ TARGET ?= p4sim
 PROGRAM ?= v1model
 TEST_TARGETS += ptf ptf-bmv2 ptf-tna
 
+# A bad value is named before the pipeline it would pick is compiled (minutes for BMv2's).
+ifneq ($(filter ptf,$(MAKECMDGOALS)),)
+ifneq ($(filter-out p4sim bmv2,$(TARGET))$(words $(TARGET)),1)
+$(error TARGET=$(TARGET): allowed p4sim or bmv2)
+endif
+ifneq ($(filter-out v1model tna,$(PROGRAM))$(words $(PROGRAM)),1)
+$(error PROGRAM=$(PROGRAM): allowed v1model or tna)
+endif
+endif
+
 ptf: $(if $(filter p4sim,$(TARGET)),$(if $(filter tna,$(PROGRAM)),p4-tna,p4),p4c-bmv2)
 	$(PY) ptf-tests/run_ptf.py --target $(TARGET) --program $(PROGRAM) \
 	    $(if $(PTF_TESTS),--tests $(PTF_TESTS))
