@@ -368,6 +368,21 @@ def make_output_dir(path) -> Path:
     return Path(path)
 
 
+def check_output_file(path) -> None:
+    """A file a command writes when it is done (a bench's JSON): checked before the work, so
+    that a typo in its folder does not lose minutes of results at the end."""
+    parent = Path(path).parent
+    if not parent.is_dir():
+        reason = f"its folder {short_path(parent)} does not exist"
+        raise InputFileError(f"{short_path(path)}: {reason}", reason)
+    if Path(path).is_dir():
+        reason = "is a directory (expected a file name)"
+        raise InputFileError(f"{short_path(path)}: {reason}", reason)
+    if not os.access(parent, os.W_OK):
+        reason = f"its folder {short_path(parent)} is not writable"
+        raise InputFileError(f"{short_path(path)}: {reason}", reason)
+
+
 class NotUtf8Error(InputFileError):
     """A text input file holds bytes that are not UTF-8; the message gives file:line:col."""
 

@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from dccommon.cliargs import ArgumentParser, InputFileError, float_range, make_output_dir
 from experiments.ratebench import idle, rawpath, report, sweep
 from experiments.run.cpu import PIN_LAYOUTS
 from experiments.run.links import AUTO_SLACK
@@ -44,7 +45,7 @@ def _slack_list(text: str) -> list[int | str]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="python -m experiments.ratebench",
         description="The DC testbed at 5G NR leg rates: goodput and CPU per component, "
         "and the machine's raw AF_PACKET limit",
@@ -75,7 +76,12 @@ def build_parser() -> argparse.ArgumentParser:
         "Mbit/s, else 0); several (auto,0) run the sweep once per slack, side by side in one "
         "table (auto's runs in OUT, a number's in OUT/slack-Nus)",
     )
-    parser.add_argument("--duration-s", type=float, default=12.0, help="download per point")
+    parser.add_argument(
+        "--duration-s",
+        type=float_range(1, 600, "duration"),
+        default=12.0,
+        help="download per point",
+    )
     parser.add_argument(
         "--pin",
         choices=PIN_LAYOUTS,
@@ -95,11 +101,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    if not 1 <= args.duration_s <= 600:
-        print(f"--duration-s {args.duration_s}: give 1 to 600 seconds", file=sys.stderr)
-        return 2
-    out = args.out.resolve()
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        out = make_output_dir(args.out).resolve()
+    except InputFileError as exc:
+        parser.error(f"--out {exc}")
     try:
         points = [
             point

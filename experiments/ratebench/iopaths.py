@@ -35,6 +35,7 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from dccommon.cliargs import InputFileError, check_output_file
 from experiments.ratebench import rawpath
 from experiments.ratebench.components import PART_CPU, PKTGEN, pktgen, rate_list
 from experiments.run.cpu import pin, run_seconds, thread_times, voluntary_switches
@@ -263,6 +264,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.duration_s == 0:
         parser.error("--duration-s: expected seconds above 0 (at most 600)")
+    if args.json is not None:
+        try:
+            check_output_file(args.json)
+        except InputFileError as exc:
+            parser.error(f"--json {exc}")
     if os.geteuid() != 0:
         print("iopaths: error: needs root (namespaces, packet and XDP sockets)", file=sys.stderr)
         return 2

@@ -116,6 +116,8 @@ def test_bad_options_are_refused_naming_the_allowed_values(capsys):
         (["--duration-s", "-1"], "'-1': expected seconds from 0 to 600"),
         (["--duration-s", "0"], "--duration-s: expected seconds above 0"),
         (["--rates-kpps", "fast"], "expected comma-separated rates in kpps"),
+        (["--json", "/nonexistent/x.json"], "--json /nonexistent/x.json: its folder /nonexistent"),
+        (["--json", "/"], "--json /: is a directory (expected a file name)"),
     ):
         with pytest.raises(SystemExit):
             iopaths.main(argv)

@@ -324,6 +324,18 @@ def test_bad_rates_are_refused_naming_the_allowed_values(capsys):
     with pytest.raises(SystemExit):
         build_parser().parse_args(["--departure-slack-us", "2000"])
     assert "'2000': give comma-separated integers 0 to 1000 (µs) or auto" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["--duration-s", "nan"])
+    assert "duration 'nan' must be a number from 1 to 600" in capsys.readouterr().err
+
+
+def test_an_out_that_cannot_be_a_directory_is_refused_before_the_sweep(tmp_path, capsys):
+    (tmp_path / "file").write_text("")
+    with pytest.raises(SystemExit):
+        ratebench_main(["--out", str(tmp_path / "file")])
+    assert "--out " + str(tmp_path / "file") + ": exists and is not a directory" in (
+        capsys.readouterr().err
+    )
 
 
 def test_raw_limit_carries_tcp_through_three_forwarders(tmp_path):

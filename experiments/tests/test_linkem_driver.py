@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from experiments.linkem.bench import cost, outage
 from experiments.run import tc
 from experiments.run.links import start_link
 from experiments.run.linkspec import LinkSpec, LinkSpecError, change_spec, trace_mean_mbit
@@ -300,3 +301,31 @@ def test_the_testbed_gives_each_leg_its_own_slack_and_keeps_it(tmp_path, monkeyp
     testbed._start_links({"a": None, "b": None})
     assert started == {"tain": 50, "tbin": None}
     assert testbed.link_slack_us == {"a": 50, "b": 0}
+
+
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["--kpps", "nan"], "--kpps 'nan': every rate must be a finite number above 0"),
+        (["--duration-s", "-1"], "duration '-1' must be a number above 0 up to 600"),
+        (["--rt-priority", "100"], "priority 100 is out of range (allowed 0..99)"),
+        (["--busy-poll-us", "x"], "busy poll 'x' is not a whole number (allowed 0..10000)"),
+    ],
+)
+def test_the_cost_bench_refuses_bad_options_before_it_starts(argv, message, capsys):
+    with pytest.raises(SystemExit):
+        cost.parse_args(argv)
+    assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["--reps", "0"], "repetitions 0 is out of range (allowed 1..100)"),
+        (["--out", "/dev/null"], "--out /dev/null: exists and is not a directory"),
+    ],
+)
+def test_the_outage_bench_refuses_bad_options_before_it_builds_namespaces(argv, message, capsys):
+    with pytest.raises(SystemExit):
+        outage.main(argv)
+    assert message in capsys.readouterr().err

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import signal
 import subprocess
@@ -35,6 +36,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from dccommon.cliargs import ArgumentParser, float_range, int_range
 from experiments.run.cpu import run_seconds, thread_times
 from experiments.run.links import Linkem
 from experiments.run.linkspec import LinkSpec
@@ -218,7 +220,7 @@ def idle_cost(bed: Bed, variant: tuple, seconds: float, args) -> dict:
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p = ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--baseline", default="main", help="git ref or linkem binary to compare with")
     p.add_argument("--kpps", default="20,80,160", help="offered kframes/s per direction")
     p.add_argument(
@@ -226,15 +228,25 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default="20,500",
         help="link rates of the delay-error points (ab, offered at 1/1.25 of the rate)",
     )
-    p.add_argument("--duration-s", type=float, default=3.0)
-    p.add_argument("--idle-s", type=float, default=10.0)
-    p.add_argument("--busy-poll-us", type=int, default=None, help="linkem's; default its own")
+    p.add_argument("--duration-s", type=float_range(0, 600, "duration", low_open=True), default=3.0)
+    p.add_argument("--idle-s", type=float_range(0, 600, "idle time"), default=10.0)
+    p.add_argument(
+        "--busy-poll-us",
+        type=int_range(0, 10000, "busy poll"),
+        default=None,
+        help="linkem's; default its own",
+    )
     p.add_argument(
         "--departure-slack-us",
         default="0",
         help="this tree's linkem at each of these slacks (comma-separated µs, 0 to 1000)",
     )
-    p.add_argument("--rt-priority", type=int, default=0, help="linkem's; default 0 (ordinary)")
+    p.add_argument(
+        "--rt-priority",
+        type=int_range(0, 99, "priority"),
+        default=0,
+        help="linkem's; default 0 (ordinary)",
+    )
     p.add_argument(
         "--syscalls", action="store_true", help="count linkem's system calls per frame (perf)"
     )
@@ -245,8 +257,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
             values = [float(k) for k in text.split(",")] if text else []
         except ValueError:
             p.error(f"{option} {text!r}: expected comma-separated numbers, e.g. {example}")
-        if any(v <= 0 for v in values):
-            p.error(f"{option} {text!r}: every rate must be above 0")
+        if any(not math.isfinite(v) or v <= 0 for v in values):
+            p.error(
+                f"{option} {text!r}: every rate must be a finite number above 0, e.g. {example}"
+            )
         setattr(args, name, values)
     text = args.departure_slack_us
     try:

@@ -19,11 +19,11 @@ outage?".
 
 from __future__ import annotations
 
-import argparse
 import subprocess
 import time
 from pathlib import Path
 
+from dccommon.cliargs import ArgumentParser, InputFileError, int_range, make_output_dir
 from experiments.run import limits
 from experiments.run.links import start_link
 from experiments.run.linkspec import LinkSpec
@@ -105,13 +105,26 @@ def one_run(bed: dict, uplink_ms: float, change: bool, stats: Path, rt_priority:
     return late_shares(stats, uplink_ms, start)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--reps", type=int, default=1, help="pairs of runs per uplink delay")
-    ap.add_argument("--rt-priority", type=int, default=10, help="linkem's (0: ordinary task)")
+def main(argv: list[str] | None = None) -> None:
+    ap = ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument(
+        "--reps",
+        type=int_range(1, 100, "repetitions"),
+        default=1,
+        help="pairs of runs per uplink delay",
+    )
+    ap.add_argument(
+        "--rt-priority",
+        type=int_range(0, 99, "priority"),
+        default=10,
+        help="linkem's (0: ordinary task)",
+    )
     ap.add_argument("--out", type=Path, default=Path("/tmp"), help="folder for the stats")
-    args = ap.parse_args()
-    args.out.mkdir(parents=True, exist_ok=True)
+    args = ap.parse_args(argv)
+    try:
+        make_output_dir(args.out)
+    except InputFileError as exc:
+        ap.error(f"--out {exc}")
     print("run                   dir  late share: run  before outage  after  stats line late")
     with Topology() as topo:
         p = unique_prefix("lo")
