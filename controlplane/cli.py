@@ -42,6 +42,7 @@ from dccommon.cliargs import (
     InputFileError,
     add_old_name,
     check_input_file,
+    check_output_file,
     float_range,
     host_port,
     int_range,
@@ -599,6 +600,11 @@ def check_command_line(args) -> None:
             )
     elif args.command == "apply":
         args.state = load_state(args.file)
+    elif args.command == "control" and args.log is not None:
+        try:
+            check_output_file(args.log)
+        except InputFileError as exc:
+            raise UsageError(f"control: --log {exc}") from None
 
 
 def cmd_apply(args, sw: Splitter) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import signal
 import sys
 import threading
@@ -25,7 +26,7 @@ from controlplane.model import SplitterError
 from controlplane.pdcp import FeedbackError, decode_report, is_report
 from controlplane.policies import POLICY_NAMES, Decision, Tuning, make_policy
 from controlplane.splitter import Splitter
-from dccommon.cliargs import add_old_name
+from dccommon.cliargs import add_old_name, float_range
 
 PACKET_IN_PORT_ID = 1  # packet_in.ingress_port in the adaptive profile's P4Info
 TICK_S = 0.005  # how often silence is checked when no report arrives
@@ -184,8 +185,8 @@ def _non_negative(text: str) -> float:
         value = float(text)
     except ValueError:
         value = -1.0
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must be a number >= 0")
+    if not math.isfinite(value) or value < 0:  # nan and inf, too
+        raise argparse.ArgumentTypeError(f"{text!r} must be a finite number >= 0")
     return value
 
 
@@ -224,7 +225,7 @@ def add_control_parser(sub, fmt) -> None:
     )
     p.add_argument(
         "--min-share",
-        type=_fraction,
+        type=float_range(0, 0.5, "min share"),  # each of two legs: at most half
         default=d.min_share,
         help="probe share each leg keeps (capacity, delay, failover)",
     )

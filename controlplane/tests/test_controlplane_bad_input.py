@@ -172,6 +172,12 @@ TABLE = [
         "aliases expand the document past 1,000,000 values",
     ),
     (STATE, b"users: " + b"[" * 3000 + b"]" * 3000 + b"\n", 2, "nested deeper than 64 levels"),
+    # control: numbers that are no numbers, and a log that cannot be written, before connecting
+    (["control", "ue1", "--gain", "nan"], b"", 2, "'nan' must be a finite number >= 0"),
+    (["control", "ue1", "--duration-s", "inf"], b"", 2, "'inf' must be a finite number >= 0"),
+    (["control", "ue1", "--min-share", "0.6"], b"", 2, "min share '0.6' must be a number from 0"),
+    (["control", "ue1", "--log", "{dir}/no/x.jsonl"], b"", 2, "/no does not exist"),
+    (["control", "ue1", "--log", "{dir}"], b"", 2, "is a directory (expected a file name)"),
 ]
 
 
