@@ -277,14 +277,7 @@ def cmd_run(args) -> int:
         scenario.runs = [r for r in scenario.runs if r.variant in args.variant]
     executor = _executor(args)  # before --out is made: Ray may be missing
     out = args.out or Path("results") / scenario.name
-    try:
-        make_output_dir(out)
-    except InputFileError as exc:
-        hint = ""
-        if exc.reason == "exists and is not a directory":
-            hint = "; give a new directory or one that holds an earlier run of this scenario"
-            hint += " (to resume it)"
-        raise _UsageError(f"--out {exc}{hint}") from None
+    _make_out(out, "scenario")
     log.info("%s: %d runs -> %s", scenario.name, len(scenario.runs), out)
     try:
         summary = run_scenario(
@@ -323,6 +316,18 @@ def _record_study_command(out: Path, args) -> None:
     record_file.write_text(json.dumps(record, indent=1))
 
 
+def _make_out(out: Path, what: str) -> None:
+    """--out made before the first run, or a _UsageError naming why it cannot be."""
+    try:
+        make_output_dir(out)
+    except InputFileError as exc:
+        hint = ""
+        if exc.reason == "exists and is not a directory":
+            hint = f"; give a new directory or one that holds an earlier run of this {what}"
+            hint += " (to resume it)"
+        raise _UsageError(f"--out {exc}{hint}") from None
+
+
 def cmd_campaign(args) -> int:
     from experiments.run.campaign import load_campaign, run_campaign
     from experiments.run.runner import Interrupted
@@ -332,6 +337,7 @@ def cmd_campaign(args) -> int:
         raise _UsageError(f"{printable(args.dir)} is not a directory of scenario files")
     studies = load_campaign(args.dir, quick=args.quick, reps=args.reps, paper=args.paper)
     out = args.out or Path("results") / args.dir.resolve().name
+    _make_out(out, "campaign")
     meta = {
         "command": " ".join(["dcexp"] + sys.argv[1:]),
         "quick": args.quick,

@@ -46,6 +46,7 @@ TABLE = [
     (["run", "{s}", "--variant", "quic"], GOOD, 2, "not in this scenario; its variants:"),
     (["run", "{s}", "--out", "{tmp}/file"], GOOD, 2, "exists and is not a directory"),
     (["run", "{s}", "--out", "{tmp}/file/sub"], GOOD, 2, "cannot create the directory"),
+    (["campaign", "{tmp}", "--out", "{tmp}/file"], GOOD, 2, "file: exists and is not a directory"),
     (["frobnicate"], GOOD, 2, "invalid choice: 'frobnicate'"),
     (["validate"], GOOD, 2, "the following arguments are required: scenarios"),
     (["report", "{tmp}"], GOOD, 1, "holds no runs (expected"),
@@ -263,7 +264,7 @@ def test_bad_input_is_refused_in_one_line(argv, content, code, message, tmp_path
     assert not (tmp_path / "file" / "sub").exists()
 
 
-@pytest.mark.parametrize("entry", [8, 15])
+@pytest.mark.parametrize("entry", [8, 16])
 def test_the_console_script_prints_no_traceback(entry, tmp_path):
     argv, content, code, message = TABLE[entry]
     proc = subprocess.run(
