@@ -149,6 +149,11 @@ def _check_port(value, what: str) -> int:
 def _check_mac(value, what: str, source: bool = False) -> str:
     """A MAC address written aa:bb:cc:dd:ee:ff; a source MAC must be one station's (unicast,
     not 00:00:00:00:00:00): a frame from a group address is invalid (IEEE 802.3 3.2.3)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        raise SplitterError(
+            f"{what}: {value} is a number; in YAML write a MAC quoted, e.g. "
+            f'src: "10:20:30:40:50:51" (unquoted, YAML 1.1 reads it as a base-60 number)'
+        )
     if not isinstance(value, str) or not re.fullmatch(r"[0-9A-Fa-f]{2}(:[0-9A-Fa-f]{2}){5}", value):
         raise SplitterError(f"{what}: {value!r} is not a MAC address (e.g. 02:00:00:00:00:01)")
     mac = value.lower()

@@ -7,7 +7,8 @@ parsers, subcommands included) gets values a user could type by mistake: control
 characters, over-long names and paths (past NAME_MAX and PATH_MAX), special files
 (/dev/null, a fifo, a directory), negative-looking values (`-1`, `-1:11`, `-.5`), empty and
 huge values. The config files (dcctl's desired state, dcexp's scenarios, the remote switch
-file) get duplicate keys, control characters and over-long names. Each input runs `main()`
+file) get duplicate keys, control characters, over-long names, .nan/.inf numbers, values of
+another type, alias bombs, recursive aliases and deep nesting. Each input runs `main()`
 in this process with the side effects stopped at the door (no switch is connected to, no
 server started, no study run): the outcome must be acceptance or one clean error line on
 stderr (`prog: error: ...` or `dcexp: ...`), never a traceback; a broken config file and a
@@ -38,8 +39,15 @@ from dccommon.cliargs import ArgumentParser, add_old_name, float_range
 
 ROOT = Path(__file__).resolve().parent.parent
 PROGRAM = ROOT / "p4sim" / "tests" / "p4" / "runtime_fwd.p4"
-GOOD_SCENARIO = "name: t\nlinks: {both: {rate_mbit: 20, delay_ms: 10}}\nflows: [{size_mb: 1}]\n"
-GOOD_STATE = "users:\n  ue1: {addr: 10.0.0.2, batch: 10, ratio: '1:1'}\n"
+GOOD_SCENARIO = (
+    "name: t\nlinks: {both: {rate_mbit: 20, delay_ms: 10, queue_pkts: 100}}\n"
+    "flows: [{size_mb: 1}]\n"
+)
+GOOD_STATE = (
+    "ports: {server: 0, leg_a: 1, leg_b: 2, flood_unknown: false,"
+    " macs: {1: {src: 02:00:00:00:00:01}}}\n"
+    "users:\n  ue1: {addr: 10.0.0.2, batch: 10, ratio: '1:1'}\n"
+)
 GOOD_REMOTE = (
     "address: 127.0.0.1:9\nports: {leg_a: 1, leg_b: 2, server: 3}\n"
     "interfaces: {leg_a: eth1, leg_b: eth2, server: eth3}\n"
@@ -48,6 +56,8 @@ NEGATIVE = ["-1", "-1:11", "-0x1", "-.5", "-1e9", "-1@veth0", "-5%", "-inf", "-n
 YAML_CONTROL = ["\\n", "\\t", "\\x1b", "\\0", "\\x7f", "\\u202e"]  # YAML escapes
 # no NUL: a real command line cannot carry one (argv strings end at it)
 CONTROL = ["\n", "\t", "\x1b[2J", "\x7f", "\u202e", "\r"]
+NONFINITE = [".nan", ".inf", "-.inf", ".NaN", "+.Inf"]
+OTHER_TYPES = ["[1, 2]", "{a: 1}", "true", "null", "''", "'1'", "1.5", "-1", "[]", "{}"]
 
 
 # Inputs that must be refused: a bad config file, and bad names or addresses where the
@@ -58,7 +68,7 @@ ADDRESS_SLOTS = {(("dcctl", "user", "add"), "<positional>")}
 
 def must_refuse(path: tuple, kind: str) -> bool:
     if kind.startswith("config "):
-        return True
+        return not kind.startswith("config maybe ")  # a changed type may still be valid
     what, _, slot = kind.partition(" for ")
     what, _, positional = what.partition(" as ")
     slot = "<positional>" if positional == "positional" else slot.rstrip("=")
@@ -135,10 +145,29 @@ class Inputs:
         """(kind, path) of a config file with one mistake in it."""
         r = self.rnd
         good = {"scenario": GOOD_SCENARIO, "state": GOOD_STATE, "remote": GOOD_REMOTE}[what]
-        kinds = ["duplicate key", "control name", "long name"]
+        kinds = ["duplicate key", "control name", "long name", "non-finite number"]
+        kinds += ["alias bomb", "recursive alias", "deep nesting", "maybe other type"]
         kind = r.choice(kinds + (["bad address"] if what == "state" else []))
         lines = good.splitlines()
-        if kind == "duplicate key":
+        numbers = list(re.finditer(r"(?<=: )\d+\b", good))
+        scalars = list(re.finditer(r"(?<=: )[^\s,{}\[\]][^,{}\[\]\n]*", good))
+        if kind == "non-finite number":  # YAML's .nan and .inf are floats
+            at = r.choice(numbers)
+            text = good[: at.start()] + r.choice(NONFINITE) + good[at.end() :]
+        elif kind == "maybe other type":
+            at = r.choice(scalars)
+            text = good[: at.start()] + r.choice(OTHER_TYPES) + good[at.end() :]
+        elif kind == "alias bomb":  # ten aliases of ten, seven deep: 10^7 values
+            bomb = "".join(
+                f"b{i}: &b{i} [{', '.join([f'*b{i - 1}' if i else '1'] * 10)}]\n" for i in range(7)
+            )
+            text = bomb + good
+        elif kind == "recursive alias":
+            text = good + r.choice(["loop: &r [*r]\n", "loop: &r {a: *r}\n"])
+        elif kind == "deep nesting":
+            depth = r.choice([100, 1000, 5000])
+            text = good + "deep: " + "[" * depth + "]" * depth + "\n"
+        elif kind == "duplicate key":
             at = r.randrange(len(lines))
             lines.insert(r.randrange(len(lines) + 1), lines[at])
             text = "\n".join(lines) + "\n"

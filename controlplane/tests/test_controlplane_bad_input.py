@@ -153,6 +153,12 @@ TABLE = [
     (STATE, b"ports: {macs: {1: [1, 2, 3]}}\n", 2, "macs for port 1: expected {src: MAC"),
     (STATE, b"ports: {macs: {1: {src: 01:00:5e:00:00:01}}}\n", 2, "a source MAC must be unicast"),
     (STATE, b"ports: {flood_unknown: maybe}\n", 2, "flood_unknown: expected true or false"),
+    (
+        STATE,
+        b"ports: {macs: {1: {src: 10:20:30:40:50:51}}}\n",
+        2,
+        "is a number; in YAML write a MAC quoted",
+    ),
     (STATE, b"ports: {server: true}\n", 2, "server: True is not a port number (allowed 0..510)"),
     (STATE, b"users: {ue1: {addr: 10.0.0.2, leg_a: 1.5}}\n", 2, "leg_a: 1.5 is not a port number"),
     # YAML that stands for a huge or endless tree, or nests past the stack
