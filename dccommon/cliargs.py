@@ -383,6 +383,9 @@ def check_output_file(path) -> None:
         raise InputFileError(f"{short_path(path)}: {reason}", reason)
 
 
+MAX_TEXT_BYTES = 16 * 2**20  # a YAML input; the largest desired state (MAX_USERS) is ~100 kB
+
+
 class NotUtf8Error(InputFileError):
     """A text input file holds bytes that are not UTF-8; the message gives file:line:col."""
 
@@ -392,7 +395,12 @@ def read_utf8_text(path) -> str:
     line and column, counted in bytes from 1 as editors and `cmp` show them."""
     check_input_file(path)
     with open(path, "rb") as f:
-        data = f.read()
+        data = f.read(MAX_TEXT_BYTES + 1)  # never all of a huge file
+    if len(data) > MAX_TEXT_BYTES:
+        raise InputFileError(
+            f"{short_path(path)}: larger than the {MAX_TEXT_BYTES // 2**20} MiB a text input "
+            "file may have (a scenario or desired state is a few kB)"
+        )
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -257,3 +257,16 @@ def test_a_p4info_without_tables_is_refused(text, tmp_path):
     path.write_text(text)
     with pytest.raises(P4InfoError, match="a P4Info without tables or actions"):
         load_p4info(path)
+
+
+def test_a_huge_state_file_is_refused_without_reading_it(tmp_path, capsys):
+    """A 10 GB file (sparse: it takes no disk) given by mistake: one line, at once, not an
+    attempt to read it all into memory."""
+    path = tmp_path / "state.yaml"
+    with open(path, "wb") as f:
+        f.truncate(10 * 2**30)
+    assert main(["--grpc-addr", "127.0.0.1:9", "apply", str(path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith(
+        "state.yaml: larger than the 16 MiB a text input file may have (a scenario or desired state is a few kB)"
+    ), err

@@ -462,7 +462,8 @@ def _eval_int(node) -> int:
 
 def read_source(path: Path) -> str:
     try:
-        data = path.read_bytes()
+        with open(path, "rb") as f:
+            data = f.read(MAX_SOURCE_BYTES + 1)  # decode_source names a larger file
     except OSError as e:
         raise P4Error(f"cannot read {path}: {e.strerror}", str(path), 0, 0) from None
     return decode_source(data, str(path))

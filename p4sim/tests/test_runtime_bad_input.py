@@ -180,3 +180,13 @@ def test_help_shows_defaults_only_where_meaningful():
         for meaningless in ("(default: None)", "(default: [])", "(default: False)"):
             assert meaningless not in text, parser.prog
     assert "(default: 127.0.0.1:9559)" in build_run_parser().format_help()
+
+
+def test_a_huge_program_is_refused_without_reading_it(tmp_path, capsys):
+    """A 10 GB file (sparse: it takes no disk) given as the program: one positioned error,
+    at once, not an attempt to read it all into memory."""
+    path = tmp_path / "huge.p4"
+    with open(path, "wb") as f:
+        f.truncate(10 * 2**30)
+    assert main(["compile", str(path)]) == 1
+    assert "huge.p4:1:1: error: file is larger than p4sim's limit of" in capsys.readouterr().err
