@@ -15,6 +15,8 @@ from google.protobuf import text_format
 from google.protobuf.message import DecodeError
 from p4.config.v1 import p4info_pb2
 
+from dccommon.cliargs import InputFileError, read_bounded
+
 
 class P4InfoError(ValueError):
     """An unknown name, or a value that does not fit its field."""
@@ -83,9 +85,15 @@ def format_mac(number: int) -> str:
 # ---------------------------------------------------------------------------
 
 
+MAX_P4INFO_BYTES = 64 * 2**20  # p4c's P4Info of a large program is a few MB
+
+
 def load_p4info(path: str | Path) -> p4info_pb2.P4Info:
     """Text (`.txt`, `.txtpb`, `.pb.txt`) or binary P4Info, decided by content."""
-    data = Path(path).read_bytes()
+    try:
+        data = read_bounded(path, MAX_P4INFO_BYTES, "a P4Info")
+    except InputFileError as exc:
+        raise P4InfoError(str(exc)) from None
     info = p4info_pb2.P4Info()
     try:
         text_format.Parse(data.decode("utf-8"), info)

@@ -43,6 +43,7 @@ from controlplane.model import (
 from controlplane.p4info import PIPELINE_ARCHS, P4InfoIndex, format_mac, load_p4info
 from controlplane.registers import RegisterAccess
 from controlplane.statefile import parse_state
+from dccommon.cliargs import InputFileError, read_bounded
 
 # Names in the P4 program (p4src/), fully qualified as p4c writes them in the P4Info.
 T_UE_V4 = "DcIngress.ue_sessions.ue_sessions_v4"
@@ -70,6 +71,7 @@ R_SESSION = "DcIngress.pdcp_sequencer.user_session"
 _USER_REGISTERS = (("session", R_SESSION), ("next_sn", R_NEXT_SN), ("batch_pos", R_BATCH_POS))
 
 FLOOD_GROUP = 1  # multicast group flooding the legs (ARP, unknown downlink if enabled)
+MAX_DEVICE_CONFIG_BYTES = 512 * 2**20  # a Tofino config (binary, context, bfrt) is tens of MB
 DUP_GROUP_BASE = 1024  # user i duplicates through multicast group DUP_GROUP_BASE + i
 ETHERTYPE_ARP = 0x0806
 PRIO_ETHERTYPE, PRIO_ANY = 20, 10  # l2_forwards: a specific ethertype beats the port rule
@@ -131,7 +133,10 @@ class Splitter:
         """SetForwardingPipelineConfig(VERIFY_AND_COMMIT) with a P4Info file and the target's
         device config (p4sim's JSON, or BMv2's JSON from p4c), sent as the file's bytes."""
         p4info = load_p4info(p4info_path)
-        config = Path(device_config_path).read_bytes()
+        try:
+            config = read_bounded(device_config_path, MAX_DEVICE_CONFIG_BYTES, "a device config")
+        except InputFileError as exc:
+            raise SplitterError(str(exc)) from None
         self.client.set_pipeline(p4info, config)
         self._set_index(P4InfoIndex(p4info))
 

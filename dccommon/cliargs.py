@@ -386,6 +386,19 @@ def check_output_file(path) -> None:
 MAX_TEXT_BYTES = 16 * 2**20  # a YAML input; the largest desired state (MAX_USERS) is ~100 kB
 
 
+def read_bounded(path, limit: int, what: str) -> bytes:
+    """The bytes of the regular file `path`, read only up to `limit` (a huge file given by
+    mistake is refused at once, never read whole): InputFileError naming `what` it is."""
+    check_input_file(path)
+    with open(path, "rb") as f:
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise InputFileError(
+            f"{short_path(path)}: larger than the {limit // 2**20} MiB allowed for {what}"
+        )
+    return data
+
+
 class NotUtf8Error(InputFileError):
     """A text input file holds bytes that are not UTF-8; the message gives file:line:col."""
 
@@ -393,14 +406,9 @@ class NotUtf8Error(InputFileError):
 def read_utf8_text(path) -> str:
     """The text of a UTF-8 file (scenario, desired state). A bad byte is reported at its
     line and column, counted in bytes from 1 as editors and `cmp` show them."""
-    check_input_file(path)
-    with open(path, "rb") as f:
-        data = f.read(MAX_TEXT_BYTES + 1)  # never all of a huge file
-    if len(data) > MAX_TEXT_BYTES:
-        raise InputFileError(
-            f"{short_path(path)}: larger than the {MAX_TEXT_BYTES // 2**20} MiB a text input "
-            "file may have (a scenario or desired state is a few kB)"
-        )
+    data = read_bounded(
+        path, MAX_TEXT_BYTES, "a text input file (a scenario or desired state is a few kB)"
+    )
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

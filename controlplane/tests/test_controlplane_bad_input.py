@@ -17,7 +17,9 @@ from pathlib import Path
 import pytest
 
 from controlplane.cli import main
+from controlplane.model import SplitterError
 from controlplane.p4info import P4InfoError, load_p4info
+from controlplane.splitter import Splitter
 
 DCCTL = str(Path(sys.executable).parent / "dcctl")
 USER = ["user", "add", "10.0.0.2"]
@@ -267,6 +269,24 @@ def test_a_huge_state_file_is_refused_without_reading_it(tmp_path, capsys):
         f.truncate(10 * 2**30)
     assert main(["--grpc-addr", "127.0.0.1:9", "apply", str(path)]) == 2
     err = capsys.readouterr().err.strip()
+
     assert err.endswith(
-        "state.yaml: larger than the 16 MiB a text input file may have (a scenario or desired state is a few kB)"
+        "state.yaml: larger than the 16 MiB allowed for a text input file (a scenario or "
+        "desired state is a few kB)"
     ), err
+
+
+@pytest.mark.parametrize("option", ["--p4info", "--config"])
+def test_a_huge_p4info_or_config_is_refused_without_reading_it(option, tmp_path):
+    """Read after connecting, so checked against the loader and the push directly."""
+    huge = tmp_path / "huge.bin"
+    with open(huge, "wb") as f:
+        f.truncate(10 * 2**30)
+    if option == "--p4info":
+        with pytest.raises(P4InfoError, match="larger than the 64 MiB allowed for a P4Info"):
+            load_p4info(huge)
+    else:
+        p4info = tmp_path / "p4info.txtpb"
+        p4info.write_text('tables { preamble { id: 1 name: "t" } }\n')
+        with pytest.raises(SplitterError, match="larger than the 512 MiB allowed for a device"):
+            Splitter(client=None).push_pipeline(p4info, huge)
