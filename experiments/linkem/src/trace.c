@@ -7,6 +7,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+/* A day of a 1 Gbit/s link in Mahimahi lines is ~1 GB; the traces here are a few MB. */
+#define TRACE_MAX_BYTES (256 << 20)
+
 struct trace *trace_load(const char *path, char *err, size_t errlen)
 {
 	FILE *f = fopen(path, "r");
@@ -22,6 +25,12 @@ struct trace *trace_load(const char *path, char *err, size_t errlen)
 	if (!S_ISREG(st.st_mode)) {
 		snprintf(err, errlen, "trace=%s: %s (expected a Mahimahi trace file)", path,
 			 S_ISDIR(st.st_mode) ? "is a directory" : "is not a regular file");
+		fclose(f);
+		return NULL;
+	}
+	if (st.st_size > TRACE_MAX_BYTES) {
+		snprintf(err, errlen, "trace=%s: larger than the %d MiB a trace may have", path,
+			 TRACE_MAX_BYTES >> 20);
 		fclose(f);
 		return NULL;
 	}

@@ -600,6 +600,15 @@ static void test_spec_errors(void)
 	expect_spec_error("ge=0.1,,0.2", "empty item between commas");
 	expect_spec_error("trace=/dev/zero", "trace=/dev/zero: is not a regular file");
 	expect_spec_error("trace=/tmp", "trace=/tmp: is a directory");
+	{
+		char spec[64] = "trace=/tmp/linkem-test-huge-XXXXXX";
+		int fd = mkstemp(spec + strlen("trace="));
+
+		CHECK(fd >= 0 && ftruncate(fd, 10LL << 30) == 0, "a sparse 10 GB trace");
+		expect_spec_error(spec, "larger than the 256 MiB a trace may have");
+		close(fd);
+		unlink(spec + strlen("trace="));
+	}
 
 	const char *path = write_trace("1\n3\n2\n");
 	char spec[128];
