@@ -623,6 +623,14 @@ def _validate_doc(doc: dict, where: str) -> dict:
             or not sweep["values"]
         ):
             raise ScenarioError(f"{where}.sweep: needs 'param' and a non-empty 'values' list")
+        # the values name the points (and the runs' directories): each names one
+        seen = [json.dumps(v, sort_keys=True, default=str) for v in sweep["values"]]
+        twice = next((v for i, v in enumerate(sweep["values"]) if seen[i] in seen[:i]), None)
+        if twice is not None:
+            raise ScenarioError(
+                f"{where}.sweep.values: {shown(twice)} is given twice (a point runs once; for "
+                "more runs of it raise repetitions)"
+            )
         sets = sweep.get("set") or {sweep["param"]: sweep["values"]}
         for path, values in sets.items():
             if not SWEEPABLE.match(path):
@@ -906,6 +914,23 @@ def _link_driver_problem(spec_json: str) -> str | None:
 PROFILES = ("quick", "paper")
 
 
+def _profile_overrides(doc: dict, where: str, profile: str) -> dict:
+    """A profile's {dotted path: value}, each path starting with a top-level key (checked
+    whether or not the profile is applied: a typo in `quick:` shows in `dcexp validate`)."""
+    overrides = doc.get(profile) or {}
+    if not isinstance(overrides, dict):
+        raise ScenarioError(f"{where}.{profile}: expected a mapping of dotted paths to values")
+    allowed = [k for k in TOP_KEYS if k not in PROFILES]
+    for path in overrides:
+        top = str(path).split(".")[0]
+        if top not in allowed:
+            raise ScenarioError(
+                f"{where}.{profile}: {path!r} does not start with a top-level key"
+                f"{did_you_mean(top, allowed)} ({_allowed(allowed)})"
+            )
+    return overrides
+
+
 def apply_profile(doc: dict, where: str, profile: str) -> dict:
     """The scenario's overrides (dotted paths) of a profile: `quick:` for a short run of the
     same study, `paper:` for the paper's sizes, stacks and sweep points."""
@@ -913,16 +938,9 @@ def apply_profile(doc: dict, where: str, profile: str) -> dict:
         raise ScenarioError(
             f"{where}: unknown profile {profile!r} (allowed: {', '.join(PROFILES)})"
         )
-    overrides = doc.get(profile) or {}
-    if not isinstance(overrides, dict):
-        raise ScenarioError(f"{where}.{profile}: expected a mapping of dotted paths to values")
+    overrides = _profile_overrides(doc, where, profile)
     doc = copy.deepcopy(doc)
     for path, value in overrides.items():
-        if path.split(".")[0] not in TOP_KEYS or path.split(".")[0] in PROFILES:
-            raise ScenarioError(
-                f"{where}.{profile}: {path!r} does not start with a top-level key "
-                f"({_allowed({k: v for k, v in TOP_KEYS.items() if k not in PROFILES})})"
-            )
         _set_path(doc, path, value)
     for name in PROFILES:
         doc.pop(name, None)
@@ -964,6 +982,8 @@ def from_dict(
     doc.update(copy.deepcopy(raw))
     if quick and paper:
         raise ScenarioError(f"{where}: choose one profile, quick or paper, not both")
+    for profile in PROFILES:
+        _profile_overrides(doc, where, profile)
     if quick or paper:
         doc = apply_profile(doc, where, "quick" if quick else "paper")
     if reps is not None:
@@ -1001,6 +1021,11 @@ def _resolve_traces(doc: dict, base: Path) -> None:
             if candidate.is_file():
                 spec["trace"] = str(candidate.resolve())
                 return
+            if candidate.exists():
+                raise ScenarioError(
+                    f"{where}.trace: {shown(trace)} is a directory or a special file "
+                    "(expected a Mahimahi trace file)"
+                )
         raise ScenarioError(
             f"{where}.trace: {trace!r} not found (looked next to the scenario "
             f"and in {TRACE_DIR})"

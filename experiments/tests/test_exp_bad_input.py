@@ -229,6 +229,25 @@ TABLE = [
         "aliases expand the document past 1,000,000 values",
     ),
     (["validate", "{s}"], scenario(figure="[" + "1, " * 500 + "1]"), 2, "[1, 1, 1, 1, 1, 1, 1,"),
+    # sweep points name the runs: one name, one point; profiles checked unapplied; traces
+    (
+        ["validate", "{s}"],
+        scenario(sweep="{param: dc.batch, values: [10, 20, 10]}"),
+        2,
+        "sweep.values: 10 is given twice (a point runs once",
+    ),
+    (
+        ["validate", "{s}"],
+        scenario(quick="{flow.0.size_mb: 0.5}"),
+        2,
+        "quick: 'flow.0.size_mb' does not start with a top-level key (did you mean 'flows'?)",
+    ),
+    (
+        ["validate", "{s}"],
+        GOOD.replace("rate_mbit: 20", "trace: /dev/zero"),
+        2,
+        "trace: '/dev/zero' is a directory or a special file (expected a Mahimahi trace file)",
+    ),
     # a value that starts with '-': its own check speaks, not argparse
     (["run", "{s}", "--reps", "-1x"], GOOD, 2, "repetitions '-1x' is not a whole number"),
     (["run", "{s}", "--timeout-s", "-1e3"], GOOD, 2, "'-1e3' must be a number from 1 to 86400"),
