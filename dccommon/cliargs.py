@@ -27,6 +27,7 @@ import yaml
 
 MAX_TCP_PORT = 65535
 MAX_UINT64 = (1 << 64) - 1
+MAX_UNIX_PATH = 107  # sun_path of <sys/un.h> holds 108 bytes with the closing NUL
 MAX_NAME_CHARS = 64  # user, scenario and flow names: they are printed in tables
 
 
@@ -145,6 +146,10 @@ def host_port(text: str) -> str:
     """HOST:PORT for a gRPC address: an IPv4 address or host name, or [IPv6], then a TCP port
     0..65535 (gRPC itself would wrap 99999 to another port); or unix:PATH."""
     if text.startswith("unix:") and len(text) > len("unix:"):
+        if len(os.fsencode(text[len("unix:") :])) > MAX_UNIX_PATH:
+            raise argparse.ArgumentTypeError(
+                f"{short_path(text)}: a Unix socket path has at most {MAX_UNIX_PATH} bytes"
+            )
         return text
     host, sep, port = text.rpartition(":")
     shape = "expected HOST:PORT with PORT 0..65535 (e.g. 127.0.0.1:9559, [::1]:9559) or unix:PATH"

@@ -20,14 +20,17 @@ milliseconds, so a large Read never stalls the packets.
 
 from __future__ import annotations
 
+import errno
 import functools
 import inspect
 import itertools
 import logging
+import socket
 import threading
 import time
 import traceback
 from concurrent import futures
+from pathlib import Path
 
 import grpc
 from google.protobuf import any_pb2
@@ -599,7 +602,7 @@ class P4RuntimeServer:
         except RuntimeError:
             self.port = 0
         if self.port == 0:
-            raise OSError(f"cannot listen on {address} (in use, or not a local address?)")
+            raise OSError(f"cannot listen on {address} ({_why_not_listening(address)})")
         if address.startswith("unix:"):  # a Unix socket reaches across network namespaces
             self.address = address
         else:
@@ -614,3 +617,29 @@ class P4RuntimeServer:
 
     def wait(self) -> None:
         self._server.wait_for_termination()
+
+
+def _why_not_listening(address: str) -> str:
+    """Why gRPC could not listen on `address` (it says only that it could not)."""
+    if address.startswith("unix:"):
+        path = Path(address[len("unix:") :])
+        if not path.parent.is_dir():
+            return f"its folder {path.parent} does not exist"
+        if path.exists() or path.is_symlink():
+            return f"{path} exists: give a path that does not, or remove an old socket"
+        return f"cannot create a socket in {path.parent}"
+    host, _, port = address.rpartition(":")
+    host = host.strip("[]")
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.bind((host, int(port)))
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            return "another process listens on that port"
+        if exc.errno == errno.EADDRNOTAVAIL:
+            return f"{host} is not an address of this host (in this network namespace)"
+        return exc.strerror or str(exc)
+    except (ValueError, socket.gaierror):
+        pass
+    return "in use, or not an address of this host"

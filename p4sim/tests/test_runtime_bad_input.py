@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import logging
 import os
+import re
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -18,6 +20,8 @@ import pytest
 
 from p4sim import p4runtime
 from p4sim.cli import build_compile_parser, build_run_parser, main
+from p4sim.io import InProcessPorts
+from p4sim.switch import Switch
 
 P4SIM = str(Path(sys.executable).parent / "p4sim")
 PROGRAM = str(Path(__file__).parent / "p4" / "runtime_fwd.p4")
@@ -87,6 +91,11 @@ TABLE = [
     (["--no-p4", "--grpc-server-addr", "a b:9559"], 2, "'a b' is neither an IPv4 address"),
     (["--no-p4", "--grpc-server-addr", "300.0.0.1:9559"], 2, "'300.0.0.1' is neither an IPv4"),
     (["--no-p4", "--pcap-dir", "/dev/null"], 2, "--pcap-dir /dev/null: exists and is not a dir"),
+    (
+        ["--no-p4", "--grpc-server-addr", "unix:/tmp/" + "s" * 120],
+        2,
+        "a Unix socket path has at most 107 bytes",
+    ),
     (["--no-p4", "--pcap-dir", "/dev/null/x"], 2, "cannot create the directory: Not a directory"),
 ]
 
@@ -190,3 +199,28 @@ def test_a_huge_program_is_refused_without_reading_it(tmp_path, capsys):
         f.truncate(10 * 2**30)
     assert main(["compile", str(path)]) == 1
     assert "huge.p4:1:1: error: file is larger than p4sim's limit of" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "address,reason",
+    [
+        ("unix:/nonexistent/dir/p4rt.sock", "its folder /nonexistent/dir does not exist"),
+        ("unix:/etc/passwd", "/etc/passwd exists: give a path that does not"),
+        ("192.0.2.1:9559", "192.0.2.1 is not an address of this host"),
+    ],
+)
+def test_a_server_address_it_cannot_listen_on_is_named_with_the_reason(address, reason):
+    """gRPC says only that it could not listen; p4sim says why (and never replaces a file)."""
+    before = Path("/etc/passwd").read_bytes()
+    with pytest.raises(OSError, match=re.escape(f"cannot listen on {address} ({reason}")):
+        p4runtime.P4RuntimeServer(Switch(InProcessPorts([])), address)
+    assert Path("/etc/passwd").read_bytes() == before
+
+
+def test_a_port_in_use_is_named_as_such():
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        address = f"127.0.0.1:{taken.getsockname()[1]}"
+        with pytest.raises(OSError, match="another process listens on that port"):
+            p4runtime.P4RuntimeServer(Switch(InProcessPorts([])), address)
