@@ -11,6 +11,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Self
 
 import grpc
@@ -133,6 +134,13 @@ class P4RuntimeClient:
             raise ConnectionFailed(
                 f"cannot connect to the P4Runtime target at {addr}: the loopback interface "
                 f"lo is down in this network namespace; {LO_DOWN_FIX}"
+            )
+        socket_path = Path(addr[len("unix:") :]) if addr.startswith("unix:") else None
+        if socket_path is not None and not socket_path.is_socket():
+            what = "is not a socket" if socket_path.exists() else "does not exist"
+            raise ConnectionFailed(
+                f"cannot connect to the P4Runtime target at {addr}: {socket_path} {what} (is "
+                f"the switch running with --grpc-server-addr {addr}?)"
             )
         self._channel = grpc.insecure_channel(addr)
         ready = grpc.channel_ready_future(self._channel)

@@ -82,6 +82,13 @@ TABLE = [
         "'999.1.1.1' is neither an IPv4 address nor a host name",
     ),
     (["--grpc-addr", "switch 1:9559", "reset"], b"", 2, "'switch 1' is neither an IPv4 address"),
+    (
+        ["--grpc-addr", "unix:{dir}/no.sock", "reset"],
+        b"",
+        1,
+        "no.sock does not exist (is the switch",
+    ),
+    (["--grpc-addr", "unix:{state}", "reset"], b"", 1, "state.yaml is not a socket (is the switch"),
     (STATE, b"users: {ue1: {addr: 10.0.0.2, batch: 70000}}\n", 2, "from 1 to 65535"),
     (STATE, b"ports: {server: 600}\n", 2, "port 600 is out of range (allowed 0..510)"),
     (STATE, b"users: {ue1: {addr: 10.0.0.2, ratio: 9:1}}\n", 2, "write it quoted"),
