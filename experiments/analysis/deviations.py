@@ -36,9 +36,8 @@ FIXED = [
         "netem drops a packet at enqueue (it never uses the link)",
         "linkem drops a lost frame after serialisation (it used the leg's rate)",
         (
-            "a lost frame still costs leg time: at loss p the leg carries (1-p) of its rate as "
-            "goodput either way, but queueing is up to p longer; negligible below 1 %, a few % "
-            "of rate at 5 %"
+            "a lost frame still costs leg time: at loss p up to p more queueing, which matters "
+            "only to a flow that fills the leg (measured below the table)"
         ),
     ),
     (
