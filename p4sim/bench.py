@@ -1,6 +1,6 @@
 """Switch benchmark on veth, side by side: packets/s and added latency, one core per switch.
 
-    python -m p4sim.bench [--duration 3] [--latency-samples 1000] [--targets ...] [--cases ...]
+    python -m p4sim.bench [--duration-s 3] [--latency-samples 1000] [--targets ...] [--cases ...]
 
 Targets: the raw veth + AF_PACKET forwarding ceiling (io.c's ring and sendmmsg forwarding
 port 0 to port 1, no pipeline), BMv2 `simple_switch_grpc` (from /opt/p4tools or PATH, with
