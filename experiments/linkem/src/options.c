@@ -34,6 +34,8 @@ static void usage(FILE *f)
 		"    reorder=0|1 (default 0: frames keep their order, delay is a lower bound)\n"
 		"    loss=0.01 (Bernoulli)  ge=p[,r[,1-h[,1-k]]] (Gilbert-Elliott as netem's "
 		"gemodel)\n"
+		"    loss_at=departure|enqueue (default departure: a lost frame uses link time; "
+		"enqueue: dropped on arrival, as netem)\n"
 		"  control socket commands (one per line; reply \"ok\", \"error: ...\" or JSON):\n"
 		"    set ab|ba|both KEY=VAL[,KEY=VAL...]   stats   feedback on|off   quit\n"
 		"  --feedback: every period, one leg feedback report per user of the \"ab\" PDCP "
