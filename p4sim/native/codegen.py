@@ -500,6 +500,11 @@ class CodeGen(ExpressionGen, TableGen, ExternGen):
                 if base_t.signed:
                     new = f"sext({new}, {bw})"
             return self.store(lhs.expr, new, pre)
+        if isinstance(lhs.type, (HeaderT, StackT)):
+            t = self.new_tmp()
+            ct = self.ctype(lhs.type, lhs.pos)
+            fn = self.assign_fn(lhs.type, lhs.pos)
+            return f"{{ {ct} {t} = {value}; {fn}(&{self.lvalue(lhs, pre)}, &{t}); }}"
         return f"{self.lvalue(lhs, pre)} = {value};"
 
     def lvalue(self, e: ir.Expr, pre: list) -> str:
