@@ -27,6 +27,7 @@ from p4sim.engine.packet_in import compile_packet_in, compile_verify
 from p4sim.engine.values import assign_into, default_value, make_sibling_invalidator
 from p4sim.errors import P4Error, unsupported
 from p4sim.frontend import ir
+from p4sim.frontend.program import qualify
 from p4sim.frontend.typecheck.symbols import Instance
 from p4sim.frontend.types import Bits, BoolT, EnumT, HeaderT, TupleT, Varbit
 
@@ -326,7 +327,8 @@ class BlockCompiler(ExprCompiler):
         return switch
 
     def node_action_name(self, decl: ir.ActionDecl) -> str:
-        return self.node.actions.get(decl) or decl.name
+        # a top-level action's control-plane name, `@name` included, as the model has it
+        return self.node.actions.get(decl) or qualify("", decl.name, decl.annotations)
 
     # -- calls ------------------------------------------------------------------------
     def call(self, e: ir.Call):

@@ -29,8 +29,9 @@ SAMPLES = Path("/opt/p4tools/p4c-testdata/p4_16_samples")
 NATIVE_STF = {
     "action_selector", "arith", "checksum", "ctor_params", "dc_splitter", "enums",
     "hashpack", "initial_entries", "invalid_assign", "invalid_key", "lang", "loops",
-    "meters", "parser", "parser_nomatch", "priorities", "side_effects", "signed",
-    "static_assert", "tables", "tm", "trace_stack", "union", "union_stack",
+    "meters", "named_global_action", "parser", "parser_nomatch", "priorities",
+    "side_effects", "signed", "static_assert", "tables", "tm", "trace_stack", "union",
+    "union_stack",
 }  # fmt: skip
 
 
