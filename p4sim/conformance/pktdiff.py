@@ -83,7 +83,8 @@ class PktResult:
     packets: int = 0
     nomatch_left_out: int = 0
     entries: int = 0  # table entries in the second round
-    branches: str = ""  # parser branches taken / select labels
+    labels: int = 0  # non-default labels of the parser's selects
+    labels_taken: int = 0  # of them, taken by some packet
     differences: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
@@ -270,7 +271,8 @@ def _run_rounds(p4, program, json_path, work, rng, result, budget_s, most, entri
     frames, explorer = make_packets(program, p4, rng, budget_s, most)
     frames, result.nomatch_left_out = split_nomatch(program, frames)
     result.packets = len(frames)
-    result.branches = f"{len(explorer.covered)} parser edges taken, {len(explorer.cases)} labels"
+    result.labels = len(explorer.cases)
+    result.labels_taken = sum((c.state, c.target) in explorer.covered for c in explorer.cases)
     adds: list[str] = []
     result.differences = compare(json_path, program, _script([], frames), work / "empty")
     if entries and not result.differences:
@@ -382,6 +384,11 @@ def print_summary(results: list[PktResult], out) -> None:
             f"({packets} in all), NoMatch packets left out: "
             f"{sum(r.nomatch_left_out for r in compared)}; with entries: "
             f"{sum(1 for r in compared if r.entries)} programs",
+            file=out,
+        )
+        print(
+            f"parser select labels taken: {sum(r.labels_taken for r in compared)} of "
+            f"{sum(r.labels for r in compared)}",
             file=out,
         )
     refusals = Counter(r.detail for r in results if r.status == "not-supported")
