@@ -54,7 +54,7 @@ endif
 
 # Packet differential (p4sim/conformance/pktdiff.py): every v1model sample p4c-bm2-ss
 # compiles, with generated packets and table entries, on BMv2 and p4sim, every port
-# compared (about 10 minutes with 2 jobs: not in make test). make test runs the subset
+# compared (5 to 10 minutes with 2 jobs: not in make test). make test runs the subset
 # below from p4sim-conformance: programs whose differences p4sim fixed, and parsers and
 # tables the generator must reach.
 P4SIM_PKTDIFF_SUBSET ?= $(addprefix $(P4C_SAMPLES)/,basic_routing-bmv2.p4 issue1352-bmv2.p4 \
