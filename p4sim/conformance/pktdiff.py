@@ -61,10 +61,6 @@ NONDETERMINISTIC = re.compile(
 ENTRY_KINDS = ("exact", "lpm", "ternary", "range")
 # Differences traced to BMv2 or p4c, not p4sim (docs/conformance.md, "Packet differential").
 KNOWN = {
-    "gauntlet_invalid_hdr_assign-bmv2.p4": "BMv2 reads the fields of a header not valid in "
-    "this packet as a previous packet left them (it reuses packet state without zeroing)",
-    "issue2488-bmv2.p4": "BMv2 reads the fields of a header not valid in this packet as a "
-    "previous packet left them (it reuses packet state without zeroing)",
     "issue4739.p4": "p4c unrolls a for loop whose body changes the loop variable as if it "
     "did not (p4c PR 4783); p4sim follows the spec",
     "loop-3-clause-tricky2.p4": "p4c unrolls a for loop whose variable wraps around with "
@@ -303,6 +299,14 @@ def _run_rounds(p4, program, json_path, work, rng, result, budget_s, most, entri
         result.detail = (
             "identical when BMv2 takes one packet at a time: with several in flight its "
             "ingress ran a packet before egress finished the one before it"
+        )
+    if not result.detail and all(
+        not compare(json_path, program, _script(adds, [frame]), work / f"fresh{i}")
+        for i, frame in enumerate(frames)
+    ):
+        result.detail = (
+            "identical with a new switch for every packet: BMv2 read header fields an "
+            "earlier packet left (it reuses packet state without zeroing header fields)"
         )
     if not result.detail:
         result.status = "DIFFER"
