@@ -19,9 +19,11 @@ ternary or range keys gets up to two entries whose keys p4sim's trace saw in tho
 Seeded (each program's packets from `--seed` and its name), bounded in time per program
 (`--budget-s` for the parser search). Left out of the comparison, saying so: packets whose
 parse ends in `error.NoMatch` on p4sim (BMv2 departs from the spec there:
-docs/conformance.md); programs that read time, queue depths or random numbers are compared
-but their differences count as explained. Exit status 1 on an unexplained difference or a
-p4sim crash.
+docs/conformance.md). At most MAX_FRAMES frames a program. A difference counts as
+explained when the program is in KNOWN, reads time, queue depths or random numbers, or
+when it goes away with BMv2 taking one frame at a time or with a new switch for every
+frame (BMv2's concurrency and its reuse of packet state). Exit status 1 on an unexplained
+difference or a p4sim crash (also one p4sim's device caught and logged).
 """
 
 from __future__ import annotations
