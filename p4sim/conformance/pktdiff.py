@@ -300,7 +300,8 @@ def _run_rounds(p4, program, json_path, work, rng, result, budget_s, most, entri
     ):
         result.detail = (
             "identical when BMv2 takes one packet at a time: with several in flight its "
-            "ingress ran a packet before egress finished the one before it"
+            "threads decide (ingress of a packet before egress of the one before, or header "
+            "fields another packet left)"
         )
     if not result.detail and all(
         not compare(json_path, program, _script(adds, [frame]), work / f"fresh{i}")
