@@ -159,8 +159,11 @@ class Bmv2Program:
                 ]
         self.meters = {m["name"]: m for m in config.get("meter_arrays", [])}
         types = {t["name"]: {f[0]: f[1] for f in t["fields"]} for t in config["header_types"]}
-        self.widths = {  # (header, field) -> width, for full masks and ranges
-            (h["name"], f): w for h in config["headers"] for f, w in types[h["header_type"]].items()
+        self.widths = {  # (header, field) -> width, for full masks and ranges; p4c may
+            # name a header type it does not write (extract_for_header_union): BMv2 says so
+            (h["name"], f): w
+            for h in config["headers"]
+            for f, w in types.get(h["header_type"], {}).items()
         }
         # STF member/group ids -> the handles simple_switch_CLI gives them: BMv2 hands out
         # the lowest free handle, and STF never deletes, so they count 0, 1, ... per profile
@@ -577,3 +580,19 @@ CLI_PASSTHROUGH = frozenset(
         "pvs_add",
     }
 )
+
+
+_TRANSMIT = re.compile(rb"Transmitting packet of size \d+ out of port (\d+)")
+
+
+def transmitted(workdir: Path) -> dict[int, int]:
+    """How many frames simple_switch's log says it sent on each port in run_stf's last run
+    in `workdir`, whether or not the port had a pcap file (frames to other ports leave no
+    other trace)."""
+    runs = sorted(workdir.glob("run*"))
+    log = runs[-1] / "switch.log.txt" if runs else None
+    counts: dict[int, int] = {}
+    if log is not None and log.exists():
+        for m in _TRANSMIT.finditer(log.read_bytes()):
+            counts[int(m.group(1))] = counts.get(int(m.group(1)), 0) + 1
+    return counts

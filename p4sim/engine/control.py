@@ -27,6 +27,7 @@ from p4sim.engine.packet_in import compile_packet_in, compile_verify
 from p4sim.engine.values import assign_into, default_value, make_sibling_invalidator
 from p4sim.errors import P4Error, unsupported
 from p4sim.frontend import ir
+from p4sim.frontend.program import qualify
 from p4sim.frontend.typecheck.symbols import Instance
 from p4sim.frontend.types import Bits, BoolT, EnumT, HeaderT, TupleT, Varbit
 
@@ -326,7 +327,8 @@ class BlockCompiler(ExprCompiler):
         return switch
 
     def node_action_name(self, decl: ir.ActionDecl) -> str:
-        return self.node.actions.get(decl) or decl.name
+        # a top-level action's control-plane name, `@name` included, as the model has it
+        return self.node.actions.get(decl) or qualify("", decl.name, decl.annotations)
 
     # -- calls ------------------------------------------------------------------------
     def call(self, e: ir.Call):
@@ -538,6 +540,10 @@ class BlockCompiler(ExprCompiler):
         table.rebind()
         keys = [self.expr(k.expr) for k in t.keys]
         key_fns = [key_value(g, k.expr.type) for g, k in zip(keys, t.keys)]
+        for i, k in enumerate(t.keys):
+            header = key_header(k.expr)
+            if header is not None:
+                key_fns[i] = zero_unless_valid(key_fns[i], self.expr(header))
         rt = self.rt
         name = tdef.name
         account = self.direct_resources(tdef)
@@ -548,6 +554,8 @@ class BlockCompiler(ExprCompiler):
 
         def apply(f):
             keyvals = [k0(f)] if k0 is not None else [g(f) for g in key_fns]
+            if rt.tracing:  # the key, for tools that make entries matching it (pktdiff)
+                trace.debug("Table %s: key %s", name, keyvals)
             rec = rt.hit = lookup(keyvals)  # the entry an action's direct externs use
             if rec is not None:
                 if account is not None:
@@ -836,6 +844,22 @@ def key_value(g, t):
         m = (1 << t.width) - 1
         return lambda f: g(f) & m
     return g
+
+
+def key_header(e: ir.Expr) -> ir.Expr | None:
+    """The header whose field the key `e` is, else None. BMv2 matches such a key as 0
+    while the header is invalid, whatever the field holds (bm_sim's MatchKeyBuilder): a
+    program may have written it, or an assignment kept it. A slice or any other
+    expression p4c copies into a temporary first, which reads the field as it is."""
+    base = e.expr if isinstance(e, ir.Member) else None
+    if base is not None and isinstance(base.type, HeaderT) and base.type.kind == "header":
+        return base
+    return None
+
+
+def zero_unless_valid(g, header_g):
+    """A key getter reading 0 while the key's header is invalid (key_header)."""
+    return lambda f: g(f) if header_g(f).valid else 0
 
 
 def _field_getter(i: int):

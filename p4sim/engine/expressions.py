@@ -309,8 +309,8 @@ class ExprCompiler:
             g = self.expr(e)
             if isinstance(e, ir.Name):
                 s = e.decl.slot
-                return lambda f, v: assign_into(f[s], v)
-            return lambda f, v: assign_into(g(f), v)
+                return lambda f, v: assign_into(f[s], v, True)
+            return lambda f, v: assign_into(g(f), v, True)
         if isinstance(e, ir.Name):
             s = e.decl.slot
             if s is None:

@@ -245,17 +245,18 @@ def compile_extract_varbit(c, e: ir.Call, pk_get, lay: VarbitLayout):
         h = h_get(f)
         var = size(f)
         total = fixed + var
-        if total > max_bits:
-            h.valid = False
-            raise ParserError(too_long)
-        if total % 8:
-            h.valid = False
-            raise ParserError(bad)
+        # BMv2's order (bm_sim extract_VL): not whole bytes, then not enough data, then
+        # more than the varbit's maximum
         n = total // 8
         p = pk.pos
-        if p + n > len(pk.data):
-            h.valid = False
-            raise ParserError(too_short)
+        for failed, code in (
+            (total % 8, bad),
+            (p + n > len(pk.data), too_short),
+            (total > max_bits, too_long),
+        ):
+            if failed:
+                h.valid = False
+                raise ParserError(code)
         h.v = unpack(int.from_bytes(pk.data[p : p + n], "big"), total, var)
         h.valid = True
         pk.pos = p + n

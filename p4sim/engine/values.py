@@ -201,20 +201,26 @@ def copy_value(v):
     return v
 
 
-def assign_into(dst, src) -> None:
-    """Copy a composite value into an existing object (keeps references held elsewhere)."""
+def assign_into(dst, src, as_assignment: bool = False) -> None:
+    """Copy a composite value into an existing object (keeps references held elsewhere).
+
+    `as_assignment`: as BMv2 runs `dst = src` (bm_sim's assign_header, which p4c's header,
+    struct and stack assignments and copy-out become): a header given an invalid header
+    becomes invalid and keeps its fields, which a program may read afterwards (the spec
+    leaves them unspecified)."""
     if isinstance(dst, Header):
-        dst.v[:] = src.v
+        if src.valid or not as_assignment:
+            dst.v[:] = src.v
         dst.valid = src.valid
     elif isinstance(dst, Struct):
         for i, x in enumerate(src.v):
             if isinstance(x, (Header, Struct, Stack)):
-                assign_into(dst.v[i], x)
+                assign_into(dst.v[i], x, as_assignment)
             else:
                 dst.v[i] = x
     elif isinstance(dst, Stack):
         for d, s in zip(dst.elems, src.elems):
-            assign_into(d, s)
+            assign_into(d, s, as_assignment)
         dst.next = src.next
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 from p4sim.engine.control import MAX_LOOP_ITERATIONS, calls_in_indices
 from p4sim.engine.parser import MAX_TRANSITIONS
 from p4sim.frontend import ir
+from p4sim.frontend.program import qualify
 from p4sim.frontend.typecheck.symbols import Instance, Var
 from p4sim.frontend.types import (
     ApplyResultT,
@@ -500,6 +501,11 @@ class CodeGen(ExpressionGen, TableGen, ExternGen):
                 if base_t.signed:
                     new = f"sext({new}, {bw})"
             return self.store(lhs.expr, new, pre)
+        if isinstance(lhs.type, (HeaderT, StackT)):
+            t = self.new_tmp()
+            ct = self.ctype(lhs.type, lhs.pos)
+            fn = self.assign_fn(lhs.type, lhs.pos)
+            return f"{{ {ct} {t} = {value}; {fn}(&{self.lvalue(lhs, pre)}, &{t}); }}"
         return f"{self.lvalue(lhs, pre)} = {value};"
 
     def lvalue(self, e: ir.Expr, pre: list) -> str:
@@ -648,7 +654,7 @@ class CodeGen(ExpressionGen, TableGen, ExternGen):
         return f"{{ {' '.join(ins)} {fn}(D, P, F); {self.after_action(outs)} }}"
 
     def action_name(self, decl) -> str:
-        return self.node.actions.get(decl) or decl.name
+        return self.node.actions.get(decl) or qualify("", decl.name, decl.annotations)
 
     def action_fn(self, decl: ir.ActionDecl):
         top = decl.top_level

@@ -207,6 +207,38 @@ class ExpressionGen:
         )
         return name
 
+    def assign_fn(self, t, pos) -> str:
+        """C function `(d, s)` doing `*d = *s` for a header, header union, struct or stack
+        as the interpreter's assignment does (p4sim.engine.values.assign_into with
+        as_assignment): a header given an invalid header becomes invalid, its fields kept."""
+        stack = isinstance(t, StackT)
+        key = ("asg", ("stack", id(t.elem), t.size)) if stack else ("asg", id(t))
+        if key in self.done:
+            return self.done[key]
+        name = f"asg_{self.stack_struct(t, pos) if stack else self.struct(t, pos)}"
+        self.done[key] = name
+        ct = self.ctype(t, pos)
+        if stack:
+            el = self.assign_fn(t.elem, pos)
+            parts = [f"{el}(&d->e[{i}], &s->e[{i}]);" for i in range(t.size)]
+            parts.append("d->next = s->next;")
+        elif t.kind == "header":
+            parts = ["if (s->valid) *d = *s; else d->valid = 0;"]
+        else:
+            parts = [
+                (
+                    f"{self.assign_fn(ft, pos)}(&d->f_{fname}, &s->f_{fname});"
+                    if isinstance(ft, (HeaderT, StackT))
+                    else f"d->f_{fname} = s->f_{fname};"
+                )
+                for fname, ft in t.fields
+            ]
+        self.protos.append(f"static void {name}({ct} *d, const {ct} *s);")
+        self.bodies.append(
+            f"static void {name}({ct} *d, const {ct} *s)\n{{\n    {' '.join(parts)}\n}}"
+        )
+        return name
+
     def _Ternary(self, e: ir.Ternary, pre):
         c = self.expr(e.cond, pre)
         then_pre: list[str] = []

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from p4sim.engine.control import key_header
 from p4sim.frontend import ir
 from p4sim.frontend.types import (
     Bits,
@@ -52,6 +53,9 @@ class TableGen:
                     if kt.width > 64
                     else f"((uint64_t){v} & MASK({kt.width}))"
                 )
+            header = key_header(k.expr)
+            if header is not None:  # 0 while the header is invalid, as the interpreter
+                v = f"({self.expr(header, pre)}.valid ? {v} : 0)"
             if nw == 2:
                 keys.append(
                     f"key[{w0}] = (uint64_t)((u128)({v}) >> 64); key[{w0 + 1}] = (uint64_t)({v});"

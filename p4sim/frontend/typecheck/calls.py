@@ -246,6 +246,10 @@ class CallRules:
             e.args = [by_name.get(p.name, ir.Arg(p.default, p.name, e.pos)) for p in params]
         if not self.arity_ok(params, e.args):
             raise P4Error.at(e.pos, f"{what} takes {len(params)} argument(s), got {len(e.args)}")
+        for p in params[len(e.args) :]:  # trailing arguments left out: their defaults
+            if p.default is None:
+                break
+            e.args.append(ir.Arg(p.default, p.name, e.pos))
         e.params = params
         self.infer_from_args(params, e.args, scope, binding)
         self.convert_args(params, e.args, scope, binding, what)
@@ -285,7 +289,7 @@ class CallRules:
                         f"variable or field of the type wanted",
                     )
                 continue
-            if a.value is p.default and a.value.const is None:
+            if a.value is p.default and not _compile_time(a.value):
                 raise P4Error.at(
                     a.value.pos,
                     f"default value of parameter '{p.name}' must be a compile-time constant",
@@ -348,3 +352,12 @@ class CallRules:
             return self.resolve_type(ref, self.type_scope(scope, binding) if binding else scope)
         except P4Error:
             return TypeVar(getattr(ref, "name", "?"))
+
+
+def _compile_time(e: ir.Expr) -> bool:
+    """A constant, or a list or struct expression of constants (`{0, 0}` for a struct)."""
+    if isinstance(e, ir.ListExpr):
+        return all(_compile_time(x) for x in e.items)
+    if isinstance(e, ir.StructInit):
+        return all(_compile_time(x) for _, x in e.fields)
+    return e.const is not None
