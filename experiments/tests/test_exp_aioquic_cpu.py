@@ -109,6 +109,8 @@ def _manifest(out, point, rate, goodputs, client_busy, short=(), reasons=()):
         json.dumps(
             {
                 "run_id": point,
+                "variant": "aioquic-newreno",  # the keys every saved manifest has
+                "rep": 0,
                 "status": "ok",
                 "config": {
                     "links": {"a": {"rate_mbit": rate}, "b": {"rate_mbit": rate}},
