@@ -94,6 +94,25 @@ def find_programs(paths: list[Path]) -> list[Path]:
     return programs
 
 
+def programs_to_run(paths: list[Path], find, what: str) -> list[Path]:
+    """The programs a differential run takes from its arguments (p4c's samples by default),
+    once BMv2's tools are found: `find` picks them from files and directories; none is an
+    error naming `what` was looked for."""
+    try:
+        for name in ("p4c-bm2-ss", "simple_switch", "simple_switch_CLI"):
+            bmv2.tool(name)
+    except bmv2.Bmv2Error as e:
+        raise ToolError(str(e), exit_code=2) from None
+    paths = paths or [DEFAULT_SAMPLES]
+    missing = [str(p) for p in paths if not p.exists()]
+    if missing:
+        raise ToolError(f"no such file or directory: {', '.join(missing)}", exit_code=2)
+    programs = find(paths)
+    if not programs:
+        raise ToolError(f"no {what} found", exit_code=2)
+    return programs
+
+
 def _is_v1model(p4: Path) -> bool:
     return (
         re.search(r"#\s*include\s*[<\"]v1model\.p4[>\"]", p4.read_text(errors="replace"))
@@ -338,18 +357,7 @@ def main(argv=None) -> int:
         args.json = JSON_TO_STDOUT
     if args.jobs < 1:
         ap.error(f"--jobs must be at least 1, not {args.jobs}")
-    try:
-        for name in ("p4c-bm2-ss", "simple_switch", "simple_switch_CLI"):
-            bmv2.tool(name)
-    except bmv2.Bmv2Error as e:
-        raise ToolError(str(e), exit_code=2) from None
-    paths = args.paths or [DEFAULT_SAMPLES]
-    missing = [str(p) for p in paths if not p.exists()]
-    if missing:
-        raise ToolError(f"no such file or directory: {', '.join(missing)}", exit_code=2)
-    programs = find_programs(paths)
-    if not programs:
-        raise ToolError("no v1model .p4 program with an .stf found", exit_code=2)
+    programs = programs_to_run(args.paths, find_programs, "v1model .p4 program with an .stf")
     start = time.monotonic()
     width = max(len(p.name) for p in programs)
     out = report_stream(args.json)

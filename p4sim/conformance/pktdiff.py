@@ -41,7 +41,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from p4sim.conformance import bmv2
-from p4sim.conformance.differential import DEFAULT_SAMPLES, _construct, _crash, _is_v1model
+from p4sim.conformance.differential import (
+    DEFAULT_SAMPLES,
+    _construct,
+    _crash,
+    _is_v1model,
+    programs_to_run,
+)
 from p4sim.conformance.packets import (
     ParserExplorer,
     Tracer,
@@ -51,7 +57,7 @@ from p4sim.conformance.packets import (
 )
 from p4sim.conformance.stf import Script, StfError, diff_outputs, parse_script, read_script
 from p4sim.model import ControlPlaneError
-from p4sim.tool import ToolError, add_json_option, report_stream, write_json
+from p4sim.tool import add_json_option, report_stream, write_json
 
 INPUT_PORTS = (0, 1, 2, 300)  # port 0 and a high one among them
 WATCHED_PORTS = tuple(range(16)) + (64, 128, 255, 300, 510)
@@ -442,18 +448,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if args.jobs < 1 or args.packets < 1 or args.budget_s < 0:
         ap.error("--jobs and --packets must be at least 1, --budget-s at least 0")
-    try:
-        for name in ("p4c-bm2-ss", "simple_switch", "simple_switch_CLI"):
-            bmv2.tool(name)
-    except bmv2.Bmv2Error as e:
-        raise ToolError(str(e), exit_code=2) from None
-    paths = args.paths or [DEFAULT_SAMPLES]
-    missing = [str(p) for p in paths if not p.exists()]
-    if missing:
-        raise ToolError(f"no such file or directory: {', '.join(missing)}", exit_code=2)
-    programs = find_samples(paths)
-    if not programs:
-        raise ToolError("no v1model .p4 program found", exit_code=2)
+    programs = programs_to_run(args.paths, find_samples, "v1model .p4 program")
     start = time.monotonic()
     out = report_stream(args.json)
     width = max(len(p.name) for p in programs)
