@@ -115,22 +115,30 @@ def load_manifests(out: Path) -> list[dict]:
     return [read_manifest(p) for p in sorted(Path(out, "runs").glob("*/manifest.json"))]
 
 
+def read_table(path: Path, columns, what: str, **read_csv) -> pd.DataFrame:
+    """A CSV file that must hold `columns`; RunFileError naming the file when it cannot be
+    read as such a table (its content is never echoed). `what` ends the message: what the
+    file should be, the columns expected and what to do."""
+    try:
+        table = pd.read_csv(path, **read_csv)
+    except (OSError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError):
+        table = None
+    if table is None or any(c not in table.columns for c in columns):
+        raise RunFileError(f"{path}: not {what}")
+    return table
+
+
 def load_samples(run_dir: Path) -> pd.DataFrame:
     """A run's samples.csv with its SAMPLE_COLUMNS; RunFileError naming the file when it is
-    missing or is not such a table (its content is never echoed)."""
+    missing or is not such a table."""
     path = Path(run_dir) / "samples.csv"
-    try:
-        samples = pd.read_csv(path)
-    except FileNotFoundError:
-        raise RunFileError(f"{path}: missing; {_REDO}") from None
-    except (OSError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError):
-        samples = None
-    if samples is None or any(c not in samples.columns for c in SAMPLE_COLUMNS):
-        raise RunFileError(
-            f"{path}: not a samples table (expected CSV with the columns "
-            f"{', '.join(SAMPLE_COLUMNS)}); {_REDO}"
-        )
-    return samples
+    if not path.exists():
+        raise RunFileError(f"{path}: missing; {_REDO}")
+    return read_table(
+        path,
+        SAMPLE_COLUMNS,
+        f"a samples table (expected CSV with the columns {', '.join(SAMPLE_COLUMNS)}); {_REDO}",
+    )
 
 
 def load_saved_scenario(study: Path) -> dict:

@@ -226,17 +226,16 @@ def load_campaign(directory: Path) -> dict[str, StudyData]:
 
 def _read_runs_csv(path: Path) -> pd.DataFrame:
     """A campaign's runs.csv; RunFileError naming it when it is not such a table."""
-    try:
-        rows = pd.read_csv(path, dtype={"point": str})
-    except (OSError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError):
-        rows = None
     needed = ("study", "run_id", "variant", "status")
-    if rows is None or any(c not in rows.columns for c in needed):
-        raise RunFileError(
-            f"{path}: not a campaign's runs.csv (expected CSV with at least the columns "
+    return metrics.read_table(
+        path,
+        needed,
+        (
+            f"a campaign's runs.csv (expected CSV with at least the columns "
             f"{', '.join(needed)}, as `dcexp report --paper` writes it)"
-        )
-    return rows
+        ),
+        dtype={"point": str},
+    )
 
 
 def has_results(directory: Path) -> bool:
