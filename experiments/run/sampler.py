@@ -9,6 +9,7 @@ runner merges all of it into one tidy table after the run.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 
@@ -20,17 +21,30 @@ SATURATED_BUSY = 0.95  # a core busier than this over a sample interval is satur
 SATURATED_SHARE = 0.25  # a run is flagged when some core was saturated this often
 
 
-def read_cpu_times() -> dict[str, tuple[int, int]]:
-    """/proc/stat per core -> (busy, total) jiffies."""
-    out = {}
+def read_cpu_times(count_niced: bool | None = None) -> dict[str, tuple[int, int]]:
+    """/proc/stat per core -> (busy, total) jiffies (cpu_times)."""
+    if count_niced is None:
+        count_niced = os.getpriority(os.PRIO_PROCESS, 0) > 0
     with open("/proc/stat") as f:
-        for line in f:
-            if line.startswith("cpu") and line[3].isdigit():
-                name, *vals = line.split()
-                vals = [int(v) for v in vals]
-                idle = vals[3] + vals[4]  # idle + iowait
-                total = sum(vals[:8])  # guest time is already counted in user
-                out[name] = (total - idle, total)
+        return cpu_times(f.read(), count_niced)
+
+
+def cpu_times(proc_stat: str, count_niced: bool) -> dict[str, tuple[int, int]]:
+    """/proc/stat's text -> (busy, total) jiffies per core. Time of niced processes (the
+    `nice` column) is busy only when the run itself is niced: a run at the ordinary priority
+    takes its core from work at nice 19 or SCHED_IDLE at once, so a background build beside a
+    campaign does not make "every core busy"; any delay it still causes shows in the
+    processes' own run-queue waits (experiments/run/cpu.py)."""
+    out = {}
+    for line in proc_stat.splitlines():
+        if line.startswith("cpu") and line[3].isdigit():
+            name, *vals = line.split()
+            vals = [int(v) for v in vals]
+            idle = vals[3] + vals[4]  # idle + iowait
+            if not count_niced:
+                idle += vals[1]
+            total = sum(vals[:8])  # guest time is already counted in user
+            out[name] = (total - idle, total)
     return out
 
 

@@ -16,6 +16,7 @@ from experiments.ratebench import rawpath, report, sweep
 from experiments.ratebench.__main__ import build_parser
 from experiments.ratebench.__main__ import main as ratebench_main
 from experiments.run import cpu, limits
+from experiments.run.sampler import cpu_times
 from experiments.run.scenario import from_dict, resolve_links
 from experiments.run.testbed import leftovers
 
@@ -81,6 +82,15 @@ def test_a_process_at_a_full_core_or_waiting_or_full_cores_make_a_run_cpu_bound(
     assert limits.cpu_verdict(_sat(run_max=0.97)) == ["switch at 97% of a core"]
     assert limits.cpu_verdict(_sat(wait=0.4)) == ["switch waited for a core 40% of the time"]
     assert limits.cpu_verdict(_sat(cores=(0.97, 0.99))) == ["every core busy (mean 98%)"]
+
+
+def test_niced_work_beside_an_unniced_run_leaves_its_cores_free():
+    """/proc/stat columns: user nice system idle iowait irq softirq steal. Core 0 spent 10
+    jiffies on our work and 85 on a nice-19 build, core 1 was idle: for a run at the
+    ordinary priority core 0 was 10 % busy, for a niced run (whose rivals are niced too) 95 %."""
+    stat = "cpu  0 0 0 0 0 0 0 0\ncpu0 6 85 3 5 0 0 1 0\ncpu1 0 0 0 100 0 0 0 0\n"
+    assert cpu_times(stat, count_niced=False) == {"cpu0": (10, 100), "cpu1": (0, 100)}
+    assert cpu_times(stat, count_niced=True) == {"cpu0": (95, 100), "cpu1": (0, 100)}
 
 
 def test_short_of_capacity_without_cpu_reason_names_the_candidates():
