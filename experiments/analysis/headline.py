@@ -17,7 +17,8 @@ runs (loop_*.yaml: the oracle, a static split, the controller's policies, the cr
 vary the split, not the transport: each split method has its own row after the transports. Each cell is mean [95 % CI] (n),
 with how many of those runs were CPU-affected;
 "not run" where no run asked. `dcexp report STUDY` puts it in STUDY/summary.md; `dcexp
-report PARENT` (a folder of studies) writes PARENT/headline.md over all of them.
+report PARENT` (a folder of studies) writes PARENT/headline.md over all of them. Its run
+records (RECORD_COLUMNS) also feed issue 26's headline (experiments/analysis/multipath.py).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from experiments.analysis import handover, loop_metrics, metrics, stats
+from experiments.analysis import RunFileError, handover, loop_metrics, metrics, stats
 
 # The issue's transports in its order; a row per variant found (e.g. each QUIC stack over
 # DC) follows its family's place, a family without a run keeps one "not run" row.
@@ -78,13 +79,55 @@ def goodput_cv(series: pd.Series) -> float:
     )
 
 
-def study_runs(study: Path, hand: pd.DataFrame | None = None, fair=None) -> pd.DataFrame:
-    """One row per ok run of a study: transport, the question it asks (goodput, loss,
-    handover, fairness) and its value (for handover: recovery_s and recovered). `hand` and
-    `fair`: the study's handover and fairness tables when already computed."""
+# One row per ok run with a DC client's flow: what every headline reads (this table and
+# experiments/analysis/multipath.py's), saved as STUDY/runs.csv where the run directories
+# are not kept (save_records). point: the swept value as text ("-" without a sweep); loss:
+# the larger of the legs' loss as configured; leg_event: a leg change applied
+# (handover.leg_event); recovery_s, recovered, bytes_stalled: handover.recovery of the flow
+# (empty when it ended before the event did); jfi: Jain's index over the run's flows'
+# whole-run goodputs and competitors their clients and stacks, in runs with other flows;
+# goodput_cv: goodput_cv of the flow, in runs with loss.
+RECORD_COLUMNS = (
+    "study",
+    "run_id",
+    "point",
+    "variant",
+    "rep",
+    "cpu",
+    "transport",
+    "method",
+    "goodput_mbit",
+    "loss",
+    "leg_event",
+    "recovery_s",
+    "recovered",
+    "bytes_stalled",
+    "jfi",
+    "competitors",
+    "goodput_cv",
+)
+
+
+def point_text(point) -> str:
+    """A swept value as runs.csv keeps it: 0.05 and "20/5" as written, "-" without a sweep."""
+    label = metrics._point_label(point)
+    return f"{label:g}" if isinstance(label, float) else str(label)
+
+
+def competitors(flows: dict, main: str) -> str:
+    """The other flows of a run by client and stack ("sc-a tquic, sc-b tquic"); tquic's
+    single-path flows by its name, since `mpquic` there is no multipath."""
+
+    def stack(r: dict) -> str:
+        return "tquic" if r.get("scheduler") == "single-path" else str(r.get("kind"))
+
+    return ", ".join(f"{r.get('client')} {stack(r)}" for f, r in flows.items() if f != main)
+
+
+def run_records(study: Path, hand: pd.DataFrame | None = None, fair=None) -> pd.DataFrame:
+    """RECORD_COLUMNS of a study's saved runs. `hand` and `fair`: the study's handover and
+    fairness tables when already computed."""
     doc = metrics.load_saved_scenario(study)
-    values = (doc.get("sweep") or {}).get("values") or [None]
-    reference = metrics._point_label(values[0])
     hand = handover.handover_table(study) if hand is None else hand
     fair = metrics.fairness_summary(study) if fair is None else fair
     rows = []
@@ -95,39 +138,117 @@ def study_runs(study: Path, hand: pd.DataFrame | None = None, fair=None) -> pd.D
         main = next((f for f, r in flows.items() if r.get("client") == "dc"), None)
         if main is None:
             continue
-        row = {"study": study.name, "run_id": m["run_id"], "cpu": metrics.cpu_affected(m)}
-        row["transport"] = transport(main, flows[main], m["config"])
-        method = loop_metrics.split_method(doc, m.get("point"))
-        if method:  # e.g. "closed-loop study: oracle split (TCP over DC)"
-            row["transport"] = f"{CLOSED_LOOP}{method} split ({row['transport'].split(',')[0]})"
+        row = {
+            "study": doc.get("name", Path(study).name),
+            "run_id": m["run_id"],
+            "point": point_text(m.get("point")),
+            "variant": m["variant"],
+            "rep": m["rep"],
+            "cpu": metrics.cpu_affected(m),
+            "transport": transport(main, flows[main], m["config"]),
+            "method": loop_metrics.split_method(doc, m.get("point")),
+            "goodput_mbit": flows[main].get("goodput_mbit"),
+            "loss": max(m["config"]["links"][leg].get("loss") or 0 for leg in ("a", "b")),
+            "leg_event": handover.leg_event(m) is not None,
+        }
+        if row["method"]:  # e.g. "closed-loop study: oracle split (TCP over DC)"
+            row["transport"] = (
+                f"{CLOSED_LOOP}{row['method']} split ({row['transport'].split(',')[0]})"
+            )
         mine = hand[(hand.run_id == m["run_id"]) & (hand.flow == main)] if len(hand) else hand
-        lossy = any((m["config"]["links"][leg].get("loss") or 0) > 0 for leg in ("a", "b"))
-        if handover.leg_event(m) is not None:
-            if mine.empty:
-                continue  # the flow ended before the event did
-            row |= {"question": "handover", **mine.iloc[0][["recovery_s", "recovered"]].to_dict()}
-        elif len(flows) > 1:
+        if row["leg_event"] and not mine.empty:
+            row |= mine.iloc[0][["recovery_s", "recovered", "bytes_stalled"]].to_dict()
+        if len(flows) > 1:
             jfi = fair[fair.run_id == m["run_id"]].jfi if len(fair) else []
-            row |= {"question": "fairness", "value": jfi.iloc[0] if len(jfi) else np.nan}
-        elif lossy:
+            row |= {"jfi": jfi.iloc[0] if len(jfi) else np.nan}
+            row |= {"competitors": competitors(flows, main)}
+        if row["loss"] > 0:
             samples = metrics.load_samples(study / "runs" / m["run_id"])
             series = metrics.flow_goodput_series(samples).get(main, pd.Series(dtype=float))
-            row |= {"question": "loss", "value": goodput_cv(series)}
-        elif _on_reference_legs(m.get("point"), reference, method):
-            row |= {"question": "goodput", "value": flows[main].get("goodput_mbit")}
+            row["goodput_cv"] = goodput_cv(series)
+        rows.append(row)
+    return pd.DataFrame(rows, columns=RECORD_COLUMNS)
+
+
+RUNS_CSV = "runs.csv"
+
+
+def save_records(records: pd.DataFrame, path: Path) -> None:
+    """A study's records as STUDY/runs.csv: what its headlines need without its runs."""
+    records.to_csv(path, index=False)  # floats as repr: the same means again
+
+
+def load_records(study: Path) -> pd.DataFrame:
+    """A study's records: from its run directories (runs/), else from its runs.csv;
+    RunFileError naming the folder when it has neither."""
+    study = Path(study)
+    if (study / "runs").is_dir():
+        return run_records(study)
+    path = study / RUNS_CSV
+    if not path.exists():
+        raise RunFileError(
+            f"{study}: no runs/ and no {RUNS_CSV} (a study folder holds the run directories "
+            f"of dcexp run, or the {RUNS_CSV} that python -m experiments.analysis.multipath "
+            "--save-runs writes)"
+        )
+    table = metrics.read_table(
+        path,
+        RECORD_COLUMNS,
+        f"a study's {RUNS_CSV} of run records (expected CSV with the columns "
+        f"{', '.join(RECORD_COLUMNS)}); write it again with python -m "
+        "experiments.analysis.multipath --save-runs",
+        dtype={"point": str, "transport": str, "competitors": str, "method": str},
+        keep_default_na=False,
+        na_values=[""],
+    )
+    for column in ("cpu", "leg_event"):
+        table[column] = table[column].map(_true)
+    table["recovered"] = table.recovered.map(lambda v: np.nan if pd.isna(v) else _true(v))
+    return table
+
+
+def _true(value) -> bool:
+    return str(value).strip().lower() == "true"
+
+
+def study_runs(study: Path, hand: pd.DataFrame | None = None, fair=None) -> pd.DataFrame:
+    """One row per ok run of a study: transport, the question it asks (goodput, loss,
+    handover, fairness) and its value (for handover: recovery_s and recovered). `hand` and
+    `fair`: the study's handover and fairness tables when already computed."""
+    doc = metrics.load_saved_scenario(study)
+    values = (doc.get("sweep") or {}).get("values") or [None]
+    return questions(run_records(study, hand, fair), point_text(values[0]))
+
+
+def questions(records: pd.DataFrame, reference: str) -> pd.DataFrame:
+    """Each record with the question its run asks and its value; a run that asks none (a
+    clean run away from the `reference` point, a flow that ended before its leg event) is
+    left out."""
+    rows = []
+    for r in records.to_dict("records"):
+        if r["leg_event"]:
+            if pd.isna(r["recovered"]):
+                continue  # the flow ended before the event did
+            recovered = bool(r["recovered"])
+            asked = {"question": "handover", "recovery_s": r["recovery_s"], "recovered": recovered}
+        elif isinstance(r["competitors"], str) and r["competitors"]:
+            asked = {"question": "fairness", "value": r["jfi"]}
+        elif r["loss"] > 0:
+            asked = {"question": "loss", "value": r["goodput_cv"]}
+        elif _on_reference_legs(r["point"], reference, r["method"]):
+            asked = {"question": "goodput", "value": r["goodput_mbit"]}
         else:
             continue
-        rows.append(row)
+        rows.append({k: r[k] for k in ("study", "run_id", "cpu", "transport")} | asked)
     return pd.DataFrame(rows)
 
 
-def _on_reference_legs(point, reference, method: str | None) -> bool:
-    """A run at its study's first swept value; in a closed-loop study, every method at the
-    first value's legs ("1:1/oracle" beside "1:1/static")."""
-    label = metrics._point_label(point)
-    if method is None:
-        return label == reference
-    return str(label).rpartition("/")[0] == str(reference).rpartition("/")[0]
+def _on_reference_legs(point: str, reference: str, method) -> bool:
+    """A run at its study's first swept value (both as point_text); in a closed-loop study,
+    every method at the first value's legs ("1:1/oracle" beside "1:1/static")."""
+    if not isinstance(method, str) or not method:
+        return point == reference
+    return point.rpartition("/")[0] == reference.rpartition("/")[0]
 
 
 def _family_rank(name: str) -> int:
@@ -139,7 +260,15 @@ def _family_rank(name: str) -> int:
     return next((i for i, f in enumerate(FAMILIES) if name.startswith(f)), len(FAMILIES))
 
 
-def _cpu_note(runs: pd.DataFrame) -> str:
+def row_names(found) -> list[str]:
+    """The transports `found` and a row for each of the issue's families without one, in
+    FAMILIES' order (a family's variants by name)."""
+    names = set(found)
+    names |= {f for f in FAMILIES if not any(n.startswith(f) for n in names)}
+    return sorted(names, key=lambda n: (_family_rank(n), n))
+
+
+def cpu_note(runs: pd.DataFrame) -> str:
     """How many of a cell's runs were CPU-affected (limits.cpu_affected), when any."""
     n = int(runs.cpu.sum())
     return f", {n} CPU-affected" if n else ""
@@ -147,10 +276,8 @@ def _cpu_note(runs: pd.DataFrame) -> str:
 
 def table(runs: pd.DataFrame) -> pd.DataFrame:
     """The headline: a row per transport (FAMILIES' order), a cell per question."""
-    names = set(runs.transport) if len(runs) else set()
-    names |= {f for f in FAMILIES if not any(n.startswith(f) for n in names)}
     rows = []
-    for name in sorted(names, key=lambda n: (_family_rank(n), n)):
+    for name in row_names(runs.transport if len(runs) else []):
         mine = runs[runs.transport == name] if len(runs) else runs
         cells = {}
         for column, question in zip(COLUMNS, ("goodput", "loss", "handover", "fairness")):
@@ -162,7 +289,7 @@ def table(runs: pd.DataFrame) -> pd.DataFrame:
                     handover.recovery_text(asked)
                     if question == "handover"
                     else stats.estimate(asked.value).text()
-                ) + _cpu_note(asked)
+                ) + cpu_note(asked)
         rows.append({"transport": name, **cells})
     return pd.DataFrame(rows)
 
