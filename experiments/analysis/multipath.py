@@ -277,7 +277,7 @@ def main(argv: list[str] | None = None) -> int:
                     headline.save_records(records, args.save_runs / name / headline.RUNS_CSV)
         if args.into:
             write_into(args.into, text)
-    except (UsageError, RunFileError) as exc:
+    except (UsageError, RunFileError, OSError) as exc:  # OSError: --into or --save-runs
         print(f"{p.prog}: {exc}", file=sys.stderr)
         return 2 if isinstance(exc, UsageError) else 1
     print(text)

@@ -175,6 +175,9 @@ def test_into_rewrites_only_the_generated_section(results, tmp_path, capsys):
     assert multipath.main([str(results), "--into", str(readme)]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "needs the lines" in err[0]
+    assert multipath.main([str(results), "--into", str(tmp_path / "none.md")]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "none.md" in err[0]
 
 
 @pytest.mark.parametrize(
