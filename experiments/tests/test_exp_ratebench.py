@@ -62,6 +62,19 @@ def test_capacity_of_a_static_split_is_bounded_by_the_leg_it_overloads():
     assert limits.capacity_mbit({**skewed, "events": [{"at_s": 5, "dc": {"ratio": "1:1"}}]}) == 40
 
 
+def test_multipath_flows_bypass_the_split_and_the_duplication():
+    duplicated = {**_config(20), "dc": {"ratio": "80:20", "dup": True}}
+    flow = {"client": "dc", "kind": "mpquic", "paths": 2}
+    assert limits.capacity_mbit({**duplicated, "flows": [flow]}) == 40
+    assert limits.capacity_mbit({**duplicated, "flows": [{**flow, "paths": 1}]}) == 20
+    mptcp = {"client": "dc", "kind": "mptcp", "mptcp_leg_b": "active"}
+    assert limits.capacity_mbit({**duplicated, "flows": [mptcp]}) == 40
+    assert limits.capacity_mbit({**duplicated, "flows": [{**mptcp, "mptcp_leg_b": "backup"}]}) == 20
+    # an SC client's multipath-kind flow (the fairness set-up's SC side) leaves the DC flow's
+    sc_flow = {"client": "sc-a", "kind": "mpquic", "paths": 1}
+    assert limits.capacity_mbit({**duplicated, "flows": [sc_flow]}) == 20
+
+
 def _sat(run_max=0.5, wait=0.05, cores=(0.5, 0.4), saturated=()):
     return {
         "process_cpu": {
