@@ -25,11 +25,15 @@ from dataclasses import replace
 from pathlib import Path
 
 from experiments.run import tc
-from experiments.run.linkspec import ETH_FRAME_BYTES, LinkSpec, LinkSpecError, change_spec
+from experiments.run.linkspec import (
+    ETH_FRAME_BYTES,
+    LINKEM_BINARY,
+    LinkSpec,
+    LinkSpecError,
+    change_spec,
+)
 from experiments.run.netns import Namespace, run, stop_process
 
-ROOT = Path(__file__).resolve().parents[2]
-LINKEM_BINARY = ROOT / "build" / "linkem" / "linkem"
 DIRECTIONS = ("ab", "ba")
 START_TIMEOUT_S = 5.0
 # linkem runs SCHED_FIFO by default from here: on the 2-core testbed, shared with the switch,

@@ -43,7 +43,7 @@ from dccommon.cliargs import (
     shown,
     type_in_words,
 )
-from experiments.run.linkspec import LOSS_POINTS, LinkSpec, LinkSpecError
+from experiments.run.linkspec import LOSS_POINTS, LinkSpec, LinkSpecError, change_spec
 from experiments.run.scale import ScaleError, scale_doc
 
 
@@ -823,6 +823,9 @@ def expand(doc: dict) -> list[Run]:
         # Every value of every sweep point is checked here, before the first run starts.
         at = f" at sweep value {point!r}" if sweep else ""
         cfg["events"] = _validate_events(f"events{at}", cfg["events"])
+        for j, ev in enumerate(cfg["events"]):
+            if "set" in ev:
+                _check_with_link_driver(f"events[{j}].set{at}", ev["set"], change=True)
         cfg["links"] = resolve_links(cfg["links"])
         for leg, spec in cfg["links"].items():
             validate_link(f"links.{leg}{at}", spec)
@@ -892,20 +895,23 @@ def _check_events_inside_run(cfg: dict, timeout_s: float | None, at: str) -> Non
             )
 
 
-def _check_with_link_driver(where: str, spec: dict) -> None:
-    """The link driver's own rules (rate_mbit or trace, ranges, trace file format), at load
-    time rather than in the middle of a study."""
-    problem = _link_driver_problem(json.dumps(spec, sort_keys=True))
+def _check_with_link_driver(where: str, spec: dict, change: bool = False) -> None:
+    """The link driver's own rules (rate_mbit or trace, ranges, trace file content), at load
+    time rather than in the middle of a study: a leg's spec, or a live change's keys."""
+    problem = _link_driver_problem(json.dumps(spec, sort_keys=True), change)
     if problem:
         raise ScenarioError(f"{where}: {problem}")
 
 
 @functools.lru_cache(maxsize=256)
-def _link_driver_problem(spec_json: str) -> str | None:
-    """Once per distinct leg spec: a study repeats each spec in every run, and reading a
-    trace file 90 times costs seconds."""
+def _link_driver_problem(spec_json: str, change: bool) -> str | None:
+    """Once per distinct spec: a study repeats each spec in every run, and reading a trace
+    file 90 times costs seconds."""
     try:
-        LinkSpec.from_dict(json.loads(spec_json)).to_spec()
+        if change:
+            change_spec(json.loads(spec_json))
+        else:
+            LinkSpec.from_dict(json.loads(spec_json)).to_spec()
     except LinkSpecError as exc:
         return str(exc)
     return None
@@ -1033,6 +1039,9 @@ def _resolve_traces(doc: dict, base: Path) -> None:
 
     for leg, spec in doc["links"].items():
         resolve(spec, f"links.{leg}")
+    for i, ev in enumerate(doc["events"]):  # a live change to a trace: the same search
+        if "set" in ev:
+            resolve(ev["set"], f"events[{i}].set")
     sweep = doc.get("sweep") or {}
     for path, values in (sweep.get("set") or {}).items():
         if path.endswith(".trace"):

@@ -18,6 +18,7 @@ import pytest
 from experiments.cli import build_parser
 from experiments.cli import main as dcexp
 from experiments.flows import MB
+from experiments.run.linkspec import trace_mean_mbit
 from experiments.run.scenario import MAX_SIZE_MB
 
 DCEXP = str(Path(sys.executable).parent / "dcexp")
@@ -362,3 +363,44 @@ def test_executor_ray_without_ray_says_how_to_install_it(tmp_path, monkeypatch, 
     lines = _error_lines(capsys.readouterr().err)
     assert len(lines) == 1 and "--executor ray needs Ray 2.60.0: run `make setup`" in lines[0]
     assert not (tmp_path / "o").exists()
+
+
+TRACE_LEGS = "links: {a: {trace: t.mahi, delay_ms: 10, queue_bdp: 1}, b: {rate_mbit: 20}}\n"
+
+
+@pytest.mark.parametrize(
+    "trace,where,message",
+    [
+        ("1\n2\nx\n", "links.a", "t.mahi:3: expected a timestamp in ms (a non-negative integer)"),
+        ("1\n2\n-3\n", "links.a", "t.mahi:3: expected a timestamp in ms"),
+        ("5\n3\n", "links.a", "t.mahi:2: timestamps must not decrease (3 after 5)"),
+        ("0\n0\n", "links.a", "needs at least one opportunity and a last timestamp > 0 ms"),
+        ("# nothing\n", "links.a", "needs at least one opportunity"),
+        ("1\n2 3\n", "events[0].set", "t.mahi:2: expected a timestamp in ms"),
+    ],
+)
+def test_validate_reads_a_trace_as_the_run_does(trace, where, message, tmp_path, capsys):
+    """A trace's content is read at validate, by linkem's own parser (the one a run uses,
+    `linkem --check-trace`), and its bad line named; a live change to a trace too."""
+    (tmp_path / "t.mahi").write_text(trace)
+    (tmp_path / "ok.mahi").write_text("1\n2\n")
+    legs = TRACE_LEGS
+    events = ""
+    if where.startswith("events"):  # the leg is a good trace, the live change a bad one
+        legs = legs.replace("t.mahi", "ok.mahi")
+        events = "events: [{at_s: 1, link: a, set: {trace: t.mahi}}]\n"
+    (tmp_path / "s.yaml").write_text(f"name: t\n{legs}flows: [{{size_mb: 1}}]\n{events}")
+    assert dcexp(["validate", str(tmp_path / "s.yaml")]) == 2
+    lines = _error_lines(capsys.readouterr().err)
+    assert len(lines) == 1 and lines[0].startswith(f"dcexp: error: {where}: trace="), lines
+    assert message in lines[0]
+
+
+def test_a_trace_linkem_takes_passes_validate(tmp_path, capsys):
+    """Comments, blank lines, CRLF and spaces are linkem's format too: one parser, one verdict
+    (queue_bdp resolves from the same reading: 2 opportunities in 2 ms = 12 Mbit/s)."""
+    (tmp_path / "t.mahi").write_text("# LTE-like\n\n 1\r\n2 \n")
+    (tmp_path / "s.yaml").write_text(f"name: t\n{TRACE_LEGS}flows: [{{size_mb: 1}}]\n")
+    assert dcexp(["validate", str(tmp_path / "s.yaml")]) == 0
+    assert ": ok (1 runs" in capsys.readouterr().out
+    assert trace_mean_mbit(tmp_path / "t.mahi") == pytest.approx(12.0)
