@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from dccommon.cliargs import printable
+from dccommon.cliargs import InputFileError, make_output_dir, printable
 from experiments.analysis import metrics
 from experiments.flows.aioquic_flow import LOOPS
 from experiments.run.limits import cpu_affected, cpu_bound_processes
@@ -215,6 +215,10 @@ def main(argv=None) -> int:
         scenario = from_dict(scenario_doc(args.flows, args.rates, args.duration_s, args.loop))
         suffix = "" if args.loop == "asyncio" else f"-{args.loop}"
         path = args.out or Path(f"results/aioquic-limit{suffix}")
+        try:
+            make_output_dir(path)
+        except InputFileError as exc:
+            p.error(f"--out: {exc}")
         summary = run_scenario(scenario, path, RunOptions(pin=args.pin))
         print(f"aioquic_limit: {summary['ok']} ok, {summary['failed']} failed", file=sys.stderr)
     else:
