@@ -40,6 +40,7 @@
 #include "pdcp_rx.h"
 #include "rxwait.h"
 #include "stats.h"
+#include "statsfile.h"
 
 #define RX_DESC 1024
 #define TX_DESC 1024
@@ -485,10 +486,11 @@ int main(int argc, char **argv)
 
 	ag.stats_out = stdout;
 	if (ag.opt.stats_path != NULL) {
-		ag.stats_out = fopen(ag.opt.stats_path, "w");
+		char err[512];
+
+		ag.stats_out = stats_file_open(ag.opt.stats_path, err, sizeof(err));
 		if (ag.stats_out == NULL) {
-			fprintf(stderr, "pdcp-agent: error: --stats %s: %s\n", ag.opt.stats_path,
-				strerror(errno));
+			fprintf(stderr, "pdcp-agent: error: %s\n", err);
 			ret = 1;
 			goto out_ports;
 		}
