@@ -48,6 +48,7 @@ from dccommon.cliargs import (
     int_range,
     load_yaml,
     name_arg,
+    parse_int,
     printable,
     unicast_arg,
 )
@@ -68,7 +69,7 @@ class UsageError(SplitterError):
 
 def port_number(text: str) -> int:
     try:
-        port = int(text)
+        port = parse_int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(
             f"{text!r} is not a port number (allowed 0..{MAX_PORT})"
@@ -80,7 +81,7 @@ def port_number(text: str) -> int:
 
 def batch_size(text: str) -> int:
     try:
-        batch = int(text)
+        batch = parse_int(text)
     except ValueError:
         batch = -1
     if not 1 <= batch <= MAX_BATCH:
@@ -119,7 +120,7 @@ def mac_rule(text: str) -> tuple[int, str, str | None]:
 
 def election_id(text: str) -> int:
     try:
-        value = int(text)
+        value = parse_int(text)
     except ValueError:
         value = 0
     if not 1 <= value < 1 << 128:

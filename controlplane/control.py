@@ -26,7 +26,7 @@ from controlplane.model import SplitterError
 from controlplane.pdcp import FeedbackError, decode_report, is_report
 from controlplane.policies import POLICY_NAMES, Decision, Tuning, make_policy
 from controlplane.splitter import Splitter
-from dccommon.cliargs import add_old_name, float_range
+from dccommon.cliargs import add_old_name, float_range, parse_float, parse_int
 
 PACKET_IN_PORT_ID = 1  # packet_in.ingress_port in the adaptive profile's P4Info
 TICK_S = 0.005  # how often silence is checked when no report arrives
@@ -172,7 +172,7 @@ __all__ = ["ControlError", "JsonLog", "run_control"]
 
 def _fraction(text: str) -> float:
     try:
-        value = float(text)
+        value = parse_float(text)
     except ValueError:
         value = -1.0
     if not 0.0 <= value <= 1.0:
@@ -182,7 +182,7 @@ def _fraction(text: str) -> float:
 
 def _non_negative(text: str) -> float:
     try:
-        value = float(text)
+        value = parse_float(text)
     except ValueError:
         value = -1.0
     if not math.isfinite(value) or value < 0:  # nan and inf, too
@@ -191,9 +191,13 @@ def _non_negative(text: str) -> float:
 
 
 def _count(text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
+    try:
+        value = parse_int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
         raise argparse.ArgumentTypeError(f"{text!r} must be a whole number >= 1")
-    return int(text)
+    return value
 
 
 def add_control_parser(sub, fmt) -> None:
