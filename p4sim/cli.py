@@ -25,6 +25,7 @@ from dccommon.cliargs import (
     InputFileError,
     check_input_file,
     host_port,
+    input_dir,
     int_range,
     is_loopback_addr,
     loopback_is_up,
@@ -90,6 +91,7 @@ def _add_program_options(p: argparse.ArgumentParser) -> None:
         dest="include_dirs",
         action="append",
         default=[],
+        type=input_dir,  # cpp skips a missing one silently: a typo would hide a header
         metavar="DIR",
         help="add DIR to the #include search path",
     )
