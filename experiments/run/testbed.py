@@ -128,6 +128,8 @@ class Testbed:
     hosts: dict[str, Host] = field(default_factory=dict)
     links: dict = field(default_factory=dict)  # leg -> running link emulator
     link_slack_us: dict = field(default_factory=dict)  # leg -> its linkem's departure slack
+    # leg -> its linkem's SCHED_FIFO priority (0: ordinary, as under a niced dcexp; None: netem)
+    link_rt_priority: dict = field(default_factory=dict)
     splitter: object | None = None
     procs: dict[str, subprocess.Popen] = field(default_factory=dict)
     _topo: Topology | None = None
@@ -465,6 +467,7 @@ class Testbed:
                 raise TestbedError(
                     f"link emulation ({self.link_kind}) on leg {leg.upper()}: " f"{exc}"
                 ) from None
+            self.link_rt_priority[leg] = getattr(self.links[leg], "rt_priority", None)
 
     # ------------------------------------------------------------------ control loop
     def _start_control(self) -> None:

@@ -242,6 +242,40 @@ def test_the_driver_passes_a_departure_slack_and_netem_refuses_one(tmp_path):
 
 
 @pytest.mark.parametrize(
+    "nice,asked,priority",
+    [
+        (0, None, 10),  # dcexp as the campaigns run it: linkem real-time, SCHED_FIFO 10
+        (19, None, 0),  # a niced caller (a bench at nice 19): linkem an ordinary, niced task
+        (19, 10, 10),  # an explicit priority is kept
+        (0, 0, 0),
+    ],
+)
+def test_linkem_is_real_time_only_for_an_unniced_caller(
+    nice, asked, priority, tmp_path, monkeypatch
+):
+    """The --rt-priority linkem gets (seen by a stand-in binary that records its argv), and
+    the priority the driver keeps for the run's manifest."""
+    from experiments.run import links
+
+    argv_file = tmp_path / "argv"
+    fake = tmp_path / "linkem"
+    fake.write_text(
+        f'#!/bin/sh\nprintf "%s\\n" "$@" > {argv_file}\necho "linkem: error: x" >&2\nexit 2\n'
+    )
+    fake.chmod(0o755)
+    monkeypatch.setattr(links.os, "getpriority", lambda which, who: nice)
+    link = links.Linkem(fake)
+    with pytest.raises(links.LinkError, match="x"):
+        link.start("if0", "if1", LinkSpec(), LinkSpec(), rt_priority=asked)
+    argv = argv_file.read_text().split("\n")
+    assert link.rt_priority == priority
+    if priority:
+        assert argv[argv.index("--rt-priority") + 1] == str(priority)
+    else:
+        assert "--rt-priority" not in argv
+
+
+@pytest.mark.parametrize(
     "down,up,slack_us",
     [
         (LinkSpec(rate_mbit=20, delay_ms=10), LinkSpec(delay_ms=10), 0),  # the paper's legs
@@ -286,7 +320,7 @@ def test_the_testbed_gives_each_leg_its_own_slack_and_keeps_it(tmp_path, monkeyp
 
     def fake_start_link(kind, if_a, if_b, ab, ba, **options):
         started[if_a] = options.get("departure_slack_us")
-        return object()
+        return links.Linkem()  # not started: its rt_priority is None, as a netem link's
 
     monkeypatch.setattr(links, "start_link", fake_start_link)
     config = {
@@ -301,6 +335,7 @@ def test_the_testbed_gives_each_leg_its_own_slack_and_keeps_it(tmp_path, monkeyp
     testbed._start_links({"a": None, "b": None})
     assert started == {"tain": 50, "tbin": None}
     assert testbed.link_slack_us == {"a": 50, "b": 0}
+    assert testbed.link_rt_priority == {"a": None, "b": None}  # kept per leg for the manifest
 
 
 @pytest.mark.parametrize(
