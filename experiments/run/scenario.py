@@ -213,9 +213,9 @@ def parse_ratio(where: str, value: Any) -> tuple[int, int]:
     """'3:1', [3, 1] or '75%' (share of leg A) -> (3, 1)."""
     if isinstance(value, (list, tuple)) and len(value) == 2:
         a, b = value
-    elif isinstance(value, str) and re.fullmatch(r"\s*\d+\s*:\s*\d+\s*", value):
+    elif isinstance(value, str) and re.fullmatch(r"\s*[0-9]+\s*:\s*[0-9]+\s*", value):
         a, b = (int(x) for x in value.split(":"))
-    elif isinstance(value, str) and re.fullmatch(r"\s*\d+(\.\d+)?\s*%\s*", value):
+    elif isinstance(value, str) and re.fullmatch(r"\s*[0-9]+(\.[0-9]+)?\s*%\s*", value):
         share = Fraction(value.strip().rstrip("%").strip()) / 100
         if not 0 <= share <= 1:
             raise ScenarioError(f"{where}: percentage {value!r} must be within 0%..100%")
@@ -413,7 +413,10 @@ STACK_KNOBS = {
 }
 
 
-VARIANT_FLOW_KEY = re.compile(r"^flows\.(\d+)\.(\w+)$")
+# A flow's index in ASCII digits without leading zeros: 'flows.０' or 'flows.00' would name
+# flow 0 too (int() reads both), so two spellings could set one flow's key twice.
+FLOW_INDEX = r"(0|[1-9][0-9]*)"
+VARIANT_FLOW_KEY = re.compile(rf"^flows\.{FLOW_INDEX}\.(\w+)$")
 
 
 def variant_flow_keys(var: dict, index: int) -> dict:
@@ -465,6 +468,16 @@ def _check_variant(where: str, var: Any, nflows: int) -> None:
             raise ScenarioError(
                 f"{where}.{key}: there is no flow {match.group(1)} (flows has {nflows})"
             )
+    if "label" in var:  # it names the variant in tables and its runs' directories
+        if not isinstance(var["label"], str):
+            raise ScenarioError(
+                f"{where}.label: expected text, got {type_in_words(var['label'])} "
+                f"{shown(var['label'])}"
+            )
+        try:
+            check_name(var["label"], f"{where}.label")
+        except ValueError as exc:
+            raise ScenarioError(str(exc)) from None
     kind = var.get("kind")
     for key, kinds in STACK_KNOBS.items():
         if key in var and kind is not None and kind not in kinds:
@@ -503,7 +516,7 @@ def _get_path(doc: dict, path: str) -> Any:
 
 SWEEPABLE = re.compile(
     r"^(links\.(a|b|a_uplink|b_uplink|both)\.\w+|dc\.(batch|ratio|dup|credit|mode)|"
-    r"t_reordering_ms|flows\.(\d+\.)?\w+|control\.\w+|feedback\.\w+|events)$"
+    rf"t_reordering_ms|flows\.({FLOW_INDEX}\.)?\w+|control\.\w+|feedback\.\w+|events)$"
 )
 
 
@@ -803,8 +816,9 @@ def expand(doc: dict) -> list[Run]:
     sets = (sweep.get("set") or {sweep["param"]: sweep["values"]}) if sweep else {}
     variants = doc.get("variants") or [{}]
     runs = []
-    for (i, point), var, rep in itertools.product(
-        enumerate(points), variants, range(doc["repetitions"])
+    named: dict[str, tuple] = {}  # run id -> (point index, point, variant index, label)
+    for (i, point), (v, var), rep in itertools.product(
+        enumerate(points), enumerate(variants), range(doc["repetitions"])
     ):
         cfg = {
             "links": copy.deepcopy(doc["links"]),
@@ -861,6 +875,7 @@ def expand(doc: dict) -> list[Run]:
         label = variant_label(var)
         point_part = f"{_label(sweep['param'])}={_label(point)}__" if sweep else ""
         run_id = f"{point_part}{_label(label)}__rep{rep}"
+        _check_run_id_unique(named, run_id, i, point, v, label)
         runs.append(
             Run(
                 run_id=run_id,
@@ -873,6 +888,24 @@ def expand(doc: dict) -> list[Run]:
             )
         )
     return runs
+
+
+def _check_run_id_unique(named: dict, run_id: str, i: int, point, v: int, label: str) -> None:
+    """A run's directory is named by its point and variant: two runs of one name would be
+    one run (the second skipped as done, or written over the first)."""
+    first = named.setdefault(run_id, (i, point, v, label))
+    if first == (i, point, v, label):
+        return
+    if first[2] != v:
+        raise ScenarioError(
+            f"variants[{first[2]}] and variants[{v}] are both named {label!r} (a variant's "
+            "runs are named by its label, or by its kind, cc and knobs); give each a distinct "
+            "label: key"
+        )
+    raise ScenarioError(
+        f"sweep.values: {shown(first[1])} and {shown(point)} name the same run directory "
+        f"({run_id.rsplit('__', 2)[0]}); give values that differ in letters or digits"
+    )
 
 
 def _check_events_inside_run(cfg: dict, timeout_s: float | None, at: str) -> None:

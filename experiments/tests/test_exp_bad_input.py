@@ -252,6 +252,36 @@ TABLE = [
     # a value that starts with '-': its own check speaks, not argparse
     (["run", "{s}", "--reps", "-1x"], GOOD, 2, "repetitions '-1x' is not a whole number"),
     (["run", "{s}", "--timeout-s", "-1e3"], GOOD, 2, "'-1e3' must be a number from 1 to 86400"),
+    # a flow's index in ASCII digits, one spelling each (int() reads '０' and '00' as 0 too)
+    (["validate", "{s}"], scenario(variants="[{flows.０.kind: tcp}]"), 2, "unknown key 'flows.０"),
+    (["validate", "{s}"], scenario(variants="[{flows.00.kind: tcp}]"), 2, "unknown key 'flows.00"),
+    (
+        ["validate", "{s}"],
+        scenario(sweep="{param: flows.０.cc, values: [cubic, bbr]}"),
+        2,
+        "'flows.０.cc' is not sweepable",
+    ),
+    # variants name their runs: two of one name would be one run
+    (
+        ["validate", "{s}"],
+        scenario(variants="[{kind: tcp}, {kind: tcp, start_s: 1}]"),
+        2,
+        "variants[0] and variants[1] are both named 'tcp' (a variant's runs are named by its",
+    ),
+    (
+        ["validate", "{s}"],
+        scenario(variants="[{label: a, kind: tcp}, {label: a, kind: aioquic}]"),
+        2,
+        "variants[0] and variants[1] are both named 'a'",
+    ),
+    (
+        ["validate", "{s}"],
+        scenario(variants="[{label: [a]}]"),
+        2,
+        "label: expected text, got a list",
+    ),
+    (["validate", "{s}"], scenario(variants="[{label: ''}]"), 2, "label '' must be 1 to 64 char"),
+    (["validate", "{s}"], scenario(dc="{ratio: '９:１'}"), 2, "ratio must be 'A:B'"),
 ]
 
 
