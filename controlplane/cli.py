@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from controlplane.client import DEFAULT_ADDR, ConnectionFailed, P4RuntimeError
-from controlplane.control import add_control_parser, cmd_control
+from controlplane.control import add_control_parser, check_control_options, cmd_control
 from controlplane.limits import MAX_BATCH, MAX_PORT
 from controlplane.model import (
     MODES,
@@ -601,11 +601,16 @@ def check_command_line(args) -> None:
             )
     elif args.command == "apply":
         args.state = load_state(args.file)
-    elif args.command == "control" and args.log is not None:
+    elif args.command == "control":
         try:
-            check_output_file(args.log)
-        except InputFileError as exc:
-            raise UsageError(f"control: --log {exc}") from None
+            check_control_options(args)
+        except ValueError as exc:
+            raise UsageError(f"control: {exc}") from None
+        if args.log is not None:
+            try:
+                check_output_file(args.log)
+            except InputFileError as exc:
+                raise UsageError(f"control: --log {exc}") from None
 
 
 def cmd_apply(args, sw: Splitter) -> None:

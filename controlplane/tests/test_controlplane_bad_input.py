@@ -188,11 +188,17 @@ TABLE = [
     ),
     (STATE, b"users: " + b"[" * 3000 + b"]" * 3000 + b"\n", 2, "nested deeper than 64 levels"),
     # control: numbers that are no numbers, and a log that cannot be written, before connecting
-    (["control", "ue1", "--gain", "nan"], b"", 2, "'nan' must be a finite number >= 0"),
+    (["control", "ue1", "--gain", "nan"], b"", 2, "gain 'nan' must be a number above 0 up to"),
     (["control", "ue1", "--duration-s", "inf"], b"", 2, "'inf' must be a finite number >= 0"),
     (["control", "ue1", "--min-share", "0.6"], b"", 2, "min share '0.6' must be a number from 0"),
     (["control", "ue1", "--log", "{dir}/no/x.jsonl"], b"", 2, "/no does not exist"),
     (["control", "ue1", "--log", "{dir}"], b"", 2, "is a directory (expected a file name)"),
+    # a knob the policy does not read would change nothing; 0 would freeze or flap the loop
+    (["control", "ue1", "--dup"], b"", 2, "--dup: applies to policy failover only, not capacity"),
+    (["control", "ue1", "--policy", "failover", "--gain", "1"], b"", 2, "policy delay only, not"),
+    (["control", "ue1", "--policy", "static", "--min-share", "0.1"], b"", 2, "not static"),
+    (["control", "ue1", "--alpha", "0"], b"", 2, "alpha '0' must be a number above 0 up to 1"),
+    (["control", "ue1", "--policy", "failover", "--silence-ms", "0"], b"", 2, "above 0"),
     (  # an sc user does not use its batch, but a bad one was a traceback (int('x'))
         STATE,
         b'users:\n  ue2: {addr: 10.0.0.3, mode: sc, port: 1, batch: "x"}\n',
@@ -365,3 +371,14 @@ def test_a_state_file_number_is_ascii_digits_only(user, message, tmp_path, capsy
     state.write_text("users:\n  ue1: {addr: 10.0.0.2, mode: dc-split, batch: 100, " + user + "}\n")
     code, lines = _exit_and_lines(["apply", str(state)], capsys)
     assert code == 2 and len(lines) == 1 and message in lines[0], lines
+
+
+def test_control_knobs_reach_the_policy_in_its_units():
+    """Only the knobs given override the policy's defaults; ms options become seconds."""
+    from controlplane.control import _tuning
+    from controlplane.policies import Tuning
+
+    argv = ["control", "ue1", "--policy", "failover", "--silence-ms", "500", "--dup"]
+    assert _tuning(build_parser().parse_args(argv)) == Tuning(silence_s=0.5, dup=True)
+    argv = ["control", "ue1", "--min-interval-ms", "20", "--alpha", "0.5"]
+    assert _tuning(build_parser().parse_args(argv)) == Tuning(min_interval_s=0.02, alpha=0.5)

@@ -34,6 +34,7 @@ from typing import Any
 import yaml
 
 from controlplane.limits import MAX_BATCH  # the P4 program's batch_size_t
+from controlplane.policies import KNOB_NAMES, POLICY_KNOBS, unused_knob
 from dccommon.cliargs import (
     InputFileError,
     check_name,
@@ -682,6 +683,31 @@ def _validate_t_reordering(where: str, value: Any) -> None:
     _number(where, value, lo=0, hi=MAX_T_REORDERING_MS)
 
 
+ZERO_KNOB = {
+    "alpha": "would never let a report move the estimates",
+    "gain": "would never move the split",
+    "silence_ms": "would call a leg down whenever the other one reported last",
+}
+
+
+def _check_knobs_read(runs: list[Run]) -> None:
+    """A control knob that no run's policy reads changes nothing: a typo or a wrong policy
+    (a sweep may share knobs between a baseline without a loop and the loops: fine)."""
+    given: set[str] = set()
+    policies: list[str] = []
+    for run in runs:
+        control = run.config["control"]
+        given |= {k for k in KNOB_NAMES if control.get(k) not in (None, False)}
+        policies += [control["policy"]] if control["policy"] not in policies else []
+    for knob in sorted(given):
+        if not any(KNOB_NAMES[knob] in POLICY_KNOBS.get(p, ()) for p in policies):
+            problem = unused_knob(policies[0], [knob])
+            raise ScenarioError(
+                f"control.{problem.split(', not ')[0]}, and no run of this study has one "
+                f"(policies: {', '.join(policies)})"
+            )
+
+
 def validate_control(where: str, control: dict) -> dict:
     """The controller loop's keys (a sweep may set them per point: checked per run too)."""
     control = {**CONTROL_KEYS, **_check_keys(where, control, CONTROL_KEYS)}
@@ -695,6 +721,9 @@ def validate_control(where: str, control: dict) -> dict:
     for key in ("min_interval_ms", "gain", "silence_ms"):
         if control[key] is not None:
             _number(f"{where}.{key}", control[key], lo=0)
+    for key in ("alpha", "gain", "silence_ms"):  # 0 would freeze or flap the loop
+        if control[key] == 0:
+            raise ScenarioError(f"{where}.{key}: must be above 0 (0 {ZERO_KNOB[key]})")
     for key in ("down_reports", "up_reports"):
         if control[key] is not None:
             _number(f"{where}.{key}", control[key], lo=1, integer=True)
@@ -887,6 +916,7 @@ def expand(doc: dict) -> list[Run]:
                 scale=doc.get("scale", 1.0),
             )
         )
+    _check_knobs_read(runs)
     return runs
 
 

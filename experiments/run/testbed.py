@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Self
 
+from controlplane.policies import KNOB_NAMES, POLICY_KNOBS
 from experiments.run import switches
 from experiments.run.netns import (
     Namespace,
@@ -495,20 +496,13 @@ class Testbed:
             "--log",
             str(self.control_log),
         ]
-        for key in (
-            "alpha",
-            "hysteresis",
-            "min_interval_ms",
-            "min_share",
-            "gain",
-            "silence_ms",
-            "down_reports",
-            "up_reports",
-        ):
-            if control.get(key) is not None:
-                argv += [f"--{key.replace('_', '-')}", str(control[key])]
-        if control.get("dup"):
-            argv.append("--dup")
+        # the knobs this run's policy reads (a study sweeping policies shares one control
+        # block; dcctl refuses a knob its policy would ignore)
+        reads = POLICY_KNOBS[control["policy"]]
+        for key, knob in KNOB_NAMES.items():
+            if knob not in reads or control.get(key) in (None, False):
+                continue
+            argv += [f"--{key.replace('_', '-')}"] + ([] if key == "dup" else [str(control[key])])
         log = self.workdir / "control.log"
         with open(log, "w") as out:
             self.procs["control"] = subprocess.Popen(

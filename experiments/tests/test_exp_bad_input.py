@@ -282,6 +282,25 @@ TABLE = [
     ),
     (["validate", "{s}"], scenario(variants="[{label: ''}]"), 2, "label '' must be 1 to 64 char"),
     (["validate", "{s}"], scenario(dc="{ratio: '９:１'}"), 2, "ratio must be 'A:B'"),
+    # control knobs no run's policy reads (a baseline point beside the loops may share them)
+    (
+        ["validate", "{s}"],
+        scenario(control="{policy: capacity, gain: 2}"),
+        2,
+        "control.gain: applies to policy delay only, and no run of this study has one (polic",
+    ),
+    (
+        ["validate", "{s}"],
+        scenario(control="{dup: true}", sweep="{param: control.policy, values: [none, delay]}"),
+        2,
+        "control.dup: applies to policy failover only, and no run of this study has one",
+    ),
+    (
+        ["validate", "{s}"],
+        scenario(control="{policy: capacity, alpha: 0}"),
+        2,
+        "control.alpha: must be above 0 (0 would never let a report move the estimates)",
+    ),
 ]
 
 
@@ -434,3 +453,15 @@ def test_a_trace_linkem_takes_passes_validate(tmp_path, capsys):
     assert dcexp(["validate", str(tmp_path / "s.yaml")]) == 0
     assert ": ok (1 runs" in capsys.readouterr().out
     assert trace_mean_mbit(tmp_path / "t.mahi") == pytest.approx(12.0)
+
+
+def test_a_baseline_beside_the_loops_may_share_their_knobs(tmp_path, capsys):
+    """`none` reads no knob, but the sweep's loops do: the study is fine."""
+    (tmp_path / "s.yaml").write_bytes(
+        scenario(
+            control="{alpha: 0.3, dup: true}",
+            sweep="{param: control.policy, values: [none, capacity, failover]}",
+        )
+    )
+    assert dcexp(["validate", str(tmp_path / "s.yaml")]) == 0
+    assert ": ok (3 runs" in capsys.readouterr().out
