@@ -271,7 +271,7 @@ def _validate_multipath_knobs(where: str, flow: dict) -> None:
                 raise ScenarioError(f"{where}.{key}: applies to kinds mpquic and mptcp only")
         return
     if kind == "mptcp":
-        flow["scheduler"] = flow["scheduler"] or "default"
+        flow["scheduler"] = "default" if flow["scheduler"] is None else flow["scheduler"]
         offered = kernel_schedulers()
         if flow["scheduler"] not in offered:
             raise ScenarioError(
@@ -281,8 +281,13 @@ def _validate_multipath_knobs(where: str, flow: dict) -> None:
         if flow["paths"] is not None:
             raise ScenarioError(f"{where}.paths: applies to kind mpquic only")
         return
-    flow["scheduler"] = flow["scheduler"] or "minrtt"
+    flow["scheduler"] = "minrtt" if flow["scheduler"] is None else flow["scheduler"]
     flow["paths"] = 2 if flow["paths"] is None else flow["paths"]
+    if isinstance(flow["paths"], bool) or not isinstance(flow["paths"], int):  # 2.0, true
+        raise ScenarioError(
+            f"{where}.paths: {shown(flow['paths'])} is not one of "
+            f"{', '.join(map(str, mpquic.PATHS))} (a whole number of paths)"
+        )
     checks = (
         ("scheduler", flow["scheduler"], tuple(mpquic.SCHEDULERS)),
         ("paths", flow["paths"], mpquic.PATHS),

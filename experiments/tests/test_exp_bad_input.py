@@ -282,6 +282,25 @@ TABLE = [
     ),
     (["validate", "{s}"], scenario(variants="[{label: ''}]"), 2, "label '' must be 1 to 64 char"),
     (["validate", "{s}"], scenario(dc="{ratio: '９:１'}"), 2, "ratio must be 'A:B'"),
+    # multipath knobs: an empty or falsy scheduler is no default, a path count is whole
+    (
+        ["validate", "{s}"],
+        b"name: t\nlinks: {both: {rate_mbit: 20}}\nflows: [{kind: mpquic, size_mb: 1, scheduler: ''}]\n",
+        2,
+        "scheduler: '' is not one of minrtt, roundrobin, redundant",
+    ),
+    (
+        ["validate", "{s}"],
+        b"name: t\nlinks: {both: {rate_mbit: 20}}\nflows: [{kind: mptcp, size_mb: 1, scheduler: 0}]\n",
+        2,
+        "scheduler: 0 is not offered by this kernel",
+    ),
+    (
+        ["validate", "{s}"],
+        b"name: t\nlinks: {both: {rate_mbit: 20}}\nflows: [{kind: mpquic, size_mb: 1, paths: true}]\n",
+        2,
+        "paths: True is not one of 1, 2 (a whole number of paths)",
+    ),
     # control knobs no run's policy reads (a baseline point beside the loops may share them)
     (
         ["validate", "{s}"],
