@@ -127,6 +127,13 @@ def parse_float(text: str) -> float:
     raise ValueError(f"not a decimal number in ASCII digits: {text!r}")
 
 
+def number_list(text: str, parse=parse_float) -> list:
+    """Comma-separated numbers ('20,80,160'), each read by `parse` (parse_float or
+    parse_int): the benches' lists of rates and slacks. ValueError for an item that is not
+    such a number, an empty one too."""
+    return [parse(item.strip()) for item in text.split(",")]
+
+
 def _range_text(lo: float, hi: float) -> str:
     return f"{lo}..{'2^64-1' if hi == MAX_UINT64 else hi}"
 

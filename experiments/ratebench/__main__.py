@@ -6,7 +6,13 @@ import argparse
 import sys
 from pathlib import Path
 
-from dccommon.cliargs import ArgumentParser, InputFileError, float_range, make_output_dir
+from dccommon.cliargs import (
+    ArgumentParser,
+    InputFileError,
+    float_range,
+    make_output_dir,
+    parse_int,
+)
 from experiments.ratebench import idle, rawpath, report, sweep
 from experiments.run.cpu import PIN_LAYOUTS
 from experiments.run.links import AUTO_SLACK
@@ -34,7 +40,7 @@ def _choice_list(allowed: tuple, cast):
 
 def _slack_list(text: str) -> list[int | str]:
     try:
-        values = [v if v == AUTO_SLACK else int(v) for v in text.split(",")]
+        values = [v if v == AUTO_SLACK else parse_int(v) for v in text.split(",")]
     except ValueError:
         values = []
     if not values or any(v != AUTO_SLACK and not 0 <= v <= MAX_SLACK_US for v in values):

@@ -161,6 +161,9 @@ def test_bad_grids_get_one_line_naming_the_range(capsys):
     with pytest.raises(SystemExit):
         aioquic_limit.main(["run", "--rates", "fast"])
     assert "--rates (Mbit/s per leg)" in capsys.readouterr().err
+    with pytest.raises(SystemExit):  # int() would read fullwidth digits as 1 and 2
+        aioquic_limit.main(["run", "--flows", "１,２"])
+    assert "--flows: a comma-separated list of numbers" in capsys.readouterr().err
 
 
 def test_the_limit_bench_checks_its_out_folder_before_the_runs(tmp_path, capsys, monkeypatch):

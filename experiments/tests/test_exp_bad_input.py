@@ -140,7 +140,7 @@ TABLE = [
     (["campaign", "{tmp}/" + "d/" * 2100], GOOD, 2, "name too long"),
     (["campaign", "{tmp}/file"], GOOD, 2, "file: is not a directory"),
     (["report", "{tmp}/no\rdir"], GOOD, 2, "no\\rdir: no such directory"),
-    (["run", "{s}", "--variant", "a\nb"], GOOD, 2, "--variant a\\nb: not in this scenario"),
+    (["run", "{s}", "--variant", "a\nb"], GOOD, 2, "--variant 'a\\nb': not in this scenario"),
     # one YAML reader: a duplicate key is refused with file:line:col
     (
         ["validate", "{s}"],
@@ -320,6 +320,7 @@ TABLE = [
         2,
         "control.alpha: must be above 0 (0 would never let a report move the estimates)",
     ),
+    (["run", "{s}", "--variant", ""], GOOD, 2, "--variant '': not in this scenario"),
 ]
 
 
