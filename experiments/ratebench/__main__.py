@@ -33,9 +33,18 @@ def _choice_list(allowed: tuple, cast):
             raise argparse.ArgumentTypeError(
                 f"{text!r}: give a comma-separated subset of {','.join(map(str, allowed))}"
             )
-        return values
+        return _once_each(text, values)
 
     return parse
+
+
+def _once_each(text: str, values: list) -> list:
+    """A list option's values, each once: a point or slack given twice would run twice into
+    the same folder."""
+    twice = next((v for i, v in enumerate(values) if v in values[:i]), None)
+    if twice is not None:
+        raise argparse.ArgumentTypeError(f"{text!r}: {twice} is given twice; give each once")
+    return values
 
 
 def _slack_list(text: str) -> list[int | str]:
@@ -47,7 +56,7 @@ def _slack_list(text: str) -> list[int | str]:
         raise argparse.ArgumentTypeError(
             f"{text!r}: give comma-separated integers 0 to {MAX_SLACK_US} (µs) or {AUTO_SLACK}"
         )
-    return values
+    return _once_each(text, values)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -60,7 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--out", type=Path, default=Path("results/bench-testbed"))
     parser.add_argument(
         "--rates",
-        type=_choice_list(sweep.RATES_MBIT, int),
+        type=_choice_list(sweep.RATES_MBIT, parse_int),
         default=list(sweep.RATES_MBIT),
         help="leg rates in Mbit/s (each point is 2 legs of this rate)",
     )
