@@ -367,3 +367,33 @@ def test_the_outage_bench_refuses_bad_options_before_it_builds_namespaces(argv, 
     with pytest.raises(SystemExit):
         outage.main(argv)
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["--mean-mbit", "nan"], "mean 'nan' must be a number above 0 up to 100000"),
+        (["--mean-mbit", "１"], "mean '１' must be a number above 0"),
+        (["--mean-mbit", "20", "--cv", "-1"], "cv '-1' must be a number from 0 to 10"),
+        (["--mean-mbit", "20", "--duration-s", "0.001"], "from 0.01 to 86400"),
+        (["--mean-mbit", "20", "--outage-ms", "-5"], "outage -5 is out of range (allowed 1.."),
+        (["--mean-mbit", "20", "--outages-per-min", "nan"], "outages per minute 'nan' must"),
+        (["--mean-mbit", "1000", "--duration-s", "100"], "8,333,333 lines, more than the 5,0"),
+    ],
+)
+def test_the_trace_generator_refuses_what_would_be_no_trace(argv, message, capsys):
+    """nan, a negative outage or a huge trace once gave a file of one line, a trace with
+    no outages, or ran out of memory."""
+    from experiments.traces import generate
+
+    with pytest.raises(SystemExit) as info:
+        generate.main(argv)
+    assert info.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_a_generated_trace_is_one_linkem_reads_at_its_mean(tmp_path, capsys):
+    from experiments.traces import generate
+
+    assert generate.main(["--mean-mbit", "12", "--cv", "0", "--duration-s", "2"]) == 0
+    (tmp_path / "t.mahi").write_text(capsys.readouterr().out)
+    assert trace_mean_mbit(tmp_path / "t.mahi") == pytest.approx(12.0, rel=0.01)
