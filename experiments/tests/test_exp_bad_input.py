@@ -485,3 +485,19 @@ def test_a_baseline_beside_the_loops_may_share_their_knobs(tmp_path, capsys):
     )
     assert dcexp(["validate", str(tmp_path / "s.yaml")]) == 0
     assert ": ok (3 runs" in capsys.readouterr().out
+
+
+def test_the_ray_walltime_tool_empties_only_its_own_studies(tmp_path, capsys):
+    """Its --out was removed whole at start: `--out results` would have deleted every
+    result. Now a file there is refused, and only the studies it times are emptied."""
+    from experiments.run import raycluster
+
+    (tmp_path / "file").write_text("")
+    with pytest.raises(SystemExit) as info:
+        raycluster.main(["s.yaml", "--out", str(tmp_path / "file")])
+    assert info.value.code == 2 and "exists and is not a directory" in capsys.readouterr().err
+    (tmp_path / "local").mkdir()
+    (tmp_path / "local" / "old-run").write_text("")
+    (tmp_path / "other-study").mkdir()
+    assert raycluster._fresh(tmp_path / "local") == tmp_path / "local"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file", "other-study"]
