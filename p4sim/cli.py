@@ -64,7 +64,7 @@ class UsageError(Exception):
 
 def _interface(text: str) -> tuple[int, str]:
     port, sep, name = text.partition("@")
-    if not sep or not port.isdigit() or not name:
+    if not sep or not (port.isascii() and port.isdigit()) or not name:  # not fullwidth '１'
         raise argparse.ArgumentTypeError(f"{text!r} is not PORT@INTERFACE (e.g. 0@veth0)")
     if not 0 <= int(port) <= MAX_PORT:
         raise argparse.ArgumentTypeError(

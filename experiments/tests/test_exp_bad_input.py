@@ -321,6 +321,12 @@ TABLE = [
         "control.alpha: must be above 0 (0 would never let a report move the estimates)",
     ),
     (["run", "{s}", "--variant", ""], GOOD, 2, "--variant '': not in this scenario"),
+    (
+        ["run", "{s}", "--executor", "ray", "--address", "127.0.0.1:１"],
+        GOOD,
+        2,
+        "--address 127.0.0.1:１: expected auto, HOST:PORT",
+    ),
 ]
 
 
