@@ -462,6 +462,9 @@ int main(int argc, char **argv)
 	 * at once and the shutdown path cleans up as usual. */
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	/* A stats fifo or pipe whose reader left: the write fails with EPIPE and the agent
+	 * stops as for any stats line it cannot write, its ports closed, instead of dying. */
+	signal(SIGPIPE, SIG_IGN);
 
 	/* EAL logs to stdout by default, where the stats may go. */
 	rte_openlog_stream(stderr);
