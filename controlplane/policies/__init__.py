@@ -112,12 +112,16 @@ KNOB_NAMES = {
 }
 
 
+def knob_readers(knob: str) -> str:
+    """The policies that read `knob` (a KNOB_NAMES key), as an error says them."""
+    readers = [p for p, knobs in POLICY_KNOBS.items() if KNOB_NAMES[knob] in knobs]
+    return f"polic{'ies' if len(readers) > 1 else 'y'} {', '.join(readers)}"
+
+
 def unused_knob(policy: str, given) -> str | None:
     """The first knob of `given` (KNOB_NAMES keys) that `policy` does not read, with the
-    policies that do, as an error's end: "applies to policy delay only, not capacity"."""
+    policies that do: "gain: applies to policy delay only, not capacity"."""
     for knob in given:
         if KNOB_NAMES[knob] not in POLICY_KNOBS.get(policy, ()):
-            readers = [p for p, knobs in POLICY_KNOBS.items() if KNOB_NAMES[knob] in knobs]
-            which = f"polic{'ies' if len(readers) > 1 else 'y'} {', '.join(readers)}"
-            return f"{knob}: applies to {which} only, not {policy}"
+            return f"{knob}: applies to {knob_readers(knob)} only, not {policy}"
     return None

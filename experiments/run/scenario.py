@@ -34,7 +34,7 @@ from typing import Any
 import yaml
 
 from controlplane.limits import MAX_BATCH  # the P4 program's batch_size_t
-from controlplane.policies import KNOB_NAMES, POLICY_KNOBS, unused_knob
+from controlplane.policies import KNOB_NAMES, POLICY_KNOBS, knob_readers
 from dccommon.cliargs import (
     InputFileError,
     check_name,
@@ -706,10 +706,9 @@ def _check_knobs_read(runs: list[Run]) -> None:
         policies += [control["policy"]] if control["policy"] not in policies else []
     for knob in sorted(given):
         if not any(KNOB_NAMES[knob] in POLICY_KNOBS.get(p, ()) for p in policies):
-            problem = unused_knob(policies[0], [knob])
             raise ScenarioError(
-                f"control.{problem.split(', not ')[0]}, and no run of this study has one "
-                f"(policies: {', '.join(policies)})"
+                f"control.{knob}: applies to {knob_readers(knob)} only, and no run of this "
+                f"study has one (policies: {', '.join(policies)})"
             )
 
 
