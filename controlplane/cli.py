@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from controlplane.client import DEFAULT_ADDR, ConnectionFailed, P4RuntimeError
-from controlplane.control import add_control_parser, cmd_control
+from controlplane.control import add_control_parser, check_control_options, cmd_control
 from controlplane.limits import MAX_BATCH, MAX_PORT
 from controlplane.model import (
     MODES,
@@ -48,6 +48,7 @@ from dccommon.cliargs import (
     int_range,
     load_yaml,
     name_arg,
+    parse_int,
     printable,
     unicast_arg,
 )
@@ -68,7 +69,7 @@ class UsageError(SplitterError):
 
 def port_number(text: str) -> int:
     try:
-        port = int(text)
+        port = parse_int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(
             f"{text!r} is not a port number (allowed 0..{MAX_PORT})"
@@ -80,7 +81,7 @@ def port_number(text: str) -> int:
 
 def batch_size(text: str) -> int:
     try:
-        batch = int(text)
+        batch = parse_int(text)
     except ValueError:
         batch = -1
     if not 1 <= batch <= MAX_BATCH:
@@ -119,7 +120,7 @@ def mac_rule(text: str) -> tuple[int, str, str | None]:
 
 def election_id(text: str) -> int:
     try:
-        value = int(text)
+        value = parse_int(text)
     except ValueError:
         value = 0
     if not 1 <= value < 1 << 128:
@@ -600,11 +601,16 @@ def check_command_line(args) -> None:
             )
     elif args.command == "apply":
         args.state = load_state(args.file)
-    elif args.command == "control" and args.log is not None:
+    elif args.command == "control":
         try:
-            check_output_file(args.log)
-        except InputFileError as exc:
-            raise UsageError(f"control: --log {exc}") from None
+            check_control_options(args)
+        except ValueError as exc:
+            raise UsageError(f"control: {exc}") from None
+        if args.log is not None:
+            try:
+                check_output_file(args.log)
+            except InputFileError as exc:
+                raise UsageError(f"control: --log {exc}") from None
 
 
 def cmd_apply(args, sw: Splitter) -> None:

@@ -12,6 +12,7 @@ each (the PDCP SN continues). Every report and decision is logged as one JSON li
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import signal
@@ -24,9 +25,16 @@ from typing import IO
 from controlplane.client import P4RuntimeError
 from controlplane.model import SplitterError
 from controlplane.pdcp import FeedbackError, decode_report, is_report
-from controlplane.policies import POLICY_NAMES, Decision, Tuning, make_policy
+from controlplane.policies import (
+    KNOB_NAMES,
+    POLICY_NAMES,
+    Decision,
+    Tuning,
+    make_policy,
+    unused_knob,
+)
 from controlplane.splitter import Splitter
-from dccommon.cliargs import add_old_name, float_range
+from dccommon.cliargs import add_old_name, float_range, parse_float, parse_int
 
 PACKET_IN_PORT_ID = 1  # packet_in.ingress_port in the adaptive profile's P4Info
 TICK_S = 0.005  # how often silence is checked when no report arrives
@@ -172,7 +180,7 @@ __all__ = ["ControlError", "JsonLog", "run_control"]
 
 def _fraction(text: str) -> float:
     try:
-        value = float(text)
+        value = parse_float(text)
     except ValueError:
         value = -1.0
     if not 0.0 <= value <= 1.0:
@@ -182,7 +190,7 @@ def _fraction(text: str) -> float:
 
 def _non_negative(text: str) -> float:
     try:
-        value = float(text)
+        value = parse_float(text)
     except ValueError:
         value = -1.0
     if not math.isfinite(value) or value < 0:  # nan and inf, too
@@ -191,9 +199,13 @@ def _non_negative(text: str) -> float:
 
 
 def _count(text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
+    try:
+        value = parse_int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
         raise argparse.ArgumentTypeError(f"{text!r} must be a whole number >= 1")
-    return int(text)
+    return value
 
 
 def add_control_parser(sub, fmt) -> None:
@@ -213,58 +225,69 @@ def add_control_parser(sub, fmt) -> None:
     )
     add_old_name(p, "--duration", duration)
     p.add_argument("--no-reports", action="store_true", help="log decisions only")
-    p.add_argument("--alpha", type=_fraction, default=d.alpha, help="EWMA weight of a report")
-    p.add_argument(
-        "--hysteresis", type=_fraction, default=d.hysteresis, help="smallest share change"
-    )
-    p.add_argument(
-        "--min-interval-ms",
-        type=_non_negative,
-        default=d.min_interval_s * 1e3,
-        help="least time between two changes",
-    )
-    p.add_argument(
+    # The knobs: None when not given (the policy's default applies), so that a knob the
+    # chosen policy does not read is refused instead of changing nothing.
+    knob = functools.partial(_add_knob, p, d)
+    knob("--alpha", float_range(0, 1, "alpha", low_open=True), "EWMA weight of a report")
+    knob("--hysteresis", _fraction, "smallest share change")
+    knob("--min-interval-ms", _non_negative, "least time between two changes", 1e3)
+    knob(
         "--min-share",
-        type=float_range(0, 0.5, "min share"),  # each of two legs: at most half
-        default=d.min_share,
-        help="probe share each leg keeps (capacity, delay, failover)",
+        float_range(0, 0.5, "min share"),  # each of two legs: at most half
+        "probe share each leg keeps (capacity, delay, failover)",
     )
-    p.add_argument("--gain", type=_non_negative, default=d.gain, help="delay policy gain")
-    p.add_argument(
+    knob("--gain", float_range(0, 1e6, "gain", low_open=True), "delay policy gain")
+    knob(
         "--silence-ms",
-        type=_non_negative,
-        default=d.silence_s * 1e3,
-        help="failover: a leg silent this long is down",
+        float_range(0, 3.6e6, "silence", low_open=True),
+        "failover: a leg silent this long (while the other reports) is down",
+        1e3,
     )
-    p.add_argument(
+    knob(
         "--down-reports",
-        type=_count,
-        default=d.down_reports,
-        help="failover: consecutive reports losing everything before a leg is down",
+        _count,
+        "failover: consecutive reports losing everything before a leg is down",
+    )
+    knob(
+        "--up-reports", _count, "failover: consecutive delivering reports before a leg is up again"
     )
     p.add_argument(
-        "--up-reports",
-        type=_count,
-        default=d.up_reports,
-        help="failover: consecutive delivering reports before a leg is up again",
+        "--dup",
+        action="store_const",
+        const=True,
+        help="failover: duplicate instead of moving the traffic",
     )
-    p.add_argument(
-        "--dup", action="store_true", help="failover: duplicate instead of moving the traffic"
+
+
+def _add_knob(p, defaults: Tuning, option: str, kind, text: str, unit: float = 1.0) -> None:
+    field = KNOB_NAMES[option[2:].replace("-", "_")]
+    default = getattr(defaults, field) * unit
+    p.add_argument(option, type=kind, help=f"{text} (default: {default:g})")
+
+
+def check_control_options(args) -> None:
+    """Before connecting: a knob the chosen policy does not read (it would change nothing).
+    ValueError naming the option and the policies that read it."""
+    given = [k for k in KNOB_NAMES if getattr(args, k) is not None]
+    problem = unused_knob(args.policy, given)
+    if problem:
+        raise ValueError("--" + problem.replace("_", "-", problem.index(":")))
+
+
+def _tuning(args) -> Tuning:
+    """The policy's Tuning: its defaults, with the knobs given on the command line."""
+    scale = {"min_interval_ms": 1e-3, "silence_ms": 1e-3}
+    return Tuning(
+        **{
+            KNOB_NAMES[k]: getattr(args, k) * scale.get(k, 1)
+            for k in KNOB_NAMES
+            if getattr(args, k) is not None
+        }
     )
 
 
 def cmd_control(args, sw: Splitter) -> None:
-    tuning = Tuning(
-        alpha=args.alpha,
-        hysteresis=args.hysteresis,
-        min_interval_s=args.min_interval_ms / 1e3,
-        min_share=args.min_share,
-        gain=args.gain,
-        silence_s=args.silence_ms / 1e3,
-        down_reports=args.down_reports,
-        up_reports=args.up_reports,
-        dup=args.dup,
-    )
+    tuning = _tuning(args)
     if args.log:
         with open(args.log, "w") as out:
             run_control(

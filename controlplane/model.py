@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass, field, replace
 
 from controlplane.limits import MAX_BATCH, MAX_PORT
-from dccommon.cliargs import check_name, check_unicast
+from dccommon.cliargs import check_name, check_unicast, parse_float, parse_int
 
 MODES = ("dc-split", "dc-credit", "dc-dup", "sc")
 ADAPTIVE_MODES = ("dc-credit",)  # need the -D DC_ADAPTIVE profile
@@ -37,7 +37,7 @@ def parse_ratio(value) -> tuple[int, int] | float:
         a, b = value
     elif isinstance(value, str) and value.strip().endswith("%"):
         try:
-            pct = float(value.strip()[:-1])
+            pct = parse_float(value.strip()[:-1])
         except ValueError:
             raise SplitterError(
                 f"ratio {value!r}: a percentage must be a number from 0 to "
@@ -54,12 +54,19 @@ def parse_ratio(value) -> tuple[int, int] | float:
             f"e.g. 9:1) or a percentage on leg A (e.g. 70%)"
         )
     try:
-        a, b = int(a), int(b)
+        a, b = (parse_int(v.strip()) if isinstance(v, str) else _whole(v) for v in (a, b))
     except (TypeError, ValueError):
         raise SplitterError(f"ratio {value!r}: a and b in 'a:b' must be whole numbers") from None
     if a < 0 or b < 0 or a + b == 0:
         raise SplitterError(f"ratio {value!r}: a and b must be >= 0 and not both 0")
     return a, b
+
+
+def _whole(value) -> int:
+    """An int from YAML or the API, as is: int() would make 1.5 a 1 and true a 1."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"not a whole number: {value!r}")
+    return value
 
 
 def leg_a_count(ratio, batch: int) -> int:
@@ -137,8 +144,8 @@ class PortConfig:
 
 def _check_port(value, what: str) -> int:
     """A port number: an int (not a bool, not 1.5), or its decimal text from a command line."""
-    if isinstance(value, str) and re.fullmatch(r"\s*-?\d+\s*", value):
-        value = int(value)
+    if isinstance(value, str) and re.fullmatch(r"\s*-?[0-9]+\s*", value):
+        value = parse_int(value.strip())
     if isinstance(value, bool) or not isinstance(value, int):
         raise SplitterError(f"{what}: {value!r} is not a port number (allowed 0..{MAX_PORT})")
     if not 0 <= value <= MAX_PORT:
@@ -219,6 +226,12 @@ def validate_user(cfg: UserConfig, ports: PortConfig) -> UserConfig:
         raise SplitterError(
             f"port applies to sc users only; a {cfg.mode} user uses leg_a and leg_b"
         )
+    if (  # an sc user's batch is unused, but a bad one is still a typo to report
+        isinstance(cfg.batch, bool)
+        or not isinstance(cfg.batch, int)
+        or not 1 <= cfg.batch <= MAX_BATCH
+    ):
+        raise SplitterError(f"batch {cfg.batch!r} must be a whole number from 1 to {MAX_BATCH}")
     if cfg.mode == "sc":
         if cfg.port is None:
             raise SplitterError(f"an sc user needs a port: {allowed}")
@@ -229,15 +242,8 @@ def validate_user(cfg: UserConfig, ports: PortConfig) -> UserConfig:
             cfg,
             addr=addr,
             port=port,
-            batch=int(cfg.batch),
             name=None if cfg.name is None else str(cfg.name),
         )
-    if (
-        isinstance(cfg.batch, bool)
-        or not isinstance(cfg.batch, int)
-        or not 1 <= cfg.batch <= MAX_BATCH
-    ):
-        raise SplitterError(f"batch {cfg.batch!r} must be a whole number from 1 to {MAX_BATCH}")
     for what in ("leg_a", "leg_b"):
         port = _check_port(getattr(cfg, what), what)
         if port not in user_ports:

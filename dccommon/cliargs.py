@@ -101,6 +101,39 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
         return super()._get_help_string(action)
 
 
+# Numbers as a user types them: ASCII digits only. Python's int() and float() also read
+# fullwidth ('１２'), Arabic-Indic ('١٢') and other Unicode digits, '1_000' and padding
+# spaces, which a terminal may show as a plain number that is not what was typed.
+_ASCII_INT = re.compile(r"[+-]?[0-9]+")
+_ASCII_HEX = re.compile(r"[+-]?0[xX][0-9a-fA-F]+")
+_ASCII_FLOAT = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
+
+
+def parse_int(text: str, hex_ok: bool = False) -> int:
+    """A whole number written in ASCII decimal digits, with an optional sign (or 0x... hex
+    when hex_ok): the one reader of the commands' integers. ValueError for anything else."""
+    if _ASCII_INT.fullmatch(text):
+        return int(text)
+    if hex_ok and _ASCII_HEX.fullmatch(text):
+        return int(text, 16)
+    raise ValueError(f"not a whole number in ASCII digits: {text!r}")
+
+
+def parse_float(text: str) -> float:
+    """A finite decimal number in ASCII (12, 0.5, .5, 1e-3, with an optional sign): the one
+    reader of the commands' real numbers. ValueError for anything else, inf and nan too."""
+    if _ASCII_FLOAT.fullmatch(text):
+        return float(text)
+    raise ValueError(f"not a decimal number in ASCII digits: {text!r}")
+
+
+def number_list(text: str, parse=parse_float) -> list:
+    """Comma-separated numbers ('20,80,160'), each read by `parse` (parse_float or
+    parse_int): the benches' lists of rates and slacks. ValueError for an item that is not
+    such a number, an empty one too."""
+    return [parse(item.strip()) for item in text.split(",")]
+
+
 def _range_text(lo: float, hi: float) -> str:
     return f"{lo}..{'2^64-1' if hi == MAX_UINT64 else hi}"
 
@@ -110,7 +143,7 @@ def int_range(lo: int, hi: int, what: str = "value"):
 
     def parse(text: str) -> int:
         try:
-            value = int(text, 0) if text.strip().lower().startswith("0x") else int(text)
+            value = parse_int(text, hex_ok=True)
         except ValueError:
             raise argparse.ArgumentTypeError(
                 f"{what} {text!r} is not a whole number (allowed {_range_text(lo, hi)})"
@@ -131,7 +164,7 @@ def float_range(lo: float, hi: float, what: str = "value", low_open: bool = Fals
 
     def parse(text: str) -> float:
         try:
-            value = float(text)
+            value = parse_float(text)
         except ValueError:
             value = math.nan
         if not math.isfinite(value) or value < lo or value > hi or (low_open and value == lo):
@@ -153,7 +186,7 @@ def host_port(text: str) -> str:
         return text
     host, sep, port = text.rpartition(":")
     shape = "expected HOST:PORT with PORT 0..65535 (e.g. 127.0.0.1:9559, [::1]:9559) or unix:PATH"
-    if not sep or not host or not port.isdigit():
+    if not sep or not host or not _ASCII_INT.fullmatch(port) or port[0] in "+-":
         raise argparse.ArgumentTypeError(f"{text!r}: {shape}")
     if int(port) > MAX_TCP_PORT:
         raise argparse.ArgumentTypeError(

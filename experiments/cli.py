@@ -30,6 +30,7 @@ from dccommon.cliargs import (
     log_to_stderr,
     make_output_dir,
     printable,
+    shown,
 )
 from experiments.analysis import RunFileError
 from experiments.run import cpu
@@ -271,7 +272,7 @@ def cmd_run(args) -> int:
         unknown = [v for v in args.variant if v not in labels]
         if unknown:
             raise _UsageError(
-                f"--variant {printable(', '.join(unknown))}: not in this scenario; its "
+                f"--variant {', '.join(shown(v) for v in unknown)}: not in this scenario; its "
                 f"variants: {', '.join(labels)}"
             )
         scenario.runs = [r for r in scenario.runs if r.variant in args.variant]

@@ -22,17 +22,24 @@ HA_FUZZ_SECONDS ?= 20
 # crashed is also kept, crash-* in build/hostagents). HA_FUZZ_SEED=N explores elsewhere.
 HA_FUZZ_SEED ?= 1
 
-hostagents-build: $(HA_BUILD)/pdcp-agent $(HA_BUILD)/test_pdcp $(HA_BUILD)/fuzz_pdcp \
-                  $(HA_BUILD)/bench_pdcp_core
+hostagents-build: $(HA_BUILD)/pdcp-agent $(HA_BUILD)/test_pdcp $(HA_BUILD)/test_statsfile \
+                  $(HA_BUILD)/fuzz_pdcp $(HA_BUILD)/bench_pdcp_core
 
 $(HA_BUILD)/pdcp-agent: $(HA_AGENT) $(HA_AGENT_H) $(HA_CORE) $(HA_CORE_H)
 	@mkdir -p $(@D)
 	$(HA_CC) $(HA_CFLAGS) $$(pkg-config --cflags libdpdk) -o $@ $(HA_AGENT) $(HA_CORE) \
 		$$(pkg-config --libs libdpdk) -lm
 
-$(HA_BUILD)/test_pdcp: $(HA_SRC)/tests/test_pdcp.c $(HA_CORE) $(HA_CORE_H)
+$(HA_BUILD)/test_pdcp: $(HA_SRC)/tests/test_pdcp.c $(HA_SRC)/tests/check.h $(HA_CORE) $(HA_CORE_H)
 	@mkdir -p $(@D)
 	$(HA_CC) $(HA_CFLAGS) $(HA_SAN) -o $@ $(HA_SRC)/tests/test_pdcp.c $(HA_CORE)
+
+# --stats opening (fifos without a reader); DPDK-free like the core
+$(HA_BUILD)/test_statsfile: $(HA_SRC)/tests/test_statsfile.c $(HA_SRC)/tests/check.h \
+                            $(HA_SRC)/agent/statsfile.c $(HA_SRC)/agent/statsfile.h
+	@mkdir -p $(@D)
+	$(HA_CC) $(HA_CFLAGS) $(HA_SAN) -I$(HA_SRC)/agent -o $@ $(HA_SRC)/tests/test_statsfile.c \
+		$(HA_SRC)/agent/statsfile.c
 
 $(HA_BUILD)/fuzz_pdcp: $(HA_SRC)/tests/fuzz_pdcp.c $(HA_CORE) $(HA_CORE_H)
 	@mkdir -p $(@D)
@@ -50,6 +57,7 @@ hostagents-test: hostagents-build
 	@case "$(HA_FUZZ_SEED)" in ''|*[!0-9]*|0) echo "HA_FUZZ_SEED=$(HA_FUZZ_SEED):" \
 		"allowed a whole number from 1 (0 would pick a random seed)" >&2; exit 2;; esac
 	$(HA_BUILD)/test_pdcp
+	$(HA_BUILD)/test_statsfile
 	@rm -rf $(HA_BUILD)/fuzz-corpus && mkdir -p $(HA_BUILD)/fuzz-corpus
 	@echo "fuzz_pdcp: $(HA_FUZZ_SECONDS) s of libFuzzer, seed $(HA_FUZZ_SEED) (log: $(HA_BUILD)/fuzz.log)"
 	@if $(HA_BUILD)/fuzz_pdcp -seed=$(HA_FUZZ_SEED) -max_total_time=$(HA_FUZZ_SECONDS) \

@@ -25,6 +25,7 @@ from dccommon.cliargs import (
     InputFileError,
     check_input_file,
     host_port,
+    input_dir,
     int_range,
     is_loopback_addr,
     loopback_is_up,
@@ -63,7 +64,7 @@ class UsageError(Exception):
 
 def _interface(text: str) -> tuple[int, str]:
     port, sep, name = text.partition("@")
-    if not sep or not port.isdigit() or not name:
+    if not sep or not (port.isascii() and port.isdigit()) or not name:  # not fullwidth '１'
         raise argparse.ArgumentTypeError(f"{text!r} is not PORT@INTERFACE (e.g. 0@veth0)")
     if not 0 <= int(port) <= MAX_PORT:
         raise argparse.ArgumentTypeError(
@@ -90,6 +91,7 @@ def _add_program_options(p: argparse.ArgumentParser) -> None:
         dest="include_dirs",
         action="append",
         default=[],
+        type=input_dir,  # cpp skips a missing one silently: a typo would hide a header
         metavar="DIR",
         help="add DIR to the #include search path",
     )

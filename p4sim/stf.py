@@ -67,6 +67,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from dccommon.cliargs import input_dir
 from p4sim.conformance.stf import StfCommand, StfError, frame_matches, parse_script, split_keys
 from p4sim.errors import P4Error
 from p4sim.frontend import compile_file
@@ -568,7 +569,9 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog=PROG, description="Run an STF-like test against p4sim.")
     ap.add_argument("program", help="P4_16 v1model program")
     ap.add_argument("stf", help="test file (format: see the module documentation)")
-    ap.add_argument("-I", dest="include", action="append", default=[], help="include directory")
+    ap.add_argument(
+        "-I", dest="include", action="append", default=[], type=input_dir, help="include directory"
+    )
     ap.add_argument("-D", dest="define", action="append", default=[], help="NAME[=VALUE] macro")
     ap.add_argument("-v", "--verbose", action="store_true", help="print every output frame")
     args = ap.parse_args(argv)

@@ -15,6 +15,8 @@ import logging
 import sys
 from pathlib import Path
 
+from dccommon.cliargs import InputFileError, check_output_file
+
 log = logging.getLogger("p4sim.tool")
 
 JSON_TO_STDOUT = "-"
@@ -40,12 +42,24 @@ def run(prog: str, main, argv: list[str] | None = None) -> int:
         return 130
 
 
+def _json_file(text: str) -> str:
+    """The deprecated `--json FILE`, checked before the work (a coverage or differential run
+    takes minutes): its folder must exist and be writable."""
+    if text != JSON_TO_STDOUT:
+        try:
+            check_output_file(text)
+        except InputFileError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
 def add_json_option(parser: argparse.ArgumentParser, what: str) -> None:
     """`--json`: print `what` as JSON to stdout (and the report to stderr)."""
     parser.add_argument(
         "--json",
         nargs="?",
         const=JSON_TO_STDOUT,
+        type=_json_file,
         metavar="FILE",
         help=f"print {what} as JSON to stdout (the report goes to stderr); "
         "--json FILE, deprecated, writes them to FILE",

@@ -90,3 +90,38 @@ def make_policy(name: str, base_share: float, tuning: Tuning | None = None, now:
 
 
 POLICY_NAMES = ("static", "capacity", "delay", "failover")
+# The Tuning fields each policy reads: a knob given to another policy would change nothing.
+POLICY_KNOBS = {
+    "static": (),
+    "capacity": ("alpha", "hysteresis", "min_interval_s", "min_share"),
+    "delay": ("alpha", "gain", "hysteresis", "min_interval_s", "min_share"),
+    "failover": ("silence_s", "down_reports", "up_reports", "dup", "min_share"),
+}
+# The knobs as `dcctl control`'s options and a scenario's `control:` keys name them (units in
+# the names) -> Tuning's fields.
+KNOB_NAMES = {
+    "alpha": "alpha",
+    "hysteresis": "hysteresis",
+    "min_interval_ms": "min_interval_s",
+    "min_share": "min_share",
+    "gain": "gain",
+    "silence_ms": "silence_s",
+    "down_reports": "down_reports",
+    "up_reports": "up_reports",
+    "dup": "dup",
+}
+
+
+def knob_readers(knob: str) -> str:
+    """The policies that read `knob` (a KNOB_NAMES key), as an error says them."""
+    readers = [p for p, knobs in POLICY_KNOBS.items() if KNOB_NAMES[knob] in knobs]
+    return f"polic{'ies' if len(readers) > 1 else 'y'} {', '.join(readers)}"
+
+
+def unused_knob(policy: str, given) -> str | None:
+    """The first knob of `given` (KNOB_NAMES keys) that `policy` does not read, with the
+    policies that do: "gain: applies to policy delay only, not capacity"."""
+    for knob in given:
+        if KNOB_NAMES[knob] not in POLICY_KNOBS.get(policy, ()):
+            return f"{knob}: applies to {knob_readers(knob)} only, not {policy}"
+    return None

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from controlplane.cli import main
+from controlplane.cli import build_parser, main
 from controlplane.model import SplitterError
 from controlplane.p4info import P4InfoError, load_p4info
 from controlplane.splitter import Splitter
@@ -188,11 +188,23 @@ TABLE = [
     ),
     (STATE, b"users: " + b"[" * 3000 + b"]" * 3000 + b"\n", 2, "nested deeper than 64 levels"),
     # control: numbers that are no numbers, and a log that cannot be written, before connecting
-    (["control", "ue1", "--gain", "nan"], b"", 2, "'nan' must be a finite number >= 0"),
+    (["control", "ue1", "--gain", "nan"], b"", 2, "gain 'nan' must be a number above 0 up to"),
     (["control", "ue1", "--duration-s", "inf"], b"", 2, "'inf' must be a finite number >= 0"),
     (["control", "ue1", "--min-share", "0.6"], b"", 2, "min share '0.6' must be a number from 0"),
     (["control", "ue1", "--log", "{dir}/no/x.jsonl"], b"", 2, "/no does not exist"),
     (["control", "ue1", "--log", "{dir}"], b"", 2, "is a directory (expected a file name)"),
+    # a knob the policy does not read would change nothing; 0 would freeze or flap the loop
+    (["control", "ue1", "--dup"], b"", 2, "--dup: applies to policy failover only, not capacity"),
+    (["control", "ue1", "--policy", "failover", "--gain", "1"], b"", 2, "policy delay only, not"),
+    (["control", "ue1", "--policy", "static", "--min-share", "0.1"], b"", 2, "not static"),
+    (["control", "ue1", "--alpha", "0"], b"", 2, "alpha '0' must be a number above 0 up to 1"),
+    (["control", "ue1", "--policy", "failover", "--silence-ms", "0"], b"", 2, "above 0"),
+    (  # an sc user does not use its batch, but a bad one was a traceback (int('x'))
+        STATE,
+        b'users:\n  ue2: {addr: 10.0.0.3, mode: sc, port: 1, batch: "x"}\n',
+        2,
+        "user 'ue2': batch 'x' must be a whole number from 1 to 65535",
+    ),
 ]
 
 
@@ -297,3 +309,76 @@ def test_a_huge_p4info_or_config_is_refused_without_reading_it(option, tmp_path)
         p4info.write_text('tables { preamble { id: 1 name: "t" } }\n')
         with pytest.raises(SplitterError, match="larger than the 512 MiB allowed for a device"):
             Splitter(client=None).push_pipeline(p4info, huge)
+
+
+# Every number dcctl reads, written with digits that are not ASCII: Python's int() and
+# float() take fullwidth and Arabic-Indic digits (and '1_0') as numbers. (argv, the value's
+# place holder {n} filled with a good ASCII number first, to show the entry is otherwise fine)
+NUMBERS = [
+    (["--grpc-addr", "127.0.0.1:{n}", "reset"], "9"),
+    (["--device-id", "{n}", "reset"], "1"),
+    (["--election-id", "{n}", "reset"], "1"),
+    (USER + ["--leg-a", "{n}"], "1"),
+    (USER + ["--port", "{n}", "--mode", "sc"], "1"),
+    (USER + ["--batch", "{n}"], "10"),
+    (USER + ["--ratio", "{n}:1"], "9"),
+    (USER + ["--ratio", "{n}%"], "50"),
+    (["port", "set", "--server", "{n}"], "0"),
+    (["port", "set", "--mac", "{n}=02:00:00:00:00:01"], "1"),
+    (["stats", "--interval", "{n}"], "1"),
+    (["stats", "--count", "{n}"], "1"),
+    (["control", "ue1", "--alpha", "0.{n}"], "5"),
+    (["control", "ue1", "--gain", "{n}"], "1"),
+    (["control", "ue1", "--min-share", "0.{n}"], "1"),
+    (["control", "ue1", "--duration-s", "{n}"], "1"),
+    (["control", "ue1", "--down-reports", "{n}"], "3"),
+    (["control", "ue1", "--up-reports", "{n}"], "3"),
+]
+NOT_ASCII = {"fullwidth": str.maketrans("0123456789", "０１２３４５６７８９"),
+             "arabic-indic": str.maketrans("0123456789", "٠١٢٣٤٥٦٧٨٩")}  # fmt: skip
+
+
+def _exit_and_lines(argv, capsys) -> tuple[int, list[str]]:
+    try:
+        got = main(["--grpc-addr", "127.0.0.1:9", *argv] if argv[0] != "--grpc-addr" else argv)
+    except SystemExit as exc:  # argparse
+        got = exc.code
+    return got, _error_lines(capsys.readouterr().err)
+
+
+@pytest.mark.parametrize("digits", NOT_ASCII)
+@pytest.mark.parametrize("argv,good", NUMBERS, ids=[" ".join(e[0]) for e in NUMBERS])
+def test_numbers_are_ascii_digits_only(argv, good, digits, capsys):
+    """The ASCII number is taken; the same number in other digits is refused as the
+    option's own bad value (exit 2), before connecting."""
+    build_parser().parse_args([a.replace("{n}", good) for a in argv])
+    bad = good.translate(NOT_ASCII[digits])
+    code, lines = _exit_and_lines([a.replace("{n}", bad) for a in argv], capsys)
+    assert code == 2 and len(lines) == 1 and bad in lines[0], lines
+
+
+@pytest.mark.parametrize(
+    "user,message",
+    [
+        ('ratio: "９:１"', "a and b in 'a:b' must be whole numbers"),
+        ('ratio: "５０%"', "a percentage must be a number from 0 to 100"),
+        ("ratio: [9.5, 1]", "a and b in 'a:b' must be whole numbers"),
+        ('leg_a: "١"', "is not a port number (allowed 0..510)"),
+    ],
+)
+def test_a_state_file_number_is_ascii_digits_only(user, message, tmp_path, capsys):
+    state = tmp_path / "state.yaml"
+    state.write_text("users:\n  ue1: {addr: 10.0.0.2, mode: dc-split, batch: 100, " + user + "}\n")
+    code, lines = _exit_and_lines(["apply", str(state)], capsys)
+    assert code == 2 and len(lines) == 1 and message in lines[0], lines
+
+
+def test_control_knobs_reach_the_policy_in_its_units():
+    """Only the knobs given override the policy's defaults; ms options become seconds."""
+    from controlplane.control import _tuning
+    from controlplane.policies import Tuning
+
+    argv = ["control", "ue1", "--policy", "failover", "--silence-ms", "500", "--dup"]
+    assert _tuning(build_parser().parse_args(argv)) == Tuning(silence_s=0.5, dup=True)
+    argv = ["control", "ue1", "--min-interval-ms", "20", "--alpha", "0.5"]
+    assert _tuning(build_parser().parse_args(argv)) == Tuning(min_interval_s=0.02, alpha=0.5)

@@ -45,6 +45,7 @@ import pandas as pd
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
+from experiments.analysis import metrics
 from experiments.analysis.metrics import _point_label
 from experiments.analysis.report import _table
 from experiments.analysis.stats import estimate, t975
@@ -108,7 +109,7 @@ def _latency(run_dir: Path, dc_flows: list[str], config: dict) -> dict[str, floa
     if not path.exists():
         return {"rtt_p5_ms": math.nan, "reorder_expiries": math.nan, "link_late": False,
                 **dict.fromkeys(LATE, math.nan)}  # fmt: skip
-    s = pd.read_csv(path, usecols=["t_s", "source", "id", "metric", "value"])
+    s = metrics.load_samples(run_dir)  # the one reader: a torn last line is dropped, named
     rtt = s.value[(s.source == "flow") & s.id.isin(dc_flows) & (s.metric == "rtt_ms")]
     expiries = s.value[(s.source == "agent") & (s.metric == "t_reordering_expiries")]
     link = s[(s.source == "link") & s.metric.isin(["late_us.p99", "frames"])]

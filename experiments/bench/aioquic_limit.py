@@ -26,7 +26,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from dccommon.cliargs import printable
+from dccommon.cliargs import (
+    InputFileError,
+    make_output_dir,
+    number_list,
+    parse_float,
+    parse_int,
+    printable,
+)
 from experiments.analysis import metrics
 from experiments.flows.aioquic_flow import LOOPS
 from experiments.run.limits import cpu_affected, cpu_bound_processes
@@ -175,7 +182,7 @@ def _figure(table: pd.DataFrame, out: Path) -> Path:
 
 def _numbers(text: str, kind, name: str, lo: float, hi: float) -> list:
     try:
-        values = [kind(v) for v in text.split(",") if v.strip()]
+        values = number_list(text, kind)
     except ValueError:
         values = []
     if not values or any(not lo <= v <= hi for v in values):
@@ -190,11 +197,11 @@ def main(argv=None) -> int:
     sub = p.add_subparsers(dest="cmd", required=True)
     run = sub.add_parser("run", help="run the grid (root), then report")
     run.add_argument(
-        "--flows", type=lambda t: _numbers(t, int, "--flows", 1, 16), default=[1, 2, 3]
+        "--flows", type=lambda t: _numbers(t, parse_int, "--flows", 1, 16), default=[1, 2, 3]
     )
     run.add_argument(
         "--rates",
-        type=lambda t: _numbers(t, float, "--rates (Mbit/s per leg)", 0.5, 1000),
+        type=lambda t: _numbers(t, parse_float, "--rates (Mbit/s per leg)", 0.5, 1000),
         default=[5.0, 10.0, 20.0, 30.0],
     )
     run.add_argument("--duration-s", type=float, default=10.0, help="length of each run")
@@ -215,6 +222,10 @@ def main(argv=None) -> int:
         scenario = from_dict(scenario_doc(args.flows, args.rates, args.duration_s, args.loop))
         suffix = "" if args.loop == "asyncio" else f"-{args.loop}"
         path = args.out or Path(f"results/aioquic-limit{suffix}")
+        try:
+            make_output_dir(path)
+        except InputFileError as exc:
+            p.error(f"--out: {exc}")
         summary = run_scenario(scenario, path, RunOptions(pin=args.pin))
         print(f"aioquic_limit: {summary['ok']} ok, {summary['failed']} failed", file=sys.stderr)
     else:

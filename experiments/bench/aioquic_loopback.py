@@ -25,6 +25,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from dccommon.cliargs import InputFileError, make_output_dir
 from dccommon.ports import free_port
 from experiments.flows import LARGE_RCVBUF, MB, make_cert, make_payload
 from experiments.flows.aioquic_flow import LOOPS
@@ -113,6 +114,11 @@ def main(argv=None) -> int:
         p.error(f"--runs: from 1 to 50, got {args.runs}")
     if not 0.1 <= args.mb <= 1000:
         p.error(f"--mb: from 0.1 to 1000, got {args.mb:g}")
+    if args.profile:  # now, not after the minutes of the runs
+        try:
+            make_output_dir(args.profile)
+        except InputFileError as exc:
+            p.error(f"--profile: {exc}")
     nbytes = int(args.mb * MB)
     cpu = {loop: [] for loop in args.loops}
     with tempfile.TemporaryDirectory(prefix="aioquic-loopback-") as tmp:
@@ -120,7 +126,6 @@ def main(argv=None) -> int:
             for loop in args.loops:
                 cpu[loop].append(client_cpu_s(loop, nbytes, Path(tmp)))
         if args.profile:
-            args.profile.mkdir(parents=True, exist_ok=True)
             for loop in args.loops:
                 client_cpu_s(loop, nbytes, Path(tmp), args.profile / f"{loop}.prof")
     print(f"client CPU seconds per {args.mb:g} MB download, {args.runs} runs per loop:")

@@ -6,7 +6,13 @@ import argparse
 import sys
 from pathlib import Path
 
-from dccommon.cliargs import ArgumentParser, InputFileError, float_range, make_output_dir
+from dccommon.cliargs import (
+    ArgumentParser,
+    InputFileError,
+    float_range,
+    make_output_dir,
+    parse_int,
+)
 from experiments.ratebench import idle, rawpath, report, sweep
 from experiments.run.cpu import PIN_LAYOUTS
 from experiments.run.links import AUTO_SLACK
@@ -27,21 +33,30 @@ def _choice_list(allowed: tuple, cast):
             raise argparse.ArgumentTypeError(
                 f"{text!r}: give a comma-separated subset of {','.join(map(str, allowed))}"
             )
-        return values
+        return _once_each(text, values)
 
     return parse
 
 
+def _once_each(text: str, values: list) -> list:
+    """A list option's values, each once: a point or slack given twice would run twice into
+    the same folder."""
+    twice = next((v for i, v in enumerate(values) if v in values[:i]), None)
+    if twice is not None:
+        raise argparse.ArgumentTypeError(f"{text!r}: {twice} is given twice; give each once")
+    return values
+
+
 def _slack_list(text: str) -> list[int | str]:
     try:
-        values = [v if v == AUTO_SLACK else int(v) for v in text.split(",")]
+        values = [v if v == AUTO_SLACK else parse_int(v) for v in text.split(",")]
     except ValueError:
         values = []
     if not values or any(v != AUTO_SLACK and not 0 <= v <= MAX_SLACK_US for v in values):
         raise argparse.ArgumentTypeError(
             f"{text!r}: give comma-separated integers 0 to {MAX_SLACK_US} (µs) or {AUTO_SLACK}"
         )
-    return values
+    return _once_each(text, values)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -54,7 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--out", type=Path, default=Path("results/bench-testbed"))
     parser.add_argument(
         "--rates",
-        type=_choice_list(sweep.RATES_MBIT, int),
+        type=_choice_list(sweep.RATES_MBIT, parse_int),
         default=list(sweep.RATES_MBIT),
         help="leg rates in Mbit/s (each point is 2 legs of this rate)",
     )

@@ -28,6 +28,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from dccommon.cliargs import number_list
 from experiments.run.cpu import run_seconds, thread_times, voluntary_switches
 from experiments.run.netns import Namespace, offloads_off, stop_process, unique_prefix, veth_pair
 from experiments.run.parts import BUILD, wait_for
@@ -186,7 +187,7 @@ def print_table(results: dict[tuple[str, str], dict]) -> None:
 
 def rate_list(text: str) -> list[float]:
     try:
-        rates = [float(x) for x in text.split(",") if x]
+        rates = number_list(text)
     except ValueError:
         rates = []
     if not rates or any(not 0 < r <= 1000 for r in rates):

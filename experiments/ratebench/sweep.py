@@ -10,7 +10,6 @@ frame of both legs (each DC frame crosses each of them once, the ACKs ride leg A
 
 from __future__ import annotations
 
-import csv
 import json
 import shutil
 from dataclasses import asdict, dataclass, field
@@ -162,10 +161,11 @@ def reduce_run(run_dir: Path) -> Point:
 
 
 def read_samples(path: Path) -> list[tuple]:
-    with open(path, newline="") as f:
-        reader = csv.reader(f)
-        next(reader)
-        return [(float(t), src, ident, metric, float(v)) for t, src, ident, metric, v in reader]
+    """A run's samples.csv as (t_s, source, id, metric, value) rows, read by the analysis's
+    one reader (a torn last line dropped and named, a damaged file a RunFileError)."""
+    from experiments.analysis import metrics  # pandas: only where a sweep is reduced
+
+    return list(metrics.load_samples(path.parent).itertuples(index=False, name=None))
 
 
 def _last(rows: list[tuple], source: str, ident: str, metric: str) -> float:

@@ -25,17 +25,23 @@ from dataclasses import replace
 from pathlib import Path
 
 from experiments.run import tc
-from experiments.run.linkspec import ETH_FRAME_BYTES, LinkSpec, LinkSpecError, change_spec
+from experiments.run.linkspec import (
+    ETH_FRAME_BYTES,
+    LINKEM_BINARY,
+    LinkSpec,
+    LinkSpecError,
+    change_spec,
+)
 from experiments.run.netns import Namespace, run, stop_process
 
-ROOT = Path(__file__).resolve().parents[2]
-LINKEM_BINARY = ROOT / "build" / "linkem" / "linkem"
 DIRECTIONS = ("ab", "ba")
 START_TIMEOUT_S = 5.0
 # linkem runs SCHED_FIFO by default from here: on the 2-core testbed, shared with the switch,
 # the agent and the endpoints, an ordinary task's wake-ups are late by up to ~10 ms under
 # load, a real-time one's by tens of us. linkem sleeps between departures (no busy-poll
-# unless asked), so it costs only what its traffic needs. rt_priority=0 turns this off.
+# unless asked), so it costs only what its traffic needs. rt_priority=0 turns this off, and
+# so does a niced caller (rt_priority_for_caller): real-time would outrank everyone else's
+# work, and a bench at nice 19 then takes the cores from a campaign beside it.
 DEFAULT_RT_PRIORITY = 10
 # dcexp's departure slack, "auto": a leg whose full-size frames leave less than AUTO_SLACK_US
 # apart at its rate (above 242 Mbit/s: NR's legs) runs linkem with that slack, a wake-up per
@@ -64,6 +70,15 @@ def departure_slack_us(asked: int | str, kind: str, ab: LinkSpec, ba: LinkSpec) 
     return AUTO_SLACK_US if spacing_us < AUTO_SLACK_US else 0
 
 
+def rt_priority_for_caller(asked: int | None = None) -> int:
+    """linkem's SCHED_FIFO priority (0: an ordinary task): `asked` when given, else
+    DEFAULT_RT_PRIORITY, unless this process runs niced (nice > 0): then 0, and linkem
+    inherits the niceness as the caller's other children do."""
+    if asked is not None:
+        return int(asked)
+    return 0 if os.getpriority(os.PRIO_PROCESS, 0) > 0 else DEFAULT_RT_PRIORITY
+
+
 def _check_direction(direction: str) -> None:
     if direction not in DIRECTIONS + ("both",):
         raise LinkSpecError(f"direction {direction!r}: expected ab, ba or both")
@@ -89,6 +104,7 @@ class Linkem(_StopOnExit):
         self.stats_path: Path | None = None
         self._tmpdir: tempfile.TemporaryDirectory | None = None
         self._stderr = None
+        self.rt_priority: int | None = None  # the SCHED_FIFO priority it started with
 
     def start(
         self,
@@ -104,7 +120,7 @@ class Linkem(_StopOnExit):
         busy_poll_us: int | None = None,
         departure_slack_us: int = 0,
         cpu: int | None = None,
-        rt_priority: int = DEFAULT_RT_PRIORITY,
+        rt_priority: int | None = None,  # None: rt_priority_for_caller's choice
         feedback: str | None = None,
     ) -> Linkem:
         if not self.binary.exists():
@@ -139,8 +155,9 @@ class Linkem(_StopOnExit):
             argv += ["--departure-slack-us", str(int(departure_slack_us))]
         if cpu is not None:
             argv += ["--cpu", str(int(cpu))]
-        if rt_priority:
-            argv += ["--rt-priority", str(int(rt_priority))]
+        self.rt_priority = rt_priority_for_caller(rt_priority)
+        if self.rt_priority:
+            argv += ["--rt-priority", str(self.rt_priority)]
         if feedback:  # leg feedback reports: linkem's --feedback SPEC
             argv += ["--feedback", feedback]
         # Lives as long as the process (read after it exits), closed in stop().

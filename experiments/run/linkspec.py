@@ -1,15 +1,19 @@
 """One direction of an emulated link as the scenario files describe it (`LinkSpec`, units in
 the key names), checked and converted: to linkem's SPEC string here, to netem's arguments in
 `experiments.run.tc`. Both link drivers (`experiments.run.links`) and tc read it; it reads neither.
+A trace file is read by linkem's own parser (`linkem --check-trace`), the one a run uses.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import os
+import subprocess
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
+LINKEM_BINARY = Path(__file__).resolve().parents[2] / "build" / "linkem" / "linkem"
 DISTS = ("const", "normal", "uniform", "pareto", "paretonormal")
 # Where a frame chosen for loss is dropped: after its serialization (it used link time;
 # linkem's default, what every result before the key existed means) or on arrival (netem).
@@ -84,6 +88,7 @@ class LinkSpec:
                 raise LinkSpecError(f"trace={self.trace!r}: expected a file path without commas")
             if not Path(self.trace).is_file():
                 raise LinkSpecError(f"trace={self.trace}: no such file")
+            trace_mean_mbit(self.trace)  # its content, line by line, before any run starts
             if self.rate_mbit:
                 raise LinkSpecError("give rate_mbit or trace, not both (a trace sets the rate)")
         if self.ge is not None:
@@ -188,11 +193,30 @@ def _num(v: float) -> str:
 
 
 def trace_mean_mbit(path: str | os.PathLike) -> float:
-    """Mean rate of a Mahimahi trace: 1500-byte opportunities over its period."""
-    stamps = [int(line) for line in Path(path).read_text().split() if line.strip()]
-    if not stamps or stamps[-1] <= 0:
-        raise LinkSpecError(f"trace={path}: needs opportunities and a last timestamp > 0 ms")
-    return len(stamps) * 1500 * 8 / (stamps[-1] / 1000) / 1e6
+    """Mean rate of a Mahimahi trace in Mbit/s (1500-byte opportunities over its period), as
+    linkem reads it: `linkem --check-trace`, so that a file passes here exactly when a link
+    takes it. LinkSpecError naming the file and line of a malformed trace."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError) as exc:
+        raise LinkSpecError(f"trace={path}: {getattr(exc, 'strerror', None) or exc}") from None
+    return _linkem_trace_mean(str(Path(path).resolve()), st.st_mtime_ns, st.st_size)
+
+
+@functools.lru_cache(maxsize=64)
+def _linkem_trace_mean(path: str, _mtime_ns: int, _size: int) -> float:
+    """Once per version of a file: a study checks each leg's trace in every run."""
+    if not LINKEM_BINARY.exists():
+        raise LinkSpecError(
+            f"trace={path}: cannot read it: {LINKEM_BINARY} is missing: run `make build` "
+            "(or make linkem-build)"
+        )
+    argv = [str(LINKEM_BINARY), "--check-trace", path]
+    proc = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=60)
+    if proc.returncode != 0:
+        error = proc.stderr.strip().removeprefix("linkem: error: ")
+        raise LinkSpecError(error or f"trace={path}: linkem exited with {proc.returncode}")
+    return float(proc.stdout.split()[0].removeprefix("mean_mbit="))
 
 
 def change_spec(changes: dict) -> str:

@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 from typing import Self
 
+from dccommon.cliargs import InputFileError, int_range, make_output_dir
 from dccommon.ports import free_port, free_ports
 
 VENV_BIN = Path(sys.executable).parent
@@ -190,21 +191,31 @@ def _timed(argv: list[str]) -> float:
     return time.monotonic() - t0
 
 
+def _fresh(study: Path) -> Path:
+    """A study folder of ours under --out, emptied so that its runs are timed afresh (only
+    it: --out may be a folder holding other results)."""
+    shutil.rmtree(study, ignore_errors=True)
+    return study
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description="wall time of a study on local Ray workers")
     p.add_argument("scenario", type=Path)
-    p.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    p.add_argument("--workers", type=int_range(1, 64, "workers"), nargs="+", default=[1, 2])
     p.add_argument("--out", type=Path, default=Path("results/ray-walltime"))
     args = p.parse_args(argv)
-    shutil.rmtree(args.out, ignore_errors=True)
+    try:
+        make_output_dir(args.out)
+    except InputFileError as exc:
+        p.error(f"--out: {exc}")
     rows = []
     load = os.getloadavg()[0]
-    wall = _timed([DCEXP, "run", str(args.scenario), "--out", str(args.out / "local")])
+    wall = _timed([DCEXP, "run", str(args.scenario), "--out", str(_fresh(args.out / "local"))])
     rows.append(("local executor", "-", wall, load))
     for n in args.workers:
         load = os.getloadavg()[0]
         with LocalCluster(n) as cluster:
-            out = args.out / f"ray-{n}"
+            out = _fresh(args.out / f"ray-{n}")
             wall = _timed(
                 [DCEXP, "run", str(args.scenario), "--out", str(out)]
                 + ["--executor", "ray", "--address", cluster.address]

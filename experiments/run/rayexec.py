@@ -197,7 +197,7 @@ class RayExecutor:
             return  # Ray reads this host's current cluster and fails at once without one
         hostport = self.address.removeprefix("ray://")
         host, _, port = hostport.rpartition(":")
-        if not host or not port.isdigit():
+        if not host or not (port.isascii() and port.isdigit()):
             raise ExecutorError(
                 f"--address {self.address}: expected auto, HOST:PORT or ray://HOST:PORT"
             )

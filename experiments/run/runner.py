@@ -316,6 +316,7 @@ def _execute_run(
     finally:
         _stop(testbed, rec)
     manifest["link_slack_us"] = testbed.link_slack_us  # leg -> the slack its linkem ran with
+    manifest["link_rt_priority"] = testbed.link_rt_priority  # leg -> SCHED_FIFO prio (0: none)
     _collect(testbed, files, rec)
     return _save(run, run_dir, files, manifest, rec)
 

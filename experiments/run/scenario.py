@@ -34,6 +34,7 @@ from typing import Any
 import yaml
 
 from controlplane.limits import MAX_BATCH  # the P4 program's batch_size_t
+from controlplane.policies import KNOB_NAMES, POLICY_KNOBS, knob_readers
 from dccommon.cliargs import (
     InputFileError,
     check_name,
@@ -43,7 +44,7 @@ from dccommon.cliargs import (
     shown,
     type_in_words,
 )
-from experiments.run.linkspec import LOSS_POINTS, LinkSpec, LinkSpecError
+from experiments.run.linkspec import LOSS_POINTS, LinkSpec, LinkSpecError, change_spec
 from experiments.run.scale import ScaleError, scale_doc
 
 
@@ -213,9 +214,9 @@ def parse_ratio(where: str, value: Any) -> tuple[int, int]:
     """'3:1', [3, 1] or '75%' (share of leg A) -> (3, 1)."""
     if isinstance(value, (list, tuple)) and len(value) == 2:
         a, b = value
-    elif isinstance(value, str) and re.fullmatch(r"\s*\d+\s*:\s*\d+\s*", value):
+    elif isinstance(value, str) and re.fullmatch(r"\s*[0-9]+\s*:\s*[0-9]+\s*", value):
         a, b = (int(x) for x in value.split(":"))
-    elif isinstance(value, str) and re.fullmatch(r"\s*\d+(\.\d+)?\s*%\s*", value):
+    elif isinstance(value, str) and re.fullmatch(r"\s*[0-9]+(\.[0-9]+)?\s*%\s*", value):
         share = Fraction(value.strip().rstrip("%").strip()) / 100
         if not 0 <= share <= 1:
             raise ScenarioError(f"{where}: percentage {value!r} must be within 0%..100%")
@@ -270,7 +271,7 @@ def _validate_multipath_knobs(where: str, flow: dict) -> None:
                 raise ScenarioError(f"{where}.{key}: applies to kinds mpquic and mptcp only")
         return
     if kind == "mptcp":
-        flow["scheduler"] = flow["scheduler"] or "default"
+        flow["scheduler"] = "default" if flow["scheduler"] is None else flow["scheduler"]
         offered = kernel_schedulers()
         if flow["scheduler"] not in offered:
             raise ScenarioError(
@@ -280,8 +281,13 @@ def _validate_multipath_knobs(where: str, flow: dict) -> None:
         if flow["paths"] is not None:
             raise ScenarioError(f"{where}.paths: applies to kind mpquic only")
         return
-    flow["scheduler"] = flow["scheduler"] or "minrtt"
+    flow["scheduler"] = "minrtt" if flow["scheduler"] is None else flow["scheduler"]
     flow["paths"] = 2 if flow["paths"] is None else flow["paths"]
+    if isinstance(flow["paths"], bool) or not isinstance(flow["paths"], int):  # 2.0, true
+        raise ScenarioError(
+            f"{where}.paths: {shown(flow['paths'])} is not one of "
+            f"{', '.join(map(str, mpquic.PATHS))} (a whole number of paths)"
+        )
     checks = (
         ("scheduler", flow["scheduler"], tuple(mpquic.SCHEDULERS)),
         ("paths", flow["paths"], mpquic.PATHS),
@@ -413,7 +419,10 @@ STACK_KNOBS = {
 }
 
 
-VARIANT_FLOW_KEY = re.compile(r"^flows\.(\d+)\.(\w+)$")
+# A flow's index in ASCII digits without leading zeros: 'flows.０' or 'flows.00' would name
+# flow 0 too (int() reads both), so two spellings could set one flow's key twice.
+FLOW_INDEX = r"(0|[1-9][0-9]*)"
+VARIANT_FLOW_KEY = re.compile(rf"^flows\.{FLOW_INDEX}\.(\w+)$")
 
 
 def variant_flow_keys(var: dict, index: int) -> dict:
@@ -465,6 +474,16 @@ def _check_variant(where: str, var: Any, nflows: int) -> None:
             raise ScenarioError(
                 f"{where}.{key}: there is no flow {match.group(1)} (flows has {nflows})"
             )
+    if "label" in var:  # it names the variant in tables and its runs' directories
+        if not isinstance(var["label"], str):
+            raise ScenarioError(
+                f"{where}.label: expected text, got {type_in_words(var['label'])} "
+                f"{shown(var['label'])}"
+            )
+        try:
+            check_name(var["label"], f"{where}.label")
+        except ValueError as exc:
+            raise ScenarioError(str(exc)) from None
     kind = var.get("kind")
     for key, kinds in STACK_KNOBS.items():
         if key in var and kind is not None and kind not in kinds:
@@ -503,7 +522,7 @@ def _get_path(doc: dict, path: str) -> Any:
 
 SWEEPABLE = re.compile(
     r"^(links\.(a|b|a_uplink|b_uplink|both)\.\w+|dc\.(batch|ratio|dup|credit|mode)|"
-    r"t_reordering_ms|flows\.(\d+\.)?\w+|control\.\w+|feedback\.\w+|events)$"
+    rf"t_reordering_ms|flows\.({FLOW_INDEX}\.)?\w+|control\.\w+|feedback\.\w+|events)$"
 )
 
 
@@ -669,6 +688,30 @@ def _validate_t_reordering(where: str, value: Any) -> None:
     _number(where, value, lo=0, hi=MAX_T_REORDERING_MS)
 
 
+ZERO_KNOB = {
+    "alpha": "would never let a report move the estimates",
+    "gain": "would never move the split",
+    "silence_ms": "would call a leg down whenever the other one reported last",
+}
+
+
+def _check_knobs_read(runs: list[Run]) -> None:
+    """A control knob that no run's policy reads changes nothing: a typo or a wrong policy
+    (a sweep may share knobs between a baseline without a loop and the loops: fine)."""
+    given: set[str] = set()
+    policies: list[str] = []
+    for run in runs:
+        control = run.config["control"]
+        given |= {k for k in KNOB_NAMES if control.get(k) not in (None, False)}
+        policies += [control["policy"]] if control["policy"] not in policies else []
+    for knob in sorted(given):
+        if not any(KNOB_NAMES[knob] in POLICY_KNOBS.get(p, ()) for p in policies):
+            raise ScenarioError(
+                f"control.{knob}: applies to {knob_readers(knob)} only, and no run of this "
+                f"study has one (policies: {', '.join(policies)})"
+            )
+
+
 def validate_control(where: str, control: dict) -> dict:
     """The controller loop's keys (a sweep may set them per point: checked per run too)."""
     control = {**CONTROL_KEYS, **_check_keys(where, control, CONTROL_KEYS)}
@@ -682,6 +725,9 @@ def validate_control(where: str, control: dict) -> dict:
     for key in ("min_interval_ms", "gain", "silence_ms"):
         if control[key] is not None:
             _number(f"{where}.{key}", control[key], lo=0)
+    for key in ("alpha", "gain", "silence_ms"):  # 0 would freeze or flap the loop
+        if control[key] == 0:
+            raise ScenarioError(f"{where}.{key}: must be above 0 (0 {ZERO_KNOB[key]})")
     for key in ("down_reports", "up_reports"):
         if control[key] is not None:
             _number(f"{where}.{key}", control[key], lo=1, integer=True)
@@ -803,8 +849,9 @@ def expand(doc: dict) -> list[Run]:
     sets = (sweep.get("set") or {sweep["param"]: sweep["values"]}) if sweep else {}
     variants = doc.get("variants") or [{}]
     runs = []
-    for (i, point), var, rep in itertools.product(
-        enumerate(points), variants, range(doc["repetitions"])
+    named: dict[str, tuple] = {}  # run id -> (point index, point, variant index, label)
+    for (i, point), (v, var), rep in itertools.product(
+        enumerate(points), enumerate(variants), range(doc["repetitions"])
     ):
         cfg = {
             "links": copy.deepcopy(doc["links"]),
@@ -823,6 +870,9 @@ def expand(doc: dict) -> list[Run]:
         # Every value of every sweep point is checked here, before the first run starts.
         at = f" at sweep value {point!r}" if sweep else ""
         cfg["events"] = _validate_events(f"events{at}", cfg["events"])
+        for j, ev in enumerate(cfg["events"]):
+            if "set" in ev:
+                _check_with_link_driver(f"events[{j}].set{at}", ev["set"], change=True)
         cfg["links"] = resolve_links(cfg["links"])
         for leg, spec in cfg["links"].items():
             validate_link(f"links.{leg}{at}", spec)
@@ -858,6 +908,7 @@ def expand(doc: dict) -> list[Run]:
         label = variant_label(var)
         point_part = f"{_label(sweep['param'])}={_label(point)}__" if sweep else ""
         run_id = f"{point_part}{_label(label)}__rep{rep}"
+        _check_run_id_unique(named, run_id, i, point, v, label)
         runs.append(
             Run(
                 run_id=run_id,
@@ -869,7 +920,26 @@ def expand(doc: dict) -> list[Run]:
                 scale=doc.get("scale", 1.0),
             )
         )
+    _check_knobs_read(runs)
     return runs
+
+
+def _check_run_id_unique(named: dict, run_id: str, i: int, point, v: int, label: str) -> None:
+    """A run's directory is named by its point and variant: two runs of one name would be
+    one run (the second skipped as done, or written over the first)."""
+    first = named.setdefault(run_id, (i, point, v, label))
+    if first == (i, point, v, label):
+        return
+    if first[2] != v:
+        raise ScenarioError(
+            f"variants[{first[2]}] and variants[{v}] are both named {label!r} (a variant's "
+            "runs are named by its label, or by its kind, cc and knobs); give each a distinct "
+            "label: key"
+        )
+    raise ScenarioError(
+        f"sweep.values: {shown(first[1])} and {shown(point)} name the same run directory "
+        f"({run_id.rsplit('__', 2)[0]}); give values that differ in letters or digits"
+    )
 
 
 def _check_events_inside_run(cfg: dict, timeout_s: float | None, at: str) -> None:
@@ -892,20 +962,23 @@ def _check_events_inside_run(cfg: dict, timeout_s: float | None, at: str) -> Non
             )
 
 
-def _check_with_link_driver(where: str, spec: dict) -> None:
-    """The link driver's own rules (rate_mbit or trace, ranges, trace file format), at load
-    time rather than in the middle of a study."""
-    problem = _link_driver_problem(json.dumps(spec, sort_keys=True))
+def _check_with_link_driver(where: str, spec: dict, change: bool = False) -> None:
+    """The link driver's own rules (rate_mbit or trace, ranges, trace file content), at load
+    time rather than in the middle of a study: a leg's spec, or a live change's keys."""
+    problem = _link_driver_problem(json.dumps(spec, sort_keys=True), change)
     if problem:
         raise ScenarioError(f"{where}: {problem}")
 
 
 @functools.lru_cache(maxsize=256)
-def _link_driver_problem(spec_json: str) -> str | None:
-    """Once per distinct leg spec: a study repeats each spec in every run, and reading a
-    trace file 90 times costs seconds."""
+def _link_driver_problem(spec_json: str, change: bool) -> str | None:
+    """Once per distinct spec: a study repeats each spec in every run, and reading a trace
+    file 90 times costs seconds."""
     try:
-        LinkSpec.from_dict(json.loads(spec_json)).to_spec()
+        if change:
+            change_spec(json.loads(spec_json))
+        else:
+            LinkSpec.from_dict(json.loads(spec_json)).to_spec()
     except LinkSpecError as exc:
         return str(exc)
     return None
@@ -1033,6 +1106,9 @@ def _resolve_traces(doc: dict, base: Path) -> None:
 
     for leg, spec in doc["links"].items():
         resolve(spec, f"links.{leg}")
+    for i, ev in enumerate(doc["events"]):  # a live change to a trace: the same search
+        if "set" in ev:
+            resolve(ev["set"], f"events[{i}].set")
     sweep = doc.get("sweep") or {}
     for path, values in (sweep.get("set") or {}).items():
         if path.endswith(".trace"):

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Self
 
+from controlplane.policies import KNOB_NAMES, POLICY_KNOBS
 from experiments.run import switches
 from experiments.run.netns import (
     Namespace,
@@ -128,6 +129,8 @@ class Testbed:
     hosts: dict[str, Host] = field(default_factory=dict)
     links: dict = field(default_factory=dict)  # leg -> running link emulator
     link_slack_us: dict = field(default_factory=dict)  # leg -> its linkem's departure slack
+    # leg -> its linkem's SCHED_FIFO priority (0: ordinary, as under a niced dcexp; None: netem)
+    link_rt_priority: dict = field(default_factory=dict)
     splitter: object | None = None
     procs: dict[str, subprocess.Popen] = field(default_factory=dict)
     _topo: Topology | None = None
@@ -465,6 +468,7 @@ class Testbed:
                 raise TestbedError(
                     f"link emulation ({self.link_kind}) on leg {leg.upper()}: " f"{exc}"
                 ) from None
+            self.link_rt_priority[leg] = getattr(self.links[leg], "rt_priority", None)
 
     # ------------------------------------------------------------------ control loop
     def _start_control(self) -> None:
@@ -492,20 +496,13 @@ class Testbed:
             "--log",
             str(self.control_log),
         ]
-        for key in (
-            "alpha",
-            "hysteresis",
-            "min_interval_ms",
-            "min_share",
-            "gain",
-            "silence_ms",
-            "down_reports",
-            "up_reports",
-        ):
-            if control.get(key) is not None:
-                argv += [f"--{key.replace('_', '-')}", str(control[key])]
-        if control.get("dup"):
-            argv.append("--dup")
+        # the knobs this run's policy reads (a study sweeping policies shares one control
+        # block; dcctl refuses a knob its policy would ignore)
+        reads = POLICY_KNOBS[control["policy"]]
+        for key, knob in KNOB_NAMES.items():
+            if knob not in reads or control.get(key) in (None, False):
+                continue
+            argv += [f"--{key.replace('_', '-')}"] + ([] if key == "dup" else [str(control[key])])
         log = self.workdir / "control.log"
         with open(log, "w") as out:
             self.procs["control"] = subprocess.Popen(

@@ -161,6 +161,36 @@ def test_bad_grids_get_one_line_naming_the_range(capsys):
     with pytest.raises(SystemExit):
         aioquic_limit.main(["run", "--rates", "fast"])
     assert "--rates (Mbit/s per leg)" in capsys.readouterr().err
+    with pytest.raises(SystemExit):  # int() would read fullwidth digits as 1 and 2
+        aioquic_limit.main(["run", "--flows", "１,２"])
+    assert "--flows: a comma-separated list of numbers" in capsys.readouterr().err
+
+
+def test_the_limit_bench_checks_its_out_folder_before_the_runs(tmp_path, capsys, monkeypatch):
+    from experiments.run import runner
+
+    monkeypatch.setattr(runner, "run_scenario", lambda *a, **k: pytest.fail("ran"))
+    (tmp_path / "file").write_text("")
+    with pytest.raises(SystemExit) as info:
+        aioquic_limit.main(["run", "--flows", "1", "--rates", "5", "--out", str(tmp_path / "file")])
+    err = capsys.readouterr().err
+    assert info.value.code == 2 and f"--out: {tmp_path / 'file'}: exists and is not a dir" in err
+
+
+def test_the_loopback_bench_checks_its_profile_folder_before_the_runs(
+    tmp_path, capsys, monkeypatch
+):
+    """--profile of a path it cannot make a folder: refused before the first download."""
+    monkeypatch.setattr(aioquic_loopback, "client_cpu_s", lambda *a, **k: pytest.fail("ran"))
+    (tmp_path / "file").write_text("")
+    with pytest.raises(SystemExit) as info:
+        aioquic_loopback.main(["--runs", "1", "--profile", str(tmp_path / "file" / "prof")])
+    err = capsys.readouterr().err.splitlines()[-1]
+    assert info.value.code == 2 and err.endswith(
+        "--profile: "
+        + str(tmp_path / "file" / "prof")
+        + ": cannot create the directory: Not a directory"
+    )
 
 
 @pytest.mark.parametrize("loop", quic_endpoint.LOOPS)

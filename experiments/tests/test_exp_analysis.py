@@ -199,6 +199,33 @@ def test_report_names_a_damaged_run_file(damage, message, tmp_path, capsys):
     assert len(err) == 1 and message in err[0] and "root:x" not in err[0], err
 
 
+def test_report_drops_a_torn_last_sample_line_and_says_so(tmp_path, capsys):
+    """A run whose writer stopped mid-line: the torn row (here "100.0" cut to "10") is
+    dropped, never read as a number, and one warning names the file and line; the rest of
+    the run is analysed (exit 0)."""
+    out = tmp_path / "res"
+    out.mkdir()
+    (out / "scenario.yaml").write_text(yaml.safe_dump({"name": "fake"}))
+    flows = {"f0-dc": {"client": "dc", "goodput_mbit": 30.0}}
+    _fake_run(out, "r0", None, "tcp-cubic", 0, flows, {"f0-dc": [30.0] * 30})
+    samples = out / "runs" / "r0" / "samples.csv"
+    whole = samples.read_bytes()
+    assert whole.endswith(b"delivered_in_order,100.0\n")
+    lines = whole.count(b"\n")
+    _cut(samples, len(whole) - len(b"0.0\n"))  # the last line ends "...,10"
+
+    assert dcexp(["report", str(out)]) == 0
+    warnings = [line for line in capsys.readouterr().err.splitlines() if "cut short" in line]
+    expected = (
+        f"dcexp: warning: {samples}:{lines}: last line cut short (no end of line: the writer "
+        f"stopped mid-line); dropped it and read the {lines - 1} lines before it"
+    )
+    assert warnings == [expected]  # once, though the report reads the samples for each figure
+    table = metrics.load_samples(samples.parent)
+    assert len(table) == lines - 2  # the header and the torn row are not rows
+    assert "delivered_in_order" not in set(table.metric)
+
+
 def test_duplication_summary_compares_goodput_with_both_legs(tmp_path):
     out = tmp_path / "dup"
     # both legs deliver 20 Mbit/s for 2.9 s; the flow took 2.9 s at 19 Mbit/s of goodput

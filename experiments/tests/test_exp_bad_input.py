@@ -18,6 +18,7 @@ import pytest
 from experiments.cli import build_parser
 from experiments.cli import main as dcexp
 from experiments.flows import MB
+from experiments.run.linkspec import trace_mean_mbit
 from experiments.run.scenario import MAX_SIZE_MB
 
 DCEXP = str(Path(sys.executable).parent / "dcexp")
@@ -139,7 +140,7 @@ TABLE = [
     (["campaign", "{tmp}/" + "d/" * 2100], GOOD, 2, "name too long"),
     (["campaign", "{tmp}/file"], GOOD, 2, "file: is not a directory"),
     (["report", "{tmp}/no\rdir"], GOOD, 2, "no\\rdir: no such directory"),
-    (["run", "{s}", "--variant", "a\nb"], GOOD, 2, "--variant a\\nb: not in this scenario"),
+    (["run", "{s}", "--variant", "a\nb"], GOOD, 2, "--variant 'a\\nb': not in this scenario"),
     # one YAML reader: a duplicate key is refused with file:line:col
     (
         ["validate", "{s}"],
@@ -251,6 +252,81 @@ TABLE = [
     # a value that starts with '-': its own check speaks, not argparse
     (["run", "{s}", "--reps", "-1x"], GOOD, 2, "repetitions '-1x' is not a whole number"),
     (["run", "{s}", "--timeout-s", "-1e3"], GOOD, 2, "'-1e3' must be a number from 1 to 86400"),
+    # a flow's index in ASCII digits, one spelling each (int() reads '０' and '00' as 0 too)
+    (["validate", "{s}"], scenario(variants="[{flows.０.kind: tcp}]"), 2, "unknown key 'flows.０"),
+    (["validate", "{s}"], scenario(variants="[{flows.00.kind: tcp}]"), 2, "unknown key 'flows.00"),
+    (
+        ["validate", "{s}"],
+        scenario(sweep="{param: flows.０.cc, values: [cubic, bbr]}"),
+        2,
+        "'flows.０.cc' is not sweepable",
+    ),
+    # variants name their runs: two of one name would be one run
+    (
+        ["validate", "{s}"],
+        scenario(variants="[{kind: tcp}, {kind: tcp, start_s: 1}]"),
+        2,
+        "variants[0] and variants[1] are both named 'tcp' (a variant's runs are named by its",
+    ),
+    (
+        ["validate", "{s}"],
+        scenario(variants="[{label: a, kind: tcp}, {label: a, kind: aioquic}]"),
+        2,
+        "variants[0] and variants[1] are both named 'a'",
+    ),
+    (
+        ["validate", "{s}"],
+        scenario(variants="[{label: [a]}]"),
+        2,
+        "label: expected text, got a list",
+    ),
+    (["validate", "{s}"], scenario(variants="[{label: ''}]"), 2, "label '' must be 1 to 64 char"),
+    (["validate", "{s}"], scenario(dc="{ratio: '９:１'}"), 2, "ratio must be 'A:B'"),
+    # multipath knobs: an empty or falsy scheduler is no default, a path count is whole
+    (
+        ["validate", "{s}"],
+        b"name: t\nlinks: {both: {rate_mbit: 20}}\nflows: [{kind: mpquic, size_mb: 1, scheduler: ''}]\n",
+        2,
+        "scheduler: '' is not one of minrtt, roundrobin, redundant",
+    ),
+    (
+        ["validate", "{s}"],
+        b"name: t\nlinks: {both: {rate_mbit: 20}}\nflows: [{kind: mptcp, size_mb: 1, scheduler: 0}]\n",
+        2,
+        "scheduler: 0 is not offered by this kernel",
+    ),
+    (
+        ["validate", "{s}"],
+        b"name: t\nlinks: {both: {rate_mbit: 20}}\nflows: [{kind: mpquic, size_mb: 1, paths: true}]\n",
+        2,
+        "paths: True is not one of 1, 2 (a whole number of paths)",
+    ),
+    # control knobs no run's policy reads (a baseline point beside the loops may share them)
+    (
+        ["validate", "{s}"],
+        scenario(control="{policy: capacity, gain: 2}"),
+        2,
+        "control.gain: applies to policy delay only, and no run of this study has one (polic",
+    ),
+    (
+        ["validate", "{s}"],
+        scenario(control="{dup: true}", sweep="{param: control.policy, values: [none, delay]}"),
+        2,
+        "control.dup: applies to policy failover only, and no run of this study has one",
+    ),
+    (
+        ["validate", "{s}"],
+        scenario(control="{policy: capacity, alpha: 0}"),
+        2,
+        "control.alpha: must be above 0 (0 would never let a report move the estimates)",
+    ),
+    (["run", "{s}", "--variant", ""], GOOD, 2, "--variant '': not in this scenario"),
+    (
+        ["run", "{s}", "--executor", "ray", "--address", "127.0.0.1:１"],
+        GOOD,
+        2,
+        "--address 127.0.0.1:１: expected auto, HOST:PORT",
+    ),
 ]
 
 
@@ -362,3 +438,72 @@ def test_executor_ray_without_ray_says_how_to_install_it(tmp_path, monkeypatch, 
     lines = _error_lines(capsys.readouterr().err)
     assert len(lines) == 1 and "--executor ray needs Ray 2.60.0: run `make setup`" in lines[0]
     assert not (tmp_path / "o").exists()
+
+
+TRACE_LEGS = "links: {a: {trace: t.mahi, delay_ms: 10, queue_bdp: 1}, b: {rate_mbit: 20}}\n"
+
+
+@pytest.mark.parametrize(
+    "trace,where,message",
+    [
+        ("1\n2\nx\n", "links.a", "t.mahi:3: expected a timestamp in ms (a non-negative integer)"),
+        ("1\n2\n-3\n", "links.a", "t.mahi:3: expected a timestamp in ms"),
+        ("5\n3\n", "links.a", "t.mahi:2: timestamps must not decrease (3 after 5)"),
+        ("0\n0\n", "links.a", "needs at least one opportunity and a last timestamp > 0 ms"),
+        ("# nothing\n", "links.a", "needs at least one opportunity"),
+        ("1\n2 3\n", "events[0].set", "t.mahi:2: expected a timestamp in ms"),
+    ],
+)
+def test_validate_reads_a_trace_as_the_run_does(trace, where, message, tmp_path, capsys):
+    """A trace's content is read at validate, by linkem's own parser (the one a run uses,
+    `linkem --check-trace`), and its bad line named; a live change to a trace too."""
+    (tmp_path / "t.mahi").write_text(trace)
+    (tmp_path / "ok.mahi").write_text("1\n2\n")
+    legs = TRACE_LEGS
+    events = ""
+    if where.startswith("events"):  # the leg is a good trace, the live change a bad one
+        legs = legs.replace("t.mahi", "ok.mahi")
+        events = "events: [{at_s: 1, link: a, set: {trace: t.mahi}}]\n"
+    (tmp_path / "s.yaml").write_text(f"name: t\n{legs}flows: [{{size_mb: 1}}]\n{events}")
+    assert dcexp(["validate", str(tmp_path / "s.yaml")]) == 2
+    lines = _error_lines(capsys.readouterr().err)
+    assert len(lines) == 1 and lines[0].startswith(f"dcexp: error: {where}: trace="), lines
+    assert message in lines[0]
+
+
+def test_a_trace_linkem_takes_passes_validate(tmp_path, capsys):
+    """Comments, blank lines, CRLF and spaces are linkem's format too: one parser, one verdict
+    (queue_bdp resolves from the same reading: 2 opportunities in 2 ms = 12 Mbit/s)."""
+    (tmp_path / "t.mahi").write_text("# LTE-like\n\n 1\r\n2 \n")
+    (tmp_path / "s.yaml").write_text(f"name: t\n{TRACE_LEGS}flows: [{{size_mb: 1}}]\n")
+    assert dcexp(["validate", str(tmp_path / "s.yaml")]) == 0
+    assert ": ok (1 runs" in capsys.readouterr().out
+    assert trace_mean_mbit(tmp_path / "t.mahi") == pytest.approx(12.0)
+
+
+def test_a_baseline_beside_the_loops_may_share_their_knobs(tmp_path, capsys):
+    """`none` reads no knob, but the sweep's loops do: the study is fine."""
+    (tmp_path / "s.yaml").write_bytes(
+        scenario(
+            control="{alpha: 0.3, dup: true}",
+            sweep="{param: control.policy, values: [none, capacity, failover]}",
+        )
+    )
+    assert dcexp(["validate", str(tmp_path / "s.yaml")]) == 0
+    assert ": ok (3 runs" in capsys.readouterr().out
+
+
+def test_the_ray_walltime_tool_empties_only_its_own_studies(tmp_path, capsys):
+    """Its --out was removed whole at start: `--out results` would have deleted every
+    result. Now a file there is refused, and only the studies it times are emptied."""
+    from experiments.run import raycluster
+
+    (tmp_path / "file").write_text("")
+    with pytest.raises(SystemExit) as info:
+        raycluster.main(["s.yaml", "--out", str(tmp_path / "file")])
+    assert info.value.code == 2 and "exists and is not a directory" in capsys.readouterr().err
+    (tmp_path / "local").mkdir()
+    (tmp_path / "local" / "old-run").write_text("")
+    (tmp_path / "other-study").mkdir()
+    assert raycluster._fresh(tmp_path / "local") == tmp_path / "local"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file", "other-study"]

@@ -350,6 +350,13 @@ def test_bad_rates_are_refused_naming_the_allowed_values(capsys):
     with pytest.raises(SystemExit):
         build_parser().parse_args(["--duration-s", "nan"])
     assert "duration 'nan' must be a number from 1 to 600" in capsys.readouterr().err
+    with pytest.raises(SystemExit):  # int() reads fullwidth digits as 100
+        build_parser().parse_args(["--rates", "１００"])
+    assert "'１００': give a comma-separated subset of 20,50" in capsys.readouterr().err
+    for option, text in (("--rates", "100,100"), ("--departure-slack-us", "auto,0,auto")):
+        with pytest.raises(SystemExit):  # the same point or slack twice would run twice
+            build_parser().parse_args([option, text])
+        assert f"{text!r}: " in (err := capsys.readouterr().err) and "is given twice" in err
 
 
 def test_an_out_that_cannot_be_a_directory_is_refused_before_the_sweep(tmp_path, capsys):

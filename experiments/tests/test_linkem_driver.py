@@ -242,6 +242,40 @@ def test_the_driver_passes_a_departure_slack_and_netem_refuses_one(tmp_path):
 
 
 @pytest.mark.parametrize(
+    "nice,asked,priority",
+    [
+        (0, None, 10),  # dcexp as the campaigns run it: linkem real-time, SCHED_FIFO 10
+        (19, None, 0),  # a niced caller (a bench at nice 19): linkem an ordinary, niced task
+        (19, 10, 10),  # an explicit priority is kept
+        (0, 0, 0),
+    ],
+)
+def test_linkem_is_real_time_only_for_an_unniced_caller(
+    nice, asked, priority, tmp_path, monkeypatch
+):
+    """The --rt-priority linkem gets (seen by a stand-in binary that records its argv), and
+    the priority the driver keeps for the run's manifest."""
+    from experiments.run import links
+
+    argv_file = tmp_path / "argv"
+    fake = tmp_path / "linkem"
+    fake.write_text(
+        f'#!/bin/sh\nprintf "%s\\n" "$@" > {argv_file}\necho "linkem: error: x" >&2\nexit 2\n'
+    )
+    fake.chmod(0o755)
+    monkeypatch.setattr(links.os, "getpriority", lambda which, who: nice)
+    link = links.Linkem(fake)
+    with pytest.raises(links.LinkError, match="x"):
+        link.start("if0", "if1", LinkSpec(), LinkSpec(), rt_priority=asked)
+    argv = argv_file.read_text().split("\n")
+    assert link.rt_priority == priority
+    if priority:
+        assert argv[argv.index("--rt-priority") + 1] == str(priority)
+    else:
+        assert "--rt-priority" not in argv
+
+
+@pytest.mark.parametrize(
     "down,up,slack_us",
     [
         (LinkSpec(rate_mbit=20, delay_ms=10), LinkSpec(delay_ms=10), 0),  # the paper's legs
@@ -286,7 +320,7 @@ def test_the_testbed_gives_each_leg_its_own_slack_and_keeps_it(tmp_path, monkeyp
 
     def fake_start_link(kind, if_a, if_b, ab, ba, **options):
         started[if_a] = options.get("departure_slack_us")
-        return object()
+        return links.Linkem()  # not started: its rt_priority is None, as a netem link's
 
     monkeypatch.setattr(links, "start_link", fake_start_link)
     config = {
@@ -301,12 +335,16 @@ def test_the_testbed_gives_each_leg_its_own_slack_and_keeps_it(tmp_path, monkeyp
     testbed._start_links({"a": None, "b": None})
     assert started == {"tain": 50, "tbin": None}
     assert testbed.link_slack_us == {"a": 50, "b": 0}
+    assert testbed.link_rt_priority == {"a": None, "b": None}  # kept per leg for the manifest
 
 
 @pytest.mark.parametrize(
     "argv,message",
     [
-        (["--kpps", "nan"], "--kpps 'nan': every rate must be a finite number above 0"),
+        (["--kpps", "nan"], "--kpps 'nan': expected comma-separated numbers, e.g. 20,80,160"),
+        (["--kpps", "２0"], "--kpps '２0': expected comma-separated numbers"),
+        (["--kpps", "-5"], "--kpps '-5': every rate must be a finite number above 0"),
+        (["--departure-slack-us", "５0"], "expected comma-separated integers 0 to 1000"),
         (["--duration-s", "-1"], "duration '-1' must be a number above 0 up to 600"),
         (["--rt-priority", "100"], "priority 100 is out of range (allowed 0..99)"),
         (["--busy-poll-us", "x"], "busy poll 'x' is not a whole number (allowed 0..10000)"),
@@ -329,3 +367,33 @@ def test_the_outage_bench_refuses_bad_options_before_it_builds_namespaces(argv, 
     with pytest.raises(SystemExit):
         outage.main(argv)
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["--mean-mbit", "nan"], "mean 'nan' must be a number above 0 up to 100000"),
+        (["--mean-mbit", "１"], "mean '１' must be a number above 0"),
+        (["--mean-mbit", "20", "--cv", "-1"], "cv '-1' must be a number from 0 to 10"),
+        (["--mean-mbit", "20", "--duration-s", "0.001"], "from 0.01 to 86400"),
+        (["--mean-mbit", "20", "--outage-ms", "-5"], "outage -5 is out of range (allowed 1.."),
+        (["--mean-mbit", "20", "--outages-per-min", "nan"], "outages per minute 'nan' must"),
+        (["--mean-mbit", "1000", "--duration-s", "100"], "8,333,333 lines, more than the 5,0"),
+    ],
+)
+def test_the_trace_generator_refuses_what_would_be_no_trace(argv, message, capsys):
+    """nan, a negative outage or a huge trace once gave a file of one line, a trace with
+    no outages, or ran out of memory."""
+    from experiments.traces import generate
+
+    with pytest.raises(SystemExit) as info:
+        generate.main(argv)
+    assert info.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_a_generated_trace_is_one_linkem_reads_at_its_mean(tmp_path, capsys):
+    from experiments.traces import generate
+
+    assert generate.main(["--mean-mbit", "12", "--cv", "0", "--duration-s", "2"]) == 0
+    (tmp_path / "t.mahi").write_text(capsys.readouterr().out)
+    assert trace_mean_mbit(tmp_path / "t.mahi") == pytest.approx(12.0, rel=0.01)

@@ -24,7 +24,14 @@ import math
 import random
 import sys
 
-from dccommon.cliargs import ArgumentParser, add_old_name
+from dccommon.cliargs import (
+    MAX_UINT64,
+    ArgumentParser,
+    HelpFormatter,
+    add_old_name,
+    float_range,
+    int_range,
+)
 
 PACKET_BITS = 1500 * 8
 STEP_MS = 10
@@ -64,18 +71,41 @@ def generate(
     return stamps
 
 
+# A trace loops, so a short one serves a long run; a long fast one would be a huge file
+# (linkem reads at most 256 MiB) and as many Python ints in memory while it is made.
+MAX_OPPORTUNITIES = 5_000_000
+
+
 def main(argv=None) -> int:
-    p = ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--mean-mbit", type=float, required=True)
-    p.add_argument("--cv", type=float, default=0.3, help="coefficient of variation")
-    duration = p.add_argument("--duration-s", type=float, default=30, help="trace length")
+    p = ArgumentParser(description=__doc__.splitlines()[0], formatter_class=HelpFormatter)
+    p.add_argument(
+        "--mean-mbit", type=float_range(0, 100_000, "mean", low_open=True), required=True
+    )
+    p.add_argument(
+        "--cv", type=float_range(0, 10, "cv"), default=0.3, help="coefficient of variation"
+    )
+    duration = p.add_argument(
+        "--duration-s",
+        type=float_range(STEP_MS / 1000, 86_400, "duration"),
+        default=30.0,
+        help="trace length (its period)",
+    )
     add_old_name(p, "--seconds", duration)
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--outages-per-min", type=float, default=0.0)
-    p.add_argument("--outage-ms", type=int, default=300)
+    p.add_argument("--seed", type=int_range(0, MAX_UINT64, "seed"), default=1)
+    p.add_argument(
+        "--outages-per-min",
+        type=float_range(0, 60_000 / STEP_MS, "outages per minute"),
+        default=0.0,
+    )
+    p.add_argument("--outage-ms", type=int_range(1, 3_600_000, "outage"), default=300)
     args = p.parse_args(argv)
-    if args.mean_mbit <= 0 or args.cv < 0 or args.duration_s <= 0:
-        p.error("--mean-mbit and --duration-s must be positive, --cv non-negative")
+    opportunities = args.mean_mbit * 1e6 / PACKET_BITS * args.duration_s
+    if opportunities > MAX_OPPORTUNITIES:
+        p.error(
+            f"--mean-mbit {args.mean_mbit:g} for --duration-s {args.duration_s:g} makes "
+            f"{opportunities:,.0f} lines, more than the {MAX_OPPORTUNITIES:,} allowed: a "
+            "trace loops, so give a shorter one"
+        )
     stamps = generate(
         args.mean_mbit, args.cv, args.duration_s, args.seed, args.outages_per_min, args.outage_ms
     )

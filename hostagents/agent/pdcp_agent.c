@@ -40,6 +40,7 @@
 #include "pdcp_rx.h"
 #include "rxwait.h"
 #include "stats.h"
+#include "statsfile.h"
 
 #define RX_DESC 1024
 #define TX_DESC 1024
@@ -461,6 +462,9 @@ int main(int argc, char **argv)
 	 * at once and the shutdown path cleans up as usual. */
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	/* A stats fifo or pipe whose reader left: the write fails with EPIPE and the agent
+	 * stops as for any stats line it cannot write, its ports closed, instead of dying. */
+	signal(SIGPIPE, SIG_IGN);
 
 	/* EAL logs to stdout by default, where the stats may go. */
 	rte_openlog_stream(stderr);
@@ -485,10 +489,11 @@ int main(int argc, char **argv)
 
 	ag.stats_out = stdout;
 	if (ag.opt.stats_path != NULL) {
-		ag.stats_out = fopen(ag.opt.stats_path, "w");
+		char err[512];
+
+		ag.stats_out = stats_file_open(ag.opt.stats_path, err, sizeof(err));
 		if (ag.stats_out == NULL) {
-			fprintf(stderr, "pdcp-agent: error: --stats %s: %s\n", ag.opt.stats_path,
-				strerror(errno));
+			fprintf(stderr, "pdcp-agent: error: %s\n", err);
 			ret = 1;
 			goto out_ports;
 		}

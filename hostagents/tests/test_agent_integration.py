@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import socket
 import struct
 import subprocess
@@ -490,6 +491,51 @@ def test_stats_that_cannot_be_written_stop_the_agent():
         "pdcp-agent: error: cannot write stats to /dev/full: No space left on device; stopping"
         in proc.stderr
     )
+    assert not (Path("/var/run/dpdk") / prefix).exists()
+
+
+def test_a_stats_fifo_nobody_reads_is_refused_at_once(tmp_path):
+    """It blocked the agent forever in open(2) before its first packet."""
+    prefix = netns.unique_prefix("pa")
+    os.mkfifo(tmp_path / "stats")
+    vdevs = [f"net_null{i}" for i in range(3)]  # ports without interfaces
+    proc = subprocess.run(
+        agent_argv(AGENT, prefix, vdevs, ["--stats", str(tmp_path / "stats")]),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )  # a hang is the failure
+    assert proc.returncode == 1, proc.stderr
+    assert f"--stats {tmp_path}/stats: a fifo that nobody reads (start its reader" in proc.stderr
+    assert not (Path("/var/run/dpdk") / prefix).exists()
+
+
+def test_a_stats_reader_that_leaves_stops_the_agent_cleanly(tmp_path):
+    """The reader of a stats fifo reads one line and leaves: the next line fails with EPIPE
+    (not a SIGPIPE death), and the agent stops with status 1, its EAL files removed."""
+    prefix = netns.unique_prefix("pa")
+    fifo = tmp_path / "stats"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # there before the agent opens it
+    vdevs = [f"net_null{i}" for i in range(3)]
+    argv = agent_argv(AGENT, prefix, vdevs, ["--stats", str(fifo), "--stats-interval-ms", "10"])
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        got, deadline = b"", time.monotonic() + 30
+        while b"\n" not in got and time.monotonic() < deadline:  # until the agent writes
+            try:
+                got += os.read(reader, 4096)  # b"" until it has opened the fifo
+            except BlockingIOError:
+                pass
+            time.sleep(0.02)
+        os.close(reader)  # one stats line, then the reader leaves
+        assert got.startswith(b"{"), got
+        _, err = proc.communicate(timeout=60)
+    finally:
+        netns.stop_process(proc)
+    assert proc.returncode == 1, err
+    assert f"cannot write stats to {fifo}: Broken pipe; stopping" in err
     assert not (Path("/var/run/dpdk") / prefix).exists()
 
 

@@ -10,36 +10,13 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "check.h"
 #include "pdcp_frame.h"
 #include "pdcp_rx.h"
 
 #define MS 1000u /* now_us units per millisecond */
 #define T_REORD (200 * MS)
 #define MAX_DELIVERIES 64
-
-/* ---- a very small test harness ---------------------------------------------------- */
-
-static int current_failed;
-
-#define CHECK(cond)                                                                                \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			printf("    %s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #cond);        \
-			current_failed = 1;                                                        \
-			return;                                                                    \
-		}                                                                                  \
-	} while (0)
-
-#define CHECK_EQ(a, b)                                                                             \
-	do {                                                                                       \
-		unsigned long long a_ = (unsigned long long)(a), b_ = (unsigned long long)(b);     \
-		if (a_ != b_) {                                                                    \
-			printf("    %s:%d: %s == %llu, expected %s == %llu\n", __FILE__, __LINE__, \
-			       #a, a_, #b, b_);                                                    \
-			current_failed = 1;                                                        \
-			return;                                                                    \
-		}                                                                                  \
-	} while (0)
 
 /* ---- a receiver whose deliveries are recorded ------------------------------------- */
 
@@ -590,14 +567,7 @@ static void test_frame_malformed_reasons(void)
 
 /* ---- runner ------------------------------------------------------------------------- */
 
-#define TEST(fn)                                                                                   \
-	{                                                                                          \
-#fn, fn                                                                            \
-	}
-static const struct {
-	const char *name;
-	void (*fn)(void);
-} tests[] = {
+static const struct check_test tests[] = {
 	TEST(test_in_order),
 	TEST(test_reorder_within_timer),
 	TEST(test_rx_reord_set_only_when_timer_starts),
@@ -620,19 +590,4 @@ static const struct {
 	TEST(test_frame_malformed_reasons),
 };
 
-int main(void)
-{
-	unsigned int passed = 0, failed = 0;
-
-	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
-		current_failed = 0;
-		tests[i].fn();
-		printf("%s %s\n", current_failed ? "FAIL" : "ok  ", tests[i].name);
-		if (current_failed)
-			failed++;
-		else
-			passed++;
-	}
-	printf("%u passed, %u failed\n", passed, failed);
-	return failed ? 1 : 0;
-}
+int main(void) { return check_run(tests, sizeof(tests) / sizeof(tests[0])); }

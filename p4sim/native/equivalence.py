@@ -13,6 +13,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from dccommon.cliargs import input_dir
 from p4sim.frontend import compile_file
 from p4sim.native import EngineProgram
 from p4sim.stf import StfRunner
@@ -102,7 +103,7 @@ def main(argv=None) -> int:
     )
     ap.add_argument("program")
     ap.add_argument("stf")
-    ap.add_argument("-I", dest="include", action="append", default=[])
+    ap.add_argument("-I", dest="include", action="append", default=[], type=input_dir)
     args = ap.parse_args(argv)
     c = compare(args.program, args.stf, args.include)
     print(f"native: {c.native}" + (f" (fell back: {c.fallback_reason})" if not c.native else ""))

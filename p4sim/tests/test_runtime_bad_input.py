@@ -97,6 +97,10 @@ TABLE = [
         "a Unix socket path has at most 107 bytes",
     ),
     (["--no-p4", "--pcap-dir", "/dev/null/x"], 2, "cannot create the directory: Not a directory"),
+    (["--no-p4", "-i", "１@veth0"], 2, "'１@veth0' is not PORT@INTERFACE"),  # int() reads 1
+    # an #include folder that is none (cpp would skip it silently)
+    ([PROGRAM, "-I", "/nonexistent/inc"], 2, "argument -I: /nonexistent/inc: no such directory"),
+    (["compile", PROGRAM, "-I", "/dev/null"], 2, "argument -I: /dev/null: is not a directory"),
 ]
 
 

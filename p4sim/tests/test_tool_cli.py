@@ -40,6 +40,34 @@ def test_json_is_a_flag_and_the_old_form_takes_a_file():
     assert parser.parse_args(["--json", "out.json"]).json == "out.json"
 
 
+@pytest.mark.parametrize(
+    "path,reason",
+    [
+        ("{tmp}/missing/r.json", "its folder {tmp}/missing does not exist"),
+        ("{tmp}", "is a directory (expected a file name)"),
+    ],
+)
+def test_the_old_json_file_is_checked_before_the_work(path, reason, tmp_path, capsys):
+    """`--json FILE` of a typo'd folder is refused at parse time (exit 2), not after the
+    minutes a coverage or differential run takes."""
+    parser = argparse.ArgumentParser(prog="tool")
+    add_json_option(parser, "results")
+    path = path.format(tmp=tmp_path)
+    with pytest.raises(SystemExit) as info:
+        parser.parse_args(["--json", path])
+    assert info.value.code == 2
+    err = capsys.readouterr().err.splitlines()[-1]
+    assert err == f"tool: error: argument --json: {path}: {reason.format(tmp=tmp_path)}"
+
+
+def test_coverage_with_a_bad_json_file_does_no_work(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(coverage, "measure", failing(AssertionError("no program is compiled")))
+    argv = ["--samples", str(tmp_path), "--json", str(tmp_path / "no" / "r.json")]
+    with pytest.raises(SystemExit) as info:
+        coverage.main(argv)
+    assert info.value.code == 2 and "its folder" in capsys.readouterr().err
+
+
 def test_json_goes_to_stdout_or_with_a_warning_to_the_old_file(capsys, tmp_path):
     write_json("tool", [{"a": 1}], "-")
     out = capsys.readouterr()

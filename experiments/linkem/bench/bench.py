@@ -5,7 +5,9 @@
 Topology as in the integration tests: ns1 --veth-- [linkem] --veth-- ns2, frames from
 build/clib/pktgen (AF_PACKET sendmmsg) and counted by its sink, which timestamps them in the
 kernel (SO_TIMESTAMPNS).  linkem runs at SCHED_FIFO 10 (the driver's default), the paced
-generator and the sink at SCHED_FIFO 5, so that other work on the machine delays neither.
+generator and the sink at SCHED_FIFO 5, so that other work on the machine delays neither;
+run niced (`nice -n 19`, beside someone's campaign), all three are ordinary niced tasks
+instead, as the driver does for a niced caller, and the figures show the load.
 At each rate:
   delay error  delay applied minus configured, 10 ms constant, frames offered at half the
                rate: p50, p99.  "linkem": the time linkem sent each frame minus the time its
@@ -31,7 +33,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from experiments.run.links import Linkem
+from experiments.run.links import Linkem, rt_priority_for_caller
 from experiments.run.linkspec import LinkSpec
 from experiments.run.netns import Topology, unique_prefix, veth_pair
 
@@ -53,7 +55,7 @@ def pktgen(ns, mode: str, ifname: str, cpu: int, rt: bool = False, **opts) -> li
     return ["taskset", "-c", str(cpu)] + (["chrt", "-f", "5"] if rt else []) + argv
 
 
-def measure(bed, ab: LinkSpec, tx: dict, rx: dict, busy_poll_us=None, cpu=None, rt=10):
+def measure(bed, ab: LinkSpec, tx: dict, rx: dict, busy_poll_us=None, cpu=None, rt=None):
     """Run one linkem with `ab`, send with pktgen tx options, return (rx result, linkem stats)."""
     with tempfile.TemporaryDirectory() as tmp:
         link = Linkem().start(
@@ -69,12 +71,13 @@ def measure(bed, ab: LinkSpec, tx: dict, rx: dict, busy_poll_us=None, cpu=None, 
         )
         try:
             sink = bed["ns2"].popen(
-                pktgen(bed["ns2"], "rx", bed["h2"], cpu=0, rt=True, **rx),
+                pktgen(bed["ns2"], "rx", bed["h2"], cpu=0, rt=bool(link.rt_priority), **rx),
                 stdout=subprocess.PIPE,
                 text=True,
             )
             assert json.loads(sink.stdout.readline()) == {"ready": True}
-            bed["ns1"].run(pktgen(bed["ns1"], "tx", bed["h1"], cpu=0, rt=True, **tx), timeout=120)
+            tx_argv = pktgen(bed["ns1"], "tx", bed["h1"], cpu=0, rt=bool(link.rt_priority), **tx)
+            bed["ns1"].run(tx_argv, timeout=120)
             out, _ = sink.communicate(timeout=60)
             stats = link.stats()["ab"]
         finally:
@@ -185,8 +188,10 @@ def main() -> int:
         veth_pair(bed["b"], bed["nsl"], bed["h2"], bed["ns2"])
 
         load = os.getloadavg()[0]
+        rt = rt_priority_for_caller()
+        mode = f"at SCHED_FIFO {rt}" if rt else "niced, an ordinary task"
         print(
-            f"linkem benchmark (2 s per figure; linkem at SCHED_FIFO 10; load average "
+            f"linkem benchmark (2 s per figure; linkem {mode}; load average "
             f"{load:.2f} on {os.cpu_count()} CPUs at start: other work skews the figures)"
         )
         print(

@@ -36,7 +36,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from dccommon.cliargs import ArgumentParser, float_range, int_range
+from dccommon.cliargs import ArgumentParser, float_range, int_range, number_list, parse_int
 from experiments.run.cpu import run_seconds, thread_times
 from experiments.run.links import Linkem
 from experiments.run.linkspec import LinkSpec
@@ -254,7 +254,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     for name, example in (("kpps", "20,80,160"), ("delay_rates_mbit", "20,500")):
         option, text = "--" + name.replace("_", "-"), getattr(args, name)
         try:
-            values = [float(k) for k in text.split(",")] if text else []
+            values = number_list(text) if text else []
         except ValueError:
             p.error(f"{option} {text!r}: expected comma-separated numbers, e.g. {example}")
         if any(not math.isfinite(v) or v <= 0 for v in values):
@@ -264,7 +264,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         setattr(args, name, values)
     text = args.departure_slack_us
     try:
-        slacks = [int(v) for v in text.split(",")]
+        slacks = number_list(text, parse_int)
     except ValueError:
         slacks = []
     if not slacks or any(not 0 <= v <= 1000 for v in slacks):

@@ -12,8 +12,9 @@ passed in stats windows whose late_us p99 exceeded the direction's tolerance (th
 rule of experiments/run/limits.py), before 8 s, during the outage and after it, and how late
 linkem wrote its stats lines (its process, not a frame, was late).
 
-linkem runs at SCHED_FIFO 10 as dcexp runs it; on a shared machine pass --rt-priority 0 and
-run the script under `nice -n 19`. Findings: ../docs/benchmark.md, "Late around a leg
+linkem runs at SCHED_FIFO 10 as dcexp runs it; on a shared machine run the script under
+`nice -n 19`, and linkem is then an ordinary niced task (as dcexp's driver does for a niced
+caller; --rt-priority N forces one). Findings: ../docs/benchmark.md, "Late around a leg
 outage?".
 """
 
@@ -68,7 +69,9 @@ def late_shares(stats: Path, uplink_ms: float, start: float) -> dict[str, dict[s
     return out
 
 
-def one_run(bed: dict, uplink_ms: float, change: bool, stats: Path, rt_priority: int) -> dict:
+def one_run(
+    bed: dict, uplink_ms: float, change: bool, stats: Path, rt_priority: int | None
+) -> dict:
     up = {"delay_ms": uplink_ms, "delay_cv": 0.1} if uplink_ms else {}
     link = start_link(
         "linkem",
@@ -116,8 +119,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument(
         "--rt-priority",
         type=int_range(0, 99, "priority"),
-        default=10,
-        help="linkem's (0: ordinary task)",
+        default=None,
+        help="linkem's SCHED_FIFO priority (0: ordinary task; default 10, or 0 when run niced)",
     )
     ap.add_argument("--out", type=Path, default=Path("/tmp"), help="folder for the stats")
     args = ap.parse_args(argv)

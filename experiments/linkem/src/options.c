@@ -14,6 +14,7 @@
 
 #include "linkem.h"
 #include "spec.h"
+#include "trace.h"
 
 static void usage(FILE *f)
 {
@@ -23,6 +24,8 @@ static void usage(FILE *f)
 		"              [--busy-poll-us %d] [--departure-slack-us %d] [--cpu N]\n"
 		"              [--rt-priority 1-99]\n"
 		"              [--feedback leg=N[,period_ms=%d][,target_ms=%d][,sn_bits=18|12]]\n"
+		"       linkem --check-trace FILE   (reads a trace as a link would, prints its "
+		"mean rate)\n"
 		"  Bridges IF_A and IF_B; \"ab\" = frames received on IF_A leave on IF_B, \"ba\" "
 		"the reverse.\n"
 		"  SPEC = comma-separated key=value, keys:\n"
@@ -59,6 +62,23 @@ static unsigned long parse_num(const char *opt, const char *s, unsigned long max
 	return v;
 }
 
+/* --check-trace FILE: the trace parser of every link, for a harness that checks a study's
+ * traces before it starts (one parser, so a file passes here exactly when a link takes it).
+ * Prints "mean_mbit=M opportunities=N period_ms=P" and exits 0, or one error line naming the
+ * file and line and exits 2. */
+static __attribute__((noreturn)) void check_trace(const char *path)
+{
+	char err[512];
+	struct trace *t = trace_load(path, err, sizeof(err));
+
+	if (!t)
+		die_usage("%s", err);
+	printf("mean_mbit=%.10g opportunities=%zu period_ms=%llu\n", trace_mean_mbit(t), t->n,
+	       (unsigned long long)t->period_ms);
+	trace_put(t);
+	exit(0);
+}
+
 /* Fill `o` from the command line; exits with usage (0 for --help, 2 for a bad option) or
  * with a one-line error naming the option. */
 void options_parse(struct options *o, int argc, char **argv)
@@ -76,6 +96,7 @@ void options_parse(struct options *o, int argc, char **argv)
 		{"cpu", required_argument, NULL, 'u'},
 		{"rt-priority", required_argument, NULL, 'r'},
 		{"feedback", required_argument, NULL, 'f'},
+		{"check-trace", required_argument, NULL, 'T'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -150,6 +171,8 @@ void options_parse(struct options *o, int argc, char **argv)
 				die_usage("--feedback %s: %s", optarg, err);
 			o->fb_on = true;
 			break;
+		case 'T':
+			check_trace(optarg);
 		case 'h':
 			usage(stdout);
 			exit(0);
