@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).parent
-RUNTIME_FILES = ("runtime.h", "pipeline.c", "api.c")
+RUNTIME_FILES = ("outbuf.h", "runtime.h", "pipeline.c", "api.c")
 # The project's AF_PACKET library (clib/pktio), compiled into the packet I/O and trafgen.
 PKTIO_DIR = HERE.parent.parent / "clib" / "pktio"
 PKTIO_SOURCES = (PKTIO_DIR / "pktio.h", PKTIO_DIR / "pktio.c")
@@ -54,12 +54,14 @@ def compiler() -> str:
 
 def build_io() -> Path:
     """The packet I/O library (io.c), the same for every program."""
-    return build((HERE / "io.c").read_text(), runtime=(), pktio=True)
+    return build((HERE / "io.c").read_text(), runtime=("outbuf.h",), pktio=True)
 
 
 def build_trafgen() -> Path:
     """The benchmark's raw I/O ceiling, `trafgen fwd` (trafgen.c, which includes io.c)."""
-    return build((HERE / "trafgen.c").read_text(), runtime=("io.c",), executable=True, pktio=True)
+    return build(
+        (HERE / "trafgen.c").read_text(), runtime=("io.c", "outbuf.h"), executable=True, pktio=True
+    )
 
 
 def build(
