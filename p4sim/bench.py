@@ -387,8 +387,8 @@ def commit_time(program: Path) -> tuple[float, float]:
 
 
 def splitter_device(program: Path = SPLITTER_PROGRAM, runtime_dir: Path | None = None):
-    """A native device of the splitter with one user in DC split (legs on ports 1 and 2); its
-    C runtime from `runtime_dir` (default this checkout's)."""
+    """A native device of the splitter with one user in DC split (DSTS["dc-split"], legs on
+    ports 1 and 2); its C runtime from `runtime_dir` (default this checkout's)."""
     from p4sim import frontend
     from p4sim.model import FieldMatch, TableEntry
     from p4sim.native.device import RUNTIME_DIR, NativeDevice
@@ -407,9 +407,6 @@ def splitter_device(program: Path = SPLITTER_PROGRAM, runtime_dir: Path | None =
     return device
 
 
-SPLIT_USER_ADDR = "10.0.1.2"  # the address of splitter_device's user
-
-
 def native_engine_only(
     frame_size: int, frames: int = 200_000, program: Path = SPLITTER_PROGRAM
 ) -> float:
@@ -419,7 +416,7 @@ def native_engine_only(
     import ctypes
 
     device = splitter_device(program)
-    frame = _frame(frame_size, SPLIT_USER_ADDR)
+    frame = _frame(frame_size, DSTS["dc-split"])
     bench = device.lib.p4n_bench_process
     bench.restype = ctypes.c_double
     bench.argtypes = [

@@ -28,7 +28,7 @@ import tempfile
 from pathlib import Path
 
 from dccommon.cliargs import int_range
-from p4sim.bench import SPLIT_USER_ADDR, _frame, splitter_device
+from p4sim.bench import DSTS, _frame, splitter_device
 from p4sim.native.build import HERE as NATIVE_DIR
 from p4sim.native.build import build_iobench
 from p4sim.tool import ToolError, run
@@ -127,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--baseline", metavar="REV",
                         help="also measure the C runtime of this git revision")  # fmt: skip
     args = parser.parse_args(argv)
-    frame = _frame(args.frame_size, SPLIT_USER_ADDR)
+    frame = _frame(args.frame_size, DSTS["dc-split"])
     with tempfile.TemporaryDirectory(prefix="p4sim-iobench-") as tmp:
         variants = []
         if args.baseline:

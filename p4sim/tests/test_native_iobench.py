@@ -7,12 +7,12 @@ Run: .venv/bin/pytest -q p4sim/tests/test_native_iobench.py
 """
 
 from p4sim import iobench
-from p4sim.bench import SPLIT_USER_ADDR, _frame, splitter_device
+from p4sim.bench import DSTS, _frame, splitter_device
 from p4sim.native.build import HERE as NATIVE_DIR
 
 
 def test_every_frame_leaves_on_the_leg_the_pipeline_picks_as_the_pipeline_made_it():
-    frame = _frame(1500, SPLIT_USER_ADDR)
+    frame = _frame(1500, DSTS["dc-split"])
     frames = 1000  # more than a receive burst and a transmit batch, fewer than the ring
     # the splitter's own answer, frame by frame (a device of its own: the split is stateful)
     expected = {1: [], 2: []}
