@@ -52,26 +52,44 @@ class Variant:
                     for n in (entry, "p4n_lock", "p4n_unlock")]  # fmt: skip
         self.bench = ctypes.CDLL(str(build_iobench(runtime_dir))).p4nio_bench
         self.bench.restype = ctypes.c_int
-        self.bench.argtypes = [ctypes.c_void_p] * 4 + [ctypes.c_char_p, ctypes.c_uint32,
-                                                       ctypes.c_uint64, ctypes.c_int,
-                                                       ctypes.c_void_p]  # fmt: skip
+        self.bench.argtypes = [ctypes.c_void_p] * 4 + [
+            ctypes.c_char_p,  # the frames, one after the other
+            ctypes.POINTER(ctypes.c_uint32),  # their lengths
+            ctypes.c_uint32,
+            ctypes.c_uint64,
+            ctypes.c_int,
+            ctypes.c_uint32,
+            ctypes.c_void_p,
+        ]
         self.user_ns: list[float] = []  # per frame, one per repeat
         self.send_copy_ns: list[float] = []
-        # the last repeat's (frames, bytes, digest of the frames in order) per leg
-        self.sent: dict[int, tuple[int, int, int]] = {}
 
-    def measure(self, frame: bytes, frames: int, cold: bool = True) -> None:
-        out = (ctypes.c_uint64 * 10)()
-        r = self.bench(*self.fns, self.device.ctx, frame, len(frame), frames, int(cold), out)
+    def run(self, frames: list[bytes], n: int, cold: bool = True, send_limit: int = 2**32 - 1):
+        """`n` frames into port 0, `frames` in turn; frames out longer than `send_limit`
+        refused as by an interface's MTU. The counts and times iobench.c reports."""
+        out = (ctypes.c_uint64 * 11)()
+        lens = (ctypes.c_uint32 * len(frames))(*map(len, frames))
+        r = self.bench(*self.fns, self.device.ctx, b"".join(frames), lens, len(frames), n,
+                       int(cold), send_limit, out)  # fmt: skip
         if r < 0:
             raise ToolError(f"{self.name}: the in-memory ports failed (errno {-r})")
-        rx, tx, user_ns, send_copy_ns = out[:4]
-        if rx != frames or tx != frames:
-            raise ToolError(f"{self.name}: {rx} frames in, {tx} out of {frames}: "
+        return {
+            "rx": out[0],
+            "tx": out[1],
+            "tx_dropped": out[2],
+            "user_ns": out[3],
+            "send_copy_ns": out[4],
+            # (frames, bytes, digest of the frames in order) per leg
+            "sent": {1: tuple(out[5:8]), 2: tuple(out[8:11])},
+        }
+
+    def measure(self, frame: bytes, n: int, cold: bool = True) -> None:
+        res = self.run([frame], n, cold)
+        if res["rx"] != n or res["tx"] != n:
+            raise ToolError(f"{self.name}: {res['rx']} frames in, {res['tx']} out of {n}: "
                             "the splitter should send each frame to one leg")  # fmt: skip
-        self.user_ns.append(user_ns / frames)
-        self.send_copy_ns.append(send_copy_ns / frames)
-        self.sent = {1: tuple(out[4:7]), 2: tuple(out[7:10])}
+        self.user_ns.append(res["user_ns"] / n)
+        self.send_copy_ns.append(res["send_copy_ns"] / n)
 
 
 FNV_OFFSET, FNV_PRIME, M64 = 0xCBF29CE484222325, 0x100000001B3, (1 << 64) - 1

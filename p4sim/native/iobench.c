@@ -24,6 +24,7 @@ static uint8_t kernel_skb[1 << 16];	  /* where the stand-in for the kernel's sen
 static uint64_t kernel_ns;		  /* CPU time of the kernel's stand-ins, not counted */
 static uint64_t send_copy_ns;		  /* ... of which the send's copies */
 static uint64_t sent_digest[BENCH_PORTS]; /* what each port sent, in order: see digest() */
+static uint32_t send_limit; /* longer frames are refused (EMSGSIZE), as by an interface's MTU */
 static int port_fd[BENCH_PORTS];
 
 static uint64_t thread_ns(void)
@@ -90,6 +91,17 @@ int bench_batch_send(int fd, struct pktio_batch *b, unsigned first, unsigned n, 
 	while (port < BENCH_PORTS - 1 && port_fd[port] != fd)
 		port++;
 	for (unsigned i = first; i < first + n; i++) {
+		if (b->msgs[i].msg_hdr.msg_iov->iov_len > send_limit) {
+			n = i -
+			    first; /* sendmmsg: the count before the refused frame, or its error */
+			if (!n) {
+				kernel_ns += thread_ns() - t0;
+				return -EMSGSIZE;
+			}
+			break;
+		}
+	}
+	for (unsigned i = first; i < first + n; i++) {
 		const struct iovec *v = b->msgs[i].msg_hdr.msg_iov;
 		memcpy(kernel_skb, v->iov_base,
 		       v->iov_len < sizeof kernel_skb ? v->iov_len : sizeof kernel_skb);
@@ -118,10 +130,19 @@ static void evict(const void *p, size_t n)
 #endif
 }
 
-/* The kernel's receive: up to `max` copies of `frame` into the ring's free slots from `*at`
- * on, laid out as TPACKET_V2 lays them out for a SOCK_RAW socket. The count written. */
-static unsigned deliver(struct pktio_ring *r, uint32_t *at, const uint8_t *frame, uint32_t len,
-			unsigned max, int cold)
+/* Frames handed to the benchmark: `n` frames of `len[i]` bytes one after the other in
+ * `bytes`, received in turn, over and over. */
+struct frames {
+	const uint8_t *bytes;
+	const uint32_t *len;
+	uint32_t n, next;
+	size_t at;
+};
+
+/* The kernel's receive: up to `max` of the frames into the ring's free slots from `*at` on,
+ * laid out as TPACKET_V2 lays them out for a SOCK_RAW socket. The count written. */
+static unsigned deliver(struct pktio_ring *r, uint32_t *at, struct frames *fs, unsigned max,
+			int cold)
 {
 	const uint32_t mac = TPACKET_ALIGN(TPACKET2_HDRLEN + 16) - ETH_HLEN;
 	unsigned n = 0;
@@ -129,6 +150,11 @@ static unsigned deliver(struct pktio_ring *r, uint32_t *at, const uint8_t *frame
 		struct tpacket2_hdr *h = (void *)(r->map + (size_t)*at * r->frame_size);
 		if (__atomic_load_n(&h->tp_status, __ATOMIC_ACQUIRE) != TP_STATUS_KERNEL)
 			break;
+		uint32_t len = fs->len[fs->next];
+		const uint8_t *frame = fs->bytes + fs->at;
+		fs->at += len;
+		if (++fs->next == fs->n)
+			fs->next = 0, fs->at = 0;
 		h->tp_len = h->tp_snaplen = len;
 		h->tp_mac = (uint16_t)mac;
 		((struct sockaddr_ll *)((uint8_t *)h + TPACKET_ALIGN(sizeof *h)))->sll_pkttype =
@@ -143,16 +169,21 @@ static unsigned deliver(struct pktio_ring *r, uint32_t *at, const uint8_t *frame
 	return n;
 }
 
-/* Run `frames` copies of `frame` into port 0 through io.c's loop and the pipeline `process`
- * (the program's entry point io.c takes). out: frames received, frames sent, user-space
- * nanoseconds (thread CPU time, the kernel's stand-ins taken out), nanoseconds of the
- * stand-in's copies out of the transmit batches (what the kernel's send would copy, from
- * wherever io.c keeps the frames), then frames, bytes and the digest of the frames sent on
- * ports 1 and 2 (the digest is the stand-in's work too, not counted). `cold`: frames reach
- * the ring out of this core's caches (else they stay cached: the lower bound). 0, or -errno. */
-int p4nio_bench(void *process, void *lock, void *unlock, void *dev, const uint8_t *frame,
-		uint32_t len, uint64_t frames, int cold, uint64_t *out)
+/* Run `frames` frames into port 0 (the `nkinds` frames of `bytes`, `lens` in turn) through
+ * io.c's loop and the pipeline `process` (the program's entry point io.c takes); frames out
+ * longer than `limit` bytes are refused. `cold`: frames reach the ring out of this core's
+ * caches (else they stay cached: the lower bound). out: frames received, sent, dropped on
+ * sending; user-space nanoseconds (thread CPU time, the kernel's stand-ins taken out);
+ * nanoseconds of the stand-in's copies out of the transmit batches (what the kernel's send
+ * would copy, from wherever io.c keeps the frames); then frames, bytes and the digest of the
+ * frames sent on ports 1 and 2 (the digest is the stand-in's work too, not counted).
+ * 0, or -errno. */
+int p4nio_bench(void *process, void *lock, void *unlock, void *dev, const uint8_t *bytes,
+		const uint32_t *lens, uint32_t nkinds, uint64_t frames, int cold, uint32_t limit,
+		uint64_t *out)
 {
+	struct frames fs = {bytes, lens, nkinds, 0, 0};
+	send_limit = limit;
 	struct io *io = p4nio_new();
 	for (uint32_t port = 0; port < BENCH_PORTS; port++) {
 		char name[16];
@@ -171,14 +202,15 @@ int p4nio_bench(void *process, void *lock, void *unlock, void *dev, const uint8_
 	kernel_ns = send_copy_ns = 0;
 	while (delivered < frames) {
 		uint64_t want = frames - delivered < RX_BURST ? frames - delivered : RX_BURST;
-		delivered += deliver(&io->p[0].ring, &at, frame, len, (unsigned)want, cold);
+		delivered += deliver(&io->p[0].ring, &at, &fs, (unsigned)want, cold);
 		uint64_t t0 = thread_ns();
 		rx_round(io);
 		busy_ns += thread_ns() - t0;
 	}
-	out[0] = io->rx, out[1] = io->tx, out[2] = busy_ns - kernel_ns, out[3] = send_copy_ns;
+	out[0] = io->rx, out[1] = io->tx, out[2] = io->tx_dropped;
+	out[3] = busy_ns - kernel_ns, out[4] = send_copy_ns;
 	for (int i = 1; i < BENCH_PORTS; i++) {
-		uint64_t *o = out + 4 + 3 * (i - 1);
+		uint64_t *o = out + 5 + 3 * (i - 1);
 		o[0] = io->p[i].tx_packets, o[1] = io->p[i].tx_bytes, o[2] = sent_digest[i];
 	}
 	p4nio_close(io);
