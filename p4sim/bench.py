@@ -386,6 +386,27 @@ def commit_time(program: Path) -> tuple[float, float]:
     return elapsed, cpu_s
 
 
+def splitter_device(program: Path = SPLITTER_PROGRAM, runtime_dir: Path | None = None):
+    """A native device of the splitter with one user in DC split (DSTS["dc-split"], legs on
+    ports 1 and 2); its C runtime from `runtime_dir` (default this checkout's)."""
+    from p4sim import frontend
+    from p4sim.model import FieldMatch, TableEntry
+    from p4sim.native.device import RUNTIME_DIR, NativeDevice
+
+    compiled = frontend.compile_file(str(program))
+    if compiled.model.arch != "v1model":
+        raise RuntimeError(f"the native engine runs v1model programs, not {compiled.model.arch}")
+    device = NativeDevice(compiled, runtime_dir=runtime_dir or RUNTIME_DIR)
+    args = {"user_idx": 0, "session": 0, "batch": 4, "leg_a_count": 2, "leg_a_port": 1,
+            "leg_b_port": 2}  # fmt: skip
+    device.tables["DcIngress.ue_sessions.ue_sessions_v4"].insert(
+        TableEntry(
+            {"ue_addr": FieldMatch("exact", 0x0A000102)}, "DcIngress.ue_sessions.split_dc", args
+        )
+    )
+    return device
+
+
 def native_engine_only(
     frame_size: int, frames: int = 200_000, program: Path = SPLITTER_PROGRAM
 ) -> float:
@@ -394,21 +415,8 @@ def native_engine_only(
     load on the machine does not count."""
     import ctypes
 
-    from p4sim import frontend
-    from p4sim.model import FieldMatch, TableEntry
-    from p4sim.native import new_device
-
-    device = new_device(frontend.compile_file(str(program)), engine="native")
-    if getattr(device, "engine", "") != "native":
-        raise RuntimeError(f"fell back to the interpreter: {device.fallback_reason}")
-    args = {"user_idx": 0, "session": 0, "batch": 4, "leg_a_count": 2, "leg_a_port": 1,
-            "leg_b_port": 2}  # fmt: skip
-    device.tables["DcIngress.ue_sessions.ue_sessions_v4"].insert(
-        TableEntry(
-            {"ue_addr": FieldMatch("exact", 0x0A000102)}, "DcIngress.ue_sessions.split_dc", args
-        )
-    )
-    frame = _frame(frame_size, "10.0.1.2")
+    device = splitter_device(program)
+    frame = _frame(frame_size, DSTS["dc-split"])
     bench = device.lib.p4n_bench_process
     bench.restype = ctypes.c_double
     bench.argtypes = [

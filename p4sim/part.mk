@@ -1,7 +1,7 @@
 # p4sim: the embedded P4_16 v1model target (front end, engine, P4Runtime server).
-.PHONY: p4sim-test p4sim-conformance p4sim-bench p4rt-shell-venv p4sim-native-samples
+.PHONY: p4sim-test p4sim-conformance p4sim-bench p4sim-bench-io p4rt-shell-venv p4sim-native-samples
 TEST_TARGETS  += p4sim-test p4sim-rejects p4sim-conformance
-BENCH_TARGETS += p4sim-bench
+BENCH_TARGETS += p4sim-bench p4sim-bench-io
 
 # p4runtime-shell in a venv of its own, for the interop test (test_runtime_interop.py)
 p4rt-shell-venv:
@@ -20,6 +20,13 @@ p4sim-test: p4rt-shell-venv
 
 p4sim-bench: pktgen-build
 	$(PY) -m p4sim.bench
+
+# The native switch's data path in memory (no root, no traffic: safe beside timed runs): its
+# user-space CPU per frame; IOBENCH_BASELINE=REV measures that git revision's C runtime too,
+# side by side (p4sim/iobench.py).
+IOBENCH_BASELINE ?=
+p4sim-bench-io:
+	$(PY) -m p4sim.iobench $(if $(IOBENCH_BASELINE),--baseline $(IOBENCH_BASELINE))
 
 # every p4c v1model STF sample through both engines (make test takes every 6th)
 p4sim-native-samples:

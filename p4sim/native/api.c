@@ -308,7 +308,7 @@ void p4n_free(struct dev *d, uint32_t ntables, uint32_t nregs, uint32_t nctrs, u
 	for (uint32_t i = 0; i < MAX_GROUPS; i++)
 		free(d->mcast[i].r), free(d->sessions[i].r);
 	free(d->tables), free(d->regs), free(d->ctrs), free(d->mtrs), free(d->mcast);
-	free(d->sessions), free(d->digests), free(d->out), free(d->scratch);
+	free(d->sessions), free(d->digests), free(d->own_out.buf), free(d->scratch);
 	pthread_mutex_destroy(&d->lock);
 	free(d);
 }

@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).parent
-RUNTIME_FILES = ("runtime.h", "pipeline.c", "api.c")
+RUNTIME_FILES = ("outbuf.h", "runtime.h", "pipeline.c", "api.c")
 # The project's AF_PACKET library (clib/pktio), compiled into the packet I/O and trafgen.
 PKTIO_DIR = HERE.parent.parent / "clib" / "pktio"
 PKTIO_SOURCES = (PKTIO_DIR / "pktio.h", PKTIO_DIR / "pktio.c")
@@ -54,24 +54,43 @@ def compiler() -> str:
 
 def build_io() -> Path:
     """The packet I/O library (io.c), the same for every program."""
-    return build((HERE / "io.c").read_text(), runtime=(), pktio=True)
+    return build((HERE / "io.c").read_text(), runtime=("outbuf.h",), pktio=True)
+
+
+def build_iobench(src_dir: Path = HERE) -> Path:
+    """The in-memory data path benchmark (iobench.c) around the io.c of `src_dir`."""
+    return build(
+        (HERE / "iobench.c").read_text(),
+        runtime=("io.c", "outbuf.h"),
+        pktio=True,
+        src_dir=src_dir,
+    )
 
 
 def build_trafgen() -> Path:
     """The benchmark's raw I/O ceiling, `trafgen fwd` (trafgen.c, which includes io.c)."""
-    return build((HERE / "trafgen.c").read_text(), runtime=("io.c",), executable=True, pktio=True)
+    return build(
+        (HERE / "trafgen.c").read_text(), runtime=("io.c", "outbuf.h"), executable=True, pktio=True
+    )
 
 
 def build(
-    source: str, runtime=RUNTIME_FILES, executable: bool = False, pktio: bool = False
+    source: str,
+    runtime=RUNTIME_FILES,
+    executable: bool = False,
+    pktio: bool = False,
+    src_dir: Path = HERE,
 ) -> Path:
     """The path of the shared object for `source` (compiled now unless cached); with `pktio`,
-    clib/pktio is compiled in."""
+    clib/pktio is compiled in. The C runtime files `source` includes come from `src_dir`
+    (another checkout's for the I/O benchmark's baseline; a file it lacks is not hashed, and
+    the compiler says so if it was needed)."""
     cc = compiler()
     h = hashlib.sha256()
     h.update(source.encode())
     for name in runtime:
-        h.update((HERE / name).read_bytes())
+        if (src_dir / name).is_file():
+            h.update((src_dir / name).read_bytes())
     if pktio:
         missing = [str(f) for f in PKTIO_SOURCES if not f.is_file()]
         if missing:
@@ -93,7 +112,7 @@ def build(
         src = Path(tmp) / "program.c"
         src.write_text(source)
         obj = Path(tmp) / "program.so"
-        cmd = [cc, *flags, f"-I{HERE}", "-o", str(obj), str(src), *extra]
+        cmd = [cc, *flags, f"-I{src_dir}", "-o", str(obj), str(src), *extra]
         proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
         if proc.returncode != 0:
             (out_dir / f"{digest}.failed.c").write_text(source)

@@ -12,9 +12,11 @@ import ctypes
 import logging
 import threading
 from collections import deque
+from pathlib import Path
 
 from p4sim.engine.action_profiles import Member
 from p4sim.model import MAX_MCAST_GROUP, TableEntry
+from p4sim.native.build import HERE as RUNTIME_DIR
 from p4sim.native.build import build
 from p4sim.native.codegen import CodeGen, TableLayout
 from p4sim.v1model import V1ModelDevice
@@ -470,12 +472,20 @@ class NativeDevice:
 
     engine = "native"
 
-    def __init__(self, program, cpu_port: int | None = None, seed: int | None = None):
+    def __init__(
+        self,
+        program,
+        cpu_port: int | None = None,
+        seed: int | None = None,
+        runtime_dir: Path = RUNTIME_DIR,
+    ):
+        """`runtime_dir`: where the C runtime comes from (another checkout's for the I/O
+        benchmark's baseline)."""
         interp = V1ModelDevice(program, cpu_port, seed)
         gen = CodeGen(interp)
         source = gen.generate()  # raises Unsupported
         self.source = source
-        self.lib = load(build(source))
+        self.lib = load(build(source, src_dir=runtime_dir))
         self.program = program
         self.model = program.model
         self.cpu_port = cpu_port

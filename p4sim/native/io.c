@@ -3,10 +3,13 @@
  * Packet I/O of the native engine: one AF_PACKET socket per interface with a TPACKET_V2
  * receive ring (per-frame hand-over, so a lone frame is seen at once; TPACKET_V3 would hold
  * it until its block times out) and batched sendmmsg() transmission, run by one thread.
- * Every frame goes through the committed pipeline's p4n_process() in C under the device
- * lock, one lock hold per batch. Frames for the CPU port, and every frame while the pipeline
- * is not native (or none is committed), are queued for the Python side (up-calls). pcap
- * files, when asked for, are written here (BMv2's <port>-in.pcap / <port>-out.pcap).
+ * Every frame goes through the committed pipeline's p4n_process_into() in C under the device
+ * lock, one lock hold per batch; the pipeline appends its outputs to one buffer per batch
+ * (outbuf.h) and the transmit batches point into it, so a frame is copied once in user space,
+ * from the receive ring into that buffer as it is deparsed. Frames for the CPU port, and
+ * every frame while the pipeline is not native (or none is committed), are queued for the
+ * Python side (up-calls). pcap files, when asked for, are written here (BMv2's
+ * <port>-in.pcap / <port>-out.pcap).
  *
  * Built on its own (libp4nio), independent of any program; the AF_PACKET sockets, the
  * ring and sendmmsg batches are clib/pktio's (compiled in by p4sim/native/build.py).
@@ -28,6 +31,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "outbuf.h"
 #include "pktio.h"
 
 #define MAX_PORTS 64
@@ -38,20 +42,19 @@
 #define UPQ_CAP 4096
 #define UPCALL_IDLE_WAIT_MS 1000 /* an up-call wait while no frame passes */
 
-typedef size_t (*process_fn)(void *dev, uint32_t port, const uint8_t *frame, size_t len,
-			     uint8_t **out);
+typedef void (*process_fn)(void *dev, uint32_t port, const uint8_t *frame, size_t len,
+			   struct p4n_out *out);
 typedef void (*lock_fn)(void *dev);
 
-struct txslot {
+struct txslot { /* a frame of io->batch */
+	size_t off;
 	uint32_t len;
-	uint8_t *buf;
 };
 
 struct port {
 	int fd;
 	uint32_t id;
 	struct pktio_ring ring;
-	uint32_t slot_size;
 	struct txslot tx[TX_BATCH];
 	uint32_t ntx;
 	FILE *pcap_in, *pcap_out;
@@ -75,6 +78,7 @@ struct io {
 	lock_fn lock, unlock;
 	void *dev;
 	int64_t cpu_port;
+	struct p4n_out batch; /* the frames of this lock hold, sent from here (under mu) */
 	pthread_mutex_t qmu;
 	pthread_cond_t qcv;
 	struct upcall q[UPQ_CAP];
@@ -151,9 +155,6 @@ int p4nio_add_port(struct io *io, uint32_t port, const char *ifname, uint32_t mt
 		close(fd);
 		return err;
 	}
-	p->slot_size = mtu + 64 > 2048 ? mtu + 64 : 2048;
-	for (int i = 0; i < TX_BATCH; i++)
-		p->tx[i].buf = malloc(p->slot_size);
 	p->fd = fd;
 	if (pcap_dir) {
 		char path[4096];
@@ -240,45 +241,44 @@ static struct port *port_by_id(struct io *io, uint32_t id)
 	return NULL;
 }
 
+/* Send the port's queued frames. A full queue drops the rest of the batch, as a switch port
+ * would; a frame longer than the interface takes (EMSGSIZE) is lost alone. */
 static void flush_tx(struct io *io, struct port *p)
 {
 	struct pktio_batch b;
-	uint32_t sent = 0;
+	uint32_t done = 0;
 	for (uint32_t i = 0; i < p->ntx; i++)
-		pktio_batch_set(&b, i, p->tx[i].buf, p->tx[i].len);
-	while (sent < p->ntx) {
-		int r = pktio_batch_send(p->fd, &b, sent, p->ntx - sent, MSG_DONTWAIT);
-		if (r <= 0) {
-			if (r == -EINTR)
-				continue;
-			io->tx_dropped +=
-				p->ntx - sent; /* queue full: dropped, as a switch port would */
+		pktio_batch_set(&b, i, io->batch.buf + p->tx[i].off, p->tx[i].len);
+	while (done < p->ntx) {
+		int r = pktio_batch_send(p->fd, &b, done, p->ntx - done, MSG_DONTWAIT);
+		if (r == -EINTR)
+			continue;
+		if (r == -EMSGSIZE) {
+			io->tx_dropped++;
+			done++;
+			continue;
+		}
+		if (r <= 0) { /* the queue is full (EAGAIN, ENOBUFS), or the interface is gone */
+			io->tx_dropped += p->ntx - done;
 			break;
 		}
-		sent += r;
+		io->tx += r;
+		done += r;
 	}
-	io->tx += sent;
 	p->ntx = 0;
 }
 
-static void transmit(struct io *io, uint32_t port, const uint8_t *d, uint32_t n)
+/* Queue the frame of io->batch at `off` (its record's frame bytes) for port `port`. */
+static void transmit(struct io *io, uint32_t port, size_t off, uint32_t n)
 {
 	struct port *p = port_by_id(io, port);
 	if (!p)
 		return; /* no interface attached: dropped (as the Python ports do) */
 	p->tx_packets++, p->tx_bytes += n;
-	pcap_write(p->pcap_out, d, n);
-	if (n > p->slot_size) {
-		if (send(p->fd, d, n, MSG_DONTWAIT) < 0)
-			io->tx_dropped++;
-		else
-			io->tx++;
-		return;
-	}
+	pcap_write(p->pcap_out, io->batch.buf + off, n);
 	if (p->ntx == TX_BATCH)
 		flush_tx(io, p);
-	memcpy(p->tx[p->ntx].buf, d, n);
-	p->tx[p->ntx++].len = n;
+	p->tx[p->ntx++] = (struct txslot){off, n};
 }
 
 /* Python's transmissions (PacketOut results, interpreter pipelines): counted here too. */
@@ -286,9 +286,13 @@ void p4nio_send(struct io *io, uint32_t port, const uint8_t *d, uint32_t n)
 {
 	pthread_mutex_lock(&io->mu);
 	struct port *p = port_by_id(io, port);
-	transmit(io, port, d, n);
-	if (p)
+	uint8_t *f = p ? p4n_out_append(&io->batch, port, n) : NULL;
+	if (f) {
+		memcpy(f, d, n);
+		transmit(io, port, f - io->batch.buf, n);
 		flush_tx(io, p);
+	}
+	io->batch.len = 0; /* the I/O thread leaves it empty between lock holds */
 	pthread_mutex_unlock(&io->mu);
 }
 
@@ -309,18 +313,17 @@ static void handle(struct io *io, struct port *p, const uint8_t *d, uint32_t n)
 		upcall(io, 0, port, d, n);
 		return;
 	}
-	uint8_t *out;
-	size_t len = io->process(io->dev, port, d, n, &out);
-	size_t i = 0;
-	while (i + 8 <= len) {
+	size_t off = io->batch.len;
+	io->process(io->dev, port, d, n, &io->batch);
+	while (off < io->batch.len) {
 		uint32_t oport, olen;
-		memcpy(&oport, out + i, 4);
-		memcpy(&olen, out + i + 4, 4);
+		size_t next = p4n_out_read(&io->batch, off, &oport, &olen);
+		size_t frame = off + P4N_OUT_HDR;
 		if ((int64_t)oport == io->cpu_port)
-			upcall(io, 1, oport, out + i + 8, olen);
+			upcall(io, 1, oport, io->batch.buf + frame, olen);
 		else if (oport != 511)
-			transmit(io, oport, out + i + 8, olen);
-		i += 8 + olen;
+			transmit(io, oport, frame, olen);
+		off = next;
 	}
 }
 
@@ -352,6 +355,7 @@ static int rx_round(struct io *io)
 	if (io->unlock)
 		io->unlock(io->dev);
 	flush_all(io);
+	io->batch.len = 0;
 	pthread_mutex_unlock(&io->mu);
 	if (any) { /* the first frame after a silence ends an idle up-call wait */
 		pthread_mutex_lock(&io->qmu);
@@ -428,9 +432,8 @@ void p4nio_close(struct io *io)
 			fclose(p->pcap_in);
 		if (p->pcap_out)
 			fclose(p->pcap_out);
-		for (int k = 0; k < TX_BATCH; k++)
-			free(p->tx[k].buf);
 	}
+	free(io->batch.buf);
 	close(io->wake_fd);
 	free(io);
 }

@@ -174,12 +174,22 @@ static void run_ingress(struct dev *d, uint32_t port, const uint8_t *frame, uint
 	run_egress(d, p, p->sm.f_egress_spec, 0, p->sm.f_instance_type);
 }
 
-/* ------------------------------------------------------------------ entry point */
-size_t p4n_process(struct dev *d, uint32_t port, const uint8_t *frame, size_t len, uint8_t **out)
+/* ------------------------------------------------------------------ entry points */
+/* The outputs of the frame appended to `out` (records of port, length, bytes; see outbuf.h):
+ * the packet I/O passes one buffer per batch and sends from it. */
+void p4n_process_into(struct dev *d, uint32_t port, const uint8_t *frame, size_t len,
+		      struct p4n_out *out)
 {
-	d->out_len = 0;
+	d->out = out;
 	run_ingress(d, port & 0x1FF, frame, (uint32_t)len, NORMAL, NULL, -1,
 		    0); /* len 0 too, as BMv2 */
-	*out = d->out;
-	return d->out_len;
+}
+
+/* The outputs of this frame alone, in the device's own buffer (valid until the next call). */
+size_t p4n_process(struct dev *d, uint32_t port, const uint8_t *frame, size_t len, uint8_t **out)
+{
+	d->own_out.len = 0;
+	p4n_process_into(d, port, frame, len, &d->own_out);
+	*out = d->own_out.buf;
+	return d->own_out.len;
 }

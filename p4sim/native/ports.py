@@ -108,7 +108,7 @@ class NativePorts:
             lib = device.lib
             fn = [
                 ctypes.cast(getattr(lib, n), ctypes.c_void_p)
-                for n in ("p4n_process", "p4n_lock", "p4n_unlock")
+                for n in ("p4n_process_into", "p4n_lock", "p4n_unlock")
             ]
             cpu = switch.cpu_port if switch.cpu_port is not None else -1
             self.lib.p4nio_set_pipeline(self.io, fn[0], fn[1], fn[2], device.ctx, cpu)

@@ -14,6 +14,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "outbuf.h"
+
 typedef unsigned __int128 u128;
 typedef __int128 s128;
 
@@ -374,11 +376,10 @@ struct dev {
 	uint32_t ndigests;
 	uint64_t digests_lost;
 	double start;
-	uint64_t aborts; /* packets dropped for a run-time error (stack bounds, assert) */
-	/* output of the last p4n_process(): records of (port u32, len u32, bytes) */
-	uint8_t *out;
-	size_t out_len, out_cap;
-	uint8_t *scratch; /* checksum/hash buffers with payload */
+	uint64_t aborts;	/* packets dropped for a run-time error (stack bounds, assert) */
+	struct p4n_out *out;	/* where the running p4n_process_into() appends its outputs */
+	struct p4n_out own_out; /* p4n_process()'s: the outputs of its last call */
+	uint8_t *scratch;	/* checksum/hash buffers with payload */
 	size_t scratch_cap;
 };
 
@@ -397,20 +398,13 @@ static void emit_output(struct dev *d, uint32_t port, const uint8_t *a, size_t n
 	size_t n = na + nb;
 	if (trunc && trunc < n)
 		n = trunc;
-	size_t need = d->out_len + 8 + n;
-	if (need > d->out_cap) {
-		d->out_cap = need * 2;
-		d->out = realloc(d->out, d->out_cap);
-	}
-	uint8_t *p = d->out + d->out_len;
-	uint32_t len32 = (uint32_t)n;
-	memcpy(p, &port, 4);
-	memcpy(p + 4, &len32, 4);
+	uint8_t *f = p4n_out_append(d->out, port, (uint32_t)n);
+	if (!f)
+		return; /* out of memory: the frame is lost, the switch goes on */
 	size_t ca = na < n ? na : n;
-	memcpy(p + 8, a, ca);
+	memcpy(f, a, ca);
 	if (n > ca)
-		memcpy(p + 8 + ca, b, n - ca);
-	d->out_len = need;
+		memcpy(f + ca, b, n - ca);
 }
 
 static void add_digest(struct dev *d, uint32_t type, uint32_t receiver, const uint64_t *v,

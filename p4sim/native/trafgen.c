@@ -9,16 +9,12 @@
 
 #include <stdio.h>
 
-static size_t forward_to_1(void *dev, uint32_t port, const uint8_t *f, size_t n, uint8_t **out)
+static void forward_to_1(void *dev, uint32_t port, const uint8_t *f, size_t n, struct p4n_out *out)
 {
-	static uint8_t buf[70000];
 	(void)dev, (void)port;
-	uint32_t p = 1, len = (uint32_t)n;
-	memcpy(buf, &p, 4);
-	memcpy(buf + 4, &len, 4);
-	memcpy(buf + 8, f, n);
-	*out = buf;
-	return n + 8;
+	uint8_t *copy = p4n_out_append(out, 1, (uint32_t)n);
+	if (copy)
+		memcpy(copy, f, n);
 }
 
 static void *stopper(void *arg)

@@ -1,6 +1,7 @@
 """Splitter differential: p4sim against BMv2 on seeded random packet sequences.
 
     .venv/bin/python p4src/tests/splitter_diff.py [--seed 1] [--sequences 12] [--packets 40]
+                                                   [--engine interp|native]
 
 Each sequence is a random splitter configuration (users in dc-split, dc-dup or sc mode, port
 MAC rewrites, flood_unknown) and a random stream of frames (downlink IPv4/IPv6 to users and to
@@ -425,6 +426,7 @@ def run_worker(
     switch_ifs: dict[int, str],
     host_ifs: dict[int, str],
     out: Path,
+    engine: str,
 ) -> None:
     from controlplane.splitter import Splitter
 
@@ -434,7 +436,9 @@ def run_worker(
             # A fresh switch per sequence. Reusing one (a second pipeline push, or the
             # controller's reset and a new configuration) made BMv2 send every flooded
             # frame twice on each leg.
-            argv = targets.switch_argv(target, switch_ifs, GRPC_ADDR)
+            argv = targets.switch_argv(
+                target, switch_ifs, GRPC_ADDR, p4sim_options=("--engine", engine)
+            )
             switch = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
             try:
                 targets.wait_serving(switch, GRPC_ADDR)
@@ -515,6 +519,8 @@ def main(argv=None) -> int:
     p.add_argument("--sequences", type=int, default=8, help="number of random sequences")
     p.add_argument("--packets", type=int, default=60, help="frames per sequence")
     p.add_argument("--keep", type=Path, help="write each target's captures to DIR/<target>.json")
+    p.add_argument("--engine", choices=("interp", "native"), default="interp",
+                   help="p4sim's engine (native: the C pipeline and packet I/O)")  # fmt: skip
     p.add_argument("--worker", choices=("p4sim", "bmv2"), help=argparse.SUPPRESS)
     p.add_argument("--job", type=Path, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
@@ -523,7 +529,13 @@ def main(argv=None) -> int:
         switch_ifs = {int(k): v for k, v in job["switch_ifaces"].items()}
         host_ifs = {int(k): v for k, v in job["host_ifaces"].items()}
         run_worker(
-            args.worker, job["files"], job["scenarios"], switch_ifs, host_ifs, Path(job["out"])
+            args.worker,
+            job["files"],
+            job["scenarios"],
+            switch_ifs,
+            host_ifs,
+            Path(job["out"]),
+            job["engine"],
         )
         return 0
 
@@ -559,6 +571,7 @@ def main(argv=None) -> int:
                             "files": files[target],
                             "scenarios": scenarios,
                             "out": str(out),
+                            "engine": args.engine,
                             # the switch uses the s-ends, the worker sends and captures on the h-ends
                             "switch_ifaces": {p: s for p, (s, _) in ifaces.items()},
                             "host_ifaces": {p: h for p, (_, h) in ifaces.items()},
@@ -591,7 +604,7 @@ def main(argv=None) -> int:
     sent = sum(1 for s in steps if "send" in s)
     reconfigs = len(steps) - sent
     print(
-        f"splitter differential: {len(scenarios)} sequences (seeds {args.seed}..{args.seed + len(scenarios) - 1}), "
+        f"splitter differential ({args.engine} p4sim): {len(scenarios)} sequences (seeds {args.seed}..{args.seed + len(scenarios) - 1}), "
         f"{sent} frames sent, {reconfigs} live reconfigurations, {compared} output frames compared "
         f"per port in order, {len(diffs)} differences ({time.monotonic() - t0:.1f} s)"
     )
