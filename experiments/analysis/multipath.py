@@ -22,7 +22,7 @@ its runs.csv (headline.RECORD_COLUMNS, written by --save-runs).
     python -m experiments.analysis.multipath results/baselines \\
         --save-runs experiments/docs/baselines             # keep each study's runs.csv there
     python -m experiments.analysis.multipath experiments/docs/baselines \\
-        --into experiments/docs/baselines/README.md        # rewrite its generated section
+        --into experiments/docs/baselines/findings.md        # rewrite its generated section
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 studies named as the issue's: the cells' means, 95 % CIs and n worked out by hand (t for
 1 and 2 degrees of freedom: 12.706 and 4.303), "not run" for a study that is not there, the
 CPU-affected marks; the same table again from the studies' runs.csv; and the generated
-section of experiments/docs/baselines/README.md as the tool writes it.
+section of experiments/docs/baselines/findings.md as the tool writes it.
 
     .venv/bin/python -m pytest -q experiments/tests/test_exp_multipath_headline.py
 """
@@ -201,9 +201,9 @@ def test_a_damaged_runs_csv_is_named(results, capsys):
     assert "mpquic-bulk/runs.csv: not a study's runs.csv" in capsys.readouterr().err
 
 
-def test_the_baselines_readme_section_is_the_tools_output(monkeypatch):
-    """experiments/docs/baselines/README.md shows what the committed runs.csv give."""
+def test_the_baselines_findings_section_is_the_tools_output(monkeypatch):
+    """experiments/docs/baselines/findings.md shows what the committed runs.csv give."""
     monkeypatch.chdir(ROOT)
-    text = (BASELINES / "README.md").read_text()
+    text = (BASELINES / "findings.md").read_text()
     section = text.split(multipath.BEGIN + "\n")[1].split("\n" + multipath.END)[0]
     assert section == multipath.render(multipath.load([BASELINES])).rstrip()
