@@ -427,9 +427,12 @@ def test_netem_alternative_or_clear_error(bed):
             link.stop()
 
 
-def test_interface_going_away_stops_linkem(bed, tmp_path):
-    """Down and up again: linkem carries on. Deleted: it stops (exit 1) with final stats.
-    The interface changes only once linkem answers on its control socket (it has opened its
+@pytest.mark.parametrize("deleted_while", ["up", "down"])
+def test_interface_going_away_stops_linkem(bed, tmp_path, deleted_while):
+    """Down and up again: linkem carries on. Deleted: it stops (exit 1) with final stats,
+    whether the interface was up (the kernel takes it down, then unregisters it) or already
+    down (linkem has seen the ENETDOWN; the unregistering shows on no packet socket). The
+    interface changes only once linkem answers on its control socket (it has opened its
     ports): deleted before that, linkem would fail at start, not stop."""
     gone_a, gone_b = f"{bed.prefix}ga", f"{bed.prefix}gb"
     veth_pair(gone_a, bed.nsl, gone_b, bed.nsl)
@@ -443,8 +446,12 @@ def test_interface_going_away_stops_linkem(bed, tmp_path):
         bed.nsl.run(["ip", "link", "set", gone_a, "up"])
         time.sleep(0.2)
         assert link.proc.poll() is None, "a bounced interface must not stop linkem"
+        if deleted_while == "down":
+            bed.nsl.run(["ip", "link", "set", gone_a, "down"])
+            time.sleep(0.2)
+            assert link.proc.poll() is None, "an interface down must not stop linkem"
         bed.nsl.run(["ip", "link", "del", gone_a])
-        assert link.proc.wait(timeout=5) == 1
+        assert link.proc.wait(timeout=30) == 1
     finally:
         try:
             link.stop()

@@ -8,6 +8,8 @@
 #include <errno.h>
 #include <linux/ethtool.h>
 #include <linux/if_packet.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
 #include <linux/sockios.h>
 #include <net/ethernet.h>
 #include <net/if.h>
@@ -134,7 +136,7 @@ void check_interface(const char *ifname)
 			  ifname, on, ifname);
 }
 
-int open_packet_socket(const char *ifname, struct pktio_ring *ring)
+int open_packet_socket(const char *ifname, struct pktio_ring *ring, int *ifindex_out)
 {
 	/* Protocol 0 until bound: nothing is received before the ring is there. */
 	int fd = pktio_socket(SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -162,7 +164,44 @@ int open_packet_socket(const char *ifname, struct pktio_ring *ring)
 	struct packet_mreq mr = {.mr_ifindex = ifindex, .mr_type = PACKET_MR_PROMISC};
 	if (setsockopt(fd, SOL_PACKET, PACKET_ADD_MEMBERSHIP, &mr, sizeof(mr)) < 0)
 		die("promiscuous mode on %s: %s", ifname, strerror(errno));
+	*ifindex_out = ifindex;
 	return fd;
+}
+
+/* Deleting an interface that is up first takes it down (the AF_PACKET socket reports
+ * ENETDOWN while the interface is still listed) and only then unregisters it, which the
+ * socket no longer reports. rtnetlink's link notifications come after each step, so they
+ * are what tells linkem that an interface is gone. Open it before the packet sockets: a
+ * deletion after this cannot go unnoticed. */
+int open_link_watch(void)
+{
+	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, NETLINK_ROUTE);
+	struct sockaddr_nl sa = {.nl_family = AF_NETLINK, .nl_groups = RTMGRP_LINK};
+
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		die("rtnetlink socket: %s", strerror(errno));
+	return fd;
+}
+
+/* Reads every pending notification: they only say "look again" (interface_gone asks by
+ * index), so an overflow (ENOBUFS: some were lost) needs nothing more. */
+void drain_link_watch(int fd)
+{
+	char buf[8192];
+
+	for (;;) {
+		ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+		if (n <= 0 && !(n < 0 && (errno == ENOBUFS || errno == EINTR)))
+			return;
+	}
+}
+
+/* By index, not by name: an interface made again under the same name is another one. */
+bool interface_gone(int ifindex)
+{
+	char name[IF_NAMESIZE];
+
+	return !if_indextoname((unsigned)ifindex, name) && errno == ENXIO;
 }
 
 /* ---- forwarding ----------------------------------------------------------------------- */

@@ -77,8 +77,9 @@ struct client {
 struct linkem {
 	const char *ifname[NDIR]; /* IF_A, IF_B */
 	int sock[NDIR];
+	int ifindex[NDIR];
 	struct direction dir[NDIR];
-	int epfd, timerfd, sigfd, ctl_fd;
+	int epfd, timerfd, sigfd, ctl_fd, link_watch_fd;
 	const char *ctl_path;
 	struct client clients[MAX_CLIENTS];
 	FILE *stats;
@@ -117,7 +118,10 @@ static inline uint64_t realtime_ns(void) { return pktio_clock_ns(CLOCK_REALTIME)
 
 /* io.c */
 void check_interface(const char *ifname);
-int open_packet_socket(const char *ifname, struct pktio_ring *ring);
+int open_packet_socket(const char *ifname, struct pktio_ring *ring, int *ifindex);
+int open_link_watch(void);
+void drain_link_watch(int fd);
+bool interface_gone(int ifindex);
 void direction_alloc(struct direction *d);
 void frame_sent(void *ctx, uint32_t handle, uint32_t len);
 void release_lost(void *ctx, uint32_t handle);

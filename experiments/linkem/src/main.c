@@ -53,7 +53,7 @@ void die_usage(const char *fmt, ...)
 
 /* ---- main loop ------------------------------------------------------------------------ */
 
-enum { EV_SOCK = 0, EV_TIMER = 10, EV_SIGNAL = 11, EV_CONTROL = 12 };
+enum { EV_SOCK = 0, EV_TIMER = 10, EV_SIGNAL = 11, EV_CONTROL = 12, EV_LINKS = 13 };
 
 static void epoll_add(int epfd, int fd, uint64_t tag, uint32_t events)
 {
@@ -84,22 +84,30 @@ static void arm_timer(struct linkem *e, uint64_t at_ns)
 	e->timer_armed_ns = at_ns;
 }
 
-/* An interface went down (frames resume when it is up again) or away (nothing more will
- * come: stop, with the final stats). Reading SO_ERROR clears the condition. */
+/* An interface gone (nothing more will come): stop, with the final stats. */
+static void check_interfaces(struct linkem *e)
+{
+	for (int i = 0; i < NDIR && !e->quit; i++) {
+		if (interface_gone(e->ifindex[i])) {
+			fprintf(stderr, "linkem: error: interface '%s' disappeared; stopping\n",
+				e->ifname[i]);
+			e->quit = 1;
+			e->exit_code = 1;
+		}
+	}
+}
+
+/* An interface went down (frames resume when it is up again) or away (the link watch
+ * tells). Reading SO_ERROR clears the condition. */
 static void socket_error(struct linkem *e, int i)
 {
 	int err = 0;
 	socklen_t len = sizeof(err);
 
 	getsockopt(e->sock[i], SOL_SOCKET, SO_ERROR, &err, &len);
-	if (!if_nametoindex(e->ifname[i])) {
-		fprintf(stderr, "linkem: error: interface '%s' disappeared; stopping\n",
-			e->ifname[i]);
-		e->quit = 1;
-		e->exit_code = 1;
-	} else if (err) {
+	check_interfaces(e);
+	if (err && !e->quit)
 		fprintf(stderr, "linkem: error: interface '%s': %s\n", e->ifname[i], strerror(err));
-	}
 }
 
 /* One report per user, out of IF_A (towards the splitter) without going through the "ba"
@@ -241,6 +249,9 @@ static void run(struct linkem *e)
 					e->quit = 1;
 			} else if (tag == EV_CONTROL) {
 				client_accept(e);
+			} else if (tag == EV_LINKS) {
+				drain_link_watch(e->link_watch_fd);
+				check_interfaces(e);
 			} else if (tag >= 100 && tag < 100 + MAX_CLIENTS) {
 				client_read(e, &e->clients[tag - 100]);
 				/* A `set` may shorten the delay: end the arrival pauses now. */
@@ -307,8 +318,9 @@ int main(int argc, char **argv)
 	for (int i = 0; i < MAX_CLIENTS; i++)
 		e.clients[i].fd = -1;
 
+	e.link_watch_fd = open_link_watch();
 	for (int i = 0; i < NDIR; i++)
-		e.sock[i] = open_packet_socket(e.ifname[i], &e.dir[i].ring);
+		e.sock[i] = open_packet_socket(e.ifname[i], &e.dir[i].ring, &e.ifindex[i]);
 	uint64_t now = now_ns();
 	for (int i = 0; i < NDIR; i++) {
 		struct direction *d = &e.dir[i];
@@ -332,6 +344,7 @@ int main(int argc, char **argv)
 	}
 	epoll_add(e.epfd, e.timerfd, EV_TIMER, EPOLLIN | EPOLLET);
 	epoll_add(e.epfd, e.sigfd, EV_SIGNAL, EPOLLIN);
+	epoll_add(e.epfd, e.link_watch_fd, EV_LINKS, EPOLLIN);
 	if (e.ctl_path) {
 		e.ctl_fd = open_control(e.ctl_path);
 		epoll_add(e.epfd, e.ctl_fd, EV_CONTROL, EPOLLIN);
