@@ -170,7 +170,7 @@ def test_pipeline_push_and_get(server):
         stub = c.stub
         # spec "GetForwardingPipelineConfig RPC": no config yet -> the config field is unset
         empty = stub.GetForwardingPipelineConfig(
-            p4runtime_pb2.GetForwardingPipelineConfigRequest(device_id=0), timeout=5
+            p4runtime_pb2.GetForwardingPipelineConfigRequest(device_id=0), timeout=30
         )
         assert not empty.HasField("config")
         c.set_pipeline(program="// verify only", action="VERIFY")
@@ -407,7 +407,7 @@ def test_stream_limit_is_resource_exhausted_and_unary_rpcs_still_run(server):
         extra.close()
         stub = p4runtime_pb2_grpc.P4RuntimeStub(clients[0].channel)
         assert stub.Capabilities(
-            p4runtime_pb2.CapabilitiesRequest(), timeout=5
+            p4runtime_pb2.CapabilitiesRequest(), timeout=30
         ).p4runtime_api_version
         clients.pop().close()  # a slot frees once the server has seen the stream end
         deadline = time.monotonic() + 10
