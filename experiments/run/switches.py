@@ -249,7 +249,11 @@ def connect(grpc_addr: str, remote: RemoteSwitch | None):
 
     if remote is not None:
         return Splitter.connect(remote.address, remote.device_id, remote.election_id)
-    return Splitter.connect(grpc_addr, device_id=0, election_id=1)
+    # our switch serves already (start_switch waited for it): only a loaded machine delays
+    # its answer, so wait as long as for its start rather than the CLI's 5 s
+    return Splitter.connect(
+        grpc_addr, device_id=0, election_id=1, timeout_s=targets.START_TIMEOUT_S
+    )
 
 
 def install_pipeline(splitter, target: str, remote: RemoteSwitch | None, config: dict) -> None:
