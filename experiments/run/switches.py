@@ -243,16 +243,21 @@ def start_switch(
     return proc, grpc_addr
 
 
+# How long a controller of the run waits for the answer of a switch known to serve (started
+# and waited for, or already answering the testbed): only a loaded machine delays it, and
+# the CLI's 5 s (for a mistyped address) is too short for that.
+SERVING_SWITCH_TIMEOUT_S = targets.START_TIMEOUT_S
+
+
 def connect(grpc_addr: str, remote: RemoteSwitch | None):
     """The controller (a `Splitter`), primary on the run's switch."""
     from controlplane.splitter import Splitter
 
     if remote is not None:
         return Splitter.connect(remote.address, remote.device_id, remote.election_id)
-    # our switch serves already (start_switch waited for it): only a loaded machine delays
-    # its answer, so wait as long as for its start rather than the CLI's 5 s
+    # start_switch has seen it serve (a remote switch is first reached here: its 5 s stand)
     return Splitter.connect(
-        grpc_addr, device_id=0, election_id=1, timeout_s=targets.START_TIMEOUT_S
+        grpc_addr, device_id=0, election_id=1, timeout_s=SERVING_SWITCH_TIMEOUT_S
     )
 
 
