@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from controlplane.client import DEFAULT_ADDR, ConnectionFailed, P4RuntimeError
+from controlplane.client import CONNECT_TIMEOUT_S, DEFAULT_ADDR, ConnectionFailed, P4RuntimeError
 from controlplane.control import add_control_parser, check_control_options, cmd_control
 from controlplane.limits import MAX_BATCH, MAX_PORT
 from controlplane.model import (
@@ -178,6 +178,13 @@ def _add_connection_options(parser: argparse.ArgumentParser) -> None:
         default=1,
         metavar="N",
         help="election id, 1..2^128-1 (the highest one is primary)",
+    )
+    parser.add_argument(
+        "--connect-timeout-s",
+        type=float_range(0, 3600, "connect timeout", low_open=True),
+        default=CONNECT_TIMEOUT_S,
+        metavar="S",
+        help="how long to wait for the server to answer the connection and the arbitration",
     )
 
 
@@ -638,7 +645,9 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         check_command_line(args)
-        with Splitter.connect(args.grpc_addr, args.device_id, args.election_id) as sw:
+        with Splitter.connect(
+            args.grpc_addr, args.device_id, args.election_id, args.connect_timeout_s
+        ) as sw:
             COMMANDS[args.command](args, sw)
     except UsageError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)

@@ -20,6 +20,7 @@ from controlplane.cli import build_parser, main
 from controlplane.model import SplitterError
 from controlplane.p4info import P4InfoError, load_p4info
 from controlplane.splitter import Splitter
+from dccommon.ports import free_port
 
 DCCTL = str(Path(sys.executable).parent / "dcctl")
 USER = ["user", "add", "10.0.0.2"]
@@ -205,6 +206,8 @@ TABLE = [
         2,
         "user 'ue2': batch 'x' must be a whole number from 1 to 65535",
     ),
+    (["--connect-timeout-s", "0", "reset"], b"", 2, "connect timeout '0' must be a number above 0"),
+    (["--connect-timeout-s", "inf", "reset"], b"", 2, "must be a number above 0 up to 3600"),
 ]
 
 
@@ -249,6 +252,20 @@ def test_the_console_script_prints_no_traceback(entry, tmp_path):
     )
     assert proc.returncode == code and "Traceback" not in proc.stderr
     assert message in proc.stderr.splitlines()[-1]
+
+
+def test_the_connect_timeout_given_is_the_one_waited():
+    """A script driving a switch on a loaded machine gives it longer than the 5 s default
+    (dcexp's control daemon does); the error names the wait that ran out."""
+    proc = subprocess.run(
+        [DCCTL, "--grpc-addr", f"127.0.0.1:{free_port()}", "--connect-timeout-s", "0.5", "reset"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )  # nothing listens on a free port
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "(no answer within 0.5 s; is the switch running" in proc.stderr, proc.stderr
 
 
 def test_loopback_down_is_named_not_a_missing_switch():

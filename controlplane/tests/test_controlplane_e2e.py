@@ -207,7 +207,7 @@ def legs_per_port(ports, count: int) -> dict[int, list[int]]:
     """{port: [SN, ...]} of the next `count` DC frames the switch sent, in order per port
     (frames of different ports may arrive in any order from a switch on veths)."""
     out: dict[int, list[int]] = {}
-    sent = ports.wait_for(count, timeout=10)
+    sent = ports.wait_for(count, timeout=30)
     assert len(sent) == count, f"expected {count} frames, got {len(sent)}"
     for port, data in sent:
         out.setdefault(port, []).append(sn_of(data))
@@ -266,7 +266,7 @@ def test_dcctl_against_p4sim(target, capsys):
     )
     ports.inject(0, frame("10.0.0.2", 0))
     ports.inject(0, frame("10.0.0.3", 1))  # sc user ue2 on port 1: unchanged
-    sent = ports.wait_for(2, timeout=10)
+    sent = ports.wait_for(2, timeout=30)
     assert [p for p, _ in sent] == [1, 1]
     assert sent[1][1] == frame("10.0.0.3", 1)
     capsys.readouterr()

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from experiments.run.cpu import run_seconds, thread_times
-from experiments.run.netns import Namespace, Topology, stop_process, veth_pair
+from experiments.run.netns import Namespace, Topology, stop_process, veth_pair, wait_bound
 from experiments.run.parts import BUILD, TestbedError, wait_for
 from experiments.run.testbed import claim_prefix, release_prefix
 
@@ -66,7 +66,7 @@ def forwarder_chain(
         with open(log, "w") as out:
             argv = [str(binary), f"{p}l{i}b", f"{p}l{i + 1}a"]
             proc = ns.popen(argv, stdout=out, stderr=subprocess.STDOUT)
-        wait_for(lambda log=log: "forwarding" in log.read_text(), 10, binary.name, proc, log)
+        wait_for(lambda log=log: "forwarding" in log.read_text(), 30, binary.name, proc, log)
         fwds.append(proc)
     return fwds
 
@@ -75,7 +75,7 @@ def stop_forwarders(fwds: list[subprocess.Popen], workdir: Path, binary: Path) -
     """Stop the forwarders of forwarder_chain; the frames each forwarded (its last line)."""
     frames = []
     for i, proc in enumerate(fwds):
-        stop_process(proc)
+        stop_process(proc, grace_s=30)  # the count is its last words: no SIGKILL
         last = (workdir / f"{binary.name}{i}.log").read_text().strip().splitlines()[-1]
         frames.append(json.loads(last)["frames"])
     return frames
@@ -89,7 +89,7 @@ def _measure(
     server.add_addr(f"{p}l0a", f"{SERVER}/24")
     client.add_addr(f"{p}l{hops}b", f"{CLIENT}/24")
     srv = server.popen(["iperf3", "-s", "-1", "-B", SERVER], stdout=subprocess.DEVNULL)
-    time.sleep(0.5)  # iperf3 has no readiness line worth parsing; it listens at once
+    wait_bound(server, 5201, "tcp", srv)  # iperf3's port; a fixed pause a loaded machine outlasts
     before = [thread_times(proc.pid) for proc in fwds]
     t0 = time.monotonic()
     cli = client.run(

@@ -35,7 +35,11 @@ from experiments.run.linkspec import (
 from experiments.run.netns import Namespace, run, stop_process
 
 DIRECTIONS = ("ab", "ba")
-START_TIMEOUT_S = 5.0
+# Deadlines for linkem to answer, to exit with its final stats: a loaded machine may starve it
+# for seconds, and a linkem that answers or exits ends the wait at once.
+START_TIMEOUT_S = 60.0
+REPLY_TIMEOUT_S = 30.0
+STOP_GRACE_S = 30.0
 # linkem runs SCHED_FIFO by default from here: on the 2-core testbed, shared with the switch,
 # the agent and the endpoints, an ordinary task's wake-ups are late by up to ~10 ms under
 # load, a real-time one's by tens of us. linkem sleeps between departures (no busy-poll
@@ -194,7 +198,7 @@ class Linkem(_StopOnExit):
 
     def _command(self, line: str) -> str:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-            s.settimeout(5)
+            s.settimeout(REPLY_TIMEOUT_S)
             s.connect(str(self.control_path))
             s.sendall(line.encode() + b"\n")
             buf = b""
@@ -235,7 +239,7 @@ class Linkem(_StopOnExit):
                 final = {d: v for d, v in self.stats().items() if d in DIRECTIONS}
         except (OSError, LinkError, ValueError):
             pass
-        rc = stop_process(self.proc)
+        rc = stop_process(self.proc, grace_s=STOP_GRACE_S)
         if self.stats_path and self.stats_path.exists():
             for line in self.stats_path.read_text().splitlines():
                 try:

@@ -243,13 +243,22 @@ def start_switch(
     return proc, grpc_addr
 
 
+# How long a controller of the run waits for the answer of a switch known to serve (started
+# and waited for, or already answering the testbed): only a loaded machine delays it, and
+# the CLI's 5 s (for a mistyped address) is too short for that.
+SERVING_SWITCH_TIMEOUT_S = targets.START_TIMEOUT_S
+
+
 def connect(grpc_addr: str, remote: RemoteSwitch | None):
     """The controller (a `Splitter`), primary on the run's switch."""
     from controlplane.splitter import Splitter
 
     if remote is not None:
         return Splitter.connect(remote.address, remote.device_id, remote.election_id)
-    return Splitter.connect(grpc_addr, device_id=0, election_id=1)
+    # start_switch has seen it serve (a remote switch is first reached here: its 5 s stand)
+    return Splitter.connect(
+        grpc_addr, device_id=0, election_id=1, timeout_s=SERVING_SWITCH_TIMEOUT_S
+    )
 
 
 def install_pipeline(splitter, target: str, remote: RemoteSwitch | None, config: dict) -> None:

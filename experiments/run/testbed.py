@@ -41,7 +41,7 @@ from experiments.run.netns import (
     veth_pair,
 )
 from experiments.run.parts import MP_ADDRS, RUN_DIR, TestbedError, venv_tool, wait_for
-from experiments.run.switches import SWITCH_ROLES, RemoteSwitch
+from experiments.run.switches import SERVING_SWITCH_TIMEOUT_S, SWITCH_ROLES, RemoteSwitch
 from hostagents.agent_cmd import AGENT_BIN, AGENT_READY_LINE, af_packet, agent_argv
 
 DPDK_RUN_DIR = Path("/var/run/dpdk")
@@ -489,6 +489,8 @@ class Testbed:
             str(self.remote.device_id if self.remote is not None else 0),
             "--election-id",
             str(CONTROL_ELECTION_ID),
+            "--connect-timeout-s",  # the testbed's own controller has reached the switch
+            str(SERVING_SWITCH_TIMEOUT_S),
             "control",
             DC_ADDR,
             "--policy",

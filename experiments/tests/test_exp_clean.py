@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from experiments.cli import main as dcexp
-from experiments.run.testbed import DPDK_RUN_DIR, RUN_DIR, leftovers
+from experiments.run.testbed import DPDK_RUN_DIR, RUN_DIR, claim_prefix, leftovers
 
 pytestmark = pytest.mark.netns
 if os.geteuid() != 0:
@@ -22,8 +22,8 @@ def dead_pid() -> int:
 
 
 def test_clean_removes_dead_runs_keeps_live_ones(capsys):
-    dead, live = "dx9997", "dx9998"
-    RUN_DIR.mkdir(parents=True, exist_ok=True)
+    # claimed like a run's: no other run or checkout on this host holds these names now
+    dead, live = claim_prefix(), claim_prefix()
     try:
         for prefix, pid in ((dead, dead_pid()), (live, os.getpid())):
             (RUN_DIR / f"{prefix}.pid").write_text(str(pid))
@@ -36,7 +36,7 @@ def test_clean_removes_dead_runs_keeps_live_ones(capsys):
         assert f"removed namespace {dead}srv" in out and f"keeping {live}" in out
         assert leftovers(dead) == [] and leftovers(live) == [live + "srv"]
         assert not (DPDK_RUN_DIR / dead).exists() and not (RUN_DIR / f"{dead}.pid").exists()
-        assert orphan.wait(timeout=5) != 0
+        assert orphan.wait(timeout=30) != 0
     finally:
         for prefix in (dead, live):
             subprocess.run(["ip", "netns", "del", prefix + "srv"], capture_output=True, check=False)
@@ -46,13 +46,12 @@ def test_clean_removes_dead_runs_keeps_live_ones(capsys):
 def test_clean_treats_a_zombie_owner_as_dead(capsys):
     """A dcexp killed but not yet reaped by its parent is a zombie: kill(pid, 0) still
     succeeds, but it will never tear its run down, so its leftovers are removed."""
-    prefix = f"dx{9000 + os.getpid() % 900:04d}"  # per test process, apart from the ones above
+    prefix = claim_prefix()
     zombie = subprocess.Popen(["sleep", "60"])
-    RUN_DIR.mkdir(parents=True, exist_ok=True)
     try:
         zombie.kill()
         stat = Path(f"/proc/{zombie.pid}/stat")
-        deadline = time.monotonic() + 5
+        deadline = time.monotonic() + 30
         while stat.read_text().split(") ")[1][0] != "Z":  # killed, not yet waited for
             assert time.monotonic() < deadline
             time.sleep(0.01)

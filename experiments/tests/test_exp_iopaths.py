@@ -25,7 +25,7 @@ FRAMES = 300
 def l2_socket(ns: str, ifname: str) -> socket.socket:
     sock = netns.l2_socket(ns, ifname)
     sock.setsockopt(SOL_PACKET, PACKET_IGNORE_OUTGOING, 1)  # only what arrives
-    sock.settimeout(5)
+    sock.settimeout(30)  # a deadline for frames that come at once unless the machine is loaded
     return sock
 
 
@@ -41,7 +41,7 @@ def carry(tx: socket.socket, rx: socket.socket, sent: list[bytes]) -> list[bytes
     for frame in sent:
         tx.send(frame)
     got: list[bytes] = []
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 30
     while len(got) < len(sent) and time.monotonic() < deadline:
         try:
             frame = rx.recv(2048)
@@ -73,7 +73,7 @@ def test_xskfwd_carries_every_frame_intact_both_ways_in_copy_mode(one_hop):
         got = carry(tx, rx, sent)
         assert len(got) == FRAMES
         assert got == sent  # every byte, in order
-    stop_process(proc)
+    stop_process(proc, grace_s=30)  # its count is written as it exits: no SIGKILL
     assert '"frames": 600, ' in log.read_text()
 
 

@@ -478,7 +478,7 @@ def test_quit_command_stops_with_final_stats(bed, tmp_path):
     link = bed.start(LinkSpec(), LinkSpec(), tmp_path)
     proc = link.proc
     assert link.command("quit") == "ok"
-    assert proc.wait(timeout=5) == 0
+    assert proc.wait(timeout=30) == 0
     last = json.loads((tmp_path / "stats.jsonl").read_text().splitlines()[-1])
     assert last["final"] is True
     with pytest.raises(LinkError, match="not running"):

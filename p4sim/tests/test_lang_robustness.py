@@ -209,8 +209,9 @@ def test_time_limit_stops_a_long_call_and_puts_the_alarm_handler_back():
     before = signal.getsignal(signal.SIGALRM)
     started = time.monotonic()
     with pytest.raises(CompileTimeout, match="no answer within 0.2 s"), time_limit(0.2):
-        time.sleep(5)
-    assert time.monotonic() - started < 2
+        time.sleep(60)
+    # stopped by the alarm, not by the end of the sleep, however late a loaded machine ran it
+    assert time.monotonic() - started < 30
     assert signal.getsignal(signal.SIGALRM) is before
     with time_limit(5):  # a quick block: no alarm left behind
         pass

@@ -289,11 +289,11 @@ def test_packet_in_and_packet_out_through_the_cpu_port(rig):
     client.write(client.l2("INSERT", 0x020000000064, "send_to_cpu"))
     frame = frame_to("02:00:00:00:00:64")
     ports.inject(3, frame)
-    packet_in = client.packets.get(timeout=5)
+    packet_in = client.packets.get(timeout=30)
     assert packet_in.payload == frame
     assert [(m.metadata_id, m.value) for m in packet_in.metadata] == [(1, b"\x03"), (2, b"\x00")]
     client.send_packet_out(frame, egress_port=1)
-    assert ports.wait_for(1, timeout=5) == [(1, frame)]
+    assert ports.wait_for(1, timeout=30) == [(1, frame)]
 
 
 def test_routing_rewrites_and_decrements_ttl(rig):
@@ -484,7 +484,7 @@ def test_digest_reaches_the_controller_once_configured(rig):
     u.entity.digest_entry.config.max_list_size = 1
     client.write(u)
     ports.inject(2, frame)
-    lst = client.digests.get(timeout=5)
+    lst = client.digests.get(timeout=30)
     assert lst.digest_id == digest.preamble.id and lst.list_id >= 1
     [data] = lst.data
     assert [m.bitstring for m in data.struct.members] == [bytes.fromhex("0200000000aa"), b"\x02"]

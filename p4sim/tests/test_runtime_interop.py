@@ -23,6 +23,7 @@ Run: .venv/bin/pytest -q p4sim/tests/test_runtime_interop.py
 from __future__ import annotations
 
 import json
+import queue
 import sys
 from pathlib import Path
 
@@ -409,7 +410,14 @@ def client_packet_io(sh, addr: str, p4info: str, config: str, obs: dict) -> None
         frame = bytes.fromhex("02000000000a" "020000000001" "88b5") + b"interop" * 8
         packet_in = sh.PacketIn()
         sh.PacketOut(frame, egress_port=str(CPU_PORT), _pad="0").send()
-        received = list(packet_in.sniff(timeout=5))
+        # sniff(timeout) collects for a fixed window, which a loaded machine may outlast:
+        # wait for the first PacketIn, then look a moment longer for any more
+        received = []
+        try:
+            received.append(packet_in.packet_in_queue.get(timeout=60))
+            received += packet_in.sniff(timeout=1)
+        except queue.Empty:
+            pass
         obs["packet_in"] = [
             {
                 "payload": m.packet.payload.hex(),

@@ -39,8 +39,8 @@ SEND_AND_SNIFF = r"""
 import json, select, socket, sys, time
 send_if, recv_if, frame, wait = sys.argv[1], sys.argv[2], bytes.fromhex(sys.argv[3]), float(sys.argv[4])
 early = sys.argv[5] == "early"
-rx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
-rx.bind((recv_if, 3))
+rx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0)  # no protocol until bound: opened
+rx.bind((recv_if, 3))  # for ETH_P_ALL, it would queue every interface's frames until its bind
 tx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
 tx.bind((send_if, 0))
 tx.send(frame)

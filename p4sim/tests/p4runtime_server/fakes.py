@@ -305,7 +305,7 @@ class Client:
         self._requests.put(req)
         return self.next("arbitration")
 
-    def next(self, kind: str, timeout: float = 5.0):
+    def next(self, kind: str, timeout: float = 30.0):
         while True:
             msg = self.responses.get(timeout=timeout)
             if msg is None:
