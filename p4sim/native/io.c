@@ -366,6 +366,21 @@ static int rx_round(struct io *io)
 	return any;
 }
 
+/* An interface that went down leaves an error on its packet socket (ENETDOWN) that stays,
+ * and wakes every epoll_wait, until it is read: read it, or the loop spins on a core. Frames
+ * resume by themselves when the interface is up again. */
+static void clear_port_errors(struct io *io, const struct epoll_event *ready, int n)
+{
+	for (int i = 0; i < n; i++) {
+		uint32_t port = ready[i].data.u32;
+		if (!(ready[i].events & EPOLLERR) || port >= (uint32_t)io->nports)
+			continue;
+		int err = 0;
+		socklen_t len = sizeof(err);
+		getsockopt(io->p[port].fd, SOL_SOCKET, SO_ERROR, &err, &len);
+	}
+}
+
 /* The I/O loop; returns when p4nio_stop() is called. Between bursts it blocks in
  * epoll_wait on every port and the stop eventfd, registered once (poll() would set up
  * and tear down one wait per descriptor on each wake-up). */
@@ -374,7 +389,8 @@ void p4nio_run(struct io *io)
 	struct epoll_event ev, ready[MAX_PORTS + 1];
 	int ep = epoll_create1(EPOLL_CLOEXEC);
 	for (int i = 0; i <= io->nports && ep >= 0; i++) {
-		ev = (struct epoll_event){.events = EPOLLIN};
+		/* a port's index, or nports for the stop eventfd */
+		ev = (struct epoll_event){.events = EPOLLIN, .data.u32 = (uint32_t)i};
 		if (epoll_ctl(ep, EPOLL_CTL_ADD, i < io->nports ? io->p[i].fd : io->wake_fd, &ev) <
 		    0) {
 			close(ep);
@@ -385,7 +401,7 @@ void p4nio_run(struct io *io)
 		if (rx_round(io))
 			continue;
 		if (ep >= 0)
-			epoll_wait(ep, ready, MAX_PORTS + 1, 1000);
+			clear_port_errors(io, ready, epoll_wait(ep, ready, MAX_PORTS + 1, 1000));
 		else
 			usleep(100); /* no epoll (out of descriptors): look again soon */
 	}

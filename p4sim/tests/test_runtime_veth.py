@@ -10,6 +10,7 @@ Needs root (network namespaces). Run: .venv/bin/pytest -q p4sim/tests/test_runti
 from __future__ import annotations
 
 import json
+import os
 import queue
 import sys
 import threading
@@ -278,3 +279,31 @@ def test_native_port_takes_in_only_its_own_interface_frames():
             stop_process(flood)
     assert flooding, "the flood ended before the port was opened for the last time"
     assert taken.stdout.split() == ["1"] * 10  # the one frame sent to it, each time
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU time of every thread of `pid` so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def test_port_down_and_up_again_forwards_and_does_not_spin(switch_ns):
+    """An interface going down sets an error on its packet socket that stays until read: the
+    I/O loop must clear it (not wake on it forever, a core at 100 %) and forward again once
+    the interface is up."""
+    ns, sock, tmp_path, proc = switch_ns
+    client = P4RuntimeClient(sock)
+    try:
+        client.l2_update(p4runtime_pb2.Update.INSERT, DST, port=1)
+        ns.run(["ip", "link", "set", "s0", "down"])
+        ns.run(["ip", "link", "set", "s0", "up"])
+        frame = bytes(Ether(dst=DST, src="02:00:00:00:00:01", type=0x88B5) / Raw(b"up" * 40))
+        assert send_and_sniff(ns, "h0", "h1", frame, wait=15.0, early=True) == [frame]
+        before, start = _cpu_seconds(proc.pid), time.monotonic()
+        time.sleep(2.0)
+        busy = (_cpu_seconds(proc.pid) - before) / (time.monotonic() - start)
+        assert busy < 0.25, f"p4sim used {busy:.0%} of a core while idle after a port bounce"
+    finally:
+        client.close()
+    assert stop_process(proc, grace_s=120) == 0
+    assert "Traceback" not in (tmp_path / "p4sim.log").read_text()
