@@ -26,6 +26,7 @@ from controlplane.model import UserConfig
 from controlplane.pdcp import sn_of
 from controlplane.splitter import Splitter
 from dccommon.ports import free_ports
+from dccommon.processes import stop_process
 from experiments.run.netns import Namespace, in_netns, offloads_off, run, unique_prefix
 from p4sim.io import InProcessPorts
 from p4sim.io.afpacket import AfPacketPorts
@@ -177,7 +178,7 @@ def bmv2_target(compiled):
                 yield Target(sw, ports, grpc_addr, compiled)
         finally:
             ports.close()
-            targets.stop(switch)
+            stop_process(switch, grace_s=10)
 
 
 def frame(dst: str, seq: int) -> bytes:

@@ -30,7 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
-from experiments.run.netns import Namespace, NetnsError, stop_process, wait_bound
+from dccommon.processes import stop_process
+from experiments.run.netns import Namespace, NetnsError, wait_bound
 
 MB = 1_000_000  # size_mb is decimal megabytes, as in the paper's "100 MB"
 # `udp_rcvbuf: large`: the client's UDP receive buffer, bytes asked for (the kernel doubles it)

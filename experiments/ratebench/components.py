@@ -29,8 +29,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dccommon.cliargs import number_list
+from dccommon.processes import stop_process
 from experiments.run.cpu import run_seconds, thread_times, voluntary_switches
-from experiments.run.netns import Namespace, offloads_off, stop_process, unique_prefix, veth_pair
+from experiments.run.netns import Namespace, offloads_off, unique_prefix, veth_pair
 from experiments.run.parts import BUILD, wait_for
 from hostagents.agent_cmd import AGENT_READY_LINE, af_packet, agent_argv
 from p4sim import bench as switch_bench

@@ -24,6 +24,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from dccommon.processes import stop_process
 from experiments.run import tc
 from experiments.run.linkspec import (
     ETH_FRAME_BYTES,
@@ -32,7 +33,7 @@ from experiments.run.linkspec import (
     LinkSpecError,
     change_spec,
 )
-from experiments.run.netns import Namespace, run, stop_process
+from experiments.run.netns import Namespace, run
 
 DIRECTIONS = ("ab", "ba")
 START_TIMEOUT_S = 5.0

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Self
 
 from controlplane.policies import KNOB_NAMES, POLICY_KNOBS
+from dccommon.processes import stop_process
 from experiments.run import switches
 from experiments.run.netns import (
     Namespace,
@@ -561,8 +562,6 @@ class Testbed:
         for name in ("control", "agent", "switch"):
             proc = self.procs.get(name)
             if proc is not None:
-                from experiments.run.netns import stop_process
-
                 stop_process(proc, grace_s=5)
         self._return_borrowed(errors)
         if self._topo is not None:

@@ -19,10 +19,11 @@ from pathlib import Path
 
 import pytest
 
+from dccommon.processes import stop_process
 from experiments.run import tc
 from experiments.run.links import LinkError, start_link
 from experiments.run.linkspec import LinkSpec, LinkSpecError
-from experiments.run.netns import Topology, stop_process, unique_prefix, veth_pair, wait_bound
+from experiments.run.netns import Topology, unique_prefix, veth_pair, wait_bound
 
 pytestmark = pytest.mark.netns
 

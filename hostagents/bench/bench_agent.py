@@ -24,6 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from controlplane.pdcp import dc_frame
+from dccommon.processes import stop_process
 from experiments.run import netns
 from hostagents.agent_cmd import AGENT_READY_LINE, af_packet, agent_argv
 
@@ -145,7 +146,7 @@ class Bench:
             self.stats_path = stats
             yield proc
         finally:
-            rc = netns.stop_process(proc, grace_s=10)
+            rc = stop_process(proc, grace_s=10)
             if rc != 0:
                 raise RuntimeError(f"pdcp-agent exited with {rc}:\n" + err_path.read_text())
 
@@ -186,7 +187,7 @@ def agent_without_kernel_io(build: Path, tmp: Path, order: list[int]) -> tuple[f
     try:
         time.sleep(4)
     finally:
-        rc = netns.stop_process(proc, grace_s=10)
+        rc = stop_process(proc, grace_s=10)
     if rc != 0:
         raise RuntimeError(f"pdcp-agent exited with {rc}: {proc.stderr.read().decode()}")
     proc.stderr.close()

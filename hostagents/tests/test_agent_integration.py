@@ -28,6 +28,7 @@ from scapy.layers.l2 import ARP, Ether
 from scapy.utils import checksum
 
 from controlplane.pdcp import dc_frame
+from dccommon.processes import stop_process
 from experiments.run import cpu, netns
 from experiments.run.netns import in_netns
 from hostagents.agent_cmd import AGENT_BIN as AGENT
@@ -208,7 +209,7 @@ class AgentTestbed:
     def stop_agent(self) -> dict:
         """SIGTERM the agent; return its final stats line."""
         assert self.agent is not None
-        rc = netns.stop_process(self.agent, grace_s=10)
+        rc = stop_process(self.agent, grace_s=10)
         assert rc == 0, self.stderr_path.read_text(errors="replace")
         lines = [json.loads(line) for line in self.stats_path.read_text().splitlines()]
         assert lines and lines[-1].get("final") is True, lines[-1:]
@@ -232,7 +233,7 @@ def testbed(tmp_path):
         finally:
             bed.close()
             if bed.agent is not None:
-                netns.stop_process(bed.agent)
+                stop_process(bed.agent)
     prefix = bed.prefix
     # The agent removes its EAL runtime directory itself; nothing of ours may be left.
     leftover_dir = Path("/var/run/dpdk") / prefix
@@ -533,7 +534,7 @@ def test_a_stats_reader_that_leaves_stops_the_agent_cleanly(tmp_path):
         assert got.startswith(b"{"), got
         _, err = proc.communicate(timeout=60)
     finally:
-        netns.stop_process(proc)
+        stop_process(proc)
     assert proc.returncode == 1, err
     assert f"cannot write stats to {fifo}: Broken pipe; stopping" in err
     assert not (Path("/var/run/dpdk") / prefix).exists()

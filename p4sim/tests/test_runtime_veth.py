@@ -22,8 +22,9 @@ from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
 from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 
+from dccommon.processes import stop_process
 from experiments.run.cpu import voluntary_switches
-from experiments.run.netns import Namespace, stop_process, unique_prefix, veth_pair
+from experiments.run.netns import Namespace, unique_prefix, veth_pair
 
 pytestmark = pytest.mark.netns
 
