@@ -328,7 +328,7 @@ def switch_namespace(prefix: str):
     with Namespace(f"{prefix}ns") as ns:
         for i in range(3):
             veth_pair(f"h{i}", ns, f"s{i}", ns, mtu=1600)
-        ns.run(["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1"])
+        ns.disable_ipv6()
         yield ns
 
 

@@ -149,10 +149,7 @@ def bmv2_target(compiled):
     grpc_port, thrift_port = free_ports(2)
     grpc_addr = f"127.0.0.1:{grpc_port}"
     with Namespace(prefix) as ns:
-        # No IPv6 anywhere on the test ports: the kernel's MLD and router solicitations would
-        # be frames the tests did not send.
-        for scope in ("all", "default"):
-            ns.run(["sysctl", "-q", "-w", f"net.ipv6.conf.{scope}.disable_ipv6=1"])
+        ns.disable_ipv6()
         for port in PORTS:
             sw_if, test_if = f"{prefix}s{port}", f"{prefix}p{port}"
             run(

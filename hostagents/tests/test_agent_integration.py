@@ -29,10 +29,10 @@ from scapy.utils import checksum
 
 from controlplane.pdcp import dc_frame
 from dccommon.processes import stop_process
-from experiments.run import cpu, netns
+from experiments.run import cpu, netns, parts
 from experiments.run.netns import in_netns
 from hostagents.agent_cmd import AGENT_BIN as AGENT
-from hostagents.agent_cmd import AGENT_READY_LINE, af_packet, agent_argv
+from hostagents.agent_cmd import AGENT_READY_LINE, af_packet, agent_argv, wait_ready
 
 PACKET_OUTGOING = 4
 SO_TIMESTAMPNS = 35  # also the control message's type (SCM_TIMESTAMPNS)
@@ -125,6 +125,20 @@ def test_inner_frame_is_scapys():
         assert inner_frame(count) == scapy_inner_frame(count), count
 
 
+def test_wait_ready_returns_on_the_ready_line_and_names_an_agent_that_exited(tmp_path):
+    log = tmp_path / "agent.stderr"
+    log.write_text(f"EAL: Detected CPU lcores: 2\n{AGENT_READY_LINE} 0 and 1, host 2\n")
+    running = subprocess.Popen(["sleep", "30"])
+    try:
+        wait_ready(running, log, timeout_s=5)
+    finally:
+        stop_process(running)
+    log.write_text("EAL: failed to open interface pa0000la1\n")
+    ended = subprocess.Popen(["sh", "-c", "exit 1"])
+    with pytest.raises(parts.TestbedError, match=r"(?s)pdcp-agent exited with 1.*pa0000la1"):
+        wait_ready(ended, log, timeout_s=30)
+
+
 def pdcp_frame(count: int, sn_bits: int = 18, data: bool = True) -> bytes:
     """inner_frame(count) as it travels on a DC leg (DESIGN.md section 3), SN = COUNT mod
     2^sn_bits."""
@@ -139,15 +153,7 @@ class AgentTestbed:
         self.tmp = tmp
         self.ns_legs, self.ns_agent, self.ns_client = (topo.ns(p + s) for s in "lac")
         for ns in (self.ns_legs, self.ns_agent, self.ns_client):
-            # No IPv6 router solicitations or MLD reports: only our frames on the wire.
-            ns.run(
-                [
-                    "sysctl",
-                    "-qw",
-                    "net.ipv6.conf.all.disable_ipv6=1",
-                    "net.ipv6.conf.default.disable_ipv6=1",
-                ]
-            )
+            ns.disable_ipv6()
         self.leg_if = (p + "la", p + "lb")
         netns.veth_pair(p + "la", self.ns_legs, p + "la1", self.ns_agent, mtu=1600)
         netns.veth_pair(p + "lb", self.ns_legs, p + "lb1", self.ns_agent, mtu=1600)
@@ -167,13 +173,7 @@ class AgentTestbed:
         argv = agent_argv(AGENT, p, vdevs, ["--stats", str(self.stats_path), *app_args])
         with open(self.stderr_path, "wb") as err:
             self.agent = self.ns_agent.popen(argv, stdout=subprocess.DEVNULL, stderr=err)
-        deadline = time.monotonic() + 30
-        while AGENT_READY_LINE.encode() not in self.stderr_path.read_bytes():
-            if self.agent.poll() is not None or time.monotonic() > deadline:
-                raise AssertionError(
-                    "pdcp-agent did not start:\n" + self.stderr_path.read_text(errors="replace")
-                )
-            time.sleep(0.05)
+        wait_ready(self.agent, self.stderr_path)
         self.legs = [l2_socket(self.ns_legs.name, ifname) for ifname in self.leg_if]
         self.client = l2_socket(self.ns_client.name, p + "c")
         for sock in (*self.legs, self.client):

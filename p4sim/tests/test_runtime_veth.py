@@ -106,7 +106,7 @@ def switch_ns(tmp_path, request):
     with Namespace(f"{prefix}ns") as ns:
         veth_pair("h0", ns, "s0", ns)
         veth_pair("h1", ns, "s1", ns)
-        ns.run(["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1"])
+        ns.disable_ipv6()
         sock = f"unix:{tmp_path}/p4rt.sock"
         argv = [
             P4SIM,
@@ -178,8 +178,7 @@ def test_native_io_sends_cpu_port_frames_up_as_packet_in(tmp_path):
     with Namespace(f"{unique_prefix('p4pi')}ns") as ns:
         veth_pair("h0", ns, "s0", ns)
         veth_pair("h1", ns, "s1", ns)
-        # no IPv6: the kernel's own MLD and router solicitations would be frames in the counts
-        ns.run(["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1"])
+        ns.disable_ipv6()
         sock = f"unix:{tmp_path}/p4rt.sock"
         argv = [P4SIM, str(PROGRAM), "-i", "0@s0", "-i", "1@s1", "--cpu-port", "64",
                 "--grpc-server-addr", sock, "--engine", "native"]  # fmt: skip
@@ -270,7 +269,7 @@ def test_native_port_takes_in_only_its_own_interface_frames():
     with Namespace(f"{unique_prefix('p4ob')}ns") as ns:
         veth_pair("h0", ns, "s0", ns)
         veth_pair("h1", ns, "s1", ns)
-        ns.run(["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1"])
+        ns.disable_ipv6()
         flood = ns.popen([sys.executable, "-c", FLOOD, "h1", "120"])  # s1 receives nonstop
         try:
             taken = ns.run([sys.executable, "-c", OPEN_NATIVE_PORT, "s0", "h0", "10"], timeout=120)

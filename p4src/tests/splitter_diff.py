@@ -557,8 +557,7 @@ def main(argv=None) -> int:
         with Namespace(unique_prefix("sd")) as ns_a, Namespace(unique_prefix("sd")) as ns_b:
             workers = {}
             for target, ns in (("p4sim", ns_a), ("bmv2", ns_b)):
-                for scope in ("all", "default"):
-                    ns.run(["sysctl", "-q", "-w", f"net.ipv6.conf.{scope}.disable_ipv6=1"])
+                ns.disable_ipv6()
                 ifaces = {}
                 for port in PORTS:
                     s_if, h_if = f"{ns.name}s{port}", f"{ns.name}h{port}"
