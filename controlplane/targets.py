@@ -65,6 +65,22 @@ def p4sim_argv(
     ]
 
 
+def p4sim_compile(
+    program: Path, out: Path, defines: list[str] | tuple[str, ...] = (), name: str = "dc"
+) -> tuple[Path, Path]:
+    """`p4sim compile` of `program` (with `-D` `defines`) into OUT/NAME.p4info.txtpb and
+    OUT/NAME.p4sim.json, the pair a controller pushes to p4sim (what `make p4` writes);
+    TargetError with the compiler's messages when the program does not compile."""
+    p4info, config = out / f"{name}.p4info.txtpb", out / f"{name}.p4sim.json"
+    argv = [sys.executable, "-m", "p4sim.cli", "compile", str(program)]
+    argv += [arg for define in defines for arg in ("-D", define)]
+    argv += ["--p4runtime-files", str(p4info), "-o", str(config)]
+    proc = subprocess.run(argv, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise TargetError(f"compiling {program} failed:\n{proc.stderr.strip()}")
+    return p4info, config
+
+
 def bmv2_argv(
     ifaces: dict[int, str],
     grpc_addr: str | None,

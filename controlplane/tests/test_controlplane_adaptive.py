@@ -6,8 +6,6 @@ to the controller, and `run_control` changes the split live from them.
 Run: .venv/bin/pytest controlplane/tests/test_controlplane_adaptive.py
 """
 
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -19,6 +17,7 @@ from controlplane.model import SplitterError, UserConfig
 from controlplane.pdcp import Report, encode_report
 from controlplane.policies import Tuning
 from controlplane.splitter import Splitter
+from controlplane.targets import p4sim_compile
 from controlplane.tests.test_controlplane_e2e import frame, legs
 from p4sim.io import InProcessPorts
 from p4sim.p4runtime.server import P4RuntimeServer
@@ -32,20 +31,10 @@ UE = "10.0.0.2"
 
 @pytest.fixture(scope="module")
 def compiled(tmp_path_factory):
-    out = tmp_path_factory.mktemp("p4")
-    p4info, config = out / "ad.p4info.txtpb", out / "ad.p4sim.json"
-    proc = subprocess.run(
-        # A report stays fresh for 60 s instead of 20 ms: these tests check the choice rules,
-        # not timing, and a loaded machine may take 20 ms for a few in-process packets.
-        [sys.executable, "-m", "p4sim.cli", "compile", str(PROGRAM), "-D", "DC_ADAPTIVE=1"]
-        + ["-D", "FEEDBACK_STALE_US=60000000"]
-        + ["--p4runtime-files", str(p4info), "-o", str(config)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr
-    return p4info, config
+    # A report stays fresh for 60 s instead of 20 ms: these tests check the choice rules,
+    # not timing, and a loaded machine may take 20 ms for a few in-process packets.
+    defines = ["DC_ADAPTIVE=1", "FEEDBACK_STALE_US=60000000"]
+    return p4sim_compile(PROGRAM, tmp_path_factory.mktemp("p4"), defines, name="ad")
 
 
 @pytest.fixture

@@ -13,7 +13,6 @@ import os
 import shutil
 import struct
 import subprocess
-import sys
 import threading
 from pathlib import Path
 from typing import NamedTuple
@@ -42,26 +41,7 @@ LEG_MTU = 1600
 @pytest.fixture(scope="module")
 def compiled(tmp_path_factory):
     """(p4info, config) from `p4sim compile`, as `make p4` produces them."""
-    out = tmp_path_factory.mktemp("p4")
-    p4info, config = out / "dc.p4info.txtpb", out / "dc.p4sim.json"
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "p4sim.cli",
-            "compile",
-            str(PROGRAM),
-            "--p4runtime-files",
-            str(p4info),
-            "-o",
-            str(config),
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr
-    return p4info, config
+    return targets.p4sim_compile(PROGRAM, tmp_path_factory.mktemp("p4"))
 
 
 @pytest.fixture(scope="module")
