@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
+from dccommon.jsonlines import read_json_lines
 from dccommon.processes import stop_process
 from experiments.run.netns import Namespace, NetnsError, wait_bound
 
@@ -181,15 +182,7 @@ class ClientLogFlow(Flow):
             return None
 
     def _lines(self) -> list[dict]:
-        if not self._client_log.exists():
-            return []
-        out = []
-        for line in self._client_log.read_text().splitlines():
-            try:
-                out.append(json.loads(line))
-            except ValueError:
-                pass  # a line cut short by a kill
-        return out
+        return read_json_lines(self._client_log)
 
     def result(self) -> dict:
         lines = self._lines()

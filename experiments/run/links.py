@@ -24,6 +24,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from dccommon.jsonlines import read_json_lines
 from dccommon.processes import stop_process
 from experiments.run import tc
 from experiments.run.linkspec import (
@@ -237,12 +238,8 @@ class Linkem(_StopOnExit):
         except (OSError, LinkError, ValueError):
             pass
         rc = stop_process(self.proc)
-        if self.stats_path and self.stats_path.exists():
-            for line in self.stats_path.read_text().splitlines():
-                try:
-                    rec = json.loads(line)
-                except ValueError:
-                    continue
+        if self.stats_path:
+            for rec in read_json_lines(self.stats_path):
                 if rec.get("final"):
                     final[rec["dir"]] = rec
         err = self._error_output()

@@ -28,6 +28,7 @@ from scapy.layers.l2 import ARP, Ether
 from scapy.utils import checksum
 
 from controlplane.pdcp import dc_frame
+from dccommon.jsonlines import read_json_lines
 from dccommon.processes import stop_process
 from experiments.run import cpu, netns, parts
 from experiments.run.netns import in_netns
@@ -195,12 +196,8 @@ class AgentTestbed:
         what the agent has seen, rather than a pause a loaded machine may outlast."""
         deadline = time.monotonic() + timeout_s
         while True:
-            lines = self.stats_path.read_text().splitlines() if self.stats_path.exists() else []
-            for line in lines:
-                try:
-                    stats = json.loads(line)
-                except ValueError:  # a line being written
-                    continue
+            lines = read_json_lines(self.stats_path)
+            for stats in lines:
                 if done(stats):
                     return stats
             assert time.monotonic() < deadline, f"no stats line as awaited: {lines[-1:]}"
