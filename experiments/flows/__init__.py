@@ -171,6 +171,25 @@ class ClientLogFlow(Flow):
     def _client_log(self) -> Path:
         return self.ctx.workdir / "client.jsonl"
 
+    @abstractmethod
+    def _endpoint(self, role: str) -> list[str]:
+        """The endpoint's command line for `role` (server or client) up to its own options."""
+
+    def _server_files(self) -> list[str]:
+        """What our servers serve over TLS: the run's certificate, key and payload file."""
+        c = self.ctx
+        return ["--cert", str(c.cert), "--key", str(c.key), "--file", str(c.payload)]
+
+    def _client_options(self) -> list[str]:
+        """The endpoint's own client options, after the log and the download size."""
+        return []
+
+    def start_client(self) -> None:
+        argv = self._endpoint("client") + ["--log", str(self._client_log)]
+        argv += self._download_args() + self._client_options()
+        self.t_client_start = time.monotonic()
+        self.client = self._popen(self.ctx.client_ns, argv, "client.log")
+
     def progress_bytes(self) -> int | None:
         path = self._client_log
         try:
