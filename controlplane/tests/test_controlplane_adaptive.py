@@ -18,10 +18,7 @@ from controlplane.pdcp import Report, encode_report
 from controlplane.policies import Tuning
 from controlplane.splitter import Splitter
 from controlplane.targets import p4sim_compile
-from controlplane.tests.test_controlplane_e2e import frame, legs
-from p4sim.io import InProcessPorts
-from p4sim.p4runtime.server import P4RuntimeServer
-from p4sim.switch import Switch
+from controlplane.tests.test_controlplane_e2e import frame, legs, p4sim_target
 
 ROOT = Path(__file__).resolve().parents[2]
 PROGRAM = ROOT / "p4src" / "dc_splitter.p4"
@@ -39,19 +36,8 @@ def compiled(tmp_path_factory):
 
 @pytest.fixture
 def target(compiled):
-    ports = InProcessPorts([0, 1, 2])
-    switch = Switch(ports, cpu_port=CPU_PORT)
-    switch.start()
-    server = P4RuntimeServer(switch, "127.0.0.1:0")
-    server.start()
-    try:
-        with Splitter.connect(server.address) as sw:
-            sw.push_pipeline(*compiled)
-            sw.configure_ports(0, 1, 2)
-            yield sw, ports, server.address
-    finally:
-        server.stop()
-        switch.close()
+    for t in p4sim_target(compiled, cpu_port=CPU_PORT):
+        yield t.sw, t.ports, t.addr
 
 
 def feedback(leg, desired, held=0, rate=1_000_000, delivered=10_000, lost=0, seq=0) -> bytes:

@@ -77,9 +77,10 @@ def target(request):
         yield from bmv2_target(request.getfixturevalue("compiled_bmv2"))
 
 
-def p4sim_target(compiled):
+def p4sim_target(compiled, cpu_port: int | None = None):
+    """p4sim in this process (ports in memory), the splitter pushed and its ports set."""
     ports = InProcessPorts(list(PORTS))
-    switch = Switch(ports)
+    switch = Switch(ports, cpu_port=cpu_port)
     switch.start()
     server = P4RuntimeServer(switch, "127.0.0.1:0")
     server.start()
