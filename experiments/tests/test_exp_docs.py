@@ -1,8 +1,9 @@
 """The house's docs point at real things: every relative link of a *.md resolves, every
 `make X` a doc or `make help` shows is a target of the Makefile or a part.mk, every path of
-this repository a doc names in backticks or in a command exists, and every `--option` a
-command of ours is shown with is one that tool takes. (Whether the behaviour a doc
-describes is still true is for a reader; these drift silently when code moves.)
+this repository a doc names in backticks or in a command exists, every `python -m` module of
+ours a doc runs exists, and every `--option` a command of ours is shown with is one that
+tool takes. (Whether the behaviour a doc describes is still true is for a reader; these
+drift silently when code moves.)
 
     .venv/bin/python -m pytest -q experiments/tests/test_exp_docs.py
 """
@@ -10,6 +11,7 @@ describes is still true is for a reader; these drift silently when code moves.)
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import re
 import subprocess
 from pathlib import Path
@@ -41,6 +43,10 @@ TARGET_LINE = re.compile(r"^([\w.%/ -]+?)\s*::?(?!=)", re.MULTILINE)
 # option tables' source; pdcp-agent's own options follow DPDK EAL's, after `--`.
 TOOL_CMD = re.compile(r"(?:^|[\s/;&|(])(dcctl|dcexp|p4sim|linkem|pdcp-agent|pktgen)\s(.*)")
 OPTION = re.compile(r"(?<![\w-])(--[a-z][\w-]*)")
+# `python -m MODULE` of one of our packages
+PYTHON_MODULE = re.compile(
+    r"python3?\s+-m\s+((?:p4sim|controlplane|experiments|hostagents|dccommon)[\w.]*)"
+)
 C_OPTIONS = {
     "linkem": ["experiments/linkem/src/options.c", "experiments/linkem/src/main.c"],
     "pdcp-agent": ["hostagents/agent/options.c"],
@@ -190,6 +196,20 @@ def test_our_commands_in_docs_take_the_options_shown():
     assert not unknown, "options the tool does not take:\n" + "\n".join(unknown)
 
 
+def test_python_modules_in_docs_exist():
+    missing, checked = [], 0
+    for md in markdown_files():
+        if md in HISTORY:
+            continue
+        for cmd in commands(md.read_text()):
+            for module in PYTHON_MODULE.findall(cmd):
+                checked += 1
+                if importlib.util.find_spec(module) is None:
+                    missing.append(f"{md.relative_to(ROOT)}: python -m {module}")
+    assert checked > 10, checked  # the scan itself finds them
+    assert not missing, "no such module:\n" + "\n".join(missing)
+
+
 def test_the_checks_catch_what_they_look_for():
     text = "```\nsudo make no-such-target  # and `make build` in a comment\n```\n`make demo`"
     assert [MAKE_CMD.findall(s.strip()) for s in commands(text) if MAKE_CMD.search(s)] == [
@@ -202,5 +222,9 @@ def test_the_checks_catch_what_they_look_for():
     takes = tool_options()
     assert takes["dcctl"]("--grpc-addr") and not takes["dcctl"]("--frobnicate")
     assert takes["linkem"]("--feedback") and not takes["linkem"]("--frobnicate")
+    assert PYTHON_MODULE.findall("sudo .venv/bin/python -m experiments.ratebench --rates 20") == [
+        "experiments.ratebench"
+    ]
+    assert importlib.util.find_spec("experiments.no_such_tool") is None
     assert REPO_PATH.match("experiments/run/testbed.py")
     assert not REPO_PATH.match("backends/bmv2/bmv2stf.py")  # another project's path
