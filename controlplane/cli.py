@@ -315,7 +315,7 @@ def _add_apply_parser(sub) -> None:
         help="make the switch hold a YAML desired state (users not listed are kept unless "
         "--prune)",
     )
-    apply.add_argument("file", type=Path, help="YAML file (schema: controlplane/README.md)")
+    apply.add_argument("file", type=Path, help="YAML file (schema: controlplane/docs/reference.md)")
     apply.add_argument(
         "--prune",
         action="store_true",
