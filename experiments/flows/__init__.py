@@ -78,6 +78,11 @@ class Flow(ABC):
     def size_bytes(self) -> int | None:
         return int(self.spec["size_mb"] * MB) if self.spec["size_mb"] is not None else None
 
+    def _our_endpoint(self, program: list[str], role: str) -> list[str]:
+        """One of our endpoints (aioquic's, quic-go's, MPTCP's): `program ROLE --addr A --port P`,
+        the server's address and port for both roles."""
+        return [*program, role, "--addr", self.ctx.server_addr, "--port", str(self.ctx.port)]
+
     def _download_args(self) -> list[str]:
         """How much our own clients (aioquic, quic-go, MPTCP) fetch: by size or by duration."""
         if self.size_bytes:

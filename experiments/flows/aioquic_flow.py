@@ -22,21 +22,8 @@ class AioquicFlow(ClientLogFlow):
     tools = ()
 
     def _endpoint(self, role: str) -> list[str]:
-        c = self.ctx
-        return [
-            sys.executable,
-            "-m",
-            "experiments.flows.quic_endpoint",
-            role,
-            "--addr",
-            c.server_addr,
-            "--port",
-            str(c.port),
-            "--cc",
-            self._cc(),
-            "--loop",
-            self.spec.get("loop") or "asyncio",
-        ]
+        argv = self._our_endpoint([sys.executable, "-m", "experiments.flows.quic_endpoint"], role)
+        return argv + ["--cc", self._cc(), "--loop", self.spec.get("loop") or "asyncio"]
 
     def _cc(self) -> str:
         """aioquic's own controllers, or ours when a Corbel knob is set (corbel_cc)."""

@@ -40,17 +40,7 @@ class MptcpFlow(Flow):
     tools = ()
 
     def _endpoint(self, role: str) -> list[str]:
-        c = self.ctx
-        return [
-            sys.executable,
-            "-m",
-            "experiments.flows.mptcp_endpoint",
-            role,
-            "--addr",
-            c.server_addr,
-            "--port",
-            str(c.port),
-        ]
+        return self._our_endpoint([sys.executable, "-m", "experiments.flows.mptcp_endpoint"], role)
 
     def start_server(self) -> None:
         argv = self._endpoint("server") + [

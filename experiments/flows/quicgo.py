@@ -27,8 +27,7 @@ class QuicgoFlow(ClientLogFlow):
     built = (QUICGO_BIN,)
 
     def _endpoint(self, role: str) -> list[str]:
-        c = self.ctx
-        return [str(QUICGO_BIN), role, "--addr", c.server_addr, "--port", str(c.port)]
+        return self._our_endpoint([str(QUICGO_BIN)], role)
 
     def start_server(self) -> None:
         c = self.ctx

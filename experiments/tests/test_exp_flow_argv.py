@@ -70,3 +70,13 @@ def test_aioquic_client_takes_the_large_buffer_and_a_duration(tmp_path):
     assert client[-4:] == ["--duration-s", "5", "--rcvbuf", str(LARGE_RCVBUF)], client
     _, default, _ = flow_of("aioquic", tmp_path, duration_s=5)
     assert "--rcvbuf" not in default
+
+
+@pytest.mark.parametrize("kind", ["aioquic", "quicgo", "mptcp"])
+def test_our_endpoints_get_their_role_and_the_servers_address(kind, tmp_path):
+    server, client, _ = flow_of(kind, tmp_path, size_mb=1, cc="newreno")
+    for role, argv in (("server", server), ("client", client)):
+        at = argv.index(role)
+        assert argv[at : at + 5] == [role, "--addr", "10.0.0.1", "--port", "4433"], argv
+    if kind == "aioquic":
+        assert client[client.index("--cc") :][:4] == ["--cc", "reno", "--loop", "asyncio"]
