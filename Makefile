@@ -1,13 +1,6 @@
 # Every entry point of the project. Each part keeps its own targets in a `part.mk`
 # fragment (included below) and adds itself to BUILD_TARGETS / TEST_TARGETS / BENCH_TARGETS.
-#
-#   make setup   install Debian packages, .venv, p4runtime bindings (idempotent)
-#   make demo    the main job: a short DC experiment on the embedded target
-#   make paper   reproduce Hasselquist et al. (make paper-quick: about 30 minutes)
-#   make test    every test suite (what CI runs)
-#   make bench   benchmarks, printed as figures
-#   make ptf     the PTF suite alone (TARGET=p4sim | bmv2)
-#   make lint / make format
+# `make help` lists the targets a user needs; each part.mk's header describes the rest.
 #
 # The real p4c and BMv2: `make setup P4TOOLS_BUNDLE=DIR` installs the p4tools bundle into
 # P4TOOLS_PREFIX (default /opt/p4tools, put first on PATH here when it exists); otherwise
@@ -28,8 +21,33 @@ BUILD_TARGETS :=
 TEST_TARGETS  :=
 BENCH_TARGETS :=
 
-.PHONY: all setup build test bench demo lint format clean
+.PHONY: all help setup build test bench demo lint format clean
 all: build
+
+# One line per target a user needs (`make help`); the parts' own targets: their part.mk.
+help:
+	@echo 'make setup               Debian packages, .venv, p4runtime bindings, Go (idempotent; root)'
+	@echo 'make build               .venv, the P4 programs (build/p4/), pdcp-agent, linkem, quic-go and tquic'
+	@echo 'make demo                a short DC study on p4sim: table and figures in results/demo/ (root)'
+	@echo 'make test                every test suite, one after another (long; root; SKIP_BMV2=1 without BMv2)'
+	@echo 'make p4sim-test          the embedded target'"'"'s tests (front end, engines, P4Runtime server)'
+	@echo 'make controlplane-test   the controller'"'"'s and dcctl'"'"'s tests'
+	@echo 'make ptf                 the PTF suite alone (TARGET=p4sim|bmv2, PROGRAM=v1model|tna, PTF_TESTS=...)'
+	@echo 'make hostagents-test     pdcp-agent: C unit tests, a short fuzz run, the integration test'
+	@echo 'make linkem-test         linkem: C unit tests, then integration tests on veths'
+	@echo 'make experiments-test    dcexp: unit tests, flows on a veth, one smoke study through the chain'
+	@echo 'make splitter-diff       the splitter on p4sim and on BMv2, frame for frame'
+	@echo 'make p4sim-conformance   p4c'"'"'s STF samples on BMv2 and on p4sim, output compared'
+	@echo 'make p4sim-rejects       p4c'"'"'s error programs through p4sim: each refused, file:line:col'
+	@echo 'make paper-quick         every study of the paper, small and short (results/paper-quick/)'
+	@echo 'make paper               the same with the paper'"'"'s 10 repetitions (days; resumable)'
+	@echo 'make bench               benchmarks of p4sim, the controller, pdcp-agent, linkem and the testbed'
+	@echo 'make p4                  compile the splitter'"'"'s profiles with p4sim (build/p4/)'
+	@echo 'make p4c-bmv2            compile them with the real p4c-bm2-ss --Werror (build/p4/)'
+	@echo 'make p4c-tofino          the TNA splitter through the real Tofino compiler (build/tofino/)'
+	@echo 'make p4sim-coverage      which of p4c'"'"'s v1model samples p4sim accepts (minutes)'
+	@echo 'make lint                ruff + black, clang-format, gofmt and go vet (make format fixes most)'
+	@echo 'make clean               remove build/'
 
 setup:
 	@bash tools/setup.sh

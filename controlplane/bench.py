@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import statistics
 import struct
-import subprocess
 import sys
 import tempfile
 import time
@@ -17,6 +16,7 @@ from pathlib import Path
 
 from controlplane.model import UserConfig
 from controlplane.splitter import Splitter
+from controlplane.targets import p4sim_compile
 from p4sim.io import InProcessPorts
 from p4sim.p4runtime.server import P4RuntimeServer
 from p4sim.switch import Switch
@@ -43,25 +43,6 @@ def udp_frame(dst: str, seq: int, size: int = 1000) -> bytes:
     return bytes.fromhex("0200000000fe020000000001") + b"\x08\x00" + ip + udp + payload
 
 
-def compile_program(out: Path) -> tuple[Path, Path]:
-    p4info, config = out / "dc.p4info.txtpb", out / "dc.p4sim.json"
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "p4sim.cli",
-            "compile",
-            str(PROGRAM),
-            "--p4runtime-files",
-            str(p4info),
-            "-o",
-            str(config),
-        ],
-        check=True,
-    )
-    return p4info, config
-
-
 def pps(ports: InProcessPorts, addr: str, packets: int) -> float:
     frames = [udp_frame(addr, i) for i in range(packets)]
     start = time.perf_counter()
@@ -78,7 +59,7 @@ def main(argv=None) -> int:
     parser.add_argument("--changes", type=int, default=100)
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
-        p4info, config = compile_program(Path(tmp))
+        p4info, config = p4sim_compile(PROGRAM, Path(tmp))
         ports = InProcessPorts([0, 1, 2])
         switch = Switch(ports)
         switch.start()

@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -35,6 +34,7 @@ from controlplane.model import (
 from controlplane.p4info import P4InfoError
 from controlplane.splitter import Splitter
 from controlplane.statefile import parse_state
+from controlplane.targets import TargetError, p4sim_compile
 from dccommon.cliargs import (
     MAX_UINT64,
     ArgumentParser,
@@ -322,7 +322,7 @@ def _add_apply_parser(sub) -> None:
         help="make the switch hold a YAML desired state (users not listed are kept unless "
         "--prune)",
     )
-    apply.add_argument("file", type=Path, help="YAML file (schema: controlplane/README.md)")
+    apply.add_argument("file", type=Path, help="YAML file (schema: controlplane/docs/reference.md)")
     apply.add_argument(
         "--prune",
         action="store_true",
@@ -388,23 +388,10 @@ def _what_a_push_replaces(sw: Splitter) -> str:
 def cmd_push(args, sw: Splitter) -> None:
     if args.program:
         with tempfile.TemporaryDirectory(prefix="dcctl-") as tmp:
-            p4info, config = Path(tmp) / "p4info.txtpb", Path(tmp) / "config.json"
-            argv = [
-                sys.executable,
-                "-m",
-                "p4sim.cli",
-                "compile",
-                str(args.program),
-                "--p4runtime-files",
-                str(p4info),
-                "-o",
-                str(config),
-            ]
-            for define in args.defines:
-                argv += ["-D", define]
-            proc = subprocess.run(argv, capture_output=True, text=True, check=False)
-            if proc.returncode != 0:
-                raise SplitterError(f"compiling {args.program} failed:\n{proc.stderr.strip()}")
+            try:
+                p4info, config = p4sim_compile(Path(args.program), Path(tmp), args.defines)
+            except TargetError as exc:
+                raise SplitterError(str(exc)) from None
             replaced = _what_a_push_replaces(sw)
             sw.push_pipeline(p4info, config)
         source = str(args.program)

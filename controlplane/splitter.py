@@ -614,10 +614,11 @@ class Splitter:
     # -- whole state ---------------------------------------------------------------
 
     def apply(self, state: dict, prune: bool = False) -> list[str]:
-        """Make the switch hold `state` (schema: controlplane/README.md): ports and MACs, then
-        users added or changed live (SN continues). Users on the switch that `state` does not
-        list are removed with prune=True, else kept (and named in the result). Everything is
-        validated before the first write. Returns the changes made, one line each."""
+        """Make the switch hold `state` (schema: controlplane/docs/reference.md): ports and
+        MACs, then users added or changed live (SN continues). Users on the switch that `state`
+        does not list are removed with prune=True, else kept (and named in the result).
+        Everything is validated before the first write. Returns the changes made, one line
+        each."""
         ports, users = parse_state(state)
         changes = self._sync_ports(ports)
         installed = self._installed()

@@ -15,7 +15,7 @@ PORT_KEYS = {"server", "leg_a", "leg_b", "macs", "flood_unknown"}
 
 
 def parse_state(state: dict) -> tuple[PortConfig, list[UserConfig]]:
-    """The desired state (schema in controlplane/README.md) as validated records."""
+    """The desired state (schema in controlplane/docs/reference.md) as validated records."""
     if not isinstance(state, dict) or not state:
         got = "an empty mapping" if isinstance(state, dict) else type_in_words(state)
         raise SplitterError(

@@ -11,9 +11,7 @@ the experiment testbed and the BMv2 helpers all start their switch through here.
 
 from __future__ import annotations
 
-import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -22,6 +20,7 @@ from pathlib import Path
 import grpc
 
 from controlplane.bmv2 import INSTALL_HINT, THRIFT_PORT
+from dccommon.processes import stop_process
 
 TARGETS = ("p4sim", "bmv2", "remote")
 START_TIMEOUT_S = 60.0
@@ -64,6 +63,22 @@ def p4sim_argv(
         "--grpc-server-addr",
         grpc_addr,
     ]
+
+
+def p4sim_compile(
+    program: Path, out: Path, defines: list[str] | tuple[str, ...] = (), name: str = "dc"
+) -> tuple[Path, Path]:
+    """`p4sim compile` of `program` (with `-D` `defines`) into OUT/NAME.p4info.txtpb and
+    OUT/NAME.p4sim.json, the pair a controller pushes to p4sim (what `make p4` writes);
+    TargetError with the compiler's messages when the program does not compile."""
+    p4info, config = out / f"{name}.p4info.txtpb", out / f"{name}.p4sim.json"
+    argv = [sys.executable, "-m", "p4sim.cli", "compile", str(program)]
+    argv += [arg for define in defines for arg in ("-D", define)]
+    argv += ["--p4runtime-files", str(p4info), "-o", str(config)]
+    proc = subprocess.run(argv, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise TargetError(f"compiling {program} failed:\n{proc.stderr.strip()}")
+    return p4info, config
 
 
 def bmv2_argv(
@@ -168,7 +183,7 @@ def wait_serving(
         probe = popen([sys.executable, "-c", _PROBE, grpc_addr, str(timeout_s)])
         while probe.poll() is None and switch.poll() is None and time.monotonic() < deadline:
             time.sleep(_POLL_S)
-        served = stop(probe, grace_s=1) == 0
+        served = stop_process(probe, grace_s=1) == 0
     if served and switch.poll() is None:
         return
     state = (
@@ -180,23 +195,3 @@ def wait_serving(
     if log is not None and log.exists():
         tail = ":\n  " + "\n  ".join(log.read_text(errors="replace").splitlines()[-8:])
     raise TargetError(f"the switch {state}; see {log or 'its log'}{tail}")
-
-
-def stop(proc: subprocess.Popen, grace_s: float = 10.0) -> int:
-    """SIGTERM the process we started (its process group when it leads one, as a process
-    started in a new session does), SIGKILL after `grace_s`; its exit status."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        if proc.poll() is not None:
-            return proc.returncode
-        try:
-            if os.getpgid(proc.pid) == proc.pid:
-                os.killpg(proc.pid, sig)
-            else:
-                proc.send_signal(sig)
-        except ProcessLookupError:
-            pass
-        try:
-            return proc.wait(grace_s)
-        except subprocess.TimeoutExpired:
-            continue
-    return proc.wait()

@@ -1,5 +1,6 @@
 """The pdcp-agent command line, built here for every caller (the testbed, the integration
-test, the bench), so a new EAL or app option is added in one place.
+test, the benches), so a new EAL or app option is added in one place; and the wait until a
+started agent forwards.
 
     agent_argv(AGENT_BIN, "dx0001", [af_packet(0, "dx0001dca"), ...], ["--stats", "a.jsonl"])
 """
@@ -8,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+
+from experiments.run.parts import wait_for
 
 AGENT_BIN = Path(__file__).resolve().parent.parent / "build" / "hostagents" / "pdcp-agent"
 # Printed on stderr just before the forwarding loop starts: wait for it before sending.
@@ -37,3 +40,14 @@ def agent_argv(
     for vdev in vdevs:
         argv += ["--vdev", vdev]
     return [*argv, "--", *app_args]
+
+
+def wait_ready(proc, log: Path, timeout_s: float = 30) -> None:
+    """Return once the agent started as `proc` forwards (its ready line is in `log`, where its
+    stderr goes). Until then frames sent into its ports are lost. TestbedError with the log's
+    tail if it exits first or `timeout_s` passes."""
+
+    def forwarding() -> bool:
+        return AGENT_READY_LINE in log.read_text(errors="replace")
+
+    wait_for(forwarding, timeout_s, "pdcp-agent", proc, log)

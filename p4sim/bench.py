@@ -110,25 +110,15 @@ class _EntryWriter:
 
 
 class _Client(_EntryWriter):
-    """A minimal P4Runtime client (primary, election id 1)."""
+    """A P4Runtime session as primary that writes the bench's entries."""
 
     def __init__(self, address: str, push: tuple[Path, Path] | None = None) -> None:
-        import queue
+        from p4.v1 import p4runtime_pb2
 
-        import grpc
-        from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
+        from p4sim.p4runtime.primary import PrimarySession
 
-        self.pb = p4runtime_pb2
-        self.channel = grpc.insecure_channel(address)
-        grpc.channel_ready_future(self.channel).result(timeout=120)
-        self.stub = p4runtime_pb2_grpc.P4RuntimeStub(self.channel)
-        self._requests: queue.Queue = queue.Queue()
-        arb = p4runtime_pb2.StreamMessageRequest()
-        arb.arbitration.device_id = 0
-        arb.arbitration.election_id.low = 1
-        self._requests.put(arb)
-        self._stream = self.stub.StreamChannel(iter(self._requests.get, None))
-        next(self._stream)
+        self.session = PrimarySession(address, ready_timeout_s=120)
+        self.stub = self.session.stub
         if push is not None:  # BMv2 starts without a program (--no-p4)
             _push(self, *push)
             return
@@ -137,14 +127,10 @@ class _Client(_EntryWriter):
         ).config.p4info
 
     def _apply(self, update) -> None:
-        req = self.pb.WriteRequest(device_id=0)
-        req.election_id.low = 1
-        req.updates.append(update)
-        self.stub.Write(req, timeout=10)
+        self.session.write(update)
 
     def close(self) -> None:
-        self._requests.put(None)
-        self.channel.close()
+        self.session.close()
 
 
 def _fwd_entries(client: _EntryWriter) -> None:
@@ -328,7 +314,7 @@ def switch_namespace(prefix: str):
     with Namespace(f"{prefix}ns") as ns:
         for i in range(3):
             veth_pair(f"h{i}", ns, f"s{i}", ns, mtu=1600)
-        ns.run(["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1"])
+        ns.disable_ipv6()
         yield ns
 
 

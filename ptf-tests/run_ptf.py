@@ -133,10 +133,7 @@ def main(argv=None) -> int:
     source, left_out = PROGRAMS[args.program]
     specs = args.tests or ["all", *[f"^{module}" for module in left_out]]
     with Namespace(prefix) as ns:
-        # No IPv6 on the test ports: the kernel's MLD and router solicitations would be
-        # frames the tests did not send.
-        for scope in ("all", "default"):
-            ns.run(["sysctl", "-q", "-w", f"net.ipv6.conf.{scope}.disable_ipv6=1"])
+        ns.disable_ipv6()
         for s_if, p_if in zip(switch_ifs, ptf_ifs):
             veth_pair(s_if, ns, p_if, ns, mtu=LEG_MTU)
         log_path = args.out / f"{args.target}.log"

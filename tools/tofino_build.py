@@ -7,7 +7,8 @@ gress, metrics.json for SRAM, TCAM and PHV use), packs the Stratum device config
 (PROFILE.bfpipeline.pb, controlplane/tofino_package.py) and bf_switchd's PROFILE.conf
 (p4c-gen-conf) beside the compiler's output. It writes OUT/resources.json (checked
 against a budget by p4src/tests/test_tofino.py) and prints a Markdown table for
-p4src/README.md. Any compiler error or a missing tool ends it with a one-line message.
+p4src/docs/tofino.md ("Resources"). Any compiler error or a missing tool ends it with a
+one-line message.
 
     python tools/tofino_build.py [--out build/tofino] [--p4c p4c]
 """

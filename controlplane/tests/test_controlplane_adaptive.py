@@ -6,8 +6,6 @@ to the controller, and `run_control` changes the split live from them.
 Run: .venv/bin/pytest controlplane/tests/test_controlplane_adaptive.py
 """
 
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -19,10 +17,8 @@ from controlplane.model import SplitterError, UserConfig
 from controlplane.pdcp import Report, encode_report
 from controlplane.policies import Tuning
 from controlplane.splitter import Splitter
-from controlplane.tests.test_controlplane_e2e import frame, legs
-from p4sim.io import InProcessPorts
-from p4sim.p4runtime.server import P4RuntimeServer
-from p4sim.switch import Switch
+from controlplane.targets import p4sim_compile
+from controlplane.tests.test_controlplane_e2e import frame, legs, p4sim_target
 
 ROOT = Path(__file__).resolve().parents[2]
 PROGRAM = ROOT / "p4src" / "dc_splitter.p4"
@@ -32,37 +28,16 @@ UE = "10.0.0.2"
 
 @pytest.fixture(scope="module")
 def compiled(tmp_path_factory):
-    out = tmp_path_factory.mktemp("p4")
-    p4info, config = out / "ad.p4info.txtpb", out / "ad.p4sim.json"
-    proc = subprocess.run(
-        # A report stays fresh for 60 s instead of 20 ms: these tests check the choice rules,
-        # not timing, and a loaded machine may take 20 ms for a few in-process packets.
-        [sys.executable, "-m", "p4sim.cli", "compile", str(PROGRAM), "-D", "DC_ADAPTIVE=1"]
-        + ["-D", "FEEDBACK_STALE_US=60000000"]
-        + ["--p4runtime-files", str(p4info), "-o", str(config)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr
-    return p4info, config
+    # A report stays fresh for 60 s instead of 20 ms: these tests check the choice rules,
+    # not timing, and a loaded machine may take 20 ms for a few in-process packets.
+    defines = ["DC_ADAPTIVE=1", "FEEDBACK_STALE_US=60000000"]
+    return p4sim_compile(PROGRAM, tmp_path_factory.mktemp("p4"), defines, name="ad")
 
 
 @pytest.fixture
 def target(compiled):
-    ports = InProcessPorts([0, 1, 2])
-    switch = Switch(ports, cpu_port=CPU_PORT)
-    switch.start()
-    server = P4RuntimeServer(switch, "127.0.0.1:0")
-    server.start()
-    try:
-        with Splitter.connect(server.address) as sw:
-            sw.push_pipeline(*compiled)
-            sw.configure_ports(0, 1, 2)
-            yield sw, ports, server.address
-    finally:
-        server.stop()
-        switch.close()
+    for t in p4sim_target(compiled, cpu_port=CPU_PORT):
+        yield t.sw, t.ports, t.addr
 
 
 def feedback(leg, desired, held=0, rate=1_000_000, delivered=10_000, lost=0, seq=0) -> bytes:

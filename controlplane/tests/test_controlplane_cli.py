@@ -168,6 +168,16 @@ def test_missing_push_arguments(fake_target, capsys):
     assert code == 2 and "push needs PROGRAM.p4, or both --p4info FILE and --config FILE" in err
 
 
+def test_a_program_that_does_not_compile_is_named_with_the_compilers_message(
+    fake_target, tmp_path, capsys
+):
+    _, addr = fake_target
+    bad = tmp_path / "bad.p4"
+    bad.write_text("#include <core.p4>\ncontrol C() { apply { x = 1; } }\n")
+    code, _, err = run(addr, ["push", str(bad)], capsys)
+    assert code == 1 and f"compiling {bad} failed:" in err and "bad.p4:2:" in err, err
+
+
 def test_what_the_switch_refuses_is_a_failure_not_a_usage_error(fake_target, capsys):
     """Exit 2 is for what the command line alone shows to be wrong; a command the switch's
     state refuses (an unknown user) is a failure, exit 1."""

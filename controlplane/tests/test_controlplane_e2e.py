@@ -13,7 +13,6 @@ import os
 import shutil
 import struct
 import subprocess
-import sys
 import threading
 from pathlib import Path
 from typing import NamedTuple
@@ -26,6 +25,7 @@ from controlplane.model import UserConfig
 from controlplane.pdcp import sn_of
 from controlplane.splitter import Splitter
 from dccommon.ports import free_ports
+from dccommon.processes import stop_process
 from experiments.run.netns import Namespace, in_netns, offloads_off, run, unique_prefix
 from p4sim.io import InProcessPorts
 from p4sim.io.afpacket import AfPacketPorts
@@ -41,26 +41,7 @@ LEG_MTU = 1600
 @pytest.fixture(scope="module")
 def compiled(tmp_path_factory):
     """(p4info, config) from `p4sim compile`, as `make p4` produces them."""
-    out = tmp_path_factory.mktemp("p4")
-    p4info, config = out / "dc.p4info.txtpb", out / "dc.p4sim.json"
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "p4sim.cli",
-            "compile",
-            str(PROGRAM),
-            "--p4runtime-files",
-            str(p4info),
-            "-o",
-            str(config),
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr
-    return p4info, config
+    return targets.p4sim_compile(PROGRAM, tmp_path_factory.mktemp("p4"))
 
 
 @pytest.fixture(scope="module")
@@ -96,9 +77,10 @@ def target(request):
         yield from bmv2_target(request.getfixturevalue("compiled_bmv2"))
 
 
-def p4sim_target(compiled):
+def p4sim_target(compiled, cpu_port: int | None = None):
+    """p4sim in this process (ports in memory), the splitter pushed and its ports set."""
     ports = InProcessPorts(list(PORTS))
-    switch = Switch(ports)
+    switch = Switch(ports, cpu_port=cpu_port)
     switch.start()
     server = P4RuntimeServer(switch, "127.0.0.1:0")
     server.start()
@@ -148,10 +130,7 @@ def bmv2_target(compiled):
     grpc_port, thrift_port = free_ports(2)
     grpc_addr = f"127.0.0.1:{grpc_port}"
     with Namespace(prefix) as ns:
-        # No IPv6 anywhere on the test ports: the kernel's MLD and router solicitations would
-        # be frames the tests did not send.
-        for scope in ("all", "default"):
-            ns.run(["sysctl", "-q", "-w", f"net.ipv6.conf.{scope}.disable_ipv6=1"])
+        ns.disable_ipv6()
         for port in PORTS:
             sw_if, test_if = f"{prefix}s{port}", f"{prefix}p{port}"
             run(
@@ -177,7 +156,7 @@ def bmv2_target(compiled):
                 yield Target(sw, ports, grpc_addr, compiled)
         finally:
             ports.close()
-            targets.stop(switch)
+            stop_process(switch, grace_s=10)
 
 
 def frame(dst: str, seq: int) -> bytes:

@@ -30,7 +30,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
-from experiments.run.netns import Namespace, NetnsError, stop_process, wait_bound
+from dccommon.jsonlines import read_json_lines
+from dccommon.processes import stop_process
+from experiments.run.netns import Namespace, NetnsError, wait_bound
 
 MB = 1_000_000  # size_mb is decimal megabytes, as in the paper's "100 MB"
 # `udp_rcvbuf: large`: the client's UDP receive buffer, bytes asked for (the kernel doubles it)
@@ -75,6 +77,11 @@ class Flow(ABC):
     @property
     def size_bytes(self) -> int | None:
         return int(self.spec["size_mb"] * MB) if self.spec["size_mb"] is not None else None
+
+    def _our_endpoint(self, program: list[str], role: str) -> list[str]:
+        """One of our endpoints (aioquic's, quic-go's, MPTCP's): `program ROLE --addr A --port P`,
+        the server's address and port for both roles."""
+        return [*program, role, "--addr", self.ctx.server_addr, "--port", str(self.ctx.port)]
 
     def _download_args(self) -> list[str]:
         """How much our own clients (aioquic, quic-go, MPTCP) fetch: by size or by duration."""
@@ -169,6 +176,25 @@ class ClientLogFlow(Flow):
     def _client_log(self) -> Path:
         return self.ctx.workdir / "client.jsonl"
 
+    @abstractmethod
+    def _endpoint(self, role: str) -> list[str]:
+        """The endpoint's command line for `role` (server or client) up to its own options."""
+
+    def _server_files(self) -> list[str]:
+        """What our servers serve over TLS: the run's certificate, key and payload file."""
+        c = self.ctx
+        return ["--cert", str(c.cert), "--key", str(c.key), "--file", str(c.payload)]
+
+    def _client_options(self) -> list[str]:
+        """The endpoint's own client options, after the log and the download size."""
+        return []
+
+    def start_client(self) -> None:
+        argv = self._endpoint("client") + ["--log", str(self._client_log)]
+        argv += self._download_args() + self._client_options()
+        self.t_client_start = time.monotonic()
+        self.client = self._popen(self.ctx.client_ns, argv, "client.log")
+
     def progress_bytes(self) -> int | None:
         path = self._client_log
         try:
@@ -180,15 +206,7 @@ class ClientLogFlow(Flow):
             return None
 
     def _lines(self) -> list[dict]:
-        if not self._client_log.exists():
-            return []
-        out = []
-        for line in self._client_log.read_text().splitlines():
-            try:
-                out.append(json.loads(line))
-            except ValueError:
-                pass  # a line cut short by a kill
-        return out
+        return read_json_lines(self._client_log)
 
     def result(self) -> dict:
         lines = self._lines()

@@ -6,7 +6,6 @@ The client logs bytes, smoothed RTT and cwnd every 100 ms and the SHA-256 of the
 from __future__ import annotations
 
 import sys
-import time
 
 from experiments.flows import LARGE_RCVBUF, ClientLogFlow
 from experiments.flows.corbel_cc import cc_name
@@ -23,21 +22,8 @@ class AioquicFlow(ClientLogFlow):
     tools = ()
 
     def _endpoint(self, role: str) -> list[str]:
-        c = self.ctx
-        return [
-            sys.executable,
-            "-m",
-            "experiments.flows.quic_endpoint",
-            role,
-            "--addr",
-            c.server_addr,
-            "--port",
-            str(c.port),
-            "--cc",
-            self._cc(),
-            "--loop",
-            self.spec.get("loop") or "asyncio",
-        ]
+        argv = self._our_endpoint([sys.executable, "-m", "experiments.flows.quic_endpoint"], role)
+        return argv + ["--cc", self._cc(), "--loop", self.spec.get("loop") or "asyncio"]
 
     def _cc(self) -> str:
         """aioquic's own controllers, or ours when a Corbel knob is set (corbel_cc)."""
@@ -48,26 +34,14 @@ class AioquicFlow(ClientLogFlow):
 
     def start_server(self) -> None:
         c = self.ctx
-        argv = self._endpoint("server") + [
-            "--cert",
-            str(c.cert),
-            "--key",
-            str(c.key),
-            "--file",
-            str(c.payload),
-        ]
+        argv = self._endpoint("server") + self._server_files()
         if self.spec.get("qlog"):
             (c.workdir / "qlog-server").mkdir(exist_ok=True)
             argv += ["--qlog-dir", str(c.workdir / "qlog-server")]
         self.server = self._popen(c.server_ns, argv, "server.log")
 
-    def start_client(self) -> None:
-        argv = self._endpoint("client") + ["--log", str(self._client_log)]
-        argv += self._download_args()
-        if self.spec["udp_rcvbuf"] == "large":
-            argv += ["--rcvbuf", str(LARGE_RCVBUF)]
-        self.t_client_start = time.monotonic()
-        self.client = self._popen(self.ctx.client_ns, argv, "client.log")
+    def _client_options(self) -> list[str]:
+        return ["--rcvbuf", str(LARGE_RCVBUF)] if self.spec["udp_rcvbuf"] == "large" else []
 
     def samples(self) -> list[tuple[float, str, float]]:
         out = []

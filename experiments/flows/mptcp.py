@@ -14,11 +14,11 @@ carried in the interval, i.e. the delay the data saw), `cwnd_bytes` (sum), and p
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from pathlib import Path
 
+from dccommon.jsonlines import read_json_lines
 from experiments.flows import Flow, sha256_file
 from experiments.run.parts import MP_ADDRS
 
@@ -34,35 +34,13 @@ def kernel_schedulers() -> tuple[str, ...]:
         return ("default",)
 
 
-def _json_lines(path) -> list[dict]:
-    if not path.exists():
-        return []
-    out = []
-    for line in path.read_text().splitlines():
-        try:
-            out.append(json.loads(line))
-        except ValueError:
-            pass  # a line cut short by a kill
-    return out
-
-
 class MptcpFlow(Flow):
     kind = "mptcp"
     server_socket = "tcp"
     tools = ()
 
     def _endpoint(self, role: str) -> list[str]:
-        c = self.ctx
-        return [
-            sys.executable,
-            "-m",
-            "experiments.flows.mptcp_endpoint",
-            role,
-            "--addr",
-            c.server_addr,
-            "--port",
-            str(c.port),
-        ]
+        return self._our_endpoint([sys.executable, "-m", "experiments.flows.mptcp_endpoint"], role)
 
     def start_server(self) -> None:
         argv = self._endpoint("server") + [
@@ -82,7 +60,7 @@ class MptcpFlow(Flow):
         self.client = self._popen(self.ctx.client_ns, argv, "client.log")
 
     def progress_bytes(self) -> int | None:
-        lines = _json_lines(self.ctx.workdir / "client.jsonl")
+        lines = read_json_lines(self.ctx.workdir / "client.jsonl")
         return int(lines[-1]["bytes"]) if lines else None
 
     def _leg(self, sub: dict) -> str:
@@ -96,7 +74,7 @@ class MptcpFlow(Flow):
         carried: dict[str, int] = {}  # bytes of the leg's earlier subflows
         last: dict[str, int] = {}
         out = []
-        for rec in _json_lines(self.ctx.workdir / "server.jsonl"):
+        for rec in read_json_lines(self.ctx.workdir / "server.jsonl"):
             legs = {}
             for sub in rec["subflows"]:
                 leg = self._leg(sub)
@@ -110,7 +88,7 @@ class MptcpFlow(Flow):
 
     def samples(self) -> list[tuple[float, str, float]]:
         out = []
-        for rec in _json_lines(self.ctx.workdir / "client.jsonl"):
+        for rec in read_json_lines(self.ctx.workdir / "client.jsonl"):
             out.append((self._t(rec["ts"]), "bytes", float(rec["bytes"])))
         last: dict[str, int] = {}
         for t, legs in self._leg_records():
@@ -132,7 +110,7 @@ class MptcpFlow(Flow):
         return out
 
     def result(self) -> dict:
-        lines = _json_lines(self.ctx.workdir / "client.jsonl")
+        lines = read_json_lines(self.ctx.workdir / "client.jsonl")
         final = next((r for r in reversed(lines) if r.get("final")), None)
         res = {
             "bytes": lines[-1]["bytes"] if lines else 0,

@@ -10,8 +10,6 @@ quic-go offers no choice of congestion controller: it always runs its NewReno (s
 
 from __future__ import annotations
 
-import time
-
 from experiments.flows import ClientLogFlow, compress_qlogs, qlog_metrics
 from experiments.run.parts import BUILD
 
@@ -29,28 +27,13 @@ class QuicgoFlow(ClientLogFlow):
     built = (QUICGO_BIN,)
 
     def _endpoint(self, role: str) -> list[str]:
-        c = self.ctx
-        return [str(QUICGO_BIN), role, "--addr", c.server_addr, "--port", str(c.port)]
+        return self._our_endpoint([str(QUICGO_BIN)], role)
 
     def start_server(self) -> None:
         c = self.ctx
-        argv = self._endpoint("server") + [
-            "--cert",
-            str(c.cert),
-            "--key",
-            str(c.key),
-            "--file",
-            str(c.payload),
-            "--qlog-dir",
-            str(c.workdir / "qlog-server"),
-        ]
+        argv = self._endpoint("server") + self._server_files()
+        argv += ["--qlog-dir", str(c.workdir / "qlog-server")]
         self.server = self._popen(c.server_ns, argv, "server.log")
-
-    def start_client(self) -> None:
-        argv = self._endpoint("client") + ["--log", str(self._client_log)]
-        argv += self._download_args()
-        self.t_client_start = time.monotonic()
-        self.client = self._popen(self.ctx.client_ns, argv, "client.log")
 
     def cleanup(self) -> None:
         compress_qlogs(self.ctx.workdir / "qlog-server")

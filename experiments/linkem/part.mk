@@ -39,6 +39,9 @@ $(LINKEM_OUT)/test_feedback: $(LINKEM_CORE) $(LINKEM_DIR)/tests/test_feedback.c 
 	@mkdir -p $(@D)
 	$(CC) $(LINKEM_CFLAGS) $(LINKEM_SAN) -I$(LINKEM_DIR)/src -o $@ $(LINKEM_CORE) $(LINKEM_DIR)/tests/test_feedback.c -lm
 
+# the C tests' shared CHECK harness
+$(LINKEM_OUT)/test_link $(LINKEM_OUT)/test_link_san $(LINKEM_OUT)/test_feedback: $(LINKEM_DIR)/tests/check.h
+
 linkem-unit: $(LINKEM_OUT)/test_link $(LINKEM_OUT)/test_link_san $(LINKEM_OUT)/test_feedback
 	$(LINKEM_OUT)/test_link
 	$(LINKEM_OUT)/test_link_san

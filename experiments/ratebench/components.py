@@ -29,10 +29,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dccommon.cliargs import number_list
+from dccommon.processes import stop_process
 from experiments.run.cpu import run_seconds, thread_times, voluntary_switches
-from experiments.run.netns import Namespace, offloads_off, stop_process, unique_prefix, veth_pair
-from experiments.run.parts import BUILD, wait_for
-from hostagents.agent_cmd import AGENT_READY_LINE, af_packet, agent_argv
+from experiments.run.netns import Namespace, offloads_off, unique_prefix, veth_pair
+from experiments.run.parts import BUILD
+from hostagents.agent_cmd import af_packet, agent_argv, wait_ready
 from p4sim import bench as switch_bench
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -147,7 +148,7 @@ def agent_part(tree: Path | None):
         with open(log, "w") as out:
             proc = ns.popen(argv, stdout=out, stderr=subprocess.STDOUT)
         try:
-            wait_for(lambda: AGENT_READY_LINE in log.read_text(), 30, "pdcp-agent", proc, log)
+            wait_ready(proc, log)
             offloads_off(tap, netns=ns.name)
             pktgen_args = ["-i", f"{p}a0", "--rx", tap, "--pdcp", "18", "--size", str(FRAME_BYTES)]
             yield Part(proc.pid, ns, pktgen_args, pdcp=True)

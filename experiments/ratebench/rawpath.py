@@ -16,8 +16,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from dccommon.processes import stop_process
 from experiments.run.cpu import run_seconds, thread_times
-from experiments.run.netns import Namespace, Topology, stop_process, veth_pair, wait_bound
+from experiments.run.netns import Namespace, Topology, veth_pair, wait_bound
 from experiments.run.parts import BUILD, TestbedError, wait_for
 from experiments.run.testbed import claim_prefix, release_prefix
 

@@ -24,6 +24,8 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from dccommon.jsonlines import read_json_lines
+from dccommon.processes import stop_process
 from experiments.run import tc
 from experiments.run.linkspec import (
     ETH_FRAME_BYTES,
@@ -32,7 +34,7 @@ from experiments.run.linkspec import (
     LinkSpecError,
     change_spec,
 )
-from experiments.run.netns import Namespace, run, stop_process
+from experiments.run.netns import Namespace, run
 
 DIRECTIONS = ("ab", "ba")
 # Deadlines for linkem to answer, to exit with its final stats: a loaded machine may starve it
@@ -240,12 +242,8 @@ class Linkem(_StopOnExit):
         except (OSError, LinkError, ValueError):
             pass
         rc = stop_process(self.proc, grace_s=STOP_GRACE_S)
-        if self.stats_path and self.stats_path.exists():
-            for line in self.stats_path.read_text().splitlines():
-                try:
-                    rec = json.loads(line)
-                except ValueError:
-                    continue
+        if self.stats_path:
+            for rec in read_json_lines(self.stats_path):
                 if rec.get("final"):
                     final[rec["dir"]] = rec
         err = self._error_output()

@@ -10,13 +10,14 @@ from __future__ import annotations
 import ctypes
 import os
 import random
-import signal
 import socket
 import subprocess
 import time
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from typing import Self
+
+from dccommon.processes import stop_process
 
 IFNAMSIZ = 15  # Linux interface names: at most 15 characters
 CLONE_NEWNET = 0x40000000
@@ -139,26 +140,6 @@ class Namespace:
         # Deleting a namespace with processes left inside would leave it alive; the
         # processes we started are gone by now.
         run(["ip", "netns", "del", self.name], check=False)
-
-
-def stop_process(proc: subprocess.Popen, grace_s: float = 3.0) -> int | None:
-    """SIGTERM the process group we started, then SIGKILL after `grace_s`."""
-    if proc.poll() is not None:
-        return proc.returncode
-    try:
-        os.killpg(proc.pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return proc.poll()
-    deadline = time.monotonic() + grace_s
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            return proc.returncode
-        time.sleep(0.02)
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    return proc.wait()
 
 
 def wait_bound(

@@ -32,6 +32,7 @@ import yaml
 
 from controlplane.client import P4RuntimeError
 from controlplane.model import SplitterError
+from dccommon.jsonlines import read_json_lines
 from experiments.flows import (
     MB,
     FlowContext,
@@ -590,14 +591,8 @@ def apply_event(testbed: Testbed, event: dict, now: float) -> dict:
 def _control_rows(path: Path, t0_wall: float) -> list[tuple]:
     """The controller loop's decisions (leg A's share, duplication) and the legs' reported
     drain rates, on the run's clock (the daemon logs wall-clock time)."""
-    if not path.exists():
-        return []
     decisions, reports = [], []
-    for line in path.read_text().splitlines():
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError:
-            continue  # a line cut by the daemon's stop
+    for rec in read_json_lines(path):
         t = rec.get("t", t0_wall) - t0_wall
         if rec.get("event") == "decision":  # every one: reaction times need their exact time
             decisions.append((t, "control", "decision", "share_a", rec["share_a"]))
@@ -629,14 +624,8 @@ def _thin(rows, bin_s: float = 0.1) -> list[tuple]:
 
 def stats_rows(path: Path, source: str, ident: str, t0: float) -> list[tuple]:
     """JSON-lines stats (ts_ms = CLOCK_MONOTONIC ms) -> tidy rows of every numeric field."""
-    if not path.exists():
-        return []
     out = []
-    for line in path.read_text(errors="replace").splitlines():
-        try:
-            rec = json.loads(line)
-        except ValueError:
-            continue
+    for rec in read_json_lines(path):
         if "ts_ms" not in rec:
             continue
         t = rec["ts_ms"] / 1000 - t0

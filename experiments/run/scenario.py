@@ -220,8 +220,8 @@ def parse_ratio(where: str, value: Any) -> tuple[int, int]:
         share = Fraction(value.strip().rstrip("%").strip()) / 100
         if not 0 <= share <= 1:
             raise ScenarioError(f"{where}: percentage {value!r} must be within 0%..100%")
-        # In lowest terms, as the controller reads a percentage: 70% is 7:3, so it fits
-        # any batch whose 70% is a whole number of packets (controlplane/README.md).
+        # In lowest terms, as the controller reads a percentage: 70% is 7:3, so it fits any
+        # batch whose 70% is a whole number of packets (controlplane/docs/reference.md).
         a, b = share.numerator, share.denominator - share.numerator
     else:
         raise ScenarioError(

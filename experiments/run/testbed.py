@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Self
 
 from controlplane.policies import KNOB_NAMES, POLICY_KNOBS
+from dccommon.processes import stop_process
 from experiments.run import switches
 from experiments.run.netns import (
     Namespace,
@@ -42,7 +43,7 @@ from experiments.run.netns import (
 )
 from experiments.run.parts import MP_ADDRS, RUN_DIR, TestbedError, venv_tool, wait_for
 from experiments.run.switches import SERVING_SWITCH_TIMEOUT_S, SWITCH_ROLES, RemoteSwitch
-from hostagents.agent_cmd import AGENT_BIN, AGENT_READY_LINE, af_packet, agent_argv
+from hostagents.agent_cmd import AGENT_BIN, af_packet, agent_argv, wait_ready
 
 DPDK_RUN_DIR = Path("/var/run/dpdk")
 LEG_MTU = 1600  # PDCP header + inner ethertype add 5 bytes on the legs
@@ -371,13 +372,9 @@ class Testbed:
         with open(log, "w") as out:  # the child keeps its own descriptor
             self.procs["agent"] = dc.popen(argv, stdout=out, stderr=subprocess.STDOUT)
 
-        def forwarding() -> bool:
-            # The tap exists from EAL's start, but until the agent's loop runs, frames the
-            # client sends into it are lost: a TCP client's first SYN then costs a 1 s
-            # retransmission timeout. The agent names its ports just before the loop.
-            return AGENT_READY_LINE in log.read_text(errors="replace")
-
-        wait_for(forwarding, 30, "agent (pdcp-agent)", self.procs["agent"], log)
+        # The tap exists from EAL's start, but until the agent's loop runs, frames the client
+        # sends into it are lost: a TCP client's first SYN would cost a 1 s retransmission.
+        wait_ready(self.procs["agent"], log)
         offloads_off(tap, netns=dc.name)  # the agent reads the client's frames from this tap
         dc.add_addr(tap, f"{DC_ADDR}/{PREFIXLEN}")
         dc.run(["ip", "link", "set", tap, "up"])
@@ -563,8 +560,6 @@ class Testbed:
         for name in ("control", "agent", "switch"):
             proc = self.procs.get(name)
             if proc is not None:
-                from experiments.run.netns import stop_process
-
                 stop_process(proc, grace_s=5)
         self._return_borrowed(errors)
         if self._topo is not None:

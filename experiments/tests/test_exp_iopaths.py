@@ -12,9 +12,10 @@ from types import SimpleNamespace
 
 import pytest
 
+from dccommon.processes import stop_process
 from experiments.ratebench import iopaths, rawpath
 from experiments.run import netns
-from experiments.run.netns import Topology, stop_process, unique_prefix
+from experiments.run.netns import Topology, unique_prefix
 
 XSKFWD = iopaths.PATHS["af_xdp"]
 SOL_PACKET, PACKET_IGNORE_OUTGOING = 263, 23

@@ -22,8 +22,9 @@ import yaml
 
 from controlplane.splitter import Splitter
 from dccommon.ports import free_port
+from dccommon.processes import stop_process
 from experiments.analysis import metrics
-from experiments.run.netns import stop_process, unique_prefix, veth_pair
+from experiments.run.netns import unique_prefix, veth_pair
 from experiments.run.parts import BUILD
 from experiments.run.switches import P4_PROGRAM
 from experiments.run.testbed import leftovers

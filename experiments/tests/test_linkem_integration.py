@@ -19,10 +19,11 @@ from pathlib import Path
 
 import pytest
 
+from dccommon.processes import stop_process
 from experiments.run import tc
 from experiments.run.links import LinkError, start_link
 from experiments.run.linkspec import LinkSpec, LinkSpecError
-from experiments.run.netns import Topology, stop_process, unique_prefix, veth_pair, wait_bound
+from experiments.run.netns import Topology, unique_prefix, veth_pair, wait_bound
 
 pytestmark = pytest.mark.netns
 
@@ -44,15 +45,7 @@ class Bed:
             f"{prefix}{s}" for s in ("h1", "la", "lb", "h2")
         )
         for ns in (self.ns1, self.nsl, self.ns2):
-            # No IPv6 chatter (router solicitations) mixed into frame counts.
-            ns.run(
-                [
-                    "sysctl",
-                    "-qw",
-                    "net.ipv6.conf.all.disable_ipv6=1",
-                    "net.ipv6.conf.default.disable_ipv6=1",
-                ]
-            )
+            ns.disable_ipv6()
         veth_pair(self.if1, self.ns1, self.if_a, self.nsl)
         veth_pair(self.if_b, self.nsl, self.if2, self.ns2)
         self.ns1.add_addr(self.if1, f"{ADDR1}/24")

@@ -24,8 +24,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from controlplane.pdcp import dc_frame
+from dccommon.processes import stop_process
 from experiments.run import netns
-from hostagents.agent_cmd import AGENT_READY_LINE, af_packet, agent_argv
+from hostagents.agent_cmd import af_packet, agent_argv, wait_ready
 
 SO_TIMESTAMPNS = 35
 PACKET_OUTGOING = 4
@@ -106,14 +107,7 @@ class Bench:
         self.p = p = netns.unique_prefix("pab")
         self.ns_legs, self.ns_agent, self.ns_client = (topo.ns(p + s) for s in "lac")
         for ns in (self.ns_legs, self.ns_agent, self.ns_client):
-            ns.run(
-                [
-                    "sysctl",
-                    "-qw",
-                    "net.ipv6.conf.all.disable_ipv6=1",
-                    "net.ipv6.conf.default.disable_ipv6=1",
-                ]
-            )
+            ns.disable_ipv6()
         netns.veth_pair(p + "la", self.ns_legs, p + "la1", self.ns_agent, mtu=1600)
         netns.veth_pair(p + "lb", self.ns_legs, p + "lb1", self.ns_agent, mtu=1600)
         netns.veth_pair(p + "h", self.ns_agent, p + "c", self.ns_client)
@@ -137,15 +131,11 @@ class Bench:
         with open(err_path, "wb") as err:
             proc = self.ns_agent.popen(argv, stdout=subprocess.DEVNULL, stderr=err)
         try:
-            deadline = time.monotonic() + 30
-            while AGENT_READY_LINE.encode() not in err_path.read_bytes():
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("pdcp-agent did not start:\n" + err_path.read_text())
-                time.sleep(0.05)
+            wait_ready(proc, err_path)
             self.stats_path = stats
             yield proc
         finally:
-            rc = netns.stop_process(proc, grace_s=10)
+            rc = stop_process(proc, grace_s=10)
             if rc != 0:
                 raise RuntimeError(f"pdcp-agent exited with {rc}:\n" + err_path.read_text())
 
@@ -186,7 +176,7 @@ def agent_without_kernel_io(build: Path, tmp: Path, order: list[int]) -> tuple[f
     try:
         time.sleep(4)
     finally:
-        rc = netns.stop_process(proc, grace_s=10)
+        rc = stop_process(proc, grace_s=10)
     if rc != 0:
         raise RuntimeError(f"pdcp-agent exited with {rc}: {proc.stderr.read().decode()}")
     proc.stderr.close()

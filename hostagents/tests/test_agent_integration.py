@@ -28,10 +28,12 @@ from scapy.layers.l2 import ARP, Ether
 from scapy.utils import checksum
 
 from controlplane.pdcp import dc_frame
-from experiments.run import cpu, netns
+from dccommon.jsonlines import read_json_lines
+from dccommon.processes import stop_process
+from experiments.run import cpu, netns, parts
 from experiments.run.netns import in_netns
 from hostagents.agent_cmd import AGENT_BIN as AGENT
-from hostagents.agent_cmd import AGENT_READY_LINE, af_packet, agent_argv
+from hostagents.agent_cmd import AGENT_READY_LINE, af_packet, agent_argv, wait_ready
 
 PACKET_OUTGOING = 4
 SO_TIMESTAMPNS = 35  # also the control message's type (SCM_TIMESTAMPNS)
@@ -124,6 +126,20 @@ def test_inner_frame_is_scapys():
         assert inner_frame(count) == scapy_inner_frame(count), count
 
 
+def test_wait_ready_returns_on_the_ready_line_and_names_an_agent_that_exited(tmp_path):
+    log = tmp_path / "agent.stderr"
+    log.write_text(f"EAL: Detected CPU lcores: 2\n{AGENT_READY_LINE} 0 and 1, host 2\n")
+    running = subprocess.Popen(["sleep", "30"])
+    try:
+        wait_ready(running, log, timeout_s=5)
+    finally:
+        stop_process(running)
+    log.write_text("EAL: failed to open interface pa0000la1\n")
+    ended = subprocess.Popen(["sh", "-c", "exit 1"])
+    with pytest.raises(parts.TestbedError, match=r"(?s)pdcp-agent exited with 1.*pa0000la1"):
+        wait_ready(ended, log, timeout_s=30)
+
+
 def pdcp_frame(count: int, sn_bits: int = 18, data: bool = True) -> bytes:
     """inner_frame(count) as it travels on a DC leg (DESIGN.md section 3), SN = COUNT mod
     2^sn_bits."""
@@ -138,15 +154,7 @@ class AgentTestbed:
         self.tmp = tmp
         self.ns_legs, self.ns_agent, self.ns_client = (topo.ns(p + s) for s in "lac")
         for ns in (self.ns_legs, self.ns_agent, self.ns_client):
-            # No IPv6 router solicitations or MLD reports: only our frames on the wire.
-            ns.run(
-                [
-                    "sysctl",
-                    "-qw",
-                    "net.ipv6.conf.all.disable_ipv6=1",
-                    "net.ipv6.conf.default.disable_ipv6=1",
-                ]
-            )
+            ns.disable_ipv6()
         self.leg_if = (p + "la", p + "lb")
         netns.veth_pair(p + "la", self.ns_legs, p + "la1", self.ns_agent, mtu=1600)
         netns.veth_pair(p + "lb", self.ns_legs, p + "lb1", self.ns_agent, mtu=1600)
@@ -166,13 +174,7 @@ class AgentTestbed:
         argv = agent_argv(AGENT, p, vdevs, ["--stats", str(self.stats_path), *app_args])
         with open(self.stderr_path, "wb") as err:
             self.agent = self.ns_agent.popen(argv, stdout=subprocess.DEVNULL, stderr=err)
-        deadline = time.monotonic() + 30
-        while AGENT_READY_LINE.encode() not in self.stderr_path.read_bytes():
-            if self.agent.poll() is not None or time.monotonic() > deadline:
-                raise AssertionError(
-                    "pdcp-agent did not start:\n" + self.stderr_path.read_text(errors="replace")
-                )
-            time.sleep(0.05)
+        wait_ready(self.agent, self.stderr_path)
         self.legs = [l2_socket(self.ns_legs.name, ifname) for ifname in self.leg_if]
         self.client = l2_socket(self.ns_client.name, p + "c")
         for sock in (*self.legs, self.client):
@@ -194,12 +196,8 @@ class AgentTestbed:
         what the agent has seen, rather than a pause a loaded machine may outlast."""
         deadline = time.monotonic() + timeout_s
         while True:
-            lines = self.stats_path.read_text().splitlines() if self.stats_path.exists() else []
-            for line in lines:
-                try:
-                    stats = json.loads(line)
-                except ValueError:  # a line being written
-                    continue
+            lines = read_json_lines(self.stats_path)
+            for stats in lines:
                 if done(stats):
                     return stats
             assert time.monotonic() < deadline, f"no stats line as awaited: {lines[-1:]}"
@@ -208,7 +206,7 @@ class AgentTestbed:
     def stop_agent(self) -> dict:
         """SIGTERM the agent; return its final stats line."""
         assert self.agent is not None
-        rc = netns.stop_process(self.agent, grace_s=10)
+        rc = stop_process(self.agent, grace_s=10)
         assert rc == 0, self.stderr_path.read_text(errors="replace")
         lines = [json.loads(line) for line in self.stats_path.read_text().splitlines()]
         assert lines and lines[-1].get("final") is True, lines[-1:]
@@ -232,7 +230,7 @@ def testbed(tmp_path):
         finally:
             bed.close()
             if bed.agent is not None:
-                netns.stop_process(bed.agent)
+                stop_process(bed.agent)
     prefix = bed.prefix
     # The agent removes its EAL runtime directory itself; nothing of ours may be left.
     leftover_dir = Path("/var/run/dpdk") / prefix
@@ -533,7 +531,7 @@ def test_a_stats_reader_that_leaves_stops_the_agent_cleanly(tmp_path):
         assert got.startswith(b"{"), got
         _, err = proc.communicate(timeout=60)
     finally:
-        netns.stop_process(proc)
+        stop_process(proc)
     assert proc.returncode == 1, err
     assert f"cannot write stats to {fifo}: Broken pipe; stopping" in err
     assert not (Path("/var/run/dpdk") / prefix).exists()

@@ -32,6 +32,7 @@ from pathlib import Path
 
 from controlplane import targets
 from dccommon.ports import free_port
+from dccommon.processes import stop_process
 from p4sim.conformance.stf import Script, StfCommand
 from p4sim.io.pcap import read_pcap
 
@@ -482,7 +483,7 @@ class Bmv2Switch:
         for fd in self.fifos.values():
             os.close(fd)
         self.fifos = {}
-        targets.stop(self.proc)
+        stop_process(self.proc, grace_s=10)
         self.stderr.close()
 
 

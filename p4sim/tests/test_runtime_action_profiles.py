@@ -16,7 +16,6 @@ from __future__ import annotations
 import ipaddress
 import itertools
 import os
-import queue
 import random
 from pathlib import Path
 
@@ -25,7 +24,7 @@ import pytest
 from google.protobuf import text_format
 from google.rpc import code_pb2, status_pb2
 from p4.config.v1 import p4info_pb2
-from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
+from p4.v1 import p4runtime_pb2
 
 from controlplane import bmv2 as cp_bmv2
 from dccommon.ports import free_port
@@ -44,6 +43,7 @@ from p4sim.model import (
 )
 from p4sim.p4runtime import P4RuntimeServer
 from p4sim.p4runtime.device_config import DeviceConfig
+from p4sim.p4runtime.primary import PrimarySession
 from p4sim.switch import Switch
 
 PROGRAM = Path(__file__).parent / "stf" / "action_selector.p4"
@@ -55,16 +55,10 @@ def compiled():
     return frontend.compile_file(str(PROGRAM))
 
 
-class Client:
+class Client(PrimarySession):
     def __init__(self, address: str, device_config: bytes, info) -> None:
-        self.channel = grpc.insecure_channel(address)
-        self.stub = p4runtime_pb2_grpc.P4RuntimeStub(self.channel)
-        self._requests: queue.Queue = queue.Queue()  # the stream: arbitration only
-        arbitration = p4runtime_pb2.StreamMessageRequest()
-        arbitration.arbitration.election_id.low = 1
-        self._requests.put(arbitration)
-        self._stream = self.stub.StreamChannel(iter(self._requests.get, None))
-        assert next(self._stream).arbitration.status.code == code_pb2.OK
+        super().__init__(address)
+        assert self.arbitration.status.code == code_pb2.OK
         req = p4runtime_pb2.SetForwardingPipelineConfigRequest(device_id=0)
         req.election_id.low = 1
         req.action = req.VERIFY_AND_COMMIT
@@ -76,15 +70,6 @@ class Client:
             for kind in ("tables", "actions", "action_profiles")
             for o in getattr(info, kind)
         }
-
-    def close(self) -> None:
-        self._requests.put(None)
-        self.channel.close()
-
-    def write(self, *updates) -> None:
-        req = p4runtime_pb2.WriteRequest(device_id=0, updates=updates)
-        req.election_id.low = 1
-        self.stub.Write(req, timeout=10)
 
     def codes(self, *updates) -> list[int]:
         """The per-update codes of a batch (OK for the ones applied)."""

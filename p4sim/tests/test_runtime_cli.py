@@ -16,7 +16,7 @@ from google.protobuf import json_format, text_format
 from p4.config.v1 import p4info_pb2
 from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
 
-from experiments.run.netns import stop_process
+from dccommon.processes import stop_process
 
 HERE = Path(__file__).parent
 PROGRAM = HERE / "p4" / "runtime_fwd.p4"

@@ -16,7 +16,7 @@ from pathlib import Path
 import grpc
 import pytest
 from google.rpc import code_pb2
-from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
+from p4.v1 import p4runtime_pb2
 from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 
@@ -24,6 +24,7 @@ from p4sim import frontend, native
 from p4sim.io import InProcessPorts
 from p4sim.p4runtime import P4RuntimeServer
 from p4sim.p4runtime.device_config import DeviceConfig
+from p4sim.p4runtime.primary import PrimarySession
 from p4sim.switch import Switch
 
 PROGRAM = Path(__file__).parent / "p4" / "runtime_fwd.p4"
@@ -55,26 +56,19 @@ def rig(compiled, request):
     switch.close()
 
 
-class Client:
+class Client(PrimarySession):
     def __init__(self, address: str) -> None:
-        self.channel = grpc.insecure_channel(address)
-        self.stub = p4runtime_pb2_grpc.P4RuntimeStub(self.channel)
-        self._requests: queue.Queue = queue.Queue()
+        super().__init__(address)
+        assert self.arbitration.status.code == code_pb2.OK
         self.packets: queue.Queue = queue.Queue()
         self.digests: queue.Queue = queue.Queue()
-        arb = p4runtime_pb2.StreamMessageRequest()
-        arb.arbitration.device_id = 0
-        arb.arbitration.election_id.low = 1
-        self._requests.put(arb)
-        self._stream = self.stub.StreamChannel(iter(self._requests.get, None))
-        assert next(self._stream).arbitration.status.code == code_pb2.OK
         threading.Thread(target=self._pump, daemon=True).start()
         self.ids: dict[str, int] = {}
         self.p4info = None
 
     def _pump(self):
         try:
-            for msg in self._stream:
+            for msg in self.stream:
                 if msg.WhichOneof("update") == "packet":
                     self.packets.put(msg.packet)
                 elif msg.WhichOneof("update") == "digest":
@@ -98,12 +92,6 @@ class Client:
             for obj in getattr(self.p4info, kind):
                 self.ids[obj.preamble.name] = obj.preamble.id
 
-    def write(self, *updates):
-        req = p4runtime_pb2.WriteRequest(device_id=0)
-        req.election_id.low = 1
-        req.updates.extend(updates)
-        self.stub.Write(req, timeout=10)
-
     def read(self, entity: p4runtime_pb2.Entity):
         req = p4runtime_pb2.ReadRequest(device_id=0)
         req.entities.append(entity)
@@ -114,11 +102,7 @@ class Client:
         msg.packet.payload = payload
         msg.packet.metadata.add(metadata_id=1, value=bytes([egress_port]))
         msg.packet.metadata.add(metadata_id=2, value=b"\x00")
-        self._requests.put(msg)
-
-    def close(self):
-        self._requests.put(None)
-        self.channel.close()
+        self.send(msg)
 
     def l2(self, kind: str, mac: int, action: str, **params) -> p4runtime_pb2.Update:
         u = p4runtime_pb2.Update(type=Update.Type.Value(kind))

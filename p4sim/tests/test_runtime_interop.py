@@ -51,7 +51,7 @@ if __name__ != "__main__":
     import pytest
 
     from dccommon.ports import free_port
-    from experiments.run.netns import stop_process
+    from dccommon.processes import stop_process
 
     P4SIM = str(Path(sys.executable).parent / "p4sim")
 

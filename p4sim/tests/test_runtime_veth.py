@@ -17,14 +17,15 @@ import threading
 import time
 from pathlib import Path
 
-import grpc
 import pytest
-from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
+from p4.v1 import p4runtime_pb2
 from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 
+from dccommon.processes import stop_process
 from experiments.run.cpu import voluntary_switches
-from experiments.run.netns import Namespace, stop_process, unique_prefix, veth_pair
+from experiments.run.netns import Namespace, unique_prefix, veth_pair
+from p4sim.p4runtime.primary import PrimarySession
 
 pytestmark = pytest.mark.netns
 
@@ -65,18 +66,10 @@ def send_and_sniff(
     return [bytes.fromhex(h) for h in json.loads(proc.stdout)]
 
 
-class P4RuntimeClient:
+class P4RuntimeClient(PrimarySession):
     def __init__(self, address: str) -> None:
-        self.channel = grpc.insecure_channel(address)
-        grpc.channel_ready_future(self.channel).result(timeout=60)
-        self.stub = p4runtime_pb2_grpc.P4RuntimeStub(self.channel)
-        self._requests: queue.Queue = queue.Queue()
-        arbitration = p4runtime_pb2.StreamMessageRequest()
-        arbitration.arbitration.device_id = 0
-        arbitration.arbitration.election_id.low = 1
-        self._requests.put(arbitration)
-        self._stream = self.stub.StreamChannel(iter(self._requests.get, None))
-        assert next(self._stream).arbitration.status.code == 0
+        super().__init__(address, ready_timeout_s=60)
+        assert self.arbitration.status.code == 0
         config = self.stub.GetForwardingPipelineConfig(
             p4runtime_pb2.GetForwardingPipelineConfigRequest(device_id=0), timeout=10
         ).config
@@ -86,18 +79,13 @@ class P4RuntimeClient:
         }
 
     def l2_update(self, kind: int, dst_mac: str, port: int) -> None:
-        req = p4runtime_pb2.WriteRequest(device_id=0)
-        req.election_id.low = 1
-        entry = req.updates.add(type=kind).entity.table_entry
+        update = p4runtime_pb2.Update(type=kind)
+        entry = update.entity.table_entry
         entry.table_id = self.ids["FwdIngress.l2_fwd"]
         entry.match.add(field_id=1).exact.value = bytes.fromhex(dst_mac.replace(":", ""))
         entry.action.action.action_id = self.ids["FwdIngress.forward"]
         entry.action.action.params.add(param_id=1, value=bytes([port]))
-        self.stub.Write(req, timeout=10)
-
-    def close(self) -> None:
-        self._requests.put(None)
-        self.channel.close()
+        self.write(update)
 
 
 @pytest.fixture(params=["interp", "native"])
@@ -106,7 +94,7 @@ def switch_ns(tmp_path, request):
     with Namespace(f"{prefix}ns") as ns:
         veth_pair("h0", ns, "s0", ns)
         veth_pair("h1", ns, "s1", ns)
-        ns.run(["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1"])
+        ns.disable_ipv6()
         sock = f"unix:{tmp_path}/p4rt.sock"
         argv = [
             P4SIM,
@@ -178,8 +166,7 @@ def test_native_io_sends_cpu_port_frames_up_as_packet_in(tmp_path):
     with Namespace(f"{unique_prefix('p4pi')}ns") as ns:
         veth_pair("h0", ns, "s0", ns)
         veth_pair("h1", ns, "s1", ns)
-        # no IPv6: the kernel's own MLD and router solicitations would be frames in the counts
-        ns.run(["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1"])
+        ns.disable_ipv6()
         sock = f"unix:{tmp_path}/p4rt.sock"
         argv = [P4SIM, str(PROGRAM), "-i", "0@s0", "-i", "1@s1", "--cpu-port", "64",
                 "--grpc-server-addr", sock, "--engine", "native"]  # fmt: skip
@@ -202,7 +189,7 @@ def test_native_io_sends_cpu_port_frames_up_as_packet_in(tmp_path):
             got: queue.Queue = queue.Queue()
             threading.Thread(
                 target=lambda: got.put(
-                    next(m for m in client._stream if m.WhichOneof("update") == "packet")
+                    next(m for m in client.stream if m.WhichOneof("update") == "packet")
                 ),
                 daemon=True,
             ).start()
@@ -270,7 +257,7 @@ def test_native_port_takes_in_only_its_own_interface_frames():
     with Namespace(f"{unique_prefix('p4ob')}ns") as ns:
         veth_pair("h0", ns, "s0", ns)
         veth_pair("h1", ns, "s1", ns)
-        ns.run(["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1"])
+        ns.disable_ipv6()
         flood = ns.popen([sys.executable, "-c", FLOOD, "h1", "120"])  # s1 receives nonstop
         try:
             taken = ns.run([sys.executable, "-c", OPEN_NATIVE_PORT, "s0", "h0", "10"], timeout=120)

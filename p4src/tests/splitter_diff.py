@@ -52,6 +52,7 @@ from pathlib import Path
 
 from controlplane import targets
 from controlplane.pdcp import ETHERTYPE_PDCP, data_header, dc_frame
+from dccommon.processes import stop_process
 
 ROOT = Path(__file__).resolve().parents[2]
 P4_SRC = ROOT / "p4src" / "dc_splitter.p4"
@@ -449,7 +450,7 @@ def run_worker(
                 # the sequence's seed, to replay it alone: --seed N --sequences 1
                 raise RuntimeError(f"{target}, sequence of seed {sc['seed']}: {exc}") from exc
             finally:
-                targets.stop(switch)
+                stop_process(switch, grace_s=10)
     out.write_text(json.dumps(results))
 
 
@@ -556,8 +557,7 @@ def main(argv=None) -> int:
         with Namespace(unique_prefix("sd")) as ns_a, Namespace(unique_prefix("sd")) as ns_b:
             workers = {}
             for target, ns in (("p4sim", ns_a), ("bmv2", ns_b)):
-                for scope in ("all", "default"):
-                    ns.run(["sysctl", "-q", "-w", f"net.ipv6.conf.{scope}.disable_ipv6=1"])
+                ns.disable_ipv6()
                 ifaces = {}
                 for port in PORTS:
                     s_if, h_if = f"{ns.name}s{port}", f"{ns.name}h{port}"

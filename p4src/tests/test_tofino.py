@@ -27,7 +27,7 @@ STAGE_BUDGET = {"tofino": 6, "tofino2": 6}
 PROFILES = ["dc_splitter", "dc_splitter_sn12"]
 CHIPS = list(STAGE_BUDGET)
 
-# Differences the architecture forces, documented in p4src/README.md ("Tofino"): a stateful
+# Differences the architecture forces, documented in p4src/docs/tofino.md: a stateful
 # ALU holds 8, 16 or 32 bits, so the SN register is 32 bits wide (take_sn wraps it at 2^18 or 2^12).
 REGISTER_WIDTH_ON_TNA = {"DcIngress.pdcp_sequencer.next_sn": 32}
 

@@ -176,14 +176,7 @@ def main() -> int:
             "h2": f"{prefix}h2",
         }
         for ns in ("ns1", "nsl", "ns2"):
-            bed[ns].run(
-                [
-                    "sysctl",
-                    "-qw",
-                    "net.ipv6.conf.all.disable_ipv6=1",
-                    "net.ipv6.conf.default.disable_ipv6=1",
-                ]
-            )
+            bed[ns].disable_ipv6()
         veth_pair(bed["h1"], bed["ns1"], bed["a"], bed["nsl"])
         veth_pair(bed["b"], bed["nsl"], bed["h2"], bed["ns2"])
 

@@ -120,7 +120,7 @@ class Bed:
         self.ns1, self.nsl, self.ns2 = (topo.ns(f"{prefix}{n}") for n in ("n1", "nl", "n2"))
         self.h1, self.a, self.b, self.h2 = (f"{prefix}{n}" for n in ("h1", "la", "lb", "h2"))
         for ns in (self.ns1, self.nsl, self.ns2):
-            ns.run(["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1"])
+            ns.disable_ipv6()
         veth_pair(self.h1, self.ns1, self.a, self.nsl)
         veth_pair(self.b, self.nsl, self.h2, self.ns2)
 

@@ -25,10 +25,11 @@ import time
 from pathlib import Path
 
 from dccommon.cliargs import ArgumentParser, InputFileError, int_range, make_output_dir
+from dccommon.processes import stop_process
 from experiments.run import limits
 from experiments.run.links import start_link
 from experiments.run.linkspec import LinkSpec
-from experiments.run.netns import Topology, stop_process, unique_prefix, veth_pair, wait_bound
+from experiments.run.netns import Topology, unique_prefix, veth_pair, wait_bound
 from experiments.run.runner import stats_rows
 
 DOWN = {"rate_mbit": 20, "delay_ms": 10, "delay_cv": 0.1, "queue_pkts": 1000}

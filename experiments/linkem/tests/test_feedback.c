@@ -5,21 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "check.h"
 #include "feedback.h"
-
-static int passed, failed;
-
-#define CHECK(cond, ...)                                                                           \
-	do {                                                                                       \
-		if (cond) {                                                                        \
-			passed++;                                                                  \
-		} else {                                                                           \
-			failed++;                                                                  \
-			printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                     \
-			printf(__VA_ARGS__);                                                       \
-			printf("\n");                                                              \
-		}                                                                                  \
-	} while (0)
 
 #define MS 1000000ULL
 #define UE1 0x0a000002u /* 10.0.0.2 */

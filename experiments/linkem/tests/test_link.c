@@ -8,23 +8,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "hist.h"
 #include "link.h"
 #include "spec.h"
-
-static int passed, failed;
-
-#define CHECK(cond, ...)                                                                           \
-	do {                                                                                       \
-		if (cond) {                                                                        \
-			passed++;                                                                  \
-		} else {                                                                           \
-			failed++;                                                                  \
-			printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                     \
-			printf(__VA_ARGS__);                                                       \
-			printf("\n");                                                              \
-		}                                                                                  \
-	} while (0)
 
 #define US 1000ULL
 #define MS 1000000ULL
