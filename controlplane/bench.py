@@ -6,7 +6,6 @@ and packets per second of the dc_splitter pipeline per mode (in-process ports, o
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import struct
 import sys
@@ -17,6 +16,7 @@ from pathlib import Path
 from controlplane.model import UserConfig
 from controlplane.splitter import Splitter
 from controlplane.targets import p4sim_compile
+from dccommon.cliargs import ArgumentParser, int_range
 from p4sim.io import InProcessPorts
 from p4sim.p4runtime.server import P4RuntimeServer
 from p4sim.switch import Switch
@@ -54,9 +54,9 @@ def pps(ports: InProcessPorts, addr: str, packets: int) -> float:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--packets", type=int, default=3000)
-    parser.add_argument("--changes", type=int, default=100)
+    parser = ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--packets", type=int_range(1, 1_000_000, "packets"), default=3000)
+    parser.add_argument("--changes", type=int_range(1, 100_000, "changes"), default=100)
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         p4info, config = p4sim_compile(PROGRAM, Path(tmp))

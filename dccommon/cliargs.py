@@ -134,6 +134,45 @@ def number_list(text: str, parse=parse_float) -> list:
     return [parse(item.strip()) for item in text.split(",")]
 
 
+def once_each(text: str, values: list, what: str = "") -> list:
+    """`values`, read from a list option's `text`, when none is given twice; else an
+    ArgumentTypeError naming the repeat (a point or slack given twice would run twice into
+    the same folder, or where results are keyed by value, silently once)."""
+    twice = next((v for i, v in enumerate(values) if v in values[:i]), None)
+    if twice is not None:
+        shown_twice = f"{twice:g}" if isinstance(twice, float) else twice
+        raise argparse.ArgumentTypeError(
+            f"{what + ' ' if what else ''}{text!r}: {shown_twice} is given twice; give each once"
+        )
+    return values
+
+
+def number_list_arg(
+    lo, hi, what: str, parse=parse_float, low_open=False, example="", empty_ok=False
+):
+    """An argparse type: number_list of values in lo..hi (above lo when low_open), each given
+    once (once_each). With empty_ok, '' is the empty list (a bench's "none of these points")."""
+    kind = "whole numbers" if parse is parse_int else "numbers"
+    allowed = f"above {lo:g} up to {hi:g}" if low_open else f"from {lo:g} to {hi:g}"
+    eg = f", e.g. {example}" if example else ""
+
+    def check(text: str) -> list:
+        if empty_ok and text == "":
+            return []
+        try:
+            values = number_list(text, parse)
+        except ValueError:
+            values = []
+        if not values or any(not lo <= v <= hi or (low_open and v == lo) for v in values):
+            raise argparse.ArgumentTypeError(
+                f"{what} {text!r}: expected comma-separated {kind} {allowed}{eg}"
+            )
+        return once_each(text, values, what)
+
+    check.__name__ = what
+    return check
+
+
 def _range_text(lo: float, hi: float) -> str:
     return f"{lo}..{'2^64-1' if hi == MAX_UINT64 else hi}"
 

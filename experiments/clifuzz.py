@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 from unittest import mock
 
-from dccommon.cliargs import ArgumentParser, add_old_name, float_range
+from dccommon.cliargs import MAX_UINT64, ArgumentParser, add_old_name, float_range, int_range
 
 ROOT = Path(__file__).resolve().parent.parent
 PROGRAM = ROOT / "p4sim" / "tests" / "p4" / "runtime_fwd.p4"
@@ -332,7 +332,7 @@ def main(argv: list[str] | None = None) -> int:
         "--duration-s", type=float_range(0, 86400, "duration"), default=20.0, help="time budget"
     )
     add_old_name(p, "--seconds", budget)
-    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--seed", type=int_range(0, MAX_UINT64, "seed"), default=1)
     args = p.parse_args(argv)
     return fuzz(args.duration_s, args.seed)
 

@@ -29,7 +29,7 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from dccommon.cliargs import add_old_name, float_range
+from dccommon.cliargs import ArgumentParser, add_old_name, float_range, int_range
 from p4sim.tool import ToolError, run
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -429,12 +429,13 @@ PROG = "python -m p4sim.bench"
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog=PROG,
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--frame-size", type=int, default=1500, help="bytes per frame")
+    parser.add_argument("--frame-size", type=int_range(64, 1500, "--frame-size"), default=1500,
+                        help="bytes per frame, 64..1500")  # fmt: skip
     duration = parser.add_argument(
         "--duration-s",
         dest="duration",
@@ -443,8 +444,10 @@ def main(argv: list[str] | None = None) -> int:
         help="seconds of rate test",
     )
     add_old_name(parser, "--duration", duration)
-    parser.add_argument("--latency-samples", type=int, default=1000)
-    parser.add_argument("--window", type=int, default=256, help="frames in flight (rate test)")
+    parser.add_argument("--latency-samples", type=int_range(1, 100_000, "--latency-samples"),
+                        default=1000)  # fmt: skip
+    parser.add_argument("--window", type=int_range(1, 65_536, "--window"), default=256,
+                        help="frames in flight (rate test)")  # fmt: skip
     parser.add_argument(
         "--targets", default=",".join(TARGETS), help="comma-separated: " + ", ".join(TARGETS)
     )
@@ -467,8 +470,6 @@ def main(argv: list[str] | None = None) -> int:
                         f"cases: {', '.join(CASES)})", exit_code=2)  # fmt: skip
     if os.geteuid() != 0:
         raise ToolError("needs root (network namespaces and packet sockets)")
-    if not 64 <= args.frame_size <= 1500:
-        raise ToolError(f"--frame-size {args.frame_size} must be 64..1500", exit_code=2)
     print(f"switch benchmark: {args.frame_size}-byte frames on veth, switch pinned to CPU "
           f"{P4SIM_CPU}, traffic (pktgen) on CPU {TRAFFIC_CPU}; load average at start "
           f"{_loadavg()} ({os.cpu_count()} CPUs)")  # fmt: skip

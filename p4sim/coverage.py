@@ -16,7 +16,6 @@ Exit status 0 when the table was made, 2 when p4c-bm2-ss or the samples are miss
 
 from __future__ import annotations
 
-import argparse
 import os
 import re
 import shutil
@@ -29,6 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from dccommon.cliargs import ArgumentParser
 from p4sim import p4info
 from p4sim.conformance.differential import (
     DEFAULT_SAMPLES,
@@ -36,7 +36,7 @@ from p4sim.conformance.differential import (
 )
 from p4sim.p4info_compare import differences, read_text
 from p4sim.rejects import P4C_TIMEOUT_S, Case, judge_p4sim
-from p4sim.tool import ToolError, add_json_option, report_stream, run, write_json
+from p4sim.tool import JOBS, ToolError, add_json_option, report_stream, run, write_json
 
 UNSUPPORTED_SUFFIX = " is not supported by p4sim"
 
@@ -149,7 +149,7 @@ PROG = "python -m p4sim.coverage"
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n")[0])
+    ap = ArgumentParser(prog=PROG, description=__doc__.split("\n")[0])
     ap.add_argument(
         "--samples",
         type=Path,
@@ -157,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
         help=f"p4c's p4_16_samples directory (default: {DEFAULT_SAMPLES})",
     )
     ap.add_argument(
-        "-j", "--jobs", type=int, default=os.cpu_count() or 1, help="p4c-bm2-ss runs at once"
+        "-j", "--jobs", type=JOBS, default=os.cpu_count() or 1, help="p4c-bm2-ss runs at once"
     )
     add_json_option(ap, "every program's verdicts")
     ap.add_argument("-v", "--verbose", action="store_true", help="name every program of a group")
@@ -167,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.samples.is_dir():
         raise ToolError(f"no samples directory {args.samples}", exit_code=2)
     start = time.monotonic()
-    programs = measure(args.samples, max(1, args.jobs))
+    programs = measure(args.samples, args.jobs)
     out = report_stream(args.json)
     report(programs, args.verbose, out)
     print(f"({time.monotonic() - start:.0f} s)", file=out)

@@ -33,7 +33,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from dccommon.cliargs import add_old_name, float_range
+from dccommon.cliargs import MAX_UINT64, add_old_name, float_range, int_range
 from p4sim.tool import run
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -265,7 +265,7 @@ def main(argv: list[str] | None = None) -> int:
         help="time budget in seconds",
     )
     add_old_name(p, "--seconds", duration)
-    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--seed", type=int_range(0, MAX_UINT64, "seed"), default=1)
     args = p.parse_args(argv)
     if args.target == "p4":
         return fuzz_p4(args.duration_s, args.seed)

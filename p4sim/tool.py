@@ -15,11 +15,12 @@ import logging
 import sys
 from pathlib import Path
 
-from dccommon.cliargs import InputFileError, check_output_file
+from dccommon.cliargs import InputFileError, check_output_file, int_range
 
 log = logging.getLogger("p4sim.tool")
 
 JSON_TO_STDOUT = "-"
+JOBS = int_range(1, 64, "jobs")  # -j of the tools that run p4c or BMv2 at once
 
 
 class ToolError(Exception):

@@ -20,16 +20,17 @@ machine: under load it measures the load.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
 import pandas as pd
 
 from dccommon.cliargs import (
+    ArgumentParser,
     InputFileError,
+    float_range,
     make_output_dir,
-    number_list,
+    number_list_arg,
     parse_float,
     parse_int,
     printable,
@@ -180,31 +181,28 @@ def _figure(table: pd.DataFrame, out: Path) -> Path:
     return plots._save(fig, out, "aioquic-limit")[0]
 
 
-def _numbers(text: str, kind, name: str, lo: float, hi: float) -> list:
-    try:
-        values = number_list(text, kind)
-    except ValueError:
-        values = []
-    if not values or any(not lo <= v <= hi for v in values):
-        raise argparse.ArgumentTypeError(
-            f"{name}: a comma-separated list of numbers from {lo:g} to {hi:g}, got {text!r}"
-        )
-    return sorted(set(values))
+def _axis(lo: float, hi: float, what: str, parse):
+    """A grid axis: comma-separated numbers, each once, in increasing order."""
+    values = number_list_arg(lo, hi, what, parse)
+    return lambda text: sorted(values(text))
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = ArgumentParser(description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="cmd", required=True)
     run = sub.add_parser("run", help="run the grid (root), then report")
-    run.add_argument(
-        "--flows", type=lambda t: _numbers(t, parse_int, "--flows", 1, 16), default=[1, 2, 3]
-    )
+    run.add_argument("--flows", type=_axis(1, 16, "--flows", parse_int), default=[1, 2, 3])
     run.add_argument(
         "--rates",
-        type=lambda t: _numbers(t, parse_float, "--rates (Mbit/s per leg)", 0.5, 1000),
+        type=_axis(0.5, 1000, "--rates (Mbit/s per leg)", parse_float),
         default=[5.0, 10.0, 20.0, 30.0],
     )
-    run.add_argument("--duration-s", type=float, default=10.0, help="length of each run")
+    run.add_argument(
+        "--duration-s",
+        type=float_range(1, 600, "duration"),
+        default=10.0,
+        help="length of each run",
+    )
     run.add_argument("--loop", choices=LOOPS, default="asyncio", help="the endpoints' event loop")
     run.add_argument("--pin", choices=("split", "switch", "none"), default="split")
     run.add_argument(

@@ -25,7 +25,14 @@ import sys
 import tempfile
 from pathlib import Path
 
-from dccommon.cliargs import InputFileError, make_output_dir
+from dccommon.cliargs import (
+    ArgumentParser,
+    InputFileError,
+    float_range,
+    int_range,
+    make_output_dir,
+    once_each,
+)
 from dccommon.ports import free_port
 from experiments.flows import LARGE_RCVBUF, MB, make_cert, make_payload
 from experiments.flows.aioquic_flow import LOOPS
@@ -100,20 +107,17 @@ def _loops(text: str) -> list[str]:
         raise argparse.ArgumentTypeError(
             f"--loops: a comma-separated list of {', '.join(LOOPS)}, got {text!r}"
         )
-    return list(dict.fromkeys(loops))
+    return once_each(text, loops)
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--loops", type=_loops, default=list(LOOPS), help="event loops, alternated")
-    p.add_argument("--runs", type=int, default=4, help="downloads per loop (1..50)")
-    p.add_argument("--mb", type=float, default=40.0, help="download size in MB (0.1..1000)")
+    p.add_argument("--runs", type=int_range(1, 50, "runs"), default=4, help="downloads per loop")
+    p.add_argument("--mb", type=float_range(0.1, 1000, "size"), default=40.0,
+                   help="download size in MB (0.1..1000)")  # fmt: skip
     p.add_argument("--profile", type=Path, metavar="DIR", help="also one cProfile per loop")
     args = p.parse_args(argv)
-    if not 1 <= args.runs <= 50:
-        p.error(f"--runs: from 1 to 50, got {args.runs}")
-    if not 0.1 <= args.mb <= 1000:
-        p.error(f"--mb: from 0.1 to 1000, got {args.mb:g}")
     if args.profile:  # now, not after the minutes of the runs
         try:
             make_output_dir(args.profile)

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
+from dccommon.cliargs import MAX_TCP_PORT, MAX_UINT64, float_range, int_range
 from dccommon.jsonlines import read_json_lines
 from dccommon.processes import stop_process
 from experiments.run.netns import Namespace, NetnsError, wait_bound
@@ -37,6 +38,10 @@ from experiments.run.netns import Namespace, NetnsError, wait_bound
 MB = 1_000_000  # size_mb is decimal megabytes, as in the paper's "100 MB"
 # `udp_rcvbuf: large`: the client's UDP receive buffer, bytes asked for (the kernel doubles it)
 LARGE_RCVBUF = 8 * 1024 * 1024
+# the options of our endpoints (quic_endpoint, mptcp_endpoint), checked as every CLI's
+PORT = int_range(1, MAX_TCP_PORT, "port")
+BYTES = int_range(1, MAX_UINT64, "bytes")
+DURATION = float_range(0, 86_400, "duration", low_open=True)
 SERVER_READY_TIMEOUT_S = 60.0  # a server that has not bound its port by then is broken
 
 

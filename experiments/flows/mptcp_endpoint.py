@@ -22,7 +22,6 @@ SHA-256 of what it received.
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import os
@@ -31,6 +30,9 @@ import struct
 import sys
 import threading
 import time
+
+from dccommon.cliargs import ArgumentParser
+from experiments.flows import BYTES, DURATION, PORT
 
 IPPROTO_MPTCP = getattr(socket, "IPPROTO_MPTCP", 262)
 SOL_MPTCP = 284  # include/linux/socket.h
@@ -194,16 +196,16 @@ def fetch(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="mptcp_endpoint", description=__doc__.split("\n")[0])
+    ap = ArgumentParser(prog="mptcp_endpoint", description=__doc__.split("\n")[0])
     ap.add_argument("role", choices=("server", "client"))
     ap.add_argument("--addr", required=True)
-    ap.add_argument("--port", type=int, required=True)
+    ap.add_argument("--port", type=PORT, required=True)
     ap.add_argument("--file", help="server: the file to serve")
     ap.add_argument("--cc", default="cubic", choices=("reno", "cubic", "bbr"))
     ap.add_argument("--log", help="JSON-lines log")
     size = ap.add_mutually_exclusive_group()
-    size.add_argument("--bytes", type=int)
-    size.add_argument("--duration-s", type=float)
+    size.add_argument("--bytes", type=BYTES)
+    size.add_argument("--duration-s", type=DURATION)
     args = ap.parse_args(argv)
     if args.role == "server":
         if not args.file:

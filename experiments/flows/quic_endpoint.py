@@ -19,7 +19,6 @@ uvloop is a project dependency (pyproject.toml), installed by `make setup`. A fl
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import hashlib
 import json
@@ -33,7 +32,8 @@ from aioquic.quic.configuration import QuicConfiguration
 from aioquic.quic.events import ConnectionTerminated, StreamDataReceived
 from aioquic.quic.logger import QuicFileLogger
 
-from experiments.flows import corbel_cc
+from dccommon.cliargs import ArgumentParser, int_range
+from experiments.flows import BYTES, DURATION, PORT, corbel_cc
 from experiments.flows.aioquic_flow import LOOPS
 
 corbel_cc.register()  # our CUBIC-N controllers beside aioquic's reno and cubic
@@ -186,12 +186,12 @@ def _runner(loop: str) -> asyncio.Runner:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = ArgumentParser(description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="role", required=True)
     for role in ("server", "client"):
         s = sub.add_parser(role)
         s.add_argument("--addr", required=True)
-        s.add_argument("--port", type=int, required=True)
+        s.add_argument("--port", type=PORT, required=True)
         s.add_argument("--cc", choices=("reno", "cubic", *corbel_cc.NAMES), default="reno")
         s.add_argument("--loop", choices=LOOPS, default="asyncio", help="event loop")
     srv = sub.choices["server"]
@@ -201,9 +201,14 @@ def main(argv=None) -> int:
     srv.add_argument("--qlog-dir", help="write each connection's qlog here when it ends")
     cli = sub.choices["client"]
     size = cli.add_mutually_exclusive_group(required=True)
-    size.add_argument("--bytes", type=int)
-    size.add_argument("--duration-s", type=float)
-    cli.add_argument("--rcvbuf", type=int, default=0, help="UDP receive buffer (0: default)")
+    size.add_argument("--bytes", type=BYTES)
+    size.add_argument("--duration-s", type=DURATION)
+    cli.add_argument(
+        "--rcvbuf",
+        type=int_range(0, 2**31 - 1, "rcvbuf"),
+        default=0,
+        help="UDP receive buffer (0: default)",
+    )
     cli.add_argument("--log", help="JSON lines progress (default stdout)")
     args = p.parse_args(argv)
     if args.role == "server":

@@ -11,6 +11,7 @@ from dccommon.cliargs import (
     InputFileError,
     float_range,
     make_output_dir,
+    once_each,
     parse_int,
 )
 from experiments.ratebench import idle, rawpath, report, sweep
@@ -33,18 +34,9 @@ def _choice_list(allowed: tuple, cast):
             raise argparse.ArgumentTypeError(
                 f"{text!r}: give a comma-separated subset of {','.join(map(str, allowed))}"
             )
-        return _once_each(text, values)
+        return once_each(text, values)
 
     return parse
-
-
-def _once_each(text: str, values: list) -> list:
-    """A list option's values, each once: a point or slack given twice would run twice into
-    the same folder."""
-    twice = next((v for i, v in enumerate(values) if v in values[:i]), None)
-    if twice is not None:
-        raise argparse.ArgumentTypeError(f"{text!r}: {twice} is given twice; give each once")
-    return values
 
 
 def _slack_list(text: str) -> list[int | str]:
@@ -56,7 +48,7 @@ def _slack_list(text: str) -> list[int | str]:
         raise argparse.ArgumentTypeError(
             f"{text!r}: give comma-separated integers 0 to {MAX_SLACK_US} (µs) or {AUTO_SLACK}"
         )
-    return _once_each(text, values)
+    return once_each(text, values)
 
 
 def build_parser() -> argparse.ArgumentParser:

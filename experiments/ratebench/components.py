@@ -28,7 +28,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from dccommon.cliargs import number_list
+from dccommon.cliargs import ArgumentParser, float_range, number_list_arg, once_each
 from dccommon.processes import stop_process
 from experiments.run.cpu import run_seconds, thread_times, voluntary_switches
 from experiments.run.netns import Namespace, offloads_off, unique_prefix, veth_pair
@@ -186,16 +186,8 @@ def print_table(results: dict[tuple[str, str], dict]) -> None:
                   f"{load.p50_us:>9.1f}{load.p99_us:>9.1f}")  # fmt: skip
 
 
-def rate_list(text: str) -> list[float]:
-    try:
-        rates = number_list(text)
-    except ValueError:
-        rates = []
-    if not rates or any(not 0 < r <= 1000 for r in rates):
-        raise argparse.ArgumentTypeError(
-            f"{text!r}: expected comma-separated rates in kpps, each above 0 and at most 1000"
-        )
-    return rates
+# comma-separated kpps, each once (a rate given twice would be measured twice)
+rate_list = number_list_arg(0, 1000, "rates", low_open=True, example="20,80,160")
 
 
 def part_list(text: str) -> list[str]:
@@ -203,11 +195,11 @@ def part_list(text: str) -> list[str]:
     if not parts or any(p not in PARTS for p in parts):
         raise argparse.ArgumentTypeError(f"{text!r}: expected a comma-separated subset of "
                                          f"{', '.join(PARTS)}")  # fmt: skip
-    return parts
+    return once_each(text, parts)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="python -m experiments.ratebench.components",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -215,8 +207,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--baseline", type=Path, help="another source tree to compare with")
     parser.add_argument("--parts", type=part_list, default=list(PARTS), help="switch,agent")
     parser.add_argument("--rates-kpps", type=rate_list, default=[20.0, 80.0, 160.0])
-    parser.add_argument("--duration-s", type=float, default=2.0, help="per rate (default 2)")
-    parser.add_argument("--idle-s", type=float, default=10.0, help="idle CPU interval")
+    parser.add_argument("--duration-s", type=float_range(0, 600, "duration", low_open=True),
+                        default=2.0, help="per rate (default 2)")  # fmt: skip
+    parser.add_argument("--idle-s", type=float_range(0, 600, "idle time"), default=10.0,
+                        help="idle CPU interval")  # fmt: skip
     return parser
 
 

@@ -35,7 +35,7 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from dccommon.cliargs import InputFileError, check_output_file
+from dccommon.cliargs import ArgumentParser, InputFileError, check_output_file, float_range
 from experiments.ratebench import rawpath
 from experiments.ratebench.components import PART_CPU, PKTGEN, pktgen, rate_list
 from experiments.run.cpu import pin, run_seconds, thread_times, voluntary_switches
@@ -230,18 +230,11 @@ def summary(runs: list[list[Load]]) -> list[str]:
     return lines
 
 
-def seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0 <= value <= 600:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected seconds from 0 to 600")
-    return value
+SECONDS = float_range(0, 600, "seconds")  # per load and of TCP
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="python -m experiments.ratebench.iopaths",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -252,8 +245,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="runs of both paths (default 3)")  # fmt: skip
     parser.add_argument("--hops", type=int, default=rawpath.HOPS, choices=range(1, 9),
                         metavar="1..8", help="forwarders in a chain (default 3)")  # fmt: skip
-    parser.add_argument("--duration-s", type=seconds, default=2.0, help="per load (default 2)")
-    parser.add_argument("--tcp-s", type=seconds, default=10.0,
+    parser.add_argument("--duration-s", type=SECONDS, default=2.0, help="per load (default 2)")
+    parser.add_argument("--tcp-s", type=SECONDS, default=10.0,
                         help="then TCP through each chain (0: none; default 10)")  # fmt: skip
     parser.add_argument("--json", type=Path, help="also write every load to this file")
     return parser

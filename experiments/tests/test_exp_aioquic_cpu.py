@@ -157,13 +157,18 @@ def test_a_client_the_verdict_names_for_waiting_counts_as_short_of_cpu(tmp_path)
 def test_bad_grids_get_one_line_naming_the_range(capsys):
     with pytest.raises(SystemExit):
         aioquic_limit.main(["run", "--flows", "0,2"])
-    assert "--flows: a comma-separated list of numbers from 1 to 16" in capsys.readouterr().err
+    assert "--flows '0,2': expected comma-separated whole numbers from 1 to 16" in (
+        capsys.readouterr().err
+    )
+    with pytest.raises(SystemExit):  # sorted(set()) kept one 5 silently
+        aioquic_limit.main(["run", "--rates", "5,10,5"])
+    assert "'5,10,5': 5 is given twice; give each once" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         aioquic_limit.main(["run", "--rates", "fast"])
     assert "--rates (Mbit/s per leg)" in capsys.readouterr().err
     with pytest.raises(SystemExit):  # int() would read fullwidth digits as 1 and 2
         aioquic_limit.main(["run", "--flows", "１,２"])
-    assert "--flows: a comma-separated list of numbers" in capsys.readouterr().err
+    assert "--flows '１,２': expected comma-separated whole numbers" in capsys.readouterr().err
 
 
 def test_the_limit_bench_checks_its_out_folder_before_the_runs(tmp_path, capsys, monkeypatch):
@@ -252,3 +257,22 @@ def test_the_loopback_bench_measures_each_loop_and_where_the_time_goes(tmp_path,
     with pytest.raises(SystemExit):
         aioquic_loopback.main(["--loops", "asyncio,trio"])
     assert "--loops: a comma-separated list of asyncio, uvloop" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["--runs", "５"], "runs '５' is not a whole number (allowed 1..50)"),
+        (["--runs", "51"], "runs 51 is out of range (allowed 1..50)"),
+        (["--mb", "nan"], "size 'nan' must be a number from 0.1 to 1000"),
+        # the loops are alternated run by run: a repeat was dropped without a word
+        (["--loops", "uvloop,asyncio,uvloop"], "uvloop is given twice; give each once"),
+    ],
+)
+def test_the_loopback_bench_refuses_bad_options_naming_the_allowed_values(
+    argv, message, capsys, monkeypatch
+):
+    monkeypatch.setattr(aioquic_loopback, "client_cpu_s", lambda *a, **k: pytest.fail("ran"))
+    with pytest.raises(SystemExit) as info:
+        aioquic_loopback.main(argv)
+    assert info.value.code == 2 and message in capsys.readouterr().err

@@ -16,8 +16,11 @@ from experiments.run import cpu
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["--rates-kpps", "20,x"], "expected comma-separated rates in kpps"),
-        (["--rates-kpps", "0"], "each above 0 and at most 1000"),
+        (["--rates-kpps", "20,x"], "expected comma-separated numbers above 0 up to 1000"),
+        (["--rates-kpps", "0"], "rates '0': expected comma-separated numbers above 0"),
+        (["--rates-kpps", "20,20"], "rates '20,20': 20 is given twice; give each once"),
+        (["--parts", "agent,agent"], "'agent,agent': agent is given twice; give each once"),
+        (["--duration-s", "٢"], "duration '٢' must be a number above 0 up to 600"),
         (["--parts", "switch,linkem"], "expected a comma-separated subset of switch, agent"),
     ],
 )

@@ -114,9 +114,10 @@ def test_tcp_crosses_three_af_xdp_hops(tmp_path):
 def test_bad_options_are_refused_naming_the_allowed_values(capsys):
     for argv, message in (
         (["--hops", "9"], "argument --hops: invalid choice: 9"),
-        (["--duration-s", "-1"], "'-1': expected seconds from 0 to 600"),
+        (["--duration-s", "-1"], "seconds '-1' must be a number from 0 to 600"),
+        (["--tcp-s", "١٠"], "seconds '١٠' must be a number from 0 to 600"),
         (["--duration-s", "0"], "--duration-s: expected seconds above 0"),
-        (["--rates-kpps", "fast"], "expected comma-separated rates in kpps"),
+        (["--rates-kpps", "fast"], "expected comma-separated numbers above 0 up to 1000"),
         (["--json", "/nonexistent/x.json"], "--json /nonexistent/x.json: its folder /nonexistent"),
         (["--json", "/"], "--json /: is a directory (expected a file name)"),
     ):

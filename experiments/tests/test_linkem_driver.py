@@ -341,10 +341,13 @@ def test_the_testbed_gives_each_leg_its_own_slack_and_keeps_it(tmp_path, monkeyp
 @pytest.mark.parametrize(
     "argv,message",
     [
-        (["--kpps", "nan"], "--kpps 'nan': expected comma-separated numbers, e.g. 20,80,160"),
+        (["--kpps", "nan"], "--kpps 'nan': expected comma-separated numbers above 0 up to 10000"),
         (["--kpps", "２0"], "--kpps '２0': expected comma-separated numbers"),
-        (["--kpps", "-5"], "--kpps '-5': every rate must be a finite number above 0"),
-        (["--departure-slack-us", "５0"], "expected comma-separated integers 0 to 1000"),
+        (["--kpps", "-5"], "--kpps '-5': expected comma-separated numbers above 0"),
+        (["--kpps", "20,80,20"], "--kpps '20,80,20': 20 is given twice; give each once"),
+        (["--departure-slack-us", "５0"], "expected comma-separated whole numbers from 0 to 1000"),
+        # a variant per slack, keyed by its name: the second 25 was dropped without a word
+        (["--departure-slack-us", "0,25,25"], "'0,25,25': 25 is given twice; give each once"),
         (["--duration-s", "-1"], "duration '-1' must be a number above 0 up to 600"),
         (["--rt-priority", "100"], "priority 100 is out of range (allowed 0..99)"),
         (["--busy-poll-us", "x"], "busy poll 'x' is not a whole number (allowed 0..10000)"),

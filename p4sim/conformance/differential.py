@@ -18,7 +18,6 @@ BMv2-passing programs pass on p4sim.
 
 from __future__ import annotations
 
-import argparse
 import logging
 import os
 import re
@@ -31,9 +30,17 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from dccommon.cliargs import ArgumentParser, float_range
 from p4sim.conformance import bmv2
 from p4sim.conformance.stf import StfError, check_outputs, diff_outputs, read_script
-from p4sim.tool import JSON_TO_STDOUT, ToolError, add_json_option, report_stream, write_json
+from p4sim.tool import (
+    JOBS,
+    JSON_TO_STDOUT,
+    ToolError,
+    add_json_option,
+    report_stream,
+    write_json,
+)
 
 DEFAULT_SAMPLES = Path("/opt/p4tools/p4c-testdata/p4_16_samples")
 DEFAULT_GOAL = 98.0
@@ -327,7 +334,7 @@ PROG = "python -m p4sim.conformance"
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(
+    ap = ArgumentParser(
         prog=PROG,
         description="Run p4c's STF tests on BMv2 and p4sim and compare the frames per port.",
     )
@@ -337,10 +344,10 @@ def main(argv=None) -> int:
         type=Path,
         help=f"directories of .p4/.stf pairs or .p4 files (default: {DEFAULT_SAMPLES})",
     )
-    ap.add_argument("-j", "--jobs", type=int, default=2, help="programs run at once (default: 2)")
+    ap.add_argument("-j", "--jobs", type=JOBS, default=2, help="programs run at once (default: 2)")
     ap.add_argument(
         "--goal",
-        type=float,
+        type=float_range(0, 100, "goal"),
         default=DEFAULT_GOAL,
         help=f"lowest pass rate on p4sim, in %% of the BMv2-passing programs (default: {DEFAULT_GOAL:g})",
     )
@@ -355,8 +362,6 @@ def main(argv=None) -> int:
     ):  # `--json DIR`: a flag followed by a path, not the deprecated `--json FILE`
         args.paths.insert(0, Path(args.json))
         args.json = JSON_TO_STDOUT
-    if args.jobs < 1:
-        ap.error(f"--jobs must be at least 1, not {args.jobs}")
     programs = programs_to_run(args.paths, find_programs, "v1model .p4 program with an .stf")
     start = time.monotonic()
     width = max(len(p.name) for p in programs)

@@ -28,7 +28,6 @@ difference or a p4sim crash (also one p4sim's device caught and logged).
 
 from __future__ import annotations
 
-import argparse
 import logging
 import os
 import random
@@ -40,6 +39,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from dccommon.cliargs import MAX_UINT64, ArgumentParser, float_range, int_range
 from p4sim.conformance import bmv2
 from p4sim.conformance.differential import (
     DEFAULT_SAMPLES,
@@ -57,7 +57,7 @@ from p4sim.conformance.packets import (
 )
 from p4sim.conformance.stf import Script, StfError, diff_outputs, parse_script, read_script
 from p4sim.model import ControlPlaneError
-from p4sim.tool import add_json_option, report_stream, write_json
+from p4sim.tool import JOBS, add_json_option, report_stream, write_json
 
 INPUT_PORTS = (0, 1, 2, 300)  # port 0 and a high one among them
 WATCHED_PORTS = tuple(range(16)) + (64, 128, 255, 300, 510)
@@ -418,7 +418,7 @@ PROG = "python -m p4sim.conformance.pktdiff"
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n")[0])
+    ap = ArgumentParser(prog=PROG, description=__doc__.split("\n")[0])
     ap.add_argument(
         "paths",
         nargs="*",
@@ -426,28 +426,29 @@ def main(argv=None) -> int:
         help=f"directories of v1model programs or .p4 files (default: {DEFAULT_SAMPLES})",
     )
     ap.add_argument(
-        "--seed", type=int, default=1, help="seed of every program's packets (default: 1)"
+        "--seed",
+        type=int_range(0, MAX_UINT64, "seed"),
+        default=1,
+        help="seed of every program's packets (default: 1)",
     )
     ap.add_argument(
         "--budget-s",
-        type=float,
+        type=float_range(0, 3600, "budget"),
         default=5.0,
         help="seconds of parser-guided search per program (default: 5)",
     )
     ap.add_argument(
         "--packets",
-        type=int,
+        type=int_range(1, 100_000, "packets"),
         default=64,
         help=f"generated packets per program, besides the STF's (default: 64; at most {MAX_FRAMES} in all)",
     )
     ap.add_argument("--no-entries", action="store_true", help="only the round with empty tables")
-    ap.add_argument("-j", "--jobs", type=int, default=2, help="programs run at once (default: 2)")
+    ap.add_argument("-j", "--jobs", type=JOBS, default=2, help="programs run at once (default: 2)")
     ap.add_argument("--keep", type=Path, help="keep p4c's outputs and BMv2's files here")
     add_json_option(ap, "every result")
     ap.add_argument("-v", "--verbose", action="store_true", help="details for every program")
     args = ap.parse_args(argv)
-    if args.jobs < 1 or args.packets < 1 or args.budget_s < 0:
-        ap.error("--jobs and --packets must be at least 1, --budget-s at least 0")
     programs = programs_to_run(args.paths, find_samples, "v1model .p4 program")
     start = time.monotonic()
     out = report_stream(args.json)

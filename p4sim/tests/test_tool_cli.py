@@ -11,7 +11,8 @@ import shutil
 
 import pytest
 
-from p4sim import coverage, fuzz
+from p4sim import bench, coverage, fuzz
+from p4sim.conformance import differential, pktdiff
 from p4sim.conformance.differential import DEFAULT_SAMPLES
 from p4sim.tool import ToolError, add_json_option, run, write_json
 
@@ -108,3 +109,33 @@ def test_fuzz_duration_is_in_seconds_and_the_old_name_still_works(capsys, monkey
         fuzz.main(["p4", "--duration-s", "-1"])
     assert info.value.code == 2
     assert "duration '-1' must be a number above 0" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "tool,argv,message",
+    [
+        (coverage, ["-j", "١٢"], "jobs '١٢' is not a whole number (allowed 1..64)"),
+        (coverage, ["-j", "0"], "jobs 0 is out of range (allowed 1..64)"),
+        (fuzz, ["p4", "--seed", "1_000"], "seed '1_000' is not a whole number (allowed 0..2^64-1)"),
+        (fuzz, ["p4", "--seed", "-1"], "seed -1 is out of range (allowed 0..2^64-1)"),
+        (bench, ["--frame-size", " 100 "], "--frame-size ' 100 ' is not a whole number"),
+        (bench, ["--frame-size", "9000"], "--frame-size 9000 is out of range (allowed 64..1500)"),
+        (bench, ["--window", "0"], "--window 0 is out of range (allowed 1..65536)"),
+        (bench, ["--latency-samples", "-5"], "--latency-samples -5 is out of range"),
+        (pktdiff, ["--packets", "-3"], "packets -3 is out of range (allowed 1..100000)"),
+        (pktdiff, ["--budget-s", "nan"], "budget 'nan' must be a number from 0 to 3600"),
+        (pktdiff, ["--seed", "１"], "seed '１' is not a whole number"),
+        (pktdiff, ["-j", "-2"], "jobs -2 is out of range (allowed 1..64)"),
+        (differential, ["-j", "٣"], "jobs '٣' is not a whole number (allowed 1..64)"),
+        (differential, ["--goal", "150"], "goal '150' must be a number from 0 to 100"),
+    ],
+)
+def test_the_tools_numbers_are_ascii_and_in_range(tool, argv, message, capsys):
+    """Every count, seed and job number goes through the project's one number reader
+    (dccommon.cliargs): Unicode digits, '1_000', padding and negative counts are refused
+    at parse time with the allowed range (Python's int() took them all)."""
+    with pytest.raises(SystemExit) as info:
+        tool.main(argv)
+    assert info.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "error: argument" in err and message in err, err

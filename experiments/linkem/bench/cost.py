@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import signal
 import subprocess
@@ -36,7 +35,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from dccommon.cliargs import ArgumentParser, float_range, int_range, number_list, parse_int
+from dccommon.cliargs import ArgumentParser, float_range, int_range, number_list_arg, parse_int
 from experiments.run.cpu import run_seconds, thread_times
 from experiments.run.links import Linkem
 from experiments.run.linkspec import LinkSpec
@@ -222,11 +221,21 @@ def idle_cost(bed: Bed, variant: tuple, seconds: float, args) -> dict:
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--baseline", default="main", help="git ref or linkem binary to compare with")
-    p.add_argument("--kpps", default="20,80,160", help="offered kframes/s per direction")
+    p.add_argument(
+        "--kpps",
+        type=number_list_arg(
+            0, 10_000, "--kpps", low_open=True, example="20,80,160", empty_ok=True
+        ),
+        default=[20.0, 80.0, 160.0],
+        help="offered kframes/s per direction ('' for none)",
+    )
     p.add_argument(
         "--delay-rates-mbit",
-        default="20,500",
-        help="link rates of the delay-error points (ab, offered at 1/1.25 of the rate)",
+        type=number_list_arg(
+            0, 100_000, "--delay-rates-mbit", low_open=True, example="20,500", empty_ok=True
+        ),
+        default=[20.0, 500.0],
+        help="link rates of the delay-error points (ab, offered at 1/1.25 of the rate; '' for none)",
     )
     p.add_argument("--duration-s", type=float_range(0, 600, "duration", low_open=True), default=3.0)
     p.add_argument("--idle-s", type=float_range(0, 600, "idle time"), default=10.0)
@@ -238,7 +247,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     p.add_argument(
         "--departure-slack-us",
-        default="0",
+        type=number_list_arg(0, 1000, "--departure-slack-us", parse_int, example="0,25,50"),
+        default=[0],
         help="this tree's linkem at each of these slacks (comma-separated µs, 0 to 1000)",
     )
     p.add_argument(
@@ -250,27 +260,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument(
         "--syscalls", action="store_true", help="count linkem's system calls per frame (perf)"
     )
-    args = p.parse_args(argv)
-    for name, example in (("kpps", "20,80,160"), ("delay_rates_mbit", "20,500")):
-        option, text = "--" + name.replace("_", "-"), getattr(args, name)
-        try:
-            values = number_list(text) if text else []
-        except ValueError:
-            p.error(f"{option} {text!r}: expected comma-separated numbers, e.g. {example}")
-        if any(not math.isfinite(v) or v <= 0 for v in values):
-            p.error(
-                f"{option} {text!r}: every rate must be a finite number above 0, e.g. {example}"
-            )
-        setattr(args, name, values)
-    text = args.departure_slack_us
-    try:
-        slacks = number_list(text, parse_int)
-    except ValueError:
-        slacks = []
-    if not slacks or any(not 0 <= v <= 1000 for v in slacks):
-        p.error(f"--departure-slack-us {text!r}: expected comma-separated integers 0 to 1000")
-    args.departure_slack_us = slacks
-    return args
+    return p.parse_args(argv)
 
 
 def print_point(name: str, direction: str, r: dict) -> None:
