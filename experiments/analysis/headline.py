@@ -197,6 +197,7 @@ def load_records(study: Path) -> pd.DataFrame:
         f"a study's {RUNS_CSV} of run records (expected CSV with the columns "
         f"{', '.join(RECORD_COLUMNS)}); write it again with python -m "
         "experiments.analysis.multipath --save-runs",
+        written_live=False,
         dtype={"point": str, "transport": str, "competitors": str, "method": str},
         keep_default_na=False,
         na_values=[""],

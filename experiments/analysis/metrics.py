@@ -119,17 +119,22 @@ def load_manifests(out: Path) -> list[dict]:
     return [read_manifest(p) for p in sorted(Path(out, "runs").glob("*/manifest.json"))]
 
 
-def read_table(path: Path, columns, what: str, **read_csv) -> pd.DataFrame:
+def read_table(path: Path, columns, what: str, *, written_live: bool, **read_csv) -> pd.DataFrame:
     """A CSV file that must hold `columns`; RunFileError naming the file when it cannot be
     read as such a table (its content is never echoed). `what` ends the message: what the
-    file should be, the columns expected and what to do. A last line cut short (the writer
-    stopped mid-line) is dropped with a warning naming it: one row fewer costs a run a
-    100 ms sample, a torn number read as data would be a silently wrong result."""
+    file should be, the columns expected and what to do.
+
+    `written_live` says who wrote the file. True: a run, line by line as it goes
+    (samples.csv), so a last line without an end of line is one cut short (the writer
+    stopped mid-line): it is dropped with a warning naming it, as one row fewer costs a run a
+    100 ms sample and a torn number read as data would be a silently wrong result. False: a
+    file written whole, by a tool or by hand (runs.csv): its last line is a complete row
+    whether or not an end of line follows (editors often leave it out)."""
     path = Path(path)
     torn_line = None
     try:
         data = path.read_bytes()
-        if data and not data.endswith(b"\n"):
+        if written_live and data and not data.endswith(b"\n"):
             torn_line = data.count(b"\n") + 1
             data = data[: data.rfind(b"\n") + 1]
         table = pd.read_csv(io.BytesIO(data), **read_csv)
@@ -162,6 +167,7 @@ def load_samples(run_dir: Path) -> pd.DataFrame:
         path,
         SAMPLE_COLUMNS,
         f"a samples table (expected CSV with the columns {', '.join(SAMPLE_COLUMNS)}); {_REDO}",
+        written_live=True,
     )
 
 

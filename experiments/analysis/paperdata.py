@@ -234,6 +234,7 @@ def _read_runs_csv(path: Path) -> pd.DataFrame:
             f"a campaign's runs.csv (expected CSV with at least the columns "
             f"{', '.join(needed)}, as `dcexp report --paper` writes it)"
         ),
+        written_live=False,
         dtype={"point": str},
     )
 

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from experiments.analysis import metrics, plots
+from experiments.analysis import headline, metrics, plots
 from experiments.cli import main as dcexp
 
 
@@ -224,6 +224,26 @@ def test_report_drops_a_torn_last_sample_line_and_says_so(tmp_path, capsys):
     table = metrics.load_samples(samples.parent)
     assert len(table) == lines - 2  # the header and the torn row are not rows
     assert "delivered_in_order" not in set(table.metric)
+
+
+def test_a_runs_csv_written_by_hand_keeps_its_last_row_without_an_end_of_line(tmp_path, capsys):
+    """runs.csv is written whole (by --save-runs, or by hand in an editor that leaves the
+    last end of line out): its last line is a complete row, never dropped as torn; only a
+    file a run writes as it goes (samples.csv) can end mid-line."""
+    study = tmp_path / "s"
+    study.mkdir()
+    rows = [dict.fromkeys(headline.RECORD_COLUMNS, "") | {"study": "s", "run_id": f"r{i}",
+            "point": "-", "variant": "tcp-cubic", "rep": i, "cpu": "False",
+            "leg_event": "False", "goodput_mbit": 20.0 + i} for i in range(3)]  # fmt: skip
+    path = study / headline.RUNS_CSV
+    pd.DataFrame(rows).to_csv(path, index=False)
+    path.write_bytes(path.read_bytes().rstrip(b"\n"))
+    records = headline.load_records(study)
+    assert list(records.goodput_mbit) == [20.0, 21.0, 22.0]
+    assert "cut short" not in capsys.readouterr().err
+    live = metrics.read_table(path, ["run_id"], "a table", written_live=True)
+    assert list(live.run_id) == ["r0", "r1"]  # the same bytes from a live writer: torn
+    assert "last line cut short" in capsys.readouterr().err
 
 
 def test_duplication_summary_compares_goodput_with_both_legs(tmp_path):
