@@ -48,7 +48,7 @@ from matplotlib.patches import Patch
 from experiments.analysis import metrics
 from experiments.analysis.metrics import _point_label
 from experiments.analysis.report import _table
-from experiments.analysis.stats import estimate, t975
+from experiments.analysis.stats import NON_NEGATIVE, estimate, t975
 from experiments.run.limits import (
     CORES_FULL,
     LINK_LATE_DELAY_SHARE,
@@ -299,7 +299,7 @@ def unpaired_cells(df: pd.DataFrame) -> pd.DataFrame:
             continue
         waits = {k: g[f"wait_{k}"] for k in KINDS if g[f"wait_{k}"].notna().any()}
         top = max(waits, key=lambda k: waits[k].mean())
-        est = estimate(g.goodput_mbit)
+        est = estimate(g.goodput_mbit, NON_NEGATIVE)
         rows.append(
             {"cell": " / ".join(cell), "runs": len(g), "goodput (Mbit/s)": est.text(3),
              "sd (%)": 100 * est.sd / est.mean, "most waiting": top,

@@ -5,7 +5,7 @@ report is written (and the table says which)."""
 
 from __future__ import annotations
 
-from experiments.analysis.stats import estimate, welch
+from experiments.analysis.stats import NON_NEGATIVE, estimate, welch
 from experiments.run.runner import provenance
 
 # (what, the paper, ours, expected effect)
@@ -205,7 +205,8 @@ def loss_placement(study) -> list[str]:
             late = points.get(f"{loss} % departure", [])
             early = points.get(f"{loss} % enqueue", [])
             lines.append(
-                f"| {variant} | {loss} % | {estimate(late).text()} | {estimate(early).text()} "
+                f"| {variant} | {loss} % | {estimate(late, NON_NEGATIVE).text()} | "
+                f"{estimate(early, NON_NEGATIVE).text()} "
                 f"| {welch(late, early).text()} |"
             )
     return lines

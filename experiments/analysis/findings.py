@@ -24,7 +24,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from experiments.analysis.stats import estimate, welch
+from experiments.analysis.stats import BOUNDS, NON_NEGATIVE, estimate, welch
 
 PAPER_STACK = "aioquic-newreno-rcvbuf-large"
 
@@ -96,7 +96,7 @@ def _pooled(points: dict, wanted) -> tuple[list[float], list]:
     return [v for p in present for v in points[p]], present
 
 
-def _between(variant: str, points: dict, first, second, word: str):
+def _between(variant: str, points: dict, first, second, word: str, quantity: str):
     """Our two settings of one stack: (None, their difference, our text), or a 'not run'
     row naming the missing points instead of the first."""
     a, pa = _pooled(points, first)
@@ -106,8 +106,9 @@ def _between(variant: str, points: dict, first, second, word: str):
         return Row(variant, "-", "not run", f"missing points: {', '.join(missing)}"), None, ""
     d = welch(a, b)
     ours = (
-        f"{'+'.join(map(_fmt_point, pa))}: {estimate(a).text()}; "
-        f"{'+'.join(map(_fmt_point, pb))}: {estimate(b).text()}; {word} {d.text()}"
+        f"{'+'.join(map(_fmt_point, pa))}: {estimate(a, BOUNDS[quantity]).text()}; "
+        f"{'+'.join(map(_fmt_point, pb))}: {estimate(b, BOUNDS[quantity]).text()}; "
+        f"{word} {d.text()}"
     )
     return None, d, ours
 
@@ -124,7 +125,7 @@ def direction(values: Values, quantity: str, first, second, sign: int) -> list[R
     collections pooled over the runs present; missing points make the row 'not run'."""
     rows = []
     for variant, points in values.items():
-        missing, d, ours = _between(variant, points, first, second, "difference")
+        missing, d, ours = _between(variant, points, first, second, "difference", quantity)
         why = counterpart(variant, quantity)
         if missing or why:
             rows.append(missing or Row(variant, ours, "no counterpart", why))
@@ -145,7 +146,7 @@ def flat(values: Values, quantity: str, first, second, tolerance: float) -> list
     lies within ±tolerance; disagree when the change is significant and larger than it."""
     rows = []
     for variant, points in values.items():
-        missing, d, ours = _between(variant, points, first, second, "change")
+        missing, d, ours = _between(variant, points, first, second, "change", quantity)
         why = counterpart(variant, quantity)
         if missing or why:
             rows.append(missing or Row(variant, ours, "no counterpart", why))
@@ -167,7 +168,7 @@ def value(values: Values, quantity: str, point, paper: float) -> list[Row]:
         if point not in points:
             rows.append(Row(variant, "-", "not run", f"missing point {_fmt_point(point)}"))
             continue
-        est = estimate(points[point])
+        est = estimate(points[point], BOUNDS[quantity])
         ours = f"{_fmt_point(point)}: {est.text()}"
         if not is_paper_stack(variant):
             why = counterpart(variant, quantity) or AIOQUIC_VALUES
@@ -197,7 +198,8 @@ def stacks_below(values: Values, low: str, high: str) -> list[Row]:
             diffs = {p: welch(values[lo][p], values[hi][p]) for p in points}  # hi - lo
             ours = "; ".join(
                 ("" if p == "-" else f"{_fmt_point(p)}: ")
-                + f"{estimate(values[hi][p]).text()} against {estimate(values[lo][p]).text()}, "
+                + f"{estimate(values[hi][p], BOUNDS['goodput']).text()} against "
+                f"{estimate(values[lo][p], BOUNDS['goodput']).text()}, "
                 f"difference {d.text()}"
                 for p, d in diffs.items()
             )
@@ -235,8 +237,8 @@ def more_stable(dup: Values, split: Values) -> list[Row]:
         s_keep = [v / estimate(spoints[0]).mean for v in spoints[p]]
         d = welch(s_keep, d_keep)
         ours = (
-            f"kept at loss {p:g}: duplication {estimate(d_keep).text()}, split "
-            f"{estimate(s_keep).text()}"
+            f"kept at loss {p:g}: duplication {estimate(d_keep, NON_NEGATIVE).text()}, split "
+            f"{estimate(s_keep, NON_NEGATIVE).text()}"
         )
         verdict = _verdict(d.diff > 0, d.significant)
         rows.append(Row(variant, ours, verdict, f"difference {d.text()}"))
@@ -252,7 +254,7 @@ def at_most(values: Values, quantity: str, points, bound: float, what: str) -> l
         if not present:
             rows.append(Row(variant, "-", "not run", "none of the points"))
             continue
-        ests = {p: estimate(per[p]) for p in present}
+        ests = {p: estimate(per[p], BOUNDS[quantity]) for p in present}
         ours = "; ".join(f"{_fmt_point(p)}: {e.text()}" for p, e in ests.items())
         why = counterpart(variant, quantity) or (
             AIOQUIC_VALUES if quantity == "jfi" and not is_paper_stack(variant) else None
@@ -274,7 +276,8 @@ def variants_order(values: Values, low: str, high: str) -> list[Row]:
     a = [v for vs in values[low].values() for v in vs]
     b = [v for vs in values[high].values() for v in vs]
     d = welch(a, b)
-    ours = f"{low}: {estimate(a).text()}; {high}: {estimate(b).text()}; difference {d.text()}"
+    a_est, b_est = estimate(a, BOUNDS["goodput"]), estimate(b, BOUNDS["goodput"])
+    ours = f"{low}: {a_est.text()}; {high}: {b_est.text()}; difference {d.text()}"
     verdict = _verdict(d.diff > 0, d.significant)
     return [Row(f"{high} − {low}", ours, verdict)]
 
@@ -288,7 +291,8 @@ def across(values: Values, other: Values, point, sign: int) -> list[Row]:
             continue
         d = welch(other[variant][point], points[point])
         ours = (
-            f"{estimate(points[point]).text()} vs {estimate(other[variant][point]).text()}; "
+            f"{estimate(points[point], BOUNDS['jfi']).text()} vs "
+            f"{estimate(other[variant][point], BOUNDS['jfi']).text()}; "
             f"difference {d.text()}"
         )
         why = counterpart(variant, "jfi")

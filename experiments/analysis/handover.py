@@ -176,7 +176,7 @@ def summary(table: pd.DataFrame) -> pd.DataFrame:
                 "remaining Mbit/s": g.remaining_mbit.iloc[0],
                 "recovered": f"{int(g.recovered.sum())} of {len(g)}",
                 "recovery s": recovery_text(g),
-                "stalled MB": stats.estimate(g.bytes_stalled / 1e6).text(),
+                "stalled MB": stats.estimate(g.bytes_stalled / 1e6, stats.NON_NEGATIVE).text(),
             }
         )
     return pd.DataFrame(rows)
@@ -189,6 +189,6 @@ def recovery_text(runs: pd.DataFrame) -> str:
     if done.empty:
         return f"{NOT_RECOVERED} (n={len(runs)})"
     missing = len(runs) - len(done)
-    return stats.estimate(done.recovery_s).text() + (
+    return stats.estimate(done.recovery_s, stats.NON_NEGATIVE).text() + (
         f", {missing} {NOT_RECOVERED}" if missing else ""
     )

@@ -275,6 +275,10 @@ def cpu_note(runs: pd.DataFrame) -> str:
     return f", {n} CPU-affected" if n else ""
 
 
+# the range of each question's value: goodput (Mbit/s), its CV over loss rates, Jain's index
+QUESTION_BOUNDS = {"goodput": stats.NON_NEGATIVE, "loss": stats.NON_NEGATIVE, "fairness": stats.JAIN_OF_3}  # fmt: skip
+
+
 def table(runs: pd.DataFrame) -> pd.DataFrame:
     """The headline: a row per transport (FAMILIES' order), a cell per question."""
     rows = []
@@ -289,7 +293,7 @@ def table(runs: pd.DataFrame) -> pd.DataFrame:
                 cells[column] = (
                     handover.recovery_text(asked)
                     if question == "handover"
-                    else stats.estimate(asked.value).text()
+                    else stats.estimate(asked.value, QUESTION_BOUNDS[question]).text()
                 ) + cpu_note(asked)
         rows.append({"transport": name, **cells})
     return pd.DataFrame(rows)
@@ -300,7 +304,8 @@ NOTE = (
     "swept value; CV under loss: sd / mean of the 100 ms goodput in the runs with loss on a "
     "leg; recovery at handover: time to 90 % of the remaining capacity held for 1 s, over the "
     "runs that recovered (docs/analysis.md); JFI: over the run's flows' whole-run goodputs. "
-    "Each: mean [95 % CI] (n runs), with how many of them were CPU-affected; a run counts "
+    "Each: mean [95 % CI] (n runs), with how many of them were CPU-affected (a CI crossing "
+    "the value's range, 0 or Jain's 1/3 and 1, is clipped there and says so); a run counts "
     "for its DC client's flow's transport. Closed-loop study rows: the runs of a study that "
     "sweeps the split method (loop_*.yaml), one row per method, not counted as their "
     "transport (they vary the split); their comparison is the study's against-oracle table."

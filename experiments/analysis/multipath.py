@@ -82,8 +82,8 @@ def load(dirs: list[Path]) -> dict[str, tuple[Path, pd.DataFrame]]:
     return found
 
 
-def _estimate(runs: pd.DataFrame, values: pd.Series) -> str:
-    return stats.estimate(values).text() + headline.cpu_note(runs)
+def _estimate(runs: pd.DataFrame, values: pd.Series, bounds=stats.NON_NEGATIVE) -> str:
+    return stats.estimate(values, bounds).text() + headline.cpu_note(runs)
 
 
 def _rep_cv(runs: pd.DataFrame) -> float:
@@ -121,7 +121,7 @@ def _jfi(runs: pd.DataFrame) -> str:
     """Jain's index per set of competitors ("0.97 [..] (n=3) vs sc-a tquic, sc-b tquic")."""
     fair = runs[runs.competitors.notna() & (runs.competitors != "")]
     cells = [
-        f"{_estimate(g, g.jfi)} vs {against}"
+        f"{_estimate(g, g.jfi, stats.JAIN_OF_3)} vs {against}"
         for against, g in fair.groupby("competitors", sort=True)
     ]
     return "; ".join(cells) or NOT_IN_STUDY
@@ -183,7 +183,7 @@ def loss_table(records: pd.DataFrame) -> pd.DataFrame:
             cells[f"{rate * 100:g} % loss"] = (
                 NOT_IN_STUDY
                 if at.empty
-                else stats.estimate(at.goodput_mbit).text()
+                else stats.estimate(at.goodput_mbit, stats.NON_NEGATIVE).text()
                 + ("" if math.isnan(cv) else f", CV {cv:.2g}")
                 + headline.cpu_note(at)
             )
@@ -210,7 +210,8 @@ def cpu_lines(found: dict[str, tuple[Path, pd.DataFrame]]) -> list[str]:
 
 
 NOTE = (
-    "Each cell: mean [95 % CI] (n runs), with how many of them were CPU-affected; "
+    "Each cell: mean [95 % CI] (n runs), with how many of them were CPU-affected (a CI "
+    "crossing the value's range, 0 or Jain's 1/3 and 1, is clipped there and says so); "
     f'"{headline.NOT_RUN}": the study is not among the results; "{NOT_IN_STUDY}": the study '
     "ran without this transport. Goodput: the DC client's flow alone on clean legs; CV: sd / "
     "mean of the goodputs of a loss rate's repetitions, its range over the rates (each rate: "

@@ -12,7 +12,7 @@ import pandas as pd
 from experiments.analysis import findings, plots
 from experiments.analysis.plots import plt
 
-CI_NOTE = "error bars: 95 % CI of the mean (t distribution)"
+CI_NOTE = "error bars: 95 % CI of the mean (t distribution), clipped to the quantity's range"
 
 
 def stack_name(variant: str) -> str:
@@ -70,20 +70,18 @@ def vs_param(
     """Mean with its CI per variant against the swept value. `refs`: (point, value, label)
     markers (the paper's values); `hlines`: (y, label) lines or (low, high, label) bands;
     `extra`: more tables (e.g. another study's) drawn dashed, named by the key. A Jain's
-    index CI is drawn clipped to the index's range, 1/3 to 1."""
+    index CI is drawn clipped to the index's range, 1/3 to 1 (StudyData.table's low, high)."""
     if table.empty:
         return []
     fig, ax = plt.subplots(figsize=(7.6, 4.2))
     series = {"": table, **(extra or {})}
     points = list(dict.fromkeys(p for t in series.values() for p in t.point))
     points, numeric = plots.sweep_axis(ax, points)
-    low, high = (1 / 3, 1.0) if quantity == "jfi" else (0.0, float("inf"))
     for n, (prefix, t) in enumerate(series.items()):
         for variant, g in t.groupby("variant", sort=False):
             g = g.assign(rank=g.point.map(points.index)).sort_values("rank")
-            half = g["half"].fillna(0)
-            below = (g["mean"] - (g["mean"] - half).clip(lower=low)).clip(lower=0)
-            above = ((g["mean"] + half).clip(upper=high) - g["mean"]).clip(lower=0)
+            below = (g["mean"] - g["low"]).fillna(0)  # no bar for a single run
+            above = (g["high"] - g["mean"]).fillna(0)
             why = findings.counterpart(variant, quantity)
             ax.errorbar(
                 [plots.x_of(points, numeric, p) for p in g.point],
@@ -118,7 +116,7 @@ def clients_vs_param(
     flows: pd.DataFrame, order: list, param: str, out_dir: Path, title: str
 ) -> list[Path]:
     """Each client's whole-run goodput (DC solid, SC-A dashed, SC-B dotted) with its CI."""
-    from experiments.analysis.stats import estimate
+    from experiments.analysis.stats import NON_NEGATIVE, estimate
 
     f = flows[(flows.status == "ok") & (flows.kind != "ping")]
     if f.empty:
@@ -131,12 +129,15 @@ def clients_vs_param(
             gc = gv[gv.client == client]
             if gc.empty:
                 continue
-            ests = {p: estimate(gc[gc.point == p].goodput_mbit) for p in points}
+            ests = {p: estimate(gc[gc.point == p].goodput_mbit, NON_NEGATIVE) for p in points}
             ests = {p: e for p, e in ests.items() if e.n}
             ax.errorbar(
                 [plots.x_of(points, numeric, p) for p in ests],
                 [e.mean for e in ests.values()],
-                yerr=[0 if pd.isna(e.half) else e.half for e in ests.values()],
+                yerr=[
+                    [0 if pd.isna(e.half) else e.mean - e.low for e in ests.values()],
+                    [0 if pd.isna(e.half) else e.high - e.mean for e in ests.values()],
+                ],
                 linestyle=style,
                 marker="o",
                 capsize=3,

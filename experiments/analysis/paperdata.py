@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from experiments.analysis import RunFileError, metrics
-from experiments.analysis.stats import estimate
+from experiments.analysis.stats import BOUNDS, estimate
 
 # runs.csv: one row per flow of a run. jfi_slots is Jain's index of the run over the flows'
 # mean goodputs in the 100 ms slots in which all receive data (older files call it jfi).
@@ -123,13 +123,18 @@ class StudyData:
         }
 
     def table(self, column: str = "value") -> pd.DataFrame:
-        """Per variant and point: mean, 95 % CI half-width, n, sd."""
-        rows = [
-            {"variant": v, "point": p, **estimate(vals).__dict__}
-            for v, points in self.values(column).items()
-            for p, vals in points.items()
-        ]
-        return pd.DataFrame(rows, columns=["variant", "point", "mean", "half", "n", "sd"])
+        """Per variant and point: the stats.Estimate of the column (`estimate`), its mean,
+        CI ends clipped to the quantity's range (low, high) and n."""
+        bounds = BOUNDS["jfi" if column == "jfi_slots" else self.measure]
+        rows = []
+        for v, points in self.values(column).items():
+            for p, vals in points.items():
+                e = estimate(vals, bounds)
+                rows.append({"variant": v, "point": p, "estimate": e, "mean": e.mean,
+                             "low": e.low, "high": e.high, "n": e.n})  # fmt: skip
+        return pd.DataFrame(
+            rows, columns=["variant", "point", "estimate", "mean", "low", "high", "n"]
+        )
 
 
 def flow_rows(name: str, manifests: list[dict], slot_jfi: dict) -> list[dict]:

@@ -129,8 +129,9 @@ def verdict_table(studies: dict, rows: dict, clean_rows: dict) -> list[str]:
         "within the stated tolerance. A finding's verdict combines the stacks the paper ran "
         "for that figure (all agree: agree; all disagree: disagree; else partly); stacks it "
         "did not run (TCP in fairness, aioquic CUBIC) are shown as no counterpart. CIs are "
-        "Student's t intervals as computed, not clipped to a quantity's range (goodput 0 and "
-        "up, Jain's index 1/3 to 1); the figures draw them clipped.",
+        "Student's t intervals, clipped where they cross a quantity's range (goodput 0 and "
+        'up, Jain\'s index 1/3 to 1) and then marked "CI clipped at" the bound; the figures '
+        "draw them clipped too.",
         "",
     ]
     return lines
@@ -165,17 +166,10 @@ def measured_table(study: StudyData, column: str = "value") -> str:
         for p in points:
             hit = g[g.point == p]
             row[str(p)] = (
-                estimate_text(hit.iloc[0]) if len(hit) else "-"  # a point this stack missed
+                hit.iloc[0].estimate.text() if len(hit) else "-"  # a point this stack missed
             )
         rows.append(row)
     return _table(pd.DataFrame(rows))
-
-
-def estimate_text(r) -> str:
-    ci = (
-        "" if pd.isna(r["half"]) else f" [{r['mean'] - r['half']:.3g}, {r['mean'] + r['half']:.3g}]"
-    )
-    return f"{r['mean']:.3g}{ci} (n={int(r['n'])})"
 
 
 def _capacity(study: StudyData) -> dict:

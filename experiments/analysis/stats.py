@@ -1,8 +1,11 @@
 """Confidence intervals and a two-sample test for the reproduction's verdicts, without scipy.
 
-Every mean the reproduction reports comes with a 95 % confidence interval from Student's t
+Every mean the analyses report comes with a 95 % confidence interval from Student's t
 distribution and its n; a difference between two settings counts as shown when Welch's
-t-test (unequal variances) rejects "no difference" at 95 %, two-sided.
+t-test (unequal variances) rejects "no difference" at 95 %, two-sided. A quantity that
+cannot leave a range (a recovery time is not below 0 s, Jain's index of three flows not
+below 1/3) has its interval clipped there, and its text says so: with n = 3 the t interval
+of a small, spread time reaches below 0 ("-0.4 s"), which no run could measure.
 """
 
 from __future__ import annotations
@@ -21,6 +24,12 @@ _T975 = {
     120: 1.980,
 }  # fmt: skip
 _Z975 = 1.960
+
+# The ranges of the quantities the analyses estimate: (lowest, highest) a value can take.
+UNBOUNDED = (-math.inf, math.inf)  # differences, slopes
+NON_NEGATIVE = (0.0, math.inf)  # goodput, times, bytes
+JAIN_OF_3 = (1 / 3, 1.0)  # Jain's index of three flows: 1/3 when one takes everything
+BOUNDS = {"goodput": NON_NEGATIVE, "jfi": JAIN_OF_3}  # by the findings' quantity names
 
 
 def t975(df: float) -> float:
@@ -43,37 +52,54 @@ def t975(df: float) -> float:
 
 @dataclass(frozen=True)
 class Estimate:
-    """A mean over n runs with the half-width of its 95 % CI (nan when n < 2) and the sd."""
+    """A mean over n runs with the half-width of its 95 % CI (nan when n < 2) and the sd;
+    `low` and `high` are the CI's ends clipped to the quantity's `bounds`."""
 
     mean: float
     half: float
     n: int
     sd: float
+    bounds: tuple[float, float] = UNBOUNDED
 
     @property
     def low(self) -> float:
-        return self.mean - self.half
+        return max(self.mean - self.half, self.bounds[0])
 
     @property
     def high(self) -> float:
-        return self.mean + self.half
+        return min(self.mean + self.half, self.bounds[1])
+
+    @property
+    def clipped_at(self) -> list[float]:
+        """The bounds the t interval crossed (and was clipped at)."""
+        lo, hi = self.bounds
+        crossed = ((lo, self.mean - self.half < lo), (hi, self.mean + self.half > hi))
+        return [bound for bound, out in crossed if out]
 
     def text(self, digits: int = 3) -> str:
-        """'0.812 [0.78, 0.84] (n=5)'; without an interval for a single run."""
+        """'0.812 [0.78, 0.84] (n=5)', '0.9 [0, 2.1] (n=3, CI clipped at 0)'; without an
+        interval for a single run."""
         if self.n == 0:
             return "-"
-        ci = "" if math.isnan(self.half) else f" [{self.low:.{digits}g}, {self.high:.{digits}g}]"
-        return f"{self.mean:.{digits}g}{ci} (n={self.n})"
+        if math.isnan(self.half):
+            return f"{self.mean:.{digits}g} (n={self.n})"
+        clipped = " and ".join(f"{b:.{digits}g}" for b in self.clipped_at)
+        note = f", CI clipped at {clipped}" if clipped else ""
+        ci = f"[{self.low:.{digits}g}, {self.high:.{digits}g}]"
+        return f"{self.mean:.{digits}g} {ci} (n={self.n}{note})"
 
 
-def estimate(values) -> Estimate:
+def estimate(values, bounds: tuple[float, float] = UNBOUNDED) -> Estimate:
+    """The mean of `values` (None and nan left out) with its Student t 95 % CI, clipped to
+    `bounds`, the range the quantity can take (NON_NEGATIVE, JAIN_OF_3)."""
     x = np.asarray([v for v in values if v is not None and not math.isnan(v)], dtype=float)
     if x.size == 0:
-        return Estimate(math.nan, math.nan, 0, math.nan)
+        return Estimate(math.nan, math.nan, 0, math.nan, bounds)
     if x.size == 1:
-        return Estimate(float(x[0]), math.nan, 1, math.nan)
+        return Estimate(float(x[0]), math.nan, 1, math.nan, bounds)
     sd = float(x.std(ddof=1))
-    return Estimate(float(x.mean()), t975(x.size - 1) * sd / math.sqrt(x.size), int(x.size), sd)
+    half = t975(x.size - 1) * sd / math.sqrt(x.size)
+    return Estimate(float(x.mean()), half, int(x.size), sd, bounds)
 
 
 @dataclass(frozen=True)

@@ -83,6 +83,20 @@ def test_t_quantiles_and_confidence_intervals_match_the_tables():
     assert est.half == pytest.approx(4.303 * 0.1 / 3**0.5)
     assert "(n=3)" in est.text() and "[" in est.text()
     assert stats.estimate([0.5]).text() == "0.5 (n=1)"  # no interval from one run
+
+
+def test_a_ci_crossing_its_quantitys_range_is_clipped_and_says_so():
+    """Recovery times 0.1, 0.2, 1.5 s: the t interval 0.6 ± 1.9 would print -1.3 s."""
+    plain = stats.estimate([0.1, 0.2, 1.5])
+    assert plain.low < 0 and plain.clipped_at == []  # a difference may be negative
+    times = stats.estimate([0.1, 0.2, 1.5], stats.NON_NEGATIVE)
+    assert times.low == 0 and times.high == plain.high and times.half == plain.half
+    assert times.text() == f"0.6 [0, {plain.high:.3g}] (n=3, CI clipped at 0)"
+    jfi = stats.estimate([0.99, 1.0, 0.5], stats.JAIN_OF_3)  # crosses both ends
+    assert (jfi.low, jfi.high) == (1 / 3, 1.0)
+    assert jfi.text().endswith("(n=3, CI clipped at 0.333 and 1)")
+    inside = stats.estimate([20.0, 21.0, 22.0], stats.NON_NEGATIVE)
+    assert inside.text() == "21 [18.5, 23.5] (n=3)"  # nothing to say when inside
     with pytest.raises(ValueError, match="at least 1"):
         stats.t975(0.5)
 
