@@ -6,9 +6,11 @@ Every option and positional of `dcctl`, `dcexp` and `p4sim` (found by walking th
 parsers, subcommands included) gets values a user could type by mistake: control
 characters, over-long names and paths (past NAME_MAX and PATH_MAX), special files
 (/dev/null, a fifo, a directory), negative-looking values (`-1`, `-1:11`, `-.5`), empty and
-huge values. The config files (dcctl's desired state, dcexp's scenarios, the remote switch
+huge values, and look-alikes of numbers and addresses (Arabic-Indic, fullwidth and other
+Unicode digits, `1_000`, padding, U+2212 minus, a zero-width space), which Python's int()
+and float() read as the number a terminal shows: one is never read as its ASCII twin. The config files (dcctl's desired state, dcexp's scenarios, the remote switch
 file) get duplicate keys, control characters, over-long names, .nan/.inf numbers, values of
-another type, alias bombs, recursive aliases and deep nesting. Each input runs `main()`
+another type, look-alike numbers, alias bombs, recursive aliases and deep nesting. Each input runs `main()`
 in this process with the side effects stopped at the door (no switch is connected to, no
 server started, no study run): the outcome must be acceptance or one clean error line on
 stderr (`prog: error: ...` or `dcexp: ...`), never a traceback; a broken config file and a
@@ -25,6 +27,7 @@ import argparse
 import collections
 import contextlib
 import io
+import json
 import logging
 import os
 import random
@@ -32,6 +35,7 @@ import re
 import sys
 import tempfile
 import time
+import unicodedata
 from pathlib import Path
 from unittest import mock
 
@@ -58,6 +62,40 @@ YAML_CONTROL = ["\\n", "\\t", "\\x1b", "\\0", "\\x7f", "\\u202e"]  # YAML escape
 CONTROL = ["\n", "\t", "\x1b[2J", "\x7f", "\u202e", "\r"]
 NONFINITE = [".nan", ".inf", "-.inf", ".NaN", "+.Inf"]
 OTHER_TYPES = ["[1, 2]", "{a: 1}", "true", "null", "''", "'1'", "1.5", "-1", "[]", "{}"]
+# Look-alikes: ASCII words a user types, written with other digits or separators
+LOOKALIKE_WORDS = ["12", "1000", "0.5", "-1", "20,80", "1:1", "10.0.0.2", "127.0.0.1:9559"]
+DIGIT_ZEROS = [0x660, 0x6F0, 0x966, 0x9E6, 0xFF10, 0x1D7CE]  # Arabic-Indic, ..., math bold
+
+
+def lookalike(word: str, rnd: random.Random) -> str:
+    """`word` (ASCII) changed so that it still shows as, or Python reads it as, the same."""
+    how = rnd.choice(["digits", "one digit", "underscore", "padding", "minus", "invisible"])
+    if how in ("digits", "one digit"):
+        zero = rnd.choice(DIGIT_ZEROS)
+        at = [i for i, c in enumerate(word) if c.isdigit()]
+        at = at if how == "digits" else [rnd.choice(at)]
+        return "".join(chr(zero + int(c)) if i in at else c for i, c in enumerate(word))
+    if how == "underscore" and re.search(r"\d\d", word):
+        i = re.search(r"\d\d", word).start() + 1
+        return word[:i] + "_" + word[i:]
+    if how == "minus" and "-" in word:
+        return word.replace("-", "\u2212")
+    if how == "invisible":
+        return word + rnd.choice(["\u200b", "\u00a0", "\ufeff"])
+    return rnd.choice([" ", "  ", "\t"]) + word + rnd.choice(["", " "])
+
+
+def ascii_twin(text: str) -> str:
+    """The ASCII word a look-alike stands for (its digits as ASCII, no separators)."""
+    out = []
+    for c in text:
+        if unicodedata.decimal(c, None) is not None:
+            out.append(str(unicodedata.decimal(c)))
+        elif c == "\u2212":
+            out.append("-")
+        elif c not in "_ \t\u200b\u00a0\ufeff":
+            out.append(c)
+    return "".join(out)
 
 
 # Inputs that must be refused: a bad config file, and bad names or addresses where the
@@ -77,6 +115,26 @@ def must_refuse(path: tuple, kind: str) -> bool:
     return (path, slot) in ADDRESS_SLOTS
 
 
+def numeric_slot_took_lookalike(leaf, kind: str, argv: list[str]) -> bool:
+    """Whether an accepted look-alike went to a slot whose type reads its ASCII twin as a
+    number (or numbers): there it must be refused, as the user meant another number or
+    typed something else, and the terminal showed the two the same."""
+    if not kind.startswith("look-alike ") or "extra argument" in kind:
+        return False
+    _, positionals, options = leaf
+    slot = kind.partition(" for ")[2]
+    action = options.get(slot.rstrip("=")) if slot else positionals[-1]
+    value = argv[-1].partition("=")[2] if slot.endswith("=") else argv[-1]
+    if action is None or action.type is None:
+        return False
+    try:
+        twin = action.type(ascii_twin(value))
+    except (argparse.ArgumentTypeError, ValueError, TypeError, OSError):
+        return False
+    values = twin if isinstance(twin, (list, tuple)) else [twin]
+    return bool(values) and all(isinstance(v, (int, float)) for v in values)
+
+
 class Accepted(Exception):
     """The input passed every check and reached a side effect (connect, serve, run)."""
 
@@ -85,9 +143,10 @@ def _accept(*_args, **_kwargs):
     raise Accepted()
 
 
-def walk(parser: argparse.ArgumentParser, path: tuple = ()) -> list[tuple[tuple, list, list]]:
-    """(subcommand path, positionals, options taking a value) for every leaf parser."""
-    leaves, positionals, options = [], [], []
+def walk(parser: argparse.ArgumentParser, path: tuple = ()) -> list[tuple[tuple, list, dict]]:
+    """(subcommand path, positionals, {option taking a value: its action}) for every leaf
+    parser."""
+    leaves, positionals, options = [], [], {}
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             for name, sub in action.choices.items():
@@ -95,7 +154,7 @@ def walk(parser: argparse.ArgumentParser, path: tuple = ()) -> list[tuple[tuple,
         elif not action.option_strings:
             positionals.append(action)
         elif action.nargs != 0:
-            options.append(action.option_strings[-1])
+            options[action.option_strings[-1]] = action
     if not leaves:
         leaves.append((path, positionals, options))
     return leaves
@@ -122,7 +181,10 @@ class Inputs:
         r = self.rnd
         kind = r.choice(
             ["control", "long name", "long path", "special file", "negative", "empty", "huge"]
+            + ["look-alike"]
         )
+        if kind == "look-alike":
+            return kind, lookalike(r.choice(LOOKALIKE_WORDS), r)
         if kind == "control":
             word = r.choice(["ue1", "10.0.0.2", "1", "a:b", self.scenario])
             at = r.randrange(len(word) + 1)
@@ -147,6 +209,7 @@ class Inputs:
         good = {"scenario": GOOD_SCENARIO, "state": GOOD_STATE, "remote": GOOD_REMOTE}[what]
         kinds = ["duplicate key", "control name", "long name", "non-finite number"]
         kinds += ["alias bomb", "recursive alias", "deep nesting", "maybe other type"]
+        kinds += ["look-alike number"]
         kind = r.choice(kinds + (["bad address"] if what == "state" else []))
         lines = good.splitlines()
         numbers = list(re.finditer(r"(?<=: )\d+\b", good))
@@ -154,6 +217,9 @@ class Inputs:
         if kind == "non-finite number":  # YAML's .nan and .inf are floats
             at = r.choice(numbers)
             text = good[: at.start()] + r.choice(NONFINITE) + good[at.end() :]
+        elif kind == "look-alike number":  # quoted: YAML would take a padded 5 as 5
+            at = r.choice(numbers)
+            text = good[: at.start()] + json.dumps(lookalike(at.group(), r)) + good[at.end() :]
         elif kind == "maybe other type":
             at = r.choice(scalars)
             text = good[: at.start()] + r.choice(OTHER_TYPES) + good[at.end() :]
@@ -224,7 +290,8 @@ def make_input(leaf, inputs: Inputs) -> tuple[str, list[str]]:
         kind, file = inputs.config("remote")
         return f"remote config {kind}", argv + ["--target", f"remote:{file}"]
     kind, value = inputs.value()
-    slots = options + (["<positional>"] if _base(path, inputs) and path != ("p4sim",) else [])
+    slots = list(options)
+    slots += ["<positional>"] if _base(path, inputs) and path != ("p4sim",) else []
     slot = r.choice(slots or ["<extra>"])
     if slot == "<positional>":
         return f"{kind} as positional", argv[:-1] + [value]
@@ -310,6 +377,8 @@ def fuzz(seconds: float, seed: int) -> int:
                 outcome, detail = run_one(leaf[0][0], argv)
                 if outcome == "accepted" and must_refuse(leaf[0], kind):
                     outcome = "FAIL accepted"
+                elif outcome == "accepted" and numeric_slot_took_lookalike(leaf, kind, argv):
+                    outcome = "FAIL accepted a look-alike number"
                 tried += 1
                 kinds[kind.split(" for ")[0].split(" as ")[0]] += 1
                 outcomes[outcome] += 1

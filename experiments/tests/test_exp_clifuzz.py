@@ -14,6 +14,8 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 SECONDS = 20
 
 
@@ -30,3 +32,34 @@ def test_cli_fuzzer_finds_nothing():
     tried = int(re.search(r"\): (\d+) inputs", proc.stdout)[1])
     assert tried >= 1000, proc.stdout  # a fuzzer that tries almost nothing finds nothing
     assert "clean error" in proc.stdout and "accepted" in proc.stdout
+
+
+def test_the_look_alike_rule_fails_a_number_read_by_pythons_int():
+    """The rule the fuzzer adds for look-alikes can fail: a slot typed with int() takes
+    '١٢' (Arabic-Indic), '1_000' and ' 5 ' as 12, 1000 and 5; the project's int_range refuses
+    them, and a text slot may take any of them."""
+    import argparse
+    import random
+
+    from dccommon.cliargs import int_range
+    from experiments.clifuzz import ascii_twin, lookalike, numeric_slot_took_lookalike
+
+    parser = argparse.ArgumentParser()
+    options = {
+        "--plain": parser.add_argument("--plain", type=int),
+        "--checked": parser.add_argument("--checked", type=int_range(0, 99, "n")),
+        "--text": parser.add_argument("--text"),
+    }
+    leaf = ((), [], options)
+    for value in ("١٢", "1_000", " 5 ", "１２\u200b"):
+        assert numeric_slot_took_lookalike(leaf, "look-alike for --plain", ["--plain", value])
+        assert not numeric_slot_took_lookalike(leaf, "look-alike for --text", ["--text", value])
+        with pytest.raises(argparse.ArgumentTypeError):
+            options["--checked"].type(value)
+    assert numeric_slot_took_lookalike(leaf, "look-alike for --plain=", ["--plain=٣"])
+    assert ascii_twin("𝟏٢\u22123_4\u00a0") == "12-34"
+    rnd = random.Random(1)
+    for _ in range(200):  # every look-alike stands for its word, and differs from it
+        word = rnd.choice(["12", "0.5", "-1", "10.0.0.2"])
+        twin = lookalike(word, rnd)
+        assert twin != word and ascii_twin(twin) == word
