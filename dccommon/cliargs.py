@@ -578,7 +578,10 @@ def load_yaml(path):
     refused. InputFileError (one line, `file:line:col` where there is a position) for
     anything wrong."""
     text = read_utf8_text(path)
-    loader = _UniqueKeyLoader(text)
+    try:
+        loader = _UniqueKeyLoader(text)  # its reader refuses a NUL or control byte here
+    except yaml.YAMLError as exc:
+        raise InputFileError(_reader_error(path, text, exc)) from None
     loader.name = str(path)
     try:
         root = loader.get_single_node()
@@ -588,6 +591,20 @@ def load_yaml(path):
         raise InputFileError(f"{path}: not valid YAML: {' '.join(str(exc).split())}") from None
     finally:
         loader.dispose()
+
+
+def _reader_error(path, text: str, exc: yaml.YAMLError) -> str:
+    """YAML's reader error (a character YAML refuses anywhere) at file:line:col; the reader
+    gives its offset in the whole text."""
+    at, char = getattr(exc, "position", None), getattr(exc, "character", None)
+    if not isinstance(at, int) or not isinstance(char, int):
+        return f"{path}: not valid YAML: {' '.join(str(exc).split())}"
+    line = text.count("\n", 0, at) + 1
+    col = at - (text.rfind("\n", 0, at) + 1) + 1
+    return (
+        f"{path}:{line}:{col}: character U+{char:04X} is not allowed in YAML (allowed: "
+        "printable text, tabs and line ends; a NUL or control byte often means a binary file)"
+    )
 
 
 # -- the loopback interface: a server or client on 127.0.0.1 in a network namespace whose lo

@@ -69,6 +69,13 @@ TABLE = [
     (STATE, b"- ue1\n", 2, "must be a mapping with keys ports and/or users, not a list"),
     (STATE, b"users:\n  ue1: {addr: caf\xe9}\n", 2, "state.yaml:2:18: byte 0xe9 is not UTF-8"),
     (STATE, b"users: {ue1: [\n", 2, "not valid YAML: while parsing"),
+    # YAML's reader refuses a NUL before parsing: it was a traceback
+    (
+        STATE,
+        b"users:\n  ue1: {addr: 10.0.0.2}\x00\n",
+        2,
+        "state.yaml:2:24: character U+0000 is not",
+    ),
     (
         STATE,
         b"userz: {}\n",
