@@ -57,6 +57,8 @@ TABLE = [
     (["run", "{s}"], b"name: t\xff\n", 2, "s.yaml:1:8: byte 0xff is not UTF-8"),
     (["validate", "{s}"], "\ufeffname: t\n".encode("utf-16"), 2, "byte 0xff is not UTF-8"),
     (["validate", "{s}"], b"name: [t\n", 2, "not valid YAML: while parsing"),
+    (["validate", "{s}"], GOOD.encode() + b"# \x00\n", 2, "s.yaml:4:3: character U+0000 is not"),
+    (["run", "{s}"], b"name: t\x1b[2J\n", 2, "s.yaml:1:8: character U+001B is not allowed"),
     (["validate", "{s}"], b"", 2, "expected a mapping with keys"),
     (["validate", "{s}"], b"- 1\n", 2, "expected a mapping with keys"),
     # values, in the file and at every sweep point (the P4 program's and controller's limits)
@@ -403,6 +405,21 @@ def test_help_shows_defaults_only_where_meaningful():
     assert "(default: p4sim)" in run_help and "1..1000" in run_help
 
 
+@pytest.mark.parametrize(
+    "content",
+    [
+        "\ufeff" + GOOD,  # a byte order mark (Notepad's UTF-8)
+        GOOD.replace("\n", "\r\n"),  # Windows line ends
+        GOOD.rstrip("\n"),  # no end of line after the last
+    ],
+    ids=["BOM", "CRLF", "no final newline"],
+)
+def test_a_scenario_saved_by_any_editor_is_read_as_written(content, tmp_path, capsys):
+    (tmp_path / "s.yaml").write_bytes(content.encode())
+    assert dcexp(["validate", str(tmp_path / "s.yaml")]) == 0
+    assert ": ok (1 runs" in capsys.readouterr().out
+
+
 def test_validate_reports_the_payload_a_run_writes(tmp_path, capsys):
     """Two flows of 30 MB share one payload file; a third of 50 MB adds its own."""
     (tmp_path / "s.yaml").write_text(
@@ -452,6 +469,11 @@ TRACE_LEGS = "links: {a: {trace: t.mahi, delay_ms: 10, queue_bdp: 1}, b: {rate_m
         ("0\n0\n", "links.a", "needs at least one opportunity and a last timestamp > 0 ms"),
         ("# nothing\n", "links.a", "needs at least one opportunity"),
         ("1\n2 3\n", "events[0].set", "t.mahi:2: expected a timestamp in ms"),
+        # fgets read up to the NUL: "2" and the rest of the line was lost
+        ("1\n2\x003\n", "links.a", "t.mahi:2: holds a NUL byte (expected one timestamp"),
+        # fgets cut a long line into two: the first read as timestamp 0
+        ("1\n" + "0" * 200 + "2\n", "links.a", "t.mahi:2: longer than 127 characters"),
+        ("1\n" + " " * 200 + "2\n3\n", "links.a", "t.mahi:2: longer than 127 characters"),
     ],
 )
 def test_validate_reads_a_trace_as_the_run_does(trace, where, message, tmp_path, capsys):
@@ -471,10 +493,19 @@ def test_validate_reads_a_trace_as_the_run_does(trace, where, message, tmp_path,
     assert message in lines[0]
 
 
-def test_a_trace_linkem_takes_passes_validate(tmp_path, capsys):
-    """Comments, blank lines, CRLF and spaces are linkem's format too: one parser, one verdict
-    (queue_bdp resolves from the same reading: 2 opportunities in 2 ms = 12 Mbit/s)."""
-    (tmp_path / "t.mahi").write_text("# LTE-like\n\n 1\r\n2 \n")
+@pytest.mark.parametrize(
+    "trace",
+    [
+        "# LTE-like\n\n 1\r\n2 \n",
+        "\ufeff1\n2\n",  # a byte order mark, as some editors save UTF-8
+        "1\n2",  # no end of line after the last: still a line
+        "# " + "long comment " * 20 + "\n1\n2\n",
+    ],
+)
+def test_a_trace_linkem_takes_passes_validate(trace, tmp_path, capsys):
+    """Comments, blank lines, CRLF, a BOM and spaces are linkem's format too: one parser, one
+    verdict (queue_bdp resolves from the same reading: 2 opportunities in 2 ms = 12 Mbit/s)."""
+    (tmp_path / "t.mahi").write_bytes(trace.encode())
     (tmp_path / "s.yaml").write_text(f"name: t\n{TRACE_LEGS}flows: [{{size_mb: 1}}]\n")
     assert dcexp(["validate", str(tmp_path / "s.yaml")]) == 0
     assert ": ok (1 runs" in capsys.readouterr().out

@@ -9,6 +9,32 @@
 
 /* A day of a 1 Gbit/s link in Mahimahi lines is ~1 GB; the traces here are a few MB. */
 #define TRACE_MAX_BYTES (256 << 20)
+#define TRACE_LINE_MAX 127 /* characters of a line: a timestamp, spaces, a comment */
+#define TRACE_LINE_MAX_TEXT "127"
+
+enum { LINE_EOF = -1, LINE_TOO_LONG = -2, LINE_NUL = -3 };
+
+/* The next line of f into buf (its '\n' left out, NUL-terminated): its length, LINE_EOF at
+ * the end of the file, or, the rest of the line skipped, LINE_TOO_LONG past
+ * TRACE_LINE_MAX characters or LINE_NUL when it holds a NUL byte (fgets would cut the line
+ * there and read the rest as the next line, or as nothing). */
+static int read_line(FILE *f, char buf[TRACE_LINE_MAX + 1])
+{
+	int c, n = 0, bad = 0;
+
+	while ((c = getc_unlocked(f)) != EOF && c != '\n') {
+		if (c == '\0')
+			bad = LINE_NUL;
+		else if (n == TRACE_LINE_MAX && !bad)
+			bad = LINE_TOO_LONG;
+		else if (n < TRACE_LINE_MAX)
+			buf[n++] = (char)c;
+	}
+	buf[n] = '\0';
+	if (c == EOF && n == 0 && !bad)
+		return LINE_EOF;
+	return bad ? bad : n;
+}
 
 struct trace *trace_load(const char *path, char *err, size_t errlen)
 {
@@ -37,17 +63,31 @@ struct trace *trace_load(const char *path, char *err, size_t errlen)
 	size_t len = strlen(path);
 	struct trace *t = calloc(1, sizeof(*t) + len + 1);
 	size_t cap = 0;
-	char line[128];
+	char line[TRACE_LINE_MAX + 1];
 	unsigned lineno = 0;
+	int got;
 
 	if (!t)
 		goto oom;
 	memcpy(t->path, path, len + 1);
 	t->refs = 1;
-	while (fgets(line, sizeof(line), f)) {
+	while ((got = read_line(f, line)) != LINE_EOF) {
 		lineno++;
+		if (got == LINE_TOO_LONG && line[strspn(line, " \t")] == '#')
+			continue; /* a comment may be long */
+		if (got == LINE_TOO_LONG || got == LINE_NUL) {
+			snprintf(err, errlen,
+				 "trace=%s:%u: %s (expected one timestamp in ms per line)", path,
+				 lineno,
+				 got == LINE_NUL ? "holds a NUL byte"
+						 : "longer than " TRACE_LINE_MAX_TEXT
+						   " characters");
+			goto fail;
+		}
 		char *end;
 		char *p = line;
+		if (lineno == 1 && !strncmp(p, "\xef\xbb\xbf", 3))
+			p += 3; /* a UTF-8 byte order mark, as some editors save */
 		while (*p == ' ' || *p == '\t')
 			p++;
 		if (*p == '\n' || *p == '\0' || *p == '#')
