@@ -143,9 +143,11 @@ class PortConfig:
 
 
 def _check_port(value, what: str) -> int:
-    """A port number: an int (not a bool, not 1.5), or its decimal text from a command line."""
-    if isinstance(value, str) and re.fullmatch(r"\s*-?[0-9]+\s*", value):
-        value = parse_int(value.strip())
+    """A port number: an int (not a bool, not 1.5), or its decimal text from a command line
+    (ASCII digits, nothing around them: ' 1' or '1\u00a0' from a quoted YAML value is refused,
+    as every number of the project is)."""
+    if isinstance(value, str) and re.fullmatch(r"-?[0-9]+", value):
+        value = parse_int(value)
     if isinstance(value, bool) or not isinstance(value, int):
         raise SplitterError(f"{what}: {value!r} is not a port number (allowed 0..{MAX_PORT})")
     if not 0 <= value <= MAX_PORT:
@@ -174,8 +176,9 @@ def _check_mac(value, what: str, source: bool = False) -> str:
 
 
 def validate_ports(ports: PortConfig) -> PortConfig:
-    for role, port in ports.roles.items():
-        _check_port(port, role)
+    """A copy of `ports` with every port an int, or SplitterError naming what is wrong."""
+    roles = {role: _check_port(port, role) for role, port in ports.roles.items()}
+    ports = replace(ports, **roles)  # "1" from a quoted YAML value compared with 1 later
     if len(set(ports.roles.values())) != 3:
         raise SplitterError(
             f"server, leg_a and leg_b must be three different ports, got " f"{ports.roles}"

@@ -314,11 +314,15 @@ def name_arg(what: str = "name"):
 def check_unicast(text, what: str = "address") -> str:
     """A user's (host's) IPv4 or IPv6 address, normalised: unicast only. Refuses what can
     never be one host: unspecified, loopback, multicast, broadcast (255.255.255.255 whatever
-    the subnet) and reserved space."""
+    the subnet) and reserved space. Spaces around it are refused, as around a number: the
+    value is what was typed."""
     try:
-        addr = ipaddress.ip_address(str(text).strip(" "))
+        addr = ipaddress.ip_address(str(text))
     except ValueError:
-        raise ValueError(f"{what} {text!r} is not an IPv4 or IPv6 address") from None
+        raise ValueError(
+            f"{what} {text!r} is not an IPv4 or IPv6 address (e.g. 10.0.0.2, fd00::2; "
+            "ASCII digits, no spaces)"
+        ) from None
     kind = (
         (addr.is_unspecified and "the unspecified address")
         or (addr.is_loopback and "a loopback address")
@@ -467,8 +471,11 @@ def read_bounded(path, limit: int, what: str) -> bytes:
     """The bytes of the regular file `path`, read only up to `limit` (a huge file given by
     mistake is refused at once, never read whole): InputFileError naming `what` it is."""
     check_input_file(path)
-    with open(path, "rb") as f:
-        data = f.read(limit + 1)
+    try:
+        with open(path, "rb") as f:
+            data = f.read(limit + 1)
+    except OSError as exc:  # no read permission, an I/O error
+        raise InputFileError(f"{short_path(path)}: cannot read: {exc.strerror}") from None
     if len(data) > limit:
         raise InputFileError(
             f"{short_path(path)}: larger than the {limit // 2**20} MiB allowed for {what}"

@@ -46,6 +46,8 @@ TABLE = [
     (["--election-id", str(2**128), "reset"], b"", 2, "must be a whole number from 1 to 2^128-1"),
     ([], b"", 2, "the following arguments are required: COMMAND"),
     (["user", "add", "10.0.0.999"], b"", 2, "'10.0.0.999' is not an IPv4 or IPv6 address"),
+    (["user", "add", " 10.0.0.2 "], b"", 2, "' 10.0.0.2 ' is not an IPv4 or IPv6 address (e.g."),
+    (["user", "add", "１0.0.0.2"], b"", 2, "'１0.0.0.2' is not an IPv4 or IPv6 address"),
     (USER + ["--leg-a", "600"], b"", 2, "port 600 is out of range (allowed 0..510)"),
     (USER + ["--leg-b", "-1"], b"", 2, "port -1 is out of range (allowed 0..510)"),
     (USER + ["--port", "511"], b"", 2, "port 511 is out of range (allowed 0..510)"),
@@ -69,6 +71,9 @@ TABLE = [
     (STATE, b"- ue1\n", 2, "must be a mapping with keys ports and/or users, not a list"),
     (STATE, b"users:\n  ue1: {addr: caf\xe9}\n", 2, "state.yaml:2:18: byte 0xe9 is not UTF-8"),
     (STATE, b"users: {ue1: [\n", 2, "not valid YAML: while parsing"),
+    # a quoted port was checked, then kept as text: '<' between str and int, a traceback
+    (STATE, b"ports: {server: 0, leg_a: ' 1 ', leg_b: 2}\n", 2, "leg_a: ' 1 ' is not a port numb"),
+    (STATE, b'ports: {server: "\\t0", leg_a: 1, leg_b: 2}\n', 2, "server: '\\t0' is not a port"),
     # YAML's reader refuses a NUL before parsing: it was a traceback
     (
         STATE,
@@ -406,3 +411,14 @@ def test_control_knobs_reach_the_policy_in_its_units():
     assert _tuning(build_parser().parse_args(argv)) == Tuning(silence_s=0.5, dup=True)
     argv = ["control", "ue1", "--min-interval-ms", "20", "--alpha", "0.5"]
     assert _tuning(build_parser().parse_args(argv)) == Tuning(min_interval_s=0.02, alpha=0.5)
+
+
+def test_a_quoted_port_in_the_state_file_is_the_number():
+    """ports: {leg_a: '1'} is port 1 from then on: kept as text, it met the int 2 in a
+    comparison (a traceback)."""
+    from controlplane.statefile import parse_state
+
+    ports, users = parse_state(
+        {"ports": {"server": "0", "leg_a": "1", "leg_b": 2}, "users": {"u": {"addr": "10.0.0.2"}}}
+    )
+    assert (ports.server, ports.leg_a, ports.leg_b) == (0, 1, 2) and users[0].addr == "10.0.0.2"
