@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dccommon.cliargs import printable
+from dccommon.cliargs import InputFileError, printable, read_bounded
 from experiments.analysis import RunFileError
 from experiments.run.limits import cpu_affected  # the one CPU flag of a run
 
@@ -119,6 +119,10 @@ def load_manifests(out: Path) -> list[dict]:
     return [read_manifest(p) for p in sorted(Path(out, "runs").glob("*/manifest.json"))]
 
 
+# A samples.csv of an hour-long run is ~50 MB; a table read whole must fit in memory.
+MAX_TABLE_BYTES = 256 * 2**20
+
+
 def read_table(path: Path, columns, what: str, *, written_live: bool, **read_csv) -> pd.DataFrame:
     """A CSV file that must hold `columns`; RunFileError naming the file when it cannot be
     read as such a table (its content is never echoed). `what` ends the message: what the
@@ -133,7 +137,10 @@ def read_table(path: Path, columns, what: str, *, written_live: bool, **read_csv
     path = Path(path)
     torn_line = None
     try:
-        data = path.read_bytes()
+        data = read_bounded(path, MAX_TABLE_BYTES, "a results table")
+    except InputFileError as exc:  # a directory, a fifo (read_bytes waited for ever), huge
+        raise RunFileError(f"{exc}: not {what}") from None
+    try:
         if written_live and data and not data.endswith(b"\n"):
             torn_line = data.count(b"\n") + 1
             data = data[: data.rfind(b"\n") + 1]
@@ -161,7 +168,7 @@ def load_samples(run_dir: Path) -> pd.DataFrame:
     """A run's samples.csv with its SAMPLE_COLUMNS; RunFileError naming the file when it is
     missing or is not such a table."""
     path = Path(run_dir) / "samples.csv"
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():  # a symlink loop is not "missing"
         raise RunFileError(f"{path}: missing; {_REDO}")
     return read_table(
         path,

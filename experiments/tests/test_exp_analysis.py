@@ -3,6 +3,7 @@
 import itertools
 import json
 import math
+import os
 
 import pandas as pd
 import pytest
@@ -163,6 +164,12 @@ def _cut(path, keep: int) -> None:
     path.write_bytes(path.read_bytes()[:keep])
 
 
+def _replace(path, make) -> None:
+    """`path` removed and made again by `make(path)` (a directory, a fifo, a symlink)."""
+    path.unlink()
+    make(path)
+
+
 @pytest.mark.parametrize(
     "damage,message",
     [
@@ -183,6 +190,10 @@ def _cut(path, keep: int) -> None:
         (lambda d: (d / "samples.csv").write_bytes(bytes(range(256))), "not a samples table"),
         (lambda d: (d / "samples.csv").write_text("user:x:0\nroot:x:0\n"), "not a samples table"),
         (lambda d: (d.parent.parent / "scenario.yaml").write_text(""), "not a saved scenario"),
+        (lambda d: _replace(d / "samples.csv", os.mkdir), "samples.csv: is a directory (ex"),
+        # read_bytes() of a fifo waited for a writer for ever
+        (lambda d: _replace(d / "samples.csv", os.mkfifo), "samples.csv: is not a regular file"),
+        (lambda d: _replace(d / "samples.csv", lambda p: os.symlink(p, p)), "symbolic links"),
     ],
 )
 def test_report_names_a_damaged_run_file(damage, message, tmp_path, capsys):
@@ -244,6 +255,16 @@ def test_a_runs_csv_written_by_hand_keeps_its_last_row_without_an_end_of_line(tm
     live = metrics.read_table(path, ["run_id"], "a table", written_live=True)
     assert list(live.run_id) == ["r0", "r1"]  # the same bytes from a live writer: torn
     assert "last line cut short" in capsys.readouterr().err
+
+
+def test_a_table_over_the_size_limit_is_refused_unread(tmp_path, monkeypatch):
+    """A results table is read whole into memory: one over MAX_TABLE_BYTES (a wrong file
+    named runs.csv, a runaway writer) is refused with the limit, never read."""
+    monkeypatch.setattr(metrics, "MAX_TABLE_BYTES", 2**20)
+    path = tmp_path / "runs.csv"
+    path.write_bytes(b"run_id\n" + b"r\n" * 2**20)
+    with pytest.raises(metrics.RunFileError, match="larger than the 1 MiB allowed for a result"):
+        metrics.read_table(path, ["run_id"], "a table", written_live=False)
 
 
 def test_duplication_summary_compares_goodput_with_both_legs(tmp_path):
