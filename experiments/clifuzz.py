@@ -8,10 +8,11 @@ characters, over-long names and paths (past NAME_MAX and PATH_MAX), special file
 (/dev/null, a fifo, a directory), negative-looking values (`-1`, `-1:11`, `-.5`), empty and
 huge values, and look-alikes of numbers and addresses (Arabic-Indic, fullwidth and other
 Unicode digits, `1_000`, padding, U+2212 minus, a zero-width space), which Python's int()
-and float() read as the number a terminal shows: one is never read as its ASCII twin. The config files (dcctl's desired state, dcexp's scenarios, the remote switch
-file) get duplicate keys, control characters, over-long names, .nan/.inf numbers, values of
-another type, look-alike numbers, alias bombs, recursive aliases and deep nesting. Each input runs `main()`
-in this process with the side effects stopped at the door (no switch is connected to, no
+and float() read as the number a terminal shows: one is never read as its ASCII twin. The
+config files (dcctl's desired state, dcexp's scenarios, the remote switch file) get
+duplicate keys, control characters, over-long names, .nan/.inf numbers, values of another
+type, look-alike numbers, raw control bytes, alias bombs, recursive aliases and deep
+nesting. Each input runs `main()` in this process with the side effects stopped at the door (no switch is connected to, no
 server started, no study run): the outcome must be acceptance or one clean error line on
 stderr (`prog: error: ...` or `dcexp: ...`), never a traceback; a broken config file and a
 bad user name or address must be refused.
@@ -209,7 +210,7 @@ class Inputs:
         good = {"scenario": GOOD_SCENARIO, "state": GOOD_STATE, "remote": GOOD_REMOTE}[what]
         kinds = ["duplicate key", "control name", "long name", "non-finite number"]
         kinds += ["alias bomb", "recursive alias", "deep nesting", "maybe other type"]
-        kinds += ["look-alike number"]
+        kinds += ["look-alike number", "raw control byte"]
         kind = r.choice(kinds + (["bad address"] if what == "state" else []))
         lines = good.splitlines()
         numbers = list(re.finditer(r"(?<=: )\d+\b", good))
@@ -217,6 +218,9 @@ class Inputs:
         if kind == "non-finite number":  # YAML's .nan and .inf are floats
             at = r.choice(numbers)
             text = good[: at.start()] + r.choice(NONFINITE) + good[at.end() :]
+        elif kind == "raw control byte":  # not an escape: the byte itself, as a binary file has
+            at = r.randrange(len(good) + 1)
+            text = good[:at] + r.choice(["\x00", "\x1b", "\x07", "\x7f"]) + good[at:]
         elif kind == "look-alike number":  # quoted: YAML would take a padded 5 as 5
             at = r.choice(numbers)
             text = good[: at.start()] + json.dumps(lookalike(at.group(), r)) + good[at.end() :]
