@@ -3,6 +3,7 @@
  * pdcp-agent application options: parsed after EAL's, every value checked, every error
  * names the option and what it accepts.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -109,16 +110,17 @@ static int parse_uint(const char *s, uint64_t max, uint64_t *out)
 	return 0;
 }
 
+/* aa:bb:cc:dd:ee:ff, two hex digits a byte: checked by hand, as sscanf's %2x also takes a
+ * sign or a space ("-1:00:00:00:00:01" was ff:00:00:00:00:01). */
 static int parse_mac(const char *s, uint8_t mac[6])
 {
-	unsigned int b[6];
-	char tail;
-
-	if (strlen(s) != 17 || sscanf(s, "%2x:%2x:%2x:%2x:%2x:%2x%c", &b[0], &b[1], &b[2], &b[3],
-				      &b[4], &b[5], &tail) != 6)
+	if (strlen(s) != 17)
 		return -1;
+	for (int i = 0; i < 17; i++)
+		if (i % 3 == 2 ? s[i] != ':' : !isxdigit((unsigned char)s[i]))
+			return -1;
 	for (int i = 0; i < 6; i++)
-		mac[i] = (uint8_t)b[i];
+		mac[i] = (uint8_t)strtoul((char[3]){s[3 * i], s[3 * i + 1], '\0'}, NULL, 16);
 	return 0;
 }
 

@@ -545,6 +545,10 @@ def test_a_stats_reader_that_leaves_stops_the_agent_cleanly(tmp_path):
         (["--uplink-leg", "c"], "--uplink-leg 'c' is not allowed: use a or b"),
         (["--host", "1"], "must be three different ports"),
         (["--host-dst-mac", "02:00"], "is not a MAC address"),
+        # sscanf's %2x took a sign or a space: -1 was the byte ff
+        (["--host-dst-mac", "-1:00:00:00:00:01"], "'-1:00:00:00:00:01' is not a MAC address"),
+        (["--host-dst-mac", " 2:00:00:00:00:01"], "' 2:00:00:00:00:01' is not a MAC address"),
+        (["--host-dst-mac", "+2:00:00:00:00:01"], "'+2:00:00:00:00:01' is not a MAC address"),
         (["--frobnicate"], "unknown option '--frobnicate'"),
         (["--sn-bits", "12", "--initial-sn", "5000"], "--initial-sn 5000 is not allowed with"),
         (["--deep-idle-ms", "-1"], "--deep-idle-ms '-1' is not allowed: use an integer from 0"),
