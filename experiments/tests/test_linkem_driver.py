@@ -206,6 +206,10 @@ def test_unknown_link_kind():
         (["-i", "a", "-i", "v" * 300], "'" + "v" * 40 + "...': name too long"),
         (["-i", "", "-i", "b"], "name too long or empty"),
         (["-i", "veth1", "-i", "veth1"], "-i veth1 given twice: the two interfaces must differ"),
+        # strtoul skipped the space and took the sign: both were seed 5
+        (["--seed", " 5", "-i", "a", "-i", "b"], "--seed  5: expected an integer in [0, "),
+        (["--seed", "+5", "-i", "a", "-i", "b"], "--seed +5: expected an integer in [0, "),
+        (["--departure-slack-us", "٥"], "--departure-slack-us ٥: expected an integer in [0, 1000]"),
     ],
 )
 def test_interface_names_are_checked_before_use(args, message):

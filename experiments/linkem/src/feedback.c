@@ -36,7 +36,7 @@ int fb_config_parse(struct fb_config *cfg, const char *spec, char *err, size_t e
 		char *end;
 		errno = 0;
 		unsigned long v = strtoul(val, &end, 10);
-		if (errno || end == val || *end || *val == '-') {
+		if (errno || end == val || *end || *val < '0' || *val > '9') { /* not " 5", "+5" */
 			snprintf(err, errlen, "%s=%s: expected a non-negative integer", kv, val);
 			goto fail;
 		}

@@ -57,7 +57,8 @@ static unsigned long parse_num(const char *opt, const char *s, unsigned long max
 
 	errno = 0;
 	unsigned long v = strtoul(s, &end, 10);
-	if (errno || end == s || *end || *s == '-' || v > max)
+	/* a digit first: strtoul also skips spaces and takes a sign (" 5", "+5", " -5") */
+	if (errno || end == s || *end || *s < '0' || *s > '9' || v > max)
 		die_usage("%s %s: expected an integer in [0, %lu]", opt, s, max);
 	return v;
 }

@@ -31,10 +31,14 @@ void link_config_copy(struct link_config *dst, const struct link_config *src)
 	trace_get(dst->trace);
 }
 
+/* A decimal number (20, 0.5, .5, 1e-3, -1): strtod alone also takes spaces before it, hex
+ * ("0x14" is 20), "inf" and "nan". */
 static int parse_double(const char *s, double lo, double hi, double *out)
 {
 	char *end;
 
+	if (!*s || strspn(s, "0123456789.eE+-") != strlen(s) || *s == 'e' || *s == 'E')
+		return -1;
 	errno = 0;
 	double v = strtod(s, &end);
 	if (errno || end == s || *end != '\0' || !isfinite(v) || v < lo || v > hi)

@@ -276,6 +276,12 @@ static void test_config_errors(void)
 	CHECK(fb_config_parse(&c, "leg=1,", err, sizeof(err)) == -1 &&
 		      strstr(err, "empty item between commas"),
 	      "a stray comma is refused: %s", err);
+	CHECK(fb_config_parse(&c, "leg=+1", err, sizeof(err)) == -1 &&
+		      strstr(err, "leg=+1: expected a non-negative integer"),
+	      "a sign is refused (strtoul took it): %s", err);
+	CHECK(fb_config_parse(&c, "period_ms= 5", err, sizeof(err)) == -1 &&
+		      strstr(err, "expected a non-negative integer"),
+	      "a space before the number is refused (strtoul skipped it): %s", err);
 	CHECK(c.leg == 2, "errors leave the config unchanged");
 }
 

@@ -568,6 +568,11 @@ static void test_spec_errors(void)
 	expect_spec_error("rate_mbit=fast", "rate_mbit=fast: expected a number of Mbit/s");
 	expect_spec_error("rate_mbit=20,loss=5", "loss=5: expected a probability in [0, 1]");
 	expect_spec_error("rate_mbit=-1", "rate_mbit=-1");
+	/* strtod alone read hex, spaces, inf and nan */
+	expect_spec_error("rate_mbit=0x14", "rate_mbit=0x14: expected a number of Mbit/s");
+	expect_spec_error("rate_mbit= 20", "rate_mbit= 20: expected a number of Mbit/s");
+	expect_spec_error("delay_ms=inf", "delay_ms=inf: expected");
+	expect_spec_error("loss=e1", "loss=e1: expected");
 	expect_spec_error("dist=gauss", "one of const, normal, uniform, pareto, paretonormal");
 	expect_spec_error("reorder=yes", "reorder=yes: expected 0");
 	expect_spec_error("loss_at=queue",
