@@ -57,6 +57,7 @@ def session_fairness(slots: pd.DataFrame) -> pd.Series:
 
 # ---------------------------------------------------------------- loading
 MANIFEST_KEYS = ("run_id", "variant", "rep", "status")
+MAX_MANIFEST_BYTES = 16 * 2**20  # a manifest is a few kB
 SAMPLE_COLUMNS = ("t_s", "source", "id", "metric", "value")
 _REDO = "remove that run's directory and rerun the study with the same --out (it redoes it)"
 
@@ -64,9 +65,13 @@ _REDO = "remove that run's directory and rerun the study with the same --out (it
 def read_manifest(path: Path) -> dict:
     """A run's manifest.json, checked: a mapping with MANIFEST_KEYS whose run_id is its
     directory's name (the analysis opens runs/<run_id>/, never a path a file names)."""
+    try:  # bounded: a fifo made read_text wait for ever
+        data = read_bounded(path, MAX_MANIFEST_BYTES, "a run manifest")
+    except InputFileError as exc:
+        raise RunFileError(f"{exc}: not a run manifest; {_REDO}") from None
     try:
-        m = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        m = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise RunFileError(f"{path}: not a run manifest ({exc}); {_REDO}") from None
     if not isinstance(m, dict) or any(k not in m for k in MANIFEST_KEYS):
         raise RunFileError(

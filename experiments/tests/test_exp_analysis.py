@@ -194,6 +194,7 @@ def _replace(path, make) -> None:
         # read_bytes() of a fifo waited for a writer for ever
         (lambda d: _replace(d / "samples.csv", os.mkfifo), "samples.csv: is not a regular file"),
         (lambda d: _replace(d / "samples.csv", lambda p: os.symlink(p, p)), "symbolic links"),
+        (lambda d: _replace(d / "manifest.json", os.mkfifo), "manifest.json: is not a regular"),
     ],
 )
 def test_report_names_a_damaged_run_file(damage, message, tmp_path, capsys):
