@@ -133,7 +133,16 @@ class Preprocessor:
     # -- files -------------------------------------------------------------------------
     def run_file(self, path: str | Path) -> str:
         path = Path(path)
-        self._process(read_source(path), str(path))
+        text = read_source(path)
+        if not text.strip():  # the program itself: an empty #include is fine
+            raise P4Error(
+                "the file is empty (expected a P4_16 program, e.g. one ending in "
+                "V1Switch(...) main;)",
+                str(path),
+                1,
+                1,
+            )
+        self._process(text, str(path))
         return "".join(self.out)
 
     def run_text(self, text: str, filename: str) -> str:

@@ -86,6 +86,18 @@ def test_utf16_and_binary_files_are_errors_naming_the_problem(tmp_path):
     assert_one_error_line(compile_cli(binary), "blob.p4", 2, 1)
 
 
+@pytest.mark.parametrize("content", [b"", b"\n\n  \t\n"], ids=["empty", "blank"])
+def test_an_empty_program_is_named_as_such(content, tmp_path):
+    """It was 'empty.p4:2:1: no package instantiation named main' (a line 2 that the file
+    does not have); an empty #include stays fine."""
+    (tmp_path / "empty.p4").write_bytes(content)
+    line = assert_one_error_line(compile_cli(tmp_path / "empty.p4"), "empty.p4", 1, 1)
+    assert "the file is empty (expected a P4_16 program" in line
+    (tmp_path / "blank.h").write_bytes(content)
+    (tmp_path / "main.p4").write_text('#include "blank.h"\n' + SKELETON % "apply {}")
+    assert compile_cli(tmp_path / "main.p4").returncode == 0
+
+
 def test_utf8_text_outside_strings_is_an_error_not_a_number():
     # \d matches Arabic-Indic digits in Python regexes; P4 numbers are ASCII
     e = error_of("apply { hdr.h.a = \u0663; }")
