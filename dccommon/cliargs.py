@@ -130,8 +130,9 @@ def parse_float(text: str) -> float:
 def number_list(text: str, parse=parse_float) -> list:
     """Comma-separated numbers ('20,80,160'), each read by `parse` (parse_float or
     parse_int): the benches' lists of rates and slacks. ValueError for an item that is not
-    such a number, an empty one too."""
-    return [parse(item.strip()) for item in text.split(",")]
+    such a number, an empty one too, and one with spaces around it, as a single number
+    (str.strip() also took a no-break space: '1000\u00a0' was 1000)."""
+    return [parse(item) for item in text.split(",")]
 
 
 def once_each(text: str, values: list, what: str = "") -> list:

@@ -3,7 +3,8 @@
     python -m experiments.clifuzz [--duration-s 20] [--seed 1]
 
 Every option and positional of `dcctl`, `dcexp` and `p4sim` (found by walking their argparse
-parsers, subcommands included) gets values a user could type by mistake: control
+parsers, subcommands included), and of the benches' parsers (parse_only: their main() would
+push traffic), gets values a user could type by mistake: control
 characters, over-long names and paths (past NAME_MAX and PATH_MAX), special files
 (/dev/null, a fifo, a directory), negative-looking values (`-1`, `-1:11`, `-.5`), empty and
 huge values, and look-alikes of numbers and addresses (Arabic-Indic, fullwidth and other
@@ -270,6 +271,16 @@ def _base(path: tuple, inputs: Inputs) -> list[str]:
     }.get(path, [])
 
 
+def parse_only() -> dict[str, argparse.ArgumentParser]:
+    """The benches, whose main() would push traffic: their parsers alone are fuzzed."""
+    from experiments.linkem.bench import cost
+    from experiments.ratebench import components, iopaths
+    from experiments.ratebench.__main__ import build_parser as ratebench
+
+    parsers = [ratebench(), components.build_parser(), iopaths.build_parser(), cost.build_parser()]
+    return {p.prog: p for p in parsers}
+
+
 def _commands():
     from controlplane.cli import build_parser as dcctl
     from experiments.cli import build_parser as dcexp
@@ -277,6 +288,8 @@ def _commands():
 
     leaves = walk(dcctl(), ("dcctl",)) + walk(dcexp(), ("dcexp",))
     leaves += walk(build_run_parser(), ("p4sim",)) + walk(build_compile_parser(), ("p4sim",))
+    for prog, parser in parse_only().items():
+        leaves += walk(parser, (prog,))
     # clean removes other runs' leftovers: not something to fuzz on a shared machine
     return [leaf for leaf in leaves if leaf[0] != ("dcexp", "clean")]
 
@@ -319,7 +332,10 @@ def run_one(prog: str, argv: list[str]) -> tuple[str, str]:
     from experiments.cli import main as dcexp
     from p4sim.cli import main as p4sim
 
-    main = {"dcctl": dcctl, "dcexp": dcexp, "p4sim": p4sim}[prog]
+    benches = parse_only()
+    main = {"dcctl": dcctl, "dcexp": dcexp, "p4sim": p4sim}.get(prog)
+    if prog in benches:
+        main = lambda argv: benches[prog].parse_args(argv) and 0
     argv = (["--grpc-addr", "127.0.0.1:9"] if prog == "dcctl" else []) + argv
     out, err = io.StringIO(), io.StringIO()
     root = logging.getLogger()
@@ -338,7 +354,7 @@ def run_one(prog: str, argv: list[str]) -> tuple[str, str]:
     if code == 0:
         return "accepted", ""
     lines = _error_lines(err.getvalue())
-    if code in (1, 2) and len(lines) == 1 and re.match(rf"{prog}( [\w-]+)*: ", lines[0]):
+    if code in (1, 2) and len(lines) == 1 and re.match(rf"{re.escape(prog)}( [\w-]+)*: ", lines[0]):
         return "clean error", lines[0][:200]
     return f"FAIL exit {code} with {len(lines)} error lines", err.getvalue()[-300:]
 
@@ -390,7 +406,7 @@ def fuzz(seconds: float, seed: int) -> int:
                     failures.append(f"{outcome}: {leaf[0][0]} {repr(argv)[:300]}: {detail}")
     print(
         f"CLI/config fuzzer (seed {seed}, {seconds:.0f} s): {tried} inputs to "
-        f"{len(leaves)} commands of dcctl, dcexp and p4sim"
+        f"{len(leaves)} commands of dcctl, dcexp, p4sim and the benches' parsers"
     )
     print("  inputs:   " + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())))
     print("  outcomes: " + ", ".join(f"{k} {n}" for k, n in sorted(outcomes.items())))

@@ -35,7 +35,13 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from dccommon.cliargs import ArgumentParser, InputFileError, check_output_file, float_range
+from dccommon.cliargs import (
+    ArgumentParser,
+    InputFileError,
+    check_output_file,
+    float_range,
+    int_range,
+)
 from experiments.ratebench import rawpath
 from experiments.ratebench.components import PART_CPU, PKTGEN, pktgen, rate_list
 from experiments.run.cpu import pin, run_seconds, thread_times, voluntary_switches
@@ -241,9 +247,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--rates-kpps", type=rate_list, default=[20.0, 80.0],
                         help="paced loads before the maximum (default 20,80)")  # fmt: skip
-    parser.add_argument("--repeat", type=int, default=3, choices=range(1, 21), metavar="1..20",
+    parser.add_argument("--repeat", type=int_range(1, 20, "repeat"), default=3, metavar="1..20",
                         help="runs of both paths (default 3)")  # fmt: skip
-    parser.add_argument("--hops", type=int, default=rawpath.HOPS, choices=range(1, 9),
+    parser.add_argument("--hops", type=int_range(1, 8, "hops"), default=rawpath.HOPS,
                         metavar="1..8", help="forwarders in a chain (default 3)")  # fmt: skip
     parser.add_argument("--duration-s", type=SECONDS, default=2.0, help="per load (default 2)")
     parser.add_argument("--tcp-s", type=SECONDS, default=10.0,

@@ -113,7 +113,9 @@ def test_tcp_crosses_three_af_xdp_hops(tmp_path):
 
 def test_bad_options_are_refused_naming_the_allowed_values(capsys):
     for argv, message in (
-        (["--hops", "9"], "argument --hops: invalid choice: 9"),
+        (["--hops", "9"], "argument --hops: hops 9 is out of range (allowed 1..8)"),
+        (["--repeat", " 12 "], "repeat ' 12 ' is not a whole number (allowed 1..20)"),
+        (["--rates-kpps", "20, 80"], "'20, 80': expected comma-separated numbers above 0"),
         (["--duration-s", "-1"], "seconds '-1' must be a number from 0 to 600"),
         (["--tcp-s", "١٠"], "seconds '١٠' must be a number from 0 to 600"),
         (["--duration-s", "0"], "--duration-s: expected seconds above 0"),

@@ -349,6 +349,7 @@ def test_the_testbed_gives_each_leg_its_own_slack_and_keeps_it(tmp_path, monkeyp
         (["--kpps", "２0"], "--kpps '２0': expected comma-separated numbers"),
         (["--kpps", "-5"], "--kpps '-5': expected comma-separated numbers above 0"),
         (["--kpps", "20,80,20"], "--kpps '20,80,20': 20 is given twice; give each once"),
+        (["--delay-rates-mbit", "1000\u00a0"], "expected comma-separated numbers above 0"),
         (["--departure-slack-us", "５0"], "expected comma-separated whole numbers from 0 to 1000"),
         # a variant per slack, keyed by its name: the second 25 was dropped without a word
         (["--departure-slack-us", "0,25,25"], "'0,25,25': 25 is given twice; give each once"),

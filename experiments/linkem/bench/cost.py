@@ -219,7 +219,15 @@ def idle_cost(bed: Bed, variant: tuple, seconds: float, args) -> dict:
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    return build_parser().parse_args(argv)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = ArgumentParser(
+        prog="experiments/linkem/bench/cost.py",
+        description=__doc__,
+        formatter_class=argparse.RawTextHelpFormatter,
+    )
     p.add_argument("--baseline", default="main", help="git ref or linkem binary to compare with")
     p.add_argument(
         "--kpps",
@@ -260,7 +268,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument(
         "--syscalls", action="store_true", help="count linkem's system calls per frame (perf)"
     )
-    return p.parse_args(argv)
+    return p
 
 
 def print_point(name: str, direction: str, r: dict) -> None:
