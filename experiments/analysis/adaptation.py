@@ -9,19 +9,17 @@ row), and its figures (experiments/analysis/adaptation_plots.py).
 
 from __future__ import annotations
 
-import argparse
 import sys
-from pathlib import Path
 
+from dccommon.cliargs import ArgumentParser, input_dir
 from experiments.analysis import adaptation_plots, loop_metrics
 from experiments.analysis.report import _table  # the project's dependency-free markdown table
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(
-        prog="python -m experiments.analysis.adaptation", description=__doc__
-    )
-    p.add_argument("dirs", nargs="+", type=Path, help="results directories of dcexp run")
+    p = ArgumentParser(prog="python -m experiments.analysis.adaptation", description=__doc__)
+    # a missing folder printed "(no runs)" and exit 0, as if the study had none
+    p.add_argument("dirs", nargs="+", type=input_dir, help="results directories of dcexp run")
     args = p.parse_args(argv)
     for d in args.dirs:
         table = loop_metrics.loop_table(d)

@@ -45,6 +45,7 @@ import pandas as pd
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
+from dccommon.cliargs import ArgumentParser, input_dir
 from experiments.analysis import metrics
 from experiments.analysis.metrics import _point_label
 from experiments.analysis.report import _table
@@ -530,25 +531,22 @@ def report(root: Path, out_dir: Path) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="python -m experiments.analysis.cpu_effect",
         description="Goodput of CPU-flagged runs against clean runs of the same cell.",
     )
-    parser.add_argument("results", type=Path, help="a results tree (folders <study>/runs/)")
+    parser.add_argument("results", type=input_dir, help="a results tree (folders <study>/runs/)")
     parser.add_argument("--out", type=Path, default=Path("."), help="where cpu_effect.png goes")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    if not args.results.is_dir():
-        print(f"error: results folder {args.results} does not exist", file=sys.stderr)
-        return 2
+    parser = build_parser()
+    args = parser.parse_args(argv)
     try:
         print(report(args.results, args.out))
     except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        parser.exit(2, f"{parser.prog}: error: {exc}\n")
     return 0
 
 

@@ -538,3 +538,15 @@ def test_the_ray_walltime_tool_empties_only_its_own_studies(tmp_path, capsys):
     (tmp_path / "other-study").mkdir()
     assert raycluster._fresh(tmp_path / "local") == tmp_path / "local"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file", "other-study"]
+
+
+@pytest.mark.parametrize("folder", ["{tmp}/none", "/etc/passwd"])
+def test_the_adaptation_report_refuses_a_folder_it_cannot_read(folder, tmp_path, capsys):
+    """A missing folder printed "(no runs)" and exited 0, as if the study had none."""
+    from experiments.analysis import adaptation
+
+    with pytest.raises(SystemExit) as info:
+        adaptation.main([folder.format(tmp=tmp_path)])
+    err = capsys.readouterr().err.splitlines()[-1]
+    assert info.value.code == 2 and err.startswith("python -m experiments.analysis.adaptation")
+    assert "no such directory" in err or "is not a directory" in err, err

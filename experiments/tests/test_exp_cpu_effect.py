@@ -148,10 +148,16 @@ def test_cli_prints_the_tables_and_draws_the_figure(tree, tmp_path, capsys):
 
 
 def test_cli_names_a_missing_or_empty_results_folder(tmp_path, capsys):
-    assert cpu_effect.main([str(tmp_path / "nope")]) == 2
-    assert "does not exist" in capsys.readouterr().err
-    assert cpu_effect.main([str(tmp_path)]) == 2
-    assert "no finished run" in capsys.readouterr().err
+    for argv, message in (
+        ([str(tmp_path / "nope")], "argument results: " + str(tmp_path / "nope") + ": no such dir"),
+        (["/etc/passwd"], "argument results: /etc/passwd: is not a directory"),  # "does not exist"
+        ([str(tmp_path)], "no finished run"),
+    ):
+        with pytest.raises(SystemExit) as info:
+            cpu_effect.main(argv)
+        err = capsys.readouterr().err.splitlines()[-1]
+        assert info.value.code == 2 and err.startswith(cpu_effect.build_parser().prog), err
+        assert message in err, err
 
 
 def test_latency_counters_from_the_samples(tree):
