@@ -563,6 +563,29 @@ class _UniqueKeyLoader(yaml.SafeLoader):
         if root is not None:
             size(root)
 
+    def construct_yaml_int(self, node):
+        self._plain_number(node)
+        return super().construct_yaml_int(node)
+
+    def construct_yaml_float(self, node):
+        self._plain_number(node)
+        return super().construct_yaml_float(node)
+
+    def _plain_number(self, node) -> None:
+        """YAML 1.1's number forms no user means: base 60 (`delay_ms: 1:30` is 90, an
+        unquoted MAC 10:20:30:40:50:51 a huge number) and digits grouped by '_' (1_0 is 10,
+        as the project's every other number reader refuses)."""
+        text = str(node.value)
+        if ":" not in text and "_" not in text:
+            return
+        mark = node.start_mark
+        how = "a base-60 number" if ":" in text else "a number with '_' between digits"
+        raise InputFileError(
+            f"{mark.name}:{mark.line + 1}:{mark.column + 1}: {shown(text)} is {how} in YAML "
+            "1.1; write the number in plain decimal digits, or quote it if it is text (a MAC "
+            'address, a ratio such as "9:1")'
+        )
+
     def construct_mapping(self, node, deep=False):
         seen: dict = {}
         for key_node, _ in node.value:
@@ -578,6 +601,10 @@ class _UniqueKeyLoader(yaml.SafeLoader):
                     f"(first at line {first.line + 1}); give each key once"
                 )
         return super().construct_mapping(node, deep)
+
+
+_UniqueKeyLoader.add_constructor("tag:yaml.org,2002:int", _UniqueKeyLoader.construct_yaml_int)
+_UniqueKeyLoader.add_constructor("tag:yaml.org,2002:float", _UniqueKeyLoader.construct_yaml_float)
 
 
 def load_yaml(path):

@@ -66,7 +66,8 @@ def test_unquoted_yaml_ratio_explained(fake_target, capsys, tmp_path):
     state = tmp_path / "state.yaml"
     state.write_text("users:\n  ue1: {addr: 10.0.0.2, batch: 10, ratio: 9:1}\n")
     code, _, err = run(addr, ["apply", str(state)], capsys)
-    assert code == 2 and 'write it quoted, e.g. ratio: "9:1"' in err
+    assert code == 2 and "state.yaml:2:" in err and "'9:1' is a base-60 number" in err
+    assert 'quote it if it is text (a MAC address, a ratio such as "9:1")' in err
 
 
 def test_parser_defaults():

@@ -58,6 +58,9 @@ TABLE = [
     (["validate", "{s}"], "\ufeffname: t\n".encode("utf-16"), 2, "byte 0xff is not UTF-8"),
     (["validate", "{s}"], b"name: [t\n", 2, "not valid YAML: while parsing"),
     (["validate", "{s}"], GOOD.encode() + b"# \x00\n", 2, "s.yaml:4:3: character U+0000 is not"),
+    # YAML 1.1 read these as 90 and 1000 without a word
+    (["validate", "{s}"], GOOD.replace("10}", "1:30}"), 2, "s.yaml:2:41: '1:30' is a base-60"),
+    (["validate", "{s}"], GOOD.replace("size_mb: 1", "size_mb: 1_000"), 2, "'1_000' is a number"),
     (["run", "{s}"], b"name: t\x1b[2J\n", 2, "s.yaml:1:8: character U+001B is not allowed"),
     (["validate", "{s}"], b"", 2, "expected a mapping with keys"),
     (["validate", "{s}"], b"- 1\n", 2, "expected a mapping with keys"),
