@@ -72,11 +72,12 @@ def make_frames(program, rng: random.Random) -> list[bytes]:
     return frames + [truncated(rng), random_bytes(rng)]
 
 
-def write_failure(folder: Path, name: str, text: str, frames: list[bytes], bmv2_out) -> None:
-    """NAME.p4 and NAME.stf expecting BMv2's frames, for `python -m p4sim.conformance`."""
+def write_failure(folder: Path, name: str, text: str, script, bmv2_out) -> None:
+    """NAME.p4 and NAME.stf (the script's packets, expecting BMv2's frames), for
+    `python -m p4sim.conformance`."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / f"{name}.p4").write_text(text)
-    lines = [f"packet 0 {f.hex()}" for f in frames]
+    lines = [c.text for c in script.commands if c.name == "packet"]
     for port, out in sorted(bmv2_out.items()):
         lines += [f"expect {port} {f.hex()}$" for f in out]
     (folder / f"{name}.stf").write_text("\n".join(lines) + "\n")
@@ -123,8 +124,9 @@ def _diff_one(seed, index, engine, work: Path, failures: Path, result: GenResult
     frames = make_frames(program, random.Random(f"frames:{seed}:{index}"))
     frames, _ = split_nomatch(program, frames)
     result.packets = len(frames)
+    script = _script([], frames)
     try:
-        result.differences = compare(compiled.json_path, program, _script([], frames), work / "run")
+        result.differences = compare(compiled.json_path, program, script, work / "run")
         if result.differences:
             result.detail = explanation(
                 p4.name, text, compiled.json_path, program, [], frames, work
@@ -139,8 +141,8 @@ def _diff_one(seed, index, engine, work: Path, failures: Path, result: GenResult
     except Exception as e:  # noqa: BLE001 - a p4sim bug, reported as such
         result.status, result.detail = "CRASH", _crash(e)
     if result.status in FAILING:
-        out = bmv2.run_stf(compiled.json_path, _script([], frames), work / "expected")
-        write_failure(failures, result.name, text, frames, out)
+        out = bmv2.run_stf(compiled.json_path, script, work / "expected")
+        write_failure(failures, result.name, text, script, out)
 
 
 def _worker_init() -> None:

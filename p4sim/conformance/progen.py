@@ -100,14 +100,11 @@ class ProgramGen:
         self.u_a = Header("ua", _fields(rng, "a", 2))
         self.u_b = Header("ub", _fields(rng, "b", 1))
         self.meta = _fields(rng, "m", 3)
-        self.errors_used = False
-        self.actions: list[str] = []
-        self.tables: list[str] = []
         self.action_sigs: dict[str, list[tuple[str, str, T]]] = {}
         self.table_actions: dict[str, list[str]] = {}
         self.registers: list[tuple[str, T]] = []
-        self.locals: list[str] = []
-        self.local_n = 0
+        self._table_only: set[str] = set()
+        self.nested_params: tuple[T, T] = (BOOL, BOOL)
 
     # -- expressions ----------------------------------------------------------------------
 
@@ -178,7 +175,10 @@ class ProgramGen:
             return self._leaf(t, scope)
         w = t.w
         choice = r.randrange(13)
-        sub = lambda: self.expr(t, scope)  # noqa: E731 - short and local
+
+        def sub() -> str:
+            return self.expr(t, scope)
+
         if choice == 0:
             op = r.choice(("+", "-", "*", "&", "|", "^"))
             return f"({sub()} {op} {sub()})"
@@ -365,8 +365,6 @@ class ProgramGen:
 
     # -- declarations ---------------------------------------------------------------------
 
-    _table_only: set = set()
-
     def header_decls(self) -> list[str]:
         out = []
         for h in [*self.headers, self.res, self.stack, self.varlen, self.u_a, self.u_b]:
@@ -394,6 +392,8 @@ class ProgramGen:
         scope.vars += [
             Var("sm.ingress_port", T("bit", 9), writable=False),
             Var("sm.checksum_error", T("bit", 1), writable=False),
+            Var("sm.packet_length", T("bit", 32), writable=False),
+            Var("sm.instance_type", T("bit", 32), writable=False),
             Var("hdr.vl.len", T("bit", 8)),
         ]
         return scope
@@ -413,20 +413,27 @@ class ProgramGen:
         return f"hdr.{h.name}.{a[0]}", [a[1]]
 
     def label(self, types: list[T]) -> str:
+        """A select label. Never one that matches every key: p4c-bm2-ss writes such a label
+        (a mask of 0, a range over the whole width, `_` everywhere) as a second `default`
+        transition, and BMv2 keeps only the last default (docs/conformance.md)."""
+        r = self.rng
         parts = []
         for t in types:
-            r = self.rng
             v = r.getrandbits(t.w)
             kind = r.randrange(4 if len(types) == 1 else 5)
-            if kind == 1:  # p4c makes a mask of 0 a second default, which BMv2 ignores
+            if kind == 1:
                 parts.append(f"{v:#x} &&& {r.getrandbits(t.w) or 1:#x}")
             elif kind == 2:
                 hi = min(v + r.randint(0, 40), (1 << t.w) - 1)
+                if v == 0 and hi == (1 << t.w) - 1:
+                    hi -= 1
                 parts.append(f"{v} .. {hi}")
             elif kind == 4:
                 parts.append("_")
             else:
                 parts.append(str(v))
+        if all(p == "_" for p in parts):
+            parts[0] = str(r.getrandbits(types[0].w))
         return parts[0] if len(parts) == 1 else f"({', '.join(parts)})"
 
     def select(self, h: Header, targets: list[str]) -> list[str]:
@@ -439,7 +446,7 @@ class ProgramGen:
 
     def parser(self) -> list[str]:
         r = self.rng
-        h0, h1, h2 = self.headers
+        h0, h1, _ = self.headers
         s0 = self.stack.fields[0]
         out = [
             "parser prs(packet_in pkt, out headers_t hdr, inout meta_t meta,",
@@ -642,6 +649,12 @@ class ProgramGen:
         if r.random() < 0.2:
             out.append(f"        if ({self.expr(BOOL, scope)}) {{ exit; }}")
             out += self.block(scope, 1, "        ", {"assign": 1})
+        if r.random() < 0.15:  # once: a resubmitted packet has instance_type 6
+            cond = self.expr(BOOL, scope)
+            out.append(
+                f"        if (sm.instance_type == 0 && {cond}) {{ "
+                "resubmit_preserving_field_list(0); }"
+            )
         out.append(
             f"        hdr.res.{self.res.fields[0][0]} = "
             f"({self.res.fields[0][1]})(sm.parser_error == error.NoError ? 1w1 : 1w0);"
@@ -653,9 +666,10 @@ class ProgramGen:
     def apply_table(self, name: str, scope: Scope) -> str:
         r = self.rng
         form = r.randrange(3)
-        body = lambda: " ".join(
-            s.strip() for s in self.block(scope, 1, "", {"assign": 1})
-        )  # noqa: E731
+
+        def body() -> str:
+            return " ".join(s.strip() for s in self.block(scope, 1, "", {"assign": 1}))
+
         if form == 0:
             return f"        {name}.apply();"
         if form == 1:
@@ -665,7 +679,14 @@ class ProgramGen:
 
     def egress(self) -> list[str]:
         scope = self.control_scope()
+        scope.vars.append(Var("sm.egress_port", T("bit", 9), writable=False))
         body = self.block(scope, self.rng.randint(0, 3), "        ", {"assign": 3, "if": 1})
+        if self.rng.random() < 0.2:  # once: a recirculated packet has instance_type 4
+            cond = self.expr(BOOL, scope)
+            body.append(
+                f"        if (sm.instance_type == 0 && {cond}) {{ "
+                "recirculate_preserving_field_list(0); }"
+            )
         return [
             "control egr(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {",
             "    apply {",
@@ -680,12 +701,16 @@ class ProgramGen:
         data2 = ", ".join(f"hdr.h2.{n}" for n, _ in h2.fields if n != "ck")
         return [
             "control vck(inout headers_t hdr, inout meta_t meta) {",
-            f"    apply {{ verify_checksum(hdr.h1.isValid(), {{ {data1} }}, hdr.h1.ck, "
-            "HashAlgorithm.csum16); }",
+            (
+                f"    apply {{ verify_checksum(hdr.h1.isValid(), {{ {data1} }}, hdr.h1.ck, "
+                "HashAlgorithm.csum16); }"
+            ),
             "}",
             "control uck(inout headers_t hdr, inout meta_t meta) {",
-            f"    apply {{ update_checksum(hdr.h2.isValid(), {{ {data2} }}, hdr.h2.ck, "
-            f"HashAlgorithm.{self.rng.choice(('csum16', 'csum16', 'crc16'))}); }}",
+            (
+                f"    apply {{ update_checksum(hdr.h2.isValid(), {{ {data2} }}, hdr.h2.ck, "
+                f"HashAlgorithm.{self.rng.choice(('csum16', 'csum16', 'crc16'))}); }}"
+            ),
             "}",
         ]
 

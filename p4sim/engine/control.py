@@ -402,26 +402,22 @@ class BlockCompiler(ExprCompiler):
             return shift_unions
 
         def shift(f):
+            # As BMv2 (bm_sim/stacks.cpp, StackP4_16): elements swap values, so the ones
+            # made invalid hold what the elements shifted out held, which a program may read.
             st = g(f)
             elems = st.elems
-            if push:
-                for i in range(size - 1, -1, -1):
-                    src = i - n
-                    if src >= 0:
-                        elems[i].v[:] = elems[src].v
-                        elems[i].valid = elems[src].valid
-                    else:
-                        elems[i].valid = False
-                st.next = min(size, st.next + n)
-            else:
-                for i in range(size):
-                    src = i + n
-                    if src < size:
-                        elems[i].v[:] = elems[src].v
-                        elems[i].valid = elems[src].valid
-                    else:
-                        elems[i].valid = False
-                st.next = max(0, st.next - n)
+            pairs = (
+                [(i, i - n) for i in range(size - 1, n - 1, -1)]
+                if push
+                else [(i, i + n) for i in range(size - n)]
+            )
+            for i, j in pairs:
+                a, b = elems[i], elems[j]
+                a.v[:], b.v[:] = list(b.v), list(a.v)
+                a.valid, b.valid = b.valid, a.valid
+            for i in range(min(n, size)) if push else range(max(size - n, 0), size):
+                elems[i].valid = False
+            st.next = min(size, st.next + n) if push else max(0, st.next - n)
 
         return shift
 

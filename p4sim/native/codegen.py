@@ -597,15 +597,33 @@ class CodeGen(ExpressionGen, TableGen, ExternGen):
                     return f"{st}.e[{i}] = {self.zero(elem_t, e.pos)};"
                 return f"{st}.e[{i}].valid = 0;"
 
-            if e.target == "push_front":
-                moves = " ".join(
-                    f"{st}.e[{i}] = {st}.e[{i - n}];" if i - n >= 0 else clear(i)
-                    for i in range(size - 1, -1, -1)
+            if elem_t.kind == "header_union":  # copied: the popped elements cleared
+                if e.target == "push_front":
+                    moves = " ".join(
+                        f"{st}.e[{i}] = {st}.e[{i - n}];" if i - n >= 0 else clear(i)
+                        for i in range(size - 1, -1, -1)
+                    )
+                else:
+                    moves = " ".join(
+                        f"{st}.e[{i}] = {st}.e[{i + n}];" if i + n < size else clear(i)
+                        for i in range(size)
+                    )
+            else:  # as BMv2 and the interpreter: swapped, the shifted-out values kept
+                push = e.target == "push_front"
+                pairs = (
+                    [(i, i - n) for i in range(size - 1, n - 1, -1)]
+                    if push
+                    else [(i, i + n) for i in range(size - n)]
                 )
+                cleared = range(min(n, size)) if push else range(max(size - n, 0), size)
+                swaps = [
+                    f"{{ __typeof__({st}.e[0]) t = {st}.e[{i}]; {st}.e[{i}] = {st}.e[{j}]; "
+                    f"{st}.e[{j}] = t; }}"
+                    for i, j in pairs
+                ]
+                moves = " ".join(swaps + [clear(i) for i in cleared])
+            if e.target == "push_front":
                 return f"{moves} {st}.next = {st}.next + {n} > {size} ? {size} : {st}.next + {n};"
-            moves = " ".join(
-                f"{st}.e[{i}] = {st}.e[{i + n}];" if i + n < size else clear(i) for i in range(size)
-            )
             return f"{moves} {st}.next = {st}.next > {n} ? {st}.next - {n} : 0;"
         if kind == "action":
             return self.action_call(e, pre)

@@ -30,7 +30,7 @@ NATIVE_STF = {
     "action_selector", "arith", "checksum", "ctor_params", "dc_splitter", "enums",
     "hashpack", "initial_entries", "invalid_assign", "invalid_key", "lang", "loops",
     "meters", "named_global_action", "parser", "parser_nomatch", "priorities",
-    "side_effects", "signed", "static_assert", "tables", "tm", "trace_stack", "union",
+    "side_effects", "signed", "stack_shift", "static_assert", "tables", "tm", "trace_stack", "union",
     "union_stack",
 }  # fmt: skip
 
