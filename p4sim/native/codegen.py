@@ -17,7 +17,7 @@ and externs (codegen_externs) are mixed into it.
 
 from __future__ import annotations
 
-from p4sim.engine.control import MAX_LOOP_ITERATIONS, calls_in_indices
+from p4sim.engine.control import MAX_LOOP_ITERATIONS, arguments_overlap, calls_in_indices
 from p4sim.engine.parser import MAX_TRANSITIONS
 from p4sim.frontend import ir
 from p4sim.frontend.program import qualify
@@ -644,7 +644,13 @@ class CodeGen(ExpressionGen, TableGen, ExternGen):
             if a.value is None:
                 ins.append(f"{slot} = {self.zero(p.type, p.pos)};")
                 continue
-            if p.direction in ("", "in", "inout"):
+            if p.direction in ("", "in", "inout") and isinstance(p.type, (HeaderT, StackT)):
+                ct, asg = self.ctype(p.type, p.pos), self.assign_fn(p.type, p.pos)
+                ins.append(
+                    f"{slot} = {self.zero(p.type, p.pos)}; "
+                    f"{{ {ct} t = {self.expr(a.value, pre)}; {asg}(&{slot}, &t); }}"
+                )
+            elif p.direction in ("", "in", "inout"):
                 ins.append(f"{slot} = {self.expr(a.value, pre)};")
             else:
                 ins.append(f"{slot} = {self.zero(p.type, p.pos)};")
@@ -739,15 +745,39 @@ class CodeGen(ExpressionGen, TableGen, ExternGen):
         fn = self.block_fn(child)
         frame = self.frame_names[id(child)]
         g = self.new_tmp()
-        sets = []
+        sets, outs = [], []
+        by_reference = not arguments_overlap([a.value for a in e.args if a.value is not None])
         for p, a in zip(child.decl.params, e.args):
+            slot = f"{g}.v{p.var.slot}"
+            composite = isinstance(p.type, (HeaderT, StackT))
+            if not composite and not by_reference and p.direction in ("out", "inout"):
+                c = self.new_tmp()  # copied out in order, after the composites before it
+                init = self.expr(a.value, pre) if p.direction == "inout" else "0"
+                sets.append(f"{self.ctype(p.type, p.pos)} {c} = {init}; {slot} = &{c};")
+                outs.append(self.store(a.value, c, pre))
+                continue
+            if not composite or (by_reference and p.direction != "in"):  # as the interpreter
+                if p.direction in ("out", "inout"):
+                    sets.append(f"{slot} = &{self.lvalue(a.value, pre)};")
+                else:
+                    sets.append(f"{slot} = {self.expr(a.value, pre)};")
+                continue
+            # composites: copied in and out as p4c's inlining does on BMv2, by assignment
+            # (an invalid header copied as invalid, its fields left: the interpreter's copy_in)
+            ct, asg, c = self.ctype(p.type, p.pos), self.assign_fn(p.type, p.pos), self.new_tmp()
+            sets.append(f"{ct} {c} = {self.zero(p.type, p.pos)};")
             if p.direction in ("out", "inout"):
-                sets.append(f"{g}.v{p.var.slot} = &{self.lvalue(a.value, pre)};")
+                sets.append(f"{ct} *{c}_arg = &{self.lvalue(a.value, pre)};")
+                if p.direction == "inout":
+                    sets.append(f"{asg}(&{c}, {c}_arg);")
+                sets.append(f"{slot} = &{c};")
+                outs.append(f"{asg}({c}_arg, &{c});")
             else:
-                sets.append(f"{g}.v{p.var.slot} = {self.expr(a.value, pre)};")
+                sets.append(f"{{ {ct} t = {self.expr(a.value, pre)}; {asg}(&{c}, &t); }}")
+                sets.append(f"{slot} = {c};")
         return (
             f"{{ struct {frame} {g}; memset(&{g}, 0, sizeof {g}); {' '.join(sets)} "
-            f"{fn}(D, P, &{g}); {self.stop_check()} }}"
+            f"{fn}(D, P, &{g}); {' '.join(outs)} {self.stop_check()} }}"
         )
 
 
