@@ -172,7 +172,11 @@ def print_report(results, verbose: bool, out) -> list[GenResult]:
     for n, r in enumerate(results, 1):
         done.append(r)
         print(f"{r.name:<16}  {r.status:<13}  {r.packets:7d}  {r.seconds:7.1f}  [{n}]", file=out)
-        if r.status in FAILING or r.status in ("error", "p4c-rejects", "rejects") or verbose:
+        if (
+            r.status in FAILING
+            or r.status in ("error", "explained", "p4c-rejects", "rejects")
+            or verbose
+        ):
             for line in ([r.detail] if r.detail else []) + r.differences[:4]:
                 print(f"    {line[:300]}", file=out)
         out.flush()

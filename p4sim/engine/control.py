@@ -682,7 +682,9 @@ class BlockCompiler(ExprCompiler):
         # no two arguments overlap; else copied in and out by assignment (an invalid
         # header copied as invalid, its fields left: copy_in), an out one from its default.
         plan = []
-        by_reference = not arguments_overlap([a.value for a in e.args if a.value is not None])
+        by_reference = not arguments_overlap(
+            [a.value for p, a in zip(decl.params, e.args) if p.direction in ("out", "inout")]
+        )
         for p, a in zip(decl.params, e.args):
             g = self.expr(a.value)
             if p.direction in ("", "in"):
@@ -862,9 +864,10 @@ def _lvalue_path(e) -> tuple | None:
 
 
 def arguments_overlap(args) -> bool:
-    """Whether two arguments of a call may name the same storage (one path a prefix of
-    another, or one not a plain path). p4c inlines a control call by reference unless
-    they do; then it copies its arguments in and out (block_apply)."""
+    """Whether two out/inout arguments of a call may name the same storage (one path a
+    prefix of another, or one not a plain path). p4c inlines a control call by reference
+    unless they do (an `in` argument reading them does not count); then it copies its
+    arguments in and out (block_apply)."""
     paths = [_lvalue_path(a) for a in args]
     if any(p is None for p in paths):
         return len(paths) > 1

@@ -746,7 +746,9 @@ class CodeGen(ExpressionGen, TableGen, ExternGen):
         frame = self.frame_names[id(child)]
         g = self.new_tmp()
         sets, outs = [], []
-        by_reference = not arguments_overlap([a.value for a in e.args if a.value is not None])
+        by_reference = not arguments_overlap(
+            [a.value for p, a in zip(child.decl.params, e.args) if p.direction in ("out", "inout")]
+        )
         for p, a in zip(child.decl.params, e.args):
             slot = f"{g}.v{p.var.slot}"
             composite = isinstance(p.type, (HeaderT, StackT))
