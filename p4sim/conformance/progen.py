@@ -682,9 +682,12 @@ class ProgramGen:
 
     def egress(self) -> list[str]:
         scope = self.control_scope()
-        # egress_port; not packet_length: BMv2 counts there the headers ingress made valid
-        # with setValid (p4c's add_header), p4sim does not (docs/conformance.md)
-        scope.vars = [v for v in scope.vars if v.text != "sm.packet_length"]
+        # egress_port; not packet_length (BMv2 counts there the headers ingress made valid
+        # with setValid: p4c's add_header) nor instance_type (BMv2 gives 0 there after a
+        # resubmit): p4sim differs on both (docs/conformance.md)
+        scope.vars = [
+            v for v in scope.vars if v.text not in ("sm.packet_length", "sm.instance_type")
+        ]
         scope.vars.append(Var("sm.egress_port", T("bit", 9), writable=False))
         body = self.block(scope, self.rng.randint(0, 3), "        ", {"assign": 3, "if": 1})
         return [
