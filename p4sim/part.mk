@@ -57,7 +57,15 @@ p4sim-conformance:
 	    $(PY) -m p4sim.conformance -j 2 $(P4C_SAMPLES) p4sim/tests/conformance $(P4SIM_OWN_STF)
 	PATH="$(if $(wildcard $(P4TOOLS_PREFIX)/bin),$(P4TOOLS_PREFIX)/bin:)$$PATH" \
 	    $(PY) -m p4sim.conformance.pktdiff -j 2 --seed 1 $(P4SIM_PKTDIFF_SUBSET)
+	PATH="$(if $(wildcard $(P4TOOLS_PREFIX)/bin),$(P4TOOLS_PREFIX)/bin:)$$PATH" \
+	    $(PY) -m p4sim.conformance.progdiff -j 2 --seed 1 --programs $(P4SIM_PROGDIFF_PROGRAMS) \
+	    --failures build/progdiff-failures
 endif
+
+# Program differential (p4sim/conformance/progdiff.py): generated v1model programs on BMv2
+# and p4sim. make test runs the first 20 of seed 1 (under a minute); a long run is
+# `python -m p4sim.conformance.progdiff --seed S --programs 300` (docs/conformance.md).
+P4SIM_PROGDIFF_PROGRAMS ?= 20
 
 # Packet differential (p4sim/conformance/pktdiff.py): every v1model sample p4c-bm2-ss
 # compiles, with generated packets and table entries, on BMv2 and p4sim, every port

@@ -298,27 +298,35 @@ def _run_rounds(p4, program, json_path, work, rng, result, budget_s, most, entri
     if not result.differences:
         result.status = "same"
         return
-    result.status, result.detail = "explained", KNOWN.get(p4.name, "")
-    if not result.detail and NONDETERMINISTIC.search(p4.read_text(errors="replace")):
-        result.detail = "the program reads time, queue depths or random numbers"
-    if not result.detail and not compare(
-        json_path, program, _script(adds, frames, serial=True), work / "serial"
-    ):
-        result.detail = (
+    result.detail = explanation(
+        p4.name, p4.read_text(errors="replace"), json_path, program, adds, frames, work
+    )
+    result.status = "explained" if result.detail else "DIFFER"
+
+
+def explanation(name, text, json_path, program, adds, frames, work) -> str:
+    """Why BMv2's and p4sim's frames differ when it is not p4sim's fault, or "": the
+    program is in KNOWN, reads time or chance, or the difference goes away with BMv2 taking
+    one frame at a time or with a new switch for every frame."""
+    if name in KNOWN:
+        return KNOWN[name]
+    if NONDETERMINISTIC.search(text):
+        return "the program reads time, queue depths or random numbers"
+    if not compare(json_path, program, _script(adds, frames, serial=True), work / "serial"):
+        return (
             "identical when BMv2 takes one packet at a time: with several in flight its "
             "threads decide (ingress of a packet before egress of the one before, or header "
             "fields another packet left)"
         )
-    if not result.detail and all(
+    if all(
         not compare(json_path, program, _script(adds, [frame]), work / f"fresh{i}")
         for i, frame in enumerate(frames)
     ):
-        result.detail = (
+        return (
             "identical with a new switch for every packet: BMv2 read header fields an "
             "earlier packet left (it reuses packet state without zeroing header fields)"
         )
-    if not result.detail:
-        result.status = "DIFFER"
+    return ""
 
 
 def _script(adds: list[str], frames: list[bytes], serial: bool = False) -> Script:

@@ -19,6 +19,7 @@ from p4sim.engine.expressions import (
     ParserError,
     ParserReject,
     copy_if_composite,
+    copy_in,
     field_path,
     is_composite,
 )
@@ -402,26 +403,22 @@ class BlockCompiler(ExprCompiler):
             return shift_unions
 
         def shift(f):
+            # As BMv2 (bm_sim/stacks.cpp, StackP4_16): elements swap values, so the ones
+            # made invalid hold what the elements shifted out held, which a program may read.
             st = g(f)
             elems = st.elems
-            if push:
-                for i in range(size - 1, -1, -1):
-                    src = i - n
-                    if src >= 0:
-                        elems[i].v[:] = elems[src].v
-                        elems[i].valid = elems[src].valid
-                    else:
-                        elems[i].valid = False
-                st.next = min(size, st.next + n)
-            else:
-                for i in range(size):
-                    src = i + n
-                    if src < size:
-                        elems[i].v[:] = elems[src].v
-                        elems[i].valid = elems[src].valid
-                    else:
-                        elems[i].valid = False
-                st.next = max(0, st.next - n)
+            pairs = (
+                [(i, i - n) for i in range(size - 1, n - 1, -1)]
+                if push
+                else [(i, i + n) for i in range(size - n)]
+            )
+            for i, j in pairs:
+                a, b = elems[i], elems[j]
+                a.v[:], b.v[:] = list(b.v), list(a.v)
+                a.valid, b.valid = b.valid, a.valid
+            for i in range(min(n, size)) if push else range(max(size - n, 0), size):
+                elems[i].valid = False
+            st.next = min(size, st.next + n) if push else max(0, st.next - n)
 
         return shift
 
@@ -434,12 +431,12 @@ class BlockCompiler(ExprCompiler):
                 ins.append((p, None))
                 continue
             if p.direction in ("", "in"):
-                ins.append((p, copy_if_composite(a.value.type, self.expr(a.value))))
+                ins.append((p, copy_in(a.value.type, self.expr(a.value))))
             elif p.direction == "inout":
                 # Copy-in of a composite value too: the callee may also write the
                 # argument's variable directly (an action writing `hdr` while `hdr` is
                 # its inout argument), and copy-out must then win.
-                ins.append((p, copy_if_composite(a.value.type, self.expr(a.value))))
+                ins.append((p, copy_in(a.value.type, self.expr(a.value))))
                 outs.append((p, self.lvalue(a.value), a.value))
             else:
                 ins.append((p, None))
@@ -681,18 +678,25 @@ class BlockCompiler(ExprCompiler):
         child = self.node.children[inst]
         runner = self.rt.compile_block(child)
         decl = child.decl
-        # inout/out composite arguments are passed by reference: the callee sees the same
-        # object, which is copy-in/copy-out when the arguments do not alias (the only
-        # observable difference would be aliasing between two arguments).
+        # As p4c inlines the call on BMv2: composite inout/out arguments by reference when
+        # no two arguments overlap; else copied in and out by assignment (an invalid
+        # header copied as invalid, its fields left: copy_in), an out one from its default.
         plan = []
+        by_reference = not arguments_overlap(
+            [a.value for p, a in zip(decl.params, e.args) if p.direction in ("out", "inout")]
+        )
         for p, a in zip(decl.params, e.args):
             g = self.expr(a.value)
             if p.direction in ("", "in"):
-                plan.append((p.var.slot, copy_if_composite(p.type, g), None))
-            elif is_composite(p.type):
+                plan.append((p.var.slot, copy_in(p.type, g), None))
+            elif by_reference and is_composite(p.type):
                 plan.append((p.var.slot, g, None))
+            elif p.direction == "out" and is_composite(p.type):
+                plan.append(
+                    (p.var.slot, lambda f, t=p.type: default_value(t), self.lvalue(a.value))
+                )
             else:
-                plan.append((p.var.slot, g, self.lvalue(a.value)))
+                plan.append((p.var.slot, copy_in(p.type, g), self.lvalue(a.value)))
         size = decl.frame_size
         outs = [(slot, s) for slot, _, s in plan if s is not None]
         if isinstance(decl, ir.ParserDecl):
@@ -844,6 +848,32 @@ def key_value(g, t):
         m = (1 << t.width) - 1
         return lambda f: g(f) & m
     return g
+
+
+def _lvalue_path(e) -> tuple | None:
+    """hdr.a.b[2] as ("hdr", "a", "b", 2); None when not a plain l-value path."""
+    if isinstance(e, ir.Name):
+        return (e.name,)
+    if isinstance(e, ir.Member):
+        base = _lvalue_path(e.expr)
+        return base + (e.name,) if base is not None else None
+    if isinstance(e, ir.Index) and isinstance(e.index, ir.IntLit):
+        base = _lvalue_path(e.expr)
+        return base + (int(e.index.value),) if base is not None else None
+    return None
+
+
+def arguments_overlap(args) -> bool:
+    """Whether two out/inout arguments of a call may name the same storage (one path a
+    prefix of another, or one not a plain path). p4c inlines a control call by reference
+    unless they do (an `in` argument reading them does not count); then it copies its
+    arguments in and out (block_apply)."""
+    paths = [_lvalue_path(a) for a in args]
+    if any(p is None for p in paths):
+        return len(paths) > 1
+    return any(
+        a[: len(b)] == b or b[: len(a)] == a for i, a in enumerate(paths) for b in paths[i + 1 :]
+    )
 
 
 def key_header(e: ir.Expr) -> ir.Expr | None:

@@ -417,6 +417,22 @@ _CONST_RIGHT = {
 }
 
 
+def copy_in(t, g):
+    """Getter of an argument's value as a parameter receives it (copy-in): composite values
+    are assigned into a fresh value as BMv2 runs p4c's `param = arg` (assign_header), so
+    an invalid header arrives invalid with its fields at 0, not with the fields the caller's
+    header holds (which the spec leaves unspecified)."""
+    if isinstance(t, (HeaderT, StackT)):
+
+        def fresh_copy(f):
+            v = default_value(t)
+            assign_into(v, g(f), True)
+            return v
+
+        return fresh_copy
+    return copy_if_composite(t, g)
+
+
 def copy_if_composite(t, g):
     """Getter that copies composite values (for copy-in of `in` arguments and assignments)."""
     if is_composite(t):

@@ -242,11 +242,15 @@ def identity(data: bytes) -> int:
     return int.from_bytes(data[:8], "big")  # BMv2: the first 8 bytes of the buffer
 
 
-# HashAlgorithm member -> function over bytes. crc32_custom / crc16_custom need the
-# configuration BMv2 takes from its CLI; `random` is not deterministic: both rejected.
+# HashAlgorithm member -> function over bytes. BMv2 starts crc16_custom and crc32_custom
+# with the parameters of crc16 and crc32 (bm_sim/calculations.cpp, crc_custom_init); only
+# its Thrift CLI (set_crc16_parameters), which p4sim does not serve, changes them. `random`
+# is not deterministic: rejected.
 HASH_ALGORITHMS = {
     "crc16": crc16,
     "crc32": crc32,
+    "crc16_custom": crc16,
+    "crc32_custom": crc32,
     "csum16": csum16,
     "xor16": xor16,
     "identity": identity,

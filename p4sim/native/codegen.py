@@ -17,7 +17,7 @@ and externs (codegen_externs) are mixed into it.
 
 from __future__ import annotations
 
-from p4sim.engine.control import MAX_LOOP_ITERATIONS, calls_in_indices
+from p4sim.engine.control import MAX_LOOP_ITERATIONS, arguments_overlap, calls_in_indices
 from p4sim.engine.parser import MAX_TRANSITIONS
 from p4sim.frontend import ir
 from p4sim.frontend.program import qualify
@@ -597,15 +597,33 @@ class CodeGen(ExpressionGen, TableGen, ExternGen):
                     return f"{st}.e[{i}] = {self.zero(elem_t, e.pos)};"
                 return f"{st}.e[{i}].valid = 0;"
 
-            if e.target == "push_front":
-                moves = " ".join(
-                    f"{st}.e[{i}] = {st}.e[{i - n}];" if i - n >= 0 else clear(i)
-                    for i in range(size - 1, -1, -1)
+            if elem_t.kind == "header_union":  # copied: the popped elements cleared
+                if e.target == "push_front":
+                    moves = " ".join(
+                        f"{st}.e[{i}] = {st}.e[{i - n}];" if i - n >= 0 else clear(i)
+                        for i in range(size - 1, -1, -1)
+                    )
+                else:
+                    moves = " ".join(
+                        f"{st}.e[{i}] = {st}.e[{i + n}];" if i + n < size else clear(i)
+                        for i in range(size)
+                    )
+            else:  # as BMv2 and the interpreter: swapped, the shifted-out values kept
+                push = e.target == "push_front"
+                pairs = (
+                    [(i, i - n) for i in range(size - 1, n - 1, -1)]
+                    if push
+                    else [(i, i + n) for i in range(size - n)]
                 )
+                cleared = range(min(n, size)) if push else range(max(size - n, 0), size)
+                swaps = [
+                    f"{{ __typeof__({st}.e[0]) t = {st}.e[{i}]; {st}.e[{i}] = {st}.e[{j}]; "
+                    f"{st}.e[{j}] = t; }}"
+                    for i, j in pairs
+                ]
+                moves = " ".join(swaps + [clear(i) for i in cleared])
+            if e.target == "push_front":
                 return f"{moves} {st}.next = {st}.next + {n} > {size} ? {size} : {st}.next + {n};"
-            moves = " ".join(
-                f"{st}.e[{i}] = {st}.e[{i + n}];" if i + n < size else clear(i) for i in range(size)
-            )
             return f"{moves} {st}.next = {st}.next > {n} ? {st}.next - {n} : 0;"
         if kind == "action":
             return self.action_call(e, pre)
@@ -626,7 +644,13 @@ class CodeGen(ExpressionGen, TableGen, ExternGen):
             if a.value is None:
                 ins.append(f"{slot} = {self.zero(p.type, p.pos)};")
                 continue
-            if p.direction in ("", "in", "inout"):
+            if p.direction in ("", "in", "inout") and isinstance(p.type, (HeaderT, StackT)):
+                ct, asg = self.ctype(p.type, p.pos), self.assign_fn(p.type, p.pos)
+                ins.append(
+                    f"{slot} = {self.zero(p.type, p.pos)}; "
+                    f"{{ {ct} t = {self.expr(a.value, pre)}; {asg}(&{slot}, &t); }}"
+                )
+            elif p.direction in ("", "in", "inout"):
                 ins.append(f"{slot} = {self.expr(a.value, pre)};")
             else:
                 ins.append(f"{slot} = {self.zero(p.type, p.pos)};")
@@ -721,15 +745,41 @@ class CodeGen(ExpressionGen, TableGen, ExternGen):
         fn = self.block_fn(child)
         frame = self.frame_names[id(child)]
         g = self.new_tmp()
-        sets = []
+        sets, outs = [], []
+        by_reference = not arguments_overlap(
+            [a.value for p, a in zip(child.decl.params, e.args) if p.direction in ("out", "inout")]
+        )
         for p, a in zip(child.decl.params, e.args):
+            slot = f"{g}.v{p.var.slot}"
+            composite = isinstance(p.type, (HeaderT, StackT))
+            if not composite and not by_reference and p.direction in ("out", "inout"):
+                c = self.new_tmp()  # copied out in order, after the composites before it
+                init = self.expr(a.value, pre) if p.direction == "inout" else "0"
+                sets.append(f"{self.ctype(p.type, p.pos)} {c} = {init}; {slot} = &{c};")
+                outs.append(self.store(a.value, c, pre))
+                continue
+            if not composite or (by_reference and p.direction != "in"):  # as the interpreter
+                if p.direction in ("out", "inout"):
+                    sets.append(f"{slot} = &{self.lvalue(a.value, pre)};")
+                else:
+                    sets.append(f"{slot} = {self.expr(a.value, pre)};")
+                continue
+            # composites: copied in and out as p4c's inlining does on BMv2, by assignment
+            # (an invalid header copied as invalid, its fields left: the interpreter's copy_in)
+            ct, asg, c = self.ctype(p.type, p.pos), self.assign_fn(p.type, p.pos), self.new_tmp()
+            sets.append(f"{ct} {c} = {self.zero(p.type, p.pos)};")
             if p.direction in ("out", "inout"):
-                sets.append(f"{g}.v{p.var.slot} = &{self.lvalue(a.value, pre)};")
+                sets.append(f"{ct} *{c}_arg = &{self.lvalue(a.value, pre)};")
+                if p.direction == "inout":
+                    sets.append(f"{asg}(&{c}, {c}_arg);")
+                sets.append(f"{slot} = &{c};")
+                outs.append(f"{asg}({c}_arg, &{c});")
             else:
-                sets.append(f"{g}.v{p.var.slot} = {self.expr(a.value, pre)};")
+                sets.append(f"{{ {ct} t = {self.expr(a.value, pre)}; {asg}(&{c}, &t); }}")
+                sets.append(f"{slot} = {c};")
         return (
             f"{{ struct {frame} {g}; memset(&{g}, 0, sizeof {g}); {' '.join(sets)} "
-            f"{fn}(D, P, &{g}); {self.stop_check()} }}"
+            f"{fn}(D, P, &{g}); {' '.join(outs)} {self.stop_check()} }}"
         )
 
 

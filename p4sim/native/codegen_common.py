@@ -12,6 +12,7 @@ from p4sim.frontend.types import (
 )
 
 HASH_IDS = {"crc16": 0, "crc32": 1, "csum16": 2, "xor16": 3, "identity": 4}
+HASH_IDS |= {"crc16_custom": 0, "crc32_custom": 1}  # BMv2's defaults: engine/externs.py
 
 
 HIT = 1 << 31
