@@ -20,7 +20,6 @@ DIFFER or CRASH.
 
 from __future__ import annotations
 
-import argparse
 import logging
 import os
 import random
@@ -31,6 +30,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from dccommon.cliargs import MAX_UINT64, ArgumentParser, int_range
 from p4sim.conformance import bmv2
 from p4sim.conformance.differential import _construct, _crash
 from p4sim.conformance.packets import ParserExplorer, random_bytes, truncated
@@ -43,7 +43,7 @@ from p4sim.conformance.pktdiff import (
 )
 from p4sim.conformance.progen import generate
 from p4sim.conformance.stf import StfError
-from p4sim.tool import add_json_option, report_stream, write_json
+from p4sim.tool import JOBS, add_json_option, report_stream, write_json
 
 FAILING = ("DIFFER", "CRASH")
 RANDOM_FRAMES = 8  # random frames the parser search starts from
@@ -187,11 +187,26 @@ PROG = "python -m p4sim.conformance.progdiff"
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n")[0])
-    ap.add_argument("--seed", type=int, default=1, help="seed of the programs (default: 1)")
-    ap.add_argument("--programs", type=int, default=20, help="programs to run (default: 20)")
-    ap.add_argument("--first", type=int, default=0, help="number of the first (default: 0)")
-    ap.add_argument("-j", "--jobs", type=int, default=2, help="programs run at once (default: 2)")
+    ap = ArgumentParser(prog=PROG, description=__doc__.split("\n")[0])
+    ap.add_argument(
+        "--seed",
+        type=int_range(0, MAX_UINT64, "seed"),
+        default=1,
+        help="seed of the programs (default: 1)",
+    )
+    ap.add_argument(
+        "--programs",
+        type=int_range(1, 1_000_000, "programs"),
+        default=20,
+        help="programs to run (default: 20)",
+    )
+    ap.add_argument(
+        "--first",
+        type=int_range(0, MAX_UINT64, "first"),
+        default=0,
+        help="number of the first (default: 0)",
+    )
+    ap.add_argument("-j", "--jobs", type=JOBS, default=2, help="programs run at once (default: 2)")
     ap.add_argument(
         "--engine",
         choices=("interp", "native"),
@@ -208,8 +223,6 @@ def main(argv=None) -> int:
     add_json_option(ap, "every result")
     ap.add_argument("-v", "--verbose", action="store_true", help="details for every program")
     args = ap.parse_args(argv)
-    if args.jobs < 1 or args.programs < 1 or args.first < 0:
-        ap.error("--jobs and --programs must be at least 1, --first at least 0")
     start = time.monotonic()
     out = report_stream(args.json)
     indices = range(args.first, args.first + args.programs)
