@@ -15,7 +15,7 @@ import logging
 import sys
 from pathlib import Path
 
-from dccommon.cliargs import InputFileError, check_output_file, int_range
+from dccommon.cliargs import MAX_UINT64, InputFileError, check_output_file, int_range
 
 log = logging.getLogger("p4sim.tool")
 
@@ -52,6 +52,16 @@ def _json_file(text: str) -> str:
         except InputFileError as exc:
             raise argparse.ArgumentTypeError(str(exc)) from None
     return text
+
+
+def add_seed_option(parser: argparse.ArgumentParser, of: str) -> None:
+    """`--seed` (default 1) of the seeded conformance tools: the seed of `of`."""
+    parser.add_argument(
+        "--seed",
+        type=int_range(0, MAX_UINT64, "seed"),
+        default=1,
+        help=f"seed of {of} (default: 1)",
+    )
 
 
 def add_json_option(parser: argparse.ArgumentParser, what: str) -> None:

@@ -39,7 +39,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from dccommon.cliargs import MAX_UINT64, ArgumentParser, float_range, int_range
+from dccommon.cliargs import ArgumentParser, float_range, int_range
 from p4sim.conformance import bmv2
 from p4sim.conformance.differential import (
     DEFAULT_SAMPLES,
@@ -57,7 +57,7 @@ from p4sim.conformance.packets import (
 )
 from p4sim.conformance.stf import Script, StfError, diff_outputs, parse_script, read_script
 from p4sim.model import ControlPlaneError
-from p4sim.tool import JOBS, add_json_option, report_stream, write_json
+from p4sim.tool import JOBS, add_json_option, add_seed_option, report_stream, write_json
 
 INPUT_PORTS = (0, 1, 2, 300)  # port 0 and a high one among them
 WATCHED_PORTS = tuple(range(16)) + (64, 128, 255, 300, 510)
@@ -433,12 +433,7 @@ def main(argv=None) -> int:
         type=Path,
         help=f"directories of v1model programs or .p4 files (default: {DEFAULT_SAMPLES})",
     )
-    ap.add_argument(
-        "--seed",
-        type=int_range(0, MAX_UINT64, "seed"),
-        default=1,
-        help="seed of every program's packets (default: 1)",
-    )
+    add_seed_option(ap, "every program's packets")
     ap.add_argument(
         "--budget-s",
         type=float_range(0, 3600, "budget"),

@@ -43,7 +43,7 @@ from p4sim.conformance.pktdiff import (
 )
 from p4sim.conformance.progen import generate
 from p4sim.conformance.stf import StfError
-from p4sim.tool import JOBS, add_json_option, report_stream, write_json
+from p4sim.tool import JOBS, add_json_option, add_seed_option, report_stream, write_json
 
 FAILING = ("DIFFER", "CRASH")
 RANDOM_FRAMES = 8  # random frames the parser search starts from
@@ -188,12 +188,7 @@ PROG = "python -m p4sim.conformance.progdiff"
 
 def main(argv=None) -> int:
     ap = ArgumentParser(prog=PROG, description=__doc__.split("\n")[0])
-    ap.add_argument(
-        "--seed",
-        type=int_range(0, MAX_UINT64, "seed"),
-        default=1,
-        help="seed of the programs (default: 1)",
-    )
+    add_seed_option(ap, "the programs")
     ap.add_argument(
         "--programs",
         type=int_range(1, 1_000_000, "programs"),
