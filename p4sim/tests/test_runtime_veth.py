@@ -10,7 +10,6 @@ Needs root (network namespaces). Run: .venv/bin/pytest -q p4sim/tests/test_runti
 from __future__ import annotations
 
 import json
-import os
 import queue
 import sys
 import threading
@@ -23,7 +22,7 @@ from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 
 from dccommon.processes import stop_process
-from experiments.run.cpu import voluntary_switches
+from experiments.run.cpu import run_seconds, thread_times, voluntary_switches
 from experiments.run.netns import Namespace, unique_prefix, veth_pair
 from p4sim.p4runtime.primary import PrimarySession
 
@@ -268,12 +267,6 @@ def test_native_port_takes_in_only_its_own_interface_frames():
     assert taken.stdout.split() == ["1"] * 10  # the one frame sent to it, each time
 
 
-def _cpu_seconds(pid: int) -> float:
-    """User + system CPU time of every thread of `pid` so far."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def test_port_down_and_up_again_forwards_and_does_not_spin(switch_ns):
     """An interface going down sets an error on its packet socket that stays until read: the
     I/O loop must clear it (not wake on it forever, a core at 100 %) and forward again once
@@ -286,9 +279,9 @@ def test_port_down_and_up_again_forwards_and_does_not_spin(switch_ns):
         ns.run(["ip", "link", "set", "s0", "up"])
         frame = bytes(Ether(dst=DST, src="02:00:00:00:00:01", type=0x88B5) / Raw(b"up" * 40))
         assert send_and_sniff(ns, "h0", "h1", frame, wait=15.0, early=True) == [frame]
-        before, start = _cpu_seconds(proc.pid), time.monotonic()
+        before, start = thread_times(proc.pid), time.monotonic()
         time.sleep(2.0)
-        busy = (_cpu_seconds(proc.pid) - before) / (time.monotonic() - start)
+        busy = run_seconds(before, thread_times(proc.pid)) / (time.monotonic() - start)
         assert busy < 0.25, f"p4sim used {busy:.0%} of a core while idle after a port bounce"
     finally:
         client.close()
