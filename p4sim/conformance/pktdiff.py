@@ -360,20 +360,28 @@ def _worker_init() -> None:
     logging.getLogger("p4sim").addHandler(logging.NullHandler())
 
 
-def _run_one(args: tuple) -> PktResult:
-    return diff_program(*args)
+def _call(job: tuple):
+    fn, args = job
+    return fn(*args)
+
+
+def run_parallel(fn, work: list[tuple], jobs: int):
+    """`fn(*args)` for each `args` of `work`, in order, in `jobs` processes (p4sim's log
+    quiet); `fn` is a module-level function. Shared by pktdiff and progdiff."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    calls = [(fn, args) for args in work]
+    if jobs <= 1:
+        _worker_init()
+        yield from map(_call, calls)
+        return
+    with ProcessPoolExecutor(max_workers=jobs, initializer=_worker_init) as pool:
+        yield from pool.map(_call, calls)
 
 
 def run_all(programs, seed, budget_s, most, entries, jobs, keep):
-    from concurrent.futures import ProcessPoolExecutor
-
     work = [(p, seed, budget_s, most, entries, keep) for p in programs]
-    if jobs <= 1:
-        _worker_init()
-        yield from map(_run_one, work)
-        return
-    with ProcessPoolExecutor(max_workers=jobs, initializer=_worker_init) as pool:
-        yield from pool.map(_run_one, work)
+    return run_parallel(diff_program, work, jobs)
 
 
 FAILING = ("DIFFER", "CRASH")

@@ -20,7 +20,6 @@ DIFFER or CRASH.
 
 from __future__ import annotations
 
-import logging
 import os
 import random
 import sys
@@ -39,6 +38,7 @@ from p4sim.conformance.pktdiff import (
     _script,
     compare,
     explanation,
+    run_parallel,
     split_nomatch,
 )
 from p4sim.conformance.progen import generate
@@ -145,25 +145,9 @@ def _diff_one(seed, index, engine, work: Path, failures: Path, result: GenResult
         write_failure(failures, result.name, text, script, out)
 
 
-def _worker_init() -> None:
-    logging.getLogger("p4sim").propagate = False
-    logging.getLogger("p4sim").addHandler(logging.NullHandler())
-
-
-def _run_one(args: tuple) -> GenResult:
-    return diff_one(*args)
-
-
 def run_all(seed, indices, engine, jobs, keep, failures):
-    from concurrent.futures import ProcessPoolExecutor
-
     work = [(seed, i, engine, keep, failures) for i in indices]
-    if jobs <= 1:
-        _worker_init()
-        yield from map(_run_one, work)
-        return
-    with ProcessPoolExecutor(max_workers=jobs, initializer=_worker_init) as pool:
-        yield from pool.map(_run_one, work)
+    return run_parallel(diff_one, work, jobs)
 
 
 def print_report(results, verbose: bool, out) -> list[GenResult]:
