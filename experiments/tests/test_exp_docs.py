@@ -1,8 +1,8 @@
 """The house's docs point at real things: every relative link of a *.md resolves, every
 `make X` a doc or `make help` shows is a target of the Makefile or a part.mk, every path of
 this repository a doc names in backticks or in a command exists, every `python -m` module of
-ours a doc runs exists, and every `--option` a command of ours is shown with is one that
-tool takes. (Whether the behaviour a doc describes is still true is for a reader; these
+ours a doc runs exists, every `--option` a command of ours is shown with is one that
+tool takes, and the code maps that go module by module name every module of their folder. (Whether the behaviour a doc describes is still true is for a reader; these
 drift silently when code moves.)
 
     .venv/bin/python -m pytest -q experiments/tests/test_exp_docs.py
@@ -47,6 +47,12 @@ OPTION = re.compile(r"(?<![\w-])(--[a-z][\w-]*)")
 PYTHON_MODULE = re.compile(
     r"python3?\s+-m\s+((?:p4sim|controlplane|experiments|hostagents|dccommon)[\w.]*)"
 )
+# README code maps that list a folder's Python modules one by one: a new module goes in them.
+CODE_MAPS = {
+    "experiments/README.md": ("experiments/run", "experiments/analysis"),
+    "controlplane/README.md": ("controlplane", "controlplane/policies"),
+    "dccommon/README.md": ("dccommon",),
+}
 C_OPTIONS = {
     "linkem": ["experiments/linkem/src/options.c", "experiments/linkem/src/main.c"],
     "pdcp-agent": ["hostagents/agent/options.c"],
@@ -210,6 +216,27 @@ def test_python_modules_in_docs_exist():
     assert not missing, "no such module:\n" + "\n".join(missing)
 
 
+def modules_not_in_map(readme: str, folder: Path) -> list[str]:
+    """The modules of `folder` that `readme` names nowhere in backticks (`x` or `x.py`)."""
+    named = {w for span in INLINE.findall(readme) for w in re.findall(r"[\w/]+", span)}
+    named |= {w.removesuffix(".py") for w in named}
+    return [
+        str(py.relative_to(ROOT))
+        for py in sorted(folder.glob("*.py"))
+        if py.stem not in ("__init__", "__main__") and py.stem not in named
+    ]
+
+
+def test_code_maps_name_every_module_of_their_folders():
+    missing = []
+    for readme, folders in CODE_MAPS.items():
+        text = (ROOT / readme).read_text()
+        for folder in folders:
+            assert any((ROOT / folder).glob("*.py")), folder  # the map's folder is still there
+            missing += [f"{readme}: {m}" for m in modules_not_in_map(text, ROOT / folder)]
+    assert not missing, "modules the code map does not name:\n" + "\n".join(missing)
+
+
 def test_the_checks_catch_what_they_look_for():
     text = "```\nsudo make no-such-target  # and `make build` in a comment\n```\n`make demo`"
     assert [MAKE_CMD.findall(s.strip()) for s in commands(text) if MAKE_CMD.search(s)] == [
@@ -228,3 +255,5 @@ def test_the_checks_catch_what_they_look_for():
     assert importlib.util.find_spec("experiments.no_such_tool") is None
     assert REPO_PATH.match("experiments/run/testbed.py")
     assert not REPO_PATH.match("backends/bmv2/bmv2stf.py")  # another project's path
+    assert modules_not_in_map("`run/`: `scenario`, `links.py`", ROOT / "experiments/run")
+    assert "experiments/run/tc.py" in modules_not_in_map("`links`", ROOT / "experiments/run")
