@@ -47,11 +47,14 @@ OPTION = re.compile(r"(?<![\w-])(--[a-z][\w-]*)")
 PYTHON_MODULE = re.compile(
     r"python3?\s+-m\s+((?:p4sim|controlplane|experiments|hostagents|dccommon)[\w.]*)"
 )
-# README code maps that list a folder's Python modules one by one: a new module goes in them.
+# README code maps that list a folder's source files one by one: a new file goes in them.
 CODE_MAPS = {
-    "experiments/README.md": ("experiments/run", "experiments/analysis"),
-    "controlplane/README.md": ("controlplane", "controlplane/policies"),
-    "dccommon/README.md": ("dccommon",),
+    "experiments/README.md": ("experiments/run/*.py", "experiments/analysis/*.py"),
+    "controlplane/README.md": ("controlplane/*.py", "controlplane/policies/*.py"),
+    "dccommon/README.md": ("dccommon/*.py",),
+    "hostagents/README.md": ("hostagents/agent/*.c", "hostagents/pdcp/*.c", "hostagents/*.py"),
+    "experiments/linkem/README.md": ("experiments/linkem/src/*.[ch]",),
+    "p4src/README.md": ("p4src/include/*.p4",),
 }
 C_OPTIONS = {
     "linkem": ["experiments/linkem/src/options.c", "experiments/linkem/src/main.c"],
@@ -216,25 +219,29 @@ def test_python_modules_in_docs_exist():
     assert not missing, "no such module:\n" + "\n".join(missing)
 
 
-def modules_not_in_map(readme: str, folder: Path) -> list[str]:
-    """The modules of `folder` that `readme` names nowhere in backticks (`x` or `x.py`)."""
-    named = {w for span in INLINE.findall(readme) for w in re.findall(r"[\w/]+", span)}
-    named |= {w.removesuffix(".py") for w in named}
+def modules_not_in_map(readme: str, pattern: str) -> list[str]:
+    """The files matching `pattern` whose name `readme` gives nowhere in backticks (`x`,
+    `x.py`, `dir/x.c`, `dir/x.[ch]`)."""
+    named = {
+        Path(word).name.split(".")[0]
+        for span in INLINE.findall(readme)
+        for word in re.findall(r"[\w./]+", span)
+    }
     return [
-        str(py.relative_to(ROOT))
-        for py in sorted(folder.glob("*.py"))
-        if py.stem not in ("__init__", "__main__") and py.stem not in named
+        str(path.relative_to(ROOT))
+        for path in sorted(ROOT.glob(pattern))
+        if path.stem not in ("__init__", "__main__") and path.stem not in named
     ]
 
 
 def test_code_maps_name_every_module_of_their_folders():
     missing = []
-    for readme, folders in CODE_MAPS.items():
+    for readme, patterns in CODE_MAPS.items():
         text = (ROOT / readme).read_text()
-        for folder in folders:
-            assert any((ROOT / folder).glob("*.py")), folder  # the map's folder is still there
-            missing += [f"{readme}: {m}" for m in modules_not_in_map(text, ROOT / folder)]
-    assert not missing, "modules the code map does not name:\n" + "\n".join(missing)
+        for pattern in patterns:
+            assert any(ROOT.glob(pattern)), pattern  # the map's folder is still there
+            missing += [f"{readme}: {m}" for m in modules_not_in_map(text, pattern)]
+    assert not missing, "files the code map does not name:\n" + "\n".join(missing)
 
 
 def test_the_checks_catch_what_they_look_for():
@@ -255,5 +262,7 @@ def test_the_checks_catch_what_they_look_for():
     assert importlib.util.find_spec("experiments.no_such_tool") is None
     assert REPO_PATH.match("experiments/run/testbed.py")
     assert not REPO_PATH.match("backends/bmv2/bmv2stf.py")  # another project's path
-    assert modules_not_in_map("`run/`: `scenario`, `links.py`", ROOT / "experiments/run")
-    assert "experiments/run/tc.py" in modules_not_in_map("`links`", ROOT / "experiments/run")
+    assert "experiments/run/tc.py" in modules_not_in_map("`links.py`", "experiments/run/*.py")
+    src = "experiments/linkem/src/*.[ch]"
+    assert "experiments/linkem/src/link.h" not in modules_not_in_map("`src/link.[ch]`", src)
+    assert "experiments/linkem/src/io.c" in modules_not_in_map("`src/link.[ch]`", src)
