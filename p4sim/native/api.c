@@ -249,7 +249,7 @@ int p4n_set_group(struct dev *d, int kind, uint32_t id, int present, uint32_t n,
 	free(g->r);
 	memset(g, 0, sizeof *g);
 	if (!present)
-		return;
+		return 0;
 	g->present = 1;
 	g->n = n;
 	g->trunc = trunc;
