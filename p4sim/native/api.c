@@ -16,6 +16,8 @@ struct dev *p4n_new(uint32_t ntables, uint32_t nregs, uint32_t nctrs, uint32_t n
 	d->mcast = calloc(MAX_GROUPS, sizeof *d->mcast);
 	d->sessions = calloc(MAX_GROUPS, sizeof *d->sessions);
 	d->digests = calloc(DIGEST_RING, sizeof *d->digests);
+	d->hdr_cap = 256;
+	d->hdr_buf = malloc(d->hdr_cap);
 	d->start = now_s();
 	return d;
 }
@@ -309,6 +311,7 @@ void p4n_free(struct dev *d, uint32_t ntables, uint32_t nregs, uint32_t nctrs, u
 		free(d->mcast[i].r), free(d->sessions[i].r);
 	free(d->tables), free(d->regs), free(d->ctrs), free(d->mtrs), free(d->mcast);
 	free(d->sessions), free(d->digests), free(d->own_out.buf), free(d->scratch);
+	free(d->hdr_buf);
 	pthread_mutex_destroy(&d->lock);
 	free(d);
 }

@@ -62,7 +62,6 @@ class CodeGen(ExpressionGen, TableGen, ExternGen):
         self.direct_meters: list[str] = []
         self.digests: list[tuple[str, list[int]]] = []  # (type name, field widths)
         self.field_lists: dict[tuple, int] = {(): 0}
-        self.max_header_bytes = 0
         self.tmp = 0
         self.loops: list[str] = []  # labels of the enclosing for loops (break/continue)
 
@@ -105,8 +104,6 @@ class CodeGen(ExpressionGen, TableGen, ExternGen):
         name = f"S{len(self.struct_names)}_{t.type_name}"
         self.struct_names[id(t)] = name
         self.struct_defs.append(f"struct {name} {{ {' '.join(members)} }};")
-        if t.kind == "header":
-            self.max_header_bytes += (sum(_w(ft) for _, ft in t.fields) + 7) // 8
         return name
 
     def stack_struct(self, t: StackT, pos) -> str:
@@ -119,9 +116,6 @@ class CodeGen(ExpressionGen, TableGen, ExternGen):
             name = f"K{len(self.struct_names)}_{t.elem.type_name}_{t.size}"
             self.struct_names[key] = name
             self.struct_defs.append(f"struct {name} {{ {elem} e[{t.size}]; uint32_t next; }};")
-            self.max_header_bytes += ((sum(_w(ft) for _, ft in t.elem.fields) + 7) // 8) * (
-                t.size - 1
-            )
         return name
 
     def oob(self) -> str:
@@ -224,7 +218,6 @@ class CodeGen(ExpressionGen, TableGen, ExternGen):
         out += self.struct_defs
         out.append(f"typedef {self.hdr_t} hdr_t;\ntypedef {self.meta_t} meta_t;")
         out.append(f"typedef {self.sm_t} sm_t;")
-        out.append(f"#define MAX_HEADER_BYTES {max(self.max_header_bytes, 1)}")
         out.append(f"#define NDIRECT_METERS {max(len(self.direct_meters), 1)}")
         out.append(PKT_STRUCT)
         for owner_id, slots in self.frames.items():
@@ -798,6 +791,6 @@ struct pkt {
     int32_t clone_type, clone_fields, resubmit_fields, recirc_fields;
     uint32_t truncate;
     uint8_t direct_colors[NDIRECT_METERS];
-    uint8_t *out; size_t out_len;            /* deparser output (headers) */
+    size_t out_len;                          /* deparser output: D->hdr_buf's first bytes */
 };
 """

@@ -144,7 +144,8 @@ class ExternGen:
                 raise Unsupported(pos, "varbit")
             n = bits // 8
             code = (
-                f"if ({value}.valid) {{ uint8_t *q = P->out + P->out_len; memset(q, 0, {n}); "
+                f"if ({value}.valid) {{ uint8_t *q = header_room(D, P->out_len, {n}); "
+                f"if (!q) {{ P->stop = STOP_ABORT; {self.stop_check()} }} memset(q, 0, {n}); "
                 f"{self.pack(t, value, 'q')} P->out_len += {n}; }}"
             )
             return [code]

@@ -102,11 +102,14 @@ static void run_egress(struct dev *d, struct pkt *p, uint32_t port, uint32_t rid
 		return;
 	p->stop = 0;
 	gen_compute(d, p);
-	uint8_t hbuf[MAX_HEADER_BYTES + 1];
-	p->out = hbuf;
 	p->out_len = 0;
 	p->stop = 0;
 	gen_deparser(d, p);
+	if (p->stop == STOP_ABORT) { /* no memory for the headers */
+		d->aborts++;
+		return;
+	}
+	const uint8_t *hbuf = d->hdr_buf; /* read before the next deparser runs */
 	if (p->recirc_fields >= 0) {
 		size_t n = p->out_len + p->plen;
 		if (p->truncate && p->truncate < n)

@@ -381,6 +381,8 @@ struct dev {
 	struct p4n_out own_out; /* p4n_process()'s: the outputs of its last call */
 	uint8_t *scratch;	/* checksum/hash buffers with payload */
 	size_t scratch_cap;
+	uint8_t *hdr_buf;	/* the deparser's output, the headers, until they are sent */
+	size_t hdr_cap;
 };
 
 static uint8_t *scratch(struct dev *d, size_t n)
@@ -390,6 +392,21 @@ static uint8_t *scratch(struct dev *d, size_t n)
 		d->scratch_cap = n;
 	}
 	return d->scratch;
+}
+
+/* Room for `n` more deparsed bytes after the first `len` of the header buffer, or NULL (out
+ * of memory). It grows: what a deparser emits is not bounded by its header types (two
+ * instances of one type, a stack assigned to another, an emit in a loop). */
+static uint8_t *header_room(struct dev *d, size_t len, size_t n)
+{
+	if (len + n > d->hdr_cap) {
+		size_t cap = 2 * (len + n) > 256 ? 2 * (len + n) : 256;
+		uint8_t *grown = realloc(d->hdr_buf, cap);
+		if (!grown)
+			return NULL;
+		d->hdr_buf = grown, d->hdr_cap = cap;
+	}
+	return d->hdr_buf + len;
 }
 
 static void emit_output(struct dev *d, uint32_t port, const uint8_t *a, size_t na, const uint8_t *b,
