@@ -381,7 +381,7 @@ struct dev {
 	struct p4n_out own_out; /* p4n_process()'s: the outputs of its last call */
 	uint8_t *scratch;	/* checksum/hash buffers with payload */
 	size_t scratch_cap;
-	uint8_t *hdr_buf;	/* the deparser's output, the headers, until they are sent */
+	uint8_t *hdr_buf; /* the deparser's output, the headers, until they are sent */
 	size_t hdr_cap;
 };
 
