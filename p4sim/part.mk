@@ -14,9 +14,20 @@ p4rt-shell-venv:
 P4SIM_SERIAL_TESTS := $(addprefix p4sim/tests/,test_conformance_runner.py \
     test_lang_priorities.py test_runtime_action_profiles.py test_runtime_bad_input.py \
     test_runtime_cli.py test_runtime_interop.py test_runtime_port_in_use.py test_runtime_veth.py)
-p4sim-test: p4rt-shell-venv
+p4sim-test: p4rt-shell-venv p4sim-fuzz-native
 	$(PY) -m pytest -q -n 2 p4sim/tests $(P4SIM_SERIAL_TESTS:%=--ignore=%)
 	$(PY) -m pytest -q $(P4SIM_SERIAL_TESTS)
+
+# libFuzzer on the native engine's generated C, ASan+UBSan (p4sim/native/fuzz.py): arbitrary
+# frames and ingress ports into the splitter's three profiles and the p4c samples that once
+# crashed (their inputs kept in p4sim/tests/fuzz_native_seeds), P4SIM_FUZZ_SECONDS each;
+# P4SIM_FUZZ_SEED=N explores elsewhere. A crash fails with the input's path (build/p4sim-fuzz);
+# a long run of every target: python -m p4sim.native.fuzz --targets all --seconds-each 300.
+.PHONY: p4sim-fuzz-native
+P4SIM_FUZZ_SECONDS ?= 10
+P4SIM_FUZZ_SEED ?= 1
+p4sim-fuzz-native:
+	$(PY) -m p4sim.native.fuzz --seconds-each $(P4SIM_FUZZ_SECONDS) --seed $(P4SIM_FUZZ_SEED)
 
 p4sim-bench: pktgen-build
 	$(PY) -m p4sim.bench

@@ -80,12 +80,15 @@ def build(
     executable: bool = False,
     pktio: bool = False,
     src_dir: Path = HERE,
+    cc: str | None = None,
+    flags: list[str] | None = None,
 ) -> Path:
     """The path of the shared object for `source` (compiled now unless cached); with `pktio`,
     clib/pktio is compiled in. The C runtime files `source` includes come from `src_dir`
     (another checkout's for the I/O benchmark's baseline; a file it lacks is not hashed, and
-    the compiler says so if it was needed)."""
-    cc = compiler()
+    the compiler says so if it was needed). `cc` and `flags` replace the system compiler and
+    CFLAGS (the fuzzer's clang with sanitizers, p4sim/native/fuzz.py)."""
+    cc = cc or compiler()
     h = hashlib.sha256()
     h.update(source.encode())
     for name in runtime:
@@ -100,7 +103,7 @@ def build(
         for path in PKTIO_SOURCES:
             h.update(path.read_bytes())
     extra = [f"-I{PKTIO_DIR}", str(PKTIO_DIR / "pktio.c")] if pktio else []
-    flags = [f for f in CFLAGS if not (executable and f in ("-shared", "-fPIC"))]
+    flags = [f for f in flags or CFLAGS if not (executable and f in ("-shared", "-fPIC"))]
     h.update(" ".join([cc] + flags).encode())
     digest = h.hexdigest()[:32]
     out_dir = cache_dir()

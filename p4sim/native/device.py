@@ -62,6 +62,23 @@ def load(path) -> ctypes.CDLL:
     return lib
 
 
+class CallRecorder:
+    """The C library, with every call of the control plane's C API appended to `calls` as
+    (function name, arguments): the fuzz harness replays them as C (p4sim/native/fuzz.py)."""
+
+    def __init__(self, lib: ctypes.CDLL, calls: list):
+        self._lib, self._calls = lib, calls
+
+    def __getattr__(self, name):
+        fn = getattr(self._lib, name)
+
+        def call(*args):
+            self._calls.append((name, args))
+            return fn(*args)
+
+        return call
+
+
 class DigestRec(ctypes.Structure):
     _fields_ = [
         ("type", ctypes.c_uint32),
@@ -478,14 +495,18 @@ class NativeDevice:
         cpu_port: int | None = None,
         seed: int | None = None,
         runtime_dir: Path = RUNTIME_DIR,
+        record: list | None = None,
     ):
         """`runtime_dir`: where the C runtime comes from (another checkout's for the I/O
-        benchmark's baseline)."""
+        benchmark's baseline); `record`: a list that collects the calls into the C library
+        (CallRecorder)."""
         interp = V1ModelDevice(program, cpu_port, seed)
         gen = CodeGen(interp)
         source = gen.generate()  # raises Unsupported
         self.source = source
         self.lib = load(build(source, src_dir=runtime_dir))
+        if record is not None:
+            self.lib = CallRecorder(self.lib, record)
         self.program = program
         self.model = program.model
         self.cpu_port = cpu_port
