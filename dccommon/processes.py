@@ -1,5 +1,6 @@
 """Stopping a process we started: the switch, linkem, pdcp-agent, a flow's endpoints, a
-fuzzer's target. One way for every part, so none is ever stopped by name.
+fuzzer's target. One way for every part, so none is ever stopped by name. And its memory
+(rss_kib), for the tests that hold it bounded.
 
     proc = subprocess.Popen(argv, start_new_session=True)
     ...
@@ -11,6 +12,16 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+from pathlib import Path
+
+
+def rss_kib(pid: int) -> int:
+    """The resident memory of process `pid` in KiB (VmRSS); 0 when it is gone."""
+    try:
+        lines = Path(f"/proc/{pid}/status").read_text().splitlines()
+    except FileNotFoundError:
+        return 0
+    return next((int(line.split()[1]) for line in lines if line.startswith("VmRSS:")), 0)
 
 
 def stop_process(proc: subprocess.Popen, grace_s: float = 3.0) -> int:

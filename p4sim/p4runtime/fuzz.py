@@ -31,6 +31,7 @@ from pathlib import Path
 import grpc
 from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
 
+from dccommon.processes import rss_kib
 from p4sim.limits import GRPC_TRAILER_LIMIT
 
 PROGRAM = Path(__file__).resolve().parent.parent / "tests" / "p4" / "runtime_fwd.p4"
@@ -49,10 +50,7 @@ def trailer_size(err: grpc.RpcError) -> int:
 
 
 def _rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
+    return rss_kib(pid) / 1024
 
 
 class RuntimeFuzzer:

@@ -21,7 +21,7 @@ from p4.v1 import p4runtime_pb2
 from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 
-from dccommon.processes import stop_process
+from dccommon.processes import rss_kib, stop_process
 from experiments.run.cpu import run_seconds, thread_times, voluntary_switches
 from experiments.run.netns import Namespace, unique_prefix, veth_pair
 from p4sim.p4runtime.primary import PrimarySession
@@ -290,29 +290,15 @@ def test_port_down_and_up_again_forwards_and_does_not_spin(switch_ns):
 
 
 # Sends argv[3] rounds, each one valid frame (ethertype 0x88b5, its round number inside)
-# and then garbage, on argv[1]; prints as JSON the valid frames that arrived on argv[2]
-# (within 30 s, or 2 s after the last of them) and the garbage lengths the kernel refused.
-# The garbage: runts of 0..13 bytes, frames of 1515..1518 bytes (past the 1500-byte MTU but
-# within the veth's VLAN allowance) and of 4000 and 9000 (argv[1] has a 9000-byte MTU, its
-# peer does not), VLAN-tagged, ARP, truncated and bogus IPv4 headers, random bytes.
+# and then a round of dccommon.garbage's frames, on argv[1]; prints as JSON the valid frames
+# that arrived on argv[2] (within 30 s, or 2 s after the last of them) and the garbage
+# lengths the kernel refused. argv[1] has a 9000-byte MTU, its peer (the switch's) 1500.
 SEND_GARBAGE = r"""
 import json, random, select, socket, struct, sys, time
+from dccommon.garbage import garbage_frames, send_all
 send_if, recv_if, rounds, seed = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 rng = random.Random(seed)
 dst, src = bytes.fromhex("020000000002"), bytes.fromhex("020000000001")
-def noise(n):
-    return rng.getrandbits(8 * n).to_bytes(n, "big") if n else b""
-def garbage():
-    yield from (noise(n) for n in range(14))
-    yield from (dst + src + b"\x88\xb5" + noise(n - 14) for n in (1515, 1516, 1517, 1518, 4000, 9000))
-    yield dst + src + b"\x81\x00\x00\x05\x88\xb5" + b"vlan" * 10
-    yield dst + src + b"\x81\x00\x00\x05\x08\x00" + noise(20)
-    yield dst + src + b"\x08\x06" + noise(28)
-    yield dst + src + b"\x08\x00" + b"\x45"
-    yield dst + src + b"\x08\x00" + b"\x4f" + noise(18)
-    yield dst + src + b"\x08\x00" + b"\x45\x00\xff\xff" + noise(16)
-    yield from (noise(rng.randrange(14, 1515)) for _ in range(4))
-    yield from (dst + noise(rng.randrange(6, 200)) for _ in range(4))
 rx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0)
 rx.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
 rx.bind((recv_if, 3))
@@ -327,11 +313,7 @@ def take(wait):
         wait = 0
 for i in range(rounds):
     tx.send(dst + src + b"\x88\xb5valid" + struct.pack("!I", i) + b"v" * 50)
-    for g in garbage():
-        try:
-            tx.send(g)
-        except OSError as e:
-            refused[len(g)] = e.strerror
+    send_all(tx, garbage_frames(rng, dst, src), refused)
     take(0.001)  # light traffic: about 40 frames a millisecond at most
 deadline = time.monotonic() + 30
 while len(valid) < rounds and time.monotonic() < deadline:
@@ -339,13 +321,6 @@ while len(valid) < rounds and time.monotonic() < deadline:
 take(2.0)
 print(json.dumps({"valid": valid, "refused": refused}))
 """
-
-
-def rss_kib(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    raise AssertionError(f"no VmRSS for pid {pid}")
 
 
 @pytest.mark.parametrize("switch_ns", ["interp", "native"], indirect=True)
