@@ -16,6 +16,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import random
 import socket
 import struct
 import subprocess
@@ -28,8 +29,9 @@ from scapy.layers.l2 import ARP, Ether
 from scapy.utils import checksum
 
 from controlplane.pdcp import dc_frame
+from dccommon.garbage import garbage_frames, send_all
 from dccommon.jsonlines import read_json_lines
-from dccommon.processes import stop_process
+from dccommon.processes import rss_kib, stop_process
 from experiments.run import cpu, netns, parts
 from experiments.run.netns import in_netns
 from hostagents.agent_cmd import AGENT_BIN as AGENT
@@ -452,6 +454,41 @@ def test_blocked_agent_wakes_for_t_reordering(testbed):
     assert (
         latest >= 0.29 and earliest < 0.8
     ), f"SN 1 left {earliest:.3f} to {latest:.3f} s after it came; t-Reordering is 0.3 s"
+
+
+def test_garbage_on_both_legs_loses_no_pdu_and_memory_stays_bounded(testbed):
+    """dccommon.garbage's frames on both legs (runts, past the MTU, VLAN, non-IP, PDCP cut
+    inside its header, Control PDUs, bad inner ethertype, no SDU, random bytes) between the
+    PDUs of a valid flow: every PDU reaches the client in order and byte-identical, each
+    malformed PDCP frame is counted, the agent stays up and stops cleanly, and its RSS
+    stays bounded."""
+    bed = testbed
+    bed.start_agent("--t-reordering-us", "60000000", "--stats-interval-ms", "50")
+    rng = random.Random(1)
+    dst, src = bytes.fromhex(CLIENT_MAC.replace(":", "")), bytes.fromhex("02000000b001")
+    rounds, runs, count = 100, 5, 0
+    refused: dict[int, str] = {}
+    rss = []
+    for _ in range(runs):  # the first run warms up (allocations that stay)
+        for _ in range(rounds):
+            # light traffic: a round (about 90 frames) at a time, its PDU awaited
+            for leg in (0, 1):
+                send_all(bed.legs[leg], garbage_frames(rng, dst, src), refused)
+            bed.send_leg(count % 2, pdcp_frame(count))
+            got = receive_ours(bed.client, 1, timeout_s=30)
+            assert [f for f, _ in got] == [inner_frame(count)], f"PDU {count}"
+            count += 1
+        assert bed.agent.poll() is None, "the agent stopped"
+        rss.append(rss_kib(bed.agent.pid))
+    # runts (EINVAL) and frames past the legs' 1600-byte MTU stop in the sender's kernel
+    assert all(n < 14 or n > 1600 for n in refused), refused
+    final = bed.stop_agent()
+    assert final["delivered_in_order"] == count and final["skipped"] == 0
+    pdcp_garbage = 8  # per round and leg: cut at 0..4 header bytes, control, bad type, no SDU
+    assert final["malformed"] == pdcp_garbage * 2 * rounds * runs, final["malformed_reasons"]
+    growth = rss[-1] - rss[1]
+    assert growth < 4096, f"the agent's RSS grew {growth} KiB: {rss} (KiB, per run)"
+    print(f"agent RSS KiB per run {rss}; malformed {final['malformed_reasons']}")
 
 
 def test_missing_interface_is_a_clear_error(tmp_path):
