@@ -16,6 +16,8 @@ that makes the generated code read or write out of bounds, leak, or run into und
 behaviour stops the run; libFuzzer keeps it as <out>/<target>/crash-*, and it belongs in
 p4sim/tests/fuzz_native_seeds/<target>/ once its cause is fixed (every file there is run as
 a seed on each run, so the bug stays found). The STF file's `packet` lines are seeds too.
+Without TARGET names, `--targets splitter` (the default, `make p4sim-fuzz-native`) fuzzes
+the splitter's profiles and the samples that have kept seeds; `--targets all` every target.
 
 Exit status 1 when any target crashed (naming the input), 2 for bad arguments.
 """
