@@ -168,16 +168,23 @@ def setup_source(calls: list) -> str:
     return "\n".join(lines)
 
 
-def harness(target: Target) -> Path:
-    """The fuzzer executable of `target` (raises Unsupported when the generator does not
-    translate the program, BuildError when clang fails)."""
+def set_up(target: Target) -> tuple[NativeDevice, list]:
+    """A native device of `target` with its entries installed, and the calls into its C
+    library that did it (raises Unsupported when the generator does not translate it)."""
     program = compile_file(str(target.program), defines=target.defines)
     calls: list = []
     runner = _SetupRunner(_Recording(program, calls))
     text = (target.stf.read_text() if target.stf else "") + target.setup
     runner.run_text(text, str(target.stf or target.name))
     runner.device.sync_pre()  # multicast groups and clone sessions reach C on a packet
-    source = runner.device.source + "\n" + setup_source(calls) + '#include "fuzz_native.c"\n'
+    return runner.device, calls
+
+
+def harness(target: Target) -> Path:
+    """The fuzzer executable of `target` (raises Unsupported when the generator does not
+    translate the program, BuildError when clang fails)."""
+    device, calls = set_up(target)
+    source = device.source + "\n" + setup_source(calls) + '#include "fuzz_native.c"\n'
     clang = shutil.which("clang")
     if clang is None:
         raise BuildError("clang is not installed (the fuzzer needs clang's libFuzzer)")

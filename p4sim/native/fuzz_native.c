@@ -9,16 +9,19 @@
  * An input: two bytes of ingress port (little-endian; p4n_process_into keeps 9 bits, as the
  * packet I/O passes any port number), then the frame, 0 bytes and up (libFuzzer's -max_len
  * bounds it). State (registers, counters, meters) carries over from one input to the next,
- * as on the wire.
+ * as on the wire. With P4SIM_FUZZ_PRINT set, each output is printed ("port hex-bytes"), for
+ * the test that compares the replayed setup with the device it was recorded from.
  */
 #include <stdio.h>
 
 static struct dev *fuzz_dev;
+static int fuzz_print;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc, (void)argv;
 	fuzz_dev = fuzz_setup();
+	fuzz_print = getenv("P4SIM_FUZZ_PRINT") != NULL;
 	return 0;
 }
 
@@ -40,10 +43,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			fprintf(stderr, "output record header cut at %zu of %zu bytes\n", off, n);
 			abort();
 		}
+		size_t frame = off + P4N_OUT_HDR;
 		off = p4n_out_read(&fuzz_dev->own_out, off, &egress, &len);
 		if (off > n || egress > 0x1FF) {
 			fprintf(stderr, "output record past the buffer or on port %u\n", egress);
 			abort();
+		}
+		if (fuzz_print) {
+			printf("%u ", egress);
+			for (uint32_t i = 0; i < len; i++)
+				printf("%02x", out[frame + i]);
+			printf("\n");
 		}
 	}
 	p4n_digests_clear(fuzz_dev);
