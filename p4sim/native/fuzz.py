@@ -10,8 +10,11 @@ unions, advance, lookahead, verify, checksums, truncate, clone, resubmit, recirc
 the entries of their STF files. For each, a NativeDevice is built and its entries installed
 through the ordinary control plane while every call into the C API is recorded
 (device.CallRecorder); the generated C, those calls replayed as C (fuzz_setup) and the
-harness fuzz_native.c are compiled with `clang -fsanitize=fuzzer,address,undefined` (through
-build.py, cached) and run: two bytes of ingress port, then a frame of 0 to 16 KiB. An input
+harness fuzz_native.c are compiled with `clang -fsanitize=fuzzer,address,undefined`
+(through build.py, cached) and run: two bytes of ingress port, then a frame of 0 to 16 KiB.
+The *_io targets use fuzz_io.c instead: io.c's own loop around the pipeline (batches, the
+output buffer, transmit batches refused past a length, up-calls), with iobench.c's
+stand-ins for the kernel; an input is a settings byte and length-prefixed frames. An input
 that makes the generated code read or write out of bounds, leak, or run into undefined
 behaviour stops the run; libFuzzer keeps it as <out>/<target>/crash-*, and it belongs in
 p4sim/tests/fuzz_native_seeds/<target>/ once its cause is fixed (every file there is run as
@@ -47,8 +50,10 @@ ROOT = HERE.parent.parent
 SEEDS = ROOT / "p4sim" / "tests" / "fuzz_native_seeds"
 SAMPLES = Path(os.environ.get("P4C_SAMPLES", "/opt/p4tools/p4c-testdata/p4_16_samples"))
 MAX_FRAME = 16 * 1024
-FUZZ_FLAGS = ["-O1", "-g", "-std=gnu11", "-fwrapv", "-fno-strict-aliasing", "-w", "-pthread",
-              "-fsanitize=fuzzer,address,undefined", "-fno-sanitize-recover=undefined"]  # fmt: skip
+# -D_GNU_SOURCE: io.c asks for it, but after the generated program's system headers
+FUZZ_FLAGS = ["-O1", "-g", "-std=gnu11", "-D_GNU_SOURCE", "-fwrapv", "-fno-strict-aliasing",
+              "-w", "-pthread", "-fsanitize=fuzzer,address,undefined",
+              "-fno-sanitize-recover=undefined"]  # fmt: skip
 SPLITTER = ROOT / "p4src" / "dc_splitter.p4"
 SPLITTER_STF = ROOT / "p4sim" / "tests" / "stf" / "dc_splitter.stf"
 # Beyond dc_splitter.stf: an IPv6 user, a user index past the registers' 1024 cells (the
@@ -85,6 +90,7 @@ class Target:
     defines: dict
     stf: Path | None
     setup: str = ""
+    io: bool = False  # fuzz_io.c (io.c's loop around the pipeline), else fuzz_native.c
 
 
 def splitter_targets() -> list[Target]:
@@ -94,6 +100,7 @@ def splitter_targets() -> list[Target]:
         Target("dc_splitter_sn12", SPLITTER, {"PDCP_SN_12": "1"}, SPLITTER_STF, common),
         Target("dc_splitter_adaptive", SPLITTER, {"DC_ADAPTIVE": "1"}, SPLITTER_STF,
                common + ADAPTIVE_SETUP),
+        Target("dc_splitter_io", SPLITTER, {}, SPLITTER_STF, common, io=True),
     ]  # fmt: skip
 
 
@@ -184,18 +191,24 @@ def harness(target: Target) -> Path:
     """The fuzzer executable of `target` (raises Unsupported when the generator does not
     translate the program, BuildError when clang fails)."""
     device, calls = set_up(target)
-    source = device.source + "\n" + setup_source(calls) + '#include "fuzz_native.c"\n'
+    main = "fuzz_io.c" if target.io else "fuzz_native.c"
+    source = device.source + "\n" + setup_source(calls) + f'#include "{main}"\n'
     clang = shutil.which("clang")
     if clang is None:
         raise BuildError("clang is not installed (the fuzzer needs clang's libFuzzer)")
-    return build(source, runtime=("outbuf.h", "runtime.h", "pipeline.c", "api.c",
-                                  "fuzz_native.c"), executable=True, cc=clang, flags=FUZZ_FLAGS)  # fmt: skip
+    runtime = ("outbuf.h", "runtime.h", "pipeline.c", "api.c", main)
+    if target.io:
+        runtime += ("io.c", "iobench.c")
+    return build(source, runtime=runtime, executable=True, pktio=target.io, cc=clang,
+                 flags=FUZZ_FLAGS)  # fmt: skip
 
 
 def stf_seeds(target: Target, into: Path) -> None:
-    """The STF file's `packet` lines as inputs (port, then frame) in `into`."""
+    """The STF file's `packet` lines as inputs in `into`: one each (port, then frame), or
+    for an I/O target all in one (settings 0, then each frame's length and bytes)."""
     if target.stf is None:
         return
+    batch = bytearray(b"\0")
     for i, cmd in enumerate(parse_script(target.stf.read_text(), str(target.stf)).commands):
         if cmd.name == "packet":
             try:
@@ -203,7 +216,12 @@ def stf_seeds(target: Target, into: Path) -> None:
                 frame = bytes.fromhex("".join(cmd.rest[1:]))
             except (ValueError, IndexError):
                 continue
-            (into / f"stf-{i}").write_bytes(port.to_bytes(2, "little") + frame)
+            if target.io:
+                batch += len(frame).to_bytes(2, "little") + frame
+            else:
+                (into / f"stf-{i}").write_bytes(port.to_bytes(2, "little") + frame)
+    if target.io:
+        (into / "stf-all").write_bytes(bytes(batch))
 
 
 def run_target(target: Target, out: Path, seconds: int, seed: int) -> bool:

@@ -140,7 +140,8 @@ struct frames {
 };
 
 /* The kernel's receive: up to `max` of the frames into the ring's free slots from `*at` on,
- * laid out as TPACKET_V2 lays them out for a SOCK_RAW socket. The count written. */
+ * laid out as TPACKET_V2 lays them out for a SOCK_RAW socket; a frame longer than a slot
+ * holds is cut to it (tp_snaplen < tp_len), as the kernel cuts it. The count written. */
 static unsigned deliver(struct pktio_ring *r, uint32_t *at, struct frames *fs, unsigned max,
 			int cold)
 {
@@ -155,13 +156,15 @@ static unsigned deliver(struct pktio_ring *r, uint32_t *at, struct frames *fs, u
 		fs->at += len;
 		if (++fs->next == fs->n)
 			fs->next = 0, fs->at = 0;
-		h->tp_len = h->tp_snaplen = len;
+		uint32_t snap = len < r->frame_size - mac ? len : r->frame_size - mac;
+		h->tp_len = len;
+		h->tp_snaplen = snap;
 		h->tp_mac = (uint16_t)mac;
 		((struct sockaddr_ll *)((uint8_t *)h + TPACKET_ALIGN(sizeof *h)))->sll_pkttype =
 			PACKET_HOST;
-		memcpy((uint8_t *)h + mac, frame, len);
+		memcpy((uint8_t *)h + mac, frame, snap);
 		if (cold)
-			evict(h, mac + len);
+			evict(h, mac + snap);
 		__atomic_store_n(&h->tp_status, TP_STATUS_USER, __ATOMIC_RELEASE);
 		*at = (*at + 1) % r->frame_nr;
 		n++;

@@ -15,7 +15,9 @@ import pytest
 from p4sim.native.fuzz import harness, set_up, splitter_targets, stf_seeds
 
 
-@pytest.mark.parametrize("target", splitter_targets(), ids=lambda t: t.name)
+@pytest.mark.parametrize(
+    "target", [t for t in splitter_targets() if not t.io], ids=lambda t: t.name
+)
 def test_replayed_setup_forwards_as_the_recorded_device(target, tmp_path):
     """The STF file's frames through the harness (its outputs printed) and through the
     device whose calls it replays, in the same order: the same frames on the same ports."""
