@@ -449,6 +449,8 @@ void p4nio_close(struct io *io)
 		if (p->pcap_out)
 			fclose(p->pcap_out);
 	}
+	for (uint32_t i = 0; i < io->qlen; i++) /* up-calls nobody took */
+		free(io->q[(io->qhead + i) % UPQ_CAP].data);
 	free(io->batch.buf);
 	close(io->wake_fd);
 	free(io);
