@@ -7,11 +7,12 @@ Each target is a P4 program with its control-plane setup: the splitter's three p
 (p4src/dc_splitter.p4 as `make p4` compiles them) with the entries of p4sim/tests/stf/
 dc_splitter.stf and more, and p4c's v1model samples that stress parsing (header stacks and
 unions, advance, lookahead, verify, checksums, truncate, clone, resubmit, recirculate) with
-the entries of their STF files. For each, a NativeDevice is built and its entries installed
-through the ordinary control plane while every call into the C API is recorded
-(device.CallRecorder); the generated C, those calls replayed as C (fuzz_setup) and the
-harness fuzz_native.c are compiled with `clang -fsanitize=fuzzer,address,undefined`
-(through build.py, cached) and run: two bytes of ingress port, then a frame of 0 to 16 KiB.
+the entries of their STF files, and the programs of p4sim/tests/stf (stf-NAME) with theirs.
+For each, a NativeDevice is built and its entries installed through the ordinary control
+plane while every call into the C API is recorded (device.CallRecorder); the generated C,
+those calls replayed as C (fuzz_setup) and the harness fuzz_native.c are compiled with
+`clang -fsanitize=fuzzer,address,undefined` (through build.py, cached) and run: two bytes
+of ingress port, then a frame of 0 to 16 KiB.
 The *_io targets use fuzz_io.c instead: io.c's own loop around the pipeline (batches, the
 output buffer, transmit batches refused past a length, up-calls), with iobench.c's
 stand-ins for the kernel; an input is a settings byte and length-prefixed frames. An input
@@ -105,12 +106,16 @@ def splitter_targets() -> list[Target]:
 
 
 def sample_targets() -> list[Target]:
+    """p4c's samples of SAMPLE_NAMES, then the programs of p4sim/tests/stf (stf-NAME)."""
     out = []
     for name in SAMPLE_NAMES:
         p4 = SAMPLES / f"{name}.p4"
         if p4.is_file():
             stf = p4.with_suffix(".stf")
             out.append(Target(name, p4, {}, stf if stf.is_file() else None))
+    for p4 in sorted(SPLITTER_STF.parent.glob("*.p4")):
+        stf = p4.with_suffix(".stf")
+        out.append(Target(f"stf-{p4.stem}", p4, {}, stf if stf.is_file() else None))
     return out
 
 
