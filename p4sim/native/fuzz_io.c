@@ -8,7 +8,8 @@
  * port. Included after the generated program and fuzz_setup(), like fuzz_native.c.
  *
  * An input: one byte of settings (bits 0-1: the send limit, 14, 64, 1514 bytes or none;
- * bit 2: port 2 is the CPU port), then frames into port 0, each a 16-bit little-endian
+ * bit 2: port 2 is the CPU port; bit 3: the ports are closed with the up-calls left queued,
+ * and opened again), then frames into port 0, each a 16-bit little-endian
  * length and its bytes (the input's end cuts the last one short). A frame longer than a
  * ring slot is cut as the kernel cuts it (io.c counts it as truncated).
  */
@@ -18,11 +19,10 @@ static struct dev *fuzz_dev;
 static struct io *fuzz_io;
 static uint32_t fuzz_at; /* the ring slot the next frame goes to */
 
-int LLVMFuzzerInitialize(int *argc, char ***argv)
+static void open_ports(void)
 {
-	(void)argc, (void)argv;
-	fuzz_dev = fuzz_setup();
 	fuzz_io = p4nio_new();
+	fuzz_at = 0;
 	for (uint32_t port = 0; port < BENCH_PORTS; port++) {
 		char name[16];
 		snprintf(name, sizeof name, "fuzz%u", port);
@@ -32,6 +32,13 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	}
 	p4nio_set_pipeline(fuzz_io, (process_fn)p4n_process_into, (lock_fn)p4n_lock,
 			   (lock_fn)p4n_unlock, fuzz_dev, -1);
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc, (void)argv;
+	fuzz_dev = fuzz_setup();
+	open_ports();
 	return 0;
 }
 
@@ -61,6 +68,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		unsigned burst = n - done < RX_BURST ? n - done : RX_BURST;
 		done += deliver(&fuzz_io->p[0].ring, &fuzz_at, &fs, burst, 0);
 		rx_round(fuzz_io);
+	}
+	if (data[0] & 8) {
+		p4nio_close(fuzz_io);
+		open_ports();
 	}
 	/* what went up for the CPU port: taken as the Python side takes it */
 	uint8_t up[1 << 16];
