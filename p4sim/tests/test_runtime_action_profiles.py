@@ -293,7 +293,7 @@ def test_error_codes(rig):
     assert c.codes(
         c.group(10, [], kind=Update.DELETE),  # used by an entry
         c.member(2, 0, kind=Update.DELETE),  # used by an entry
-        c.route("12.0.0.0/8", member=9),  # unknown member (PI; the spec is silent)
+        c.route("12.0.0.0/8", member=9),  # unknown member (spec "Action Specification")
         c.route("12.0.0.0/8", group=9),  # unknown group
         c.route("12.0.0.0/8", action=1),  # a direct action on an indirect table
         c.route("12.0.0.0/8", action_set=[(1, 0)]),  # weight 0
@@ -301,7 +301,7 @@ def test_error_codes(rig):
         wrong_profile,
         c.route("12.0.0.0/8", action_set=[(1, 1)]),  # mixes one-shot with members/groups
     ) == [
-        C.FAILED_PRECONDITION, C.FAILED_PRECONDITION, C.INVALID_ARGUMENT, C.INVALID_ARGUMENT,
+        C.FAILED_PRECONDITION, C.FAILED_PRECONDITION, C.NOT_FOUND, C.NOT_FOUND,
         C.INVALID_ARGUMENT, C.INVALID_ARGUMENT, C.INVALID_ARGUMENT, C.INVALID_ARGUMENT,
         C.INVALID_ARGUMENT,
     ]  # fmt: skip
@@ -440,8 +440,16 @@ def test_same_members_and_codes_as_simple_switch_grpc(rig, bmv2_rig, target):
     in_use = [len(bad) - 2, len(bad) - 1]
     assert [pi[i] for i in in_use] == [code_pb2.UNKNOWN] * 2
     assert [mine[i] for i in in_use] == [code_pb2.FAILED_PRECONDITION] * 2
-    assert [c for i, c in enumerate(mine) if i not in in_use] == [
-        c for i, c in enumerate(pi) if i not in in_use
+    # an entry naming a member never inserted: the spec ("Action Specification") and p4sim
+    # say NOT_FOUND, PI INVALID_ARGUMENT ("Invalid member / group id")
+    unknown_member = 11
+    assert (mine[unknown_member], pi[unknown_member]) == (
+        code_pb2.NOT_FOUND,
+        code_pb2.INVALID_ARGUMENT,
+    )
+    deviations = in_use + [unknown_member]
+    assert [c for i, c in enumerate(mine) if i not in deviations] == [
+        c for i, c in enumerate(pi) if i not in deviations
     ]
     # (no empty group: simple_switch 1.15.5 loops forever on a packet that hits one, see
     # test_miss_and_empty_group_run_no_action)
