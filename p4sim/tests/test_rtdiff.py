@@ -102,7 +102,9 @@ def test_read_differences_are_explained_entity_by_entity():
     )
     assert "is_const" in reasons[0]
     # an entity only one side has, for no known reason
-    assert rtexplain.explain(read, outcome("OK", entities=[]), outcome("OK", entities=[plain])) is None
+    assert (
+        rtexplain.explain(read, outcome("OK", entities=[]), outcome("OK", entities=[plain])) is None
+    )
     # twice is not once
     assert rtexplain.differences(
         read, outcome("OK", entities=[plain]), outcome("OK", entities=[plain] * 2)
