@@ -9,6 +9,7 @@ from p4sim.frontend.types import (
     BoolT,
     EnumT,
     InfInt,
+    bit_width,
 )
 
 HASH_IDS = {"crc16": 0, "crc32": 1, "csum16": 2, "xor16": 3, "identity": 4}
@@ -26,12 +27,10 @@ class Unsupported(Exception):
 
 
 def _w(t) -> int:
-    if isinstance(t, Bits):
-        return t.width
-    if isinstance(t, BoolT):
-        return 1
-    if isinstance(t, EnumT) and t.underlying is not None:
-        return t.underlying.width
+    """A scalar's width in bits (the front end's bit_width); 32 for the others, which the
+    C code holds in a uint32_t (error codes, enums without an underlying type)."""
+    if isinstance(t, (Bits, BoolT)) or (isinstance(t, EnumT) and t.underlying is not None):
+        return bit_width(t)
     return 32
 
 
