@@ -68,9 +68,9 @@ endif
 
 # P4Runtime differential (p4sim/conformance/rtdiff.py): request sequences generated from the
 # P4Info of five programs to simple_switch_grpc and p4sim, every answer compared. make test
-# runs 1000 requests of seed 1 (about 15 s on a loaded 2-core machine); a long run is
+# runs 800 requests of seed 1 (about 20 s on a loaded 2-core machine); a long run is
 # `python -m p4sim.conformance.rtdiff --seed S --requests 20000` (docs/conformance.md).
-P4SIM_RTDIFF_REQUESTS ?= 1000
+P4SIM_RTDIFF_REQUESTS ?= 800
 
 # Program differential (p4sim/conformance/progdiff.py): generated v1model programs on BMv2
 # and p4sim. make test runs the first 20 of seed 1 (under a minute); a long run is

@@ -47,11 +47,13 @@ from dccommon.ports import free_port
 from p4sim.conformance import bmv2
 from p4sim.conformance.rtexplain import (
     LEAKED_GROUP,
+    PARTED_IN_BATCH,
     RECONCILE_DROPS_PRE,
     differences,
+    differing_updates,
     entity_text,
     explain,
-    leaks_group,
+    leaked_group,
     wrote_pre,
 )
 from p4sim.conformance.rtgen import (
@@ -320,7 +322,8 @@ class StepResult:
     rpc: str
     note: str
     verdict: str  # same | explained | DIFFER
-    detail: list[str] = field(default_factory=list)
+    detail: list[str] = field(default_factory=list)  # the explanations, then the differences
+    reasons: list[str] = field(default_factory=list)  # the explanations alone
     parted: bool = False  # the states parted here: both started afresh after it
 
 
@@ -339,20 +342,23 @@ def run_sequence(rig: Rig, steps: list[Step]) -> list[StepResult]:
         diff = differences(step, ours, theirs)
         explained = explain(step, ours, theirs, saved) if diff else None
         verdict = "same" if not diff else ("DIFFER" if explained is None else "explained")
-        detail, parted = diff, False
-        if explained is not None:
-            detail, parted = explained[0] + diff, explained[1]
+        reasons, parted = explained if explained is not None else ([], False)
         reconciled = (
             step.rpc == "SetForwardingPipelineConfig"
             and step.request.action == step.request.RECONCILE_AND_COMMIT
             and ours["code"] == theirs["code"] == "OK"
         )
+        leak = leaked_group(step, theirs)
         for known, why in ((pre and reconciled, RECONCILE_DROPS_PRE),
-                           (leaks_group(step, theirs), LEAKED_GROUP)):  # fmt: skip
+                           (leak is not None, LEAKED_GROUP)):  # fmt: skip
             if known:  # the states part here, whatever the answers
                 verdict = "explained" if verdict == "same" else verdict
-                detail, parted = [why] + detail, True
-        results.append(StepResult(i, step.rpc, step.note, verdict, detail, parted))
+                reasons, parted = [why] + reasons, True
+        if verdict == "DIFFER" and leak is not None:
+            later = differing_updates(ours, theirs)
+            if later and min(later) > leak and ours["code"] == theirs["code"]:
+                verdict, reasons = "explained", reasons + [PARTED_IN_BATCH]
+        results.append(StepResult(i, step.rpc, step.note, verdict, reasons + diff, reasons, parted))
         if parted:
             rig.start_afresh()
             saved = pre = False
@@ -558,9 +564,14 @@ def main(argv=None) -> int:
     parted = sum(s.parted for r in results for s in r.steps)
     print(f"\nseed {args.seed}: {len(results)} sequences, {sum(steps.values())} requests "
           f"(both started afresh {parted} times, where the states parted)", file=out)  # fmt: skip
+    reasons = Counter(why for r in results for s in r.steps for why in s.reasons)
     for verdict in ("same", "explained", "DIFFER"):
         print(f"  {verdict:<9}  {counts[verdict]:4d} sequences  {steps[verdict]:6d} requests",
               file=out)  # fmt: skip
+    if reasons:
+        print("explained by (requests, rule):", file=out)
+        for why, n in reasons.most_common():
+            print(f"  {n:6d}  {why.split(' [')[0]}", file=out)
     print(f"time: {time.monotonic() - start:.0f} s", file=out)
     write_json(PROG, [asdict(r) for r in results], args.json)
     if counts["DIFFER"]:

@@ -83,7 +83,7 @@ class Explanation:
         )
 
     def text(self) -> str:
-        return f"{self.name} ({self.kind}; spec {self.spec}; {PI}{self.pi})"
+        return f"{self.name} [{self.kind}; spec {self.spec}; {PI}{self.pi}]"
 
 
 REFUSED = ("INVALID_ARGUMENT", "OUT_OF_RANGE", "NOT_FOUND", "PERMISSION_DENIED",
@@ -380,14 +380,14 @@ ENTITY_EXPLANATIONS = [
         _not_const,
         (
             "the entries of a const table are read with is_const true; PI predates the field "
-            f"(PI; spec 9.1.1 TableEntry (is_const); {PI}frontend/src/device_mgr.cpp:1319)"
+            f"[PI; spec 9.1.1 TableEntry (is_const); {PI}frontend/src/device_mgr.cpp:1319]"
         ),
     ),
     (
         _match_only,
         (
             "the table entry of a DirectCounterEntry read: p4sim returns it with its action, "
-            "PI with its match only (silent; spec 9.4.1 DirectCounterEntry names no form)"
+            "PI with its match only [silent; spec 9.4.1 DirectCounterEntry names no form]"
         ),
     ),
 ]
@@ -413,7 +413,7 @@ def _ignored_filter_copies(step: Step, line: str) -> int:
 
 IGNORED_FILTER = (
     "a read filtered by priority returns only entries of that priority; PI ignores the "
-    f"filter (PI; spec 9.1.9 Wildcard Reads; {PI}frontend/src/device_mgr.cpp:1280)"
+    f"filter [PI; spec 9.1.9 Wildcard Reads; {PI}frontend/src/device_mgr.cpp:1280]"
 )
 
 
@@ -448,8 +448,8 @@ def explain_entities(step: Step, ours: list[str], theirs: list[str]) -> list[str
 PARTED_IN_BATCH = "follows from an earlier update of the same batch that parted the states"
 SAVED_COOKIE = (
     "the cookie GetForwardingPipelineConfig returns while a VERIFY_AND_SAVE config waits "
-    "for COMMIT: p4sim the running config's, PI the saved one's (silent; spec 14 "
-    "SetForwardingPipelineConfig RPC, 15 GetForwardingPipelineConfig RPC)"
+    "for COMMIT: p4sim the running config's, PI the saved one's [silent; spec 14 "
+    "SetForwardingPipelineConfig RPC, 15 GetForwardingPipelineConfig RPC]"
 )
 
 
@@ -537,32 +537,45 @@ def differences(step: Step, ours: dict, theirs: dict) -> list[str]:
 LEAKED_GROUP = (
     "an ActionProfileGroup INSERT that PI refuses for its members (missing, weights) leaves "
     "the group behind (PI makes the group before it checks the members), so the states part "
-    "here (PI; spec 12 Write RPC: a failed update changes nothing; "
-    f"{PI}frontend/src/action_prof_mgr.cpp:437)"
+    "here [PI; spec 12 Write RPC: a failed update changes nothing; "
+    f"{PI}frontend/src/action_prof_mgr.cpp:437]"
 )
 #: PI's refusals of a group INSERT made before it makes the group (action_prof_mgr.cpp)
 REFUSED_BEFORE_MAKING = ("max_size", "Duplicate group id", "mix action selector", "Invalid P4 id")
 
 
-def leaks_group(step: Step, theirs: dict) -> bool:
-    """Whether PI refused a group INSERT of this Write after making the group (LEAKED_GROUP)."""
+def leaked_group(step: Step, theirs: dict) -> int | None:
+    """The first update of this Write that is a group INSERT PI refused after making the
+    group (LEAKED_GROUP), or None."""
     if step.rpc != "Write":
-        return False
-    return any(
-        update.type == update.INSERT
-        and update.entity.HasField("action_profile_group")
-        and code not in ("OK", "UNKNOWN")
-        and not any(piece in message for piece in REFUSED_BEFORE_MAKING)
-        for update, code, message in zip(
-            step.request.updates, theirs.get("updates", []), theirs.get("messages", [])
-        )
-    )
+        return None
+    for i, (update, code, message) in enumerate(
+        zip(step.request.updates, theirs.get("updates", []), theirs.get("messages", []))
+    ):
+        if (
+            update.type == update.INSERT
+            and update.entity.HasField("action_profile_group")
+            and code not in ("OK", "UNKNOWN")
+            and not any(piece in message for piece in REFUSED_BEFORE_MAKING)
+        ):
+            return i
+    return None
+
+
+def differing_updates(ours: dict, theirs: dict) -> list[int]:
+    """The updates of a Write whose codes differ (every update when only one side failed
+    some)."""
+    mine, pi = ours.get("updates") or [], theirs.get("updates") or []
+    if mine and pi:
+        return [i for i, (a, b) in enumerate(zip(mine, pi)) if a != b]
+    failed = mine or pi
+    return [i for i, code in enumerate(failed) if code != "OK"]
 
 
 RECONCILE_DROPS_PRE = (
     "PI's RECONCILE_AND_COMMIT keeps tables, profiles, counters and meters but drops the "
-    "multicast groups and clone sessions, so the states part here (PI; spec 14 "
-    f"SetForwardingPipelineConfig RPC; {PI}frontend/src/device_mgr.cpp:3039)"
+    "multicast groups and clone sessions, so the states part here [PI; spec 14 "
+    f"SetForwardingPipelineConfig RPC; {PI}frontend/src/device_mgr.cpp:3039]"
 )
 
 

@@ -335,7 +335,7 @@ class RequestGenerator:
         register = self.rng.choice(self.info.registers)
         entity = p4runtime_pb2.Entity()
         r = entity.register_entry
-        r.register_id = register.preamble.id
+        r.register_id = self.rng.choice([register.preamble.id] * 5 + [self.unknown_id()])
         r.index.index = self.index_of(register.size)
         r.data.bitstring = b"\x05"
         return Update(type=Update.MODIFY, entity=entity)
@@ -375,7 +375,7 @@ class RequestGenerator:
         kind = self.rng.choice([Update.INSERT] * 3 + [Update.MODIFY, Update.DELETE])
         if self.rng.random() < 0.6 or not self.members:
             m = entity.action_profile_member
-            m.action_profile_id = profile.preamble.id
+            m.action_profile_id = self.rng.choice([profile.preamble.id] * 7 + [self.unknown_id()])
             m.member_id = self.rng.choice([1, 2, 3, 4])
             m.action.CopyFrom(self.action(table))
             self.members.append(m)
@@ -423,6 +423,9 @@ class RequestGenerator:
             client, note = "second", "from the second client"
         elif r < 0.11:
             request.device_id, note = 7, "unknown device"
+        elif r < 0.13:
+            request.atomicity = self.rng.choice([1, 2, 9])  # rollback, dataplane, unknown
+            note = f"atomicity {request.atomicity}"
         return Step("Write", request, client, note)
 
     def read_entity(self) -> p4runtime_pb2.Entity:

@@ -145,6 +145,7 @@ def test_short_run_on_simple_switch_grpc(tmp_path, capsys, monkeypatch, target):
     assert rtdiff.main(argv + ["--cases", str(tmp_path / "none")]) == 0
     report = capsys.readouterr().out
     assert "DIFFER        0 sequences" in report and not (tmp_path / "none").exists()
+    assert "explained by (requests, rule):" in report
     monkeypatch.setattr(rtexplain, "EXPLANATIONS", [])
     monkeypatch.setattr(rtexplain, "ENTITY_EXPLANATIONS", [])
     assert rtdiff.main(argv + ["--cases", str(tmp_path / "cases")]) == 1
