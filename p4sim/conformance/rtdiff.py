@@ -28,6 +28,7 @@ import json
 import os
 import queue
 import random
+import signal
 import sys
 import tempfile
 import threading
@@ -580,8 +581,14 @@ def main(argv=None) -> int:
     return 1 if counts["DIFFER"] or gone else 0
 
 
+def _exit_on_sigterm(signum, frame) -> None:
+    """SIGTERM unwinds like an error: the rigs' `finally` stops simple_switch_grpc."""
+    sys.exit(128 + signum)
+
+
 if __name__ == "__main__":
     os.environ.setdefault("PYTHONHASHSEED", "0")
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
     from p4sim.tool import run
 
     sys.exit(run(PROG, main))
