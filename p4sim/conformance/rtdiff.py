@@ -55,7 +55,7 @@ from p4sim.conformance.rtexplain import (
     entity_text,
     explain,
     leaked_group,
-    wrote_pre,
+    wrote_what_reconcile_drops,
 )
 from p4sim.conformance.rtgen import (
     DEVICE_CONFIG,
@@ -73,6 +73,8 @@ PROGRAMS = {
     "dc_splitter": ROOT / "p4src" / "dc_splitter.p4",  # exact keys, const default actions
     "runtime_fwd": ROOT / "p4sim" / "tests" / "p4" / "runtime_fwd.p4",  # lpm, ternary,
     # counters, a direct counter, a meter, a register, multicast
+    "runtime_kinds": ROOT / "p4sim" / "tests" / "p4" / "runtime_kinds.p4",  # range, optional
+    # and ternary keys in a writable table, a direct counter, a direct meter
     "action_selector": ROOT / "p4sim" / "tests" / "stf" / "action_selector.p4",  # profiles
     "range": P4C_SAMPLES / "table-entries-range-bmv2.p4",  # range keys, const entries
     "optional": P4C_SAMPLES / "table-entries-optional-bmv2.p4",  # optional keys, const
@@ -335,11 +337,11 @@ def run_sequence(rig: Rig, steps: list[Step]) -> list[StepResult]:
     rig.start_afresh()
     results = []
     saved = False  # a VERIFY_AND_SAVE config waits for COMMIT on both
-    pre = False  # both hold PRE entries
+    pre = False  # both hold what PI's RECONCILE_AND_COMMIT drops
     for i, step in enumerate(steps):
         ours, theirs = (target.run(step) for target in rig.targets)
         rig.alive()
-        pre |= wrote_pre(step, ours, theirs)
+        pre |= wrote_what_reconcile_drops(step, ours, theirs)
         diff = differences(step, ours, theirs)
         explained = explain(step, ours, theirs, saved) if diff else None
         verdict = "same" if not diff else ("DIFFER" if explained is None else "explained")

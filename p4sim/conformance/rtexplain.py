@@ -371,7 +371,9 @@ def _not_const(entity: p4runtime_pb2.Entity) -> None:
 
 
 def _match_only(entity: p4runtime_pb2.Entity) -> None:
-    entity.direct_counter_entry.table_entry.ClearField("action")
+    kind = entity.WhichOneof("entity")
+    if kind in ("direct_counter_entry", "direct_meter_entry"):
+        getattr(entity, kind).table_entry.ClearField("action")
 
 
 #: differences in what a Read returns: p4sim's entity, changed so, is the one BMv2 returns
@@ -386,8 +388,9 @@ ENTITY_EXPLANATIONS = [
     (
         _match_only,
         (
-            "the table entry of a DirectCounterEntry read: p4sim returns it with its action, "
-            "PI with its match only [silent; spec 9.4.1 DirectCounterEntry names no form]"
+            "the table entry of a DirectCounterEntry or DirectMeterEntry read: p4sim returns "
+            "it with its action, PI with its match only [silent; spec 9.4.1 "
+            "DirectCounterEntry, 9.5.1 DirectMeterEntry name no form]"
         ),
     ),
 ]
@@ -573,26 +576,26 @@ def differing_updates(ours: dict, theirs: dict) -> list[int]:
 
 
 RECONCILE_DROPS_PRE = (
-    "PI's RECONCILE_AND_COMMIT keeps tables, profiles, counters and meters but drops the "
-    "multicast groups and clone sessions, so the states part here [PI; spec 14 "
+    "PI's RECONCILE_AND_COMMIT keeps table entries, profiles, counters and meters but drops "
+    "the multicast groups, clone sessions and default entries set, so the states part here "
+    "[PI; spec 14 "
     f"SetForwardingPipelineConfig RPC; {PI}frontend/src/device_mgr.cpp:3039]"
 )
 
 
-def wrote_pre(step: Step, ours: dict, theirs: dict) -> bool:
-    """Whether both applied a PacketReplicationEngineEntry update of this Write."""
+def wrote_what_reconcile_drops(step: Step, ours: dict, theirs: dict) -> bool:
+    """Whether both applied an update of this Write that PI's RECONCILE_AND_COMMIT loses: a
+    PacketReplicationEngineEntry or a default entry (RECONCILE_DROPS_PRE)."""
     if step.rpc != "Write":
         return False
-    applied = [
-        a == b == "OK"
-        for a, b in zip(
-            ours.get("updates")
-            or ["OK" if ours["code"] == "OK" else ""] * len(step.request.updates),
-            theirs.get("updates")
-            or ["OK" if theirs["code"] == "OK" else ""] * len(step.request.updates),
-        )
-    ]
+    n = len(step.request.updates)
+    mine = ours.get("updates") or ["OK" if ours["code"] == "OK" else ""] * n
+    pi = theirs.get("updates") or ["OK" if theirs["code"] == "OK" else ""] * n
     return any(
-        ok and u.entity.HasField("packet_replication_engine_entry")
-        for ok, u in zip(applied, step.request.updates)
+        a == b == "OK"
+        and (
+            u.entity.HasField("packet_replication_engine_entry")
+            or (u.entity.HasField("table_entry") and u.entity.table_entry.is_default_action)
+        )
+        for a, b, u in zip(mine, pi, step.request.updates)
     )

@@ -315,6 +315,16 @@ class RequestGenerator:
         return Update(type=self.rng.choice([Update.MODIFY] * 5 + [Update.INSERT]), entity=entity)
 
     def meter_update(self) -> Update | None:
+        if self.info.direct_meters and self.entries and self.rng.random() < 0.4:
+            entity = p4runtime_pb2.Entity()
+            d = entity.direct_meter_entry
+            d.table_entry.CopyFrom(self.rng.choice(self.entries))
+            d.table_entry.ClearField("action")
+            if self.rng.random() < 0.8:
+                d.config.cir, d.config.cburst, d.config.pir, d.config.pburst = 10, 5, 20, 5
+            return Update(
+                type=self.rng.choice([Update.MODIFY] * 5 + [Update.DELETE]), entity=entity
+            )
         if not self.info.meters:
             return None
         meter = self.rng.choice(self.info.meters)
@@ -451,6 +461,10 @@ class RequestGenerator:
                 entity.counter_entry.index.index = self.index_of(counter.size)
         elif r < 0.76 and self.info.direct_counters:
             entity.direct_counter_entry.table_entry.table_id = self.info.direct_counters[
+                0
+            ].direct_table_id
+        elif r < 0.78 and self.info.direct_meters:
+            entity.direct_meter_entry.table_entry.table_id = self.info.direct_meters[
                 0
             ].direct_table_id
         elif r < 0.8 and self.info.meters:
