@@ -44,7 +44,6 @@ from p4.config.v1 import p4info_pb2
 from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
 
 from dccommon.cliargs import ArgumentParser, int_range
-from dccommon.ports import free_port
 from p4sim.conformance import bmv2
 from p4sim.conformance.rtexplain import (
     LEAKED_GROUP,
@@ -276,20 +275,13 @@ class Rig:
         self.targets: list[Target] = []
         self.starts = 0
         try:
-            for attempt in range(3):  # a free port may be taken before the switch binds it
-                address = f"127.0.0.1:{free_port()}"
-                run = work / f"bmv2-{attempt}"
-                run.mkdir(parents=True, exist_ok=True)
-                try:
-                    self.bmv2 = bmv2.Bmv2Switch(None, [0, 1, 2, 3], [], run, grpc_addr=address)
-                    theirs = Target("bmv2", address, compiled.json_path.read_bytes(), self.info)
-                    break
-                except (bmv2.Bmv2Error, grpc.FutureTimeoutError):
-                    if self.bmv2 is not None:
-                        self.bmv2.stop()
-                        self.bmv2 = None
-                    if attempt == 2:
-                        raise
+            bmv2_config = compiled.json_path.read_bytes()
+            self.bmv2, theirs = bmv2.start_grpc_switch(
+                [0, 1, 2, 3],
+                [],
+                work / "bmv2",
+                lambda address: Target("bmv2", address, bmv2_config, self.info),
+            )
             config = DeviceConfig(source, program.name).encode()
             ours = Target("p4sim", self.server.address, config, self.info)
             self.targets = [ours, theirs]

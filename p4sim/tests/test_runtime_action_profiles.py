@@ -27,7 +27,6 @@ from p4.config.v1 import p4info_pb2
 from p4.v1 import p4runtime_pb2
 
 from controlplane import bmv2 as cp_bmv2
-from dccommon.ports import free_port
 from p4sim import frontend, native, p4info
 from p4sim.conformance import bmv2, differential
 from p4sim.errors import P4Error
@@ -327,19 +326,10 @@ def bmv2_rig(tmp_path):
     assert compiled.ok, compiled.message
     info = p4info_pb2.P4Info()
     text_format.Parse(compiled.p4info_path.read_text(), info)
-    for attempt in range(3):  # a free port may be taken before the switch binds it
-        addr = f"127.0.0.1:{free_port()}"
-        run = tmp_path / f"run{attempt}"
-        run.mkdir()
-        try:
-            switch = bmv2.Bmv2Switch(None, list(range(6)), [0], run, grpc_addr=addr)
-            client = Client(addr, compiled.json_path.read_bytes(), info)
-            break
-        except (bmv2.Bmv2Error, grpc.RpcError):
-            if "switch" in locals():
-                switch.stop()
-            if attempt == 2:
-                raise
+    config = compiled.json_path.read_bytes()
+    switch, client = bmv2.start_grpc_switch(
+        list(range(6)), [0], tmp_path, lambda address: Client(address, config, info)
+    )
     yield client, switch
     client.close()
     switch.stop()
