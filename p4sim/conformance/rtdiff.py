@@ -107,7 +107,7 @@ class Target:
         self.second_eid: int | None = None
 
     # -- streams --------------------------------------------------------------------------
-    def _open_stream(self, message) -> tuple[str, int | None]:
+    def _open_stream(self, message) -> str:
         """A new StreamChannel sending `message` (an arbitration); the answer: the code of
         the arbitration status, or of the error that ended the stream."""
         requests: queue.Queue = queue.Queue()
@@ -127,14 +127,14 @@ class Target:
         try:
             answer = answers.get(timeout=ARBITRATION_TIMEOUT_S)
         except queue.Empty:
-            return "no answer", None
+            return "no answer"
         if isinstance(answer, grpc.RpcError):
             if answer.code() == grpc.StatusCode.UNAVAILABLE:
                 raise ServerGone(f"{self.name}: StreamChannel: {answer.details()}")
-            return answer.code().name, None
+            return answer.code().name
         if answer.HasField("arbitration"):
-            return code_pb2.Code.Name(answer.arbitration.status.code), answer
-        return f"first message {answer.WhichOneof('update')}", None
+            return code_pb2.Code.Name(answer.arbitration.status.code)
+        return f"first message {answer.WhichOneof('update')}"
 
     def close_streams(self) -> None:
         for requests, call in self.streams:
@@ -151,7 +151,7 @@ class Target:
         arbitration = p4runtime_pb2.StreamMessageRequest()
         arbitration.arbitration.device_id = 0
         arbitration.arbitration.election_id.low = self.base + PRIMARY_ELECTION_ID
-        code, _ = self._open_stream(arbitration)
+        code = self._open_stream(arbitration)
         if code != "OK":
             raise ServerGone(f"{self.name}: the primary's arbitration answered {code}")
         request = p4runtime_pb2.SetForwardingPipelineConfigRequest(
@@ -163,7 +163,7 @@ class Target:
         try:
             self.stub.SetForwardingPipelineConfig(request, timeout=RPC_TIMEOUT_S)
         except grpc.RpcError:
-            # PI refuses a new config while one VERIFY_AND_SAVE saved waits (EXPLANATIONS):
+            # PI refuses a new config while one VERIFY_AND_SAVE saved waits (rtexplain.py):
             # commit that one first
             commit = p4runtime_pb2.SetForwardingPipelineConfigRequest(
                 device_id=0, action=p4runtime_pb2.SetForwardingPipelineConfigRequest.COMMIT
@@ -196,8 +196,7 @@ class Target:
         request = self.prepare(step)
         if step.rpc == "Arbitrate":
             self.second_eid = request.arbitration.election_id.low
-            code, _ = self._open_stream(request)
-            return {"code": code}
+            return {"code": self._open_stream(request)}
         method = getattr(self.stub, step.rpc)
         try:
             if step.rpc == "Read":
