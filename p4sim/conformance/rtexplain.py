@@ -230,9 +230,10 @@ EXPLANATIONS = [
         theirs_says="Invalid member / group id",
     ),
     Explanation(
-        name="members, groups and one shots may share a selector table (the spec defines one "
-        "shots as members and groups); PI refuses the mix",
-        kind="PI",
+        name="members and groups beside one shots in a profile: the spec forbids no mix; p4sim "
+        "refuses one only while the other kind exists, PI for good once a profile was "
+        "programmed one way (and then also its reads)",
+        kind="silent",
         spec="9.2.3 One Shot Action Selector Programming",
         pi="frontend/src/action_prof_mgr.cpp:1227",
         ours=("OK",) + REFUSED,
