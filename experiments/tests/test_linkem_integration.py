@@ -515,7 +515,7 @@ def test_garbage_both_ways_loses_no_valid_frame_and_memory_stays_bounded(bed, tm
     # linkem's queues are rings of FRAMES_PER_DIRECTION entries whose pages are first touched
     # as they go round (about 85 KiB a run here, 2 MiB a direction until they wrap, at about
     # 20 runs): bounded by design, and well under this limit in 4 runs
-    growth = rss[-1] - rss[1]
+    growth = rss[-1] - rss[0]
     assert growth < 4096, f"linkem's RSS grew {growth} KiB: {rss} (KiB, per run)"
     print(f"linkem RSS KiB per run {rss}; refused {refused}")
 

@@ -486,7 +486,7 @@ def test_garbage_on_both_legs_loses_no_pdu_and_memory_stays_bounded(testbed):
     assert final["delivered_in_order"] == count and final["skipped"] == 0
     pdcp_garbage = 8  # per round and leg: cut at 0..4 header bytes, control, bad type, no SDU
     assert final["malformed"] == pdcp_garbage * 2 * rounds * runs, final["malformed_reasons"]
-    growth = rss[-1] - rss[1]
+    growth = rss[-1] - rss[0]
     assert growth < 4096, f"the agent's RSS grew {growth} KiB: {rss} (KiB, per run)"
     print(f"agent RSS KiB per run {rss}; malformed {final['malformed_reasons']}")
 
