@@ -24,6 +24,7 @@ from p4sim.engine.expressions import (
     is_composite,
 )
 from p4sim.engine.externs import HASH_ALGORITHMS, pack_fields
+from p4sim.engine.layout import packet_bytes
 from p4sim.engine.packet_in import compile_packet_in, compile_verify
 from p4sim.engine.values import assign_into, default_value, make_sibling_invalidator
 from p4sim.errors import P4Error, unsupported
@@ -341,19 +342,28 @@ class BlockCompiler(ExprCompiler):
             if e.target == "setValid":
                 zeros = [default_value(ft) for _, ft in e.func.expr.type.fields]
                 siblings = self.union_siblings(e.func.expr)
+                nbytes = packet_bytes(e.func.expr.type, e.pos)
+                adjust = self.rt.adjust_packet_length
 
                 def set_valid(f):
                     h = g(f)
                     if not h.valid:  # BMv2 (add_header) zeroes a header that becomes valid
                         h.v = list(zeros)
                         h.valid = True
-                    if siblings is not None:
+                        adjust(nbytes(h))
+                    if siblings is not None:  # their bytes stay counted (BMv2)
                         siblings(f)
 
                 return set_valid
 
+            nbytes = packet_bytes(e.func.expr.type, e.pos)
+            adjust = self.rt.adjust_packet_length
+
             def set_invalid(f):
-                g(f).valid = False
+                h = g(f)
+                if h.valid:
+                    adjust(-nbytes(h))
+                    h.valid = False
 
             return set_invalid
         if kind == "stack_method":
