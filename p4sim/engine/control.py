@@ -26,7 +26,12 @@ from p4sim.engine.expressions import (
 from p4sim.engine.externs import HASH_ALGORITHMS, pack_fields
 from p4sim.engine.layout import packet_bytes
 from p4sim.engine.packet_in import compile_packet_in, compile_verify
-from p4sim.engine.values import assign_into, default_value, make_sibling_invalidator
+from p4sim.engine.values import (
+    assign_into,
+    default_value,
+    fresh_fields,
+    make_sibling_invalidator,
+)
 from p4sim.errors import P4Error, unsupported
 from p4sim.frontend import ir
 from p4sim.frontend.program import qualify
@@ -340,7 +345,7 @@ class BlockCompiler(ExprCompiler):
             if e.target == "isValid":
                 return lambda f: g(f).valid
             if e.target == "setValid":
-                zeros = [default_value(ft) for _, ft in e.func.expr.type.fields]
+                t = e.func.expr.type
                 siblings = self.union_siblings(e.func.expr)
                 nbytes = packet_bytes(e.func.expr.type, e.pos)
                 adjust = self.rt.adjust_packet_length
@@ -348,7 +353,7 @@ class BlockCompiler(ExprCompiler):
                 def set_valid(f):
                     h = g(f)
                     if not h.valid:  # BMv2 (add_header) zeroes a header that becomes valid
-                        h.v = list(zeros)
+                        h.v = fresh_fields(t)
                         h.valid = True
                         adjust(nbytes(h))
                     if siblings is not None:  # their bytes stay counted (BMv2)
@@ -887,12 +892,24 @@ def arguments_overlap(args) -> bool:
 
 
 def key_header(e: ir.Expr) -> ir.Expr | None:
-    """The header whose field the key `e` is, else None. BMv2 matches such a key as 0
-    while the header is invalid, whatever the field holds (bm_sim's MatchKeyBuilder): a
-    program may have written it, or an assignment kept it. A slice or any other
+    """The header whose field the key `e` is (also through struct fields of the header,
+    which p4c flattens into it), else None. BMv2 matches such a key as 0 while the header
+    is invalid, whatever the field holds (bm_sim's MatchKeyBuilder): a program may have
+    written it, or an assignment kept it. A slice, a field of a stack element (`st[1].f`:
+    p4c's IsLikeLeftValue takes the constant index for a complex expression) or any other
     expression p4c copies into a temporary first, which reads the field as it is."""
     base = e.expr if isinstance(e, ir.Member) else None
-    if base is not None and isinstance(base.type, HeaderT) and base.type.kind == "header":
+    while (
+        isinstance(base, ir.Member)
+        and isinstance(base.type, HeaderT)
+        and base.type.kind == "struct"
+    ):
+        base = base.expr
+    if (
+        isinstance(base, (ir.Member, ir.Name))  # not a stack element
+        and isinstance(base.type, HeaderT)
+        and base.type.kind == "header"
+    ):
         return base
     return None
 

@@ -220,9 +220,11 @@ class ModelBuilder:
         for t in self.checker.controller_headers:
             a = ir.annotation(t.annotations, "controller_header")
             name = a.args[0] if a.args else t.type_name
-            fields = [ParamDef(n, bit_width(ft), []) for n, ft in t.fields]
+            fields = [ParamDef(n, bit_width(ft), []) for n, ft in _flattened_fields(t)]
             controller.append(
-                ControllerHeaderDef(name, fields, annotation_texts(t.annotations), t.type_name)
+                ControllerHeaderDef(
+                    name, fields, annotation_texts(t.annotations), t.type_name, t.nested
+                )
             )
         digests = []
         for t in self.checker.digest_types:
@@ -622,3 +624,12 @@ class ModelBuilder:
         if kind == "range":
             return FieldMatch("range", low=v, high=v)
         return FieldMatch("optional", v)
+
+
+def _flattened_fields(t: HeaderT, prefix: str = ""):
+    """(path, type) of a header's bit-string fields, a struct field's fields in its place."""
+    for name, ft in t.fields:
+        if isinstance(ft, HeaderT):
+            yield from _flattened_fields(ft, f"{prefix}{name}.")
+        else:
+            yield prefix + name, ft

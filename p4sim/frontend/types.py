@@ -141,6 +141,8 @@ class HeaderT(Type):
 
     def __post_init__(self):
         self.index = {n: i for i, (n, _) in enumerate(self.fields)}
+        # a header with struct-typed fields (P4_16 "Header types"): its values hold Structs
+        self.nested = self.kind == "header" and any(isinstance(t, HeaderT) for _, t in self.fields)
 
     def name(self) -> str:
         return self.type_name

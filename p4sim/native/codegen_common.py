@@ -8,6 +8,7 @@ from p4sim.frontend.types import (
     Bits,
     BoolT,
     EnumT,
+    HeaderT,
     InfInt,
 )
 
@@ -32,7 +33,19 @@ def _w(t) -> int:
         return 1
     if isinstance(t, EnumT) and t.underlying is not None:
         return t.underlying.width
+    if isinstance(t, HeaderT) and t.kind == "struct":  # a struct field of a header
+        return sum(_w(ft) for _, ft in t.fields)
     return 32
+
+
+def header_leaves(t: HeaderT, path: str = ""):
+    """(C member path, type) of the serialised fields of header type t in packet order, a
+    struct field's fields in its place."""
+    for fname, ft in t.fields:
+        if isinstance(ft, HeaderT):
+            yield from header_leaves(ft, f"{path}f_{fname}.")
+        else:
+            yield f"{path}f_{fname}", ft
 
 
 def _lit(v: int, t) -> str:
