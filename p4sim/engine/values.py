@@ -354,7 +354,9 @@ def _serialised_fields(t: HeaderT):
 
 def _nest(t: HeaderT, flat) -> list:
     """The field values of t from its serialised fields' values (an iterator)."""
-    return [Struct(ft, _nest(ft, flat)) if isinstance(ft, HeaderT) else next(flat) for _, ft in t.fields]
+    return [
+        Struct(ft, _nest(ft, flat)) if isinstance(ft, HeaderT) else next(flat) for _, ft in t.fields
+    ]
 
 
 def _flat(values: list):
