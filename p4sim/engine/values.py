@@ -7,7 +7,18 @@ compiled field access is one list index.
 
 from __future__ import annotations
 
-from p4sim.frontend.types import Bits, BoolT, EnumT, ErrorT, HeaderT, StackT, TupleT, Type, Varbit
+from p4sim.frontend.types import (
+    Bits,
+    BoolT,
+    EnumT,
+    ErrorT,
+    HeaderT,
+    StackT,
+    TupleT,
+    Type,
+    Varbit,
+    flattened_fields,
+)
 
 
 class Header:
@@ -295,7 +306,8 @@ class HeaderLayout:
         self.t = t
         self.nested = t.nested
         widths = []
-        for name, ft in _serialised_fields(t):
+        for path, ft in flattened_fields(t):
+            name = ".".join(path)
             if isinstance(ft, Bits):
                 widths.append((ft.width, "s" if ft.signed else "u", ft))
             elif isinstance(ft, BoolT):
@@ -340,16 +352,6 @@ class HeaderLayout:
         for (s, m, _, _), x in zip(self.fields, values):
             acc |= (int(x) & m) << s
         return acc
-
-
-def _serialised_fields(t: HeaderT):
-    """(name, type) of the fields of header type t in packet order, struct fields' fields in
-    their place (as p4c flattens them)."""
-    for name, ft in t.fields:
-        if isinstance(ft, HeaderT):
-            yield from ((f"{name}.{n}", x) for n, x in _serialised_fields(ft))
-        else:
-            yield name, ft
 
 
 def _nest(t: HeaderT, flat) -> list:

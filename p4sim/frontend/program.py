@@ -16,7 +16,17 @@ from p4sim.errors import P4Error
 from p4sim.frontend import ir
 from p4sim.frontend.typecheck import Checker
 from p4sim.frontend.typecheck.symbols import Instance
-from p4sim.frontend.types import Bits, BlockT, BoolT, EnumT, ErrorT, ExternT, HeaderT, bit_width
+from p4sim.frontend.types import (
+    Bits,
+    BlockT,
+    BoolT,
+    EnumT,
+    ErrorT,
+    ExternT,
+    HeaderT,
+    bit_width,
+    flattened_fields,
+)
 from p4sim.model import (
     PRIORITY_MATCH_KINDS,
     ActionDef,
@@ -220,7 +230,7 @@ class ModelBuilder:
         for t in self.checker.controller_headers:
             a = ir.annotation(t.annotations, "controller_header")
             name = a.args[0] if a.args else t.type_name
-            fields = [ParamDef(n, bit_width(ft), []) for n, ft in _flattened_fields(t)]
+            fields = [ParamDef(".".join(p), bit_width(ft), []) for p, ft in flattened_fields(t)]
             controller.append(
                 ControllerHeaderDef(
                     name, fields, annotation_texts(t.annotations), t.type_name, t.nested
@@ -624,12 +634,3 @@ class ModelBuilder:
         if kind == "range":
             return FieldMatch("range", low=v, high=v)
         return FieldMatch("optional", v)
-
-
-def _flattened_fields(t: HeaderT, prefix: str = ""):
-    """(path, type) of a header's bit-string fields, a struct field's fields in its place."""
-    for name, ft in t.fields:
-        if isinstance(ft, HeaderT):
-            yield from _flattened_fields(ft, f"{prefix}{name}.")
-        else:
-            yield prefix + name, ft

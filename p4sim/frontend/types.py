@@ -250,3 +250,13 @@ def bit_width(t: Type) -> int:
     if isinstance(t, ErrorT):
         return 0
     raise TypeError(t)
+
+
+def flattened_fields(t: HeaderT, path: tuple = ()):
+    """(path, type) of the fields of a header or struct type in declaration order, the
+    fields of a struct-typed field in its place (as p4c flattens headers): ("row", "e")."""
+    for name, ft in t.fields:
+        if isinstance(ft, HeaderT) and ft.kind == "struct":
+            yield from flattened_fields(ft, (*path, name))
+        else:
+            yield (*path, name), ft

@@ -10,6 +10,7 @@ from p4sim.frontend.types import (
     EnumT,
     HeaderT,
     InfInt,
+    flattened_fields,
 )
 
 HASH_IDS = {"crc16": 0, "crc32": 1, "csum16": 2, "xor16": 3, "identity": 4}
@@ -38,14 +39,11 @@ def _w(t) -> int:
     return 32
 
 
-def header_leaves(t: HeaderT, path: str = ""):
-    """(C member path, type) of the serialised fields of header type t in packet order, a
-    struct field's fields in its place."""
-    for fname, ft in t.fields:
-        if isinstance(ft, HeaderT):
-            yield from header_leaves(ft, f"{path}f_{fname}.")
-        else:
-            yield f"{path}f_{fname}", ft
+def header_leaves(t: HeaderT):
+    """(C member path, type) of the serialised fields of header type t in packet order
+    (`f_row.f_e` for a field of struct field `row`)."""
+    for path, ft in flattened_fields(t):
+        yield ".".join(f"f_{n}" for n in path), ft
 
 
 def _lit(v: int, t) -> str:

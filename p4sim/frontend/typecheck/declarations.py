@@ -27,6 +27,7 @@ from p4sim.frontend.types import (
     Varbit,
     VoidT,
     base_type,
+    flattened_fields,
 )
 from p4sim.limits import MAX_TABLE_SIZE
 
@@ -85,18 +86,14 @@ class DeclarationRules:
             if d.kind == "header" and isinstance(ft, HeaderT) and ft.kind == "struct":
                 # P4_16 "Header types": a struct of bit<W>, int<W>, bool, serializable enums
                 # or such structs (p4c flattens it into the header)
-                bad = _unserialisable_leaf(ft)
+                bad = next((x for _, x in flattened_fields(ft) if not _serialisable(x)), None)
                 if bad is not None:
                     raise P4Error.at(
                         f.pos,
                         f"header field {d.name}.{f.name}: a struct in a header may hold only "
                         f"bit<W>, int<W>, bool, serializable enums or such structs, not {bad}",
                     )
-            elif (
-                d.kind == "header"
-                and not isinstance(ft, (Bits, Varbit, BoolT))
-                and not (isinstance(ft, EnumT) and ft.underlying)
-            ):
+            elif d.kind == "header" and not (isinstance(ft, Varbit) or _serialisable(ft)):
                 raise P4Error.at(
                     f.pos,
                     f"header field {d.name}.{f.name} must be bit<W>, int<W>, bool or a serializable enum, not {ft}",
@@ -635,13 +632,6 @@ def has_body(d) -> bool:
     return getattr(d, "states", None) is not None or getattr(d, "body", None) is not None
 
 
-def _unserialisable_leaf(t: HeaderT):
-    """The first field type of struct t (recursively) that cannot be in a header, or None."""
-    for _, ft in t.fields:
-        if isinstance(ft, HeaderT) and ft.kind == "struct":
-            bad = _unserialisable_leaf(ft)
-            if bad is not None:
-                return bad
-        elif not isinstance(ft, (Bits, BoolT)) and not (isinstance(ft, EnumT) and ft.underlying):
-            return ft
-    return None
+def _serialisable(t) -> bool:
+    """A type a header field (or a field of a header's struct) may have, besides varbit."""
+    return isinstance(t, (Bits, BoolT)) or (isinstance(t, EnumT) and t.underlying is not None)
