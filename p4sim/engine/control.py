@@ -235,6 +235,20 @@ class BlockCompiler(ExprCompiler):
             return self.assign_indexed(lhs, rhs, indices)
         set_ = self.lvalue(lhs)
         g = self.expr(rhs)
+        if makes_header_valid(lhs, rhs):
+            # p4c writes `h = {...}` as h.setValid() and field assignments: BMv2's
+            # add_header counts the header's bytes into the packet length when h was invalid
+            target, nbytes = self.expr(lhs), packet_bytes(lhs.type, lhs.pos)
+            adjust = self.rt.adjust_packet_length
+
+            def assign_valid(f):
+                h = target(f)
+                was_valid = h.valid
+                set_(f, g(f))
+                if not was_valid:
+                    adjust(nbytes(h))
+
+            return assign_valid
         if is_composite(lhs.type):
             g = copy_if_composite(lhs.type, g)
         elif isinstance(lhs, ir.Member):
@@ -912,6 +926,16 @@ def key_header(e: ir.Expr) -> ir.Expr | None:
     ):
         return base
     return None
+
+
+def makes_header_valid(lhs: ir.Expr, rhs: ir.Expr) -> bool:
+    """`h = {...}` (a list or struct initializer assigned to a header): valid afterwards, as
+    setValid() makes it."""
+    return (
+        isinstance(rhs, (ir.ListExpr, ir.StructInit))
+        and isinstance(lhs.type, HeaderT)
+        and lhs.type.kind == "header"
+    )
 
 
 def zero_unless_valid(g, header_g):

@@ -17,7 +17,12 @@ and externs (codegen_externs) are mixed into it.
 
 from __future__ import annotations
 
-from p4sim.engine.control import MAX_LOOP_ITERATIONS, arguments_overlap, calls_in_indices
+from p4sim.engine.control import (
+    MAX_LOOP_ITERATIONS,
+    arguments_overlap,
+    calls_in_indices,
+    makes_header_valid,
+)
 from p4sim.engine.layout import layout_of
 from p4sim.engine.parser import MAX_TRANSITIONS
 from p4sim.frontend import ir
@@ -466,6 +471,10 @@ class CodeGen(ExpressionGen, TableGen, ExternGen):
         indices = calls_in_indices(lhs) if rhs.const is None else []
         if not indices:
             value = self.expr(rhs, pre)
+            if makes_header_valid(lhs, rhs):  # as setValid(): the interpreter's assign
+                h = self.lvalue(lhs, pre)
+                n = layout_of(lhs.type, lhs.pos).nbytes
+                pre.append(f"if (!{h}.valid) P->egress_length += {n};")
             return self.store(lhs, value, pre)
         # `a[f(x)].g = rhs` (and `a[f(x)].g op= b`, whose right side holds the same nodes):
         # each index with a call is evaluated once, before the right side, as the

@@ -163,8 +163,10 @@ def test_type_errors_are_reported_with_position(body, message):
         ("header_union u_t { bit<8> x; }", "header_union u_t may only contain headers"),
         (
             "struct in_t { error e; }\nstruct s_t { bit<8> a; in_t i; }\nheader g_t { s_t s; }",
-            "header field g_t.s: a struct in a header may hold only bit<W>, int<W>, bool, "
-            "serializable enums or such structs, not error",
+            (
+                "header field g_t.s: a struct in a header may hold only bit<W>, int<W>, bool, "
+                "serializable enums or such structs, not error"
+            ),
         ),
         (
             "struct s_t { bit<8> a; }\nheader g_t { s_t s; varbit<8> v; }",

@@ -3,7 +3,8 @@
 // setInvalid() as remove_header, which add and take off the header's bytes when its
 // validity changes (targets/simple_switch/primitives.cpp). Header assignments, stack
 // shifts, the members a union's setValid() invalidates and truncate() leave it; a setValid()
-// in the parser counts; resubmit and I2E clones start again from the received length,
+// in the parser counts, and so does `h = {...}` (p4c writes it as h.setValid() and field
+// assignments); resubmit and I2E clones start again from the received length,
 // multicast copies keep ingress's, E2E clones egress's, a recirculated packet its
 // deparsed length. Ingress reads the received length throughout. Also pinned: egress sees
 // instance_type 0 after a resubmit or recirculation (ingress_thread sets NORMAL before
@@ -69,6 +70,8 @@ control ing(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm
         else if (k == 13) { hdr.b.setValid(); clone_preserving_field_list(CloneType.I2E, 5, 2); }
         else if (k == 14) { hdr.b.setValid(); sm.mcast_grp = 3; }
         else if (k == 18) { hdr.a.setInvalid(); hdr.c.setValid(); hdr.c = hdr.a; }
+        else if (k == 20) { hdr.b = {32w0x01020304}; }
+        else if (k == 21) { hdr.b = {y = 32w5}; hdr.a = {x = 16w9}; }
         else if (k == 19) { hdr.u.a.setInvalid(); hdr.u.b.setValid(); hdr.u.b.setInvalid(); }
         meta.ilen = (bit<16>)sm.packet_length;
     }
