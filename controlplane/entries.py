@@ -174,6 +174,14 @@ def multicast_group(group_id: int, replicas: list[tuple[int, int]]) -> p4runtime
     return entity
 
 
+def multicast_group_update(
+    kind: str, group_id: int, replicas: list[tuple[int, int]]
+) -> p4runtime_pb2.Update:
+    """update(kind, ...) of a PRE multicast group (a DELETE needs no replicas)."""
+    entity = multicast_group(group_id, replicas)
+    return update(kind, "packet_replication_engine_entry", entity.packet_replication_engine_entry)
+
+
 def describe_update(index: P4InfoIndex, upd: p4runtime_pb2.Update) -> str:
     """One line naming what an update touches, for error messages."""
     kind = p4runtime_pb2.Update.Type.Name(upd.type)

@@ -249,31 +249,15 @@ class Splitter:
 
     def _sync_ports(self, ports: PortConfig) -> list[str]:
         changes: list[str] = []
-        flood = E.multicast_group(FLOOD_GROUP, [(ports.leg_a, 1), (ports.leg_b, 2)])
+        flood = [(ports.leg_a, 1), (ports.leg_b, 2)]
         # INSERT, or MODIFY when it exists: no PRE read needed (not every target has one).
         try:
-            self.client.write(
-                [
-                    E.update(
-                        "INSERT",
-                        "packet_replication_engine_entry",
-                        flood.packet_replication_engine_entry,
-                    )
-                ]
-            )
+            self.client.write([E.multicast_group_update("INSERT", FLOOD_GROUP, flood)])
             changes.append(f"flood group {FLOOD_GROUP} -> ports {ports.leg_a}, {ports.leg_b}")
         except P4RuntimeError as exc:
             if exc.codes != {"ALREADY_EXISTS"}:
                 raise
-            self.client.write(
-                [
-                    E.update(
-                        "MODIFY",
-                        "packet_replication_engine_entry",
-                        flood.packet_replication_engine_entry,
-                    )
-                ]
-            )
+            self.client.write([E.multicast_group_update("MODIFY", FLOOD_GROUP, flood)])
         desired = self._desired_port_entries(ports)
         for table in (T_L2, T_MACS):
             tid = self.index.table(table).preamble.id
@@ -413,10 +397,8 @@ class Splitter:
         ]
 
     def _dup_group(self, kind: str, cfg: UserConfig, index: int) -> p4runtime_pb2.Update:
-        group = E.multicast_group(DUP_GROUP_BASE + index, [(cfg.leg_a, 1), (cfg.leg_b, 2)])
-        return E.update(
-            kind, "packet_replication_engine_entry", group.packet_replication_engine_entry
-        )
+        legs = [(cfg.leg_a, 1), (cfg.leg_b, 2)]
+        return E.multicast_group_update(kind, DUP_GROUP_BASE + index, legs)
 
     def add_user(self, cfg: UserConfig) -> UserConfig:
         """Install a new user; its SN starts at 0 and its batch at position 0."""
@@ -664,17 +646,8 @@ class Splitter:
             updates = [E.update("DELETE", "table_entry", d.raw) for d in self._read_table(table)]
             self.client.write(updates)
             changes += [E.describe_update(self.index, u) for u in updates]
-        group = E.multicast_group(FLOOD_GROUP, [])
         try:
-            self.client.write(
-                [
-                    E.update(
-                        "DELETE",
-                        "packet_replication_engine_entry",
-                        group.packet_replication_engine_entry,
-                    )
-                ]
-            )
+            self.client.write([E.multicast_group_update("DELETE", FLOOD_GROUP, [])])
             changes.append(f"DELETE multicast group {FLOOD_GROUP}")
         except P4RuntimeError as exc:
             if exc.codes != {"NOT_FOUND"}:

@@ -30,6 +30,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from dccommon.cliargs import ArgumentParser, add_old_name, float_range, int_range
+from dccommon.pktgen import PKTGEN
 from p4sim.tool import ToolError, run
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -37,7 +38,6 @@ FWD_PROGRAM = Path(__file__).parent / "tests" / "p4" / "runtime_fwd.p4"
 SPLITTER_PROGRAM = ROOT / "p4src" / "dc_splitter.p4"
 # --program: the splitter measured (the TNA one runs on p4sim only)
 SPLITTER_PROGRAMS = {"v1model": SPLITTER_PROGRAM, "tna": ROOT / "p4src" / "dc_splitter_tna.p4"}
-PKTGEN = ROOT / "build" / "clib" / "pktgen"  # make pktgen-build
 GOAL_SPLITTER_PPS = 300_000  # native engine, DC split (issue 12)
 P4SIM_CPU, TRAFFIC_CPU = 0, 1
 

@@ -64,6 +64,16 @@ def add_seed_option(parser: argparse.ArgumentParser, of: str) -> None:
     )
 
 
+def add_program_run_options(parser: argparse.ArgumentParser, kept: str) -> None:
+    """`-j/--jobs`, `--keep DIR` (`kept` goes there) and `-v/--verbose` of the conformance
+    tools that run each program on BMv2 and on p4sim (differential, pktdiff, progdiff)."""
+    parser.add_argument(
+        "-j", "--jobs", type=JOBS, default=2, help="programs run at once (default: 2)"
+    )
+    parser.add_argument("--keep", type=Path, metavar="DIR", help=f"keep {kept} under DIR")
+    parser.add_argument("-v", "--verbose", action="store_true", help="details for every program")
+
+
 def add_json_option(parser: argparse.ArgumentParser, what: str) -> None:
     """`--json`: print `what` as JSON to stdout (and the report to stderr)."""
     parser.add_argument(

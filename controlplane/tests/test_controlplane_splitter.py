@@ -257,6 +257,27 @@ def test_configure_ports_entries_and_roles(sw):
     }
 
 
+def test_flood_group_is_inserted_then_modified_to_new_legs_and_reset_deletes_it(sw):
+    def flood_ports():
+        group = sw.servicer.groups[S.FLOOD_GROUP]
+        return [(r.egress_port, r.instance) for r in group.replicas]
+
+    sw.configure_ports(0, 1, 2)
+    assert flood_ports() == [(1, 1), (2, 2)]
+    n = len(sw.servicer.writes)
+    sw.configure_ports(0, 3, 4)  # INSERT refused as existing, then MODIFY
+    pre = [
+        u
+        for u in updates_since(sw.servicer, n)
+        if u.entity.HasField("packet_replication_engine_entry")
+    ]
+    assert [p4runtime_pb2.Update.Type.Name(u.type) for u in pre] == ["INSERT", "MODIFY"]
+    assert flood_ports() == [(3, 1), (4, 2)]
+    assert f"DELETE multicast group {S.FLOOD_GROUP}" in sw.reset()
+    assert S.FLOOD_GROUP not in sw.servicer.groups
+    assert "DELETE multicast group" not in " ".join(sw.reset())  # gone already: NOT_FOUND
+
+
 def test_apply_is_a_diff(sw):
     state = {
         "ports": {"server": 0, "leg_a": 1, "leg_b": 2},

@@ -32,6 +32,7 @@ import time
 from pathlib import Path
 
 from experiments.flows import Flow, compress_qlogs, sha256_file
+from experiments.run.netns import NetnsError
 from experiments.run.parts import BUILD, MP_ADDRS
 
 TQUIC_DIR = BUILD / "tquic" / "bin"
@@ -142,7 +143,10 @@ class MpquicFlow(Flow):
 
     def stop(self) -> None:
         if self._rx_start is not None and self._rx_end is None:
-            self._rx_end = self._leg_rx_bytes()
+            try:
+                self._rx_end = self._leg_rx_bytes()
+            except NetnsError:  # torn down first (a failed or interrupted run): no per-leg bytes
+                pass
         super().stop()
 
     def _client_samples(self) -> list[tuple[float, str, float]]:

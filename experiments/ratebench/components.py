@@ -29,15 +29,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dccommon.cliargs import ArgumentParser, float_range, number_list_arg, once_each
+from dccommon.pktgen import PKTGEN
 from dccommon.processes import stop_process
 from experiments.run.cpu import run_seconds, thread_times, voluntary_switches
 from experiments.run.netns import Namespace, offloads_off, unique_prefix, veth_pair
-from experiments.run.parts import BUILD
 from hostagents.agent_cmd import af_packet, agent_argv, wait_ready
 from p4sim import bench as switch_bench
 
 ROOT = Path(__file__).resolve().parents[2]
-PKTGEN = BUILD / "clib" / "pktgen"
 FRAME_BYTES = 1400
 PROBE_PPS, PROBES = 1000, 2000
 SETTLE_S = 1.0  # after start-up: the agent's deep idle begins 200 ms after the last frame

@@ -42,8 +42,9 @@ from dccommon.cliargs import (
     float_range,
     int_range,
 )
+from dccommon.pktgen import PKTGEN
 from experiments.ratebench import rawpath
-from experiments.ratebench.components import PART_CPU, PKTGEN, pktgen, rate_list
+from experiments.ratebench.components import PART_CPU, pktgen, rate_list
 from experiments.run.cpu import pin, run_seconds, thread_times, voluntary_switches
 from experiments.run.netns import Topology
 from experiments.run.parts import BUILD, TestbedError

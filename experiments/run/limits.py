@@ -83,12 +83,16 @@ def capacity_mbit(config: dict, unlimited_mbit: float = 0.0) -> float:
     """What the legs can carry for the DC client: both legs' rates (one when it runs as SC
     or duplicated). A static split A:B bounds it by the leg it overloads first: 70:30 on
     20 + 20 Mbit/s carries 20 / 0.7. An MPTCP or MPQUIC flow bypasses the splitter: both
-    legs, or leg A alone for single-path QUIC (`paths: 1`) and MPTCP with leg B as backup."""
+    legs, or leg A alone for single-path QUIC (`paths: 1`) and MPTCP with leg B as backup;
+    MPQUIC's redundant scheduler sends every packet on both paths, so, like DC duplication,
+    it carries what its faster leg carries."""
     dc = config["dc"]
     rates = leg_rates_mbit(config, unlimited_mbit)
     for flow in config.get("flows") or []:
         if flow.get("client") == "dc" and flow.get("kind") in ("mptcp", "mpquic"):
             one_leg = flow.get("paths") == 1 or flow.get("mptcp_leg_b") == "backup"
+            if flow.get("scheduler") == "redundant" and not one_leg:
+                return max(rates)
             return rates[0] if one_leg else sum(rates)
     if dc.get("mode") == "sc" or dc.get("dup"):
         return rates[0]

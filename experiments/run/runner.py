@@ -498,8 +498,11 @@ def _stop(testbed: Testbed, rec: _RunRecord) -> None:
         rec.sampler.stop()
         rec.rows.extend(rec.sampler.rows)
         rec.errors.extend(rec.sampler.errors)
-    for flow in rec.flows.values():
-        flow.stop()
+    for fid, flow in rec.flows.items():
+        try:  # every flow is stopped, and what stopped the run is not masked by a cleanup error
+            flow.stop()
+        except Exception as exc:  # noqa: BLE001 - kept in the run's errors
+            rec.errors.append(f"stopping flow {fid}: {exc}")
     rec.errors.extend(getattr(testbed, "teardown_errors", []))
 
 

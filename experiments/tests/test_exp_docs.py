@@ -1,8 +1,8 @@
 """The house's docs point at real things: every relative link of a *.md resolves, every
 `make X` a doc or `make help` shows is a target of the Makefile or a part.mk, every path of
 this repository a doc names in backticks or in a command exists, every `python -m` module of
-ours a doc runs exists, and every `--option` a command of ours is shown with is one that
-tool takes. (Whether the behaviour a doc describes is still true is for a reader; these
+ours a doc runs exists, every `--option` a command of ours is shown with is one that
+tool takes, and the code maps that go module by module name every module of their folder. (Whether the behaviour a doc describes is still true is for a reader; these
 drift silently when code moves.)
 
     .venv/bin/python -m pytest -q experiments/tests/test_exp_docs.py
@@ -47,6 +47,15 @@ OPTION = re.compile(r"(?<![\w-])(--[a-z][\w-]*)")
 PYTHON_MODULE = re.compile(
     r"python3?\s+-m\s+((?:p4sim|controlplane|experiments|hostagents|dccommon)[\w.]*)"
 )
+# README code maps that list a folder's source files one by one: a new file goes in them.
+CODE_MAPS = {
+    "experiments/README.md": ("experiments/run/*.py", "experiments/analysis/*.py"),
+    "controlplane/README.md": ("controlplane/*.py", "controlplane/policies/*.py"),
+    "dccommon/README.md": ("dccommon/*.py",),
+    "hostagents/README.md": ("hostagents/agent/*.c", "hostagents/pdcp/*.c", "hostagents/*.py"),
+    "experiments/linkem/README.md": ("experiments/linkem/src/*.[ch]",),
+    "p4src/README.md": ("p4src/include/*.p4",),
+}
 C_OPTIONS = {
     "linkem": ["experiments/linkem/src/options.c", "experiments/linkem/src/main.c"],
     "pdcp-agent": ["hostagents/agent/options.c"],
@@ -210,6 +219,31 @@ def test_python_modules_in_docs_exist():
     assert not missing, "no such module:\n" + "\n".join(missing)
 
 
+def modules_not_in_map(readme: str, pattern: str) -> list[str]:
+    """The files matching `pattern` whose name `readme` gives nowhere in backticks (`x`,
+    `x.py`, `dir/x.c`, `dir/x.[ch]`)."""
+    named = {
+        Path(word).name.split(".")[0]
+        for span in INLINE.findall(readme)
+        for word in re.findall(r"[\w./]+", span)
+    }
+    return [
+        str(path.relative_to(ROOT))
+        for path in sorted(ROOT.glob(pattern))
+        if path.stem not in ("__init__", "__main__") and path.stem not in named
+    ]
+
+
+def test_code_maps_name_every_module_of_their_folders():
+    missing = []
+    for readme, patterns in CODE_MAPS.items():
+        text = (ROOT / readme).read_text()
+        for pattern in patterns:
+            assert any(ROOT.glob(pattern)), pattern  # the map's folder is still there
+            missing += [f"{readme}: {m}" for m in modules_not_in_map(text, pattern)]
+    assert not missing, "files the code map does not name:\n" + "\n".join(missing)
+
+
 def test_the_checks_catch_what_they_look_for():
     text = "```\nsudo make no-such-target  # and `make build` in a comment\n```\n`make demo`"
     assert [MAKE_CMD.findall(s.strip()) for s in commands(text) if MAKE_CMD.search(s)] == [
@@ -228,3 +262,7 @@ def test_the_checks_catch_what_they_look_for():
     assert importlib.util.find_spec("experiments.no_such_tool") is None
     assert REPO_PATH.match("experiments/run/testbed.py")
     assert not REPO_PATH.match("backends/bmv2/bmv2stf.py")  # another project's path
+    assert "experiments/run/tc.py" in modules_not_in_map("`links.py`", "experiments/run/*.py")
+    src = "experiments/linkem/src/*.[ch]"
+    assert "experiments/linkem/src/link.h" not in modules_not_in_map("`src/link.[ch]`", src)
+    assert "experiments/linkem/src/io.c" in modules_not_in_map("`src/link.[ch]`", src)

@@ -30,14 +30,24 @@ def owned_prefix(pid: int) -> str | None:
     return None
 
 
-def test_sigint_tears_everything_down(tmp_path):
+# A flow of each kind whose stop reads the testbed (mpquic: its per-leg byte counters, from
+# a namespace the interrupt has torn down already), and the file that shows it is running.
+RUNNING_FLOWS = {
+    "tcp": ({"kind": "tcp", "cc": "cubic", "duration_s": 60}, "f0-dc/client.json"),
+    "mpquic": ({"kind": "mpquic", "size_mb": 500}, "f0-dc/qlog/client/*.qlog"),
+}
+
+
+@pytest.mark.parametrize("kind", RUNNING_FLOWS)
+def test_sigint_tears_everything_down(tmp_path, kind):
+    flow, running_file = RUNNING_FLOWS[kind]
     scenario = tmp_path / "long.yaml"
     scenario.write_text(
         yaml.safe_dump(
             {
                 "name": "long",
                 "links": {"both": {"rate_mbit": 20, "delay_ms": 5}},
-                "flows": [{"kind": "tcp", "cc": "cubic", "duration_s": 60, "client": "dc"}],
+                "flows": [{**flow, "client": "dc"}],
             }
         )
     )
@@ -54,8 +64,7 @@ def test_sigint_tears_everything_down(tmp_path):
         prefix = None
         while time.monotonic() < deadline and proc.poll() is None:
             prefix = prefix or owned_prefix(proc.pid)
-            # the flow is running once iperf3 has written its first interval
-            if prefix and list(out.glob("runs/*.partial/logs/f0-dc/client.json")):
+            if prefix and list(out.glob(f"runs/*.partial/logs/{running_file}")):
                 break
             time.sleep(0.2)
         assert prefix and proc.poll() is None, proc.stdout.read() if proc.poll() else "no run"

@@ -67,6 +67,11 @@ def test_multipath_flows_bypass_the_split_and_the_duplication():
     flow = {"client": "dc", "kind": "mpquic", "paths": 2}
     assert limits.capacity_mbit({**duplicated, "flows": [flow]}) == 40
     assert limits.capacity_mbit({**duplicated, "flows": [{**flow, "paths": 1}]}) == 20
+    # the redundant scheduler sends every packet on both paths: the faster leg's rate
+    redundant = {**flow, "scheduler": "redundant"}
+    asymmetric = {**duplicated, "links": {"a": {"rate_mbit": 5}, "b": {"rate_mbit": 20}}}
+    assert limits.capacity_mbit({**duplicated, "flows": [redundant]}) == 20
+    assert limits.capacity_mbit({**asymmetric, "flows": [redundant]}) == 20
     mptcp = {"client": "dc", "kind": "mptcp", "mptcp_leg_b": "active"}
     assert limits.capacity_mbit({**duplicated, "flows": [mptcp]}) == 40
     assert limits.capacity_mbit({**duplicated, "flows": [{**mptcp, "mptcp_leg_b": "backup"}]}) == 20

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from dccommon.pktgen import PKTGEN, pktgen_argv
 from dccommon.processes import stop_process
 from experiments.run import tc
 from experiments.run.links import LinkError, start_link
@@ -29,7 +30,6 @@ pytestmark = pytest.mark.netns
 
 ROOT = Path(__file__).resolve().parents[2]
 LINKEM = ROOT / "build" / "linkem" / "linkem"
-PKTGEN = ROOT / "build" / "clib" / "pktgen"
 ADDR1, ADDR2 = "10.77.0.1", "10.77.0.2"
 
 
@@ -144,12 +144,6 @@ def test_rate_caps_iperf3_tcp(bed, tmp_path):
     assert len(busy) >= 10, "the queue should stay occupied under TCP"
     wire = (busy[-1]["bytes"] - busy[0]["bytes"]) * 8 / (busy[-1]["ts_ms"] - busy[0]["ts_ms"]) / 1e3
     assert 19.6 <= wire <= 20.2, f"frames left at {wire:.3f} Mbit/s"
-
-
-def pktgen_argv(mode: str, ifname: str, **opts) -> list[str]:
-    return [str(PKTGEN), mode, "-i", ifname] + [
-        f"--{k.replace('_', '-')}={v}" for k, v in opts.items()
-    ]
 
 
 def pktgen_rx(ns, ifname: str, **opts) -> subprocess.Popen:

@@ -18,7 +18,6 @@ BMv2-passing programs pass on p4sim.
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 import sys
@@ -26,18 +25,18 @@ import tempfile
 import time
 import traceback
 from collections import Counter
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from dccommon.cliargs import ArgumentParser, float_range
 from p4sim.conformance import bmv2
+from p4sim.conformance.parallel import run_parallel, silence_logging
 from p4sim.conformance.stf import StfError, check_outputs, diff_outputs, read_script
 from p4sim.tool import (
-    JOBS,
     JSON_TO_STDOUT,
     ToolError,
     add_json_option,
+    add_program_run_options,
     report_stream,
     write_json,
 )
@@ -217,20 +216,10 @@ def _first_error(stderr: str) -> str:
     return stderr.splitlines()[0] if stderr else "p4c-bm2-ss failed"
 
 
-def _worker_init() -> None:
-    # The engine logs dropped packets and assertion failures; the summary says what matters.
-    logging.disable(logging.CRITICAL)
-
-
 def run_all(programs: list[Path], jobs: int, keep_dir: Path | None = None):
     """The results, in the programs' order, as they come."""
-    if jobs <= 1:
-        _worker_init()
-        for p in programs:
-            yield run_program(p, keep_dir)
-        return
-    with ProcessPoolExecutor(max_workers=jobs, initializer=_worker_init) as pool:
-        yield from pool.map(run_program, programs, [keep_dir] * len(programs))
+    work = [(p, keep_dir) for p in programs]
+    return run_parallel(run_program, work, jobs, initializer=silence_logging)
 
 
 @dataclass
@@ -344,7 +333,6 @@ def main(argv=None) -> int:
         type=Path,
         help=f"directories of .p4/.stf pairs or .p4 files (default: {DEFAULT_SAMPLES})",
     )
-    ap.add_argument("-j", "--jobs", type=JOBS, default=2, help="programs run at once (default: 2)")
     ap.add_argument(
         "--goal",
         type=float_range(0, 100, "goal"),
@@ -352,10 +340,7 @@ def main(argv=None) -> int:
         help=f"lowest pass rate on p4sim, in %% of the BMv2-passing programs (default: {DEFAULT_GOAL:g})",
     )
     add_json_option(ap, "every result")
-    ap.add_argument(
-        "--keep", type=Path, help="keep p4c's outputs and BMv2's files under this directory"
-    )
-    ap.add_argument("-v", "--verbose", action="store_true", help="details for every program")
+    add_program_run_options(ap, "p4c's outputs and BMv2's files")
     args = ap.parse_args(argv)
     if args.json not in (None, JSON_TO_STDOUT) and (
         Path(args.json).is_dir() or args.json.endswith(".p4")

@@ -55,9 +55,16 @@ from p4sim.conformance.packets import (
     random_bytes,
     truncated,
 )
+from p4sim.conformance.parallel import run_parallel
 from p4sim.conformance.stf import Script, StfError, diff_outputs, parse_script, read_script
 from p4sim.model import ControlPlaneError
-from p4sim.tool import JOBS, add_json_option, add_seed_option, report_stream, write_json
+from p4sim.tool import (
+    add_json_option,
+    add_program_run_options,
+    add_seed_option,
+    report_stream,
+    write_json,
+)
 
 INPUT_PORTS = (0, 1, 2, 300)  # port 0 and a high one among them
 WATCHED_PORTS = tuple(range(16)) + (64, 128, 255, 300, 510)
@@ -354,31 +361,6 @@ def find_samples(paths: list[Path]) -> list[Path]:
     return programs
 
 
-def _worker_init() -> None:
-    # p4sim logs drops and assertion failures; only its trace is read (packets.Tracer)
-    logging.getLogger("p4sim").propagate = False
-    logging.getLogger("p4sim").addHandler(logging.NullHandler())
-
-
-def _call(job: tuple):
-    fn, args = job
-    return fn(*args)
-
-
-def run_parallel(fn, work: list[tuple], jobs: int):
-    """`fn(*args)` for each `args` of `work`, in order, in `jobs` processes (p4sim's log
-    quiet); `fn` is a module-level function. Shared by pktdiff and progdiff."""
-    from concurrent.futures import ProcessPoolExecutor
-
-    calls = [(fn, args) for args in work]
-    if jobs <= 1:
-        _worker_init()
-        yield from map(_call, calls)
-        return
-    with ProcessPoolExecutor(max_workers=jobs, initializer=_worker_init) as pool:
-        yield from pool.map(_call, calls)
-
-
 def run_all(programs, seed, budget_s, most, entries, jobs, keep):
     work = [(p, seed, budget_s, most, entries, keep) for p in programs]
     return run_parallel(diff_program, work, jobs)
@@ -455,10 +437,8 @@ def main(argv=None) -> int:
         help=f"generated packets per program, besides the STF's (default: 64; at most {MAX_FRAMES} in all)",
     )
     ap.add_argument("--no-entries", action="store_true", help="only the round with empty tables")
-    ap.add_argument("-j", "--jobs", type=JOBS, default=2, help="programs run at once (default: 2)")
-    ap.add_argument("--keep", type=Path, help="keep p4c's outputs and BMv2's files here")
+    add_program_run_options(ap, "p4c's outputs and BMv2's files")
     add_json_option(ap, "every result")
-    ap.add_argument("-v", "--verbose", action="store_true", help="details for every program")
     args = ap.parse_args(argv)
     programs = programs_to_run(args.paths, find_samples, "v1model .p4 program")
     start = time.monotonic()

@@ -33,19 +33,25 @@ from dccommon.cliargs import MAX_UINT64, ArgumentParser, int_range
 from p4sim.conformance import bmv2
 from p4sim.conformance.differential import _construct, _crash
 from p4sim.conformance.packets import ParserExplorer, random_bytes, truncated
+from p4sim.conformance.parallel import run_parallel
 from p4sim.conformance.pktdiff import (
+    FAILING,
     P4simInternalError,
     _script,
     compare,
     explanation,
-    run_parallel,
     split_nomatch,
 )
 from p4sim.conformance.progen import generate
 from p4sim.conformance.stf import StfError
-from p4sim.tool import JOBS, add_json_option, add_seed_option, report_stream, write_json
+from p4sim.tool import (
+    add_json_option,
+    add_program_run_options,
+    add_seed_option,
+    report_stream,
+    write_json,
+)
 
-FAILING = ("DIFFER", "CRASH")
 RANDOM_FRAMES = 8  # random frames the parser search starts from
 MAX_FRAMES = 14  # a program's frames: the fresh-switch explanation starts BMv2 per frame
 
@@ -185,14 +191,13 @@ def main(argv=None) -> int:
         default=0,
         help="number of the first (default: 0)",
     )
-    ap.add_argument("-j", "--jobs", type=JOBS, default=2, help="programs run at once (default: 2)")
     ap.add_argument(
         "--engine",
         choices=("interp", "native"),
         default="interp",
         help="p4sim's engine (default: interp)",
     )
-    ap.add_argument("--keep", type=Path, help="keep every program and BMv2's files here")
+    add_program_run_options(ap, "every program and BMv2's files")
     ap.add_argument(
         "--failures",
         type=Path,
@@ -200,7 +205,6 @@ def main(argv=None) -> int:
         help="where a DIFFER or CRASH program and its STF go (default: ./progdiff-failures)",
     )
     add_json_option(ap, "every result")
-    ap.add_argument("-v", "--verbose", action="store_true", help="details for every program")
     args = ap.parse_args(argv)
     start = time.monotonic()
     out = report_stream(args.json)

@@ -73,7 +73,6 @@ def compile_extract(c, e: ir.Call, pk_get, too_short: int):
         return compile_extract_varbit(c, e, pk_get, lay)
     n = lay.nbytes
     unpack = lay.unpack
-    rt = c.rt
     if (
         isinstance(target, ir.Member)
         and target.name == "next"
@@ -83,26 +82,25 @@ def compile_extract(c, e: ir.Call, pk_get, too_short: int):
         size = target.expr.type.size
         err_stack = c.rt.error_codes["StackOutOfBounds"]
 
-        def extract_next(f):
-            pk = pk_get(f)
+        def next_element(f):
             st = st_get(f)
             if st.next >= size:
                 raise ParserError(err_stack)
-            h = st.elems[st.next]
-            p = pk.pos
-            if p + n > len(pk.data):
-                h.valid = False
-                raise ParserError(too_short)
-            h.v = unpack(int.from_bytes(pk.data[p : p + n], "big"))
-            h.valid = True
-            pk.pos = p + n
-            st.next += 1
+            return st.elems[st.next]
+
+        element = compile_extract_plain(
+            c.rt, t.type_name, next_element, pk_get, n, unpack, too_short
+        )
+
+        def extract_next(f):
+            element(f)
+            st_get(f).next += 1
 
         return extract_next
     h_get = c.expr(target)
+    plain = compile_extract_plain(c.rt, t.type_name, h_get, pk_get, n, unpack, too_short)
     siblings = c.union_siblings(target)
     if siblings is not None:
-        plain = compile_extract_plain(h_get, pk_get, n, unpack, too_short)
         union = target.expr
         if (
             isinstance(union, ir.Member)
@@ -125,21 +123,7 @@ def compile_extract(c, e: ir.Call, pk_get, too_short: int):
             siblings(f)
 
         return extract_union_member
-
-    def extract(f):
-        pk = pk_get(f)
-        h = h_get(f)
-        p = pk.pos
-        if p + n > len(pk.data):
-            h.valid = False
-            raise ParserError(too_short)
-        h.v = unpack(int.from_bytes(pk.data[p : p + n], "big"))
-        h.valid = True
-        pk.pos = p + n
-        if rt.tracing:
-            rt.trace_extract(t.type_name, n)
-
-    return extract
+    return plain
 
 
 def compile_lookahead(c, e: ir.Call, pk_get, too_short: int):
@@ -193,7 +177,10 @@ def compile_lookahead(c, e: ir.Call, pk_get, too_short: int):
     raise unsupported(e.pos, f"lookahead of {t}")
 
 
-def compile_extract_plain(h_get, pk_get, n, unpack, too_short):
+def compile_extract_plain(rt, type_name: str, h_get, pk_get, n, unpack, too_short):
+    """extract(hdr) of a header of `n` bytes (a union member too: its siblings are the
+    caller's); traced, as BMv2 logs each extraction, when the device traces."""
+
     def extract(f):
         pk = pk_get(f)
         h = h_get(f)
@@ -204,6 +191,8 @@ def compile_extract_plain(h_get, pk_get, n, unpack, too_short):
         h.v = unpack(int.from_bytes(pk.data[p : p + n], "big"))
         h.valid = True
         pk.pos = p + n
+        if rt.tracing:
+            rt.trace_extract(type_name, n)
 
     return extract
 

@@ -10,6 +10,7 @@ from p4sim.frontend.types import (
     EnumT,
     HeaderT,
     InfInt,
+    bit_width,
     flattened_fields,
 )
 
@@ -28,14 +29,15 @@ class Unsupported(Exception):
 
 
 def _w(t) -> int:
-    if isinstance(t, Bits):
-        return t.width
-    if isinstance(t, BoolT):
-        return 1
-    if isinstance(t, EnumT) and t.underlying is not None:
-        return t.underlying.width
-    if isinstance(t, HeaderT) and t.kind == "struct":  # a struct field of a header
-        return sum(_w(ft) for _, ft in t.fields)
+    """A scalar's width in bits (the front end's bit_width), or a header's struct field's;
+    32 for the others, which the C code holds in a uint32_t (error codes, enums without an
+    underlying type)."""
+    if (
+        isinstance(t, (Bits, BoolT))
+        or (isinstance(t, EnumT) and t.underlying is not None)
+        or (isinstance(t, HeaderT) and t.kind == "struct")
+    ):
+        return bit_width(t)
     return 32
 
 

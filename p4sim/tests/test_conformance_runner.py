@@ -1,6 +1,6 @@
 """The differential runner's own logic (p4sim.conformance): STF reading, bmv2stf's verdict
-and its translation of `add` and meter lines for simple_switch_CLI, and when it takes
-simple_switch for idle. The runs on BMv2 themselves are `make p4sim-conformance`.
+and its translation of `add` and meter lines for simple_switch_CLI, when it takes
+simple_switch for idle, and the process pool the conformance tools share. The runs on BMv2 themselves are `make p4sim-conformance`.
 
 Run: .venv/bin/pytest -q p4sim/tests/test_conformance_runner.py
 """
@@ -8,6 +8,7 @@ Run: .venv/bin/pytest -q p4sim/tests/test_conformance_runner.py
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
 import threading
@@ -18,6 +19,7 @@ import pytest
 
 from controlplane import bmv2 as cp_bmv2
 from p4sim.conformance.bmv2 import Bmv2Error, Bmv2Program, Bmv2Switch, _lpm, _ternary, compile_p4c
+from p4sim.conformance.parallel import quiet_p4sim_log, run_parallel, silence_logging
 from p4sim.conformance.stf import StfError, check_outputs, diff_outputs, read_script
 
 
@@ -156,3 +158,46 @@ def test_settle_waits_for_a_switch_that_cannot_run(tmp_path, target):
         assert settled.is_set(), "settle() did not return once the switch ran again"
     finally:
         switch.stop()
+
+
+def what_a_worker_logs(n: int) -> tuple[int, bool, bool]:
+    """(n, whether a p4sim warning reaches the root logger, whether another one does)."""
+    p4sim_log, other_log = logging.getLogger("p4sim.engine"), logging.getLogger("h3.other")
+    return (
+        n,
+        p4sim_log.isEnabledFor(logging.WARNING) and logging.getLogger("p4sim").propagate,
+        other_log.isEnabledFor(logging.WARNING),
+    )
+
+
+@pytest.fixture
+def restore_logging():
+    p4sim_log = logging.getLogger("p4sim")
+    handlers = list(p4sim_log.handlers)
+    yield
+    logging.disable(logging.NOTSET)
+    p4sim_log.propagate = True
+    p4sim_log.handlers[:] = handlers
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+@pytest.mark.parametrize(
+    "initializer, p4sim_heard, others_heard",
+    [(quiet_p4sim_log, False, True), (silence_logging, False, False)],
+)
+def test_the_pool_keeps_order_and_quiets_each_worker_as_asked(
+    jobs, initializer, p4sim_heard, others_heard, restore_logging
+):
+    """pktdiff and progdiff quiet p4sim's log only; differential silences every logger."""
+    results = list(run_parallel(what_a_worker_logs, [(n,) for n in range(6)], jobs, initializer))
+    assert results == [(n, p4sim_heard, others_heard) for n in range(6)]
+
+
+def test_differential_silences_every_logger_and_pktdiff_only_p4sims(restore_logging):
+    from p4sim.conformance import differential, pktdiff
+
+    list(pktdiff.run_all([], 1, 1.0, 8, True, 1, None))
+    assert logging.getLogger("h3.other").isEnabledFor(logging.WARNING)
+    assert not logging.getLogger("p4sim").propagate
+    list(differential.run_all([], 1))
+    assert not logging.getLogger("h3.other").isEnabledFor(logging.CRITICAL)

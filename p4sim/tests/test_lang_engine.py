@@ -353,3 +353,29 @@ V1Switch(P(), VC(), I(), E(), CC(), D()) main;
     for engine in ("interp", "native"):
         dev = new_device(prog, engine=engine)
         assert dev.process(0, b"\x05\x06\x07") == [(1, b"\x05\x07\x07")], engine
+
+
+def extracted(program: str, frames: list[str], caplog) -> list[str]:
+    dev = compile_file(STF_DIR / f"{program}.p4").new_device()
+    caplog.clear()
+    with caplog.at_level(logging.DEBUG, logger="p4sim.trace"):
+        for frame in frames:
+            dev.process(0, bytes.fromhex(frame))
+    return [r.getMessage() for r in caplog.records if r.getMessage().startswith("Extracted")]
+
+
+def test_trace_names_each_extracted_header_stack_elements_and_union_members_too(caplog):
+    """One extract path for plain headers, stack elements and union members, so each shows
+    in the trace (pktdiff's parser search counts the bytes a state extracted from it)."""
+    assert extracted("union", ["01001234ff", "020012345678ff"], caplog) == [
+        "Extracted sel_t (2 bytes)",
+        "Extracted short_t (2 bytes)",
+        "Extracted sel_t (2 bytes)",
+        "Extracted long_t (4 bytes)",
+    ]
+    # a count of 2, then two hops
+    assert extracted("trace_stack", ["020a0b"], caplog) == [
+        "Extracted count_t (1 bytes)",
+        "Extracted hop_t (1 bytes)",
+        "Extracted hop_t (1 bytes)",
+    ]

@@ -33,12 +33,12 @@ import tempfile
 import time
 from pathlib import Path
 
+from dccommon.pktgen import PKTGEN, pktgen_argv
 from experiments.run.links import Linkem, rt_priority_for_caller
 from experiments.run.linkspec import LinkSpec
 from experiments.run.netns import Topology, unique_prefix, veth_pair
 
 ROOT = Path(__file__).resolve().parents[3]
-PKTGEN = ROOT / "build" / "clib" / "pktgen"
 RATES_MBIT = (20, 100, 500)
 DELAY_MS = 10
 PROBE_BYTES = 1000
@@ -49,9 +49,7 @@ OVERLOAD = 2.0  # offered / configured in the rate figure: the queue fills withi
 def pktgen(ns, mode: str, ifname: str, cpu: int, rt: bool = False, **opts) -> list[str]:
     """pktgen pinned to `cpu`; with rt, at SCHED_FIFO 5 (below linkem) so that the paced
     generator and the sink are not what a busy machine delays (they sleep between frames)."""
-    argv = [str(PKTGEN), mode, "-i", ifname] + [
-        f"--{k.replace('_', '-')}={v}" for k, v in opts.items()
-    ]
+    argv = pktgen_argv(mode, ifname, **opts)
     return ["taskset", "-c", str(cpu)] + (["chrt", "-f", "5"] if rt else []) + argv
 
 

@@ -36,13 +36,13 @@ import time
 from pathlib import Path
 
 from dccommon.cliargs import ArgumentParser, float_range, int_range, number_list_arg, parse_int
+from dccommon.pktgen import PKTGEN, pktgen_argv
 from experiments.run.cpu import run_seconds, thread_times
 from experiments.run.links import Linkem
 from experiments.run.linkspec import LinkSpec
 from experiments.run.netns import Topology, unique_prefix, veth_pair
 
 ROOT = Path(__file__).resolve().parents[3]
-PKTGEN = ROOT / "build" / "clib" / "pktgen"
 LINKEM = ROOT / "build" / "linkem" / "linkem"
 FRAME_BYTES = 1400
 DELAY_MS = 10
@@ -105,12 +105,6 @@ class SyscallCount:
         return counts
 
 
-def pktgen(mode: str, ifname: str, **opts) -> list[str]:
-    return [str(PKTGEN), mode, "-i", ifname] + [
-        f"--{k.replace('_', '-')}={v}" for k, v in opts.items()
-    ]
-
-
 class Bed:
     """The namespaces and veths of one bench run; a linkem between IF_A and IF_B."""
 
@@ -152,7 +146,7 @@ def cost_point(bed: Bed, variant: tuple, kpps: float, direction: str, args) -> d
         sinks = []
         for _tx_ns, _tx_if, rx_ns, rx_if in legs:
             sink = rx_ns.popen(
-                pktgen("rx", rx_if, idle_ms=500, duration_s=args.duration_s + 5),
+                pktgen_argv("rx", rx_if, idle_ms=500, duration_s=args.duration_s + 5),
                 stdout=subprocess.PIPE,
                 text=True,
             )
@@ -164,7 +158,9 @@ def cost_point(bed: Bed, variant: tuple, kpps: float, direction: str, args) -> d
         cpu0, vcs0, t0 = thread_times(pid), voluntary_switches(pid), time.monotonic()
         senders = [
             tx_ns.popen(
-                pktgen("tx", tx_if, size=FRAME_BYTES, pps=kpps * 1000, duration_s=args.duration_s),
+                pktgen_argv(
+                    "tx", tx_if, size=FRAME_BYTES, pps=kpps * 1000, duration_s=args.duration_s
+                ),
                 stdout=subprocess.DEVNULL,
             )
             for tx_ns, tx_if, _rx_ns, _rx_if in legs
