@@ -363,11 +363,17 @@ class BlockCompiler(ExprCompiler):
                 siblings = self.union_siblings(e.func.expr)
                 nbytes = packet_bytes(e.func.expr.type, e.pos)
                 adjust = self.rt.adjust_packet_length
+                var = next(
+                    (i for i, (_, ft) in enumerate(t.fields) if isinstance(ft, Varbit)), None
+                )
 
                 def set_valid(f):
                     h = g(f)
                     if not h.valid:  # BMv2 (add_header) zeroes a header that becomes valid
-                        h.v = fresh_fields(t)
+                        v = fresh_fields(t)
+                        if var is not None:  # its varbit keeps the width it had (Header::reset)
+                            v[var] = (h.v[var][0], 0)
+                        h.v = v
                         h.valid = True
                         adjust(nbytes(h))
                     if siblings is not None:  # their bytes stay counted (BMv2)
