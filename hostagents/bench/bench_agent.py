@@ -24,6 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from controlplane.pdcp import dc_frame
+from dccommon.pktgen import PKTGEN
 from dccommon.processes import stop_process
 from experiments.run import netns
 from hostagents.agent_cmd import af_packet, agent_argv, wait_ready
@@ -211,13 +212,13 @@ def main() -> int:
     parser.add_argument(
         "--build",
         type=Path,
-        default=Path("build/hostagents"),
+        default=PKTGEN.parents[1] / "hostagents",
         help="directory holding pdcp-agent (default: %(default)s)",
     )
     parser.add_argument(
         "--pktgen",
         type=Path,
-        default=Path("build/clib/pktgen"),
+        default=PKTGEN,
         help="the frame generator, clib/pktgen (default: %(default)s)",
     )
     args = parser.parse_args()

@@ -30,6 +30,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import grpc
+
 from controlplane import targets
 from dccommon.ports import free_port
 from dccommon.processes import stop_process
@@ -485,6 +487,30 @@ class Bmv2Switch:
         self.fifos = {}
         stop_process(self.proc, grace_s=10)
         self.stderr.close()
+
+
+GRPC_SWITCH_TRIES = 3
+
+
+def start_grpc_switch(ports: list[int], inputs: list[int], workdir: Path, connect):
+    """simple_switch_grpc without a program (`--no-p4`) serving P4Runtime on a free local
+    port, and `connect(address)`'s client of it: (switch, client). A port picked free may be
+    taken before the switch binds it (its Thrift port too), so up to GRPC_SWITCH_TRIES
+    switches are started, each in its own WORKDIR/runN."""
+    for attempt in range(GRPC_SWITCH_TRIES):
+        address = f"127.0.0.1:{free_port()}"
+        run_dir = workdir / f"run{attempt}"
+        run_dir.mkdir(parents=True, exist_ok=True)
+        switch = None
+        try:
+            switch = Bmv2Switch(None, ports, inputs, run_dir, grpc_addr=address)
+            return switch, connect(address)
+        except (Bmv2Error, grpc.RpcError, grpc.FutureTimeoutError):
+            if switch is not None:
+                switch.stop()
+            if attempt == GRPC_SWITCH_TRIES - 1:
+                raise
+    raise AssertionError("unreachable")
 
 
 def _decimal_numbers(line: str) -> str:

@@ -143,10 +143,11 @@ class Table:
                 f"table {d.name} is implemented by action profile {p.definition.name}: an "
                 f"entry names one member, group or action set, not an action"
             )
-        # an unknown member or group: INVALID_ARGUMENT, as PI answers (the spec is silent)
+        # an unknown member or group: NOT_FOUND (spec "Action Specification": "a member or
+        # group id which has not been inserted ... NOT_FOUND"; PI says INVALID_ARGUMENT)
         if entry.member_id is not None:
             if not p.has_member(entry.member_id):
-                raise InvalidEntry(
+                raise EntryNotFound(
                     f"table {d.name}: action profile {p.definition.name} has no member "
                     f"{entry.member_id}"
                 )
@@ -156,7 +157,7 @@ class Table:
                 f"entries name members only"
             )
         elif entry.group_id is not None and not p.has_group(entry.group_id):
-            raise InvalidEntry(
+            raise EntryNotFound(
                 f"table {d.name}: action profile {p.definition.name} has no group "
                 f"{entry.group_id}"
             )

@@ -2,17 +2,18 @@
 
 The server answers with the canonical form (shortest, no leading zero bytes, at least one
 byte). It accepts non-canonical input with leading zeros as long as the value fits the width;
-a value that does not fit is OUT_OF_RANGE. An empty bytestring is INVALID_ARGUMENT.
+a value that does not fit is OUT_OF_RANGE, and so is an empty bytestring ("If the string's
+byte length is zero, the server always rejects the string ... OUT_OF_RANGE").
 """
 
 from __future__ import annotations
 
-from p4sim.p4runtime.errors import invalid, out_of_range
+from p4sim.p4runtime.errors import out_of_range
 
 
 def decode(data: bytes, bitwidth: int, what: str) -> int:
     if not data:
-        raise invalid(f"{what}: empty bytestring (a value needs at least one byte)")
+        raise out_of_range(f"{what}: empty bytestring (a value needs at least one byte)")
     value = int.from_bytes(data, "big")
     if value >> bitwidth:
         shown = data[:32].hex() + (f"... ({len(data)} bytes)" if len(data) > 32 else "")

@@ -29,7 +29,11 @@ def counter_def(index: PipelineIndex, counter_id: int) -> model.CounterDef:
 
 
 def _check_index(what: str, i: int, size: int) -> None:
-    if not 0 <= i < size:
+    """Spec (CounterEntry, MeterEntry, RegisterEntry): a negative index is INVALID_ARGUMENT,
+    one past the array OUT_OF_RANGE."""
+    if i < 0:
+        raise invalid(f"{what}: index {i} is negative (valid: 0..{size - 1})")
+    if i >= size:
         raise out_of_range(f"{what}: index {i} is outside 0..{size - 1}")
 
 

@@ -6,7 +6,7 @@ code the P4Runtime spec assigns to it:
 
 - unknown table/action/counter/register id: NOT_FOUND (id 0 where one is needed:
   INVALID_ARGUMENT); unknown match field or parameter id: INVALID_ARGUMENT
-- a value wider than its field: OUT_OF_RANGE (spec 8.4.2); empty bytestring: INVALID_ARGUMENT
+- a value wider than its field: OUT_OF_RANGE (spec 8.4.2); empty bytestring: OUT_OF_RANGE too
 - ternary value with bits outside the mask, LPM value with bits past the prefix, a
   don't-care match that is present instead of omitted, an exact field left out, priority
   missing on a ternary/range/optional table or present on another: INVALID_ARGUMENT

@@ -96,6 +96,11 @@ def write_pre(
             raise not_found(f"{what} does not exist")
         if update_type not in (Update.INSERT, Update.MODIFY):
             raise invalid("update type must be INSERT, MODIFY or DELETE")
+        if session.packet_length_bytes < 0:  # int32 in the proto; a length is not negative
+            raise invalid(
+                f"{what}: packet_length_bytes {session.packet_length_bytes} is negative "
+                "(0: no truncation, N > 0: clones cut to N bytes)"
+            )
         pre.clone_sessions[sid] = model.CloneSession(
             replicas=_replicas(session.replicas, what, device.cpu_port),
             class_of_service=session.class_of_service,

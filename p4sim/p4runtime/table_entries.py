@@ -336,6 +336,9 @@ def _modify_entry(index, table: TableInfo, state, match, msg, meter_config) -> N
     """MODIFY (spec "Action Specification", "Constant Tables"): an unset action keeps the entry's action; direct resources
     change only when given. Const entries take MODIFYs of their direct resources only."""
     tname = table.definition.name
+    # a malformed action is INVALID_ARGUMENT whether or not the entry exists (spec "Write
+    # RPC": NOT_FOUND is for a well-formed entity that does not exist)
+    given = decode_entry_action(index, table, msg.action) if msg.HasField("action") else None
     old = state.find(match, msg.priority)
     if old is None:
         raise not_found(f"table {tname} has no entry with this match key")
@@ -348,8 +351,8 @@ def _modify_entry(index, table: TableInfo, state, match, msg, meter_config) -> N
             )
         _set_direct_resources(old, msg, meter_config)
         return
-    if msg.HasField("action"):
-        target = decode_entry_action(index, table, msg.action)
+    if given is not None:
+        target = given
     else:
         target = {
             "action": old.action,
