@@ -172,11 +172,14 @@ class ControllerHeaderDef:
     """A header type annotated @controller_header("packet_in" | "packet_out")."""
 
     name: str  # "packet_in" or "packet_out"
-    fields: list[ParamDef]  # in declaration order (P4Info ids 1..n)
+    # in declaration order (P4Info ids 1..n); a struct field's fields in its place, named
+    # by their path ("s.f"), as p4c flattens them
+    fields: list[ParamDef]
     annotations: list[str] = field(default_factory=list)
     # The header type's fully qualified name (e.g. "packet_in_header_t"): p4c hashes it,
     # not `name`, for the P4Info id, and it takes part in alias computation. "" = use `name`.
     type_name: str = ""
+    has_struct_field: bool = False  # p4c then writes type_info (empty)
 
 
 @dataclass

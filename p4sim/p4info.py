@@ -578,6 +578,7 @@ def _add_type_info(info: p4info_pb2.P4Info, model: ProgramModel) -> None:
         or model.extern_functions
         or model.action_profiles
         or (model.arch in TNA_ARCHS and model.extern_instances)
+        or any(h.has_struct_field for h in model.controller_headers)
     ):
         info.ClearField("type_info")
 

@@ -376,7 +376,9 @@ class ProgramGen:
             "struct headers_t { res_t res; h0_t h0; h1_t h1; h2_t h2; "
             f"st_t[{STACK_SIZE}] st; vl_t vl; vb_t vb; un_t un; }}"
         )
-        out.append(f"struct meta_t {{ {' '.join(f'{t} {n};' for n, t in self.meta)} }}")
+        fields = " ".join(f"{t} {n};" for n, t in self.meta)
+        # `recirculated` (no expression reads or writes it) bounds recirculation to one pass
+        out.append(f"struct meta_t {{ {fields} @field_list(1) bit<8> recirculated; }}")
         out.append("error { BadValue }")
         return out
 
@@ -682,14 +684,14 @@ class ProgramGen:
 
     def egress(self) -> list[str]:
         scope = self.control_scope()
-        # egress_port; not packet_length (BMv2 counts there the headers ingress made valid
-        # with setValid: p4c's add_header) nor instance_type (BMv2 gives 0 there after a
-        # resubmit): p4sim differs on both (docs/conformance.md)
-        scope.vars = [
-            v for v in scope.vars if v.text not in ("sm.packet_length", "sm.instance_type")
-        ]
         scope.vars.append(Var("sm.egress_port", T("bit", 9), writable=False))
         body = self.block(scope, self.rng.randint(0, 3), "        ", {"assign": 3, "if": 1})
+        if self.rng.random() < 0.15:  # once: instance_type is 0 in egress on every pass
+            cond = self.expr(BOOL, scope)
+            body.append(
+                f"        if (meta.recirculated == 0 && {cond}) {{ meta.recirculated = 1; "
+                "recirculate_preserving_field_list(1); }"
+            )
         return [
             "control egr(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {",
             "    apply {",

@@ -24,8 +24,14 @@ from p4sim.engine.expressions import (
     is_composite,
 )
 from p4sim.engine.externs import HASH_ALGORITHMS, pack_fields
+from p4sim.engine.layout import packet_bytes
 from p4sim.engine.packet_in import compile_packet_in, compile_verify
-from p4sim.engine.values import assign_into, default_value, make_sibling_invalidator
+from p4sim.engine.values import (
+    assign_into,
+    default_value,
+    fresh_fields,
+    make_sibling_invalidator,
+)
 from p4sim.errors import P4Error, unsupported
 from p4sim.frontend import ir
 from p4sim.frontend.program import qualify
@@ -229,6 +235,20 @@ class BlockCompiler(ExprCompiler):
             return self.assign_indexed(lhs, rhs, indices)
         set_ = self.lvalue(lhs)
         g = self.expr(rhs)
+        if makes_header_valid(lhs, rhs):
+            # p4c writes `h = {...}` as h.setValid() and field assignments: BMv2's
+            # add_header counts the header's bytes into the packet length when h was invalid
+            target, nbytes = self.expr(lhs), packet_bytes(lhs.type, lhs.pos)
+            adjust = self.rt.adjust_packet_length
+
+            def assign_valid(f):
+                h = target(f)
+                was_valid = h.valid
+                set_(f, g(f))
+                if not was_valid:
+                    adjust(nbytes(h))
+
+            return assign_valid
         if is_composite(lhs.type):
             g = copy_if_composite(lhs.type, g)
         elif isinstance(lhs, ir.Member):
@@ -339,21 +359,36 @@ class BlockCompiler(ExprCompiler):
             if e.target == "isValid":
                 return lambda f: g(f).valid
             if e.target == "setValid":
-                zeros = [default_value(ft) for _, ft in e.func.expr.type.fields]
+                t = e.func.expr.type
                 siblings = self.union_siblings(e.func.expr)
+                nbytes = packet_bytes(e.func.expr.type, e.pos)
+                adjust = self.rt.adjust_packet_length
+                var = next(
+                    (i for i, (_, ft) in enumerate(t.fields) if isinstance(ft, Varbit)), None
+                )
 
                 def set_valid(f):
                     h = g(f)
                     if not h.valid:  # BMv2 (add_header) zeroes a header that becomes valid
-                        h.v = list(zeros)
+                        v = fresh_fields(t)
+                        if var is not None:  # its varbit keeps the width it had (Header::reset)
+                            v[var] = (h.v[var][0], 0)
+                        h.v = v
                         h.valid = True
-                    if siblings is not None:
+                        adjust(nbytes(h))
+                    if siblings is not None:  # their bytes stay counted (BMv2)
                         siblings(f)
 
                 return set_valid
 
+            nbytes = packet_bytes(e.func.expr.type, e.pos)
+            adjust = self.rt.adjust_packet_length
+
             def set_invalid(f):
-                g(f).valid = False
+                h = g(f)
+                if h.valid:
+                    adjust(-nbytes(h))
+                    h.valid = False
 
             return set_invalid
         if kind == "stack_method":
@@ -877,14 +912,36 @@ def arguments_overlap(args) -> bool:
 
 
 def key_header(e: ir.Expr) -> ir.Expr | None:
-    """The header whose field the key `e` is, else None. BMv2 matches such a key as 0
-    while the header is invalid, whatever the field holds (bm_sim's MatchKeyBuilder): a
-    program may have written it, or an assignment kept it. A slice or any other
+    """The header whose field the key `e` is (also through struct fields of the header,
+    which p4c flattens into it), else None. BMv2 matches such a key as 0 while the header
+    is invalid, whatever the field holds (bm_sim's MatchKeyBuilder): a program may have
+    written it, or an assignment kept it. A slice, a field of a stack element (`st[1].f`:
+    p4c's IsLikeLeftValue takes the constant index for a complex expression) or any other
     expression p4c copies into a temporary first, which reads the field as it is."""
     base = e.expr if isinstance(e, ir.Member) else None
-    if base is not None and isinstance(base.type, HeaderT) and base.type.kind == "header":
+    while (
+        isinstance(base, ir.Member)
+        and isinstance(base.type, HeaderT)
+        and base.type.kind == "struct"
+    ):
+        base = base.expr
+    if (
+        isinstance(base, (ir.Member, ir.Name))  # not a stack element
+        and isinstance(base.type, HeaderT)
+        and base.type.kind == "header"
+    ):
         return base
     return None
+
+
+def makes_header_valid(lhs: ir.Expr, rhs: ir.Expr) -> bool:
+    """`h = {...}` (a list or struct initializer assigned to a header): valid afterwards, as
+    setValid() makes it."""
+    return (
+        isinstance(rhs, (ir.ListExpr, ir.StructInit))
+        and isinstance(lhs.type, HeaderT)
+        and lhs.type.kind == "header"
+    )
 
 
 def zero_unless_valid(g, header_g):

@@ -289,8 +289,10 @@ class ExprCompiler:
         items = [self.expr(x) for x in e.items]
         t = e.type
         if isinstance(t, HeaderT):
-            if t.kind == "header":
+            if t.kind == "header" and not t.nested:
                 return lambda f: Header(t, [g(f) for g in items], True)
+            if t.kind == "header":
+                return lambda f: Header(t, [copy_value(g(f)) for g in items], True)
             return lambda f: Struct(t, [copy_value(g(f)) for g in items])
         return lambda f: [g(f) for g in items]
 
@@ -298,8 +300,10 @@ class ExprCompiler:
         t = e.type
         getters = {n: self.expr(x) for n, x in e.fields}
         order = [getters[n] for n, _ in t.fields]
-        if t.kind == "header":
+        if t.kind == "header" and not t.nested:
             return lambda f: Header(t, [g(f) for g in order], True)
+        if t.kind == "header":
+            return lambda f: Header(t, [copy_value(g(f)) for g in order], True)
         return lambda f: Struct(t, [copy_value(g(f)) for g in order])
 
     # -- writes -----------------------------------------------------------------------

@@ -24,3 +24,15 @@ def layout_of(t: HeaderT, pos=None):
                 )
         t._layout = lay
     return lay
+
+
+def packet_bytes(t: HeaderT, pos=None):
+    """fn(header) -> the bytes a header of type t takes in a packet (a varbit counts with the
+    width it holds)."""
+    lay = layout_of(t, pos)
+    if getattr(lay, "has_varbit", False):
+        fixed = lay.bits
+        var = next(i for i, (w, _, _) in enumerate(lay.fields) if w is None)
+        return lambda h: (fixed + h.v[var][0]) // 8
+    nbytes = lay.nbytes
+    return lambda h: nbytes

@@ -102,6 +102,10 @@ class Runtime:
     def direct_meter_color(self, meter: str, color: int) -> None:
         pass
 
+    def adjust_packet_length(self, delta: int) -> None:
+        """setValid() or setInvalid() turned a header of `delta` (negative: -) bytes valid or
+        invalid; an architecture that counts that into a packet length overrides this."""
+
     def trace_state(self, name: str) -> None:
         trace.debug("Parser state %s", name)
 

@@ -7,7 +7,18 @@ compiled field access is one list index.
 
 from __future__ import annotations
 
-from p4sim.frontend.types import Bits, BoolT, EnumT, ErrorT, HeaderT, StackT, TupleT, Type, Varbit
+from p4sim.frontend.types import (
+    Bits,
+    BoolT,
+    EnumT,
+    ErrorT,
+    HeaderT,
+    StackT,
+    TupleT,
+    Type,
+    Varbit,
+    flattened_fields,
+)
 
 
 class Header:
@@ -18,9 +29,11 @@ class Header:
     def __init__(self, t: HeaderT, v: list | None = None, valid: bool = False):
         self.t = t
         self.valid = valid
-        self.v = v if v is not None else list(_zeros(t))
+        self.v = v if v is not None else fresh_fields(t)
 
     def copy(self) -> Header:
+        if self.t.nested:
+            return Header(self.t, [copy_value(x) for x in self.v], self.valid)
         return Header(self.t, list(self.v), self.valid)
 
     def set_valid(self) -> None:
@@ -111,6 +124,14 @@ def _zeros(t: HeaderT) -> tuple:
     return z
 
 
+def fresh_fields(t: HeaderT) -> list:
+    """The field values of a header of type t that becomes valid: all 0, a struct field a
+    Struct of its own."""
+    if t.nested:
+        return [copy_value(z) for z in _zeros(t)]
+    return list(_zeros(t))
+
+
 def _constant(c):
     return lambda: c
 
@@ -124,7 +145,7 @@ def factory(t: Type):
         zeros = _zeros(t)
 
         def fn():
-            return Header(t, list(zeros))
+            return Header(t, list(zeros) if not t.nested else fresh_fields(t))
 
     elif isinstance(t, HeaderT) and t.kind == "header_union":
         members = [factory(ft) for _, ft in t.fields]
@@ -179,6 +200,8 @@ def default_value(t: Type):
     if isinstance(t, ErrorT):
         return 0
     if isinstance(t, EnumT):
+        if t.underlying is not None:  # spec "Default values": 0, named or not (BMv2 zeroes)
+            return 0
         return t.values[t.members[0]] if t.members else 0
     if isinstance(t, HeaderT):
         if t.kind == "header_union":
@@ -210,7 +233,7 @@ def assign_into(dst, src, as_assignment: bool = False) -> None:
     leaves them unspecified)."""
     if isinstance(dst, Header):
         if src.valid or not as_assignment:
-            dst.v[:] = src.v
+            dst.v[:] = src.v if not dst.t.nested else [copy_value(x) for x in src.v]
         dst.valid = src.valid
     elif isinstance(dst, Struct):
         for i, x in enumerate(src.v):
@@ -281,8 +304,10 @@ class HeaderLayout:
 
     def __init__(self, t: HeaderT):
         self.t = t
+        self.nested = t.nested
         widths = []
-        for name, ft in t.fields:
+        for path, ft in flattened_fields(t):
+            name = ".".join(path)
             if isinstance(ft, Bits):
                 widths.append((ft.width, "s" if ft.signed else "u", ft))
             elif isinstance(ft, BoolT):
@@ -300,7 +325,7 @@ class HeaderLayout:
         for w, kind, ft in widths:
             shift -= w
             self.fields.append((shift, (1 << w) - 1, kind, ft))
-        self.plain = all(k == "u" for _, _, k, _ in self.fields)
+        self.plain = all(k == "u" for _, _, k, _ in self.fields) and not self.nested
         if self.plain:
             # Straight-line (de)serialisers for the common all-unsigned header: one Python
             # expression each, generated once per header type.
@@ -318,10 +343,27 @@ class HeaderLayout:
             elif kind == "s":
                 x = ft.wrap(x)
             out.append(x)
-        return out
+        return _nest(self.t, iter(out)) if self.nested else out
 
     def pack(self, values: list) -> int:
+        if self.nested:
+            values = list(_flat(values))
         acc = 0
         for (s, m, _, _), x in zip(self.fields, values):
             acc |= (int(x) & m) << s
         return acc
+
+
+def _nest(t: HeaderT, flat) -> list:
+    """The field values of t from its serialised fields' values (an iterator)."""
+    return [
+        Struct(ft, _nest(ft, flat)) if isinstance(ft, HeaderT) else next(flat) for _, ft in t.fields
+    ]
+
+
+def _flat(values: list):
+    for x in values:
+        if isinstance(x, Struct):
+            yield from _flat(x.v)
+        else:
+            yield x

@@ -16,7 +16,17 @@ from p4sim.errors import P4Error
 from p4sim.frontend import ir
 from p4sim.frontend.typecheck import Checker
 from p4sim.frontend.typecheck.symbols import Instance
-from p4sim.frontend.types import Bits, BlockT, BoolT, EnumT, ErrorT, ExternT, HeaderT, bit_width
+from p4sim.frontend.types import (
+    Bits,
+    BlockT,
+    BoolT,
+    EnumT,
+    ErrorT,
+    ExternT,
+    HeaderT,
+    bit_width,
+    flattened_fields,
+)
 from p4sim.model import (
     PRIORITY_MATCH_KINDS,
     ActionDef,
@@ -220,9 +230,11 @@ class ModelBuilder:
         for t in self.checker.controller_headers:
             a = ir.annotation(t.annotations, "controller_header")
             name = a.args[0] if a.args else t.type_name
-            fields = [ParamDef(n, bit_width(ft), []) for n, ft in t.fields]
+            fields = [ParamDef(".".join(p), bit_width(ft), []) for p, ft in flattened_fields(t)]
             controller.append(
-                ControllerHeaderDef(name, fields, annotation_texts(t.annotations), t.type_name)
+                ControllerHeaderDef(
+                    name, fields, annotation_texts(t.annotations), t.type_name, t.nested
+                )
             )
         digests = []
         for t in self.checker.digest_types:

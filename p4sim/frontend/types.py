@@ -141,6 +141,8 @@ class HeaderT(Type):
 
     def __post_init__(self):
         self.index = {n: i for i, (n, _) in enumerate(self.fields)}
+        # a header with struct-typed fields (P4_16 "Header types"): its values hold Structs
+        self.nested = self.kind == "header" and any(isinstance(t, HeaderT) for _, t in self.fields)
 
     def name(self) -> str:
         return self.type_name
@@ -248,3 +250,13 @@ def bit_width(t: Type) -> int:
     if isinstance(t, ErrorT):
         return 0
     raise TypeError(t)
+
+
+def flattened_fields(t: HeaderT, path: tuple = ()):
+    """(path, type) of the fields of a header or struct type in declaration order, the
+    fields of a struct-typed field in its place (as p4c flattens headers): ("row", "e")."""
+    for name, ft in t.fields:
+        if isinstance(ft, HeaderT) and ft.kind == "struct":
+            yield from flattened_fields(ft, (*path, name))
+        else:
+            yield (*path, name), ft

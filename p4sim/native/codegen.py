@@ -17,7 +17,13 @@ and externs (codegen_externs) are mixed into it.
 
 from __future__ import annotations
 
-from p4sim.engine.control import MAX_LOOP_ITERATIONS, arguments_overlap, calls_in_indices
+from p4sim.engine.control import (
+    MAX_LOOP_ITERATIONS,
+    arguments_overlap,
+    calls_in_indices,
+    makes_header_valid,
+)
+from p4sim.engine.layout import layout_of
 from p4sim.engine.parser import MAX_TRANSITIONS
 from p4sim.frontend import ir
 from p4sim.frontend.program import qualify
@@ -458,6 +464,10 @@ class CodeGen(ExpressionGen, TableGen, ExternGen):
         indices = calls_in_indices(lhs) if rhs.const is None else []
         if not indices:
             value = self.expr(rhs, pre)
+            if makes_header_valid(lhs, rhs):  # as setValid(): the interpreter's assign
+                h = self.lvalue(lhs, pre)
+                n = layout_of(lhs.type, lhs.pos).nbytes
+                pre.append(f"if (!{h}.valid) P->egress_length += {n};")
             return self.store(lhs, value, pre)
         # `a[f(x)].g = rhs` (and `a[f(x)].g op= b`, whose right side holds the same nodes):
         # each index with a call is evaluated once, before the right side, as the
@@ -570,13 +580,15 @@ class CodeGen(ExpressionGen, TableGen, ExternGen):
             return ""
         if kind == "header_method":
             h = self.lvalue(e.func.expr, pre)
+            nbytes = layout_of(e.func.expr.type, e.pos).nbytes  # no varbit here
             if e.target == "setValid":
                 siblings = self.union_siblings(e.func.expr, pre)
                 return (
-                    f"if (!{h}.valid) {{ memset(&{h}, 0, sizeof {h}); {h}.valid = 1; }} {siblings}"
+                    f"if (!{h}.valid) {{ memset(&{h}, 0, sizeof {h}); {h}.valid = 1; "
+                    f"P->egress_length += {nbytes}; }} {siblings}"
                 )
             if e.target == "setInvalid":
-                return f"{h}.valid = 0;"
+                return f"if ({h}.valid) {{ {h}.valid = 0; P->egress_length -= {nbytes}; }}"
             return f"(void){h}.valid;"
         if kind == "table_apply":
             return f"{self.table_fn(e.target)}(D, P, F); {self.stop_check()}"
@@ -786,6 +798,8 @@ struct pkt {
     const uint8_t *frame; uint32_t flen;     /* the frame as received */
     const uint8_t *payload; uint32_t plen;   /* what the parser left */
     uint32_t length;                         /* packet_length for counters and meters */
+    uint32_t egress_length;                  /* packet_length in egress (BMv2's register):
+                                                length +/- setValid/setInvalid bytes */
     int depth, stop;
     int64_t clone_session;
     int32_t clone_type, clone_fields, resubmit_fields, recirc_fields;

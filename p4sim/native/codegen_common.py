@@ -8,8 +8,10 @@ from p4sim.frontend.types import (
     Bits,
     BoolT,
     EnumT,
+    HeaderT,
     InfInt,
     bit_width,
+    flattened_fields,
 )
 
 HASH_IDS = {"crc16": 0, "crc32": 1, "csum16": 2, "xor16": 3, "identity": 4}
@@ -27,11 +29,23 @@ class Unsupported(Exception):
 
 
 def _w(t) -> int:
-    """A scalar's width in bits (the front end's bit_width); 32 for the others, which the
-    C code holds in a uint32_t (error codes, enums without an underlying type)."""
-    if isinstance(t, (Bits, BoolT)) or (isinstance(t, EnumT) and t.underlying is not None):
+    """A scalar's width in bits (the front end's bit_width), or a header's struct field's;
+    32 for the others, which the C code holds in a uint32_t (error codes, enums without an
+    underlying type)."""
+    if (
+        isinstance(t, (Bits, BoolT))
+        or (isinstance(t, EnumT) and t.underlying is not None)
+        or (isinstance(t, HeaderT) and t.kind == "struct")
+    ):
         return bit_width(t)
     return 32
+
+
+def header_leaves(t: HeaderT):
+    """(C member path, type) of the serialised fields of header type t in packet order
+    (`f_row.f_e` for a field of struct field `row`)."""
+    for path, ft in flattened_fields(t):
+        yield ".".join(f"f_{n}" for n in path), ft
 
 
 def _lit(v: int, t) -> str:

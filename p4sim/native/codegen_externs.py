@@ -15,7 +15,7 @@ from p4sim.frontend.types import (
     StackT,
     Varbit,
 )
-from p4sim.native.codegen_common import HASH_IDS, Unsupported, _w
+from p4sim.native.codegen_common import HASH_IDS, Unsupported, _w, header_leaves
 
 
 class ExternGen:
@@ -112,7 +112,7 @@ class ExternGen:
 
     def unpack(self, t: HeaderT, h: str, src: str) -> str:
         out, off = [], 0
-        for fname, ft in t.fields:
+        for member, ft in header_leaves(t):
             w = _w(ft)
             if w > 64:
                 v = f"getbits128({src}, {off}, {w})"
@@ -122,18 +122,18 @@ class ExternGen:
                 v = f"getbits({src}, {off}, {w})"
                 if isinstance(ft, Bits) and ft.signed:
                     v = f"sext({v}, {w})"
-            out.append(f"{h}.f_{fname} = {v};")
+            out.append(f"{h}.{member} = {v};")
             off += w
         return " ".join(out)
 
     def pack(self, t: HeaderT, h: str, dst: str) -> str:
         out, off = [], 0
-        for fname, ft in t.fields:
+        for member, ft in header_leaves(t):
             w = _w(ft)
             if w > 64:
-                out.append(f"putbits128({dst}, {off}, {w}, (u128){h}.f_{fname});")
+                out.append(f"putbits128({dst}, {off}, {w}, (u128){h}.{member});")
             else:
-                out.append(f"putbits({dst}, {off}, {w}, (uint64_t){h}.f_{fname});")
+                out.append(f"putbits({dst}, {off}, {w}, (uint64_t){h}.{member});")
             off += w
         return " ".join(out)
 

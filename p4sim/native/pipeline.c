@@ -59,6 +59,7 @@ static void do_clone(struct dev *d, struct pkt *cur, uint32_t itype, int origina
 		base->depth = cur->depth;
 		new_sm(d, base, port, cur->length, itype);
 		clear_requests(base);
+		base->egress_length = cur->length; /* BMv2 resets it, then parses again */
 		base->sm.f_parser_error = parse(d, base);
 		base->payload = cur->frame + base->pos;
 		base->plen = cur->flen - base->pos;
@@ -69,6 +70,7 @@ static void do_clone(struct dev *d, struct pkt *cur, uint32_t itype, int origina
 		base->payload = cur->payload, base->plen = cur->plen;
 		base->frame = cur->frame, base->flen = cur->flen;
 		base->depth = cur->depth;
+		base->egress_length = cur->egress_length; /* with egress's setValid/setInvalid */
 	}
 	preserve_fields(&base->meta, &cur->meta, cur->clone_fields);
 	base->length = cur->length;
@@ -86,7 +88,7 @@ static void run_egress(struct dev *d, struct pkt *p, uint32_t port, uint32_t rid
 	p->truncate = trunc;
 	p->sm.f_egress_port = port;
 	p->sm.f_egress_spec = 0;
-	p->sm.f_packet_length = p->length;
+	p->sm.f_packet_length = p->egress_length;
 	p->sm.f_egress_rid = rid;
 	p->sm.f_instance_type = itype;
 	p->sm.f_egress_global_timestamp = now_us(d);
@@ -141,6 +143,7 @@ static void run_ingress(struct dev *d, uint32_t port, const uint8_t *frame, uint
 	p->data = frame, p->len = len;
 	p->frame = frame, p->flen = len;
 	p->length = len;
+	p->egress_length = len;
 	p->depth = depth;
 	p->sm.f_parser_error = parse(d, p);
 	p->payload = frame + p->pos;
@@ -174,7 +177,8 @@ static void run_ingress(struct dev *d, uint32_t port, const uint8_t *frame, uint
 	}
 	if (p->sm.f_egress_spec == DROP_PORT)
 		return;
-	run_egress(d, p, p->sm.f_egress_spec, 0, p->sm.f_instance_type);
+	/* unicast enters egress as NORMAL, also after resubmit or recirculation (BMv2) */
+	run_egress(d, p, p->sm.f_egress_spec, 0, NORMAL);
 }
 
 /* ------------------------------------------------------------------ entry points */

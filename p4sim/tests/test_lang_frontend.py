@@ -161,6 +161,17 @@ def test_type_errors_are_reported_with_position(body, message):
         ("control G<T>(inout T x) { apply { } }", "generic control is not supported by p4sim"),
         ("extern Foo { Foo(); void bar(); }\ncontrol G2() { Foo() f; apply { } }", None),
         ("header_union u_t { bit<8> x; }", "header_union u_t may only contain headers"),
+        (
+            "struct in_t { error e; }\nstruct s_t { bit<8> a; in_t i; }\nheader g_t { s_t s; }",
+            (
+                "header field g_t.s: a struct in a header may hold only bit<W>, int<W>, bool, "
+                "serializable enums or such structs, not error"
+            ),
+        ),
+        (
+            "struct s_t { bit<8> a; }\nheader g_t { s_t s; varbit<8> v; }",
+            "header g_t with both a varbit and a struct field is not supported by p4sim",
+        ),
     ],
 )
 def test_unsupported_constructs_say_so(extra, message):

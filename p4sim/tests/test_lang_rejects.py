@@ -340,6 +340,32 @@ CASES = [
         },
     ),
     (
+        "recirculate in ingress",
+        {"ingress": "apply { recirculate_preserving_field_list(0); }"},
+        "takes recirculate_preserving_field_list in egress only, not in ingress (I)",
+        {
+            "top": "control Eg(inout headers_t hdr, inout meta_t meta,\n"
+            "inout standard_metadata_t sm) { apply { recirculate_preserving_field_list(0); } }",
+            "main": "V1Switch(P(), VC(), I(), Eg(), CC(), D()) main;",
+        },
+    ),
+    (
+        "an I2E clone in an action egress uses",
+        {
+            "top": "control Eg(inout headers_t hdr, inout meta_t meta,\n"
+            "inout standard_metadata_t sm) {\n"
+            "action a() { clone(CloneType.I2E, 5); } apply { a(); } }",
+            "main": "V1Switch(P(), VC(), I(), Eg(), CC(), D()) main;",
+        },
+        "takes clone(CloneType.I2E, ...) in ingress only, not in egress (Eg)",
+        {  # p4c drops the unused action first
+            "top": "control Eg(inout headers_t hdr, inout meta_t meta,\n"
+            "inout standard_metadata_t sm) {\n"
+            "action a() { clone(CloneType.I2E, 5); } apply { } }",
+            "main": "V1Switch(P(), VC(), I(), Eg(), CC(), D()) main;",
+        },
+    ),
+    (
         "entries on a table without key",
         {"ingress": "action a() {} table t { actions = { a; } entries = { _ : a(); } } apply { }"},
         "has no key: it cannot have entries",

@@ -8,7 +8,9 @@ then multicast (mcast_grp != 0: one copy per replica of the group, egress_rid = 
 else egress_spec 511 drops, else unicast to egress_spec. At the end of egress: E2E clone, then
 egress_spec 511 drops (mark_to_drop in egress), then deparse, then recirculate (the deparsed
 frame goes back to ingress) or transmit. instance_type values are BMv2's (0 normal, 1 ingress
-clone, 2 egress clone, 4 recirculated, 5 replicated, 6 resubmitted).
+clone, 2 egress clone, 4 recirculated, 5 replicated, 6 resubmitted); 4 and 6 are seen in
+ingress only: a unicast packet enters egress as 0 (normal), so egress cannot tell a
+recirculated packet by its instance_type.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ class PacketState:
         "clone_type",
         "depth",
         "direct_colors",
+        "egress_length",
         "frame",
         "hdr",
         "length",
@@ -58,7 +61,12 @@ class PacketState:
     def __init__(self, hdr, meta, sm, payload: bytes, length: int, frame: bytes, depth: int):
         self.hdr, self.meta, self.sm = hdr, meta, sm
         self.payload = payload
-        self.length = length
+        self.length = length  # as received: what counters and meters count
+        # BMv2's packet-length register, the packet_length egress reads: the received length
+        # plus or minus the bytes of headers setValid()/setInvalid() (add_header and
+        # remove_header) turned valid or invalid since; not header assignments, stack shifts
+        # or the members a union's setValid() invalidates.
+        self.egress_length = length
         self.frame = frame
         self.depth = depth
         self.clear_requests()
@@ -129,6 +137,9 @@ class V1ModelDevice(Runtime):
 
     def direct_meter_color(self, meter: str, color: int) -> None:
         self.cur.direct_colors[meter] = color
+
+    def adjust_packet_length(self, delta: int) -> None:
+        self.cur.egress_length += delta
 
     def now_us(self) -> int:
         return int((time.monotonic() - self.start) * 1e6) & ((1 << 48) - 1)
@@ -212,9 +223,9 @@ class V1ModelDevice(Runtime):
             if self.tracing:
                 trace.debug("Dropped at the end of ingress (egress_spec 511)")
             return
-        # Unicast keeps the instance_type ingress saw (BMv2: 6 after resubmit, 4 after
-        # recirculation).
-        self._egress(cur, spec, 0, sm.v[idx["instance_type"]], out)
+        # Unicast enters egress as a normal packet, also after a resubmit or recirculation
+        # (BMv2's ingress_thread sets instance_type to NORMAL before it enqueues).
+        self._egress(cur, spec, 0, NORMAL, out)
 
     def _parse(self, pk, hdr, meta, sm) -> int:
         err = self.run_parser([pk, hdr, meta, sm] + [None] * (self.frame_sizes[0] - 4))
@@ -232,6 +243,7 @@ class V1ModelDevice(Runtime):
             cur.depth,
         )
         c.truncate = cur.truncate  # truncate() in ingress applies to every copy
+        c.egress_length = cur.egress_length
         return c
 
     def _control(self, run, root: int, args: list) -> None:
@@ -266,12 +278,15 @@ class V1ModelDevice(Runtime):
             self.cur = PacketState(hdr, meta, sm, b"", cur.length, cur.frame, cur.depth)
             sm.v[idx["parser_error"]] = self._parse(pk, hdr, meta, sm)
             payload = cur.frame[pk.pos :]
+            # BMv2 resets the length register to the received length before parsing again
+            egress_length = self.cur.egress_length
         else:
             # E2E (BMv2): headers as egress left them, metadata reset, preserved fields kept.
             hdr = cur.hdr
             meta = self.new_meta()
             sm = self._new_sm(port, cur.length, instance_type)
             payload = cur.payload
+            egress_length = cur.egress_length  # with egress's setValid/setInvalid
         for i in cur.clone_fields or ():
             meta.v[i] = copy_value(cur.meta.v[i])
         for r in session.replicas:
@@ -285,6 +300,7 @@ class V1ModelDevice(Runtime):
                 cur.depth,
             )
             c.truncate = session.packet_length_bytes
+            c.egress_length = egress_length
             self._egress(c, r.egress_port, r.instance, instance_type, out)
 
     def _egress(self, cur: PacketState, port: int, rid: int, instance_type: int, out) -> None:
@@ -298,7 +314,7 @@ class V1ModelDevice(Runtime):
         idx = self.sm_index
         sm.v[idx["egress_port"]] = port
         sm.v[idx["egress_spec"]] = 0  # BMv2 clears egress_spec when egress starts
-        sm.v[idx["packet_length"]] = cur.length
+        sm.v[idx["packet_length"]] = cur.egress_length & 0xFFFFFFFF
         sm.v[idx["egress_rid"]] = rid
         sm.v[idx["instance_type"]] = instance_type
         sm.v[idx["egress_global_timestamp"]] = self.now_us()

@@ -8,7 +8,7 @@ from __future__ import annotations
 from p4sim.errors import P4Error, unsupported
 from p4sim.frontend import ir
 from p4sim.frontend.typecheck.symbols import Instance, Overloads, Scope, TypeEntry
-from p4sim.frontend.typecheck.targets import nested_struct_out
+from p4sim.frontend.typecheck.targets import PIPELINE_EXTERNS, nested_struct_out
 from p4sim.frontend.typecheck.typerules import SIZE_METHODS, free_vars, serialized_size, unifies
 from p4sim.frontend.types import (
     ApplyResultT,
@@ -127,6 +127,9 @@ class CallRules:
                 self.bind_args(e, decl.params, scope, binding, f.name)
                 if e.kind == "extern_func":
                     self.target_checks.append((nested_struct_out, e, self.block))
+                if e.kind == "extern_func" and f.name in PIPELINE_EXTERNS:
+                    node = (e, self.action, self.block)
+                    self.target_checks.append((self.v1model_pipeline_call, node, self.block))
                 if f.name == "digest" and len(e.args) == 2 and e.args[1].value is not None:
                     self.digest_types.append(e.args[1].value.type)
                 ret = (

@@ -27,6 +27,7 @@ from p4sim.frontend.types import (
     Varbit,
     VoidT,
     base_type,
+    flattened_fields,
 )
 from p4sim.limits import MAX_TABLE_SIZE
 
@@ -83,13 +84,16 @@ class DeclarationRules:
                 raise P4Error.at(f.pos, f"duplicate field '{f.name}' in {d.name}")
             seen.add(f.name)
             if d.kind == "header" and isinstance(ft, HeaderT) and ft.kind == "struct":
-                # P4_16 allows structs of bit-string fields in headers (p4c does)
-                raise unsupported(f.pos, f"header field '{d.name}.{f.name}' of struct type")
-            if (
-                d.kind == "header"
-                and not isinstance(ft, (Bits, Varbit, BoolT))
-                and not (isinstance(ft, EnumT) and ft.underlying)
-            ):
+                # P4_16 "Header types": a struct of bit<W>, int<W>, bool, serializable enums
+                # or such structs (p4c flattens it into the header)
+                bad = next((x for _, x in flattened_fields(ft) if not _serialisable(x)), None)
+                if bad is not None:
+                    raise P4Error.at(
+                        f.pos,
+                        f"header field {d.name}.{f.name}: a struct in a header may hold only "
+                        f"bit<W>, int<W>, bool, serializable enums or such structs, not {bad}",
+                    )
+            elif d.kind == "header" and not (isinstance(ft, Varbit) or _serialisable(ft)):
                 raise P4Error.at(
                     f.pos,
                     f"header field {d.name}.{f.name} must be bit<W>, int<W>, bool or a serializable enum, not {ft}",
@@ -116,6 +120,8 @@ class DeclarationRules:
                     raise P4Error.at(f.pos, f"header {d.name} has more than one varbit field")
             fields.append((f.name, ft))
         t = HeaderT(d.name, d.kind, fields, d.annotations)
+        if t.nested and any(isinstance(ft, Varbit) for _, ft in fields):
+            raise unsupported(d.pos, f"header {d.name} with both a varbit and a struct field")
         t.field_annotations = [f.annotations for f in d.fields]
         self.declare(scope, d.name, TypeEntry(t), d.pos)
         ann = ir.annotation(d.annotations, "controller_header")
@@ -624,3 +630,8 @@ def kind_of(d) -> str:
 def has_body(d) -> bool:
     """A parser or control declaration, not a parser or control type (prototype)."""
     return getattr(d, "states", None) is not None or getattr(d, "body", None) is not None
+
+
+def _serialisable(t) -> bool:
+    """A type a header field (or a field of a header's struct) may have, besides varbit."""
+    return isinstance(t, (Bits, BoolT)) or (isinstance(t, EnumT) and t.underlying is not None)

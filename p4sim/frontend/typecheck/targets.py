@@ -15,6 +15,14 @@ from p4sim.frontend.types import (
     TupleT,
 )
 
+# v1model externs p4c-bm2-ss takes in one of ingress and egress only (v1model_pipeline_call)
+PIPELINE_EXTERNS = {
+    "resubmit_preserving_field_list",
+    "recirculate_preserving_field_list",
+    "clone",
+    "clone_preserving_field_list",
+}
+
 
 class TargetRules:
     """The checks of p4c-bm2-ss's limits that need the whole program (a part of
@@ -22,7 +30,11 @@ class TargetRules:
 
     def live_blocks(self) -> set:
         """The parsers and controls main runs: its arguments and what they instantiate."""
-        live, todo = set(), [a.type.decl for a in self.main.ctor_args]
+        return self.blocks_under([a.type.decl for a in self.main.ctor_args])
+
+    def blocks_under(self, todo: list) -> set:
+        """The parser and control declarations in `todo` and what they instantiate."""
+        live = set()
         while todo:
             d = todo.pop()
             if d in live:
@@ -59,6 +71,34 @@ class TargetRules:
                 s.pos,
                 f"BMv2 (p4c-bm2-ss) does not support switch statements in actions "
                 f"({action.name}); use if/else, or switch in the control's apply block",
+            )
+
+    def v1model_pipeline_call(self, node) -> None:
+        """p4c-bm2-ss's simple_switch back end takes resubmit in ingress only, recirculate in
+        egress only, and a clone of type I2E in ingress, E2E in egress (a call in an action
+        counts where the action is used; p4c drops unused actions first)."""
+        e, action, block = node
+        if action is not None and not getattr(action, "used", False):
+            return
+        args = self.main.ctor_args
+        if getattr(getattr(self.main.type, "decl", None), "name", None) != "V1Switch":
+            return
+        name = e.target.name
+        if name.startswith("clone"):
+            kind = e.args[0].value if e.args else None
+            if not (isinstance(kind, ir.Member) and kind.name in ("I2E", "E2E")):
+                return
+            where, what = ("ingress", "I2E") if kind.name == "I2E" else ("egress", "E2E")
+            what = f"{name}(CloneType.{what}, ...)"
+        else:
+            where = "ingress" if name.startswith("resubmit") else "egress"
+            what = name
+        other = args[3] if where == "ingress" else args[2]  # V1Switch(p, vr, ig, eg, ck, dep)
+        if block in self.blocks_under([other.type.decl]):
+            raise P4Error.at(
+                e.pos,
+                f"BMv2 (p4c-bm2-ss) takes {what} in {where} only, not in "
+                f"{'egress' if where == 'ingress' else 'ingress'} ({block.name})",
             )
 
     def switch_needs_exact(self, s: ir.Switch) -> None:

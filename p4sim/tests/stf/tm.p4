@@ -6,7 +6,7 @@
 
 header h_t {
     bit<8> mode;
-    bit<8> itype;   // standard_metadata.instance_type seen in egress
+    bit<8> itype;   // standard_metadata.instance_type seen in egress (0 after resubmit)
     bit<8> rid;     // egress_rid
     bit<8> eport;   // egress_port
     bit<8> keep;    // meta.keep (preserved by field list 1)
@@ -79,7 +79,8 @@ control E(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) 
         if (hdr.h.mode == 2 && sm.instance_type == 0) {
             clone_preserving_field_list(CloneType.E2E, 5, 1);
         }
-        if (hdr.h.mode == 4 && sm.instance_type == 0) {
+        // not `sm.instance_type == 0`: egress sees 0 on the recirculated pass too (BMv2)
+        if (hdr.h.mode == 4 && meta.keep == 0) {
             meta.keep = 0x33;
             recirculate_preserving_field_list(1);
         }
