@@ -26,6 +26,7 @@ import shutil
 import subprocess
 import time
 from abc import ABC, abstractmethod
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
@@ -243,21 +244,33 @@ class ClientLogFlow(Flow):
 def qlog_metrics(qlog_dir: Path, base: float) -> list[tuple[float, str, float]]:
     """The sender's RTT and cwnd from the `recovery:metrics_updated` events of JSON-SEQ qlogs
     (ngtcp2's and quic-go's servers write them); `base` is the connection start in run time."""
-    out = []
+    events = []
     for path in sorted(qlog_dir.glob("*.sqlog")):
         for record in path.read_text(errors="replace").split("\x1e"):
             if "metrics_updated" not in record:
                 continue
             try:
-                ev = json.loads(record)
+                events.append(json.loads(record))
             except ValueError:
                 continue
-            data = ev.get("data", {})
-            t = base + float(ev.get("time", 0)) / 1000
-            if data.get("latest_rtt"):  # before the first RTT sample it is the 333 ms guess
-                out.append((t, "rtt_ms", float(data["smoothed_rtt"])))
-            if "congestion_window" in data:
-                out.append((t, "cwnd_bytes", float(data["congestion_window"])))
+    return metrics_samples(events, base)
+
+
+def metrics_samples(events: Iterable[dict], base: float) -> list[tuple[float, str, float]]:
+    """RTT and cwnd samples from a sender's `recovery:metrics_updated` events (ms since the
+    connection start; `base` is that start in run time). A qlog may log only the metrics
+    that changed (tquic does): an event without `smoothed_rtt` or `congestion_window` adds
+    no sample of it."""
+    out, measured = [], False
+    for ev in events:
+        data = ev.get("data", {})
+        t = base + float(ev.get("time", 0)) / 1000
+        # before the first RTT sample (latest_rtt) smoothed_rtt is the 333 ms guess
+        measured = measured or bool(data.get("latest_rtt"))
+        if measured and "smoothed_rtt" in data:
+            out.append((t, "rtt_ms", float(data["smoothed_rtt"])))
+        if "congestion_window" in data:
+            out.append((t, "cwnd_bytes", float(data["congestion_window"])))
     return out
 
 

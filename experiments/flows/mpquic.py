@@ -31,7 +31,7 @@ import json
 import time
 from pathlib import Path
 
-from experiments.flows import Flow, compress_qlogs, sha256_file
+from experiments.flows import Flow, compress_qlogs, metrics_samples, sha256_file
 from experiments.run.netns import NetnsError
 from experiments.run.parts import BUILD, MP_ADDRS
 
@@ -161,15 +161,7 @@ class MpquicFlow(Flow):
 
     def _server_samples(self) -> list[tuple[float, str, float]]:
         base = self._t(self.t_client_start)
-        out = []
-        for ev in self._qlog("server", "recovery:metrics_updated"):
-            data = ev.get("data", {})
-            if data.get("latest_rtt"):
-                t = base + ev["time"] / 1000
-                out.append((t, "rtt_ms", float(data["smoothed_rtt"])))
-                if "congestion_window" in data:  # logged only when it changed
-                    out.append((t, "cwnd_bytes", float(data["congestion_window"])))
-        return out
+        return metrics_samples(self._qlog("server", "recovery:metrics_updated"), base)
 
     def samples(self) -> list[tuple[float, str, float]]:
         return self._client_samples() + self._server_samples()

@@ -511,7 +511,8 @@ def _collect(testbed: Testbed, files: _RunFiles, rec: _RunRecord) -> None:
     logs, rows, flows = files.logs, rec.rows, rec.flows
     t0 = flows[next(iter(flows))].ctx.t0
     for fid, flow in flows.items():
-        samples = _thin((t, "flow", fid, metric, value) for t, metric, value in flow.samples())
+        flow_samples = _read_flow(rec, fid, "samples", flow.samples, [])
+        samples = _thin((t, "flow", fid, metric, value) for t, metric, value in flow_samples)
         rows.extend(samples)
         rtts = [row[4] for row in samples if row[3] == "rtt_ms"]
         rec.results[fid] = {
@@ -522,7 +523,7 @@ def _collect(testbed: Testbed, files: _RunFiles, rec: _RunRecord) -> None:
             "start_s": flow.spec["start_s"],
             "size_mb": flow.spec["size_mb"],
             "duration_s": flow.spec["duration_s"],
-            **flow.result(),
+            **_read_flow(rec, fid, "result", flow.result, {}),
         }
         flow.cleanup()
     rows.extend(stats_rows(logs / "link_a.jsonl", "link", "a", t0))
@@ -537,6 +538,17 @@ def _collect(testbed: Testbed, files: _RunFiles, rec: _RunRecord) -> None:
             for k, m, v in flatten_switch_stats(final_switch)
         )
     shutil.rmtree(files.payload_dir, ignore_errors=True)
+
+
+def _read_flow(rec: _RunRecord, fid: str, what: str, read, default):
+    """A flow's samples or result. Output the harness cannot read (a stack's log in a form
+    not foreseen) fails this run, with the reason in its errors, instead of stopping the
+    study: the run is saved as failed and a resume retries it."""
+    try:
+        return read()
+    except Exception as exc:  # noqa: BLE001 - kept in the run's errors
+        rec.errors.append(f"flow {fid}: its {what} could not be read: {type(exc).__name__}: {exc}")
+        return default
 
 
 def _save(run: Run, run_dir: Path, files: _RunFiles, manifest: dict, rec: _RunRecord) -> dict:
