@@ -4,7 +4,11 @@ reject too, with a `file:line:col: error:` message (no traceback, no hang, no ac
     python -m p4sim.rejects [--testdata DIR] [--no-p4c] [-v]
 
 The corpus is p4c's `testdata/p4_16_errors` (judged by `p4test`) and `p4_16_bmv_errors`
-(judged by `p4c-bm2-ss`, the v1model back end). Programs that include anything but core.p4
+(judged by `p4c-bm2-ss`, the v1model back end), and our own `p4sim/tests/p4c_verdicts/`
+(judged by `p4c-bm2-ss`): each of ours says on its first line what p4c does with it
+(`// p4c-bm2-ss: rejects` or `// p4c-bm2-ss: accepts`), p4c must still do so, and p4sim must
+do the same (ours hold the cases p4c decides after dropping dead code, where accepting
+matters as much as rejecting). Programs that include anything but core.p4
 and v1model.p4 are out of scope (p4sim knows only these two architectures' files) and are
 counted as such. p4c runs on every program at test time, so the tally proves that p4c
 rejects what p4sim is asked to reject. Programs p4sim is known to accept although p4c
@@ -34,6 +38,8 @@ from p4sim.tool import run as run_tool
 
 # Each corpus directory with the p4c executable that judges it.
 CORPORA = (("p4_16_errors", "p4test"), ("p4_16_bmv_errors", "p4c-bm2-ss"))
+OUR_CORPUS = Path(__file__).resolve().parent / "tests" / "p4c_verdicts"
+OUR_VERDICT = re.compile(r"^// p4c-bm2-ss: (rejects|accepts)\b")
 KNOWN_INCLUDES = {"core.p4", "v1model.p4"}
 P4SIM_TIMEOUT_S = 10
 P4C_TIMEOUT_S = 60
@@ -65,6 +71,7 @@ class Case:
     path: Path
     tool: str
     out_of_scope: str | None = None
+    expected_rejects: bool | None = None  # ours: what p4c does with it, by its first line
     p4c_rejects: bool | None = None
     p4c_message: str = ""
     verdict: str = ""
@@ -108,6 +115,21 @@ def collect(testdata: Path) -> list[Case]:
     for directory, tool in CORPORA:
         for path in sorted((testdata / directory).glob("*.p4")):
             cases.append(Case(path, tool, includes_out_of_scope(path)))
+    return cases + our_cases()
+
+
+def our_cases(corpus: Path = OUR_CORPUS) -> list[Case]:
+    """Our programs with the verdict of p4c-bm2-ss each states on its first line."""
+    cases = []
+    for path in sorted(corpus.glob("*.p4")):
+        first = path.read_text().split("\n", 1)[0]
+        m = OUR_VERDICT.match(first)
+        if m is None:
+            raise ToolError(
+                f"{path}: the first line must be '// p4c-bm2-ss: rejects' or "
+                f"'// p4c-bm2-ss: accepts', not {first!r}"
+            )
+        cases.append(Case(path, "p4c-bm2-ss", expected_rejects=m.group(1) == "rejects"))
     return cases
 
 
@@ -197,11 +219,35 @@ def run(testdata: Path, use_p4c: bool = True, verbose: bool = False) -> int:
     else:
         for c in in_scope:
             judge_p4sim(c)
-            c.p4c_rejects = True  # trust the corpus: p4c's error tests
+            # trust the corpus: p4c's error tests, and what ours say of themselves
+            c.p4c_rejects = True if c.expected_rejects is None else c.expected_rejects
     return report(cases, known_gaps(), verbose)
 
 
+def our_failures(ours: list[Case]) -> list[str]:
+    """Our programs where p4c no longer gives the verdict the program states, or where
+    p4sim does not give it too (an acceptance where p4c accepts, a positioned error where
+    it rejects)."""
+    failures = []
+    for c in ours:
+        name = f"{c.path.parent.name}/{c.path.name}"
+        stated = "rejects" if c.expected_rejects else "accepts"
+        if c.p4c_rejects is None:
+            failures.append(f"{name}: {c.p4c_message}")
+        elif c.p4c_rejects != c.expected_rejects:
+            failures.append(
+                f"{name}: states 'p4c-bm2-ss: {stated}' but p4c does not: {c.p4c_message}"
+            )
+        elif c.expected_rejects and c.verdict != REJECTS:
+            failures.append(f"{name}: p4c rejects, p4sim {c.verdict}: {c.message or '-'}")
+        elif not c.expected_rejects and c.verdict != "accepts":
+            failures.append(f"{name}: p4c accepts, p4sim {c.verdict}: {c.message}")
+    return failures
+
+
 def report(cases: list[Case], gaps: dict[str, str], verbose: bool) -> int:
+    ours = [c for c in cases if c.expected_rejects is not None]
+    cases = [c for c in cases if c.expected_rejects is None]
     out_of_scope = [c for c in cases if c.out_of_scope]
     judged = [c for c in cases if not c.out_of_scope and c.p4c_rejects]
     p4c_accepts = [c for c in cases if not c.out_of_scope and c.p4c_rejects is False]
@@ -232,6 +278,16 @@ def report(cases: list[Case], gaps: dict[str, str], verbose: bool) -> int:
         )
     stale = sorted(set(gaps) - {c.path.name for c in judged})
     failures += [f"{name}: listed as a known gap but p4c does not reject it" for name in stale]
+    ours_failed = our_failures(ours)
+    print(
+        f"ours ({OUR_CORPUS.name}/): {len(ours)} programs, "
+        f"{sum(1 for c in ours if c.expected_rejects)} p4c-bm2-ss rejects; "
+        f"{len(ours) - len(ours_failed)} with p4sim's verdict the same as p4c's"
+    )
+    if verbose:
+        for c in ours:
+            print(f"  {c.path.name}: p4sim {c.verdict}: {c.message or '-'}")
+    failures += ours_failed
     for line in failures:
         print("FAIL " + line)
     print(f"{len(failures)} unexpected; {len(gaps)} known gaps listed in p4sim/README.md")

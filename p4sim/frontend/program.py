@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from p4sim.errors import P4Error
 from p4sim.frontend import ir
+from p4sim.frontend.liveness import live_calls
 from p4sim.frontend.typecheck import Checker
 from p4sim.frontend.typecheck.symbols import Instance
 from p4sim.frontend.types import (
@@ -104,29 +105,6 @@ def value_width(t) -> int:
     if isinstance(t, (Bits, BoolT)) or (isinstance(t, EnumT) and t.underlying):
         return bit_width(t)
     return 32  # error / plain enums as keys: P4Runtime sees them as 32-bit values here
-
-
-_CHILDREN = (ir.Expr, ir.Stmt, ir.Arg, ir.SwitchCase, list)
-
-
-def live_calls(x):
-    """The calls in a statement or expression, leaving out branches under a constant
-    condition that can never run (`if (false)`, `true ? a : b`)."""
-    if isinstance(x, list):
-        for item in x:
-            yield from live_calls(item)
-        return
-    if isinstance(x, (ir.If, ir.Ternary)) and x.cond.const is not None:
-        yield from live_calls(x.then if x.cond.const else x.other)
-        return
-    if isinstance(x, ir.Call):
-        yield x
-    if isinstance(x, _CHILDREN):
-        for name, value in vars(x).items():
-            if name not in ("decl", "target", "type", "var", "const") and isinstance(
-                value, _CHILDREN
-            ):
-                yield from live_calls(value)
 
 
 # BMv2's priorities are int32, the smallest wins; simple_switch_grpc's P4Runtime server (PI)
@@ -334,8 +312,7 @@ class ModelBuilder:
                     self.instance(node, loc.instance)
             for a in decl.local_actions:
                 node.actions[a] = qualify(path, a.name, a.annotations)
-            # As p4c, whose frontend drops code under constant-false conditions and then
-            # unused declarations: P4Info lists the tables applied and the actions called
+            # As p4c, which drops dead code and then unused declarations: P4Info lists the tables applied and the actions called
             # in the live code of apply (a directly called action without its parameters,
             # which the call binds).
             calls = list(live_calls(decl.body))

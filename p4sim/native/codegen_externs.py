@@ -7,6 +7,7 @@ from __future__ import annotations
 from p4sim.errors import P4Error
 from p4sim.frontend import ir
 from p4sim.frontend.typecheck.symbols import Instance
+from p4sim.frontend.typecheck.targets import REFUSED_V1MODEL_CALLS
 from p4sim.frontend.types import (
     Bits,
     BoolT,
@@ -311,9 +312,9 @@ class ExternGen:
 
     def extern_func(self, e: ir.Call, pre: list) -> str:
         name = e.target.name
+        if name in REFUSED_V1MODEL_CALLS and (name != "mark_to_drop" or not e.args):
+            return ";"  # only in code that never runs: the front end refuses the rest
         if name == "mark_to_drop":
-            if not e.args:
-                raise Unsupported(e.pos, "mark_to_drop() without arguments")
             sm = self.lvalue(e.args[0].value, pre)
             return f"{sm}.f_egress_spec = 511; {sm}.f_mcast_grp = 0;"
         if name in (
@@ -353,7 +354,7 @@ class ExternGen:
             return self.out_store(
                 e.args[0].value, f"(({h} % ({m} ? {m} : 1)) + (uint64_t)({base}))", pre
             )
-        if name in ("clone", "clone3", "clone_preserving_field_list"):
+        if name in ("clone", "clone_preserving_field_list"):
             ctype = self.expr(e.args[0].value, pre)
             session = self.expr(e.args[1].value, pre)
             if name == "clone_preserving_field_list":
@@ -361,24 +362,14 @@ class ExternGen:
                 if fl is None:
                     raise Unsupported(e.args[2].pos, "a field list index that is not a constant")
                 fid = self.field_list_id(self.dev.field_list(fl))
-            elif name == "clone3":
-                fid = self.field_list_id(self.dev.arch.field_indices(e, 2))
             else:
                 fid = 0
             return f"P->clone_type = (int32_t)({ctype}); P->clone_session = (int64_t)({session}); P->clone_fields = {fid};"
-        if name in (
-            "resubmit",
-            "resubmit_preserving_field_list",
-            "recirculate",
-            "recirculate_preserving_field_list",
-        ):
-            if name.endswith("field_list"):
-                fl = e.args[0].value.const
-                if fl is None:
-                    raise Unsupported(e.args[0].pos, "a field list index that is not a constant")
-                fid = self.field_list_id(self.dev.field_list(fl))
-            else:
-                fid = self.field_list_id(self.dev.arch.field_indices(e, 0))
+        if name in ("resubmit_preserving_field_list", "recirculate_preserving_field_list"):
+            fl = e.args[0].value.const
+            if fl is None:
+                raise Unsupported(e.args[0].pos, "a field list index that is not a constant")
+            fid = self.field_list_id(self.dev.field_list(fl))
             attr = "resubmit_fields" if name.startswith("resubmit") else "recirc_fields"
             return f"P->{attr} = {fid};"
         if name == "truncate":

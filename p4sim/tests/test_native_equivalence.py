@@ -309,3 +309,13 @@ def test_multicast_group_ids_up_to_bit16_on_both_engines():
         native.process(0, frame)
     del native.pre.multicast_groups[65536]
     assert native.process(0, frame) == outs[1]  # the lock was released
+
+
+def test_deprecated_v1model_calls_in_dead_code_do_nothing_on_both_engines():
+    """resubmit/recirculate/clone3(data) and mark_to_drop() only where p4c drops them (the
+    front end refuses the rest): both engines compile them, and they never act."""
+    program = compile_file(Path(__file__).parent / "p4c_verdicts" / "deprecated_in_dead_code.p4")
+    for engine in ("interp", "native"):
+        dev = new_device(program, engine=engine)
+        assert dev.engine == engine, dev.fallback_reason
+        assert dev.process(0, b"\x01\x02\x00\x00\xaa") == [(1, b"\x01\x02\x00\x00\xaa")]

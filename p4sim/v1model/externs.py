@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 
-from p4sim.engine.externs import HASH_ALGORITHMS, csum16, pack_fields
+from p4sim.engine.externs import HASH_ALGORITHMS, pack_fields
 from p4sim.errors import P4Error, unsupported
 from p4sim.frontend import ir
 from p4sim.frontend.types import Bits, EnumT
@@ -41,17 +41,6 @@ class V1ModelExterns:
             )
         return name
 
-    def field_indices(self, e: ir.Call, i: int) -> list[int] | None:
-        """For the deprecated resubmit/recirculate/clone3(data): the metadata fields named."""
-        a = e.args[i].value
-        items = a.items if isinstance(a, ir.ListExpr) else [a]
-        out = []
-        for item in items:
-            if not (isinstance(item, ir.Member) and item.expr.type is self.dev.meta_type):
-                raise unsupported(item.pos, "preserving anything but fields of the user metadata")
-            out.append(self.dev.meta_type.index[item.name])
-        return out
-
     # -- functions --------------------------------------------------------------------
     def compile_function(self, c, e: ir.Call, name: str):
         rule = EXTERN_FUNCTIONS.get(name)
@@ -60,12 +49,9 @@ class V1ModelExterns:
         return rule(self, c, e, name)
 
     def mark_to_drop_fn(self, c, e: ir.Call, name: str):
-        sm = self.dev.sm_index
         if not e.args:
-            raise unsupported(
-                e.pos,
-                "mark_to_drop() without arguments (deprecated; use mark_to_drop(standard_metadata))",
-            )
+            return self.kept_by_no_compiler_fn(c, e, name)
+        sm = self.dev.sm_index
         g = c.arg(e, 0)
         spec, grp = sm["egress_spec"], sm["mcast_grp"]
 
@@ -145,37 +131,37 @@ class V1ModelExterns:
         ctype = c.arg(e, 0)
         session = c.arg(e, 1)
         fl = None
-        fields = None
         if name == "clone_preserving_field_list":
             fl = e.args[2].value.const
             if fl is None:
                 raise P4Error.at(e.args[2].pos, "the field list index must be a constant")
-        elif name == "clone3":
-            fields = self.field_indices(e, 2)
 
         def clone(f):
             cur = dev.cur
             cur.clone_type = ctype(f)
             cur.clone_session = session(f)
-            cur.clone_fields = fields if fields is not None else dev.field_list(fl)
+            cur.clone_fields = dev.field_list(fl)
 
         return clone
 
     def request_fn(self, c, e: ir.Call, name: str):
         dev = self.dev
-        if name.endswith("field_list"):
-            fl = e.args[0].value.const
-            if fl is None:
-                raise P4Error.at(e.args[0].pos, "the field list index must be a constant")
-            fields = dev.field_list(fl)
-        else:
-            fields = self.field_indices(e, 0)
+        fl = e.args[0].value.const
+        if fl is None:
+            raise P4Error.at(e.args[0].pos, "the field list index must be a constant")
+        fields = dev.field_list(fl)
         attr = "resubmit_fields" if name.startswith("resubmit") else "recirculate_fields"
 
         def request(f):
             setattr(dev.cur, attr, fields)
 
         return request
+
+    def kept_by_no_compiler_fn(self, c, e: ir.Call, name: str):
+        """resubmit/recirculate/clone3(data), mark_to_drop() and Checksum16.get: the front end
+        refuses every call p4c keeps (typecheck/targets.py, REFUSED_V1MODEL_CALLS), so the
+        calls left are in code that never runs (`if (false)`, an action never used)."""
+        return lambda f: None
 
     def truncate_fn(self, c, e: ir.Call, name: str):
         dev = self.dev
@@ -272,8 +258,7 @@ class V1ModelExterns:
             mname = obj.definition.name
             return lambda f: out(f, dev.cur.direct_colors.get(mname, 0))
         if kind == "Checksum16" and name == "get":
-            data = c.field_list(e.args[0].value)
-            return lambda f: csum16(pack_fields(data(f)))
+            return self.kept_by_no_compiler_fn(c, e, name)
         raise unsupported(e.pos, f"{kind}.{name}")
 
 
@@ -294,11 +279,11 @@ EXTERN_FUNCTIONS = {
     "update_checksum": V1ModelExterns.update_checksum_fn,
     "update_checksum_with_payload": V1ModelExterns.update_checksum_fn,
     "clone": V1ModelExterns.clone_fn,
-    "clone3": V1ModelExterns.clone_fn,
+    "clone3": V1ModelExterns.kept_by_no_compiler_fn,
     "clone_preserving_field_list": V1ModelExterns.clone_fn,
-    "resubmit": V1ModelExterns.request_fn,
+    "resubmit": V1ModelExterns.kept_by_no_compiler_fn,
     "resubmit_preserving_field_list": V1ModelExterns.request_fn,
-    "recirculate": V1ModelExterns.request_fn,
+    "recirculate": V1ModelExterns.kept_by_no_compiler_fn,
     "recirculate_preserving_field_list": V1ModelExterns.request_fn,
     "truncate": V1ModelExterns.truncate_fn,
     "assert": V1ModelExterns.assertion_fn,

@@ -8,7 +8,11 @@ from __future__ import annotations
 from p4sim.errors import P4Error, unsupported
 from p4sim.frontend import ir
 from p4sim.frontend.typecheck.symbols import Instance, Overloads, Scope, TypeEntry
-from p4sim.frontend.typecheck.targets import PIPELINE_EXTERNS, nested_struct_out
+from p4sim.frontend.typecheck.targets import (
+    PIPELINE_EXTERNS,
+    REFUSED_V1MODEL_CALLS,
+    nested_struct_out,
+)
 from p4sim.frontend.typecheck.typerules import SIZE_METHODS, free_vars, serialized_size, unifies
 from p4sim.frontend.types import (
     ApplyResultT,
@@ -128,8 +132,12 @@ class CallRules:
                 if e.kind == "extern_func":
                     self.target_checks.append((nested_struct_out, e, self.block))
                 if e.kind == "extern_func" and f.name in PIPELINE_EXTERNS:
-                    node = (e, self.action, self.block)
+                    node = (e, self.block)
                     self.target_checks.append((self.v1model_pipeline_call, node, self.block))
+                if e.kind == "extern_func" and (
+                    f.name in REFUSED_V1MODEL_CALLS and (f.name != "mark_to_drop" or not e.args)
+                ):
+                    self.target_checks.append((self.v1model_refused_call, e, self.block))
                 if f.name == "digest" and len(e.args) == 2 and e.args[1].value is not None:
                     self.digest_types.append(e.args[1].value.type)
                 ret = (
@@ -186,6 +194,8 @@ class CallRules:
             inst.read_by_action = True
         self.bind_args(e, md.params, scope, binding, f"{et.decl.name}.{m}")
         self.target_checks.append((nested_struct_out, e, self.block))
+        if f"{et.decl.name}.{m}" in REFUSED_V1MODEL_CALLS:
+            self.target_checks.append((self.v1model_refused_call, e, self.block))
         if et.decl.name == "packet_in":
             self.packet_in_rules(e, m)
         return self.param_type(ir.Param(md.pos, "", md.ret, "", None, []), scope, binding)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from p4sim.errors import P4Error
 from p4sim.frontend import ir
+from p4sim.frontend.liveness import kept_calls
 from p4sim.frontend.typecheck.symbols import Var
 from p4sim.frontend.types import (
     BlockT,
@@ -21,6 +22,20 @@ PIPELINE_EXTERNS = {
     "recirculate_preserving_field_list",
     "clone",
     "clone_preserving_field_list",
+}
+
+# What this p4c's BMv2 back end refuses although its v1model.p4 still declares it
+# (@deprecated; p4c-bm2-ss: "unknown extern function", "Expected 1 argument for
+# mark_to_drop()", "Checksum16.get: not supported"), with what v1model offers instead.
+REFUSED_V1MODEL_CALLS = {
+    "resubmit": "resubmit_preserving_field_list(index), with @field_list(index) on the "
+    "user metadata fields to keep",
+    "recirculate": "recirculate_preserving_field_list(index), with @field_list(index) on "
+    "the user metadata fields to keep",
+    "clone3": "clone_preserving_field_list(type, session, index), with @field_list(index) "
+    "on the user metadata fields to keep",
+    "mark_to_drop": "mark_to_drop(standard_metadata)",
+    "Checksum16.get": "verify_checksum or update_checksum with HashAlgorithm.csum16",
 }
 
 
@@ -46,6 +61,30 @@ class TargetRules:
                     todo.append(inst.type.decl)
             todo += [inst.type.decl for inst in getattr(d, "bound_instances", ())]
         return live
+
+    def kept(self, e: ir.Call) -> bool:
+        """Whether p4c keeps the call `e` (liveness.kept_calls over the blocks main runs)."""
+        if getattr(self, "kept_call_ids", None) is None:
+            self.kept_call_ids = kept_calls(self.live_blocks())
+        return id(e) in self.kept_call_ids
+
+    def v1model_refused_call(self, e: ir.Call) -> None:
+        """A call of a v1model extern that p4c-bm2-ss refuses (REFUSED_V1MODEL_CALLS), where
+        p4c keeps it: dead code is dropped before the back end looks."""
+        if not self.kept(e) or not self.main_is_v1switch():
+            return
+        if e.kind == "extern_func":
+            name, shown = e.target.name, f"{e.target.name}()"
+        else:
+            name, shown = "Checksum16.get", "Checksum16.get()"
+        raise P4Error.at(
+            e.func.pos,
+            f"{shown} is not in the v1model that BMv2's compiler (p4c-bm2-ss) takes: it "
+            f"rejects the deprecated form; use {REFUSED_V1MODEL_CALLS[name]}",
+        )
+
+    def main_is_v1switch(self) -> bool:
+        return getattr(getattr(self.main.type, "decl", None), "name", None) == "V1Switch"
 
     def known_value(self, e: ir.Expr):
         """The value of `e` as p4c's optimisations see it: a constant, or a local never
@@ -76,13 +115,11 @@ class TargetRules:
     def v1model_pipeline_call(self, node) -> None:
         """p4c-bm2-ss's simple_switch back end takes resubmit in ingress only, recirculate in
         egress only, and a clone of type I2E in ingress, E2E in egress (a call in an action
-        counts where the action is used; p4c drops unused actions first)."""
-        e, action, block = node
-        if action is not None and not getattr(action, "used", False):
+        counts only where p4c keeps it: p4c drops dead code and unused actions first)."""
+        e, block = node
+        if not self.kept(e) or not self.main_is_v1switch():
             return
         args = self.main.ctor_args
-        if getattr(getattr(self.main.type, "decl", None), "name", None) != "V1Switch":
-            return
         name = e.target.name
         if name.startswith("clone"):
             kind = e.args[0].value if e.args else None
