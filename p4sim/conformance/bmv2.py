@@ -320,6 +320,7 @@ class Bmv2Switch:
         inputs: list[int],
         workdir: Path,
         grpc_addr: str | None = None,
+        cpu_port: int | None = None,
     ):
         self.workdir = workdir
         self.ports = ports
@@ -340,6 +341,7 @@ class Bmv2Switch:
                 {port: f"p{port}" for port in ports},
                 grpc_addr,
                 self.thrift_port,
+                cpu_port=cpu_port,
                 program=json_path,
                 options=options,
             )
@@ -492,9 +494,12 @@ class Bmv2Switch:
 GRPC_SWITCH_TRIES = 3
 
 
-def start_grpc_switch(ports: list[int], inputs: list[int], workdir: Path, connect):
+def start_grpc_switch(
+    ports: list[int], inputs: list[int], workdir: Path, connect, cpu_port: int | None = None
+):
     """simple_switch_grpc without a program (`--no-p4`) serving P4Runtime on a free local
-    port, and `connect(address)`'s client of it: (switch, client). A port picked free may be
+    port (PacketIn/PacketOut on `cpu_port`, when given), and `connect(address)`'s client of
+    it: (switch, client). A port picked free may be
     taken before the switch binds it (its Thrift port too), so up to GRPC_SWITCH_TRIES
     switches are started, each in its own WORKDIR/runN."""
     for attempt in range(GRPC_SWITCH_TRIES):
@@ -503,7 +508,7 @@ def start_grpc_switch(ports: list[int], inputs: list[int], workdir: Path, connec
         run_dir.mkdir(parents=True, exist_ok=True)
         switch = None
         try:
-            switch = Bmv2Switch(None, ports, inputs, run_dir, grpc_addr=address)
+            switch = Bmv2Switch(None, ports, inputs, run_dir, grpc_addr=address, cpu_port=cpu_port)
             return switch, connect(address)
         except (Bmv2Error, grpc.RpcError, grpc.FutureTimeoutError):
             if switch is not None:

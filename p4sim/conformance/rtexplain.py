@@ -355,6 +355,46 @@ EXPLANATIONS = [
         diverges=True,
     ),
     Explanation(
+        name="PI serves no ValueSetEntry write (UNIMPLEMENTED); p4sim applies it",
+        kind="PI",
+        spec="9.8 ValueSetEntry",
+        pi="frontend/src/device_mgr.cpp:2135",
+        ours=("OK",) + REFUSED,
+        theirs=("UNIMPLEMENTED",),
+        theirs_says="ValueSet writes",
+        diverges=True,
+    ),
+    Explanation(
+        name="PI serves no ValueSetEntry read (UNIMPLEMENTED)",
+        kind="PI",
+        spec="9.8 ValueSetEntry",
+        pi="frontend/src/device_mgr.cpp:2071",
+        ours=("OK",) + REFUSED,
+        theirs=("UNIMPLEMENTED",),
+        theirs_says="ValueSet reads",
+    ),
+    Explanation(
+        name="a DigestEntry read with digest_id 0 reads every configured digest; PI answers "
+        "UNIMPLEMENTED",
+        kind="PI",
+        spec="9.9 DigestEntry, 11.1 Wildcard Reads (an id of 0 is a wildcard)",
+        pi="frontend/src/digest_mgr.cpp:922",
+        ours=("OK",) + REFUSED,  # or p4sim refused another entity of the read first
+        theirs=("UNIMPLEMENTED",),
+        theirs_says="digest_id must be set",
+    ),
+    Explanation(
+        name="a DigestEntry write with digest_id 0: p4sim INVALID_ARGUMENT (no digest named), "
+        "PI NOT_FOUND",
+        kind="silent",
+        spec="9.9 DigestEntry (no code given)",
+        pi="frontend/src/digest_mgr.cpp:846",
+        ours=("INVALID_ARGUMENT",),
+        theirs=("NOT_FOUND",),
+        ours_says="digest_id 0",
+        theirs_says="not a valid digest id",
+    ),
+    Explanation(
         name="p4sim has only the default role: an arbitration naming a role is UNIMPLEMENTED",
         kind="p4sim",
         spec="5 Client Arbitration (roles)",
@@ -500,6 +540,11 @@ def explain(
         if paired is None:
             return None
         found += paired
+    if ours.get("stream") != theirs.get("stream"):
+        why = explain_stream(step, ours.get("stream") or [], theirs.get("stream") or [])
+        if why is None:
+            return None
+        found.append(why)
     if ours.get("config") != theirs.get("config"):
         if not (saved and {"cookie"} == set(ours["config"]) ^ set(theirs["config"])):
             return None
@@ -507,7 +552,51 @@ def explain(
     return sorted(set(found)), diverges
 
 
-COMPARED = ("code", "updates", "entities", "config")  # messages are shown, not compared
+MALFORMED_PACKET_OUT = (
+    "a PacketOut whose metadata is unknown, missing, given twice or too wide: p4sim drops it "
+    "with a StreamError (INVALID_ARGUMENT or OUT_OF_RANGE); PI sends a StreamError only when "
+    "the client asked for error reports, and sends the packet with a missing field zero and "
+    "the last of a field given twice [PI; spec 16.1 PacketOut, 16.4 Error Reporting; "
+    f"{PI}frontend/src/packet_io_mgr.cpp:256]"
+)
+SAME_ELECTION_ID = (
+    "the primary arbitrating again with the election id it has: p4sim answers (OK), PI "
+    "answers nothing [silent; spec 5 Client Arbitration; "
+    f"{PI}server/pi_server.cpp:245]"
+)
+UNKNOWN_DIGEST_ACK = (
+    "a DigestListAck naming a digest the P4Info does not have: p4sim answers a StreamError "
+    "(INVALID_ARGUMENT), PI ignores it [PI; spec 16.3 DigestListAck, 16.4 Error Reporting "
+    f"(DigestListAckError); {PI}frontend/src/device_mgr.cpp:2169]"
+)
+MALFORMED_NOTES = ("unknown metadata id", "metadata missing", "metadata twice",
+                   "metadata too wide")  # fmt: skip
+
+
+def explain_stream(step: Step, ours: list[str], theirs: list[str]) -> str | None:
+    """The explanation of a difference in what the primary's stream brought, or None."""
+    if step.rpc == "PacketOut" and step.note in MALFORMED_NOTES:
+        refused = [line for line in ours if line.startswith("error ")]
+        if (
+            refused
+            and [line for line in ours if line not in refused]
+            == [line for line in theirs if line.startswith(("digest ", "packet "))][
+                : len(ours) - len(refused)
+            ]
+        ):
+            return MALFORMED_PACKET_OUT
+    if step.rpc == "Arbitrate" and ours == ["arbitration OK"] and theirs == []:
+        return SAME_ELECTION_ID
+    if (
+        step.rpc == "DigestListAck"
+        and ours == ["error INVALID_ARGUMENT on digest_list_ack"]
+        and theirs == []
+    ):
+        return UNKNOWN_DIGEST_ACK
+    return None
+
+
+COMPARED = ("code", "updates", "entities", "config", "stream")  # messages are shown, not compared
 
 
 def differences(step: Step, ours: dict, theirs: dict) -> list[str]:
@@ -535,6 +624,8 @@ def differences(step: Step, ours: dict, theirs: dict) -> list[str]:
     lines += [f"only BMv2 reads {e}" for e in only_in(b, a)]
     if ours.get("config") != theirs.get("config"):
         lines.append(f"config p4sim {ours.get('config')}, BMv2 {theirs.get('config')}")
+    if ours.get("stream") != theirs.get("stream"):
+        lines.append(f"stream p4sim {ours.get('stream')}, BMv2 {theirs.get('stream')}")
     return lines or [f"p4sim {ours}, BMv2 {theirs}"]
 
 

@@ -2,7 +2,9 @@
 (`rtdiff.py`): valid requests and the mistakes controllers make, seeded.
 
 A sequence is a list of `Step`s: one RPC (Write, Read, SetForwardingPipelineConfig,
-GetForwardingPipelineConfig, Capabilities) or an arbitration on a second client's stream.
+GetForwardingPipelineConfig, Capabilities), an arbitration on a second client's stream or
+the primary's own (a re-arbitration, spec 5.2), or a message on the primary's stream: a
+PacketOut or a DigestListAck (programs with controller headers and digests).
 The generator remembers the entries, members, groups, multicast groups and clone sessions it
 wrote (right or wrong), so later steps duplicate, modify, delete and read them. Each mistake
 is one change to a valid update: unknown ids of every kind, match values that are not
@@ -30,7 +32,10 @@ RPCS = (
     "GetForwardingPipelineConfig",
     "Capabilities",
     "Arbitrate",
+    "PacketOut",
+    "DigestListAck",
 )
+STREAM_RPCS = ("PacketOut", "DigestListAck")  # a message on the primary's StreamChannel
 Update = p4runtime_pb2.Update
 MatchField = p4info_pb2.MatchField
 FPC = p4runtime_pb2.SetForwardingPipelineConfigRequest
@@ -59,7 +64,10 @@ def nbytes(bits: int) -> int:
 class RequestGenerator:
     """Steps for one program's P4Info from a seeded random source."""
 
-    def __init__(self, info: p4info_pb2.P4Info, rng: random.Random) -> None:
+    def __init__(self, info: p4info_pb2.P4Info, rng: random.Random, stream: bool = False) -> None:
+        """`stream`: the program sends every frame back to the controller, so that steps on
+        the primary's stream (PacketOut, DigestListAck, its re-arbitration) can be compared
+        up to a marker PacketOut's PacketIn (runtime_stream.p4)."""
         self.info = info
         self.rng = rng
         self.actions = {a.preamble.id: a for a in info.actions}
@@ -68,6 +76,15 @@ class RequestGenerator:
         self.members: list[p4runtime_pb2.ActionProfileMember] = []
         self.groups: list[int] = []
         self.second_election_id = 0
+        self.highest_second_election_id = 0  # every second client's stream stays open
+        self.primary_election_id = PRIMARY_ELECTION_ID  # the primary may re-arbitrate higher
+        packet_out = [m for m in info.controller_packet_metadata if m.preamble.name == "packet_out"]
+        self.packet_out_header = packet_out[0] if packet_out and stream else None
+        self.value_sets = list(info.value_sets)
+        self.digests = list(info.digests)
+        # each PacketOut's own tag, from a start of this sequence's: no digest repeats one
+        # of an earlier sequence that a switch may still hold unacknowledged (ack_timeout_ns)
+        self.tag = rng.randrange(1 << 30) if stream else 0
 
     # -- values ----------------------------------------------------------------------------
     def number(self, bits: int) -> int:
@@ -399,7 +416,57 @@ class RequestGenerator:
             self.groups.append(g.group_id)
         return Update(type=kind, entity=entity)
 
+    def value_set_update(self) -> Update:
+        """A ValueSetEntry: MODIFY with members (spec 9.8: MODIFY only), or a mistake: INSERT
+        or DELETE, an unknown id, more members than the set's size, a value too wide, a
+        field id unknown."""
+        vs = self.rng.choice(self.value_sets)
+        entity = p4runtime_pb2.Entity()
+        entry = entity.value_set_entry
+        entry.value_set_id = vs.preamble.id
+        for _ in range(self.rng.choice([0, 1, 1, 2, 3])):
+            member = entry.members.add()
+            for field in vs.match:
+                fm = member.match.add(field_id=field.id)
+                fm.exact.value = canonical(self.rng.choice([1, 2, 5, 7]))
+        kind = Update.MODIFY
+        r = self.rng.random()
+        if r < 0.1:
+            kind = self.rng.choice([Update.INSERT, Update.DELETE])
+        elif r < 0.15:
+            entry.value_set_id = self.unknown_id()
+        elif r < 0.2 and entry.members:
+            while len(entry.members) <= vs.size:
+                entry.members.append(entry.members[0])
+        elif r < 0.25 and entry.members:
+            entry.members[0].match[0].exact.value = canonical(1 << vs.match[0].bitwidth)
+        elif r < 0.3 and entry.members:
+            entry.members[0].match[0].field_id = 99
+        return Update(type=kind, entity=entity)
+
+    def digest_update(self) -> Update:
+        """A DigestEntry: its config (one digest per list, so each is sent as it comes), or
+        a mistake: digest id 0 or unknown."""
+        entity = p4runtime_pb2.Entity()
+        entry = entity.digest_entry
+        entry.digest_id = self.rng.choice(self.digests).preamble.id
+        r = self.rng.random()
+        if r < 0.1:
+            entry.digest_id = self.rng.choice([0, self.unknown_id()])
+        config = entry.config
+        config.max_list_size = 1
+        config.max_timeout_ns = 0  # with max_list_size 1: each digest at once
+        config.ack_timeout_ns = self.rng.choice([1_000_000, 10_000_000_000])
+        kind = self.rng.choice([Update.INSERT] * 3 + [Update.MODIFY, Update.DELETE])
+        if kind == Update.DELETE and self.rng.random() < 0.5:
+            entity.digest_entry.ClearField("config")
+        return Update(type=kind, entity=entity)
+
     def update(self) -> Update:
+        if (self.value_sets or self.digests) and self.rng.random() < 0.3:
+            if self.digests and (not self.value_sets or self.rng.random() < 0.5):
+                return self.digest_update()
+            return self.value_set_update()
         r = self.rng.random()
         made = None
         if r < 0.55:
@@ -419,7 +486,7 @@ class RequestGenerator:
     # -- requests ------------------------------------------------------------------------------
     def write(self) -> Step:
         request = p4runtime_pb2.WriteRequest(device_id=0)
-        request.election_id.low = PRIMARY_ELECTION_ID
+        request.election_id.low = self.primary_election_id
         n = self.rng.choice([1, 1, 1, 2, 3, 5])
         request.updates.extend(self.update() for _ in range(n))
         client, note = "primary", ""
@@ -440,6 +507,16 @@ class RequestGenerator:
 
     def read_entity(self) -> p4runtime_pb2.Entity:
         entity = p4runtime_pb2.Entity()
+        if (self.value_sets or self.digests) and self.rng.random() < 0.25:
+            if self.value_sets and (not self.digests or self.rng.random() < 0.5):
+                entity.value_set_entry.value_set_id = self.rng.choice(
+                    [0, self.rng.choice(self.value_sets).preamble.id]
+                )
+            else:
+                entity.digest_entry.digest_id = self.rng.choice(
+                    [0, self.rng.choice(self.digests).preamble.id]
+                )
+            return entity
         r = self.rng.random()
         table = self.rng.choice(self.info.tables)
         if r < 0.2:
@@ -501,7 +578,7 @@ class RequestGenerator:
 
     def set_pipeline(self) -> Step:
         request = FPC(device_id=0)
-        request.election_id.low = PRIMARY_ELECTION_ID
+        request.election_id.low = self.primary_election_id
         request.action = self.rng.choice(
             [FPC.VERIFY, FPC.VERIFY_AND_COMMIT, FPC.RECONCILE_AND_COMMIT, FPC.COMMIT,
              FPC.VERIFY_AND_SAVE, FPC.UNSPECIFIED]
@@ -524,18 +601,78 @@ class RequestGenerator:
     def arbitrate(self) -> Step:
         request = p4runtime_pb2.StreamMessageRequest()
         request.arbitration.device_id = 0
-        eid = self.rng.choice(
-            [PRIMARY_ELECTION_ID - 5, PRIMARY_ELECTION_ID, PRIMARY_ELECTION_ID + 5]
-        )
+        primary = self.primary_election_id
+        eid = self.rng.choice([primary - 5, primary, primary + 5])
         request.arbitration.election_id.low = eid
         note = f"election id {eid}"
         if self.rng.random() < 0.2:
             request.arbitration.role.name = "rtdiff"
             note += ", role rtdiff"
         self.second_election_id = eid
+        self.highest_second_election_id = max(self.highest_second_election_id, eid)
         return Step("Arbitrate", request, "second", note)
 
+    def still_primary(self) -> bool:
+        """Whether the primary's stream is the primary as far as the steps go (no second
+        client arbitrated above it): PacketOut goes only from the primary."""
+        return self.highest_second_election_id < self.primary_election_id
+
+    def packet_out(self) -> Step:
+        """A PacketOut on the primary's stream: a data header (kind, a tag of its own) after
+        the packet_out metadata, or a mistake in the metadata (spec 16.1: unknown id, one
+        missing, one given twice, a value too wide)."""
+        self.tag += 1
+        request = p4runtime_pb2.StreamMessageRequest()
+        packet = request.packet
+        kind = self.rng.choice([0, 1, 2, 5, 7])
+        packet.payload = bytes([kind]) + self.tag.to_bytes(4, "big")
+        for m in self.packet_out_header.metadata:
+            packet.metadata.add(metadata_id=m.id, value=canonical(self.number(m.bitwidth)))
+        note = f"kind {kind}"
+        r = self.rng.random()
+        if r < 0.05:
+            packet.metadata[0].metadata_id, note = 99, "unknown metadata id"
+        elif r < 0.1:
+            del packet.metadata[0]
+            note = "metadata missing"
+        elif r < 0.15:
+            packet.metadata.append(packet.metadata[0])
+            note = "metadata twice"
+        elif r < 0.2:
+            bits = self.packet_out_header.metadata[0].bitwidth
+            packet.metadata[0].value, note = canonical(1 << bits), "metadata too wide"
+        return Step("PacketOut", request, "primary", note)
+
+    def digest_ack(self) -> Step:
+        """A DigestListAck of a list never sent (spec 16.3), of a known digest or not."""
+        request = p4runtime_pb2.StreamMessageRequest()
+        known = self.rng.random() < 0.7
+        request.digest_ack.digest_id = (
+            self.rng.choice(self.digests).preamble.id if known else self.unknown_id()
+        )
+        request.digest_ack.list_id = self.rng.choice([1, 77])
+        note = "known digest" if known else "unknown digest"
+        return Step("DigestListAck", request, "primary", note)
+
+    def rearbitrate(self) -> Step:
+        """The primary arbitrates again on its own stream, with its election id or a higher
+        one (what the stream brings up to a marker PacketIn is compared, so a program with
+        a packet_out header only)."""
+        request = p4runtime_pb2.StreamMessageRequest()
+        request.arbitration.device_id = 0
+        eid = self.primary_election_id + self.rng.choice([0, 3])
+        request.arbitration.election_id.low = eid
+        self.primary_election_id = eid
+        return Step("Arbitrate", request, "primary", f"the primary again, election id {eid}")
+
     def step(self) -> Step:
+        if self.packet_out_header is not None and self.still_primary() and self.rng.random() < 0.2:
+            r = self.rng.random()
+            if self.digests and r < 0.15:
+                return self.digest_ack()
+            if r < 0.3:
+                return self.rearbitrate()
+            return self.packet_out()
         r = self.rng.random()
         if r < 0.5:
             return self.write()
@@ -560,10 +697,13 @@ class RequestGenerator:
 def final_reads(info: p4info_pb2.P4Info) -> list[Step]:
     """Reads of everything a Read names with wildcards, one kind at a time (a kind one target
     does not serve fails alone), to compare the state a sequence left: table entries,
-    default entries, counters, meters, PRE entries, profile members and groups."""
+    default entries, counters, meters, PRE entries, profile members and groups, value sets
+    and digest configs (where the program has them)."""
     steps = []
-    for kind in ("table_entry", "counter_entry", "meter_entry", "action_profile_member",
-                 "action_profile_group", "multicast_group_entry", "clone_session_entry"):  # fmt: skip
+    kinds = ["table_entry", "counter_entry", "meter_entry", "action_profile_member",
+             "action_profile_group", "multicast_group_entry", "clone_session_entry"]  # fmt: skip
+    kinds += ["value_set_entry"] * bool(info.value_sets) + ["digest_entry"] * bool(info.digests)
+    for kind in kinds:
         request = p4runtime_pb2.ReadRequest(device_id=0)
         entity = request.entities.add()
         if kind.endswith("session_entry") or kind.startswith("multicast"):

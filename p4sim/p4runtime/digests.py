@@ -37,6 +37,10 @@ def write_digest(index: PipelineIndex, update_type: int, msg: p4runtime_pb2.Dige
 def read_digests(index: PipelineIndex, msg: p4runtime_pb2.DigestEntry):
     if msg.digest_id and msg.digest_id not in index.digests:
         raise not_found(f"no digest with id {msg.digest_id} in the P4Info")
+    if msg.digest_id and msg.digest_id not in index.digest_configs:
+        # one digest named: NOT_FOUND when it is not configured, as for one multicast group
+        # or clone session (replication.py); PI answers so too (digest_mgr.cpp:908)
+        raise not_found(f"digest {index.digests[msg.digest_id].name} is not configured")
     ids = [msg.digest_id] if msg.digest_id else sorted(index.digest_configs)
     configs = [(i, index.digest_configs.get(i)) for i in ids]
     return [p4runtime_pb2.DigestEntry(digest_id=i, config=c) for i, c in configs if c is not None]

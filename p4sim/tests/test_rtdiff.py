@@ -17,7 +17,7 @@ from p4.v1 import p4runtime_pb2
 from controlplane import bmv2 as cp_bmv2
 from p4sim import frontend, p4info
 from p4sim.conformance import rtdiff, rtexplain
-from p4sim.conformance.rtgen import RPCS, RequestGenerator, Step
+from p4sim.conformance.rtgen import RPCS, STREAM_RPCS, RequestGenerator, Step
 from p4sim.tool import ToolError
 
 BMV2 = ["bmv2"] if "bmv2" in cp_bmv2.suite_targets() else []
@@ -43,7 +43,7 @@ def test_sequences_are_seeded(info):
 
 def test_sequences_cover_every_rpc_and_entity_kind(info):
     steps = RequestGenerator(info, random.Random("rtdiff:1:0")).sequence(600)
-    assert set(RPCS) <= {s.rpc for s in steps}
+    assert set(RPCS) - set(STREAM_RPCS) <= {s.rpc for s in steps}
     kinds = Counter(
         u.entity.WhichOneof("entity") for s in steps if s.rpc == "Write" for u in s.request.updates
     )
@@ -53,6 +53,56 @@ def test_sequences_cover_every_rpc_and_entity_kind(info):
     notes = {s.note for s in steps}
     assert {"role name", "no election id", "unknown device", "VERIFY_AND_COMMIT"} <= notes
     assert any("election id" in n for n in notes)
+
+
+def test_stream_sequences_cover_packets_digests_value_sets_and_rearbitration():
+    """On a program that sends every frame back (runtime_stream.p4): PacketOut (right and
+    wrong metadata), DigestListAck, the primary's own re-arbitration, ValueSetEntry and
+    DigestEntry writes and reads; writes after a re-arbitration carry the new election id."""
+    program = rtdiff.PROGRAMS["stream"]
+    stream_info = p4info.generate(frontend.compile_file(str(program)).model)
+    steps = [
+        step
+        for n in range(20)  # sequences as rtdiff runs them (a second primary ends PacketOuts)
+        for step in RequestGenerator(
+            stream_info, random.Random(f"rtdiff:1:{n}"), stream=True
+        ).sequence(30)
+    ]
+    assert set(RPCS) <= {s.rpc for s in steps}
+    notes = {s.note for s in steps if s.rpc == "PacketOut"}
+    assert {"metadata missing", "metadata twice", "unknown metadata id"} <= notes
+    assert any(s.rpc == "Arbitrate" and s.client == "primary" for s in steps)
+    entities = Counter(
+        e.WhichOneof("entity")
+        for s in steps
+        for e in (
+            [u.entity for u in s.request.updates] if s.rpc == "Write" else
+            list(s.request.entities) if s.rpc == "Read" else []
+        )
+    )  # fmt: skip
+    assert entities["value_set_entry"] > 0 and entities["digest_entry"] > 0
+    generator = RequestGenerator(stream_info, random.Random("rtdiff:1:1"), stream=True)
+    eid = rtdiff.PRIMARY_ELECTION_ID
+    for s in generator.sequence(200):
+        if s.rpc == "Arbitrate" and s.client == "primary":
+            eid = s.request.arbitration.election_id.low
+        elif s.rpc == "Write" and s.client == "primary" and s.request.HasField("election_id"):
+            assert s.request.election_id.low == eid
+    # the other programs get none of the stream's steps
+    plain = RequestGenerator(stream_info, random.Random("rtdiff:1:0")).sequence(200)
+    assert not {s.rpc for s in plain} & set(STREAM_RPCS)
+
+
+def test_stream_differences_are_explained_only_for_their_cause():
+    malformed = Step("PacketOut", p4runtime_pb2.StreamMessageRequest(), note="metadata missing")
+    packet = 'packet payload: "\\001" metadata { metadata_id: 1 value: "@" }'
+    ours = outcome("OK", stream=["error INVALID_ARGUMENT on packet_out"])
+    reasons, diverges = rtexplain.explain(malformed, ours, outcome("OK", stream=[packet]))
+    assert "16.1 PacketOut" in reasons[0] and not diverges
+    # a well-formed PacketOut whose PacketIn only one side sends stays unexplained
+    good = Step("PacketOut", p4runtime_pb2.StreamMessageRequest(), note="kind 1")
+    assert rtexplain.explain(good, outcome("OK", stream=[]), outcome("OK", stream=[packet])) is None
+    assert rtexplain.differences(good, outcome("OK", stream=[]), outcome("OK", stream=[packet]))
 
 
 def outcome(code, message="", **rest):

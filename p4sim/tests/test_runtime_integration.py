@@ -478,3 +478,12 @@ def test_digest_reaches_the_controller_once_configured(rig):
     [entry] = client.read(read)
     assert entry.digest_entry.config.max_list_size == 1
     assert _write_codes(client, u) == [code_pb2.ALREADY_EXISTS]
+    # one digest named: NOT_FOUND once it is not configured (as PI; a wildcard reads none)
+    u.type = Update.DELETE
+    client.write(u)
+    read.digest_entry.digest_id = digest.preamble.id
+    with pytest.raises(grpc.RpcError) as info:
+        client.read(read)
+    assert info.value.code() == grpc.StatusCode.NOT_FOUND
+    read.digest_entry.digest_id = 0
+    assert client.read(read) == []
