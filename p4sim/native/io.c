@@ -14,7 +14,9 @@
  * Built on its own (libp4nio), independent of any program; the AF_PACKET sockets, the
  * ring and sendmmsg batches are clib/pktio's (compiled in by p4sim/native/build.py).
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <errno.h>
 #include <linux/if_packet.h>
 #include <net/ethernet.h>
@@ -86,6 +88,7 @@ struct io {
 	uint64_t upcall_rx_seen; /* io->rx when p4nio_upcall last looked (under qmu) */
 	int idle_waiter;	 /* p4nio_upcall waits for the next frame (under qmu) */
 	uint64_t rx, tx, tx_dropped, up_dropped, truncated;
+	uint64_t up_nomem; /* frames for Python dropped: no memory for their copy (under qmu) */
 };
 
 /* ------------------------------------------------------------------ pcap */
@@ -116,6 +119,8 @@ static void pcap_write(FILE *f, const uint8_t *d, uint32_t n)
 struct io *p4nio_new(void)
 {
 	struct io *io = calloc(1, sizeof *io);
+	if (!io)
+		return NULL; /* the loader says so (ports.py) */
 	io->wake_fd = eventfd(0, EFD_NONBLOCK);
 	io->cpu_port = -1;
 	pthread_mutex_init(&io->mu, NULL);
@@ -180,12 +185,15 @@ void p4nio_set_pipeline(struct io *io, process_fn process, lock_fn lock, lock_fn
 static void upcall(struct io *io, uint32_t kind, uint32_t port, const uint8_t *d, uint32_t n)
 {
 	pthread_mutex_lock(&io->qmu);
+	uint8_t *copy = io->qlen < UPQ_CAP ? malloc(n ? n : 1) : NULL;
 	if (io->qlen >= UPQ_CAP) {
 		io->up_dropped++;
+	} else if (!copy) { /* the frame is dropped and counted; the data path goes on */
+		io->up_nomem++;
 	} else {
 		struct upcall *u = &io->q[(io->qhead + io->qlen++) % UPQ_CAP];
 		u->kind = kind, u->port = port, u->len = n;
-		u->data = malloc(n ? n : 1);
+		u->data = copy;
 		memcpy(u->data, d, n);
 		pthread_cond_signal(&io->qcv);
 	}
@@ -423,7 +431,7 @@ void p4nio_stop(struct io *io)
 void p4nio_stats(struct io *io, uint64_t *out)
 {
 	out[0] = io->rx, out[1] = io->tx, out[2] = io->tx_dropped, out[3] = io->up_dropped;
-	out[4] = io->truncated;
+	out[4] = io->truncated, out[5] = io->up_nomem;
 }
 
 /* Port i's counters (i < p4nio_nports): id, rx packets, rx bytes, tx packets, tx bytes. */

@@ -117,6 +117,10 @@ static void run_egress(struct dev *d, struct pkt *p, uint32_t port, uint32_t rid
 		if (p->truncate && p->truncate < n)
 			n = p->truncate;
 		uint8_t *f = malloc(n ? n : 1);
+		if (!f) { /* no memory for the recirculated frame: dropped, counted */
+			d->aborts++;
+			return;
+		}
 		size_t ca = p->out_len < n ? p->out_len : n;
 		memcpy(f, hbuf, ca);
 		memcpy(f + ca, p->payload, n - ca);

@@ -25,6 +25,7 @@ _MAX_FRAME = 65536 + 64
 _LOSSES = (
     ("upcalls_dropped", "frames for Python dropped (up-call queue full)"),
     ("truncated", "received frames longer than the ring's frame size dropped"),
+    ("upcalls_nomem", "frames for Python dropped (no memory for their copy)"),
 )
 _lib = None
 
@@ -77,6 +78,8 @@ class NativePorts:
         self.ports = dict(interfaces)
         self.lib = _load()
         self.io = ctypes.c_void_p(self.lib.p4nio_new())
+        if not self.io.value:
+            raise MemoryError("native I/O: no memory for its state (p4nio_new)")
         self._threads: list[threading.Thread] = []
         self._closed = False
         self._switch = None
@@ -134,7 +137,7 @@ class NativePorts:
     def _upcalls(self, on_frame) -> None:
         buf = ctypes.create_string_buffer(_MAX_FRAME)
         kind, port = ctypes.c_uint32(), ctypes.c_uint32()
-        reported = {"upcalls_dropped": 0, "truncated": 0}
+        reported = {key: 0 for key, _ in _LOSSES}
         next_check = time.monotonic() + 5
         while not self._closed:
             if time.monotonic() >= next_check:  # losses of the C side, said once per 5 s
@@ -175,9 +178,10 @@ class NativePorts:
         self.lib.p4nio_send(self.io, port, frame, len(frame))
 
     def stats(self) -> dict[str, int]:
-        out = (ctypes.c_uint64 * 5)()
+        out = (ctypes.c_uint64 * 6)()
         self.lib.p4nio_stats(self.io, out)
-        return dict(zip(("rx", "tx", "tx_dropped", "upcalls_dropped", "truncated"), out))
+        names = ("rx", "tx", "tx_dropped", "upcalls_dropped", "truncated", "upcalls_nomem")
+        return dict(zip(names, out))
 
     def port_stats(self) -> dict[int, tuple[int, int, int, int]]:
         """Per interface: (rx packets, rx bytes, tx packets, tx bytes), as the C side counts

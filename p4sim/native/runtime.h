@@ -376,7 +376,7 @@ struct dev {
 	uint32_t ndigests;
 	uint64_t digests_lost;
 	double start;
-	uint64_t aborts;	/* packets dropped for a run-time error (stack bounds, assert) */
+	uint64_t aborts; /* packets dropped: a run-time error (stack bounds, assert), no memory */
 	struct p4n_out *out;	/* where the running p4n_process_into() appends its outputs */
 	struct p4n_out own_out; /* p4n_process()'s: the outputs of its last call */
 	uint8_t *scratch;	/* checksum/hash buffers with payload */

@@ -73,3 +73,45 @@ def test_an_unknown_revision_is_one_line_naming_it(capsys):
     err = capsys.readouterr().err
     assert err.startswith("python -m p4sim.iobench: error: --baseline no-such-rev-x: ")
     assert err.count("\n") == 1
+
+
+# io.c with malloc failing on demand: the up-call of a frame finds no memory for its copy.
+UPCALL_NOMEM_TEST = r"""
+#define _GNU_SOURCE /* before the first libc header, as io.c wants it */
+#include <stdlib.h>
+static int fail_allocs;
+static void *maybe_malloc(size_t n) { return fail_allocs ? NULL : malloc(n); }
+#define malloc(n) maybe_malloc(n)
+#include "io.c"
+#undef malloc
+
+/* frames queued for Python after a refused and a granted copy, and the drops counted */
+int upcall_nomem(uint64_t *out)
+{
+	struct io *io = p4nio_new();
+	uint8_t frame[60] = {0xab};
+	fail_allocs = 1;
+	upcall(io, 1, 64, frame, sizeof frame);
+	fail_allocs = 0;
+	upcall(io, 1, 64, frame, sizeof frame);
+	p4nio_stats(io, out);
+	uint8_t buf[64];
+	uint32_t kind, port;
+	int64_t n = p4nio_upcall(io, buf, sizeof buf, &kind, &port, 0);
+	return (int)io->qlen * 1000 + (int)n;
+}
+"""
+
+
+def test_an_upcall_without_memory_drops_its_frame_and_counts_it():
+    """io.c's up-call when malloc fails: that frame is dropped and counted (upcalls_nomem,
+    out[5]), nothing is queued for it, and the next frame goes through."""
+    import ctypes
+
+    from p4sim.native.build import build
+
+    lib = ctypes.CDLL(str(build(UPCALL_NOMEM_TEST, runtime=("io.c", "outbuf.h"), pktio=True)))
+    out = (ctypes.c_uint64 * 6)()
+    # the granted frame was queued and is handed over whole (60 bytes); none is left
+    assert lib.upcall_nomem(out) == 60
+    assert (out[3], out[5]) == (0, 1)  # not a full queue: no memory, once
