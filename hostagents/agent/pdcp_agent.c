@@ -369,8 +369,7 @@ static int port_init(struct agent *ag, uint16_t port, const char *role, bool pro
 	if (ret == 0)
 		ret = rte_eth_dev_adjust_nb_rx_tx_desc(port, &nb_rxd, &nb_txd);
 	if (ret == 0)
-		ret = rte_eth_rx_queue_setup(port, 0, nb_rxd, rte_eth_dev_socket_id(port), NULL,
-					     ag->pool);
+		ret = rxwait_rx_queue_setup(port, nb_rxd, rte_eth_dev_socket_id(port), ag->pool);
 	if (ret == 0)
 		ret = rte_eth_tx_queue_setup(port, 0, nb_txd, rte_eth_dev_socket_id(port), NULL);
 	if (ret == 0)
