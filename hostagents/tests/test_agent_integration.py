@@ -520,6 +520,25 @@ def test_missing_interface_is_a_clear_error(tmp_path):
     assert not (Path("/var/run/dpdk") / prefix).exists()
 
 
+def test_a_leg_that_refuses_xdp_is_a_clear_error(tmp_path):
+    """veth refuses an XDP program when its peer's MTU leaves no room for XDP's headroom
+    (9000 here): the agent stops with status 1 at once (no hang), naming the port, its
+    interface and where the kernel's reason is, and the kernel's reason is there."""
+    if not AGENT.exists():
+        pytest.fail(f"{AGENT} is missing: run `make hostagents-build` first")
+    prefix = netns.unique_prefix("pa")
+    with netns.Topology() as topo:
+        ns = topo.ns(prefix + "x")
+        netns.veth_pair(f"{prefix}j0", ns, f"{prefix}j1", ns, mtu=9000)
+        vdevs = [leg_vdev("afxdp", 0, f"{prefix}j0"), leg_vdev("afxdp", 1, f"{prefix}j1")]
+        argv = agent_argv(AGENT, prefix, [*vdevs, "net_null0"], ["--host", "2"])
+        proc = ns.run(argv, timeout=60, check=False)  # the exit code is the test
+    assert proc.returncode == 1, proc.stderr
+    assert f"cannot set up leg A port 0 (net_af_xdp on {prefix}j0)" in proc.stderr
+    assert "Peer MTU is too large to set XDP" in proc.stderr
+    assert not (Path("/var/run/dpdk") / prefix).exists()
+
+
 def test_stats_that_cannot_be_written_stop_the_agent():
     """A full disk must not leave a run without its measurements unnoticed: the first stats
     line that cannot be written is named on stderr and the agent stops with status 1."""
