@@ -26,7 +26,7 @@ $(RATEBENCH_OUT)/rawfwd: $(RATEBENCH_DIR)/rawfwd.c $(PKTIO_DEPS)
 $(RATEBENCH_OUT)/xskfwd: $(RATEBENCH_DIR)/xskfwd.c $(PKTIO_DEPS)
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -Wall -Wextra -Werror -std=gnu11 $(PKTIO_CFLAGS) -o $@ $< $(PKTIO_LIB) \
-		$$(pkg-config --libs libxdp libbpf)
+		$(PKTIO_XSK_LIBS)
 
 bench-testbed: build
 	$(PY) -m experiments.ratebench --out results/bench-testbed $(BENCH_TESTBED_ARGS)
