@@ -180,8 +180,9 @@ def _add_testbed_options(parser: argparse.ArgumentParser) -> None:
         choices=IO_PATHS,
         default="afpacket",
         help="how the testbed's own parts read and write their veths: afpacket (TPACKET "
-        "rings) or afxdp (AF_XDP sockets, XDP in veth's driver); today the pdcp-agent's "
-        "legs (net_af_packet or net_af_xdp)",
+        "rings) or afxdp (AF_XDP sockets, XDP in veth's driver): p4sim's native switch, "
+        "linkem and the pdcp-agent's legs (the interpreter, BMv2 and netem stay on "
+        "AF_PACKET)",
     )
     parser.add_argument(
         "--pin",

@@ -127,7 +127,8 @@ class Testbed:
     seed: int = 1
     agent_cpu: int = 0  # the agent's DPDK lcore (experiments/run/cpu.py pins the rest)
     # how the testbed's own parts read and write their veths (agent_cmd.IO_PATHS): AF_PACKET
-    # rings, or AF_XDP sockets (XDP in veth's driver): today the pdcp-agent's legs
+    # rings, or AF_XDP sockets (XDP in veth's driver): the pdcp-agent's legs, linkem, and
+    # p4sim's native engine (the interpreter, BMv2 and netem stay on AF_PACKET)
     io: str = "afpacket"
     remote: RemoteSwitch | None = None  # target "remote": a switch we only drive
     hosts: dict[str, Host] = field(default_factory=dict)
@@ -306,7 +307,7 @@ class Testbed:
     # ------------------------------------------------------------------ switch
     def _start_switch(self, switch: Namespace) -> None:
         self.procs["switch"], self.grpc_addr = switches.start_switch(
-            self.target, switch, self.prefix, self.config, self.workdir, self.engine
+            self.target, switch, self.prefix, self.config, self.workdir, self.engine, self.io
         )
 
     def _configure_splitter(self) -> None:
@@ -459,6 +460,7 @@ class Testbed:
                     control_path=RUN_DIR / f"{p}.{leg}.ctl",
                     seed=self.seed * 10 + i,
                     **({"departure_slack_us": slack_us} if slack_us else {}),
+                    **({"io": self.io} if self.link_kind == "linkem" else {}),
                     # with feedback, stats every report period: reaction times need it
                     **(
                         {"feedback": feedback, "stats_interval_ms": fb["period_ms"]}
