@@ -218,6 +218,8 @@ int pktio_xsk_flush(struct pktio_xsk *x)
 	}
 	int err = -errno;
 	reclaim(x);
+	if (err != -EAGAIN && err != -EBUSY && err != -ENOBUFS)
+		x->unsent = 0; /* down or gone: no point retrying until more frames come */
 	return err == -EAGAIN ? -EBUSY : err;
 }
 

@@ -76,8 +76,9 @@ int pktio_xsk_queue(struct pktio_xsk *x, const void *frame, uint32_t len);
  * the rest go at the next flush; -ENETDOWN, -ENXIO: the interface is down or gone). */
 int pktio_xsk_flush(struct pktio_xsk *x);
 
-/* Nonzero while frames handed to the kernel may not all be sent (the interface pushed back
- * at the last flush): flush again later. */
+/* Nonzero while frames handed to the kernel may not all be sent because the interface pushed
+ * back at the last flush (its queue was full): flush again soon. An interface that is down
+ * or gone leaves its frames in the TX ring until the next flush with new frames. */
 unsigned pktio_xsk_unsent(const struct pktio_xsk *x);
 
 /* Detach and free; the interface's XDP program goes with its last socket. */

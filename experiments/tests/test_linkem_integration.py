@@ -425,8 +425,10 @@ def test_netem_alternative_or_clear_error(bed):
             link.stop()
 
 
-@pytest.mark.parametrize("deleted_while", ["up", "down"])
-def test_interface_going_away_stops_linkem(bed, tmp_path, deleted_while):
+@pytest.mark.parametrize(
+    "deleted_while, io", [("up", "afpacket"), ("down", "afpacket"), ("up", "afxdp")]
+)
+def test_interface_going_away_stops_linkem(bed, tmp_path, deleted_while, io):
     """Down and up again: linkem carries on. Deleted: it stops (exit 1) with final stats,
     whether the interface was up (the kernel takes it down, then unregisters it) or already
     down (linkem has seen the ENETDOWN; the unregistering shows on no packet socket). The
@@ -436,7 +438,7 @@ def test_interface_going_away_stops_linkem(bed, tmp_path, deleted_while):
     veth_pair(gone_a, bed.nsl, gone_b, bed.nsl)
     stats = tmp_path / "s.jsonl"
     link = start_link(
-        "linkem", gone_a, bed.if_b, LinkSpec(), LinkSpec(), netns=bed.nsl, stats_path=stats
+        "linkem", gone_a, bed.if_b, LinkSpec(), LinkSpec(), netns=bed.nsl, stats_path=stats, io=io
     )
     error = ""
     try:

@@ -453,6 +453,16 @@ static void clear_port_errors(struct io *io, const struct epoll_event *ready, in
 	}
 }
 
+/* How long the loop may block: 1 s, or 1 ms while an AF_XDP port holds frames its interface
+ * pushed back (flush_all sends them again on the next round). */
+static int idle_wait_ms(struct io *io)
+{
+	for (int i = 0; i < io->nports; i++)
+		if (io->p[i].xsk && pktio_xsk_unsent(io->p[i].xsk))
+			return 1;
+	return 1000;
+}
+
 /* The I/O loop; returns when p4nio_stop() is called. Between bursts it blocks in
  * epoll_wait on every port and the stop eventfd, registered once (poll() would set up
  * and tear down one wait per descriptor on each wake-up). */
@@ -473,7 +483,8 @@ void p4nio_run(struct io *io)
 		if (rx_round(io))
 			continue;
 		if (ep >= 0)
-			clear_port_errors(io, ready, epoll_wait(ep, ready, MAX_PORTS + 1, 1000));
+			clear_port_errors(io, ready,
+					  epoll_wait(ep, ready, MAX_PORTS + 1, idle_wait_ms(io)));
 		else
 			usleep(100); /* no epoll (out of descriptors): look again soon */
 	}

@@ -40,6 +40,7 @@
 #define MAX_DEPARTURE_SLACK_US 1000  /* 10 x linkem's p99 timing goal (docs/benchmark.md) */
 #define RX_HOLDOFF_MAX_NS 1000000ULL /* longest pause of the arrival wake-ups (1 ms) */
 #define DEFAULT_STATS_INTERVAL_MS 100
+#define XSK_RETRY_NS 100000ULL /* --io afxdp: frames the interface pushed back go again after */
 
 enum { AB, BA, NDIR };
 static const char *const DIR_NAMES[NDIR] = {"ab", "ba"};

@@ -149,6 +149,9 @@ static uint64_t next_wakeup(const struct linkem *e)
 			t = 0;
 		if (t < next)
 			next = t;
+		/* AF_XDP frames the interface pushed back wait in the TX ring: look again soon */
+		if (d->out->xsk && pktio_xsk_unsent(d->out->xsk) && now_ns() + XSK_RETRY_NS < next)
+			next = now_ns() + XSK_RETRY_NS;
 	}
 	return next;
 }
