@@ -20,7 +20,7 @@
 
 struct pktio_xsk; /* opaque: the socket, its UMEM and rings */
 
-#define PKTIO_XSK_FRAME_BYTES 4096 /* a UMEM frame */
+#define PKTIO_XSK_FRAME_BYTES 4096 /* a UMEM frame; 8,192 of them (32 MiB, pinned) per socket */
 /* The largest frame a UMEM frame carries: the kernel writes a received frame after XDP's
  * 256 bytes of headroom (XDP_PACKET_HEADROOM). veth itself refuses XDP below that, when its
  * peer's MTU leaves no room for the headroom in a page (-ERANGE at open). */

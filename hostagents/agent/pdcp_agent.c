@@ -45,6 +45,9 @@
 
 #define RX_DESC 1024
 #define TX_DESC 1024
+/* net_af_xdp's RX ring is nb_rx_desc long: 4096 frames, as the testbed gives net_af_packet's
+ * legs (framecnt): a linkem sends the frames it finds due back to back. */
+#define AF_XDP_RX_DESC 4096
 #define BURST_SIZE 32
 #define RX_BURSTS_PER_ROUND 16 /* up to 512 frames per leg per poll round */
 /* PDUs waiting for a gap hold their mbufs, so the pool bounds the reordering buffer in
@@ -378,6 +381,8 @@ static int port_init(struct agent *ag, uint16_t port, const char *role, bool pro
 		rxwait_configure(&info, &conf);
 		ret = rte_eth_dev_configure(port, 1, 1, &conf);
 	}
+	if (ret == 0 && info.driver_name != NULL && strcmp(info.driver_name, "net_af_xdp") == 0)
+		nb_rxd = AF_XDP_RX_DESC;
 	if (ret == 0)
 		ret = rte_eth_dev_adjust_nb_rx_tx_desc(port, &nb_rxd, &nb_txd);
 	if (ret == 0)
