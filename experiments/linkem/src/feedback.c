@@ -203,7 +203,7 @@ unsigned fb_report(struct fb *f, uint64_t now_ns, uint64_t link_delay_ns,
 		 * so an idle leg keeps its rate instead of reporting the little it was given, and
 		 * a leg that loses everything drains at 0. The busy time is the link's schedule's
 		 * (each frame from its arrival or the previous frame's end): timed by linkem's own
-		 * wake-ups, a lightly loaded leg looked up to 30 % faster than its rate, its
+		 * wake-ups, a lightly loaded leg looked up to 40 % faster than its rate, its
 		 * frames' start counted from a wake-up after their arrival. */
 		u->acc_busy_ns += f->busy_ns;
 		u->acc_sent += u->period_sent;
