@@ -100,6 +100,7 @@ struct linkem {
 	int quit, exit_code;
 	struct fb fb; /* --feedback: reports on "ab" PDUs, sent out of IF_A */
 	bool fb_on;
+	uint64_t fb_busy_seen_ns; /* the "ab" link's busy_ns already given to the feedback */
 	uint64_t fb_sent, fb_send_errors;
 };
 

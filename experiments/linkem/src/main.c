@@ -117,6 +117,10 @@ static void send_feedback(struct linkem *e, uint64_t now)
 {
 	static uint8_t frames[FB_MAX_UES][FB_FRAME_MAX];
 	uint32_t lens[FB_MAX_UES];
+	uint64_t busy = e->dir[AB].link.c.busy_ns;
+
+	fb_link_busy(&e->fb, busy - e->fb_busy_seen_ns);
+	e->fb_busy_seen_ns = busy;
 	unsigned n = fb_report(&e->fb, now, (uint64_t)e->dir[AB].link.cfg.delay_ns, frames, lens);
 
 	for (unsigned i = 0; i < n; i++) {
@@ -127,8 +131,8 @@ static void send_feedback(struct linkem *e, uint64_t now)
 	}
 }
 
-/* The feedback samples the "ab" queue's occupancy and drain as they happen: that direction
- * wakes at every end of serialization and every arrival. */
+/* The feedback counts the "ab" direction's drain as it happens: that direction wakes at
+ * every end of serialization and every arrival. */
 static bool watched(const struct linkem *e, int dir) { return e->fb_on && dir == AB; }
 
 /* When the loop must next run: a departure, an arrival socket to re-arm, a stats line or a
@@ -183,8 +187,6 @@ static void receive_all(struct linkem *e, uint64_t now)
 	for (int i = 0; i < NDIR; i++) {
 		struct direction *d = &e->dir[i];
 		d->rx_more = !receive(d, now);
-		if (watched(e, i))
-			fb_queue_busy(&e->fb, now, link_queue_len(&d->link) > 0);
 		if (d->rx_rearm_ns <= now) {
 			rx_wakeups(e, i, true);
 			d->rx_rearm_ns = LINK_NEVER;
@@ -197,11 +199,8 @@ static void due_work(struct linkem *e, uint64_t now)
 {
 	for (int i = 0; i < NDIR; i++)
 		transmit(&e->dir[i], now);
-	if (e->fb_on) {
-		fb_queue_busy(&e->fb, now, link_queue_len(&e->dir[AB].link) > 0);
-		if (now >= e->fb.next_report_ns)
-			send_feedback(e, now);
-	}
+	if (e->fb_on && now >= e->fb.next_report_ns)
+		send_feedback(e, now);
 	if (e->stats && now >= e->next_stats_ns) {
 		write_stats(e, now, 0);
 		while (e->next_stats_ns <= now)
