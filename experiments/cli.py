@@ -2,7 +2,7 @@
 
 dcexp run SCENARIO.yaml [--reps N] [--quick|--paper] [--scale K]
           [--target p4sim|bmv2|remote:FILE.yaml]
-          [--engine native|interp] [--link linkem|netem] [--out DIR]
+          [--engine native|interp] [--link linkem|netem] [--io afpacket|afxdp] [--out DIR]
           [--executor local|ray [--address auto|HOST:PORT|ray://HOST:PORT]]
 dcexp campaign DIR [--quick|--paper|--full] [--reps N] [--out OUT] [--engine native|interp] [--executor ..]
 dcexp report DIR [--paper]
@@ -36,6 +36,7 @@ from experiments.analysis import RunFileError
 from experiments.run import cpu
 from experiments.run.scale import MAX_SCALE
 from experiments.run.scenario import MAX_DURATION_S, MAX_REPETITIONS, ScenarioError, load
+from hostagents.agent_cmd import IO_PATHS
 
 PROG = "dcexp"
 log = logging.getLogger(__name__)
@@ -175,6 +176,15 @@ def _add_testbed_options(parser: argparse.ArgumentParser) -> None:
         help="link emulator on the legs",
     )
     parser.add_argument(
+        "--io",
+        choices=IO_PATHS,
+        default="afpacket",
+        help="how the testbed's own parts read and write their veths: afpacket (TPACKET "
+        "rings) or afxdp (AF_XDP sockets, XDP in veth's driver): p4sim's native switch, "
+        "linkem and the pdcp-agent's legs (the interpreter, BMv2 and netem stay on "
+        "AF_PACKET)",
+    )
+    parser.add_argument(
         "--pin",
         choices=cpu.PIN_LAYOUTS,
         default="split",
@@ -233,6 +243,7 @@ def _options(args, **extra):
         target=target,
         engine=args.engine,
         link_kind=args.link,
+        io=args.io,
         pin=args.pin,
         switch=switch,
         **extra,

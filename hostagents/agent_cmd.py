@@ -15,6 +15,8 @@ from experiments.run.parts import wait_for
 AGENT_BIN = Path(__file__).resolve().parent.parent / "build" / "hostagents" / "pdcp-agent"
 # Printed on stderr just before the forwarding loop starts: wait for it before sending.
 AGENT_READY_LINE = "pdcp-agent: legs on ports"
+# The agent's leg I/O: AF_PACKET (TPACKET ring) or AF_XDP (an XSK socket per leg).
+IO_PATHS = ("afpacket", "afxdp")
 MEMORY_MB = 256  # without hugepages: enough for the mbuf pools of three ports
 
 
@@ -23,6 +25,24 @@ def af_packet(index: int, iface: str, framecnt: int | None = None) -> str:
     namespace); `framecnt` sizes its ring (DPDK's default drops bursts at 300k pps)."""
     vdev = f"net_af_packet{index},iface={iface}"
     return vdev if framecnt is None else f"{vdev},framecnt={framecnt}"
+
+
+def af_xdp(index: int, iface: str) -> str:
+    """A `--vdev` reading and writing `iface` through AF_XDP (XDP in veth's driver, the PMD's
+    default redirect program, copy mode), queue 0 only: the agent waits on that one queue's
+    socket (rxwait.c). busy_budget=0: the PMD's default (64) asks for the kernel's preferred
+    busy polling, a spinning receive the agent's blocking wait exists to avoid."""
+    return f"net_af_xdp{index},iface={iface},start_queue=0,queue_count=1,busy_budget=0"
+
+
+def leg_vdev(io: str, index: int, iface: str, framecnt: int | None = None) -> str:
+    """The `--vdev` of a leg port on I/O path `io` (one of IO_PATHS); `framecnt` sizes an
+    AF_PACKET ring (AF_XDP's rings are the PMD's)."""
+    if io == "afpacket":
+        return af_packet(index, iface, framecnt)
+    if io == "afxdp":
+        return af_xdp(index, iface)
+    raise ValueError(f"unknown I/O path {io!r}: expected one of {', '.join(IO_PATHS)}")
 
 
 def agent_argv(

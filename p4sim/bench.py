@@ -242,10 +242,13 @@ def _measure(ns, case: str, frame: bytes, args, pid: int) -> dict:
 
 
 @contextmanager
-def running_switch(ns, target: str, program: Path, tmp: str, bmv2_files=None, pythonpath=None):
+def running_switch(
+    ns, target: str, program: Path, tmp: str, bmv2_files=None, pythonpath=None, options=()
+):
     """`target` on `program` in namespace `ns` (ports 0-2 on s0-s2), pinned to P4SIM_CPU,
     with the entries of p4sim's cases; yields (process, seconds until it took a pipeline).
-    `pythonpath`: run the p4sim of that source tree instead of this one (a baseline)."""
+    `pythonpath`: run the p4sim of that source tree instead of this one (a baseline);
+    `options`: more p4sim options (e.g. --io afxdp)."""
     import subprocess
 
     sock = f"unix:{tmp}/p4rt.sock"
@@ -275,7 +278,7 @@ def running_switch(ns, target: str, program: Path, tmp: str, bmv2_files=None, py
                 "import sys; from p4sim.cli import main; sys.exit(main())",
             ]
         argv = [*p4sim, str(program), *ifaces, "--grpc-server-addr", sock, "--log-level",
-                "warn", "--engine", target]  # fmt: skip
+                "warn", "--engine", target, *options]  # fmt: skip
     with open(log_path, "w") as log:
         started = time.perf_counter()
         proc = ns.popen(_pinned(P4SIM_CPU) + argv, stdout=log, stderr=subprocess.STDOUT,

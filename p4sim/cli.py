@@ -3,6 +3,7 @@
 
     p4sim [PROGRAM.p4 | --no-p4] -i 0@veth0 -i 1@veth1 [--grpc-server-addr 127.0.0.1:9559]
           [--device-id 0] [--cpu-port N] [--log-level info] [--pcap-dir DIR] [-I DIR] [-D N=V]
+          [--engine interp|native] [--io afpacket|afxdp]
     p4sim compile PROGRAM.p4 --p4runtime-files OUT.p4info.txt[,OUT.json,...] [-o OUT.p4sim.json]
           [-I DIR] [-D NAME[=VAL]]
 """
@@ -167,6 +168,14 @@ def build_run_parser() -> argparse.ArgumentParser:
         default="interp",
         help="interp: the Python interpreter; native: the program compiled to C (falls back "
         "to interp, logged, for constructs it does not translate)",
+    )
+    p.add_argument(
+        "--io",
+        choices=["afpacket", "afxdp"],
+        default="afpacket",
+        help="how --engine native reads and writes the interfaces: afpacket (a packet socket "
+        "with a TPACKET_V2 ring, sendmmsg) or afxdp (an AF_XDP socket on queue 0, XDP in "
+        "the driver: veth has it)",
     )
     p.add_argument(
         "--pcap-dir",
@@ -377,7 +386,12 @@ def run_main(argv: list[str]) -> int:
         if engine == "native":  # the C data path: TPACKET ring in, sendmmsg out (io.c)
             from p4sim.native.ports import NativePorts
 
-            ports = NativePorts(interfaces, args.pcap_dir)
+            ports = NativePorts(interfaces, args.pcap_dir, args.io)
+        elif args.io != "afpacket":
+            raise UsageError(
+                f"--io {args.io}: the native engine's (--engine native); the interpreter "
+                "reads its interfaces through AF_PACKET"
+            )
         else:
             ports = AfPacketPorts(interfaces)
     except PortError as exc:

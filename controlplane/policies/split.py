@@ -23,26 +23,40 @@ class CapacityPolicy(Policy):
         super().__init__(*args, **kwargs)
         self.rate: dict[str, float] = {}
 
-    def on_report(self, leg: str, report: Report, now: float) -> Decision | None:
+    def learn_rate(self, leg: str, report: Report) -> None:
         a = self.tuning.alpha
         old = self.rate.get(leg)
         if old is None and not report.drain_rate:
-            return None  # a leg that has not drained anything yet has no rate to learn
+            return  # a leg that has not drained anything yet has no rate to learn
         self.rate[leg] = report.drain_rate if old is None else a * report.drain_rate + (1 - a) * old
+
+    def rate_share(self) -> float | None:
+        """Leg A's share of the legs' summed drain rates; None before both have one."""
         if len(self.rate) < 2 or self.rate["a"] + self.rate["b"] <= 0:
             return None
-        target = self.rate["a"] / (self.rate["a"] + self.rate["b"])
+        return self.rate["a"] / (self.rate["a"] + self.rate["b"])
+
+    def on_report(self, leg: str, report: Report, now: float) -> Decision | None:
+        self.learn_rate(leg, report)
+        target = self.rate_share()
+        if target is None:
+            return None
         return self.propose(
             target, now, f"drain rates {self.rate['a']:.0f}:{self.rate['b']:.0f} B/s"
         )
 
 
-class DelayPolicy(Policy):
-    """Equalises the legs' delivery delays d = held bytes / drain rate (EWMA-smoothed like
-    the rates): each evaluation moves leg A's share by gain x (d_b - d_a) / (d_a + d_b +
-    DELAY_FLOOR_S), so the leg that would deliver later gets less. The floor keeps two
-    nearly empty legs (a few ms each, mostly noise) from swinging the split. A leg that
-    drains nothing counts as infinitely late."""
+class DelayPolicy(CapacityPolicy):
+    """Equalises the legs' delivery delays d = held bytes / drain rate (both EWMA-smoothed):
+    leg A's share is the capacity policy's c = rate_a / (rate_a + rate_b), at which the legs'
+    delays grow alike, leaning away from the leg that would deliver later by gain x c(1 - c)
+    x (d_b - d_a) / (d_a + d_b + DELAY_FLOOR_S). The lean is proportional, not summed over
+    evaluations: a summed one overshot, because a queue answers a split change only after
+    what the legs already hold has drained, and swung leg A's share between 0.67 and 0.97 at
+    4:1 (loop-ratio-20, experiments/docs/baselines/findings.md). The floor keeps two nearly
+    empty legs (a few ms each, mostly noise) from swinging the split. A leg that drains
+    nothing (after it drained something) counts as infinitely late and gets only the probe
+    share; nothing changes before both legs have drained something."""
 
     name = "delay"
     DELAY_FLOOR_S = 0.05
@@ -52,6 +66,7 @@ class DelayPolicy(Policy):
         self.delay: dict[str, float] = {}
 
     def on_report(self, leg: str, report: Report, now: float) -> Decision | None:
+        self.learn_rate(leg, report)
         d = report.queue_delay_s
         d = float("inf") if d is None else d
         old = self.delay.get(leg)
@@ -62,11 +77,16 @@ class DelayPolicy(Policy):
         if len(self.delay) < 2 or leg != "b":  # one evaluation per pair of reports
             return None
         da, db = self.delay["a"], self.delay["b"]
-        if da == db:
-            return None
+        if len(self.rate) < 2:
+            return None  # as the capacity policy: both legs drain something first
         if float("inf") in (da, db):
-            error = -1.0 if da > db else 1.0
+            if da == db:
+                return None
+            target = 0.0 if da > db else 1.0  # clamped to the probe share
         else:
-            error = (db - da) / (da + db + self.DELAY_FLOOR_S)
-        target = self.share + self.tuning.gain * error
+            c = self.rate_share()
+            if c is None:
+                return None
+            lean = (db - da) / (da + db + self.DELAY_FLOOR_S)
+            target = c + self.tuning.gain * c * (1 - c) * lean
         return self.propose(target, now, f"delays {da * 1e3:.1f}:{db * 1e3:.1f} ms")

@@ -62,17 +62,16 @@ def test_credit_split_follows_the_reports(target):
         ports.inject(0, frame(UE, i))
     out = legs(ports)
     assert [sn for _, sn in out] == list(range(10, 10 + n))  # SN continues, one per packet
-    assert [p for p, _ in out] == credit_model(3000, 1000, len(frame(UE, 0)), n, batch=10, k=5)
+    assert [p for p, _ in out] == credit_model(3000, 1000, len(frame(UE, 0)), n, 4000, 1000)
 
 
-def credit_model(credit_a, credit_b, length, n, batch, k):
-    """The leg choice of p4src/docs/adaptive.md ("Data-plane loop"), both legs live:
-    the leg with more credit (A on a tie), a leg without credit skipped, the batch split
-    when neither has any."""
-    ports, pos = [], 0
+def credit_model(credit_a, credit_b, length, n, desired_a, desired_b):
+    """The leg choice of p4src/docs/adaptive.md ("Data-plane loop"), both legs heard from
+    and live: the leg with more credit (A on a tie), a leg without credit skipped, and when
+    neither has any the leg that asked for the larger buffer (A on a tie), not the batch
+    split."""
+    ports = []
     for _ in range(n):
-        batch_leg = 1 if pos < k else 2
-        pos = (pos + 1) % batch
         if credit_a and (not credit_b or credit_a >= credit_b):
             ports.append(1)
             credit_a = max(0, credit_a - length)
@@ -80,7 +79,7 @@ def credit_model(credit_a, credit_b, length, n, batch, k):
             ports.append(2)
             credit_b = max(0, credit_b - length)
         else:
-            ports.append(batch_leg)
+            ports.append(1 if desired_a >= desired_b else 2)
     return ports
 
 

@@ -78,6 +78,43 @@ def first_decision_s(samples: pd.DataFrame, t_event: float) -> float | None:
     return float(d.t_s.min() - t_event) if not d.empty else None
 
 
+def _last(samples: pd.DataFrame, source: str, ids, metric: str) -> pd.Series:
+    """The last value of a cumulative counter per id (NaN for an id without it)."""
+    rows = samples[(samples.source == source) & samples.id.isin(ids) & (samples.metric == metric)]
+    return rows.sort_values("t_s").groupby("id").value.last().reindex(ids)
+
+
+def where_goodput_goes(samples: pd.DataFrame, t_from: float = 1.0) -> dict:
+    """What keeps a split's goodput below the legs' capacity (findings.md, loop-ratio-20):
+    each leg's use of its rate from t_from to the flow's last sample (bytes sent / configured
+    rate x time: below 1, the leg idled), frames the legs' queues dropped, frames the receiver gave up on
+    (t-Reordering expired before they came: late to TCP, a loss all the same) and its
+    expiries, and the controller's decisions (split changes). NaN where a run has no such
+    samples."""
+    legs = ["a/ab", "b/ab"]
+    row = {}
+    flow = samples[(samples.source == "flow") & (samples.metric == "bytes")]
+    t_to = flow.t_s.max() if not flow.empty else float("inf")  # the legs idle after the flow
+    link = samples[(samples.source == "link") & samples.id.isin(legs)]
+    for leg, name in zip(legs, ("a", "b"), strict=True):
+        sent = link[(link.id == leg) & (link.metric == "bytes")]
+        sent = sent[(sent.t_s >= t_from) & (sent.t_s <= t_to)]
+        rate = link[(link.id == leg) & (link.metric == "config.rate_mbit")].value
+        span = sent.t_s.max() - sent.t_s.min() if len(sent) > 1 else 0.0
+        row[f"use_{name}"] = (
+            float((sent.value.max() - sent.value.min()) * 8 / (rate.iloc[-1] * 1e6 * span))
+            if span > 0 and not rate.empty and rate.iloc[-1] > 0
+            else float("nan")
+        )
+    row["queue_drops"] = float(_last(samples, "link", legs, "drops.queue").sum(min_count=1))
+    agent = ["dc"]
+    row["late_frames"] = float(_last(samples, "agent", agent, "out_of_window").iloc[0])
+    row["expiries"] = float(_last(samples, "agent", agent, "t_reordering_expiries").iloc[0])
+    decisions = samples[(samples.source == "control") & (samples.metric == "share_a")]
+    row["decisions"] = len(decisions)
+    return row
+
+
 def loop_table(out: Path) -> pd.DataFrame:
     """One row per run: point, variant, goodput, leg A's share, outage figures."""
     rows = []
@@ -96,6 +133,7 @@ def loop_table(out: Path) -> pd.DataFrame:
             "goodput_mbit": flow.get("goodput_mbit"),
             "leg_a_share": leg_a_share(samples, 1.0),
             "cpu_saturated": metrics.cpu_affected(m),  # the one CPU flag; the column's old name
+            **where_goodput_goes(samples, 1.0),
         }
         events = m.get("events_applied") or []
         if events:  # where the traffic went once the first change had a second to act

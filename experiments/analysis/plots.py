@@ -173,12 +173,20 @@ def throughput_vs_param(
     ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
     _legend_outside(ax)
-    n = int(data.runs.max()) if "runs" in data and len(data) else 0
     ax.set_title(
-        (title or f"Goodput vs {axis_label(param)}") + f"\n({ERRORBAR_NOTE}, n ≤ {n})",
+        (title or f"Goodput vs {axis_label(param)}")
+        + f"\n({ERRORBAR_NOTE}, {runs_per_point(data.runs)})",
         fontsize=9,
     )
     return _save(fig, out_dir, name)
+
+
+def runs_per_point(runs: pd.Series) -> str:
+    """The exact number of runs behind each point: "n = 5", or "n = 3 to 5 per point"."""
+    ns = sorted({int(n) for n in runs.dropna()})
+    if not ns:
+        return "no runs"
+    return f"n = {ns[0]}" if len(ns) == 1 else f"n = {ns[0]} to {ns[-1]} per point"
 
 
 def throughput_bars(summary: pd.DataFrame, out_dir: Path, client: str = "dc") -> list[Path]:

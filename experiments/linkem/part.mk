@@ -25,7 +25,7 @@ LINKEM_PROG   := $(addprefix $(LINKEM_DIR)/src/,options.c io.c stats.c control.c
 
 $(LINKEM_OUT)/linkem: $(LINKEM_CORE) $(LINKEM_PROG) $(LINKEM_HDRS) $(PKTIO_DEPS)
 	@mkdir -p $(@D)
-	$(CC) $(LINKEM_CFLAGS) $(PKTIO_CFLAGS) -o $@ $(LINKEM_CORE) $(LINKEM_PROG) $(PKTIO_LIB) -lm
+	$(CC) $(LINKEM_CFLAGS) $(PKTIO_CFLAGS) -o $@ $(LINKEM_CORE) $(LINKEM_PROG) $(PKTIO_LIB) $(PKTIO_XSK_LIBS) -lm
 
 $(LINKEM_OUT)/test_link: $(LINKEM_CORE) $(LINKEM_DIR)/tests/test_link.c $(LINKEM_HDRS)
 	@mkdir -p $(@D)

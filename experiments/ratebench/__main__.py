@@ -19,6 +19,7 @@ from experiments.run.cpu import PIN_LAYOUTS
 from experiments.run.links import AUTO_SLACK
 from experiments.run.parts import TestbedError
 from experiments.run.scenario import from_dict
+from hostagents.agent_cmd import IO_PATHS
 
 IDLE_S = 5.0
 MAX_SLACK_US = 1000  # linkem's --departure-slack-us range
@@ -49,6 +50,12 @@ def _slack_list(text: str) -> list[int | str]:
             f"{text!r}: give comma-separated integers 0 to {MAX_SLACK_US} (µs) or {AUTO_SLACK}"
         )
     return once_each(text, values)
+
+
+def _sweep_dir(out: Path, slack: int | str, io: str) -> Path:
+    """Where one sweep's runs go: OUT for the defaults, OUT/slack-Nus, OUT/io-afxdp below."""
+    where = out if slack == AUTO_SLACK else out / f"slack-{slack}us"
+    return where if io == sweep.DEFAULT_IO else where / f"io-{io}"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -82,6 +89,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="the legs' linkem --departure-slack-us, µs or auto (dcexp's: 50 above 242 "
         "Mbit/s, else 0); several (auto,0) run the sweep once per slack, side by side in one "
         "table (auto's runs in OUT, a number's in OUT/slack-Nus)",
+    )
+    parser.add_argument(
+        "--io",
+        type=_choice_list(IO_PATHS, str),
+        default=[sweep.DEFAULT_IO],
+        help="how the parts read and write their veths (dcexp run --io); afpacket,afxdp runs "
+        "the sweep once per path, side by side in one table (afpacket's runs in OUT, "
+        "afxdp's in OUT/io-afxdp)",
     )
     parser.add_argument(
         "--duration-s",
@@ -118,8 +133,9 @@ def main(argv: list[str] | None = None) -> int:
         points = [
             point
             for slack in args.departure_slack_us
+            for io in args.io
             for point in sweep.run_sweep(
-                out if slack == AUTO_SLACK else out / f"slack-{slack}us",
+                _sweep_dir(out, slack, io),
                 args.rates,
                 args.stacks,
                 args.duration_s,
@@ -127,6 +143,7 @@ def main(argv: list[str] | None = None) -> int:
                 args.resume,
                 args.ngtcp2_rcvbuf,
                 departure_slack_us=slack,
+                io=io,
             )
         ]
         raw = None if args.no_raw else rawpath.measure(args.duration_s, out / "raw")

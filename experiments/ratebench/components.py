@@ -1,9 +1,12 @@
-"""CPU per frame of the testbed's two one-process parts, each alone between veths: the native
-switch (p4sim's native engine running the splitter, DC split) and pdcp-agent (the testbed's
-command line, net_tap towards the client). With --baseline, another source tree's switch
-and agent are measured in the same run, side by side with this tree's.
+"""CPU per frame of the testbed's one-process parts, each alone between veths: the native
+switch (p4sim's native engine running the splitter, DC split), a leg's linkem (no rate
+limit, no delay: its I/O and bookkeeping) and pdcp-agent (the testbed's command line,
+net_tap towards the client). With --baseline, another source tree's parts are measured in
+the same run, side by side with this tree's; with --io afpacket,afxdp, each part on both of
+the testbed's I/O paths (dcexp run --io: AF_PACKET rings or AF_XDP sockets on its veths).
 
     python -m experiments.ratebench.components [--baseline DIR] [--rates-kpps 20,80,160]
+                                               [--parts switch,link,agent] [--io afpacket]
 
 For each part and tree: its CPU over --idle-s seconds without traffic; the delay of
 one frame every millisecond (1,000 packets/s; send to receive, the veth and AF_PACKET path
@@ -32,15 +35,19 @@ from dccommon.cliargs import ArgumentParser, float_range, number_list_arg, once_
 from dccommon.pktgen import PKTGEN
 from dccommon.processes import stop_process
 from experiments.run.cpu import run_seconds, thread_times, voluntary_switches
+from experiments.run.links import LINKEM_BINARY, Linkem
+from experiments.run.linkspec import LinkSpec
 from experiments.run.netns import Namespace, offloads_off, unique_prefix, veth_pair
-from hostagents.agent_cmd import af_packet, agent_argv, wait_ready
+from hostagents.agent_cmd import IO_PATHS, agent_argv, leg_vdev, wait_ready
 from p4sim import bench as switch_bench
 
 ROOT = Path(__file__).resolve().parents[2]
 FRAME_BYTES = 1400
 PROBE_PPS, PROBES = 1000, 2000
 SETTLE_S = 1.0  # after start-up: the agent's deep idle begins 200 ms after the last frame
-PARTS = ("switch", "agent")
+PARTS = ("switch", "link", "agent")
+# locally administered unicast through linkem (which forwards any frame)
+LINK_FRAME_HEX = ("020000000002" "020000000001" "88b5").ljust(2 * FRAME_BYTES, "0")
 PART_CPU, TRAFFIC_CPU = switch_bench.P4SIM_CPU, switch_bench.TRAFFIC_CPU
 
 
@@ -112,8 +119,14 @@ def idle_share(pid: int, seconds: float) -> float:
 # ---------------------------------------------------------------------------------- parts
 
 
+def _io_options(io: str) -> list[str]:
+    """A part's --io option; none for the default, which a baseline tree from before --io
+    runs too."""
+    return [] if io == "afpacket" else ["--io", io]
+
+
 @contextmanager
-def switch_part(tree: Path | None):
+def switch_part(tree: Path | None, io: str):
     """The splitter on the native engine (DC split: h0 in, legs h1 and h2 out); `tree`:
     another source tree's p4sim (None: this one)."""
     frame = switch_bench._frame(FRAME_BYTES, switch_bench.DSTS["dc-split"]).hex()
@@ -121,13 +134,34 @@ def switch_part(tree: Path | None):
     with (
         tempfile.TemporaryDirectory(prefix="components-switch-") as tmp,
         switch_bench.switch_namespace(unique_prefix("csw")) as ns,
-        switch_bench.running_switch(ns, "native", program, tmp, pythonpath=tree) as (proc, _),
+        switch_bench.running_switch(
+            ns, "native", program, tmp, pythonpath=tree, options=_io_options(io)
+        ) as (proc, _),
     ):
         yield Part(proc.pid, ns, ["-i", "h0", "--rx", "h1,h2", "--frame", frame])
 
 
 @contextmanager
-def agent_part(tree: Path | None):
+def link_part(tree: Path | None, io: str):
+    """linkem between two veths (frames in on <p>a1, out on <p>b0), no rate limit and no
+    delay, pinned to the part's CPU; `tree`: another source tree's build (None: this one)."""
+    binary = (tree / "build" / "linkem" / "linkem") if tree else LINKEM_BINARY
+    p = unique_prefix("clk")
+    with Namespace(p) as ns:
+        ns.disable_ipv6()
+        veth_pair(f"{p}a0", ns, f"{p}a1", ns)
+        veth_pair(f"{p}b0", ns, f"{p}b1", ns)
+        link = Linkem(binary).start(f"{p}a1", f"{p}b0", LinkSpec(), LinkSpec(), netns=ns,
+                                    cpu=PART_CPU, **({"io": io} if io != "afpacket" else {}))  # fmt: skip
+        try:
+            yield Part(link.proc.pid, ns, ["-i", f"{p}a0", "--rx", f"{p}b1",
+                                           "--frame", LINK_FRAME_HEX])  # fmt: skip
+        finally:
+            link.stop()
+
+
+@contextmanager
+def agent_part(tree: Path | None, io: str):
     """pdcp-agent with the testbed's options: legs A and B on veths (PDUs enter on leg A),
     the host port a net_tap; `tree`: another source tree's build (None: this one)."""
     binary = (tree or ROOT) / "build" / "hostagents" / "pdcp-agent"
@@ -139,7 +173,8 @@ def agent_part(tree: Path | None):
         veth_pair(f"{p}a0", ns, f"{p}a1", ns, mtu=1600)
         veth_pair(f"{p}b0", ns, f"{p}b1", ns, mtu=1600)
         tap = f"{p}t"
-        vdevs = [af_packet(0, f"{p}a1"), af_packet(1, f"{p}b1"), f"net_tap0,iface={tap}"]
+        legs = [leg_vdev(io, i, f"{p}{leg}1") for i, leg in enumerate("ab")]
+        vdevs = [*legs, f"net_tap0,iface={tap}"]
         stats = Path(tmp) / "agent.jsonl"
         app_args = ["--sn-bits", "18", "--stats", str(stats), "--stats-interval-ms", "100"]
         argv = agent_argv(binary, p, vdevs, app_args, cpu=PART_CPU)
@@ -155,11 +190,11 @@ def agent_part(tree: Path | None):
             stop_process(proc)
 
 
-PART_STARTERS = {"switch": switch_part, "agent": agent_part}
+PART_STARTERS = {"switch": switch_part, "link": link_part, "agent": agent_part}
 
 
-def measure(part_name: str, tree: Path | None, rates_kpps: list[float], args) -> dict:
-    with PART_STARTERS[part_name](tree) as part:
+def measure(part_name: str, tree: Path | None, io: str, rates_kpps: list[float], args) -> dict:
+    with PART_STARTERS[part_name](tree, io) as part:
         idle = idle_share(part.pid, args.idle_s)
         probes = pktgen_latency(part, PROBE_PPS, PROBES)
         loads = [offer(part, kpps * 1000, args.duration_s) for kpps in rates_kpps]
@@ -169,17 +204,17 @@ def measure(part_name: str, tree: Path | None, rates_kpps: list[float], args) ->
 # ---------------------------------------------------------------------------------- report
 
 
-def print_table(results: dict[tuple[str, str], dict]) -> None:
-    print(f"{'part':<7}{'tree':<10}{'load':<13}{'CPU us/frame':>13}{'wakeups/s':>11}"
+def print_table(results: dict[tuple[str, str, str], dict]) -> None:
+    print(f"{'part':<7}{'tree':<10}{'io':<10}{'load':<13}{'CPU us/frame':>13}{'wakeups/s':>11}"
           f"{'out/sent':>17}{'p50 us':>9}{'p99 us':>9}")  # fmt: skip
-    for (part, tree), r in results.items():
+    for (part, tree, io), r in results.items():
         probes = r["probes"]
-        print(f"{part:<7}{tree:<10}{'idle':<13}{100 * r['idle']:>11.2f} %")
-        print(f"{'':<17}{'1 kpps delay':<13}{'':>13}{'':>11}"
+        print(f"{part:<7}{tree:<10}{io:<10}{'idle':<13}{100 * r['idle']:>11.2f} %")
+        print(f"{'':<27}{'1 kpps delay':<13}{'':>13}{'':>11}"
               f"{probes['received']:>8} / {probes['sent']:<6}"
               f"{probes['p50_us']:>9.1f}{probes['p99_us']:>9.1f}")  # fmt: skip
         for load in r["loads"]:
-            print(f"{'':<17}{f'{load.offered_pps / 1000:.0f} kpps':<13}"
+            print(f"{'':<27}{f'{load.offered_pps / 1000:.0f} kpps':<13}"
                   f"{load.cpu_us_per_frame:>13.2f}{load.wakeups_per_s:>11,.0f}"
                   f"{load.received:>8} / {load.sent:<6}"
                   f"{load.p50_us:>9.1f}{load.p99_us:>9.1f}")  # fmt: skip
@@ -189,12 +224,20 @@ def print_table(results: dict[tuple[str, str], dict]) -> None:
 rate_list = number_list_arg(0, 1000, "rates", low_open=True, example="20,80,160")
 
 
-def part_list(text: str) -> list[str]:
-    parts = [x for x in text.split(",") if x]
-    if not parts or any(p not in PARTS for p in parts):
-        raise argparse.ArgumentTypeError(f"{text!r}: expected a comma-separated subset of "
-                                         f"{', '.join(PARTS)}")  # fmt: skip
-    return once_each(text, parts)
+def subset_list(allowed: tuple[str, ...]):
+    """An argparse type: a comma-separated subset of `allowed`, each once."""
+
+    def parse(text: str) -> list[str]:
+        values = [x for x in text.split(",") if x]
+        if not values or any(v not in allowed for v in values):
+            raise argparse.ArgumentTypeError(f"{text!r}: expected a comma-separated subset of "
+                                             f"{', '.join(allowed)}")  # fmt: skip
+        return once_each(text, values)
+
+    return parse
+
+
+part_list, io_list = subset_list(PARTS), subset_list(IO_PATHS)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -204,7 +247,10 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--baseline", type=Path, help="another source tree to compare with")
-    parser.add_argument("--parts", type=part_list, default=list(PARTS), help="switch,agent")
+    parser.add_argument("--parts", type=part_list, default=list(PARTS),
+                        help="switch,link,agent")  # fmt: skip
+    parser.add_argument("--io", type=io_list, default=["afpacket"],
+                        help="afpacket,afxdp: each part on both I/O paths (default afpacket)")  # fmt: skip
     parser.add_argument("--rates-kpps", type=rate_list, default=[20.0, 80.0, 160.0])
     parser.add_argument("--duration-s", type=float_range(0, 600, "duration", low_open=True),
                         default=2.0, help="per rate (default 2)")  # fmt: skip
@@ -233,7 +279,8 @@ def main(argv: list[str] | None = None) -> int:
     results = {}
     for part in args.parts:
         for label, tree in trees:
-            results[(part, label)] = measure(part, tree, args.rates_kpps, args)
+            for io in args.io:
+                results[(part, label, io)] = measure(part, tree, io, args.rates_kpps, args)
     print_table(results)
     load = " ".join(Path("/proc/loadavg").read_text().split()[:3])
     print(f"load average at end {load}")

@@ -26,6 +26,7 @@ STACKS = ("tcp", "ngtcp2")
 # ngtcp2's client UDP receive buffer (the flow key udp_rcvbuf): the kernel's default, or
 # LARGE_RCVBUF through clib/udprcvbuf; both give side-by-side points.
 NGTCP2_RCVBUFS = ("default", "large")
+DEFAULT_IO = "afpacket"  # the testbed's (Testbed.io); runs from before --io had it
 COMPONENTS = ("switch", "link_a", "link_b", "agent", "server", "client")
 
 
@@ -57,15 +58,19 @@ def _variants(stack: str, ngtcp2_rcvbufs) -> list[dict]:
     ]
 
 
-def stack_label(flow: dict, departure_slack_us: int | str = AUTO_SLACK) -> str:
+def stack_label(
+    flow: dict, departure_slack_us: int | str = AUTO_SLACK, io: str = DEFAULT_IO
+) -> str:
     """A run's flow spec -> its stack in the table: the kind, with the variant label's
-    `-rcvbuf-large` when the client had the large UDP receive buffer, and `-slack50us` when
+    `-rcvbuf-large` when the client had the large UDP receive buffer, `-slack50us` when
     the legs' linkem ran with a slack given in µs (--departure-slack-us) instead of dcexp's
-    auto (runs from before auto have 0: `-slack0us`)."""
+    auto (runs from before auto have 0: `-slack0us`), and `-afxdp` when the parts ran on
+    AF_XDP (--io)."""
     return (
         flow["kind"]
         + ("-rcvbuf-large" if flow.get("udp_rcvbuf") == "large" else "")
         + ("" if departure_slack_us == AUTO_SLACK else f"-slack{departure_slack_us}us")
+        + ("" if io == DEFAULT_IO else f"-{io}")
     )
 
 
@@ -98,15 +103,17 @@ def run_sweep(
     resume: bool = False,
     ngtcp2_rcvbufs=("default",),
     departure_slack_us: int | str = AUTO_SLACK,
+    io: str = DEFAULT_IO,
 ) -> list[Point]:
     """Every point run afresh (runs left in `out` by an earlier sweep, perhaps on a busier
     machine, are removed first) unless `resume`; the points of this sweep only. The legs'
-    linkem runs with `departure_slack_us` (its --departure-slack-us, or auto as in dcexp)."""
+    linkem runs with `departure_slack_us` (its --departure-slack-us, or auto as in dcexp),
+    the parts on I/O path `io` (dcexp run --io)."""
     doc = scenario_doc(rates, stacks, duration_s, ngtcp2_rcvbufs)
     scenario = from_dict(doc, where="bench-testbed")
     if not resume:
         shutil.rmtree(out / "runs", ignore_errors=True)
-    run_scenario(scenario, out, RunOptions(pin=pin, departure_slack_us=departure_slack_us))
+    run_scenario(scenario, out, RunOptions(pin=pin, departure_slack_us=departure_slack_us, io=io))
     return [reduce_run(out / "runs" / run.run_id) for run in scenario.runs]
 
 
@@ -136,7 +143,9 @@ def reduce_run(run_dir: Path) -> Point:
     handled = {"link_a": frames["a"], "link_b": frames["b"]}
     stats = m.get("process_cpu", {})
     point = Point(
-        stack=stack_label(m["config"]["flows"][0], m.get("departure_slack_us", 0)),
+        stack=stack_label(
+            m["config"]["flows"][0], m.get("departure_slack_us", 0), m.get("io", DEFAULT_IO)
+        ),
         leg_mbit=leg,
         offered_mbit=m.get("capacity_mbit") or limits.capacity_mbit(m["config"]),
         goodput_mbit=flow.get("goodput_mbit") or 0.0,

@@ -17,7 +17,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <stdarg.h>
 #include <net/if.h>
 #include <signal.h>
 #include <stdio.h>
@@ -29,11 +28,10 @@
 
 #include <linux/if_link.h>
 #include <linux/if_xdp.h>
-#include <bpf/libbpf.h>
-#include <xdp/libxdp.h>
 #include <xdp/xsk.h>
 
 #include "pktio.h"
+#include "pktio_xsk.h"
 
 #define FRAME_SIZE XSK_UMEM__DEFAULT_FRAME_SIZE	   /* 4096: a 1600-byte leg frame and headroom */
 #define RING_SIZE XSK_RING_PROD__DEFAULT_NUM_DESCS /* 2048 */
@@ -53,20 +51,6 @@ static volatile sig_atomic_t stop;
 static unsigned long long dropped;
 
 static void on_signal(int sig) { stop = sig; }
-
-/* libxdp and libbpf narrate loading (no bpffs in a namespace: no dispatcher, one program);
- * a failure comes back as an error code, which die() reports in one line. */
-static int quiet_xdp(enum libxdp_print_level level, const char *fmt, va_list ap)
-{
-	(void)level, (void)fmt, (void)ap;
-	return 0;
-}
-
-static int quiet_bpf(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	(void)level, (void)fmt, (void)ap;
-	return 0;
-}
 
 static void die(const char *what, const char *ifname, int err)
 {
@@ -163,17 +147,6 @@ static void open_side(struct side *s, struct xsk_umem *umem, int first)
 		die("AF_XDP socket on", s->ifname, err);
 }
 
-/* "zero-copy" or "copy": what the kernel chose when the socket was bound. */
-static const char *bind_mode(const struct side *s)
-{
-	struct xdp_options opts = {0};
-	socklen_t len = sizeof opts;
-
-	if (getsockopt(xsk_socket__fd(s->xsk), SOL_XDP, XDP_OPTIONS, &opts, &len))
-		return "unknown";
-	return opts.flags & XDP_OPTIONS_ZEROCOPY ? "zero-copy" : "copy";
-}
-
 int main(int argc, char **argv)
 {
 	struct side s[2] = {0};
@@ -191,8 +164,7 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	libxdp_set_print(quiet_xdp);
-	libbpf_set_print(quiet_bpf);
+	pktio_xsk_quiet();
 	size_t umem_len = (size_t)NUM_FRAMES * FRAME_SIZE;
 	void *area =
 		mmap(NULL, umem_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -212,7 +184,7 @@ int main(int argc, char **argv)
 	signal(SIGTERM, on_signal);
 	signal(SIGINT, on_signal);
 	printf("xskfwd: forwarding %s <-> %s (XDP in the driver, %s mode)\n", argv[1], argv[2],
-	       bind_mode(&s[0]));
+	       pktio_xsk_fd_mode(xsk_socket__fd(s[0].xsk)));
 	fflush(stdout);
 	int fds[2] = {xsk_socket__fd(s[0].xsk), xsk_socket__fd(s[1].xsk)};
 	while (!stop) {

@@ -128,6 +128,7 @@ class Linkem(_StopOnExit):
         cpu: int | None = None,
         rt_priority: int | None = None,  # None: rt_priority_for_caller's choice
         feedback: str | None = None,
+        io: str = "afpacket",  # linkem's --io: afpacket or afxdp (AF_XDP sockets)
     ) -> Linkem:
         if not self.binary.exists():
             raise LinkError(f"{self.binary} is missing: run `make build` (or make linkem-build)")
@@ -166,6 +167,8 @@ class Linkem(_StopOnExit):
             argv += ["--rt-priority", str(self.rt_priority)]
         if feedback:  # leg feedback reports: linkem's --feedback SPEC
             argv += ["--feedback", feedback]
+        if io != "afpacket":  # linkem's default
+            argv += ["--io", io]
         # Lives as long as the process (read after it exits), closed in stop().
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115
         kwargs = {"stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL, "stderr": self._stderr}

@@ -206,6 +206,7 @@ class RunOptions:
     # linkem's, µs (0: every frame at its due time) or "auto" (dcexp's): 50 on legs above
     # 242 Mbit/s, 0 below (experiments.run.links.departure_slack_us)
     departure_slack_us: int | str = "auto"
+    io: str = "afpacket"  # the parts' veth I/O (Testbed.io): afpacket or afxdp
     timeout_s: float | None = None
     pin: str = "split"  # experiments/run/cpu.py: network on CPU 0, flow endpoints on the others
     switch: RemoteSwitch | None = None  # target "remote": the switch file's description
@@ -359,6 +360,7 @@ def _manifest_head(run: Run, opts: RunOptions, prefix: str, extra: dict) -> dict
         "switch": dataclasses.asdict(opts.switch) if opts.switch is not None else None,
         "link": opts.link_kind,
         "departure_slack_us": opts.departure_slack_us,
+        "io": opts.io,
         "pin": opts.pin,
         "prefix": prefix,
         **provenance(),
@@ -378,6 +380,7 @@ def _new_testbed(run: Run, opts: RunOptions, prefix: str, logs: Path, pins) -> T
         engine=opts.engine,
         link_kind=opts.link_kind,
         departure_slack_us=opts.departure_slack_us,
+        io=opts.io,
         seed=run.seed,
         agent_cpu=min(cpu.cpus_for(pins, "agent")) if pins else 0,
         remote=opts.switch,

@@ -205,10 +205,13 @@ def start_switch(
     config: dict,
     workdir: Path,
     engine: str | None = None,
+    io: str = "afpacket",
 ) -> tuple[subprocess.Popen, str]:
     """p4sim or BMv2 in the switch's namespace on ports 0, 1, 2 (veths `<prefix>p<port>`):
     (its process, its P4Runtime address), once that address answers. `engine`: p4sim's,
-    None for the program's default (p4sim_engine)."""
+    None for the program's default (p4sim_engine). `io`: p4sim's native engine reads and
+    writes its ports through AF_PACKET or AF_XDP (its --io); the interpreter and BMv2 have
+    AF_PACKET only."""
     p = prefix
     grpc_addr = f"unix:{RUN_DIR / (p + '.p4rt.sock')}"
     ifaces = {port: f"{p}p{port}" for port in (0, 1, 2)}
@@ -234,6 +237,7 @@ def start_switch(
             p4sim_options=[
                 *p4_defines(config["dc"]["sn_bits"], adaptive),
                 *("--log-level", "warn", "--engine", p4sim_engine(config, engine)),
+                *(("--io", io) if p4sim_engine(config, engine) == "native" else ()),
             ],
         )
         proc = targets.start(argv, log, switch.popen)

@@ -43,7 +43,7 @@ from experiments.run.netns import (
 )
 from experiments.run.parts import MP_ADDRS, RUN_DIR, TestbedError, venv_tool, wait_for
 from experiments.run.switches import SERVING_SWITCH_TIMEOUT_S, SWITCH_ROLES, RemoteSwitch
-from hostagents.agent_cmd import AGENT_BIN, af_packet, agent_argv, wait_ready
+from hostagents.agent_cmd import AGENT_BIN, IO_PATHS, agent_argv, leg_vdev, wait_ready
 
 DPDK_RUN_DIR = Path("/var/run/dpdk")
 LEG_MTU = 1600  # PDCP header + inner ethertype add 5 bytes on the legs
@@ -126,6 +126,10 @@ class Testbed:
     departure_slack_us: int | str = "auto"
     seed: int = 1
     agent_cpu: int = 0  # the agent's DPDK lcore (experiments/run/cpu.py pins the rest)
+    # how the testbed's own parts read and write their veths (agent_cmd.IO_PATHS): AF_PACKET
+    # rings, or AF_XDP sockets (XDP in veth's driver): the pdcp-agent's legs, linkem, and
+    # p4sim's native engine (the interpreter, BMv2 and netem stay on AF_PACKET)
+    io: str = "afpacket"
     remote: RemoteSwitch | None = None  # target "remote": a switch we only drive
     hosts: dict[str, Host] = field(default_factory=dict)
     links: dict = field(default_factory=dict)  # leg -> running link emulator
@@ -166,6 +170,8 @@ class Testbed:
         return self._topo.ns(self.prefix + suffix)
 
     def build(self) -> None:
+        if self.io not in IO_PATHS:
+            raise TestbedError(f"I/O path {self.io!r}: expected one of {', '.join(IO_PATHS)}")
         RUN_DIR.mkdir(parents=True, exist_ok=True)
         (RUN_DIR / f"{self.prefix}.pid").write_text(str(os.getpid()))
         self.workdir.mkdir(parents=True, exist_ok=True)
@@ -301,7 +307,7 @@ class Testbed:
     # ------------------------------------------------------------------ switch
     def _start_switch(self, switch: Namespace) -> None:
         self.procs["switch"], self.grpc_addr = switches.start_switch(
-            self.target, switch, self.prefix, self.config, self.workdir, self.engine
+            self.target, switch, self.prefix, self.config, self.workdir, self.engine, self.io
         )
 
     def _configure_splitter(self) -> None:
@@ -356,8 +362,8 @@ class Testbed:
         tap = f"{p}dctap"
         self.agent_stats = self.workdir / "agent.jsonl"
         vdevs = [
-            af_packet(0, f"{p}dca", framecnt=AGENT_LEG_RING_FRAMES),
-            af_packet(1, f"{p}dcb", framecnt=AGENT_LEG_RING_FRAMES),
+            leg_vdev(self.io, 0, f"{p}dca", framecnt=AGENT_LEG_RING_FRAMES),
+            leg_vdev(self.io, 1, f"{p}dcb", framecnt=AGENT_LEG_RING_FRAMES),
             f"net_tap0,iface={tap}",
         ]
         app_args = [
@@ -454,6 +460,7 @@ class Testbed:
                     control_path=RUN_DIR / f"{p}.{leg}.ctl",
                     seed=self.seed * 10 + i,
                     **({"departure_slack_us": slack_us} if slack_us else {}),
+                    **({"io": self.io} if self.link_kind == "linkem" else {}),
                     # with feedback, stats every report period: reaction times need it
                     **(
                         {"feedback": feedback, "stats_interval_ms": fb["period_ms"]}

@@ -53,6 +53,43 @@ def test_leg_never_used_after_the_event():
     assert loop_metrics.first_decision_s(s, 1.0) is None
 
 
+def test_where_goodput_goes_per_leg_and_at_the_receiver():
+    """Leg A (8 Mbit/s = 1 MB/s) sends 1 MB/s, leg B (2 Mbit/s) 125 kB/s: half its rate;
+    after the flow's last sample both idle (not counted). The agent gave up on 7 frames
+    after 3 expiries; the queues dropped 4; the controller decided twice."""
+    rows = []
+    for i in range(31):  # 0 .. 3 s, every 0.1 s; the flow ends at 2 s
+        t = i * 0.1
+        busy = min(t, 2.0)
+        rows += [(t, "link", "a/ab", "bytes", busy * 1_000_000)]
+        rows += [(t, "link", "b/ab", "bytes", busy * 125_000)]
+        rows += [
+            (t, "link", "a/ab", "config.rate_mbit", 8),
+            (t, "link", "b/ab", "config.rate_mbit", 2),
+        ]
+        if t <= 2.0:
+            rows += [(t, "flow", "f0-dc", "bytes", busy * 1_000_000)]
+    rows += [(3.0, "link", "a/ab", "drops.queue", 4), (3.0, "link", "b/ab", "drops.queue", 0)]
+    rows += [
+        (3.0, "agent", "dc", "out_of_window", 7),
+        (3.0, "agent", "dc", "t_reordering_expiries", 3),
+    ]
+    rows += [
+        (0.5, "control", "decision", "share_a", 0.8),
+        (1.5, "control", "decision", "share_a", 0.9),
+    ]
+    s = pd.DataFrame(rows, columns=["t_s", "source", "id", "metric", "value"])
+    w = loop_metrics.where_goodput_goes(s, 1.0)
+    assert w["use_a"] == pytest.approx(1.0) and w["use_b"] == pytest.approx(0.5)
+    assert (w["queue_drops"], w["late_frames"], w["expiries"], w["decisions"]) == (4, 7, 3, 2)
+
+
+def test_where_goodput_goes_without_feedback_or_agent_samples():
+    w = loop_metrics.where_goodput_goes(samples([(3, 1)] * 10))
+    assert all(w[k] != w[k] for k in ("use_a", "use_b", "queue_drops", "late_frames", "expiries"))
+    assert w["decisions"] == 0
+
+
 def test_outage_found_in_the_manifest():
     m = {
         "events_applied": [

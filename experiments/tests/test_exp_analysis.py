@@ -328,6 +328,29 @@ def test_sweep_axis_puts_numeric_sweeps_in_order_at_distinct_positions():
     plt.close("all")
 
 
+def test_goodput_figure_states_the_exact_runs_per_point(tmp_path, monkeypatch):
+    """The baselines' figures said "n ≤ 3" where a reader needs the n behind every point."""
+    summary = pd.DataFrame(
+        {
+            "point": [10, 100, 10, 100],
+            "variant": ["tcp-cubic", "tcp-cubic", "ngtcp2-cubic", "ngtcp2-cubic"],
+            "client": ["dc"] * 4,
+            "goodput_mbit_mean": [30.0, 31.0, 29.0, 28.0],
+            "goodput_mbit_sd": [0.5, 0.4, 0.3, None],
+            "runs": [3, 3, 3, 2],
+            "cpu_saturated_runs": [0, 0, 0, 0],
+        }
+    )
+    drawn = []
+    monkeypatch.setattr(plots, "_save", lambda fig, out_dir, name: drawn.append(fig) or [])
+    plots.throughput_vs_param(summary, "dc.batch", tmp_path)
+    title = drawn[0].axes[0].get_title()
+    assert "n = 2 to 3 per point" in title and "≤" not in title
+    plots.plt.close(drawn[0])
+    assert plots.runs_per_point(pd.Series([5, 5])) == "n = 5"
+    assert plots.runs_per_point(pd.Series([], dtype=float)) == "no runs"
+
+
 def test_a_run_with_only_the_cpu_bound_verdict_counts_as_cpu_affected(tmp_path, monkeypatch):
     """The sampler's older flag (cpu_saturated) is off, the verdict (cpu_bound) on: the
     progress line, the report, its figures and the loop table all count the run."""

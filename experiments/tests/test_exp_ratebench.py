@@ -223,8 +223,10 @@ def test_chain_placement_cuts_the_chain_into_sending_and_receiving_halves():
     assert cpu.cpus_for(cpu.pin_sets("split", 2), "flow_server") == {1}  # old layouts keep
 
 
-def _fake_run(tmp_path, stack, leg, goodput, switch_busy, rcvbuf="default", slack_us="auto"):
-    run_dir = tmp_path / "runs" / f"{leg}-{stack}-{rcvbuf}-{slack_us}"
+def _fake_run(
+    tmp_path, stack, leg, goodput, switch_busy, rcvbuf="default", slack_us="auto", io=None
+):
+    run_dir = tmp_path / "runs" / f"{leg}-{stack}-{rcvbuf}-{slack_us}-{io}"
     run_dir.mkdir(parents=True)
     result = {"kind": stack, "goodput_mbit": goodput}
     if rcvbuf == "large":
@@ -234,6 +236,7 @@ def _fake_run(tmp_path, stack, leg, goodput, switch_busy, rcvbuf="default", slac
         "status": "ok",
         "capacity_mbit": 2 * leg,
         "departure_slack_us": slack_us,
+        **({"io": io} if io else {}),  # manifests from before --io have none
         "flows": {"f0-dc": result},
         "mean_busy": {"cpu0": 0.5, "cpu1": 0.3},
         "saturated_processes": [],
@@ -324,7 +327,7 @@ def test_a_departure_slack_runs_the_sweep_again_beside_the_exact_linkem(
     slack."""
     calls = []
 
-    def fake_sweep(out, rates, stacks, duration_s, pin, resume, rcvbufs, departure_slack_us):
+    def fake_sweep(out, rates, stacks, duration_s, pin, resume, rcvbufs, departure_slack_us, io):
         calls.append((out, departure_slack_us))
         run = _fake_run(out, "tcp", 500, 900.0, 0.6, slack_us=departure_slack_us)
         return [sweep.reduce_run(run)]
@@ -340,6 +343,44 @@ def test_a_departure_slack_runs_the_sweep_again_beside_the_exact_linkem(
     stacks = [line.split()[0] for line in capsys.readouterr().out.splitlines() if "2x500" in line]
     assert stacks[:3] == ["tcp", "tcp-slack0us", "tcp-slack50us"], stacks
     assert build_parser().parse_args([]).departure_slack_us == ["auto"]
+
+
+def test_io_afpacket_afxdp_runs_the_sweep_on_both_paths_side_by_side(tmp_path, monkeypatch, capsys):
+    """--io afpacket,afxdp: one sweep per I/O path (the runner's io option; afpacket in OUT,
+    afxdp in OUT/io-afxdp), side by side in one table as tcp and tcp-afxdp; a manifest from
+    before --io counts as afpacket. Without the option the parts stay on AF_PACKET."""
+    calls = []
+
+    def fake_sweep(out, rates, stacks, duration_s, pin, resume, rcvbufs, departure_slack_us, io):
+        calls.append((out, departure_slack_us, io))
+        run = _fake_run(
+            out,
+            "tcp",
+            500,
+            900.0,
+            0.6,
+            slack_us=departure_slack_us,
+            io=None if io == "afpacket" else io,
+        )
+        return [sweep.reduce_run(run)]
+
+    monkeypatch.setattr(sweep, "run_sweep", fake_sweep)
+    argv = ["--out", str(tmp_path), "--rates", "500", "--stacks", "tcp", "--no-raw", "--no-idle"]
+    assert ratebench_main(argv + ["--io", "afpacket,afxdp", "--departure-slack-us", "auto,0"]) == 0
+    assert calls == [
+        (tmp_path, "auto", "afpacket"),
+        (tmp_path / "io-afxdp", "auto", "afxdp"),
+        (tmp_path / "slack-0us", 0, "afpacket"),
+        (tmp_path / "slack-0us" / "io-afxdp", 0, "afxdp"),
+    ]
+    stacks = [line.split()[0] for line in capsys.readouterr().out.splitlines() if "2x500" in line]
+    assert set(stacks[:4]) == {"tcp", "tcp-afxdp", "tcp-slack0us", "tcp-slack0us-afxdp"}, stacks
+    assert build_parser().parse_args([]).io == ["afpacket"]
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["--io", "afxdp,dpdk"])
+    assert (
+        "'afxdp,dpdk': give a comma-separated subset of afpacket,afxdp" in capsys.readouterr().err
+    )
 
 
 def test_bad_rates_are_refused_naming_the_allowed_values(capsys):

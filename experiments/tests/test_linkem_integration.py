@@ -28,6 +28,7 @@ from experiments.run import tc
 from experiments.run.links import LinkError, start_link
 from experiments.run.linkspec import LinkSpec, LinkSpecError
 from experiments.run.netns import Topology, l2_socket, unique_prefix, veth_pair, wait_bound
+from hostagents.agent_cmd import IO_PATHS
 
 pytestmark = pytest.mark.netns
 
@@ -121,9 +122,11 @@ def test_ping_rtt_shows_configured_delay(bed, tmp_path):
         assert final[d]["final"] is True and final[d]["frames"] >= 200
 
 
-def test_rate_caps_iperf3_tcp(bed, tmp_path):
-    """20 Mbit/s on the data direction: TCP goodput just under it (headers), wire rate at it."""
-    link = bed.start(LinkSpec(rate_mbit=20, queue_pkts=100), LinkSpec(), tmp_path)
+@pytest.mark.parametrize("io", IO_PATHS)
+def test_rate_caps_iperf3_tcp(bed, tmp_path, io):
+    """20 Mbit/s on the data direction: TCP goodput just under it (headers), wire rate at it
+    (on AF_PACKET and on AF_XDP sockets)."""
+    link = bed.start(LinkSpec(rate_mbit=20, queue_pkts=100), LinkSpec(), tmp_path, io=io)
     server = bed.ns2.popen(
         ["iperf3", "-s", "-1", "-B", ADDR2], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
@@ -166,9 +169,10 @@ def rx_result(proc: subprocess.Popen) -> dict:
     return json.loads(out.strip().splitlines()[-1])
 
 
-def test_queue_of_n_packets_drops_the_next_of_a_burst(bed, tmp_path):
+@pytest.mark.parametrize("io", IO_PATHS)
+def test_queue_of_n_packets_drops_the_next_of_a_burst(bed, tmp_path, io):
     """queue_pkts=10 at 1 Mbit/s: of a burst of 11 frames, 10 arrive and one is a queue drop."""
-    link = bed.start(LinkSpec(rate_mbit=1, queue_pkts=10), LinkSpec(), tmp_path)
+    link = bed.start(LinkSpec(rate_mbit=1, queue_pkts=10), LinkSpec(), tmp_path, io=io)
     try:
         rx = pktgen_rx(bed.ns2, bed.if2, idle_ms=400, duration_s=5)
         sent = pktgen_tx(bed.ns1, bed.if1, count=11, size=1000, batch=11)
@@ -215,13 +219,14 @@ def test_loss_at_enqueue_delivers_the_lost_frames_link_time(bed, tmp_path):
         assert abs(lost[where] - 0.05 * n) < 4 * sd, (where, lost[where], n)
 
 
-def test_a_steady_stream_is_read_before_it_is_due(bed, tmp_path):
+@pytest.mark.parametrize("io", IO_PATHS)
+def test_a_steady_stream_is_read_before_it_is_due(bed, tmp_path, io):
     """10,000 frames/s with a 4 ms delay, twice with a pause between: linkem pauses its
     arrival wake-ups while frames arrive steadily (half the least delay, 1 ms here) and reads
     the ring at every wake-up. Every frame of both streams arrives, in order, and on time:
     a ring read too late would show in the delay applied, one never resumed would lose the
     second stream."""
-    link = bed.start(LinkSpec(delay_ms=4, dist="const"), LinkSpec(), tmp_path)
+    link = bed.start(LinkSpec(delay_ms=4, dist="const"), LinkSpec(), tmp_path, io=io)
     try:
         rx = pktgen_rx(bed.ns2, bed.if2, idle_ms=1000, duration_s=15)
         sent = pktgen_tx(bed.ns1, bed.if1, size=1000, pps=10_000, duration_s=1)["sent"]
@@ -232,6 +237,7 @@ def test_a_steady_stream_is_read_before_it_is_due(bed, tmp_path):
     finally:
         link.stop()
     assert got["frames"] == sent == stats["frames"], (sent, got, stats)
+    assert stats["io"] == io
     # The delay applied is the configured 4 ms plus linkem's lateness. No rate limit: at
     # 100 Mbit/s the frames also queued behind the generator's bursts, which a loaded machine
     # makes long (p50 up to 5.2 ms with departures 30 us late); now 4.03 ms under that load.
@@ -331,6 +337,8 @@ def test_bad_arguments_give_clear_errors(bed):
             ["-i", bed.if_a, "-i", bed.if_b, "--departure-slack-us", "2000"],
             "--departure-slack-us 2000: expected an integer in [0, 1000]",
         ),
+        (["-i", bed.if_a, "-i", bed.if_b, "--io", "xdp"], "--io xdp: expected afpacket or afxdp"),
+        (["-i", bed.if_a, "-i", "nosuchif0", "--io", "afxdp"], "no interface 'nosuchif0'"),
         (
             ["-i", bed.if_a, "-i", bed.if_b, "--stats", "/nonexistent/s.jsonl"],
             "--stats /nonexistent/s.jsonl: No such file or directory",
@@ -417,8 +425,10 @@ def test_netem_alternative_or_clear_error(bed):
             link.stop()
 
 
-@pytest.mark.parametrize("deleted_while", ["up", "down"])
-def test_interface_going_away_stops_linkem(bed, tmp_path, deleted_while):
+@pytest.mark.parametrize(
+    "deleted_while, io", [("up", "afpacket"), ("down", "afpacket"), ("up", "afxdp")]
+)
+def test_interface_going_away_stops_linkem(bed, tmp_path, deleted_while, io):
     """Down and up again: linkem carries on. Deleted: it stops (exit 1) with final stats,
     whether the interface was up (the kernel takes it down, then unregisters it) or already
     down (linkem has seen the ENETDOWN; the unregistering shows on no packet socket). The
@@ -428,7 +438,7 @@ def test_interface_going_away_stops_linkem(bed, tmp_path, deleted_while):
     veth_pair(gone_a, bed.nsl, gone_b, bed.nsl)
     stats = tmp_path / "s.jsonl"
     link = start_link(
-        "linkem", gone_a, bed.if_b, LinkSpec(), LinkSpec(), netns=bed.nsl, stats_path=stats
+        "linkem", gone_a, bed.if_b, LinkSpec(), LinkSpec(), netns=bed.nsl, stats_path=stats, io=io
     )
     error = ""
     try:
@@ -452,9 +462,11 @@ def test_interface_going_away_stops_linkem(bed, tmp_path, deleted_while):
     assert last["final"] is True
 
 
-def test_vlan_tags_survive_the_link(bed, tmp_path):
-    """The kernel hands VLAN tags to AF_PACKET out of band; linkem puts them back."""
-    link = bed.start(LinkSpec(), LinkSpec(), tmp_path)
+@pytest.mark.parametrize("io", IO_PATHS)
+def test_vlan_tags_survive_the_link(bed, tmp_path, io):
+    """The kernel hands VLAN tags to AF_PACKET out of band; linkem puts them back. XDP sees
+    them in the frame."""
+    link = bed.start(LinkSpec(), LinkSpec(), tmp_path, io=io)
     try:
         rx = pktgen_rx(bed.ns2, bed.if2, idle_ms=300, duration_s=5)
         pktgen_tx(bed.ns1, bed.if1, count=20, size=200, vlan=7)
@@ -538,15 +550,17 @@ def cpu_ticks(pid: int) -> int:
     return int(fields[11]) + int(fields[12])
 
 
-@pytest.mark.parametrize("rt_priority", [0, 10])
-def test_idle_linkem_does_not_spin(bed, tmp_path, rt_priority):
-    """No traffic, a stats line every 10 ms: well under 5% of a core either way."""
+@pytest.mark.parametrize("rt_priority, io", [(0, "afpacket"), (10, "afpacket"), (0, "afxdp")])
+def test_idle_linkem_does_not_spin(bed, tmp_path, rt_priority, io):
+    """No traffic, a stats line every 10 ms: well under 5% of a core either way (blocked on
+    the AF_XDP sockets too)."""
     link = bed.start(
         LinkSpec(rate_mbit=20, delay_ms=10),
         LinkSpec(delay_ms=10),
         tmp_path,
         rt_priority=rt_priority,
         stats_interval_ms=10,
+        io=io,
     )
     try:
         before = cpu_ticks(link.proc.pid)

@@ -15,6 +15,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <net/if.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -44,6 +45,9 @@
 
 #define RX_DESC 1024
 #define TX_DESC 1024
+/* net_af_xdp's RX ring is nb_rx_desc long: 4096 frames, as the testbed gives net_af_packet's
+ * legs (framecnt): a linkem sends the frames it finds due back to back. */
+#define AF_XDP_RX_DESC 4096
 #define BURST_SIZE 32
 #define RX_BURSTS_PER_ROUND 16 /* up to 512 frames per leg per poll round */
 /* PDUs waiting for a gap hold their mbufs, so the pool bounds the reordering buffer in
@@ -345,6 +349,17 @@ static void lcore_rx_reorder_tx(struct agent *ag)
 	}
 }
 
+/* The driver behind `port` (net_af_packet, net_af_xdp, net_tap, ...): the ready line says
+ * which I/O path each port took. */
+static const char *port_driver(uint16_t port)
+{
+	struct rte_eth_dev_info info;
+
+	if (rte_eth_dev_info_get(port, &info) != 0 || info.driver_name == NULL)
+		return "?";
+	return info.driver_name;
+}
+
 static int port_init(struct agent *ag, uint16_t port, const char *role, bool promiscuous)
 {
 	struct rte_eth_conf conf;
@@ -366,11 +381,12 @@ static int port_init(struct agent *ag, uint16_t port, const char *role, bool pro
 		rxwait_configure(&info, &conf);
 		ret = rte_eth_dev_configure(port, 1, 1, &conf);
 	}
+	if (ret == 0 && info.driver_name != NULL && strcmp(info.driver_name, "net_af_xdp") == 0)
+		nb_rxd = AF_XDP_RX_DESC;
 	if (ret == 0)
 		ret = rte_eth_dev_adjust_nb_rx_tx_desc(port, &nb_rxd, &nb_txd);
 	if (ret == 0)
-		ret = rte_eth_rx_queue_setup(port, 0, nb_rxd, rte_eth_dev_socket_id(port), NULL,
-					     ag->pool);
+		ret = rxwait_rx_queue_setup(port, nb_rxd, rte_eth_dev_socket_id(port), ag->pool);
 	if (ret == 0)
 		ret = rte_eth_tx_queue_setup(port, 0, nb_txd, rte_eth_dev_socket_id(port), NULL);
 	if (ret == 0)
@@ -378,8 +394,17 @@ static int port_init(struct agent *ag, uint16_t port, const char *role, bool pro
 	if (ret == 0)
 		ag->started[ag->n_started++] = port;
 	if (ret != 0) {
-		fprintf(stderr, "pdcp-agent: error: cannot set up %s port %u (%s): %s\n", role,
-			port, info.driver_name ? info.driver_name : "?", rte_strerror(-ret));
+		static const char XDP_HINT[] =
+			"; AF_XDP needs an XDP program in the interface's driver: the kernel's "
+			"reason for refusing it is in the libbpf/libxdp lines above";
+		const char *driver = info.driver_name ? info.driver_name : "?";
+		char ifname[IF_NAMESIZE];
+
+		if (info.if_index == 0 || if_indextoname(info.if_index, ifname) == NULL)
+			strcpy(ifname, "?");
+		fprintf(stderr, "pdcp-agent: error: cannot set up %s port %u (%s on %s): %s%s\n",
+			role, port, driver, ifname, rte_strerror(-ret),
+			strcmp(driver, "net_af_xdp") == 0 ? XDP_HINT : "");
 		return -1;
 	}
 	/* Leg frames carry whatever MAC the switch wrote: take them all. The host port stays
@@ -538,9 +563,10 @@ int main(int argc, char **argv)
 		: ag.can_block		  ? "blocking wait on the ports"
 					  : "idle sleeps (a port has no Rx descriptor)");
 	fprintf(stderr,
-		"pdcp-agent: legs on ports %u (A) and %u (B), host port %u, uplink "
+		"pdcp-agent: legs on ports %u (A, %s) and %u (B, %s), host port %u (%s), uplink "
 		"on leg %c, %u-bit SN, t-Reordering %" PRIu64 " us\n",
-		ag.opt.leg_port[0], ag.opt.leg_port[1], ag.opt.host_port,
+		ag.opt.leg_port[0], port_driver(ag.opt.leg_port[0]), ag.opt.leg_port[1],
+		port_driver(ag.opt.leg_port[1]), ag.opt.host_port, port_driver(ag.opt.host_port),
 		ag.opt.uplink_leg ? 'B' : 'A', ag.opt.sn_bits, ag.opt.t_reordering_us);
 
 	lcore_rx_reorder_tx(&ag);

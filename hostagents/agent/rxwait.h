@@ -16,9 +16,14 @@
  * interrupt descriptor); other drivers' configuration stays as it is. */
 void rxwait_configure(const struct rte_eth_dev_info *info, struct rte_eth_conf *conf);
 
+/* rte_eth_rx_queue_setup of `port`'s queue 0 (its return value), noting the AF_XDP socket
+ * net_af_xdp opens in it: the descriptor rxwait_port_fd gives for that port. */
+int rxwait_rx_queue_setup(uint16_t port, uint16_t nb_rxd, unsigned int socket_id,
+			  struct rte_mempool *pool);
+
 /* After rte_eth_dev_start: the descriptor of port's Rx queue 0, or -1 when its driver offers
  * none (net_af_packet: its packet socket, found by interface index; net_tap: the queue's
- * interrupt descriptor; net_pcap, net_null: none). */
+ * interrupt descriptor; net_af_xdp: the AF_XDP socket rxwait_rx_queue_setup saw it open; net_pcap, net_null: none). */
 int rxwait_port_fd(uint16_t port);
 
 /* Wait until one of `fds` (n <= 8 of them, all >= 0) is readable or `timeout_ns` passed;

@@ -35,7 +35,14 @@ from dccommon.processes import rss_kib, stop_process
 from experiments.run import cpu, netns, parts
 from experiments.run.netns import in_netns
 from hostagents.agent_cmd import AGENT_BIN as AGENT
-from hostagents.agent_cmd import AGENT_READY_LINE, af_packet, agent_argv, wait_ready
+from hostagents.agent_cmd import (
+    AGENT_READY_LINE,
+    IO_PATHS,
+    af_packet,
+    agent_argv,
+    leg_vdev,
+    wait_ready,
+)
 
 PACKET_OUTGOING = 4
 SO_TIMESTAMPNS = 35  # also the control message's type (SCM_TIMESTAMPNS)
@@ -165,12 +172,15 @@ class AgentTestbed:
         self.stats_path = tmp / "stats.jsonl"
         self.agent: subprocess.Popen | None = None
 
-    def start_agent(self, *app_args: str, host_vdev: str | None = None) -> None:
+    def start_agent(
+        self, *app_args: str, host_vdev: str | None = None, io: str = "afpacket"
+    ) -> None:
+        """The agent, its legs on I/O path `io` (agent_cmd.IO_PATHS)."""
         p = self.prefix
         self.stderr_path = self.tmp / "agent.stderr"
         vdevs = [
-            af_packet(0, f"{p}la1"),
-            af_packet(1, f"{p}lb1"),
+            leg_vdev(io, 0, f"{p}la1"),
+            leg_vdev(io, 1, f"{p}lb1"),
             host_vdev or af_packet(2, f"{p}h"),
         ]
         argv = agent_argv(AGENT, p, vdevs, ["--stats", str(self.stats_path), *app_args])
@@ -241,11 +251,12 @@ def testbed(tmp_path):
     assert not leftover_dir.exists(), f"{leftover_dir} left behind"
 
 
-def test_reorders_two_legs_strips_headers_passes_through_and_sends_uplink(testbed):
+@pytest.mark.parametrize("io", IO_PATHS)
+def test_reorders_two_legs_strips_headers_passes_through_and_sends_uplink(testbed, io):
     bed = testbed
     # t-Reordering 60 s: no step here may depend on the timer, however long a busy machine
     # keeps this test from sending (the timer has a test of its own, below).
-    bed.start_agent("--t-reordering-us", "60000000", "--stats-interval-ms", "50")
+    bed.start_agent("--t-reordering-us", "60000000", "--stats-interval-ms", "50", io=io)
 
     # 1. SN 0..39: even SNs on leg A, then odd ones on leg B; a reordered mess that the
     #    agent must hand to the client as 0, 1, 2, ... with the PDCP header stripped.
@@ -423,11 +434,13 @@ def _cpu_s(pid: int) -> float:
     return sum(run for run, _wait in times.values()) / 1e9
 
 
-def test_idle_agent_blocks_on_its_ports_and_wakes_on_the_next_pdu(testbed):
+@pytest.mark.parametrize("io", IO_PATHS)
+def test_idle_agent_blocks_on_its_ports_and_wakes_on_the_next_pdu(testbed, io):
     """With nothing to do the agent blocks until a port has a frame (it slept 50 us, then
     1 ms, between looks before: 2 to 4 % of a core): under 1 % of a core while idle, and
-    the next PDU, or a frame from the client, wakes it at once."""
-    testbed.start_agent("--stats-interval-ms", "0")
+    the next PDU, or a frame from the client, wakes it at once (AF_XDP legs too: their
+    sockets are found through the kernel's socket diagnostics)."""
+    testbed.start_agent("--stats-interval-ms", "0", io=io)
     assert "between frames: blocking wait on the ports" in testbed.stderr_path.read_text()
     time.sleep(0.3)
     before, t0 = _cpu_s(testbed.agent.pid), time.monotonic()
@@ -504,6 +517,25 @@ def test_missing_interface_is_a_clear_error(tmp_path):
     )  # the exit code is the test
     assert proc.returncode == 1
     assert "--vdev devices came up" in proc.stderr
+    assert not (Path("/var/run/dpdk") / prefix).exists()
+
+
+def test_a_leg_that_refuses_xdp_is_a_clear_error(tmp_path):
+    """veth refuses an XDP program when its peer's MTU leaves no room for XDP's headroom
+    (9000 here): the agent stops with status 1 at once (no hang), naming the port, its
+    interface and where the kernel's reason is, and the kernel's reason is there."""
+    if not AGENT.exists():
+        pytest.fail(f"{AGENT} is missing: run `make hostagents-build` first")
+    prefix = netns.unique_prefix("pa")
+    with netns.Topology() as topo:
+        ns = topo.ns(prefix + "x")
+        netns.veth_pair(f"{prefix}j0", ns, f"{prefix}j1", ns, mtu=9000)
+        vdevs = [leg_vdev("afxdp", 0, f"{prefix}j0"), leg_vdev("afxdp", 1, f"{prefix}j1")]
+        argv = agent_argv(AGENT, prefix, [*vdevs, "net_null0"], ["--host", "2"])
+        proc = ns.run(argv, timeout=60, check=False)  # the exit code is the test
+    assert proc.returncode == 1, proc.stderr
+    assert f"cannot set up leg A port 0 (net_af_xdp on {prefix}j0)" in proc.stderr
+    assert "Peer MTU is too large to set XDP" in proc.stderr
     assert not (Path("/var/run/dpdk") / prefix).exists()
 
 

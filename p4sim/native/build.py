@@ -19,7 +19,14 @@ HERE = Path(__file__).parent
 RUNTIME_FILES = ("outbuf.h", "runtime.h", "pipeline.c", "api.c")
 # The project's AF_PACKET library (clib/pktio), compiled into the packet I/O and trafgen.
 PKTIO_DIR = HERE.parent.parent / "clib" / "pktio"
-PKTIO_SOURCES = (PKTIO_DIR / "pktio.h", PKTIO_DIR / "pktio.c")
+PKTIO_SOURCES = (
+    PKTIO_DIR / "pktio.h",
+    PKTIO_DIR / "pktio.c",
+    PKTIO_DIR / "pktio_xsk.h",
+    PKTIO_DIR / "pktio_xsk.c",
+)
+# pktio_xsk's libraries (AF_XDP sockets and their XDP program)
+PKTIO_LIBS = ("-lxdp", "-lbpf")
 # -fwrapv: int<W> arithmetic wraps (P4 semantics), never undefined behaviour
 CFLAGS = [
     "-O2",
@@ -102,7 +109,11 @@ def build(
             )
         for path in PKTIO_SOURCES:
             h.update(path.read_bytes())
-    extra = [f"-I{PKTIO_DIR}", str(PKTIO_DIR / "pktio.c")] if pktio else []
+    extra = (
+        [f"-I{PKTIO_DIR}", str(PKTIO_DIR / "pktio.c"), str(PKTIO_DIR / "pktio_xsk.c"), *PKTIO_LIBS]
+        if pktio
+        else []
+    )
     flags = [f for f in flags or CFLAGS if not (executable and f in ("-shared", "-fPIC"))]
     h.update(" ".join([cc] + flags).encode())
     digest = h.hexdigest()[:32]

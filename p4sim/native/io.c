@@ -11,8 +11,14 @@
  * Python side (up-calls). pcap files, when asked for, are written here (BMv2's
  * <port>-in.pcap / <port>-out.pcap).
  *
+ * A port added with p4nio_add_port_xdp reads and writes its interface through an AF_XDP
+ * socket instead (clib/pktio's pktio_xsk: XDP in the driver, copy mode on veth): frames are
+ * processed where the kernel wrote them in the UMEM, and transmitted frames are copied from
+ * the batch buffer into it.
+ *
  * Built on its own (libp4nio), independent of any program; the AF_PACKET sockets, the
- * ring and sendmmsg batches are clib/pktio's (compiled in by p4sim/native/build.py).
+ * ring and sendmmsg batches, and the AF_XDP sockets, are clib/pktio's (compiled in by
+ * p4sim/native/build.py).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -35,6 +41,7 @@
 
 #include "outbuf.h"
 #include "pktio.h"
+#include "pktio_xsk.h"
 
 #define MAX_PORTS 64
 #define TX_BATCH 64
@@ -54,9 +61,10 @@ struct txslot { /* a frame of io->batch */
 };
 
 struct port {
-	int fd;
+	int fd; /* the packet socket, or the AF_XDP socket's descriptor (epoll waits on it) */
 	uint32_t id;
 	struct pktio_ring ring;
+	struct pktio_xsk *xsk; /* p4nio_add_port_xdp's, else NULL */
 	struct txslot tx[TX_BATCH];
 	uint32_t ntx;
 	FILE *pcap_in, *pcap_out;
@@ -115,6 +123,17 @@ static void pcap_write(FILE *f, const uint8_t *d, uint32_t n)
 	fflush(f);
 }
 
+static void open_pcaps(struct port *p, const char *pcap_dir)
+{
+	if (pcap_dir) {
+		char path[4096];
+		snprintf(path, sizeof path, "%s/%u-in.pcap", pcap_dir, p->id);
+		p->pcap_in = pcap_open(path);
+		snprintf(path, sizeof path, "%s/%u-out.pcap", pcap_dir, p->id);
+		p->pcap_out = pcap_open(path);
+	}
+}
+
 /* ------------------------------------------------------------------ setup */
 struct io *p4nio_new(void)
 {
@@ -161,13 +180,25 @@ int p4nio_add_port(struct io *io, uint32_t port, const char *ifname, uint32_t mt
 		return err;
 	}
 	p->fd = fd;
-	if (pcap_dir) {
-		char path[4096];
-		snprintf(path, sizeof path, "%s/%u-in.pcap", pcap_dir, port);
-		p->pcap_in = pcap_open(path);
-		snprintf(path, sizeof path, "%s/%u-out.pcap", pcap_dir, port);
-		p->pcap_out = pcap_open(path);
-	}
+	open_pcaps(p, pcap_dir);
+	io->nports++;
+	return 0;
+}
+
+/* Attach interface `ifname` as `port` through an AF_XDP socket; 0 or pktio_xsk_open's
+ * -errno (pktio_xsk_strerror says what it means). */
+int p4nio_add_port_xdp(struct io *io, uint32_t port, const char *ifname, const char *pcap_dir)
+{
+	if (io->nports >= MAX_PORTS)
+		return -ENOSPC;
+	struct port *p = &io->p[io->nports];
+	memset(p, 0, sizeof *p);
+	p->id = port;
+	int err = pktio_xsk_open(&p->xsk, ifname);
+	if (err < 0)
+		return err;
+	p->fd = pktio_xsk_fd(p->xsk);
+	open_pcaps(p, pcap_dir);
 	io->nports++;
 	return 0;
 }
@@ -251,10 +282,32 @@ static struct port *port_by_id(struct io *io, uint32_t id)
 
 /* Send the port's queued frames. A full queue drops the rest of the batch, as a switch port
  * would; a frame longer than the interface takes (EMSGSIZE) is lost alone. */
+static void flush_tx_xsk(struct io *io, struct port *p)
+{
+	for (uint32_t i = 0; i < p->ntx; i++) {
+		const uint8_t *f = io->batch.buf + p->tx[i].off;
+		int r = pktio_xsk_queue(p->xsk, f, p->tx[i].len);
+		if (r == -EAGAIN) { /* every transmit frame in flight: push them out first */
+			pktio_xsk_flush(p->xsk);
+			r = pktio_xsk_queue(p->xsk, f, p->tx[i].len);
+		}
+		if (r == 0)
+			io->tx++;
+		else
+			io->tx_dropped++;
+	}
+	pktio_xsk_flush(p->xsk); /* what the interface pushes back goes at the next flush */
+	p->ntx = 0;
+}
+
 static void flush_tx(struct io *io, struct port *p)
 {
 	struct pktio_batch b;
 	uint32_t done = 0;
+	if (p->xsk) {
+		flush_tx_xsk(io, p);
+		return;
+	}
 	for (uint32_t i = 0; i < p->ntx; i++)
 		pktio_batch_set(&b, i, io->batch.buf + p->tx[i].off, p->tx[i].len);
 	while (done < p->ntx) {
@@ -306,9 +359,11 @@ void p4nio_send(struct io *io, uint32_t port, const uint8_t *d, uint32_t n)
 
 static void flush_all(struct io *io)
 {
-	for (int i = 0; i < io->nports; i++)
-		if (io->p[i].ntx)
-			flush_tx(io, &io->p[i]);
+	for (int i = 0; i < io->nports; i++) {
+		struct port *p = &io->p[i];
+		if (p->ntx || (p->xsk && pktio_xsk_unsent(p->xsk)))
+			flush_tx(io, p);
+	}
 }
 
 /* ------------------------------------------------------------------ the data path */
@@ -335,6 +390,19 @@ static void handle(struct io *io, struct port *p, const uint8_t *d, uint32_t n)
 	}
 }
 
+/* Up to RX_BURST frames from an AF_XDP port, processed in place; 1 if there was one. */
+static int rx_burst_xsk(struct io *io, struct port *p)
+{
+	struct pktio_xsk_frame f[RX_BURST];
+	unsigned n = pktio_xsk_burst(p->xsk, f, RX_BURST);
+	for (unsigned k = 0; k < n; k++) {
+		pcap_write(p->pcap_in, f[k].data, f[k].len);
+		handle(io, p, f[k].data, f[k].len);
+	}
+	pktio_xsk_release(p->xsk);
+	return n > 0;
+}
+
 /* Receive up to RX_BURST frames from each port per lock hold; 1 if any frame was seen. */
 static int rx_round(struct io *io)
 {
@@ -344,6 +412,10 @@ static int rx_round(struct io *io)
 		io->lock(io->dev);
 	for (int i = 0; i < io->nports; i++) {
 		struct port *p = &io->p[i];
+		if (p->xsk) {
+			any |= rx_burst_xsk(io, p);
+			continue;
+		}
 		for (int k = 0; k < RX_BURST; k++) {
 			struct tpacket2_hdr *h = pktio_ring_next(&p->ring);
 			if (!h)
@@ -389,6 +461,16 @@ static void clear_port_errors(struct io *io, const struct epoll_event *ready, in
 	}
 }
 
+/* How long the loop may block: 1 s, or 1 ms while an AF_XDP port holds frames its interface
+ * pushed back (flush_all sends them again on the next round). */
+static int idle_wait_ms(struct io *io)
+{
+	for (int i = 0; i < io->nports; i++)
+		if (io->p[i].xsk && pktio_xsk_unsent(io->p[i].xsk))
+			return 1;
+	return 1000;
+}
+
 /* The I/O loop; returns when p4nio_stop() is called. Between bursts it blocks in
  * epoll_wait on every port and the stop eventfd, registered once (poll() would set up
  * and tear down one wait per descriptor on each wake-up). */
@@ -409,7 +491,8 @@ void p4nio_run(struct io *io)
 		if (rx_round(io))
 			continue;
 		if (ep >= 0)
-			clear_port_errors(io, ready, epoll_wait(ep, ready, MAX_PORTS + 1, 1000));
+			clear_port_errors(io, ready,
+					  epoll_wait(ep, ready, MAX_PORTS + 1, idle_wait_ms(io)));
 		else
 			usleep(100); /* no epoll (out of descriptors): look again soon */
 	}
@@ -450,8 +533,12 @@ void p4nio_close(struct io *io)
 {
 	for (int i = 0; i < io->nports; i++) {
 		struct port *p = &io->p[i];
-		pktio_ring_unmap(&p->ring);
-		close(p->fd);
+		if (p->xsk) {
+			pktio_xsk_close(p->xsk); /* its descriptor too */
+		} else {
+			pktio_ring_unmap(&p->ring);
+			close(p->fd);
+		}
 		if (p->pcap_in)
 			fclose(p->pcap_in);
 		if (p->pcap_out)

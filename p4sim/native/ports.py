@@ -4,6 +4,10 @@ A `PortSet` like `p4sim.io.AfPacketPorts`, but the receive loop, the pipeline an
 transmission are C when the committed pipeline is native: Python only sees frames for the
 CPU port (PacketIn), digests (drained every 10 ms) and, while the pipeline is the
 interpreter's, every frame (the up-call path, processed by `Switch.receive`).
+
+Each interface is read and written through a packet socket with a TPACKET_V2 ring (io
+"afpacket", the default) or through an AF_XDP socket (io "afxdp": XDP in the driver, copy
+mode on veth; clib/pktio's pktio_xsk).
 """
 
 from __future__ import annotations
@@ -37,6 +41,11 @@ def _load():
         lib.p4nio_new.restype = ctypes.c_void_p
         lib.p4nio_add_port.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_char_p,
                                        ctypes.c_uint32, ctypes.c_char_p]  # fmt: skip
+        lib.p4nio_add_port_xdp.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_char_p,
+                                           ctypes.c_char_p]  # fmt: skip
+        lib.pktio_xsk_strerror.restype = ctypes.c_char_p
+        lib.pktio_xsk_strerror.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_char_p,
+                                           ctypes.c_uint]  # fmt: skip
         lib.p4nio_set_pipeline.argtypes = (
             [ctypes.c_void_p] + [ctypes.c_void_p] * 4 + [ctypes.c_int64]
         )
@@ -70,11 +79,18 @@ def _mtu(ifname: str) -> int:
         return 1500
 
 
+IO_PATHS = ("afpacket", "afxdp")
+
+
 class NativePorts:
     writes_pcaps = True  # io.c writes <port>-in/out.pcap of the interfaces itself
     counts_frames = True  # io.c counts each interface's frames (port_stats); see Switch.stats
 
-    def __init__(self, interfaces: dict[int, str], pcap_dir: str | None = None) -> None:
+    def __init__(
+        self, interfaces: dict[int, str], pcap_dir: str | None = None, io: str = "afpacket"
+    ) -> None:
+        if io not in IO_PATHS:
+            raise PortError(f"I/O path {io!r}: expected one of {', '.join(IO_PATHS)}")
         self.ports = dict(interfaces)
         self.lib = _load()
         self.io = ctypes.c_void_p(self.lib.p4nio_new())
@@ -96,6 +112,14 @@ class NativePorts:
                 self.close()
                 raise PortError(f"interface {ifname!r} does not exist (in this network namespace)")
             pcap = str(pcap_dir).encode() if pcap_dir is not None else None
+            if io == "afxdp":
+                r = self.lib.p4nio_add_port_xdp(self.io, port, ifname.encode(), pcap)
+                if r < 0:
+                    self.close()
+                    msg = ctypes.create_string_buffer(256)
+                    self.lib.pktio_xsk_strerror(r, ifname.encode(), msg, len(msg))
+                    raise PortError(msg.value.decode(errors="replace"))
+                continue
             r = self.lib.p4nio_add_port(self.io, port, ifname.encode(), _mtu(ifname), pcap)
             if r < 0:
                 self.close()

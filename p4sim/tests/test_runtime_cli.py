@@ -93,6 +93,16 @@ def test_missing_interface_is_a_clear_error():
     assert "Traceback" not in proc.stderr
 
 
+def test_io_afxdp_is_the_native_engines():
+    """The interpreter reads its interfaces through AF_PACKET only: --io afxdp without
+    --engine native is refused (before any interface is opened), as is an unknown path."""
+    proc = run("--no-p4", "-i", "0@p4simnosuchif", "--io", "afxdp", timeout=30)
+    assert proc.returncode == 1 and "--io afxdp: the native engine's" in proc.stderr
+    proc = run("--no-p4", "-i", "0@lo", "--io", "dpdk", timeout=30)
+    assert proc.returncode == 2 and "choose from 'afpacket', 'afxdp'" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
 def test_bad_usage_is_explained():
     proc = run(timeout=30)
     assert proc.returncode == 2 and "--no-p4" in proc.stderr

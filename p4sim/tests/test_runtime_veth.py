@@ -87,8 +87,10 @@ class P4RuntimeClient(PrimarySession):
         self.write(update)
 
 
-@pytest.fixture(params=["interp", "native"])
+@pytest.fixture(params=["interp", "native", "native-afxdp"])
 def switch_ns(tmp_path, request):
+    """p4sim on two veths: the interpreter, or the native engine on AF_PACKET or AF_XDP."""
+    engine, _, io = request.param.partition("-")
     prefix = unique_prefix("p4rt")
     with Namespace(f"{prefix}ns") as ns:
         veth_pair("h0", ns, "s0", ns)
@@ -107,7 +109,8 @@ def switch_ns(tmp_path, request):
             "--pcap-dir",
             str(tmp_path / "pcap"),
             "--engine",
-            request.param,  # native: the pipeline and the packet I/O in C (p4sim/native)
+            engine,  # native: the pipeline and the packet I/O in C (p4sim/native)
+            *(["--io", io] if io else []),
         ]
         with open(tmp_path / "p4sim.log", "w") as log:
             proc = ns.popen(argv, stdout=log, stderr=log)  # the child keeps its own copy
@@ -246,6 +249,22 @@ while time.monotonic() < end:
     for _ in range(100):
         tx.send(frame)
 """
+
+
+def test_afxdp_on_a_veth_that_refuses_xdp_is_a_clear_error(tmp_path):
+    """veth refuses an XDP program while its peer's MTU leaves no room for XDP's headroom:
+    p4sim --engine native --io afxdp says so in one line naming the interface (exit 1), at
+    once rather than hanging."""
+    with Namespace(f"{unique_prefix('p4rt')}ns") as ns:
+        veth_pair("h0", ns, "s0", ns, mtu=9000)
+        argv = [P4SIM, "--no-p4", "-i", "0@s0", "--engine", "native", "--io", "afxdp",
+                "--grpc-server-addr", f"unix:{tmp_path}/p4rt.sock"]  # fmt: skip
+        proc = ns.run(argv, check=False, timeout=120)
+    assert proc.returncode == 1, proc.stderr
+    assert "AF_XDP socket on s0: Numerical result out of range: the driver refused XDP" in (
+        proc.stderr
+    )
+    assert "Traceback" not in proc.stderr
 
 
 def test_native_port_takes_in_only_its_own_interface_frames():

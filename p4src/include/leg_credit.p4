@@ -82,7 +82,9 @@ control LegCredit(inout parsed_headers_t hdr,
 
             // The leg with more credit; a leg without credit is skipped. Without credit
             // anywhere, or a leg not heard from yet: never a dead leg, else a single live
-            // leg (both heard from); otherwise the batch split PdcpSequencer chose stands.
+            // leg (both heard from), else (both heard from, neither dead) the leg that
+            // asked for more; otherwise (a leg not heard from yet) the batch split
+            // PdcpSequencer chose.
             if (probe && dead_a != dead_b) {
                 // One packet in DEAD_LEG_PROBE_EVERY to a dead leg: it reports again (and
                 // gets credit) only once it delivers something.
@@ -101,6 +103,17 @@ control LegCredit(inout parsed_headers_t hdr,
                 std_meta.egress_spec = meta.leg_a_port;
             } else if (heard_both && live_b && !live_a) {
                 std_meta.egress_spec = meta.leg_b_port;
+            } else if (heard_both) {
+                // Beyond both legs' credit: the leg that asked for the larger buffer, the
+                // one that drains faster (A on a tie; neither is dead here). The batch split sent half of TCP's
+                // excess to the slower leg, a batch's run of packets at a time; at 8:1 such
+                // runs put that leg more than t-Reordering behind the other (loop-ratio-20,
+                // experiments/docs/baselines/findings.md).
+                if (desired_a >= desired_b) {
+                    std_meta.egress_spec = meta.leg_a_port;
+                } else {
+                    std_meta.egress_spec = meta.leg_b_port;
+                }
             }
         }
     }

@@ -87,6 +87,21 @@ class LegWithoutCreditSkippedTest(AdaptiveTest):
         self.verify_no_other_packets()
 
 
+class NoCreditToTheLegThatAskedForMoreTest(AdaptiveTest):
+    """Both legs hold all they asked for (no credit): the packets go to the leg that asked
+    for the larger buffer (B, the faster), not by the batch split, which alternates. B
+    reports last, so B is the answer however long the switch takes (B alone live, or both)."""
+
+    def runTest(self):
+        self.add_user(UE, mode="dc-credit", batch=2, ratio="1:1")
+        self.send(LEG_A, feedback(0, desired=5_000, held=5_000))
+        self.packet_in()
+        self.send(LEG_B, feedback(1, desired=30_000, held=30_000))
+        self.packet_in()
+        self.send_and_expect([LEG_B, LEG_B, LEG_B])
+        self.verify_no_other_packets()
+
+
 class BatchSplitBeforeReportsTest(AdaptiveTest):
     """Before any report, a dc-credit user is split by its batch (k=1 of B=3)."""
 

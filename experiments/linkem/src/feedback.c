@@ -180,13 +180,7 @@ void fb_lost(struct fb *f, const uint8_t *frame, uint32_t len, bool accepted)
 	}
 }
 
-void fb_queue_busy(struct fb *f, uint64_t now_ns, bool busy)
-{
-	if (f->busy && now_ns > f->busy_since_ns)
-		f->busy_ns += now_ns - f->busy_since_ns;
-	f->busy = busy;
-	f->busy_since_ns = now_ns;
-}
+void fb_link_busy(struct fb *f, uint64_t busy_ns) { f->busy_ns += busy_ns; }
 
 static uint8_t *put32(uint8_t *p, uint32_t v)
 {
@@ -200,15 +194,17 @@ static uint8_t *put32(uint8_t *p, uint32_t v)
 unsigned fb_report(struct fb *f, uint64_t now_ns, uint64_t link_delay_ns,
 		   uint8_t frames[][FB_FRAME_MAX], uint32_t lens[])
 {
-	fb_queue_busy(f, now_ns, f->busy); /* close the busy interval at the period's end */
 	uint64_t period = now_ns > f->period_start_ns ? now_ns - f->period_start_ns : 1;
 	unsigned n = 0;
 
 	for (unsigned i = 0; i < f->nue; i++) {
 		struct fb_ue *u = &f->ue[i];
-		/* Drain rate: bytes the link sent (and did not lose) per second of busy queue, so
-		 * an idle leg keeps its rate instead of reporting the little it was given, and a
-		 * leg that loses everything drains at 0. */
+		/* Drain rate: bytes the link sent (and did not lose) per second it spent sending,
+		 * so an idle leg keeps its rate instead of reporting the little it was given, and
+		 * a leg that loses everything drains at 0. The busy time is the link's schedule's
+		 * (each frame from its arrival or the previous frame's end): timed by linkem's own
+		 * wake-ups, a lightly loaded leg looked up to 40 % faster than its rate, its
+		 * frames' start counted from a wake-up after their arrival. */
 		u->acc_busy_ns += f->busy_ns;
 		u->acc_sent += u->period_sent;
 		if (!u->acc_sent && u->period_link_lost) {

@@ -2,8 +2,8 @@
  * Leg feedback: what the emulated base station behind one leg tells the splitter, in the
  * spirit of the Downlink Data Delivery Status of 3GPP TS 38.425 (desired buffer size, drain
  * rate, highest delivered PDCP SN, lost SN ranges).  Free of I/O and clocks like link.c:
- * linkem calls it when a PDCP data PDU is accepted, delivered or dropped, tells it when its
- * queue is busy, and sends the report frames it builds every period.
+ * linkem calls it when a PDCP data PDU is accepted, delivered or dropped, tells it how long
+ * the link was busy sending, and sends the report frames it builds every period.
  * Frame format: p4src/README.md, "Leg feedback frames". */
 #ifndef LINKEM_FEEDBACK_H
 #define LINKEM_FEEDBACK_H
@@ -56,8 +56,7 @@ struct fb {
 	unsigned nue;
 	uint32_t seq; /* report sequence number, per leg */
 	uint64_t period_start_ns, next_report_ns;
-	bool busy; /* the link's queue holds a frame */
-	uint64_t busy_since_ns, busy_ns;
+	uint64_t busy_ns;   /* the link's busy time this period (fb_link_busy) */
 	uint8_t dst_mac[6]; /* the splitter side: source MAC of the data frames */
 	bool enabled;	    /* `feedback off` silences the reports (a failing leg) */
 };
@@ -76,8 +75,9 @@ void fb_accepted(struct fb *f, const uint8_t *frame, uint32_t len);
 void fb_sent(struct fb *f, const uint8_t *frame, uint32_t len);
 void fb_delivered(struct fb *f, const uint8_t *frame, uint32_t len);
 void fb_lost(struct fb *f, const uint8_t *frame, uint32_t len, bool accepted);
-/* The link's queue is (still) busy or idle at now_ns. */
-void fb_queue_busy(struct fb *f, uint64_t now_ns, bool busy);
+/* The link spent busy_ns more sending frames (struct link_counters' busy_ns): the drain
+ * rate's denominator. */
+void fb_link_busy(struct fb *f, uint64_t busy_ns);
 
 /* Builds one report frame per known user into frames[i] (lens[i] bytes) and starts the
  * next period; link_delay_ns is the leg's propagation delay.  Returns the number built. */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0
  *
- * linkem's frames: the interfaces it checks and opens (receive rings from clib/pktio), its
- * frame buffers, and receiving into and transmitting out of each direction's link.
+ * linkem's frames: the interfaces it checks and opens (receive rings from clib/pktio, or
+ * AF_XDP sockets from its pktio_xsk), its frame buffers, and receiving into and transmitting
+ * out of each direction's link.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -52,14 +53,21 @@ void release_lost(void *ctx, uint32_t handle)
 	release_slot(ctx, handle);
 }
 
-/* Frames the kernel dropped because the ring was full (the counter resets on read). */
+/* Frames the kernel dropped because the ring was full (AF_PACKET's counter resets on read;
+ * AF_XDP's counts from the start). */
 void collect_ring_drops(struct direction *d)
 {
 	struct tpacket_stats st;
 	socklen_t len = sizeof(st);
 
-	if (getsockopt(d->in_fd, SOL_PACKET, PACKET_STATISTICS, &st, &len) == 0)
+	if (d->in->xsk) {
+		uint64_t drops = pktio_xsk_rx_drops(d->in->xsk);
+
+		d->drop_rx += drops - d->in->xsk_drops_seen;
+		d->in->xsk_drops_seen = drops;
+	} else if (getsockopt(d->in->fd, SOL_PACKET, PACKET_STATISTICS, &st, &len) == 0) {
 		d->drop_rx += st.tp_drops;
+	}
 }
 
 void direction_alloc(struct direction *d)
@@ -94,8 +102,8 @@ static int ethtool_get(int fd, const char *ifname, uint32_t cmd)
 	return ev.data != 0;
 }
 
-/* AF_PACKET readers need real checksums and no GSO/GRO super-frames: refuse to start
- * otherwise, with the command that fixes it. */
+/* AF_PACKET and AF_XDP readers need real checksums and no GSO/GRO super-frames: refuse to
+ * start otherwise, with the command that fixes it. */
 void check_interface(const char *ifname)
 {
 	static const struct {
@@ -136,7 +144,7 @@ void check_interface(const char *ifname)
 			  ifname, on, ifname);
 }
 
-int open_packet_socket(const char *ifname, struct pktio_ring *ring, int *ifindex_out)
+static int open_packet_socket(const char *ifname, struct pktio_ring *ring, int *ifindex_out)
 {
 	/* Protocol 0 until bound: nothing is received before the ring is there. */
 	int fd = pktio_socket(SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -166,6 +174,32 @@ int open_packet_socket(const char *ifname, struct pktio_ring *ring, int *ifindex
 		die("promiscuous mode on %s: %s", ifname, strerror(errno));
 	*ifindex_out = ifindex;
 	return fd;
+}
+
+void open_port(struct port *p, const char *ifname, bool xdp, int *ifindex)
+{
+	char msg[256];
+
+	if (!xdp) {
+		p->fd = open_packet_socket(ifname, &p->ring, ifindex);
+		return;
+	}
+	int err = pktio_xsk_open(&p->xsk, ifname);
+	if (err == -ENODEV || err == -ERANGE || err == -EOPNOTSUPP)
+		die_usage("--io afxdp: %s", pktio_xsk_strerror(err, ifname, msg, sizeof(msg)));
+	if (err)
+		die("--io afxdp: %s", pktio_xsk_strerror(err, ifname, msg, sizeof(msg)));
+	p->fd = pktio_xsk_fd(p->xsk);
+	*ifindex = (int)if_nametoindex(ifname);
+}
+
+/* One frame out of `p` now, outside any link (the feedback reports): 0 or -errno. */
+int send_one(struct port *p, const uint8_t *frame, uint32_t len)
+{
+	if (!p->xsk)
+		return send(p->fd, frame, len, MSG_DONTWAIT) < 0 ? -errno : 0;
+	int err = pktio_xsk_queue(p->xsk, frame, len);
+	return err ? err : pktio_xsk_flush(p->xsk);
 }
 
 /* Deleting an interface that is up first takes it down (the AF_PACKET socket reports
@@ -206,75 +240,137 @@ bool interface_gone(int ifindex)
 
 /* ---- forwarding ----------------------------------------------------------------------- */
 
+/* One received frame of `len` bytes (its first `captured` of them at `frame`; a VLAN tag the
+ * kernel handed out of band in `vlan`, else NULL) into the link, or counted as dropped. */
+static void accept_frame(struct direction *d, const uint8_t *frame, uint32_t captured, uint32_t len,
+			 const uint16_t *vlan, uint64_t arrival)
+{
+	if (len > SLOT_BYTES || captured < len - (vlan ? 4 : 0) || d->nfree == 0) {
+		/* Not forwarded: counted here (link_enqueue counts the others). */
+		d->link.c.rx_frames++;
+		d->link.c.rx_bytes += len;
+		if (d->nfree == 0)
+			d->link.c.drop_nobuf++;
+		else
+			d->drop_oversize++;
+		return;
+	}
+	uint32_t handle = d->free_slots[--d->nfree];
+	uint8_t *slot = d->slots + (size_t)handle * SLOT_BYTES;
+	if (vlan) { /* put the tag back where it was on the wire */
+		memcpy(slot, frame, 12);
+		memcpy(slot + 12, vlan, 4);
+		memcpy(slot + 16, frame + 12, captured - 12);
+	} else {
+		memcpy(slot, frame, captured);
+	}
+	d->slot_len[handle] = len;
+	enum link_verdict v = link_enqueue(&d->link, arrival, handle, len);
+	if (v == LINK_DROP_LOSS && d->fb)
+		fb_accepted(d->fb, slot, len); /* lost on the link, not by the queue */
+	if (v != LINK_ACCEPTED) {
+		if (d->fb)
+			fb_lost(d->fb, slot, len, v == LINK_DROP_LOSS);
+		release_slot(d, handle);
+	} else if (d->fb) {
+		fb_accepted(d->fb, slot, len);
+	}
+}
+
+/* --io afxdp: frames wait in the AF_XDP socket's RX ring, in the UMEM where the kernel
+ * wrote them (in its receive softirq, on the sender's CPU for a veth). The socket gives no
+ * arrival time: a frame arrived by `t`, the wake-up that reads it. */
+static bool receive_xsk(struct direction *d, uint64_t t)
+{
+	struct pktio_xsk_frame f[BATCH];
+	unsigned total = 0, n;
+
+	do {
+		n = pktio_xsk_burst(d->in->xsk, f, BATCH);
+		for (unsigned i = 0; i < n; i++)
+			accept_frame(d, f[i].data, f[i].len, f[i].len, NULL, t);
+		pktio_xsk_release(d->in->xsk);
+		total += n;
+	} while (n == BATCH && total < RX_FRAMES_PER_WAKE);
+	return n < BATCH;
+}
+
 /* Frames arrive in a TPACKET_V2 ring: the kernel copies each one there in its receive
  * softirq (on the sender's CPU for a veth) and linkem reads them, as many as are there,
  * without a system call. `t`: the monotonic time of this wake-up. False when frames were
  * left in the ring (RX_FRAMES_PER_WAKE read). */
 bool receive(struct direction *d, uint64_t t)
 {
-	struct tpacket2_hdr *h = pktio_ring_next(&d->ring);
+	if (d->in->xsk)
+		return receive_xsk(d, t);
+	struct pktio_ring *ring = &d->in->ring;
+	struct tpacket2_hdr *h = pktio_ring_next(ring);
 
 	if (!h)
 		return true;
 	uint64_t real_minus_mono = realtime_ns() - now_ns();
-	for (unsigned n = 0; n < RX_FRAMES_PER_WAKE; n++, h = pktio_ring_next(&d->ring)) {
+	for (unsigned n = 0; n < RX_FRAMES_PER_WAKE; n++, h = pktio_ring_next(ring)) {
 		if (!h)
 			return true;
-		const uint8_t *frame = pktio_ring_frame(h);
-		uint32_t captured = h->tp_snaplen;
-		/* The kernel hands a VLAN tag out of band: put it back where it was on the wire. */
-		bool vlan = (h->tp_status & TP_STATUS_VLAN_VALID) && captured >= 12;
-		uint32_t len = h->tp_len + (vlan ? 4 : 0);
+		/* The kernel hands a VLAN tag out of band: accept_frame puts it back. */
+		bool vlan = (h->tp_status & TP_STATUS_VLAN_VALID) && h->tp_snaplen >= 12;
+		uint16_t tpid =
+			(h->tp_status & TP_STATUS_VLAN_TPID_VALID) ? h->tp_vlan_tpid : ETH_P_8021Q;
+		uint16_t tag[2] = {htons(tpid), htons(h->tp_vlan_tci)};
 		uint64_t real = (uint64_t)h->tp_sec * 1000000000ULL + h->tp_nsec;
 		uint64_t arrival = real - real_minus_mono;
 		/* Guard against a stepped wall clock: never in the future, at most 1 s old. */
 		if (arrival > t || t - arrival > 1000000000ULL)
 			arrival = t;
-
-		if (len > SLOT_BYTES || captured < h->tp_len || d->nfree == 0) {
-			/* Not forwarded: counted here (link_enqueue counts the others). */
-			d->link.c.rx_frames++;
-			d->link.c.rx_bytes += len;
-			if (d->nfree == 0)
-				d->link.c.drop_nobuf++;
-			else
-				d->drop_oversize++;
-		} else {
-			uint32_t handle = d->free_slots[--d->nfree];
-			uint8_t *slot = d->slots + (size_t)handle * SLOT_BYTES;
-			if (vlan) {
-				uint16_t tpid = (h->tp_status & TP_STATUS_VLAN_TPID_VALID)
-							? h->tp_vlan_tpid
-							: ETH_P_8021Q;
-				uint16_t tag[2] = {htons(tpid), htons(h->tp_vlan_tci)};
-				memcpy(slot, frame, 12);
-				memcpy(slot + 12, tag, 4);
-				memcpy(slot + 16, frame + 12, captured - 12);
-			} else {
-				memcpy(slot, frame, captured);
-			}
-			d->slot_len[handle] = len;
-			enum link_verdict v = link_enqueue(&d->link, arrival, handle, len);
-			if (v == LINK_DROP_LOSS && d->fb)
-				fb_accepted(d->fb, slot,
-					    len); /* lost on the link, not by the queue */
-			if (v != LINK_ACCEPTED) {
-				if (d->fb)
-					fb_lost(d->fb, slot, len, v == LINK_DROP_LOSS);
-				release_slot(d, handle);
-			} else if (d->fb) {
-				fb_accepted(d->fb, slot, len);
-			}
-		}
-		pktio_ring_release(&d->ring, h);
+		accept_frame(d, pktio_ring_frame(h), h->tp_snaplen, h->tp_len + (vlan ? 4 : 0),
+			     vlan ? tag : NULL, arrival);
+		pktio_ring_release(ring, h);
 	}
 	return h == NULL;
+}
+
+/* Send frames [0, n) of `b` out of `p`: the frames the interface refused are lost after the
+ * emulated link, counted in drop_tx. */
+static void send_batch(struct direction *d, struct pktio_batch *b, unsigned n)
+{
+	struct port *p = d->out;
+	unsigned sent = 0;
+
+	if (p->xsk) {
+		for (unsigned i = 0; i < n; i++) {
+			int r = pktio_xsk_queue(p->xsk, b->iov[i].iov_base, b->iov[i].iov_len);
+			if (r == -EAGAIN) { /* every transmit frame in flight: push them out */
+				pktio_xsk_flush(p->xsk);
+				r = pktio_xsk_queue(p->xsk, b->iov[i].iov_base, b->iov[i].iov_len);
+			}
+			if (r)
+				d->drop_tx++;
+		}
+		pktio_xsk_flush(p->xsk); /* what it leaves goes with the next batch */
+		return;
+	}
+	while (sent < n) {
+		int r = pktio_batch_send(p->fd, b, sent, n - sent, 0);
+		if (r <= 0) {
+			if (r == -EINTR)
+				continue;
+			/* The peer's backlog is full (or the interface went away): the frame is
+			 * lost after the emulated link, and counted as such. */
+			d->drop_tx++;
+			sent++;
+			continue;
+		}
+		sent += (unsigned)r;
+	}
 }
 
 void transmit(struct direction *d, uint64_t now)
 {
 	static struct pktio_batch b;
 	struct link_departure dep[BATCH];
+
+	if (d->out->xsk && pktio_xsk_unsent(d->out->xsk))
+		pktio_xsk_flush(d->out->xsk); /* the interface pushed back last time */
 
 	for (;;) {
 		unsigned n = link_depart(&d->link, now, d->slack_ns, dep, BATCH);
@@ -283,20 +379,7 @@ void transmit(struct direction *d, uint64_t now)
 		for (unsigned i = 0; i < n; i++)
 			pktio_batch_set(&b, i, d->slots + (size_t)dep[i].f.handle * SLOT_BYTES,
 					dep[i].f.len);
-		unsigned sent = 0;
-		while (sent < n) {
-			int r = pktio_batch_send(d->out_fd, &b, sent, n - sent, 0);
-			if (r <= 0) {
-				if (r == -EINTR)
-					continue;
-				/* The peer's backlog is full (or the interface went away): the frame is
-				 * lost after the emulated link, and counted as such. */
-				d->drop_tx++;
-				sent++;
-				continue;
-			}
-			sent += (unsigned)r;
-		}
+		send_batch(d, &b, n);
 		uint64_t t = now_ns();
 		for (unsigned i = 0; i < n; i++) {
 			uint64_t delay = t - dep[i].f.arrival_ns;

@@ -147,6 +147,8 @@ static void schedule_head(struct link *l)
 	const struct link_frame *f = &l->q[l->q_head];
 	uint64_t ready = f->arrival_ns > l->link_free_ns ? f->arrival_ns : l->link_free_ns;
 
+	l->head_ready_ns = ready;
+
 	if (l->cfg.trace) {
 		l->head_done_ns = trace_schedule(l, ready, f->len);
 	} else if (l->cfg.rate_bps <= 0) {
@@ -281,6 +283,8 @@ void link_advance(struct link *l, uint64_t now_ns)
 		l->q_len--;
 		l->q_bytes -= f.len;
 		l->link_free_ns = l->head_done_ns;
+		if (l->head_done_ns > l->head_ready_ns)
+			l->c.busy_ns += l->head_done_ns - l->head_ready_ns;
 		l->head_done_ns = LINK_NEVER;
 
 		if (l->cfg.loss_at == LOSS_AT_DEPARTURE && lost(l)) {

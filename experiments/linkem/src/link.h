@@ -66,6 +66,11 @@ struct link_counters {
 	uint64_t rx_frames, rx_bytes;
 	uint64_t tx_frames, tx_bytes;
 	uint64_t drop_queue, drop_loss, drop_ge, drop_nobuf;
+	/* Time the link spent sending the frames that left the queue (sent or lost at
+	 * departure), from each frame's start (its arrival or the previous frame's end) to its
+	 * end of serialization: the busy time of the link's own schedule, whenever linkem
+	 * happens to run. */
+	uint64_t busy_ns;
 };
 
 struct link {
@@ -81,8 +86,9 @@ struct link {
 
 	/* Rate stage: the head frame's end of serialization, once scheduled. */
 	uint64_t head_done_ns;
-	uint64_t link_free_ns; /* end of the previous frame's serialization */
-	double credit_bytes;   /* token bucket (negative while a frame is being sent) */
+	uint64_t head_ready_ns; /* when the head frame could start: its share of busy_ns */
+	uint64_t link_free_ns;	/* end of the previous frame's serialization */
+	double credit_bytes;	/* token bucket (negative while a frame is being sent) */
 	uint64_t credit_ns;
 
 	/* Trace replay: the next unused opportunity is (trace_cycle, trace_idx). */

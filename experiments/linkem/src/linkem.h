@@ -2,7 +2,8 @@
  *
  * linkem's program (not its link core, link.h): the state shared by its parts.
  *   options.c  the command line
- *   io.c       interfaces, the receive rings (clib/pktio), frame buffers, receive and transmit
+ *   io.c       interfaces, their AF_PACKET rings or AF_XDP sockets (clib/pktio), frame
+ *              buffers, receive and transmit
  *   stats.c    the JSON stats (the --stats file and the control socket's `stats`)
  *   control.c  the control socket
  *   main.c     setup and the event loop
@@ -20,6 +21,7 @@
 #include "hist.h"
 #include "link.h"
 #include "pktio.h"
+#include "pktio_xsk.h"
 
 #ifndef PACKET_IGNORE_OUTGOING
 #define PACKET_IGNORE_OUTGOING 23
@@ -38,6 +40,7 @@
 #define MAX_DEPARTURE_SLACK_US 1000  /* 10 x linkem's p99 timing goal (docs/benchmark.md) */
 #define RX_HOLDOFF_MAX_NS 1000000ULL /* longest pause of the arrival wake-ups (1 ms) */
 #define DEFAULT_STATS_INTERVAL_MS 100
+#define XSK_RETRY_NS 100000ULL /* --io afxdp: frames the interface pushed back go again after */
 
 enum { AB, BA, NDIR };
 static const char *const DIR_NAMES[NDIR] = {"ab", "ba"};
@@ -49,15 +52,23 @@ struct window {
 	struct hist early; /* due time - departure, us, of the frames that left before it (slack) */
 };
 
+/* An interface as linkem opened it: a packet socket with its receive ring, or (--io afxdp)
+ * an AF_XDP socket. */
+struct port {
+	int fd; /* what epoll waits on */
+	struct pktio_ring ring;
+	struct pktio_xsk *xsk;	 /* --io afxdp, else NULL */
+	uint64_t xsk_drops_seen; /* the socket's rx drops already counted in drop_rx */
+};
+
 struct direction {
 	const char *name;
 	struct link link;
-	int in_fd, out_fd; /* receive on in_fd, send on out_fd */
+	struct port *in, *out; /* receive from `in`, send out of `out` */
 	uint8_t *slots;
 	uint32_t *free_slots;
 	uint32_t nfree;
-	uint32_t *slot_len;	/* frame length per slot, for the feedback's loss accounting */
-	struct pktio_ring ring; /* receive ring of in_fd */
+	uint32_t *slot_len; /* frame length per slot, for the feedback's loss accounting */
 	/* Arrival wake-ups (main.c, arrival_wakeup): the last one, and when paused, when they
 	 * resume (LINK_NEVER: not paused). The ring is read at every wake-up. */
 	uint64_t rx_wake_ns, rx_rearm_ns;
@@ -76,7 +87,7 @@ struct client {
 
 struct linkem {
 	const char *ifname[NDIR]; /* IF_A, IF_B */
-	int sock[NDIR];
+	struct port port[NDIR];
 	int ifindex[NDIR];
 	struct direction dir[NDIR];
 	int epfd, timerfd, sigfd, ctl_fd, link_watch_fd;
@@ -89,6 +100,7 @@ struct linkem {
 	int quit, exit_code;
 	struct fb fb; /* --feedback: reports on "ab" PDUs, sent out of IF_A */
 	bool fb_on;
+	uint64_t fb_busy_seen_ns; /* the "ab" link's busy_ns already given to the feedback */
 	uint64_t fb_sent, fb_send_errors;
 };
 
@@ -101,6 +113,7 @@ struct options {
 	long busy_us;  /* poll the last busy_us before a departure */
 	long slack_us; /* send frames due within slack_us with the current batch (early) */
 	long cpu, rt_priority;
+	bool xdp; /* --io afxdp */
 	bool fb_on;
 	struct fb_config fb;
 };
@@ -118,7 +131,8 @@ static inline uint64_t realtime_ns(void) { return pktio_clock_ns(CLOCK_REALTIME)
 
 /* io.c */
 void check_interface(const char *ifname);
-int open_packet_socket(const char *ifname, struct pktio_ring *ring, int *ifindex);
+void open_port(struct port *p, const char *ifname, bool xdp, int *ifindex);
+int send_one(struct port *p, const uint8_t *frame, uint32_t len);
 int open_link_watch(void);
 void drain_link_watch(int fd);
 bool interface_gone(int ifindex);

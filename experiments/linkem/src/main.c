@@ -3,7 +3,8 @@
  *
  * Frames received on IF_A go through the "ab" link (link.c) and leave on IF_B; frames
  * received on IF_B go through "ba" and leave on IF_A.  One thread: an epoll loop over the
- * two AF_PACKET sockets (frames in through a TPACKET_V2 receive ring, out through sendmmsg),
+ * two AF_PACKET sockets (frames in through a TPACKET_V2 receive ring, out through sendmmsg;
+ * or, with --io afxdp, two AF_XDP sockets),
  * a timerfd armed for the next departure, a signalfd and the control socket.  Timing is CLOCK_MONOTONIC.
  * linkem sleeps until the next departure (idle costs nothing); --busy-poll-us N polls the last
  * N us before one instead, at the cost of CPU the other processes may need;
@@ -68,7 +69,7 @@ static void rx_wakeups(struct linkem *e, int dir, bool on)
 {
 	struct epoll_event ev = {.events = on ? EPOLLIN : 0, .data.u64 = (uint64_t)dir};
 
-	if (epoll_ctl(e->epfd, EPOLL_CTL_MOD, e->dir[dir].in_fd, &ev) < 0)
+	if (epoll_ctl(e->epfd, EPOLL_CTL_MOD, e->dir[dir].in->fd, &ev) < 0)
 		die("epoll_ctl: %s", strerror(errno));
 }
 
@@ -104,7 +105,7 @@ static void socket_error(struct linkem *e, int i)
 	int err = 0;
 	socklen_t len = sizeof(err);
 
-	getsockopt(e->sock[i], SOL_SOCKET, SO_ERROR, &err, &len);
+	getsockopt(e->port[i].fd, SOL_SOCKET, SO_ERROR, &err, &len);
 	check_interfaces(e);
 	if (err && !e->quit)
 		fprintf(stderr, "linkem: error: interface '%s': %s\n", e->ifname[i], strerror(err));
@@ -116,18 +117,22 @@ static void send_feedback(struct linkem *e, uint64_t now)
 {
 	static uint8_t frames[FB_MAX_UES][FB_FRAME_MAX];
 	uint32_t lens[FB_MAX_UES];
+	uint64_t busy = e->dir[AB].link.c.busy_ns;
+
+	fb_link_busy(&e->fb, busy - e->fb_busy_seen_ns);
+	e->fb_busy_seen_ns = busy;
 	unsigned n = fb_report(&e->fb, now, (uint64_t)e->dir[AB].link.cfg.delay_ns, frames, lens);
 
 	for (unsigned i = 0; i < n; i++) {
-		if (send(e->sock[AB], frames[i], lens[i], MSG_DONTWAIT) < 0)
+		if (send_one(&e->port[AB], frames[i], lens[i]) < 0)
 			e->fb_send_errors++;
 		else
 			e->fb_sent++;
 	}
 }
 
-/* The feedback samples the "ab" queue's occupancy and drain as they happen: that direction
- * wakes at every end of serialization and every arrival. */
+/* The feedback counts the "ab" direction's drain as it happens: that direction wakes at
+ * every end of serialization and every arrival. */
 static bool watched(const struct linkem *e, int dir) { return e->fb_on && dir == AB; }
 
 /* When the loop must next run: a departure, an arrival socket to re-arm, a stats line or a
@@ -148,6 +153,9 @@ static uint64_t next_wakeup(const struct linkem *e)
 			t = 0;
 		if (t < next)
 			next = t;
+		/* AF_XDP frames the interface pushed back wait in the TX ring: look again soon */
+		if (d->out->xsk && pktio_xsk_unsent(d->out->xsk) && now_ns() + XSK_RETRY_NS < next)
+			next = now_ns() + XSK_RETRY_NS;
 	}
 	return next;
 }
@@ -179,8 +187,6 @@ static void receive_all(struct linkem *e, uint64_t now)
 	for (int i = 0; i < NDIR; i++) {
 		struct direction *d = &e->dir[i];
 		d->rx_more = !receive(d, now);
-		if (watched(e, i))
-			fb_queue_busy(&e->fb, now, link_queue_len(&d->link) > 0);
 		if (d->rx_rearm_ns <= now) {
 			rx_wakeups(e, i, true);
 			d->rx_rearm_ns = LINK_NEVER;
@@ -193,11 +199,8 @@ static void due_work(struct linkem *e, uint64_t now)
 {
 	for (int i = 0; i < NDIR; i++)
 		transmit(&e->dir[i], now);
-	if (e->fb_on) {
-		fb_queue_busy(&e->fb, now, link_queue_len(&e->dir[AB].link) > 0);
-		if (now >= e->fb.next_report_ns)
-			send_feedback(e, now);
-	}
+	if (e->fb_on && now >= e->fb.next_report_ns)
+		send_feedback(e, now);
 	if (e->stats && now >= e->next_stats_ns) {
 		write_stats(e, now, 0);
 		while (e->next_stats_ns <= now)
@@ -320,13 +323,13 @@ int main(int argc, char **argv)
 
 	e.link_watch_fd = open_link_watch();
 	for (int i = 0; i < NDIR; i++)
-		e.sock[i] = open_packet_socket(e.ifname[i], &e.dir[i].ring, &e.ifindex[i]);
+		open_port(&e.port[i], e.ifname[i], o.xdp, &e.ifindex[i]);
 	uint64_t now = now_ns();
 	for (int i = 0; i < NDIR; i++) {
 		struct direction *d = &e.dir[i];
 		d->name = DIR_NAMES[i];
-		d->in_fd = e.sock[i];	   /* ab: in on IF_A ... */
-		d->out_fd = e.sock[1 - i]; /* ... out on IF_B */
+		d->in = &e.port[i];	 /* ab: in on IF_A ... */
+		d->out = &e.port[1 - i]; /* ... out on IF_B */
 		direction_alloc(d);
 		if (link_init(&d->link, &o.cfg[i], o.seed * 2 + (uint64_t)i, FRAMES_PER_DIRECTION,
 			      now))
@@ -336,7 +339,7 @@ int main(int argc, char **argv)
 		d->link.release_ctx = d;
 		d->rx_rearm_ns = LINK_NEVER;
 		d->slack_ns = (uint64_t)o.slack_us * 1000ULL;
-		epoll_add(e.epfd, d->in_fd, (uint64_t)i, EPOLLIN);
+		epoll_add(e.epfd, d->in->fd, (uint64_t)i, EPOLLIN);
 	}
 	if (e.fb_on) {
 		fb_init(&e.fb, &o.fb, now);
@@ -364,6 +367,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < NDIR; i++) {
 		e.dir[i].fb = NULL; /* frames still held at exit are not losses */
 		link_free(&e.dir[i].link);
+		pktio_xsk_close(e.port[i].xsk); /* detaches the XDP program */
 	}
 	return e.exit_code;
 }

@@ -22,7 +22,7 @@ static void usage(FILE *f)
 		"usage: linkem -i IF_A -i IF_B [--ab SPEC] [--ba SPEC] [--both SPEC] [--seed N]\n"
 		"              [--stats FILE] [--stats-interval-ms %d] [--control PATH]\n"
 		"              [--busy-poll-us %d] [--departure-slack-us %d] [--cpu N]\n"
-		"              [--rt-priority 1-99]\n"
+		"              [--rt-priority 1-99] [--io afpacket|afxdp]\n"
 		"              [--feedback leg=N[,period_ms=%d][,target_ms=%d][,sn_bits=18|12]]\n"
 		"       linkem --check-trace FILE   (reads a trace as a link would, prints its "
 		"mean rate)\n"
@@ -45,7 +45,10 @@ static void usage(FILE *f)
 		"PDUs,\n"
 		"    sent out of IF_A (format: p4src/README.md, \"Leg feedback frames\")\n"
 		"  --departure-slack-us N: a wake-up also sends the frames due in the next N us\n"
-		"    (up to N us early; 0 to %d; default 0: each frame at its due time)\n",
+		"    (up to N us early; 0 to %d; default 0: each frame at its due time)\n"
+		"  --io afpacket|afxdp: read and write IF_A and IF_B through AF_PACKET (a\n"
+		"    TPACKET_V2 ring, sendmmsg; the default) or AF_XDP (a socket on queue 0,\n"
+		"    XDP in the driver: veth has it; arrival time = the wake-up that reads it)\n",
 		DEFAULT_STATS_INTERVAL_MS, DEFAULT_BUSY_POLL_US, DEFAULT_DEPARTURE_SLACK_US,
 		FB_DEFAULT_PERIOD_MS, FB_DEFAULT_TARGET_MS, LINK_DEFAULT_QUEUE_PKTS,
 		MAX_DEPARTURE_SLACK_US);
@@ -98,6 +101,7 @@ void options_parse(struct options *o, int argc, char **argv)
 		{"rt-priority", required_argument, NULL, 'r'},
 		{"feedback", required_argument, NULL, 'f'},
 		{"check-trace", required_argument, NULL, 'T'},
+		{"io", required_argument, NULL, 'o'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -171,6 +175,11 @@ void options_parse(struct options *o, int argc, char **argv)
 			if (fb_config_parse(&o->fb, optarg, err, sizeof(err)))
 				die_usage("--feedback %s: %s", optarg, err);
 			o->fb_on = true;
+			break;
+		case 'o':
+			if (strcmp(optarg, "afpacket") && strcmp(optarg, "afxdp"))
+				die_usage("--io %s: expected afpacket or afxdp", optarg);
+			o->xdp = !strcmp(optarg, "afxdp");
 			break;
 		case 'T':
 			check_trace(optarg);

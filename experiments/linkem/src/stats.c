@@ -107,9 +107,9 @@ void sb_direction(struct strbuf *sb, struct direction *d, struct window *w)
 		  (unsigned long long)hist_percentile(&w->early, 0.5),
 		  (unsigned long long)hist_percentile(&w->early, 0.99),
 		  (unsigned long long)w->early.max);
-	sb_printf(sb, "\"rate_mbit\":%.6g,\"departure_slack_us\":%llu,\"config\":",
+	sb_printf(sb, "\"rate_mbit\":%.6g,\"departure_slack_us\":%llu,\"io\":\"%s\",\"config\":",
 		  l->cfg.trace ? trace_mean_mbit(l->cfg.trace) : l->cfg.rate_bps / 1e6,
-		  (unsigned long long)(d->slack_ns / 1000));
+		  (unsigned long long)(d->slack_ns / 1000), d->in->xsk ? "afxdp" : "afpacket");
 	sb_config(sb, &l->cfg);
 	hist_reset(&w->delay);
 	hist_reset(&w->late);

@@ -74,17 +74,16 @@ static void test_report_fields(void)
 	uint32_t lens[FB_MAX_UES];
 
 	fb_init(&f, &c, 0);
-	/* Ten 1000-byte PDUs, SN 100..109, accepted at t=0; the queue is busy 0..8 ms while
-	 * the link sends all ten (10000 bytes in 8 ms); six of them (100..105) are delivered
-	 * by the end of the period (the others are still in the delay line). */
+	/* Ten 1000-byte PDUs, SN 100..109, accepted at t=0; the link is busy 8 ms sending all
+	 * ten (10000 bytes); six of them (100..105) are delivered by the end of the period (the
+	 * others are still in the delay line). */
 	for (uint32_t sn = 100; sn < 110; sn++)
 		fb_accepted(&f, frame, pdu(frame, 1000, 18, sn, UE1));
-	fb_queue_busy(&f, 0, true);
 	for (uint32_t sn = 100; sn < 110; sn++)
 		fb_sent(&f, frame, pdu(frame, 1000, 18, sn, UE1));
+	fb_link_busy(&f, 8 * MS);
 	for (uint32_t sn = 100; sn < 106; sn++)
 		fb_delivered(&f, frame, pdu(frame, 1000, 18, sn, UE1));
-	fb_queue_busy(&f, 8 * MS, false);
 
 	unsigned n = fb_report(&f, 10 * MS, 10 * MS, out, lens);
 	CHECK(n == 1, "one user, one report: %u", n);
@@ -155,8 +154,8 @@ static void test_outage_reports_zero_rate(void)
 
 	fb_init(&f, &c, 0);
 	fb_accepted(&f, frame, pdu(frame, 1000, 18, 1, UE1));
-	fb_queue_busy(&f, 0, true);
 	fb_sent(&f, frame, pdu(frame, 1000, 18, 1, UE1));
+	fb_link_busy(&f, 10 * MS);
 	fb_delivered(&f, frame, 1000);
 	fb_report(&f, 10 * MS, 0, out, lens); /* rate 1000 B / 10 ms */
 	CHECK(get32(out[0] + F_RATE) == 100000, "rate before the outage: %u",
@@ -166,6 +165,7 @@ static void test_outage_reports_zero_rate(void)
 		fb_accepted(&f, frame, pdu(frame, 1000, 18, sn, UE1));
 		fb_lost(&f, frame, 1000, true);
 	}
+	fb_link_busy(&f, 10 * MS);
 	fb_report(&f, 20 * MS, 0, out, lens);
 	CHECK(get32(out[0] + F_RATE) == 0 && get32(out[0] + F_DBS) == 0,
 	      "a busy leg that delivers nothing drains at 0 and wants nothing: rate %u, desired %u",
@@ -176,14 +176,13 @@ static void test_outage_reports_zero_rate(void)
 	 * frame it served: 0 all the same, or a dead leg would go on asking for data. */
 	fb_init(&f, &c, 0);
 	fb_accepted(&f, frame, pdu(frame, 1000, 18, 1, UE1));
-	fb_queue_busy(&f, 0, true);
 	fb_sent(&f, frame, 1000);
+	fb_link_busy(&f, 10 * MS);
 	fb_report(&f, 10 * MS, 0, out, lens);
 	CHECK(get32(out[0] + F_RATE) == 100000, "rate sampled: %u", get32(out[0] + F_RATE));
 	fb_accepted(&f, frame, pdu(frame, 1000, 18, 2, UE1));
-	fb_queue_busy(&f, 10 * MS, true);
 	fb_lost(&f, frame, 1000, true);
-	fb_queue_busy(&f, 11 * MS, false);
+	fb_link_busy(&f, 1 * MS);
 	fb_report(&f, 20 * MS, 0, out, lens);
 	CHECK(get32(out[0] + F_RATE) == 0 && get32(out[0] + F_DBS) == 0,
 	      "1 ms busy, all lost: rate %u, desired %u", get32(out[0] + F_RATE),
@@ -198,18 +197,17 @@ static void test_slow_leg_frame_longer_than_a_period(void)
 	uint32_t lens[FB_MAX_UES];
 
 	/* 1 Mbit/s: a 1500-byte frame takes 12 ms, longer than the 10 ms period. The first
-	 * period is all busy and sends nothing: no sample (not a rate of 0); the second ends
-	 * the frame after 2 more ms: 1500 B in 12 ms of busy link = 125000 B/s. */
+	 * period ends before the frame does: no sample (not a rate of 0); the second ends it,
+	 * and the link's schedule gives its whole 12 ms: 1500 B / 12 ms = 125000 B/s. */
 	fb_init(&f, &c, 0);
 	fb_accepted(&f, frame, pdu(frame, 1500, 18, 1, UE1));
-	fb_queue_busy(&f, 0, true);
 	fb_report(&f, 10 * MS, 0, out, lens);
 	CHECK(get32(out[0] + F_RATE) == 0 && get32(out[0] + F_DBS) == FB_INITIAL_DESIRED_BYTES,
 	      "no frame sent yet: no sample, initial desired buffer (%u)", get32(out[0] + F_DBS));
 	fb_sent(&f, frame, 1500);
-	fb_queue_busy(&f, 12 * MS, false);
+	fb_link_busy(&f, 12 * MS);
 	fb_report(&f, 20 * MS, 0, out, lens);
-	CHECK(get32(out[0] + F_RATE) == 125000, "busy time carried over: %u",
+	CHECK(get32(out[0] + F_RATE) == 125000, "a frame longer than a period: %u",
 	      get32(out[0] + F_RATE));
 }
 
