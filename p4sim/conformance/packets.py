@@ -265,6 +265,10 @@ def _read_walk(records) -> Walk:
         elif msg.startswith("Extracted") and spans:
             cursor += args[1]
             spans[-1] = (spans[-1][0], cursor)
+        elif msg.startswith("Skipped") and spans:  # advance(), extract<H>(_)
+            cursor += args[0]
+            start, end = spans[-1]
+            spans[-1] = (cursor, cursor) if start == end else (start, end)
         elif msg.startswith("Parser error"):
             error = error or str(args[0])
         elif msg.startswith("Table") and msg.endswith("key %s"):

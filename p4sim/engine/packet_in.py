@@ -26,6 +26,8 @@ def compile_extract_dont_care(c, e: ir.Call, pk_get, too_short: int):
         if pk.pos + n > len(pk.data):
             raise ParserError(too_short)
         pk.pos += n
+        if c.rt.tracing:
+            c.rt.trace_skip(f"extract<{t.type_name}>(_)", n)
 
     return skip
 
@@ -48,6 +50,8 @@ def compile_packet_in(c, e: ir.Call, method: str):
             if pk.pos + bits // 8 > len(pk.data):
                 raise ParserError(too_short)
             pk.pos += bits // 8
+            if c.rt.tracing:
+                c.rt.trace_skip("advance", bits // 8)
 
         return advance
     if method == "length":
@@ -251,6 +255,8 @@ def compile_extract_varbit(c, e: ir.Call, pk_get, lay: VarbitLayout):
         pk.pos = p + n
         if stack_next:
             st_get(f).next += 1
+        if c.rt.tracing:
+            c.rt.trace_extract(target.type.type_name, n)
 
     return extract_varbit
 

@@ -111,3 +111,7 @@ class Runtime:
 
     def trace_extract(self, header: str, nbytes: int) -> None:
         trace.debug("Extracted %s (%d bytes)", header, nbytes)
+
+    def trace_skip(self, what: str, nbytes: int) -> None:
+        """advance() and extract<H>(_): bytes the parser passes over without a header."""
+        trace.debug("Skipped %d bytes (%s)", nbytes, what)

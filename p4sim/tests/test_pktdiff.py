@@ -133,3 +133,22 @@ def test_entries_match_the_keys_p4sim_looked_up(tmp_path):
         sent += len(runner.device.process(0, frame))
     # without entries every frame is dropped (egress_spec 511): each one that leaves hit one
     assert sent > 0
+
+
+def test_walk_offsets_count_advance_and_varbit_extracts():
+    """The parser walk's byte spans (where ParserExplorer plants select keys) move past bytes
+    that advance() skips and a varbit header extracts, as they move past fixed headers."""
+    from p4sim.conformance.packets import Tracer
+
+    samples = "/opt/p4tools/p4c-testdata/p4_16_samples"
+    # issue1755-1-bmv2.p4's start: advance(8); extract(hdr.byte); advance(byte * 8)
+    tracer = Tracer(compile_file(f"{samples}/issue1755-1-bmv2.p4"))
+    walk = tracer.walk(0, bytes([0xAA, 2, 0xBB, 0xCC]) + bytes(60))
+    assert walk.states == ["start"] and walk.spans == [(1, 2)]
+    # issue1765-bmv2.p4: Ethernet, IPv4 with 4 bytes of options (a varbit), then TCP
+    tracer = Tracer(compile_file(f"{samples}/issue1765-bmv2.p4"))
+    ipv4 = bytes([0x46, 0, 0, 44, 0, 0, 0, 0, 64, 6, 0, 0]) + bytes(8) + bytes(4)
+    frame = bytes(12) + b"\x08\x00" + ipv4 + bytes(20) + bytes(30)
+    walk = tracer.walk(0, frame)
+    assert walk.states == ["start", "parse_ipv4", "parse_tcp"]
+    assert walk.spans == [(0, 14), (14, 38), (38, 58)]
