@@ -23,3 +23,7 @@ MAX_MESSAGE_CHARS = 200  # a value quoted in an error message or log line
 # value + 32 bytes per entry) and refuse larger ones, up to 16 KiB only some of the time.
 GRPC_TRAILER_LIMIT = 8 * 1024
 MAX_ERROR_DETAILS_BYTES = 6 * 1024  # the Write error details, with room for the rest of the trailer
+# DigestLists (p4runtime/digest_lists.py): records in one list, whatever max_list_size says,
+# and records of one digest held back waiting for a DigestListAck (beyond: dropped, counted)
+MAX_DIGEST_LIST = 4096
+MAX_HELD_RECORDS = 65_536

@@ -30,8 +30,21 @@ def write_digest(index: PipelineIndex, update_type: int, msg: p4runtime_pb2.Dige
         raise not_found(f"digest {name} is not configured")
     if update_type == Update.DELETE:
         del index.digest_configs[msg.digest_id]
+        return
+    config = msg.config
+    for field_name, value in (
+        ("max_timeout_ns", config.max_timeout_ns),
+        ("max_list_size", config.max_list_size),
+        ("ack_timeout_ns", config.ack_timeout_ns),
+    ):
+        if value < 0:
+            raise invalid(f"digest {name}: {field_name} {value} is negative; it takes 0 or more")
+    if update_type == Update.MODIFY:
+        # the same object: what digest_lists.py gathers and holds back for it stays
+        index.digest_configs[msg.digest_id].CopyFrom(config)
     else:
-        index.digest_configs[msg.digest_id] = msg.config
+        index.digest_configs[msg.digest_id] = p4runtime_pb2.DigestEntry.Config()
+        index.digest_configs[msg.digest_id].CopyFrom(config)
 
 
 def read_digests(index: PipelineIndex, msg: p4runtime_pb2.DigestEntry):

@@ -40,6 +40,7 @@ from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
 from p4sim.limits import MAX_ERROR_DETAILS_BYTES, MAX_MESSAGE_CHARS, MAX_READ_ENTITIES
 from p4sim.p4runtime import digests, entities, packets
 from p4sim.p4runtime.arbitration import Arbiter, Client, election_id
+from p4sim.p4runtime.digest_lists import DigestLists
 from p4sim.p4runtime.errors import (
     StatusError,
     clip,
@@ -111,8 +112,9 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
         self._client_ids = itertools.count(1)
         self._streams = threading.BoundedSemaphore(MAX_STREAMS)
         switch.add_packet_in_listener(self._packet_in)
+        self._digest_lists = DigestLists(self._send_digest_list)
+        self._digest_lists.start()
         switch.add_digest_listener(self._digests)
-        self._digest_list_ids = itertools.count(1)
 
     # -- helpers ------------------------------------------------------------------------------
 
@@ -414,11 +416,12 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
         self.switch.packet_out(frame)
 
     def _digest_ack(self, ack) -> None:
-        """p4sim does not wait for acks before sending the next list; an ack for a digest the
-        program does not have is still an error (spec "Stream Error Reporting")."""
+        """The data of the list acknowledged may be sent again (digest_lists.py); an ack for
+        a digest the program does not have is an error (spec "Stream Error Reporting")."""
         pipeline = self.switch.pipeline
         if pipeline is None or ack.digest_id not in pipeline.index.digests:
             raise invalid(f"DigestListAck for digest_id {ack.digest_id}: no such digest")
+        self._digest_lists.ack(ack.digest_id, ack.list_id)
 
     @staticmethod
     def _stream_error(exc: StatusError, request) -> p4runtime_pb2.StreamMessageResponse:
@@ -447,27 +450,35 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
         outbox.put(msg)
 
     def _digests(self, records: list[tuple[str, int, list[int]]]) -> None:
-        """digest() records of one packet: a DigestList per record for configured digests.
-        p4sim sends each at once (no batching by max_list_size/max_timeout_ns, no ack wait)."""
+        """digest() records of one packet, for the digests a DigestEntry configures: gathered
+        into DigestLists as their config asks (digest_lists.py)."""
         pipeline = self.switch.pipeline
-        outbox = self.arbiter.primary_outbox()
-        if pipeline is None or outbox is None:
+        if pipeline is None:
             return
         index = pipeline.index
         for name, _receiver, values in records:
             digest_id = index.digest_ids.get(name)
-            if digest_id is None or digest_id not in index.digest_configs:
-                continue
-            msg = p4runtime_pb2.StreamMessageResponse()
-            msg.digest.digest_id = digest_id
-            msg.digest.list_id = next(self._digest_list_ids)
-            msg.digest.timestamp = time.time_ns()
-            msg.digest.data.append(digests.digest_data(index.digests[digest_id], values))
-            outbox.put(msg)
+            if digest_id is not None:
+                self._digest_lists.add(index, digest_id, tuple(values))
+
+    def _send_digest_list(self, index, digest_id: int, list_id: int, records) -> bool:
+        """One DigestList to the primary; False when there is none to take it."""
+        outbox = self.arbiter.primary_outbox()
+        if outbox is None:
+            return False
+        msg = p4runtime_pb2.StreamMessageResponse()
+        msg.digest.digest_id = digest_id
+        msg.digest.list_id = list_id
+        msg.digest.timestamp = time.time_ns()
+        definition = index.digests[digest_id]
+        msg.digest.data.extend(digests.digest_data(definition, values) for values in records)
+        outbox.put(msg)
+        return True
 
     def close(self) -> None:
         self.switch.remove_packet_in_listener(self._packet_in)
         self.switch.remove_digest_listener(self._digests)
+        self._digest_lists.close()
         with self.arbiter.lock:
             clients = list(self.arbiter.clients)
         for c in clients:

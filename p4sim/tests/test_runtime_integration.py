@@ -487,3 +487,47 @@ def test_digest_reaches_the_controller_once_configured(rig):
     assert info.value.code() == grpc.StatusCode.NOT_FOUND
     read.digest_entry.digest_id = 0
     assert client.read(read) == []
+
+
+def test_digests_are_batched_and_held_until_acknowledged(rig):
+    """DigestEntry.Config applies (spec): two records in one list (max_list_size 2), the
+    same data not sent again until its list is acknowledged."""
+    client, ports, _ = rig
+    [digest] = client.p4info.digests
+    u = p4runtime_pb2.Update(type=Update.INSERT)
+    u.entity.digest_entry.digest_id = digest.preamble.id
+    u.entity.digest_entry.config.max_list_size = 2
+    u.entity.digest_entry.config.max_timeout_ns = 60 * 10**9  # the size decides, not time
+    u.entity.digest_entry.config.ack_timeout_ns = 60 * 10**9
+    client.write(u)
+
+    def frame(src: int) -> bytes:
+        return (
+            bytes.fromhex("020000000002")
+            + src.to_bytes(6, "big")
+            + bytes.fromhex("88b6")
+            + bytes(50)
+        )
+
+    ports.inject(2, frame(0x0200000000AA))
+    ports.inject(2, frame(0x0200000000AA))  # the same data, gathered already: not again
+    ports.inject(2, frame(0x0200000000BB))
+    lst = client.digests.get(timeout=30)
+    sources = [d.struct.members[0].bitstring for d in lst.data]
+    assert sources == [bytes.fromhex("0200000000aa"), bytes.fromhex("0200000000bb")]
+    ports.inject(2, frame(0x0200000000AA))  # held back: its list is not acknowledged
+    ports.inject(2, frame(0x0200000000CC))
+    ack = p4runtime_pb2.StreamMessageRequest()
+    ack.digest_ack.digest_id, ack.digest_ack.list_id = digest.preamble.id, lst.list_id
+    client.send(ack)
+    for _ in range(100):  # the ack is read on the stream's own thread: wait until it applied
+        ports.inject(2, frame(0x0200000000AA))
+        try:
+            second = client.digests.get(timeout=0.3)
+            break
+        except queue.Empty:
+            continue
+    else:
+        pytest.fail("no DigestList after the ack")
+    sources = [d.struct.members[0].bitstring for d in second.data]
+    assert sources == [bytes.fromhex("0200000000cc"), bytes.fromhex("0200000000aa")]
