@@ -225,7 +225,7 @@ class Target:
             else:
                 lines.append(f"{kind} " + text_format.MessageToString(getattr(answer, kind),
                                                                      as_one_line=True))  # fmt: skip
-        return lines
+        return digests_last(lines)
 
     def _configured_digests(self) -> list[int]:
         """The digests a DigestEntry configures now: a Read of each by its id (PI reads no
@@ -339,6 +339,16 @@ class Target:
     def close(self) -> None:
         self.close_streams()
         self.channel.close()
+
+
+def digests_last(lines: list[str]) -> list[str]:
+    """What a stream brought, compared as: PacketIns, StreamErrors and arbitration answers in
+    the order they came, then the DigestLists' data in the order they came. Nothing orders a
+    DigestList against a PacketIn (the spec does not; in simple_switch_grpc the digest leaves
+    at the end of ingress through the learn engine's thread and PI's digest task queue, the
+    PacketIn after egress through the CPU port's), and simple_switch_grpc sends either first."""
+    digests = [line for line in lines if line.startswith("digest ")]
+    return [line for line in lines if not line.startswith("digest ")] + digests
 
 
 def _drain(answers: queue.Queue) -> None:

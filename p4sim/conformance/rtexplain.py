@@ -541,7 +541,7 @@ def explain(
             return None
         found += paired
     if ours.get("stream") != theirs.get("stream"):
-        why = explain_stream(step, ours.get("stream") or [], theirs.get("stream") or [])
+        why = explain_stream(step, ours.get("stream") or [], theirs.get("stream") or [], saved)
         if why is None:
             return None
         found.append(why)
@@ -569,12 +569,25 @@ UNKNOWN_DIGEST_ACK = (
     "(INVALID_ARGUMENT), PI ignores it [PI; spec 16.3 DigestListAck, 16.4 Error Reporting "
     f"(DigestListAckError); {PI}frontend/src/device_mgr.cpp:2169]"
 )
+SAVED_CONFIG_DIGESTS = (
+    "while a config VERIFY_AND_SAVE saved waits for COMMIT, the running pipeline's digests: "
+    "p4sim sends them as the running pipeline's DigestEntry configures them, PI sends none "
+    "(VERIFY_AND_SAVE already moves its digest manager to the saved P4Info, where no digest "
+    "is configured, and it drops what the running pipeline learns) [PI; spec 14 "
+    "SetForwardingPipelineConfig: VERIFY_AND_SAVE does not modify the forwarding state; "
+    f"{PI}frontend/src/device_mgr.cpp:596, digest_mgr.cpp:471]"
+)
 MALFORMED_NOTES = ("unknown metadata id", "metadata missing", "metadata twice",
                    "metadata too wide")  # fmt: skip
 
 
-def explain_stream(step: Step, ours: list[str], theirs: list[str]) -> str | None:
-    """The explanation of a difference in what the primary's stream brought, or None."""
+def explain_stream(
+    step: Step, ours: list[str], theirs: list[str], saved: bool = False
+) -> str | None:
+    """The explanation of a difference in what the primary's stream brought, or None.
+    `saved`: a config VERIFY_AND_SAVE saved waits for COMMIT on both."""
+    if saved and theirs == [line for line in ours if not line.startswith("digest ")]:
+        return SAVED_CONFIG_DIGESTS
     if step.rpc == "PacketOut" and step.note in MALFORMED_NOTES:
         refused = [line for line in ours if line.startswith("error ")]
         if (

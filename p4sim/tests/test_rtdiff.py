@@ -103,6 +103,13 @@ def test_stream_differences_are_explained_only_for_their_cause():
     good = Step("PacketOut", p4runtime_pb2.StreamMessageRequest(), note="kind 1")
     assert rtexplain.explain(good, outcome("OK", stream=[]), outcome("OK", stream=[packet])) is None
     assert rtexplain.differences(good, outcome("OK", stream=[]), outcome("OK", stream=[packet]))
+    # a digest only p4sim sends: PI's while a VERIFY_AND_SAVE config waits, nothing else
+    digest = 'digest struct { members { bitstring: "\\001" } }'
+    ours, theirs = outcome("OK", stream=[packet, digest]), outcome("OK", stream=[packet])
+    assert rtexplain.explain(good, ours, theirs) is None
+    reasons, diverges = rtexplain.explain(good, ours, theirs, saved=True)
+    assert reasons == [rtexplain.SAVED_CONFIG_DIGESTS] and not diverges
+    assert rtexplain.explain(good, ours, outcome("OK", stream=[]), saved=True) is None
 
 
 def outcome(code, message="", **rest):
@@ -114,6 +121,18 @@ def write_step(n: int = 1) -> Step:
     for _ in range(n):
         request.updates.add(type=p4runtime_pb2.Update.INSERT)
     return Step("Write", request)
+
+
+def test_digest_lists_are_not_ordered_against_packet_ins():
+    """simple_switch_grpc sends a packet's DigestList before or after its PacketIn (the spec
+    orders neither): both orders compare equal; the order among PacketIns, and among
+    digests, still counts."""
+    packet_a, packet_b = 'packet payload: "a"', 'packet payload: "b"'
+    digest_a, digest_b = 'digest struct { members { bitstring: "a" } }', "digest struct { }"
+    assert rtdiff.digests_last([digest_a, packet_a]) == rtdiff.digests_last([packet_a, digest_a])
+    assert rtdiff.digests_last([digest_a, packet_a, packet_b]) == [packet_a, packet_b, digest_a]
+    assert rtdiff.digests_last([packet_a, packet_b]) != rtdiff.digests_last([packet_b, packet_a])
+    assert rtdiff.digests_last([digest_a, digest_b]) != rtdiff.digests_last([digest_b, digest_a])
 
 
 def test_explanations_match_only_their_pair():
