@@ -78,8 +78,9 @@ p4sim-conformance:
 endif
 
 # P4Runtime differential (p4sim/conformance/rtdiff.py): request sequences generated from the
-# P4Info of six programs to simple_switch_grpc and p4sim, every answer compared. make test
-# runs 800 requests of seed 1 (about 12 s on a loaded 2-core machine); a long run is
+# P4Info of seven programs (the stream's PacketOut/PacketIn and digests among them) to
+# simple_switch_grpc and p4sim, every answer compared. make test runs 800 requests of seed 1
+# (about 13 s on a loaded 2-core machine); a long run is
 # `python -m p4sim.conformance.rtdiff --seed S --requests 20000` (docs/conformance.md).
 P4SIM_RTDIFF_REQUESTS ?= 800
 

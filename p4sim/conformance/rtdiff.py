@@ -12,8 +12,9 @@ with its own election ids, then reads of every entity kind. Per request the outc
 compared: the gRPC status code, each update's canonical code in a failed Write's details, the
 entities a Read returns (canonical bytestrings), the fields a GetForwardingPipelineConfig
 returns, the arbitration answer to a second client or to the primary's re-arbitration, and
-what the primary's stream brings after a PacketOut or a DigestListAck (PacketIns, DigestLists,
-StreamErrors, in order, up to the PacketIn of a marker PacketOut sent after it and, when a
+what the primary's stream brings after a PacketOut or a DigestListAck (PacketIns, StreamErrors
+and arbitration answers in order, then the DigestLists' data in order: nothing orders the two
+kinds, `digests_last`; up to the PacketIn of a marker PacketOut sent after it and, when a
 digest is configured, the marker's digest; every DigestList is acknowledged at once).
 
 Verdicts per request: `same`, `explained` (p4sim follows the P4Runtime specification where
@@ -86,10 +87,8 @@ PROGRAMS = {
     "stream": ROOT / "p4sim" / "tests" / "p4" / "runtime_stream.p4",  # PacketOut/In, a
     # parser value set, a digest
 }
-#: what a run takes without --programs: not "stream" yet, whose DigestLists BMv2 sometimes
-#: does not send (1 to 3 requests of about 1000 per seed, cause not established:
-#: docs/conformance.md); `--programs stream` runs it
-DEFAULT_PROGRAMS = [name for name in PROGRAMS if name not in STREAM_PROGRAMS]
+#: what a run takes without --programs
+DEFAULT_PROGRAMS = list(PROGRAMS)
 RPC_TIMEOUT_S = 60  # a loaded machine; no answer in this time is a hang
 ARBITRATION_TIMEOUT_S = 30
 STREAM_TIMEOUT_S = 30  # for the marker's PacketIn and digest
@@ -161,14 +160,10 @@ class Target:
         """`message` (a PacketOut, DigestListAck or the primary's arbitration) on the
         primary's stream, then a marker PacketOut; what the stream brings up to the marker's
         PacketIn and, with its digest configured, the marker's digest: one text line each
-        (DigestLists acknowledged). With a digest configured, a first marker goes alone:
-        simple_switch_grpc may lose the first digest after a DigestEntry write (seen, not
-        explained: docs/conformance.md), and the step is judged on the steady state."""
+        (DigestLists acknowledged)."""
         requests, _, answers = self.streams[0]
         _drain(answers)
         digest_ids = self._configured_digests()
-        if digest_ids:
-            self._until_marker(requests, answers, True)
         requests.put(message)
         return {"code": "OK", "stream": self._until_marker(requests, answers, bool(digest_ids))}
 
