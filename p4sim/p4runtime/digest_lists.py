@@ -173,13 +173,11 @@ class DigestLists:
         records, state.gathering = state.gathering, []
         list_id = next(self._list_ids)
         sent = self._send(state.index, digest_id, list_id, records)
-        if state.config.ack_timeout_ns <= 0:
-            return
-        if sent:
+        if sent and state.config.ack_timeout_ns > 0:
             state.unacked[list_id] = (now, records)
             for record in records:
                 state.held[record] = list_id
-        else:
+        else:  # nothing to wait for (also when a MODIFY set ack_timeout_ns 0 meanwhile)
             _release(state, 0, records)
 
 

@@ -163,6 +163,16 @@ def test_modify_keeps_what_is_held_and_delete_forgets_it(rig):
     assert rig.records() == [[(1,)], [(1,)]]
 
 
+def test_a_list_sent_after_ack_timeout_became_0_leaves_nothing_held(rig):
+    rig.configure(max_list_size=2, max_timeout_ns=10 * MS, ack_timeout_ns=1000 * MS)
+    rig.add(1)  # gathering, held
+    rig.configure(Update.MODIFY, max_list_size=2, max_timeout_ns=10 * MS, ack_timeout_ns=0)
+    rig.add(2)
+    rig.configure(Update.MODIFY, max_list_size=1, ack_timeout_ns=1000 * MS)
+    rig.add(1)
+    assert rig.records() == [[(1,), (2,)], [(1,)]]
+
+
 def test_a_deleted_digest_drops_the_list_it_was_gathering(rig):
     rig.configure(max_list_size=0, max_timeout_ns=10 * MS)
     rig.add(1)
