@@ -331,6 +331,7 @@ class ExternGen:
             if name.endswith("payload"):
                 s = self.new_tmp()
                 inner.append(f"size_t {s}n = {n}; uint8_t *{s} = scratch(D, {s}n + P->plen + 1);")
+                inner.append(f"if (!{s}) {{ P->stop = STOP_ABORT; {self.stop_check()} }}")
                 inner.append(f"memcpy({s}, {buf}, {s}n); memcpy({s} + {s}n, P->payload, P->plen);")
                 h = f"run_hash({algo}, {s}, {s}n + P->plen)"
             else:

@@ -614,7 +614,7 @@ class NativeDevice:
             self.drain_digests()
             if self.lib.p4n_aborts(self.ctx) != aborts:
                 log.error(
-                    "dropping packet: a run-time error (loop limit, assert/assume) in the pipeline"
+                    "dropping packet: a run-time error (loop limit, assert/assume) or no memory"
                 )
         out = []
         i = 0

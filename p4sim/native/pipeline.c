@@ -104,6 +104,10 @@ static void run_egress(struct dev *d, struct pkt *p, uint32_t port, uint32_t rid
 		return;
 	p->stop = 0;
 	gen_compute(d, p);
+	if (p->stop == STOP_ABORT) { /* no memory for a checksum over the payload */
+		d->aborts++;
+		return;
+	}
 	p->out_len = 0;
 	p->stop = 0;
 	gen_deparser(d, p);

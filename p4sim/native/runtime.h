@@ -385,11 +385,15 @@ struct dev {
 	size_t hdr_cap;
 };
 
+/* A buffer of at least `n` bytes, or NULL (out of memory: the caller aborts the packet; the
+ * buffer it had stays the device's). */
 static uint8_t *scratch(struct dev *d, size_t n)
 {
 	if (n > d->scratch_cap) {
-		d->scratch = realloc(d->scratch, n);
-		d->scratch_cap = n;
+		uint8_t *grown = realloc(d->scratch, n);
+		if (!grown)
+			return NULL;
+		d->scratch = grown, d->scratch_cap = n;
 	}
 	return d->scratch;
 }
