@@ -47,6 +47,11 @@ control D(packet_out pkt, in headers_t hdr) { apply { pkt.emit(hdr.eth); } }
 V1Switch(P(), VC(), I(), E(), CC(), D()) main;
 """
 CHECKSUM = "KIND_checksum_with_payload(true, { hdr.eth.src }, hdr.eth.type, HashAlgorithm.csum16);"
+# one more pass through the pipeline; the second pass writes its number into the frame
+RECIRCULATE = (
+    "if (meta.passes == 0) { meta.passes = 1; recirculate_preserving_field_list(1); } "
+    "hdr.eth.type = (bit<16>) meta.passes;"
+)
 
 
 def failing_device(monkeypatch, verify="", egress="", compute=""):
@@ -87,4 +92,19 @@ def test_a_checksum_over_the_payload_without_memory_drops_the_frame(monkeypatch,
     assert dev.process(0, short) == expected[short]  # the buffer of 10 is still there
     dev.lib.set_fail_allocs(0)
     assert dev.process(0, long_) == expected[long_]
+    assert dev.lib.p4n_aborts(dev.ctx) == 1
+
+
+def test_a_recirculation_without_memory_drops_the_frame(monkeypatch):
+    """pipeline.c's copy of a recirculated frame when malloc fails: dropped and counted
+    (aborts), not copied into NULL; with memory back the frame makes its second pass."""
+    dev = failing_device(monkeypatch, egress=RECIRCULATE)
+    f = frame(20)
+    expected = dev.interp.process(0, f)
+    assert [(port, out[12:14]) for port, out in expected] == [(2, b"\x00\x01")]  # 2nd pass
+    dev.lib.set_fail_allocs(1)
+    assert dev.process(0, f) == []
+    assert dev.lib.p4n_aborts(dev.ctx) == 1
+    dev.lib.set_fail_allocs(0)
+    assert dev.process(0, f) == expected
     assert dev.lib.p4n_aborts(dev.ctx) == 1
