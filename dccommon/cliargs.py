@@ -174,6 +174,19 @@ def number_list_arg(
     return check
 
 
+def subset_list(allowed: tuple[str, ...]):
+    """An argparse type: a comma-separated subset of `allowed`, each once."""
+
+    def parse(text: str) -> list[str]:
+        values = [x for x in text.split(",") if x]
+        if not values or any(v not in allowed for v in values):
+            raise argparse.ArgumentTypeError(f"{text!r}: expected a comma-separated subset of "
+                                             f"{', '.join(allowed)}")  # fmt: skip
+        return once_each(text, values)
+
+    return parse
+
+
 def _range_text(lo: float, hi: float) -> str:
     return f"{lo}..{'2^64-1' if hi == MAX_UINT64 else hi}"
 

@@ -31,7 +31,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from dccommon.cliargs import ArgumentParser, float_range, number_list_arg, once_each
+from dccommon.cliargs import ArgumentParser, float_range, number_list_arg, subset_list
 from dccommon.pktgen import PKTGEN
 from dccommon.processes import stop_process
 from experiments.run.cpu import run_seconds, thread_times, voluntary_switches
@@ -222,19 +222,6 @@ def print_table(results: dict[tuple[str, str, str], dict]) -> None:
 
 # comma-separated kpps, each once (a rate given twice would be measured twice)
 rate_list = number_list_arg(0, 1000, "rates", low_open=True, example="20,80,160")
-
-
-def subset_list(allowed: tuple[str, ...]):
-    """An argparse type: a comma-separated subset of `allowed`, each once."""
-
-    def parse(text: str) -> list[str]:
-        values = [x for x in text.split(",") if x]
-        if not values or any(v not in allowed for v in values):
-            raise argparse.ArgumentTypeError(f"{text!r}: expected a comma-separated subset of "
-                                             f"{', '.join(allowed)}")  # fmt: skip
-        return once_each(text, values)
-
-    return parse
 
 
 part_list, io_list = subset_list(PARTS), subset_list(IO_PATHS)
