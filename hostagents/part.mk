@@ -68,6 +68,9 @@ hostagents-test: hostagents-build
 		"input in $(HA_BUILD)/crash-* (rerun: HA_FUZZ_SEED=$(HA_FUZZ_SEED) make hostagents-test)"; exit 1; fi
 	$(PY) -m pytest -q $(HA_SRC)/tests/test_agent_integration.py
 
+# HOSTAGENTS_BENCH_ARGS: e.g. --io afpacket,afxdp (the veth rows on both leg I/O paths)
+# --rates-pps 10000 --unpaced-frames 0 (a short, light run)
 hostagents-bench: hostagents-build pktgen-build
 	$(HA_BUILD)/bench_pdcp_core
-	$(PY) $(HA_SRC)/bench/bench_agent.py --build $(HA_BUILD) --pktgen $(PKTGEN)
+	$(PY) $(HA_SRC)/bench/bench_agent.py --build $(HA_BUILD) --pktgen $(PKTGEN) \
+		$(HOSTAGENTS_BENCH_ARGS)

@@ -1,13 +1,16 @@
 """pdcp-agent benchmark on veths: sustained packets/s and the delay it adds to in-order PDUs.
 
     .venv/bin/python hostagents/bench/bench_agent.py --build build/hostagents   (as root)
+        [--io afpacket,afxdp] [--rates-pps 100000,200000] [--unpaced-frames 0]
 
 Ceiling: the agent alone, a pcap of PDUs replayed forever on leg A, net_null elsewhere.
 Throughput: `pktgen --pdcp` (clib/pktgen: AF_PACKET + sendmmsg) sends in-order PDUs on leg A; the rate
 is what the agent delivered to the host port, from its own stats lines. Added delay: a
 probe goes leg A -> agent -> client, another the same way over a plain veth pair; both are
 timed from just before send() to the kernel's receive timestamp (SO_TIMESTAMPNS) at the
-client, and the difference of the percentiles is what the agent adds.
+client, and the difference of the percentiles is what the agent adds. With --io
+afpacket,afxdp the veth rows are measured with the legs on each I/O path (dcexp run --io:
+AF_PACKET rings or AF_XDP sockets), side by side; the host port stays on AF_PACKET.
 """
 
 from __future__ import annotations
@@ -24,10 +27,11 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from controlplane.pdcp import dc_frame
+from dccommon.cliargs import int_range, number_list_arg, parse_int, subset_list
 from dccommon.pktgen import PKTGEN
 from dccommon.processes import stop_process
 from experiments.run import netns
-from hostagents.agent_cmd import af_packet, agent_argv, wait_ready
+from hostagents.agent_cmd import IO_PATHS, af_packet, agent_argv, leg_vdev, wait_ready
 
 SO_TIMESTAMPNS = 35
 PACKET_OUTGOING = 4
@@ -118,14 +122,15 @@ class Bench:
         self.runs = 0
 
     @contextmanager
-    def agent_running(self, *app_args: str):
+    def agent_running(self, io: str, *app_args: str):
+        """The agent with its legs on I/O path `io` (one of IO_PATHS)."""
         p = self.p
         self.runs += 1
         stats = self.tmp / f"stats{self.runs}.jsonl"
         err_path = self.tmp / f"agent{self.runs}.stderr"
         vdevs = [
-            af_packet(0, f"{p}la1", framecnt=16384),
-            af_packet(1, f"{p}lb1", framecnt=16384),
+            leg_vdev(io, 0, f"{p}la1", framecnt=16384),
+            leg_vdev(io, 1, f"{p}lb1", framecnt=16384),
             af_packet(2, f"{p}h", framecnt=4096),
         ]
         argv = agent_argv(self.build / "pdcp-agent", p, vdevs, ["--stats", str(stats), *app_args])
@@ -207,7 +212,7 @@ def sustained_rate(lines: list[dict]) -> float:
     )
 
 
-def main() -> int:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--build",
@@ -221,30 +226,34 @@ def main() -> int:
         default=PKTGEN,
         help="the frame generator, clib/pktgen (default: %(default)s)",
     )
-    args = parser.parse_args()
-    for tool, target in (
-        (args.build / "pdcp-agent", "hostagents-build"),
-        (args.pktgen, "pktgen-build"),
-    ):
-        if not tool.exists():
-            print(f"bench_agent: error: {tool} is missing: run `make {target}`", file=sys.stderr)
-            return 2
+    parser.add_argument(
+        "--io",
+        type=subset_list(IO_PATHS),
+        default=["afpacket"],
+        help="afpacket,afxdp: the veth rows with the legs on each I/O path (default afpacket)",
+    )
+    parser.add_argument(
+        "--rates-pps",
+        type=number_list_arg(1, 10_000_000, "--rates-pps", parse_int, example="100000,200000"),
+        default=list(PACED_LADDER_PPS),
+        help="the paced rates (default %(default)s)",
+    )
+    parser.add_argument(
+        "--unpaced-frames",
+        type=int_range(0, 100_000_000, "--unpaced-frames"),
+        default=THROUGHPUT_FRAMES,
+        help="PDUs sent as fast as pktgen can, 0: none (default %(default)s)",
+    )
+    return parser
+
+
+def veth_rows(bench: Bench, io: str, args: argparse.Namespace, direct: list[float]) -> list:
+    """(metric, value, goal) of the agent on veth with its legs on I/O path `io`."""
     rows = []
-    with tempfile.TemporaryDirectory() as tmp:
-        for label, order in (
-            ("in order", list(range(4096))),
-            ("pairs swapped", [sn ^ 1 for sn in range(4096)]),
-        ):
-            rate, final = agent_without_kernel_io(args.build.resolve(), Path(tmp), order)
-            rows.append(
-                (f"agent alone, pcap -> null, {label}", f"{rate:,.0f} pps", f">= {PACED_PPS:,}")
-            )
-    with tempfile.TemporaryDirectory() as tmp, netns.Topology() as topo:
-        bench = Bench(topo, args.build.resolve(), args.pktgen.resolve(), Path(tmp))
-        count = 0
-        with bench.agent_running("--idle-sleep-us", "0", "--stats-interval-ms", "100"):
-            sent = bench.blast(THROUGHPUT_FRAMES, 0, count)
-            count += THROUGHPUT_FRAMES
+    busy_poll = ("--idle-sleep-us", "0", "--stats-interval-ms", "100")
+    if args.unpaced_frames:
+        with bench.agent_running(io, *busy_poll):
+            sent = bench.blast(args.unpaced_frames, 0, 0)
             time.sleep(0.5)
         lines = bench.stats_lines()
         final = lines[-1]
@@ -259,63 +268,117 @@ def main() -> int:
         )
         rows.append(("delivered / sent, unpaced", f"{delivered:,} / {sent['sent']:,}", ""))
 
-        for pps in PACED_LADDER_PPS:
-            with bench.agent_running("--idle-sleep-us", "0", "--stats-interval-ms", "100"):
-                sent = bench.blast(pps * PACED_SECONDS, pps, 0)
-                time.sleep(0.5)
-            final = bench.stats_lines()[-1]
-            delivered = final["delivered_in_order"] + final["delivered_reordered"]
-            rows.append(
-                (
-                    f"delivered at {pps:,} pps offered ({sent['pps']:,.0f} sent)",
-                    f"{100 * delivered / sent['sent']:.2f} %",
-                    "100 %" if pps >= PACED_PPS else "",
-                )
-            )
-
-        tx_direct = l2_socket(bench.ns_legs.name, bench.p + "d")
-        rx_direct = l2_socket(bench.ns_client.name, bench.p + "e", timestamps=True)
-        tx_leg = l2_socket(bench.ns_legs.name, bench.p + "la")
-        rx_client = l2_socket(bench.ns_client.name, bench.p + "c", timestamps=True)
-        direct = one_way_delays_us(tx_direct, rx_direct, pdcp=False, first_seq=0)
+    for pps in args.rates_pps:
+        with bench.agent_running(io, *busy_poll):
+            sent = bench.blast(pps * PACED_SECONDS, pps, 0)
+            time.sleep(0.5)
+        final = bench.stats_lines()[-1]
+        delivered = final["delivered_in_order"] + final["delivered_reordered"]
         rows.append(
             (
-                "reference veth path p50 / p99",
-                f"{percentile(direct, 50):.1f} / {percentile(direct, 99):.1f} us",
+                f"delivered at {pps:,} pps offered",
+                f"{100 * delivered / sent['sent']:.2f} % ({sent['pps']:,.0f} pps sent)",
+                "100 %" if pps >= PACED_PPS else "",
+            )
+        )
+
+    tx_leg = l2_socket(bench.ns_legs.name, bench.p + "la")
+    rx_client = l2_socket(bench.ns_client.name, bench.p + "c", timestamps=True)
+    for mode, wait_args in WAIT_MODES.items():
+        with bench.agent_running(io, *wait_args, "--stats-interval-ms", "0"):
+            time.sleep(0.2)
+            via = one_way_delays_us(tx_leg, rx_client, pdcp=True, first_seq=0)
+        hist = bench.stats_lines()[-1]["delay_us_hist"]
+        rows.append(
+            (
+                f"added delay p50 / p99 ({mode})",
+                (
+                    f"{percentile(via, 50) - percentile(direct, 50):.1f} / "
+                    f"{percentile(via, 99) - percentile(direct, 99):.1f} us"
+                ),
+                "p50 <= 20 us",
+            )
+        )
+        rows.append(
+            (
+                f"  agent's own histogram p50 / p99 ({mode})",
+                f"{hist_percentile_us(hist, 50)} / {hist_percentile_us(hist, 99)} us",
                 "",
             )
         )
-        for mode, wait_args in WAIT_MODES.items():
-            with bench.agent_running(*wait_args, "--stats-interval-ms", "0"):
-                time.sleep(0.2)
-                via = one_way_delays_us(tx_leg, rx_client, pdcp=True, first_seq=0)
-            hist = bench.stats_lines()[-1]["delay_us_hist"]
-            rows.append(
-                (
-                    f"added delay p50 / p99 ({mode})",
-                    (
-                        f"{percentile(via, 50) - percentile(direct, 50):.1f} / "
-                        f"{percentile(via, 99) - percentile(direct, 99):.1f} us"
-                    ),
-                    "p50 <= 20 us",
-                )
-            )
-            rows.append(
-                (
-                    f"  agent's own histogram p50 / p99 ({mode})",
-                    f"{hist_percentile_us(hist, 50)} / {hist_percentile_us(hist, 99)} us",
-                    "",
-                )
-            )
-        for sock in (tx_direct, rx_direct, tx_leg, rx_client):
-            sock.close()
+    tx_leg.close()
+    rx_client.close()
+    return rows
 
+
+def print_table(title: str, rows: list, io_paths: list[str]) -> None:
+    """`rows`: (metric, value, goal), a value one string (the same on every I/O path) or a
+    dict by I/O path; a column per path."""
     width = max(len(r[0]) for r in rows)
-    print(f"pdcp-agent on veth ({THROUGHPUT_FRAMES:,} frames unpaced; {PROBES} delay probes)")
-    print(f"| {'metric':<{width}} | {'value':<28} | {'goal':<13} |")
-    print(f"|{'-' * (width + 2)}|{'-' * 30}|{'-' * 15}|")
-    for name, value, goal in rows:
-        print(f"| {name:<{width}} | {value:<28} | {goal:<13} |")
+    cells = [
+        [values.get(io, "") if isinstance(values, dict) else values for io in io_paths]
+        for _, values, _ in rows
+    ]
+    value_width = max(28, *(len(c) for row in cells for c in row))
+    print(title)
+    heads = " | ".join(f"{'value, legs on ' + io:<{value_width}}" for io in io_paths)
+    print(f"| {'metric':<{width}} | {heads} | {'goal':<13} |")
+    dashes = "|".join("-" * (value_width + 2) for _ in io_paths)
+    print(f"|{'-' * (width + 2)}|{dashes}|{'-' * 15}|")
+    for (name, _, goal), row in zip(rows, cells):
+        values = " | ".join(f"{c:<{value_width}}" for c in row)
+        print(f"| {name:<{width}} | {values} | {goal:<13} |")
+
+
+def load_average() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    for tool, target in (
+        (args.build / "pdcp-agent", "hostagents-build"),
+        (args.pktgen, "pktgen-build"),
+    ):
+        if not tool.exists():
+            print(f"bench_agent: error: {tool} is missing: run `make {target}`", file=sys.stderr)
+            return 2
+    load_at_start = load_average()
+    rows: list = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for label, order in (
+            ("in order", list(range(4096))),
+            ("pairs swapped", [sn ^ 1 for sn in range(4096)]),
+        ):
+            rate, _ = agent_without_kernel_io(args.build.resolve(), Path(tmp), order)
+            rows.append(
+                (f"agent alone, pcap -> null, {label}", f"{rate:,.0f} pps", f">= {PACED_PPS:,}")
+            )
+    with tempfile.TemporaryDirectory() as tmp, netns.Topology() as topo:
+        bench = Bench(topo, args.build.resolve(), args.pktgen.resolve(), Path(tmp))
+        tx_direct = l2_socket(bench.ns_legs.name, bench.p + "d")
+        rx_direct = l2_socket(bench.ns_client.name, bench.p + "e", timestamps=True)
+        direct = one_way_delays_us(tx_direct, rx_direct, pdcp=False, first_seq=0)
+        tx_direct.close()
+        rx_direct.close()
+        by_io = {io: veth_rows(bench, io, args, direct) for io in args.io}
+    rows.append(
+        (
+            "reference veth path p50 / p99",
+            f"{percentile(direct, 50):.1f} / {percentile(direct, 99):.1f} us",
+            "",
+        )
+    )
+    first = by_io[args.io[0]]
+    for i, (name, _, goal) in enumerate(first):
+        rows.append((name, {io: by_io[io][i][1] for io in args.io}, goal))
+
+    print_table(
+        f"pdcp-agent on veth ({args.unpaced_frames:,} frames unpaced; {PROBES} delay probes); "
+        f"load average at start {load_at_start}, at end {load_average()}",
+        rows,
+        args.io,
+    )
     return 0
 
 
