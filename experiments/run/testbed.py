@@ -51,8 +51,9 @@ LEG_MTU = 1600  # PDCP header + inner ethertype add 5 bytes on the legs
 # back to back, and DPDK's default ring (512) overflowed at 2 x 500 Mbit/s once no bridge
 # slowed those bursts (the PDCP SNs the agent skipped). 4,096 frames: 8 MiB, 50 ms at 80 kpps.
 AGENT_LEG_RING_FRAMES = 4096
-# TCP's buffer ceilings in every namespace of a run. A new namespace starts from the kernel's
-# own (send 4 MiB, receive 6 MiB), not the host's: at NR leg rates a sender's 4 MiB held its
+# TCP's buffer ceilings in every namespace of a run. A new namespace's send ceiling is the
+# kernel's 4 MiB, whatever the host set (its receive ceiling, 32 MiB here, is set the same
+# way so that no host leaves it lower): at NR leg rates a sender's 4 MiB held its
 # window below the path's BDP (6 MB at 2 x 1000 Mbit/s and 24 ms), while at the paper's 20
 # Mbit/s legs drops in the 1000-frame queues stop a window near 3 MB, below either ceiling.
 TCP_BUFFER_MAX_BYTES = 32 << 20
