@@ -31,7 +31,6 @@ from p4sim.tests.test_runtime_integration import Client
 
 PROGRAM = Path(__file__).parent / "p4" / "runtime_fwd.p4"
 CPU_PORT = 64
-_ENTITIES_PER_MS = 200  # far more than p4sim builds: a lower bound on the number of slices
 Update = p4runtime_pb2.Update
 
 
@@ -166,7 +165,10 @@ def test_a_large_read_holds_the_packet_lock_only_for_short_slices(rig):
     assert got == n * size
     # one hold for all of them takes seconds; a slice is 2 ms plus one entity
     assert max(timed.holds) < 0.25, sorted(timed.holds)[-5:]
-    assert len(timed.holds) > n * size // _ENTITIES_PER_MS // 4
+    # sliced: as many holds as the work they did needs at 2 ms each (4 ms: one entity's
+    # overshoot and the clock's grain), whatever this machine's speed; one hold would fail
+    assert len(timed.holds) > 1
+    assert len(timed.holds) >= sum(timed.holds) / 0.004, (len(timed.holds), sum(timed.holds))
 
 
 def test_a_read_above_the_limit_is_refused_before_any_work(rig):
