@@ -165,7 +165,7 @@ def stf_flows() -> list[tuple[bytes, int]]:
 
 def send(ports: InProcessPorts, frame: bytes) -> int:
     ports.inject(0, frame)
-    out = ports.wait_for(1, timeout=5)
+    out = ports.wait_for(1, timeout=30)
     assert len(out) == 1, out
     return out[0][0]
 
@@ -339,7 +339,7 @@ def _p4sim_outputs(ports: InProcessPorts, frames: list[bytes]) -> dict[int, list
     out: dict[int, list[bytes]] = {}
     for frame in frames:
         ports.inject(0, frame)
-        for port, sent in ports.wait_for(1, timeout=5):
+        for port, sent in ports.wait_for(1, timeout=30):
             out.setdefault(port, []).append(sent)
     return out
 
