@@ -89,7 +89,7 @@ class Client(PrimarySession):
         req = p4runtime_pb2.ReadRequest(device_id=0)
         ((kind, fields),) = entity.items()
         getattr(req.entities.add(), kind).CopyFrom(type(getattr(req.entities[0], kind))(**fields))
-        return [e for r in self.stub.Read(req, timeout=10) for e in r.entities]
+        return [e for r in self.stub.Read(req, timeout=60) for e in r.entities]
 
     # -- message builders -----------------------------------------------------------
     def action(self, port: int):

@@ -95,7 +95,7 @@ class Client(PrimarySession):
     def read(self, entity: p4runtime_pb2.Entity):
         req = p4runtime_pb2.ReadRequest(device_id=0)
         req.entities.append(entity)
-        return [e for r in self.stub.Read(req, timeout=10) for e in r.entities]
+        return [e for r in self.stub.Read(req, timeout=60) for e in r.entities]
 
     def send_packet_out(self, payload: bytes, egress_port: int) -> None:
         msg = p4runtime_pb2.StreamMessageRequest()

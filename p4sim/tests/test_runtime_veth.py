@@ -70,7 +70,7 @@ class P4RuntimeClient(PrimarySession):
         super().__init__(address, ready_timeout_s=60)
         assert self.arbitration.status.code == 0
         config = self.stub.GetForwardingPipelineConfig(
-            p4runtime_pb2.GetForwardingPipelineConfigRequest(device_id=0), timeout=10
+            p4runtime_pb2.GetForwardingPipelineConfigRequest(device_id=0), timeout=60
         ).config
         self.ids = {
             o.preamble.name: o.preamble.id
@@ -182,7 +182,7 @@ def test_native_io_sends_cpu_port_frames_up_as_packet_in(tmp_path):
             entry.table_id = client.ids["FwdIngress.l2_fwd"]
             entry.match.add(field_id=1).exact.value = bytes.fromhex(DST.replace(":", ""))
             entry.action.action.action_id = client.ids["FwdIngress.send_to_cpu"]
-            client.stub.Write(req, timeout=10)
+            client.stub.Write(req, timeout=60)
             time.sleep(1.0)  # the idle up-call wait starts at the first call without frames
             wakeups0, t0 = voluntary_switches(proc.pid), time.monotonic()
             time.sleep(2.0)
