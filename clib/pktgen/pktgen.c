@@ -17,9 +17,8 @@
  * It prints one JSON line: sent, seconds, pps, errors (full queues retried).
  * rx counts tx's default frames (others are ignored) and prints one JSON line: frames, bytes,
  * first/last arrival, the mean rate between them, one-way delay percentiles (kernel receive
- * timestamp minus send time, us), the median spacing of consecutive arrivals (spacing_us, by
- * kernel receive timestamp), sequence gaps and inversions, and how many arrived with a VLAN
- * tag (the kernel reports it out of band) and the last TCI.
+ * timestamp minus send time, us), sequence gaps and inversions, and how many arrived with a
+ * VLAN tag (the kernel reports it out of band) and the last TCI.
  *
  * Through a switch under test (p4sim's bench): frame HEX sent on IF, received on the RX
  * interfaces, its last 16 bytes overwritten with a sequence number and a CLOCK_MONOTONIC
@@ -291,14 +290,12 @@ static int do_rx(const char *ifname, double duration, unsigned idle_ms, uint64_t
 	int ifindex, fd = open_socket(ifname, &ifindex);
 	int one = 1, rcvbuf = 32 << 20;
 	uint64_t *owd = malloc(MAX_SAMPLES * sizeof(uint64_t));
-	/* Arrival gaps: their median spacing holds when one frame (the first, say) is late */
-	uint64_t *spacing = malloc(MAX_SAMPLES * sizeof(uint64_t));
 	uint64_t frames = 0, bytes = 0, first = 0, last = 0, gaps = 0, inversions = 0;
-	uint64_t next_seq = 0, nowd = 0, nspacing = 0, vlan_frames = 0;
+	uint64_t next_seq = 0, nowd = 0, vlan_frames = 0;
 	unsigned vlan_tci = 0;
 	struct timeval tv = {.tv_sec = 0, .tv_usec = 50000};
 
-	if (!owd || !spacing)
+	if (!owd)
 		die("malloc");
 	setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one));
 	setsockopt(fd, SOL_PACKET, PACKET_AUXDATA, &one, sizeof(one)); /* VLAN tags */
@@ -361,8 +358,6 @@ static int do_rx(const char *ifname, double duration, unsigned idle_ms, uint64_t
 		last_mono = pktio_clock_ns(CLOCK_MONOTONIC);
 		if (!frames)
 			first = rx_ns;
-		else if (nspacing < MAX_SAMPLES && rx_ns >= last)
-			spacing[nspacing++] = (rx_ns - last) / 1000;
 		last = rx_ns;
 		frames++;
 		bytes += (uint64_t)r;
@@ -376,7 +371,6 @@ static int do_rx(const char *ifname, double duration, unsigned idle_ms, uint64_t
 			owd[nowd++] = (rx_ns - p.sent_ns) / 1000;
 	}
 	qsort(owd, nowd, sizeof(uint64_t), cmp_u64);
-	qsort(spacing, nspacing, sizeof(uint64_t), cmp_u64);
 	double span = (double)(last - first) / 1e9;
 	double mean = 0;
 	for (uint64_t i = 0; i < nowd; i++)
@@ -388,17 +382,13 @@ static int do_rx(const char *ifname, double duration, unsigned idle_ms, uint64_t
 	printf("{\"frames\":%llu,\"bytes\":%llu,\"span_s\":%.6f,\"rate_mbit\":%.4f,\"fps\":%.0f,"
 	       "\"gaps\":%llu,\"inversions\":%llu,\"owd_us\":{\"mean\":%.1f,\"p50\":%llu,\"p99\":%"
 	       "llu,"
-	       "\"max\":%llu},\"spacing_us\":{\"p50\":%llu},\"vlan_frames\":%llu,\"vlan_tci\":%u}"
-	       "\n",
+	       "\"max\":%llu},\"vlan_frames\":%llu,\"vlan_tci\":%u}\n",
 	       (unsigned long long)frames, (unsigned long long)bytes, span, rate,
 	       frames > 1 && span > 0 ? (double)(frames - 1) / span : 0, (unsigned long long)gaps,
 	       (unsigned long long)inversions, mean, (unsigned long long)(nowd ? owd[nowd / 2] : 0),
 	       (unsigned long long)(nowd ? owd[(nowd * 99) / 100] : 0),
-	       (unsigned long long)(nowd ? owd[nowd - 1] : 0),
-	       (unsigned long long)(nspacing ? spacing[nspacing / 2] : 0),
-	       (unsigned long long)vlan_frames, vlan_tci);
-	free(spacing);
-	free(owd);
+	       (unsigned long long)(nowd ? owd[nowd - 1] : 0), (unsigned long long)vlan_frames,
+	       vlan_tci);
 	return 0;
 }
 
