@@ -291,6 +291,8 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
                     if time.monotonic() > deadline:
                         break
             time.sleep(0)  # let a waiting packet take the lock
+        if any(u.entity.WhichOneof("entity") == "digest_entry" for u in request.updates):
+            self._digest_lists.reconfigured()  # a MODIFY may bring a pending list's deadline in
         if any(errors):
             raise BatchFailed(errors)
         return p4runtime_pb2.WriteResponse()
