@@ -317,3 +317,18 @@ def test_a_delete_without_memory_for_the_rebuilt_bucket_keeps_the_entry(monkeypa
     assert [port for port, _ in dev.process(0, eth(0, 0x0A010000))] == [4]
     routes.delete(route(0x0A010000, 16, 0))
     assert [port for port, _ in dev.process(0, eth(0, 0x0A010000))] == [3]
+
+
+def test_a_modify_without_memory_keeps_the_old_action(monkeypatch):
+    lib = FailingLibrary(monkeypatch)
+    dev = lib.device()
+    by_dst_table = dev.tables["I.by_dst"]
+    by_dst_table.insert(by_dst(7, 3))
+    lib.lib.fail_allocs_after(ctypes.c_long(0))
+    with pytest.raises(NoMemory, match="I.by_dst"):
+        by_dst_table.modify(by_dst(7, 5))
+    lib.lib.fail_allocs_after(ctypes.c_long(-1))
+    assert [e.args for e in by_dst_table.entries()] == [{"port": 3}]
+    assert [port for port, _ in dev.process(0, eth(7, 0))] == [3]
+    by_dst_table.modify(by_dst(7, 5))
+    assert [port for port, _ in dev.process(0, eth(7, 0))] == [5]
