@@ -17,7 +17,7 @@ import gc
 import pytest
 
 from p4sim.frontend import compile_source
-from p4sim.model import FieldMatch, NoMemory, TableEntry
+from p4sim.model import FieldMatch, NoMemory, Replica, TableEntry
 from p4sim.native import device as native_device
 from p4sim.native import new_device
 
@@ -332,3 +332,19 @@ def test_a_modify_without_memory_keeps_the_old_action(monkeypatch):
     assert [port for port, _ in dev.process(0, eth(7, 0))] == [3]
     by_dst_table.modify(by_dst(7, 5))
     assert [port for port, _ in dev.process(0, eth(7, 0))] == [5]
+
+
+def test_a_multicast_group_without_memory_fails_and_is_pushed_once_memory_is_back(monkeypatch):
+    """The PRE is mirrored into C when the device lock is released: a group that cannot be
+    allocated is NoMemory there (the Write fails), and the next release pushes it."""
+    lib = FailingLibrary(monkeypatch)
+    dev = lib.device()
+    baseline = lib.live()
+    lib.lib.fail_allocs_after(ctypes.c_long(0))
+    with pytest.raises(NoMemory, match="no memory for multicast group 5"), dev.lock:
+        dev.pre.multicast_groups[5] = [Replica(1, 0), Replica(2, 0)]
+    assert lib.live() == baseline
+    lib.lib.fail_allocs_after(ctypes.c_long(-1))
+    with dev.lock:
+        pass
+    assert lib.live() == baseline + 1  # the group's replicas
