@@ -59,16 +59,15 @@ def test_sequences_cover_every_rpc_and_entity_kind(info):
 def test_stream_sequences_cover_packets_digests_value_sets_and_rearbitration():
     """On a program that sends every frame back (runtime_stream.p4): PacketOut (right and
     wrong metadata), DigestListAck, the primary's own re-arbitration, ValueSetEntry and
-    DigestEntry writes and reads; writes after a re-arbitration carry the new election id."""
+    DigestEntry writes and reads, the same digest data twice and then after its ack; writes
+    after a re-arbitration carry the new election id."""
     program = rtdiff.PROGRAMS["stream"]
     stream_info = p4info.generate(frontend.compile_file(str(program)).model)
-    steps = [
-        step
-        for n in range(20)  # sequences as rtdiff runs them (a second primary ends PacketOuts)
-        for step in RequestGenerator(
-            stream_info, random.Random(f"rtdiff:1:{n}"), stream=True
-        ).sequence(30)
+    sequences = [  # as rtdiff runs them (a second primary ends PacketOuts)
+        RequestGenerator(stream_info, random.Random(f"rtdiff:1:{n}"), stream=True).sequence(30)
+        for n in range(20)
     ]
+    steps = [step for sequence in sequences for step in sequence]
     assert set(RPCS) <= {s.rpc for s in steps}
     notes = {s.note for s in steps if s.rpc == "PacketOut"}
     assert {"metadata missing", "metadata twice", "unknown metadata id"} <= notes
@@ -83,7 +82,8 @@ def test_stream_sequences_cover_packets_digests_value_sets_and_rearbitration():
     )  # fmt: skip
     assert entities["value_set_entry"] > 0 and entities["digest_entry"] > 0
     # the same digest data twice before its ack, then (the next step) once after it
-    for first, then in itertools.pairwise(steps):
+    pairs = [pair for sequence in sequences for pair in itertools.pairwise(sequence)]
+    for first, then in pairs:
         if first.times == 2:
             assert first.note == "the same data twice before its ack"
             assert then.note == "the same data after its ack"
