@@ -177,10 +177,9 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
             error = exc
         elif isinstance(exc, RecursionError):  # input nested deeper than a check foresaw
             error = invalid(f"{rpc}: the request is nested too deeply for p4sim")
-        elif isinstance(exc, MemoryError):
-            error = StatusError(
-                grpc.StatusCode.RESOURCE_EXHAUSTED, f"{rpc}: not enough memory for the request"
-            )
+        elif isinstance(exc, MemoryError):  # an engine's (model.NoMemory) names what
+            what = str(exc) or "not enough memory for the request"
+            error = StatusError(grpc.StatusCode.RESOURCE_EXHAUSTED, f"{rpc}: {what}")
         else:  # a bug in p4sim: say so, keep the server up, keep the log line bounded
             log.error("P4Runtime %s: internal error\n%s", rpc, _clipped_traceback(exc))
             error = internal(exc)

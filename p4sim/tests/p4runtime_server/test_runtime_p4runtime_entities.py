@@ -238,6 +238,26 @@ def test_an_engine_without_memory_is_resource_exhausted_naming_what(client, monk
     ]
 
 
+def test_no_memory_when_the_device_lock_is_released_fails_the_write_naming_what(
+    client, server
+):
+    """The native engine mirrors the PRE into C as the device lock is released; a group it
+    cannot allocate there fails the Write with RESOURCE_EXHAUSTED and the engine's words."""
+
+    class PreWithoutMemory:
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            raise model.NoMemory("native engine: no memory for multicast group 5")
+
+    server.switch.pipeline.device.lock = PreWithoutMemory()
+    with pytest.raises(grpc.RpcError) as info:
+        client.write(table_update("INSERT", fwd_entry(1, 1)))
+    assert info.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert info.value.details() == "Write: native engine: no memory for multicast group 5"
+
+
 def test_read_errors(client):
     with pytest.raises(grpc.RpcError) as info:
         client.read(entity("table_entry", p4runtime_pb2.TableEntry(table_id=0x02000001)))
