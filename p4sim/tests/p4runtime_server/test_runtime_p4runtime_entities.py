@@ -238,9 +238,7 @@ def test_an_engine_without_memory_is_resource_exhausted_naming_what(client, monk
     ]
 
 
-def test_no_memory_when_the_device_lock_is_released_fails_the_write_naming_what(
-    client, server
-):
+def test_no_memory_when_the_device_lock_is_released_fails_the_write_naming_what(client, server):
     """The native engine mirrors the PRE into C as the device lock is released; a group it
     cannot allocate there fails the Write with RESOURCE_EXHAUSTED and the engine's words."""
 
