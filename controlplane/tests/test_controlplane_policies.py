@@ -143,6 +143,40 @@ def test_capacity_waits_for_both_legs_first_rate():
     assert decisions[-1][1].share_a == pytest.approx(0.75, abs=0.01)
 
 
+@pytest.mark.parametrize("name", ["capacity", "delay"])
+def test_a_leg_holding_traffic_before_its_first_rate_gets_the_probe(name):
+    """8:1 legs from a 50:50 start: leg B's first report holds 20 kB (64 ms at 2.5 Mbit/s)
+    but has no rate yet (linkem reports one once the leg spent a quarter of a period
+    sending). Leg B gets only the probe share at once, and its rate's decision follows one
+    report later, not a min-interval later: waiting for the rate let TCP's slow start put
+    44 kB (141 ms) on leg B, past t-Reordering (findings.md, loop-ratio-20)."""
+    p = make_policy(name, 0.5)
+    a = [report(rate=2_500_000, held=64_000)] * 20  # 25.6 ms, as leg B's 8 kB once it drains
+    b = [None, None, report(rate=0, held=20_000, delivered=0)]
+    b += [report(rate=312_500, held=8000)] * 17
+    decisions = feed(p, a, b)
+    (t1, first), (t2, second) = decisions[:2]
+    assert (t1, first.share_a) == (pytest.approx(2 * PERIOD), pytest.approx(0.98))
+    assert "leg B holds 20000 B, drained none yet" in first.reason
+    assert t2 == pytest.approx(3 * PERIOD)
+    assert second.share_a == pytest.approx(0.889, abs=0.03)
+    assert decisions[-1][1].share_a == pytest.approx(0.889, abs=0.01)
+
+
+def test_a_leg_holding_traffic_waits_while_neither_leg_has_a_rate():
+    """Without the other leg's rate there is nothing to compare with: the split stays."""
+    p = make_policy("capacity", 0.5)
+    a = [report(rate=0, held=9000, delivered=0)] * 10
+    b = [report(rate=0, held=20_000, delivered=0)] * 10
+    assert feed(p, a, b) == []
+
+
+def test_a_leg_with_nothing_held_and_no_rate_keeps_its_share():
+    """A leg that has received nothing yet is not slow, it is unused: no decision."""
+    p = make_policy("capacity", 0.5)
+    assert feed(p, [report(rate=2_500_000)] * 10, [report(rate=0, delivered=0)] * 10) == []
+
+
 # -- delay -------------------------------------------------------------------------------
 
 
