@@ -12,19 +12,28 @@ class StaticPolicy(Policy):
     name = "static"
 
 
+def other_leg(leg: str) -> str:
+    return "b" if leg == "a" else "a"
+
+
 class CapacityPolicy(Policy):
     """Leg A's share follows rate_a / (rate_a + rate_b), the legs' drain rates smoothed by
-    an EWMA, with hysteresis: the oracle's matching split, learnt from the reports. Until
-    both legs have drained something (their first rates) the split stays, except that a
-    leg holding traffic it has not yet drained, while the other leg has a rate, gets only
-    the probe share (`waiting_leg`); the first rate-based decision follows at once."""
+    an EWMA, with hysteresis: the oracle's matching split, learnt from the reports. The
+    start comes first (`start_step`): a leg holding traffic before its first rate, or more
+    than BEHIND_S later than the other leg once both have rates, gets only the probe share
+    until it has drained what the initial split put there; then the rates' share."""
 
     name = "capacity"
+    # At the start, a leg this much later than the other (held bytes / drain rate) drains
+    # before it gets its share; below it, the split's own batch runs and noise.
+    BEHIND_S = 0.05
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.rate: dict[str, float] = {}
         self.held: dict[str, int] = {}
+        self.starting = True  # until start_step hands over to the policy's own rule
+        self.draining: str | None = None  # the leg start_step lets drain
 
     def learn_rate(self, leg: str, report: Report) -> None:
         self.held[leg] = report.held_bytes
@@ -51,6 +60,33 @@ class CapacityPolicy(Policy):
                 return self.propose(target, now, reason, paced=False)
         return None
 
+    def start_step(self, now: float) -> Decision | None:
+        """The start, before the policy's own rule (which takes over once `starting` is
+        False). The initial split is a guess: from 50:50 at 8:1, TCP's slow start had put
+        20 to 44 kB (64 to 141 ms) on the 2.5 Mbit/s leg B by its first rate, and at the
+        rates' share leg B kept that lag, its 11-frame batch runs on top: frames more than
+        t-Reordering (100 ms) behind were lost (findings.md, loop-ratio-20). So a leg more
+        than BEHIND_S later than the other gets only the probe share until its delay is
+        down to the other's (unpaced: the policy's first decision follows at once)."""
+        if len(self.rate) < 2:
+            return self.waiting_leg(now)
+        delay = {
+            leg: self.held.get(leg, 0) / rate if rate else float("inf")  # alpha 1: rate 0
+            for leg, rate in self.rate.items()
+        }
+        late = "a" if delay["a"] > delay["b"] else "b"
+        if self.draining is None and delay[late] - delay[other_leg(late)] > self.BEHIND_S:
+            self.draining = late
+        if self.draining is None or delay[self.draining] <= delay[other_leg(self.draining)]:
+            self.starting = False
+            return None
+        leg = self.draining
+        reason = (
+            f"start: leg {leg.upper()} {delay[leg] * 1e3:.0f} ms behind "
+            f"{delay[other_leg(leg)] * 1e3:.0f} ms, drains first"
+        )
+        return self.propose(0.0 if leg == "a" else 1.0, now, reason, paced=False)
+
     def rate_share(self) -> float | None:
         """Leg A's share of the legs' summed drain rates; None before both have one."""
         if len(self.rate) < 2 or self.rate["a"] + self.rate["b"] <= 0:
@@ -59,9 +95,13 @@ class CapacityPolicy(Policy):
 
     def on_report(self, leg: str, report: Report, now: float) -> Decision | None:
         self.learn_rate(leg, report)
+        if self.starting:
+            decision = self.start_step(now)
+            if self.starting:
+                return decision
         target = self.rate_share()
         if target is None:
-            return self.waiting_leg(now)
+            return None
         return self.propose(
             target, now, f"drain rates {self.rate['a']:.0f}:{self.rate['b']:.0f} B/s"
         )
@@ -77,7 +117,7 @@ class DelayPolicy(CapacityPolicy):
     4:1 (loop-ratio-20, experiments/docs/baselines/findings.md). The floor keeps two nearly
     empty legs (a few ms each, mostly noise) from swinging the split. A leg that drains
     nothing (after it drained something) counts as infinitely late and gets only the probe
-    share; before both legs have drained something, the capacity policy's rule."""
+    share. The start is the capacity policy's (`start_step`)."""
 
     name = "delay"
     DELAY_FLOOR_S = 0.05
@@ -98,8 +138,10 @@ class DelayPolicy(CapacityPolicy):
         if len(self.delay) < 2 or leg != "b":  # one evaluation per pair of reports
             return None
         da, db = self.delay["a"], self.delay["b"]
-        if len(self.rate) < 2:
-            return self.waiting_leg(now)  # as the capacity policy
+        if self.starting:  # as the capacity policy
+            decision = self.start_step(now)
+            if self.starting:
+                return decision
         if float("inf") in (da, db):
             if da == db:
                 return None
