@@ -1,6 +1,6 @@
 """Fuzzer for the project's three command lines and their config files (issue 20).
 
-    python -m experiments.clifuzz [--duration-s 20] [--seed 1]
+    python -m experiments.clifuzz [--duration-s 20] [--seed 1] [--min-inputs 0]
 
 Every option and positional of `dcctl`, `dcexp` and `p4sim` (found by walking their argparse
 parsers, subcommands included), and of the benches' parsers (parse_only: their main() would
@@ -19,8 +19,9 @@ stderr (`prog: error: ...` or `dcexp: ...`), never a traceback; a broken config 
 bad user name or address must be refused.
 
 It lives in experiments because that package is the one that may import all three CLIs.
-Seeded and bounded in time; prints the seed, the inputs tried and the outcomes counted, and
-exits 1 listing the offending inputs when a rule is broken.
+Seeded and bounded in time (and, with --min-inputs, by a number of inputs that a slow or busy
+machine takes longer to reach rather than skips); prints the seed, the inputs tried and the
+outcomes counted, and exits 1 listing the offending inputs when a rule is broken.
 """
 
 from __future__ import annotations
@@ -380,7 +381,7 @@ def side_effects_stopped(work: Path):
         os.chdir(cwd)
 
 
-def fuzz(seconds: float, seed: int) -> int:
+def fuzz(seconds: float, seed: int, min_inputs: int = 0) -> int:
     rnd = random.Random(seed)
     leaves = _commands()
     outcomes: collections.Counter = collections.Counter()
@@ -391,7 +392,7 @@ def fuzz(seconds: float, seed: int) -> int:
         inputs = Inputs(work, rnd)
         deadline = time.monotonic() + seconds
         with side_effects_stopped(work / "dir"):
-            while time.monotonic() < deadline:
+            while time.monotonic() < deadline or tried < min_inputs:
                 leaf = rnd.choice(leaves)
                 kind, argv = make_input(leaf, inputs)
                 outcome, detail = run_one(leaf[0][0], argv)
@@ -422,8 +423,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     add_old_name(p, "--seconds", budget)
     p.add_argument("--seed", type=int_range(0, MAX_UINT64, "seed"), default=1)
+    p.add_argument(
+        "--min-inputs",
+        type=int_range(0, 10_000_000, "min inputs"),
+        default=0,
+        help="go on past the time budget until this many inputs were tried",
+    )
     args = p.parse_args(argv)
-    return fuzz(args.duration_s, args.seed)
+    return fuzz(args.duration_s, args.seed, args.min_inputs)
 
 
 if __name__ == "__main__":

@@ -40,6 +40,11 @@ class TableFull(ControlPlaneError):
     """Table at its declared size: RESOURCE_EXHAUSTED."""
 
 
+class NoMemory(ControlPlaneError, MemoryError):
+    """An engine could not allocate what a write or a load needs (the native engine's C
+    state): RESOURCE_EXHAUSTED; the table is left as it was."""
+
+
 class ConstViolation(ControlPlaneError):
     """Write to a const default action or to a table with const entries: PERMISSION_DENIED."""
 

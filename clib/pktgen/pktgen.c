@@ -30,7 +30,8 @@
  *   pktgen flood   -i IF --rx RX[,RX] --frame HEX --duration-s S
  *                  open loop, as fast as sendmmsg goes; the same JSON
  *   pktgen latency -i IF --rx RX[,RX] --frame HEX --pps P --count N
- *                  paced probes, one-way delay each; JSON: sent, received, p50_us, p99_us
+ *                  paced probes, one-way delay each; JSON: sent, received, p50_us, p99_us;
+ *                  after the last, waits until every probe is back or none came back for 5 s
  *   pktgen latency -i IF --rx RX[,RX] --pdcp SN_BITS --size N [--first N] --pps P --count N
  *                  the same through a PDCP receiver (pdcp-agent): each probe is tx's PDCP
  *                  PDU of --size bytes, numbered from --first on like tx's (a receiver drops
@@ -43,6 +44,7 @@
 #include <linux/if_packet.h>
 #include <net/ethernet.h>
 #include <net/if.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -395,6 +397,9 @@ static int do_rx(const char *ifname, double duration, unsigned idle_ms, uint64_t
 #define LOOP_BATCH 32
 #define MAX_RX 4
 #define MAX_PROBES 2000000 /* 10 s at 200,000 probes/s */
+/* Probes still missing after the last was sent: how long none may come back before they
+ * count as lost (a part under test that a busy machine holds up gets them through late) */
+#define LATENCY_QUIET_NS 5000000000ull
 
 struct loop_options {
 	char *rx_list;
@@ -454,6 +459,16 @@ static unsigned drain(void (*fn)(const uint8_t *, unsigned))
 		}
 	}
 	return total;
+}
+
+/* Block until an RX socket has a frame, or `ms` pass. */
+static void wait_readable(int ms)
+{
+	struct pollfd p[MAX_RX];
+
+	for (int r = 0; r < nrx; r++)
+		p[r] = (struct pollfd){.fd = rxfd[r], .events = POLLIN};
+	poll(p, (nfds_t)nrx, ms);
 }
 
 static void stamp(uint8_t *f, uint64_t seq, uint64_t t)
@@ -523,9 +538,19 @@ static int do_latency(int tx, uint8_t (*bufs)[MAX_FRAME], double pps, uint64_t c
 		send_frames(tx, bufs, 1);
 		next += gap;
 	}
+	/* The last probes' way back, polled at once as the others were for 200 ms; then, while
+	 * some are missing, waited for without spinning */
 	for (uint64_t end = pktio_clock_ns(CLOCK_MONOTONIC) + 200000000ull;
-	     pktio_clock_ns(CLOCK_MONOTONIC) < end;)
+	     nprobes < count && pktio_clock_ns(CLOCK_MONOTONIC) < end;)
 		drain(on_probe);
+	for (uint64_t quiet = pktio_clock_ns(CLOCK_MONOTONIC);
+	     nprobes < count && pktio_clock_ns(CLOCK_MONOTONIC) - quiet < LATENCY_QUIET_NS;) {
+		unsigned before = nprobes;
+		wait_readable(100);
+		drain(on_probe);
+		if (nprobes > before)
+			quiet = pktio_clock_ns(CLOCK_MONOTONIC);
+	}
 	qsort(probe_us, nprobes, sizeof *probe_us, cmp_double);
 	double p50 = nprobes ? probe_us[nprobes / 2] : -1,
 	       p99 = nprobes ? probe_us[(unsigned)(nprobes * 0.99)] : -1;

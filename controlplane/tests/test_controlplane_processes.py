@@ -40,7 +40,8 @@ def test_a_session_leader_goes_with_the_children_it_started():
     )
     grandchild = int(proc.stdout.readline())
     assert stop_process(proc) == -signal.SIGTERM
-    deadline = time.monotonic() + 5
+    # the grandchild sleeps 60 s: 30 s tells a stopped one from a survivor on any machine
+    deadline = time.monotonic() + 30
     while alive(grandchild):
         assert time.monotonic() < deadline, "the grandchild outlived its process group's stop"
         time.sleep(0.02)

@@ -107,7 +107,7 @@ def test_both_paths_deliver_a_paced_load_and_count_its_cpu(tmp_path):
 @pytest.mark.netns
 def test_tcp_crosses_three_af_xdp_hops(tmp_path):
     raw = rawpath.measure(1.0, tmp_path, XSKFWD)
-    assert raw.goodput_mbit > 20  # hundreds on an idle machine; nothing at all if broken
+    assert raw.goodput_mbit > 1  # TCP got through (0 if broken); its rate is the benchmark's
     assert len(raw.hop_us_per_frame) == 3 and all(u > 0 for u in raw.hop_us_per_frame)
 
 

@@ -417,8 +417,8 @@ def test_an_out_that_cannot_be_a_directory_is_refused_before_the_sweep(tmp_path,
 def test_raw_limit_carries_tcp_through_three_forwarders(tmp_path):
     before = set(leftovers("rl"))
     raw = rawpath.measure(1.0, tmp_path)
-    assert raw.goodput_mbit > 20  # hundreds on an idle machine; nothing at all if broken
-    assert raw.frames_per_s > 1000
+    # TCP got through (0 if the chain is broken); how fast is the benchmark's question
+    assert raw.goodput_mbit > 1 and raw.frames_per_s > 0
     assert len(raw.hop_us_per_frame) == 3 and all(u > 0 for u in raw.hop_us_per_frame)
     assert set(leftovers("rl")) <= before  # its namespaces are gone
 

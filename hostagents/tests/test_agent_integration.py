@@ -218,7 +218,7 @@ class AgentTestbed:
     def stop_agent(self) -> dict:
         """SIGTERM the agent; return its final stats line."""
         assert self.agent is not None
-        rc = stop_process(self.agent, grace_s=10)
+        rc = stop_process(self.agent, grace_s=120)  # its final stats line, however starved
         assert rc == 0, self.stderr_path.read_text(errors="replace")
         lines = [json.loads(line) for line in self.stats_path.read_text().splitlines()]
         assert lines and lines[-1].get("final") is True, lines[-1:]

@@ -15,7 +15,8 @@ returns, the arbitration answer to a second client or to the primary's re-arbitr
 what the primary's stream brings after a PacketOut or a DigestListAck (PacketIns, StreamErrors
 and arbitration answers in order, then the DigestLists' data in order: nothing orders the two
 kinds, `digests_last`; up to the PacketIn of a marker PacketOut sent after it and, when a
-digest is configured, the marker's digest; every DigestList is acknowledged at once).
+digest is configured, the marker's digest; the DigestLists are acknowledged once the marker
+came, so that digest data a step repeats comes before its ack on both).
 
 Verdicts per request: `same`, `explained` (p4sim follows the P4Runtime specification where
 PI does not, or the spec leaves the answer open: `rtexplain.py`, each with the spec's section
@@ -122,6 +123,9 @@ class Target:
         self.base = 0
         self.second_eid: int | None = None
         self.markers = 0
+        # a VERIFY_AND_SAVE config waits for COMMIT (run_sequence keeps it): a DigestEntry
+        # read answers for that config, not for the running pipeline that sends digests
+        self.saved = False
 
     # -- streams --------------------------------------------------------------------------
     def _open_stream(self, message) -> str:
@@ -156,16 +160,17 @@ class Target:
             return code_pb2.Code.Name(answer.arbitration.status.code)
         return f"first message {answer.WhichOneof('update')}"
 
-    def _stream_step(self, message) -> dict:
+    def _stream_step(self, message, times: int = 1) -> dict:
         """`message` (a PacketOut, DigestListAck or the primary's arbitration) on the
-        primary's stream, then a marker PacketOut; what the stream brings up to the marker's
-        PacketIn and, with its digest configured, the marker's digest: one text line each
-        (DigestLists acknowledged)."""
+        primary's stream, `times` times back to back, then a marker PacketOut; what the
+        stream brings up to the marker's PacketIn and, with its digest configured, the
+        marker's digest: one text line each (DigestLists acknowledged)."""
         requests, _, answers = self.streams[0]
         _drain(answers)
-        digest_ids = self._configured_digests()
-        requests.put(message)
-        return {"code": "OK", "stream": self._until_marker(requests, answers, bool(digest_ids))}
+        digests = not self.saved and bool(self._configured_digests())
+        for _ in range(times):
+            requests.put(message)
+        return {"code": "OK", "stream": self._until_marker(requests, answers, digests)}
 
     def _until_marker(self, requests: queue.Queue, answers: queue.Queue, digests: bool):
         """Send a marker PacketOut; what the stream brings until its PacketIn (and its digest
@@ -178,6 +183,10 @@ class Target:
             marker.packet.metadata.add(metadata_id=m.id, value=b"\x00")
         requests.put(marker)
         lines: list[str] = []
+        # DigestLists are acknowledged once the marker came: data a step repeats (rtgen's
+        # same_digest_data) then comes before the ack on both, whenever the switch's
+        # pipeline gets to it
+        acks: list[p4runtime_pb2.StreamMessageRequest] = []
         packet_seen, digest_seen = False, not digests
         deadline = time.monotonic() + STREAM_TIMEOUT_S
         while not (packet_seen and digest_seen):
@@ -199,7 +208,7 @@ class Target:
                 ack = p4runtime_pb2.StreamMessageRequest()
                 ack.digest_ack.digest_id = answer.digest.digest_id
                 ack.digest_ack.list_id = answer.digest.list_id
-                requests.put(ack)
+                acks.append(ack)
                 for data in answer.digest.data:
                     tag = data.struct.members[0].bitstring if data.struct.members else b""
                     if int.from_bytes(tag, "big") == marker_tag:
@@ -220,6 +229,8 @@ class Target:
             else:
                 lines.append(f"{kind} " + text_format.MessageToString(getattr(answer, kind),
                                                                      as_one_line=True))  # fmt: skip
+        for ack in acks:
+            requests.put(ack)
         return digests_last(lines)
 
     def _configured_digests(self) -> list[int]:
@@ -303,7 +314,7 @@ class Target:
             self.second_eid = request.arbitration.election_id.low
             return {"code": self._open_stream(request)}
         if step.rpc in STREAM_RPCS:
-            return self._stream_step(request)
+            return self._stream_step(request, step.times)
         method = getattr(self.stub, step.rpc)
         try:
             if step.rpc == "Read":
@@ -461,6 +472,8 @@ def run_sequence(rig: Rig, steps: list[Step]) -> list[StepResult]:
     saved = False  # a VERIFY_AND_SAVE config waits for COMMIT on both
     pre = False  # both hold what PI's RECONCILE_AND_COMMIT drops
     for i, step in enumerate(steps):
+        for target in rig.targets:
+            target.saved = saved
         ours, theirs = (target.run(step) for target in rig.targets)
         rig.alive()
         pre |= wrote_what_reconcile_drops(step, ours, theirs)
@@ -499,7 +512,8 @@ def run_sequence(rig: Rig, steps: list[Step]) -> list[StepResult]:
 
 def step_json(step: Step) -> dict:
     text = text_format.MessageToString(step.request)
-    return {"rpc": step.rpc, "client": step.client, "note": step.note, "request": text}
+    doc = {"rpc": step.rpc, "client": step.client, "note": step.note, "request": text}
+    return doc | ({"times": step.times} if step.times != 1 else {})
 
 
 def step_from_json(doc: dict) -> Step:
@@ -516,7 +530,10 @@ def step_from_json(doc: dict) -> Step:
     if doc.get("rpc") not in kinds:
         raise ToolError(f"case step rpc {doc.get('rpc')!r}: expected one of {', '.join(kinds)}")
     request = text_format.Parse(doc["request"], kinds[doc["rpc"]]())
-    return Step(doc["rpc"], request, doc.get("client", "primary"), doc.get("note", ""))
+    times = doc.get("times", 1)
+    if not isinstance(times, int) or not 1 <= times <= 10:
+        raise ToolError(f"case step times {times!r}: expected a whole number from 1 to 10")
+    return Step(doc["rpc"], request, doc.get("client", "primary"), doc.get("note", ""), times)
 
 
 def shrink(rig: Rig, steps: list[Step], budget: int = 30) -> list[Step]:

@@ -577,6 +577,24 @@ SAVED_CONFIG_DIGESTS = (
     "SetForwardingPipelineConfig: VERIFY_AND_SAVE does not modify the forwarding state; "
     f"{PI}frontend/src/device_mgr.cpp:596, digest_mgr.cpp:471]"
 )
+HELD_LONGER = (
+    "digest data a step repeats: p4sim sends it again once its list is acknowledged or "
+    "ack_timeout_ns old, PI holds it longer: its ack task keeps a reference to the stream's "
+    "request, which the next message read overwrites (an ack right after another can be "
+    "lost), and its cache sweep runs every ack_timeout_ns but at least every 100 ms, "
+    "dropping a list on its second visit [PI; spec 9.9 DigestEntry: the server must delete "
+    "a list's cache entries when they are at least ack_timeout_ns old or when a matching "
+    f"DigestListAck is received; {PI}frontend/src/digest_mgr.cpp:947, server/pi_server.cpp:496, "
+    "frontend/src/digest_mgr.cpp:727, digest_mgr.cpp:389]"
+)
+SAME_DATA_NOTES = ("the same data twice before its ack", "the same data after its ack")  # rtgen
+SAVED_CONFIG_DIGEST_ENTRY = (
+    "while a config VERIFY_AND_SAVE saved waits for COMMIT, a DigestEntry written then: "
+    "p4sim configures the saved config's digest (spec: later Writes refer to the new "
+    "config), so the running pipeline sends none; PI also configures its target's learning, "
+    "which the running pipeline uses, and sends them [PI; spec 14 SetForwardingPipelineConfig "
+    f"(VERIFY_AND_SAVE); {PI}frontend/src/digest_mgr.cpp:877]"
+)
 MALFORMED_NOTES = ("unknown metadata id", "metadata missing", "metadata twice",
                    "metadata too wide")  # fmt: skip
 
@@ -588,6 +606,8 @@ def explain_stream(
     `saved`: a config VERIFY_AND_SAVE saved waits for COMMIT on both."""
     if saved and theirs == [line for line in ours if not line.startswith("digest ")]:
         return SAVED_CONFIG_DIGESTS
+    if saved and ours == [line for line in theirs if not line.startswith("digest ")]:
+        return SAVED_CONFIG_DIGEST_ENTRY
     if step.rpc == "PacketOut" and step.note in MALFORMED_NOTES:
         refused = [line for line in ours if line.startswith("error ")]
         if (
@@ -598,6 +618,8 @@ def explain_stream(
             ]
         ):
             return MALFORMED_PACKET_OUT
+    if step.rpc == "PacketOut" and step.note in SAME_DATA_NOTES and sent_again(ours, theirs):
+        return HELD_LONGER
     if step.rpc == "Arbitrate" and ours == ["arbitration OK"] and theirs == []:
         return SAME_ELECTION_ID
     if (
@@ -607,6 +629,20 @@ def explain_stream(
     ):
         return UNKNOWN_DIGEST_ACK
     return None
+
+
+def sent_again(ours: list[str], theirs: list[str]) -> bool:
+    """Whether the two streams differ only in p4sim sending the step's one digest data more
+    often than PI (never less, and nothing else)."""
+    data = [line for line in ours if line.startswith("digest ")]
+    held = [line for line in theirs if line.startswith("digest ")]
+    return (
+        len(set(data)) == 1
+        and len(held) < len(data)
+        and set(held) <= set(data)
+        and [line for line in ours if line not in data]
+        == [line for line in theirs if line not in held]
+    )
 
 
 COMPARED = ("code", "updates", "entities", "config", "stream")  # messages are shown, not compared

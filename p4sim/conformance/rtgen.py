@@ -50,6 +50,7 @@ class Step:
     request: object
     client: str = "primary"
     note: str = ""  # what the generator meant (a mistake's name), for the report
+    times: int = 1  # a stream message sent this many times back to back
 
 
 def canonical(value: int) -> bytes:
@@ -85,6 +86,7 @@ class RequestGenerator:
         # each PacketOut's own tag, from a start of this sequence's: no digest repeats one
         # of an earlier sequence that a switch may still hold unacknowledged (ack_timeout_ns)
         self.tag = rng.randrange(1 << 30) if stream else 0
+        self.next_steps: list[Step] = []  # steps that must follow the one just made
 
     # -- values ----------------------------------------------------------------------------
     def number(self, bits: int) -> int:
@@ -620,7 +622,9 @@ class RequestGenerator:
     def packet_out(self) -> Step:
         """A PacketOut on the primary's stream: a data header (kind, a tag of its own) after
         the packet_out metadata, or a mistake in the metadata (spec 16.1: unknown id, one
-        missing, one given twice, a value too wide)."""
+        missing, one given twice, a value too wide); or the same data repeated."""
+        if self.digests and self.rng.random() < 0.15:
+            return self.same_digest_data()
         self.tag += 1
         request = p4runtime_pb2.StreamMessageRequest()
         packet = request.packet
@@ -642,6 +646,21 @@ class RequestGenerator:
             bits = self.packet_out_header.metadata[0].bitwidth
             packet.metadata[0].value, note = canonical(1 << bits), "metadata too wide"
         return Step("PacketOut", request, "primary", note)
+
+    def same_digest_data(self) -> Step:
+        """One PacketOut sent twice back to back, so that its digest data comes again before
+        the DigestList of the first can be acknowledged, then (the next step) once more
+        after that ack: the digest cache of spec 9.9 DigestEntry (data sent and not
+        acknowledged is not sent again) and its end at the DigestListAck."""
+        self.tag += 1
+        request = p4runtime_pb2.StreamMessageRequest()
+        request.packet.payload = bytes([self.rng.choice([0, 1, 2, 5, 7])]) + self.tag.to_bytes(
+            4, "big"
+        )
+        for m in self.packet_out_header.metadata:
+            request.packet.metadata.add(metadata_id=m.id, value=canonical(self.number(m.bitwidth)))
+        self.next_steps.append(Step("PacketOut", request, "primary", "the same data after its ack"))
+        return Step("PacketOut", request, "primary", "the same data twice before its ack", times=2)
 
     def digest_ack(self) -> Step:
         """A DigestListAck of a list never sent (spec 16.3), of a known digest or not."""
@@ -666,6 +685,8 @@ class RequestGenerator:
         return Step("Arbitrate", request, "primary", f"the primary again, election id {eid}")
 
     def step(self) -> Step:
+        if self.next_steps:
+            return self.next_steps.pop(0)
         if self.packet_out_header is not None and self.still_primary() and self.rng.random() < 0.2:
             r = self.rng.random()
             if self.digests and r < 0.15:

@@ -46,6 +46,9 @@ def new_device(
                 "native engine: %s is not supported natively; this pipeline runs on the interpreter",
                 reason,
             )
+        except MemoryError as exc:  # what could not be allocated (device.py names it)
+            reason = str(exc) or "no memory"
+            log.error("native engine: %s; this pipeline runs on the interpreter", reason)
         except BuildError as exc:
             reason = str(exc)
             log.error("native engine: build failed, this pipeline runs on the interpreter: %s", exc)

@@ -15,7 +15,7 @@ from collections import deque
 from pathlib import Path
 
 from p4sim.engine.action_profiles import Member
-from p4sim.model import MAX_MCAST_GROUP, TableEntry
+from p4sim.model import MAX_MCAST_GROUP, NoMemory, TableEntry
 from p4sim.native.build import HERE as RUNTIME_DIR
 from p4sim.native.build import build
 from p4sim.native.codegen import CodeGen, TableLayout
@@ -35,6 +35,13 @@ def _words(value: int, n: int) -> list[int]:
 
 def _arr(ctype, values):
     return (ctype * max(len(values), 1))(*values)
+
+
+def _allocated(status: int, what: str) -> None:
+    """The status of a C call that allocates (api.c): -1 is memory it could not get; the
+    C state is then as before the call."""
+    if status == -1:
+        raise NoMemory(f"native engine: no memory for {what}")
 
 
 def load(path) -> ctypes.CDLL:
@@ -184,7 +191,7 @@ class NativeTable:
         if kinds.count("lpm") == 1 and all(k in ("exact", "lpm") for k in kinds):
             w0, nw = layout.key_words[kinds.index("lpm")]
             lpm_word = w0 if nw == 1 else -1
-        dev.lib.p4n_table_init(
+        status = dev.lib.p4n_table_init(
             dev.ctx,
             layout.index,
             layout.nwords,
@@ -194,6 +201,7 @@ class NativeTable:
             capacity,
             ctypes.c_int32(lpm_word),
         )
+        _allocated(status, f"table {self.definition.name} ({capacity} records)")
         # indirect tables: C groups mirrored from the action profile's groups
         self.group_index: dict[int, int] = {}  # id(group) -> C group
         self.group_objs: dict = {}  # C group -> group (kept alive while mirrored)
@@ -237,7 +245,7 @@ class NativeTable:
         else:
             action = self.layout.actions.index(rec.entry.action)
             args = self._args(rec.entry.action, rec.argv)
-        self.dev.lib.p4n_table_set_rec(
+        status = self.dev.lib.p4n_table_set_rec(
             self.dev.ctx,
             self.layout.index,
             slot,
@@ -249,6 +257,7 @@ class NativeTable:
             _arr(ctypes.c_uint64, b),
             _arr(ctypes.c_uint64, args),
         )
+        _allocated(status, f"an entry of table {self.definition.name}")
 
     # -- action profiles and selectors (a table with `implementation`) ------------------
     def _target(self, rec) -> tuple[int, list[int]]:
@@ -267,9 +276,9 @@ class NativeTable:
         index = self.group_index.get(id(group))
         if index is None or self.group_objs[index] is not group:
             index = self.free_groups.pop() if self.free_groups else len(self.group_objs)
+            self._push_group(index, group)
             self.group_objs[index] = group
             self.group_index[id(group)] = index
-            self._push_group(index, group)
         return index
 
     def _push_group(self, index: int, group) -> None:
@@ -277,7 +286,7 @@ class NativeTable:
         for _, member in group.slots:  # in handle order: BMv2's choice is slot hash % n
             actions.append(self.layout.actions.index(member.info.action))
             args += self._args(member.info.action, member.argv)
-        self.dev.lib.p4n_table_set_group(
+        status = self.dev.lib.p4n_table_set_group(
             self.dev.ctx,
             self.layout.index,
             index,
@@ -285,6 +294,7 @@ class NativeTable:
             _arr(ctypes.c_int32, actions),
             _arr(ctypes.c_uint64, args),
         )
+        _allocated(status, f"a group of table {self.definition.name}")
 
     def resync(self) -> None:
         """After a change of the action profile (a member's action, a group's members, a
@@ -339,13 +349,14 @@ class NativeTable:
     def _push_bucket(self, exact: tuple) -> None:
         bucket = self.py.index.get(exact, [])
         slots = [self.slots[r.key] for r in bucket]
-        self.dev.lib.p4n_table_set_bucket(
+        status = self.dev.lib.p4n_table_set_bucket(
             self.dev.ctx,
             self.layout.index,
             _arr(ctypes.c_uint64, self._exact_words(exact)),
             len(slots),
             _arr(ctypes.c_int32, slots),
         )
+        _allocated(status, f"the lookup index of table {self.definition.name}")
 
     def _push_default(self) -> None:
         entry = self.py.default_entry()
@@ -363,8 +374,16 @@ class NativeTable:
         with self.dev.lock:
             self.py.insert(entry)
             rec = self.py.records[self.py._compile(entry, with_action=False).key]
-            self._attach(rec)
-            self._push_bucket(rec.exact)
+            try:
+                self._attach(rec)
+                self._push_bucket(rec.exact)
+            except NoMemory:  # the C table is as it was: so is the interpreter's
+                slot = self.slots.pop(rec.key, None)
+                if slot is not None:
+                    self.free.append(slot)
+                self._release(rec.entry)
+                self.py.delete(entry)
+                raise
 
     def modify(self, entry: TableEntry) -> None:
         with self.dev.lock:
@@ -374,7 +393,11 @@ class NativeTable:
             self.py.modify(entry)
             rec = self.py.records[key]
             slot = self.slots[key]
-            self._push_rec(rec, slot)
+            try:
+                self._push_rec(rec, slot)
+            except NoMemory:  # the C record is as it was: so is the interpreter's
+                self.py.modify(old_entry)
+                raise
             if old_entry is not entry:
                 config = old_entry.meter_config if old_entry is not None else None
                 self._release(old_entry)
@@ -387,9 +410,12 @@ class NativeTable:
             key = self.py._compile(entry, with_action=False).key
             rec = self.py.records.get(key)
             self.py.delete(entry)
-            slot = self.slots.pop(key)
-            self.free.append(slot)
-            self._push_bucket(rec.exact)
+            try:
+                self._push_bucket(rec.exact)
+            except NoMemory:  # the C bucket still holds the record: so does the interpreter
+                self.py.insert(rec.entry)
+                raise
+            self.free.append(self.slots.pop(key))
             self._release(rec.entry)
 
     def find(self, match, priority):
@@ -517,11 +543,10 @@ class NativeDevice:
         self.action_profiles = interp.action_profiles
         self.digests: deque = deque(maxlen=MAX_DIGESTS)
         self.digest_types = gen.digests
-        self.ctx = ctypes.c_void_p(
-            self.lib.p4n_new(
-                len(gen.tables), len(gen.registers), len(gen.counters), len(gen.meters)
-            )
-        )
+        self._counts = (len(gen.tables), len(gen.registers), len(gen.counters), len(gen.meters))
+        self.ctx = ctypes.c_void_p(self.lib.p4n_new(*self._counts))
+        if not self.ctx.value:
+            raise NoMemory("native engine: no memory for the device (p4n_new)")
         self.lock = NativeLock(self)
         self._pre_pushed: dict = {}
         self.tables: dict[str, NativeTable] = {}
@@ -537,12 +562,15 @@ class NativeDevice:
         self.registers = {}
         for i, name in enumerate(gen.registers):
             d = interp.registers[name].definition
-            self.lib.p4n_reg_init(self.ctx, i, d.size, min(d.bitwidth, 64))
+            status = self.lib.p4n_reg_init(self.ctx, i, d.size, min(d.bitwidth, 64))
+            _allocated(status, f"register {name} ({d.size} cells)")
             self.registers[name] = NativeRegister(d, self.lib.p4n_reg_cells(self.ctx, i), self)
         self.counters = {}
         for i, name in enumerate(gen.counters):
             d = interp.counters[name].definition
-            self.lib.p4n_ctr_init(self.ctx, i, d.size)
+            _allocated(
+                self.lib.p4n_ctr_init(self.ctx, i, d.size), f"counter {name} ({d.size} cells)"
+            )
             self.counters[name] = NativeCounter(
                 d,
                 self.lib.p4n_ctr_cells(self.ctx, i, 0),
@@ -553,10 +581,10 @@ class NativeDevice:
         for name, py in interp.meters.items():
             index = gen.meters.index(name) if name in gen.meters else None
             if index is not None:
-                self.lib.p4n_mtr_init(self.ctx, index, py.definition.size)
+                status = self.lib.p4n_mtr_init(self.ctx, index, py.definition.size)
+                _allocated(status, f"meter {name} ({py.definition.size} cells)")
             self.meters[name] = NativeMeter(self, py, index)
         self._out = ctypes.c_void_p()
-        self._counts = (len(gen.tables), len(gen.registers), len(gen.counters), len(gen.meters))
 
     def __del__(self):
         # The C state goes with the device; nothing else holds it by then (NativePorts swaps
@@ -589,7 +617,7 @@ class NativeDevice:
             if not 0 <= ident <= MAX_MCAST_GROUP:  # the control plane admits none of these
                 what = ("multicast group", "clone session")[kind]
                 raise ValueError(f"{what} {ident} is out of range 1..{MAX_MCAST_GROUP}")
-            self.lib.p4n_set_group(
+            status = self.lib.p4n_set_group(
                 self.ctx,
                 kind,
                 ctypes.c_uint32(ident),
@@ -599,6 +627,7 @@ class NativeDevice:
                 _arr(ctypes.c_uint32, [r for _, r in reps]),
                 ctypes.c_uint32(trunc),
             )
+            _allocated(status, f"{('multicast group', 'clone session')[kind]} {ident}")
         self._pre_pushed = snapshot
 
     # -- Device -----------------------------------------------------------------------

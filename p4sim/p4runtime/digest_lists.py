@@ -14,8 +14,11 @@ waiting for an ack; a new record beyond that is dropped (counted in `dropped`, l
 
 State belongs to one DigestEntry config object of one pipeline: after a DELETE (and a new
 INSERT) or a new pipeline the config is another object, and what was gathered or held for the
-old one is forgotten (PI's digest manager resets a digest on DELETE too). MODIFY keeps the
-object (digests.write_digest), so the new values apply to what is gathered and held.
+old one is forgotten (PI's digest manager resets a digest on DELETE too: DigestData::reset
+drops the list being built and the held data). MODIFY keeps the object (digests.write_digest),
+so the new values apply to what is gathered and held; `reconfigured()` after such a write
+sends a list the new values make due at once (a shorter max_timeout_ns, a smaller
+max_list_size) and wakes the flush thread, which waited for the old deadline.
 """
 
 from __future__ import annotations
@@ -126,9 +129,18 @@ class DigestLists:
             _, records = state.unacked.pop(list_id)
             _release(state, list_id, records)
 
+    def reconfigured(self) -> None:
+        """DigestEntry configs were written (or the pipeline changed): forget the state of
+        configs gone, send what the new values make due, and let the flush thread wait for
+        the new deadlines instead of the old ones."""
+        with self._lock:
+            self._flush_due(self._clock())
+            self._lock.notify_all()
+
     def flush_due(self) -> int | None:
-        """Send every list whose first record has waited `max_timeout_ns`; the nanoseconds
-        until the next one is due (None: none is gathering)."""
+        """Send every list whose first record has waited `max_timeout_ns` (or that holds
+        `max_list_size` records, which a MODIFY may have lowered); the nanoseconds until the
+        next one is due (None: none is gathering)."""
         with self._lock:
             return self._flush_due(self._clock())
 
@@ -141,7 +153,7 @@ class DigestLists:
             if not state.gathering:
                 continue
             due = state.first_ns + state.config.max_timeout_ns
-            if due <= now:
+            if due <= now or 0 < state.config.max_list_size <= len(state.gathering):
                 self._send_gathered(digest_id, state, now)
             else:
                 wait = due - now if wait is None else min(wait, due - now)

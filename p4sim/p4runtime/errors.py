@@ -63,6 +63,7 @@ _ENGINE_CODES = {
     model.EntryNotFound: grpc.StatusCode.NOT_FOUND,
     model.InvalidEntry: grpc.StatusCode.INVALID_ARGUMENT,
     model.TableFull: grpc.StatusCode.RESOURCE_EXHAUSTED,
+    model.NoMemory: grpc.StatusCode.RESOURCE_EXHAUSTED,
     model.ConstViolation: grpc.StatusCode.PERMISSION_DENIED,
     model.InUse: grpc.StatusCode.FAILED_PRECONDITION,
 }

@@ -177,10 +177,9 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
             error = exc
         elif isinstance(exc, RecursionError):  # input nested deeper than a check foresaw
             error = invalid(f"{rpc}: the request is nested too deeply for p4sim")
-        elif isinstance(exc, MemoryError):
-            error = StatusError(
-                grpc.StatusCode.RESOURCE_EXHAUSTED, f"{rpc}: not enough memory for the request"
-            )
+        elif isinstance(exc, MemoryError):  # an engine's (model.NoMemory) names what
+            what = str(exc) or "not enough memory for the request"
+            error = StatusError(grpc.StatusCode.RESOURCE_EXHAUSTED, f"{rpc}: {what}")
         else:  # a bug in p4sim: say so, keep the server up, keep the log line bounded
             log.error("P4Runtime %s: internal error\n%s", rpc, _clipped_traceback(exc))
             error = internal(exc)
@@ -291,6 +290,8 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
                     if time.monotonic() > deadline:
                         break
             time.sleep(0)  # let a waiting packet take the lock
+        if any(u.entity.WhichOneof("entity") == "digest_entry" for u in request.updates):
+            self._digest_lists.reconfigured()  # a MODIFY may bring a pending list's deadline in
         if any(errors):
             raise BatchFailed(errors)
         return p4runtime_pb2.WriteResponse()

@@ -115,7 +115,7 @@ def served(program, request):
 def read_table(stub, p4info, table: str) -> list[p4runtime_pb2.TableEntry]:
     req = p4runtime_pb2.ReadRequest(device_id=0)
     req.entities.add().table_entry.table_id = _id(p4info.tables, f"I.{table}")
-    return [e.table_entry for r in stub.Read(req, timeout=10) for e in r.entities]
+    return [e.table_entry for r in stub.Read(req, timeout=60) for e in r.entities]
 
 
 def _id(entities, name: str) -> int:
@@ -205,7 +205,7 @@ def test_controller_entries_rank_among_the_programs_by_bmv2s_numbers(served):
         e.priority = priority
         e.action.action.action_id = _id(p4info.actions, "I.set")
         e.action.action.params.add(param_id=1, value=bytes([v]))
-        stub.Write(req, timeout=10)
+        stub.Write(req, timeout=60)
 
     def hit() -> int:
         ports.inject(0, bytes([1, 0x11, 0, 0]))

@@ -7,6 +7,7 @@ Run: PATH=/opt/p4tools/bin:$PATH .venv/bin/pytest -q p4sim/tests/test_rtdiff.py
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 from collections import Counter
@@ -58,16 +59,15 @@ def test_sequences_cover_every_rpc_and_entity_kind(info):
 def test_stream_sequences_cover_packets_digests_value_sets_and_rearbitration():
     """On a program that sends every frame back (runtime_stream.p4): PacketOut (right and
     wrong metadata), DigestListAck, the primary's own re-arbitration, ValueSetEntry and
-    DigestEntry writes and reads; writes after a re-arbitration carry the new election id."""
+    DigestEntry writes and reads, the same digest data twice and then after its ack; writes
+    after a re-arbitration carry the new election id."""
     program = rtdiff.PROGRAMS["stream"]
     stream_info = p4info.generate(frontend.compile_file(str(program)).model)
-    steps = [
-        step
-        for n in range(20)  # sequences as rtdiff runs them (a second primary ends PacketOuts)
-        for step in RequestGenerator(
-            stream_info, random.Random(f"rtdiff:1:{n}"), stream=True
-        ).sequence(30)
+    sequences = [  # as rtdiff runs them (a second primary ends PacketOuts)
+        RequestGenerator(stream_info, random.Random(f"rtdiff:1:{n}"), stream=True).sequence(30)
+        for n in range(20)
     ]
+    steps = [step for sequence in sequences for step in sequence]
     assert set(RPCS) <= {s.rpc for s in steps}
     notes = {s.note for s in steps if s.rpc == "PacketOut"}
     assert {"metadata missing", "metadata twice", "unknown metadata id"} <= notes
@@ -81,6 +81,14 @@ def test_stream_sequences_cover_packets_digests_value_sets_and_rearbitration():
         )
     )  # fmt: skip
     assert entities["value_set_entry"] > 0 and entities["digest_entry"] > 0
+    # the same digest data twice before its ack, then (the next step) once after it
+    pairs = [pair for sequence in sequences for pair in itertools.pairwise(sequence)]
+    for first, then in pairs:
+        if first.times == 2:
+            assert first.note == "the same data twice before its ack"
+            assert then.note == "the same data after its ack"
+            assert then.request.packet.payload == first.request.packet.payload
+    assert sum(s.times == 2 for s in steps) >= 2
     generator = RequestGenerator(stream_info, random.Random("rtdiff:1:1"), stream=True)
     eid = rtdiff.PRIMARY_ELECTION_ID
     for s in generator.sequence(200):
@@ -110,6 +118,49 @@ def test_stream_differences_are_explained_only_for_their_cause():
     reasons, diverges = rtexplain.explain(good, ours, theirs, saved=True)
     assert reasons == [rtexplain.SAVED_CONFIG_DIGESTS] and not diverges
     assert rtexplain.explain(good, ours, outcome("OK", stream=[]), saved=True) is None
+    # and the reverse: a DigestEntry written while it waits configures the saved config on
+    # p4sim, PI's target learns for the running pipeline
+    reasons, _ = rtexplain.explain(good, theirs, ours, saved=True)
+    assert reasons == [rtexplain.SAVED_CONFIG_DIGEST_ENTRY]
+    assert rtexplain.explain(good, theirs, ours) is None
+
+
+@pytest.mark.parametrize("note", rtexplain.SAME_DATA_NOTES)
+def test_repeated_digest_data_is_explained_only_when_pi_holds_it_longer(note):
+    """p4sim sends repeated data again once acknowledged or ack_timeout_ns old, PI may hold
+    it longer (a lost ack; its sweep's 100 ms floor): explained. p4sim holding what PI sends,
+    other data, or another difference stays a DIFFER."""
+    step = Step("PacketOut", p4runtime_pb2.StreamMessageRequest(), note=note, times=2)
+    packet = 'packet payload: "\001" metadata { metadata_id: 1 value: "@" }'
+    data = 'digest struct { members { bitstring: "\001" } }'
+    other = 'digest struct { members { bitstring: "\002" } }'
+    explained = [
+        ([packet, packet, data, data], [packet, packet, data]),
+        ([packet, data], [packet]),
+    ]
+    for ours, theirs in explained:
+        reasons, diverges = rtexplain.explain(
+            step, outcome("OK", stream=ours), outcome("OK", stream=theirs)
+        )
+        assert reasons == [rtexplain.HELD_LONGER] and not diverges
+    unexplained = [
+        ([packet], [packet, data]),  # p4sim holds what PI sends
+        ([packet, data, other], [packet, data]),  # two data
+        ([packet, data], []),  # a PacketIn missing too
+        ([packet, data, data], [packet, other]),
+    ]
+    for ours, theirs in unexplained:
+        assert (
+            rtexplain.explain(step, outcome("OK", stream=ours), outcome("OK", stream=theirs))
+            is None
+        )
+    kind = Step("PacketOut", p4runtime_pb2.StreamMessageRequest(), note="kind 1")
+    assert (
+        rtexplain.explain(
+            kind, outcome("OK", stream=[packet, data]), outcome("OK", stream=[packet])
+        )
+        is None
+    )
 
 
 def outcome(code, message="", **rest):
@@ -198,6 +249,11 @@ def test_cases_round_trip_and_bad_ones_are_named(info, tmp_path):
     steps = RequestGenerator(info, random.Random("rtdiff:1:3")).sequence(30)
     back = [rtdiff.step_from_json(json.loads(json.dumps(rtdiff.step_json(s)))) for s in steps]
     assert texts(back) == texts(steps)
+    twice = Step("PacketOut", p4runtime_pb2.StreamMessageRequest(), note="x", times=2)
+    assert rtdiff.step_from_json(json.loads(json.dumps(rtdiff.step_json(twice)))).times == 2
+    for times in (0, 11, "2"):
+        with pytest.raises(ToolError, match="times .*: expected a whole number from 1 to 10"):
+            rtdiff.step_from_json({"rpc": "PacketOut", "request": "", "times": times})
     with pytest.raises(ToolError, match="expected one of Write, Read"):
         rtdiff.step_from_json({"rpc": "Delete", "request": ""})
     bad = tmp_path / "bad.json"

@@ -89,7 +89,7 @@ class Client(PrimarySession):
         req = p4runtime_pb2.ReadRequest(device_id=0)
         ((kind, fields),) = entity.items()
         getattr(req.entities.add(), kind).CopyFrom(type(getattr(req.entities[0], kind))(**fields))
-        return [e for r in self.stub.Read(req, timeout=10) for e in r.entities]
+        return [e for r in self.stub.Read(req, timeout=60) for e in r.entities]
 
     # -- message builders -----------------------------------------------------------
     def action(self, port: int):
@@ -165,7 +165,7 @@ def stf_flows() -> list[tuple[bytes, int]]:
 
 def send(ports: InProcessPorts, frame: bytes) -> int:
     ports.inject(0, frame)
-    out = ports.wait_for(1, timeout=5)
+    out = ports.wait_for(1, timeout=30)
     assert len(out) == 1, out
     return out[0][0]
 
@@ -339,7 +339,7 @@ def _p4sim_outputs(ports: InProcessPorts, frames: list[bytes]) -> dict[int, list
     out: dict[int, list[bytes]] = {}
     for frame in frames:
         ports.inject(0, frame)
-        for port, sent in ports.wait_for(1, timeout=5):
+        for port, sent in ports.wait_for(1, timeout=30):
             out.setdefault(port, []).append(sent)
     return out
 

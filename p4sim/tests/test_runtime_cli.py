@@ -136,7 +136,7 @@ def test_program_on_command_line_is_committed_at_once(tmp_path):
         grpc.channel_ready_future(channel).result(timeout=60)
         stub = p4runtime_pb2_grpc.P4RuntimeStub(channel)
         got = stub.GetForwardingPipelineConfig(
-            p4runtime_pb2.GetForwardingPipelineConfigRequest(device_id=0), timeout=10
+            p4runtime_pb2.GetForwardingPipelineConfigRequest(device_id=0), timeout=60
         )
         tables = {t.preamble.name: t.preamble.id for t in got.config.p4info.tables}
         actions = {a.preamble.name: a.preamble.id for a in got.config.p4info.actions}
@@ -157,16 +157,16 @@ def test_program_on_command_line_is_committed_at_once(tmp_path):
         entry.match.add(field_id=1).exact.value = bytes.fromhex("020000000002")
         entry.action.action.action_id = actions["FwdIngress.forward"]
         entry.action.action.params.add(param_id=1, value=b"\x01")
-        stub.Write(write, timeout=10)
+        stub.Write(write, timeout=60)
         # the entry is there: read it back
         read = p4runtime_pb2.ReadRequest(device_id=0)
         read.entities.add().table_entry.table_id = tables["FwdIngress.l2_fwd"]
-        [response] = stub.Read(read, timeout=10)
+        [response] = stub.Read(read, timeout=60)
         assert len(response.entities) == 1
         requests.put(None)
         channel.close()
     finally:
         stop_process(proc)
-    _, err = proc.communicate(timeout=10)
+    _, err = proc.communicate(timeout=60)
     assert "--thrift-port 9090 ignored" in err
     assert "Traceback" not in err

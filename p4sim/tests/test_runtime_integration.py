@@ -95,7 +95,7 @@ class Client(PrimarySession):
     def read(self, entity: p4runtime_pb2.Entity):
         req = p4runtime_pb2.ReadRequest(device_id=0)
         req.entities.append(entity)
-        return [e for r in self.stub.Read(req, timeout=10) for e in r.entities]
+        return [e for r in self.stub.Read(req, timeout=60) for e in r.entities]
 
     def send_packet_out(self, payload: bytes, egress_port: int) -> None:
         msg = p4runtime_pb2.StreamMessageRequest()
@@ -531,3 +531,22 @@ def test_digests_are_batched_and_held_until_acknowledged(rig):
         pytest.fail("no DigestList after the ack")
     sources = [d.struct.members[0].bitstring for d in second.data]
     assert sources == [bytes.fromhex("0200000000cc"), bytes.fromhex("0200000000aa")]
+
+
+def test_a_modify_shortening_max_timeout_ns_sends_the_pending_list(rig):
+    """A list gathering under a 60 s max_timeout_ns goes out soon after a MODIFY to 10 ms,
+    not at the old deadline (the wait ends at 30 s): the Write wakes the flush thread."""
+    client, ports, _ = rig
+    [digest] = client.p4info.digests
+    u = p4runtime_pb2.Update(type=Update.INSERT)
+    u.entity.digest_entry.digest_id = digest.preamble.id
+    u.entity.digest_entry.config.max_timeout_ns = 60 * 10**9
+    client.write(u)
+    ports.inject(2, bytes.fromhex("020000000002" "0200000000aa" "88b6") + bytes(50))
+    with pytest.raises(queue.Empty):
+        client.digests.get(timeout=0.5)  # gathering: nothing comes before the deadline
+    u.type = Update.MODIFY
+    u.entity.digest_entry.config.max_timeout_ns = 10 * 10**6
+    client.write(u)
+    lst = client.digests.get(timeout=30)
+    assert [d.struct.members[0].bitstring for d in lst.data] == [bytes.fromhex("0200000000aa")]

@@ -70,7 +70,7 @@ class P4RuntimeClient(PrimarySession):
         super().__init__(address, ready_timeout_s=60)
         assert self.arbitration.status.code == 0
         config = self.stub.GetForwardingPipelineConfig(
-            p4runtime_pb2.GetForwardingPipelineConfigRequest(device_id=0), timeout=10
+            p4runtime_pb2.GetForwardingPipelineConfigRequest(device_id=0), timeout=60
         ).config
         self.ids = {
             o.preamble.name: o.preamble.id
@@ -124,7 +124,7 @@ def test_forwards_by_p4runtime_entry_and_drops_after_delete(switch_ns):
         frame = bytes(Ether(dst=DST, src="02:00:00:00:00:01", type=0x88B5) / Raw(b"p4sim" * 20))
         assert send_and_sniff(ns, "h0", "h1", frame, wait=1.0) == []  # no entry: dropped
         client.l2_update(p4runtime_pb2.Update.INSERT, DST, port=1)
-        assert send_and_sniff(ns, "h0", "h1", frame, wait=15.0, early=True) == [frame]
+        assert send_and_sniff(ns, "h0", "h1", frame, wait=60.0, early=True) == [frame]
         client.l2_update(p4runtime_pb2.Update.DELETE, DST, port=1)
         assert send_and_sniff(ns, "h0", "h1", frame, wait=1.0) == []
     finally:
@@ -182,7 +182,7 @@ def test_native_io_sends_cpu_port_frames_up_as_packet_in(tmp_path):
             entry.table_id = client.ids["FwdIngress.l2_fwd"]
             entry.match.add(field_id=1).exact.value = bytes.fromhex(DST.replace(":", ""))
             entry.action.action.action_id = client.ids["FwdIngress.send_to_cpu"]
-            client.stub.Write(req, timeout=10)
+            client.stub.Write(req, timeout=60)
             time.sleep(1.0)  # the idle up-call wait starts at the first call without frames
             wakeups0, t0 = voluntary_switches(proc.pid), time.monotonic()
             time.sleep(2.0)
@@ -297,7 +297,7 @@ def test_port_down_and_up_again_forwards_and_does_not_spin(switch_ns):
         ns.run(["ip", "link", "set", "s0", "down"])
         ns.run(["ip", "link", "set", "s0", "up"])
         frame = bytes(Ether(dst=DST, src="02:00:00:00:00:01", type=0x88B5) / Raw(b"up" * 40))
-        assert send_and_sniff(ns, "h0", "h1", frame, wait=15.0, early=True) == [frame]
+        assert send_and_sniff(ns, "h0", "h1", frame, wait=60.0, early=True) == [frame]
         before, start = thread_times(proc.pid), time.monotonic()
         time.sleep(2.0)
         busy = run_seconds(before, thread_times(proc.pid)) / (time.monotonic() - start)
@@ -369,7 +369,7 @@ def test_garbage_frames_lose_no_valid_frame_and_memory_stays_bounded(switch_ns):
             assert all(int(n) < 14 or int(n) > 1518 for n in got["refused"]), got["refused"]
             rss.append(rss_kib(proc.pid))
         frame = bytes(Ether(dst=DST, src="02:00:00:00:00:01", type=0x88B5) / Raw(b"after" * 9))
-        assert send_and_sniff(ns, "h0", "h1", frame, wait=15.0, early=True) == [frame]
+        assert send_and_sniff(ns, "h0", "h1", frame, wait=60.0, early=True) == [frame]
     finally:
         client.close()
     assert stop_process(proc, grace_s=120) == 0

@@ -69,8 +69,13 @@ def build_baseline(ref: str, workdir: Path) -> Path:
     subprocess.run(["tar", "-x", "-C", str(src)], input=archive, check=True)
     out = workdir / "linkem"
     sources = sorted(str(p) for p in (src / "experiments/linkem/src").glob("*.c"))
+    sources += sorted(str(p) for p in (src / "clib/pktio").glob("*.c"))
+    libs = ["-lm"]
+    if (src / "clib/pktio/pktio_xsk.c").exists():  # --io afxdp: libxdp, as PKTIO_XSK_LIBS
+        pkg = ["pkg-config", "--libs", "libxdp", "libbpf"]
+        libs += subprocess.run(pkg, check=True, capture_output=True, text=True).stdout.split()
     cc = ["cc", "-O2", "-std=gnu11", f"-I{src / 'clib/pktio'}", "-o", str(out)]
-    subprocess.run(cc + sources + [str(src / "clib/pktio/pktio.c"), "-lm"], check=True)
+    subprocess.run(cc + sources + libs, check=True)
     return out
 
 

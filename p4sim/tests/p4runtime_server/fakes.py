@@ -333,18 +333,18 @@ class Client:
         req.config.p4info.CopyFrom(p4info if p4info is not None else P4INFO)
         if cookie is not None:
             req.config.cookie.cookie = cookie
-        return self.stub.SetForwardingPipelineConfig(req, timeout=10)
+        return self.stub.SetForwardingPipelineConfig(req, timeout=60)
 
     def write(self, *updates, election_id=None):
         req = p4runtime_pb2.WriteRequest(device_id=self.device_id)
         req.election_id.low = self.election_id if election_id is None else election_id
         req.updates.extend(updates)
-        return self.stub.Write(req, timeout=10)
+        return self.stub.Write(req, timeout=60)
 
     def read(self, *entities):
         req = p4runtime_pb2.ReadRequest(device_id=self.device_id)
         req.entities.extend(entities)
-        return [e for resp in self.stub.Read(req, timeout=10) for e in resp.entities]
+        return [e for resp in self.stub.Read(req, timeout=60) for e in resp.entities]
 
     def close(self):
         self._requests.put(None)

@@ -8,6 +8,7 @@ Run: .venv/bin/pytest -q p4sim/tests/p4runtime_server/test_runtime_digest_lists.
 from __future__ import annotations
 
 import threading
+import time
 from types import SimpleNamespace
 
 import pytest
@@ -228,5 +229,69 @@ def test_the_flush_thread_sends_a_list_when_max_timeout_ns_passed():
         write_digest(index, Update.INSERT, entry)
         lists.add(index, DIGEST, (1,))
         assert sent.wait(timeout=30)
+    finally:
+        lists.close()
+
+
+def test_a_modify_lowering_max_list_size_sends_the_list_that_now_is_full(rig):
+    rig.configure(max_list_size=0, max_timeout_ns=60_000 * MS)
+    rig.add(1, 2, 3)
+    rig.configure(Update.MODIFY, max_list_size=2, max_timeout_ns=60_000 * MS)
+    rig.lists.reconfigured()
+    assert rig.records() == [[(1,), (2,), (3,)]]
+
+
+def test_a_modify_whose_max_timeout_ns_passed_already_sends_at_once(rig):
+    rig.configure(max_list_size=0, max_timeout_ns=60_000 * MS)
+    rig.add(1)
+    rig.now = 30 * MS
+    rig.configure(Update.MODIFY, max_list_size=0, max_timeout_ns=10 * MS)
+    rig.lists.reconfigured()
+    assert rig.records() == [[(1,)]]
+
+
+def test_a_delete_forgets_the_gathered_list_at_once_as_pi_resets_it(rig):
+    """PI's DigestData::reset on DELETE drops the list being built: nothing is sent for it,
+    even after a new INSERT of the same digest."""
+    rig.configure(max_list_size=0, max_timeout_ns=60_000 * MS)
+    rig.add(1)
+    rig.configure(Update.DELETE)
+    rig.lists.reconfigured()
+    rig.configure(max_list_size=0, max_timeout_ns=10 * MS)
+    rig.now = 20 * MS
+    assert rig.lists.flush_due() is None and rig.sent == []
+
+
+def test_the_flush_thread_sends_at_the_deadline_a_modify_brought_in():
+    """On the real clock: the thread waits for a 60 s max_timeout_ns; a MODIFY to 10 ms must
+    send the pending list about 10 ms later, not at the old deadline (the wait below ends
+    at 30 s, so a thread still waiting for 60 s fails it)."""
+    index = PipelineIndex()
+    index.digests[DIGEST] = LEARN
+    sent = threading.Event()
+    flush_thread_read_clock = threading.Event()
+
+    def clock() -> int:
+        if threading.current_thread().name == "p4rt-digests":
+            flush_thread_read_clock.set()
+        return time.monotonic_ns()
+
+    lists = DigestLists(lambda *_: sent.set() or True, clock=clock)
+    lists.start()
+    try:
+        entry = p4runtime_pb2.DigestEntry(digest_id=DIGEST)
+        entry.config.max_timeout_ns = 60_000 * MS
+        write_digest(index, Update.INSERT, entry)
+        assert flush_thread_read_clock.wait(timeout=30)  # it waits, with nothing gathering
+        flush_thread_read_clock.clear()
+        lists.add(index, DIGEST, (1,))
+        assert flush_thread_read_clock.wait(timeout=30)
+        lists.ack(DIGEST, 12345)  # takes the lock the thread holds until it waits: it waits
+        entry.config.max_timeout_ns = 10 * MS
+        write_digest(index, Update.MODIFY, entry)
+        modified_ns = time.monotonic_ns()
+        lists.reconfigured()
+        assert sent.wait(timeout=30)
+        assert time.monotonic_ns() - modified_ns < 30_000 * MS
     finally:
         lists.close()

@@ -128,7 +128,7 @@ def test_client_without_election_id_is_a_backup(server):
         req = p4runtime_pb2.WriteRequest(device_id=0)
         req.updates.append(table_update("INSERT", fwd_entry(1, 2)))
         with pytest.raises(grpc.RpcError) as info:
-            x.stub.Write(req, timeout=10)
+            x.stub.Write(req, timeout=60)
         assert info.value.code() == grpc.StatusCode.PERMISSION_DENIED
         # observers read
         table = p4runtime_pb2.TableEntry(table_id=IDS["Ingress.fwd"])
@@ -441,7 +441,7 @@ def test_writes_after_verify_and_save_land_at_commit(client, server):
     commit = p4runtime_pb2.SetForwardingPipelineConfigRequest(device_id=0)
     commit.election_id.low = client.election_id
     commit.action = commit.COMMIT
-    client.stub.SetForwardingPipelineConfig(commit, timeout=10)
+    client.stub.SetForwardingPipelineConfig(commit, timeout=60)
     assert server.switch.pipeline is not running
     (entry,) = client.read(table)
     assert entry.table_entry.match[0].exact.value == b"\x02"
@@ -463,5 +463,5 @@ def test_a_named_role_in_unary_rpcs_is_not_found(client):
         (client.stub.SetForwardingPipelineConfig, config),
     ):
         with pytest.raises(grpc.RpcError) as info:
-            call(req, timeout=10)
+            call(req, timeout=60)
         assert info.value.code() == grpc.StatusCode.NOT_FOUND, req

@@ -18,6 +18,7 @@ from p4sim import model
 from p4sim.tests.p4runtime_server.fakes import (
     CPU_PORT,
     IDS,
+    FakeTable,
     Update,
     b,
     batch_errors,
@@ -221,6 +222,38 @@ def test_table_full_is_resource_exhausted(client):
     updates = [table_update("INSERT", fwd_entry(i, 1)) for i in range(17)]
     errors = write_error(client, *updates)
     assert [c for c, _ in errors] == [code_pb2.OK] * 16 + [code_pb2.RESOURCE_EXHAUSTED]
+
+
+def test_an_engine_without_memory_is_resource_exhausted_naming_what(client, monkeypatch):
+    """model.NoMemory (the native engine's C state could not be allocated, the table left
+    as it was) is the update's RESOURCE_EXHAUSTED with the engine's words."""
+
+    def no_memory(self, entry):
+        raise model.NoMemory("native engine: no memory for an entry of table Ingress.fwd")
+
+    monkeypatch.setattr(FakeTable, "insert", no_memory)
+    errors = write_error(client, table_update("INSERT", fwd_entry(1, 1)))
+    assert errors == [
+        (code_pb2.RESOURCE_EXHAUSTED, "native engine: no memory for an entry of table Ingress.fwd")
+    ]
+
+
+def test_no_memory_when_the_device_lock_is_released_fails_the_write_naming_what(client, server):
+    """The native engine mirrors the PRE into C as the device lock is released; a group it
+    cannot allocate there fails the Write with RESOURCE_EXHAUSTED and the engine's words."""
+
+    class PreWithoutMemory:
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            raise model.NoMemory("native engine: no memory for multicast group 5")
+
+    server.switch.pipeline.device.lock = PreWithoutMemory()
+    with pytest.raises(grpc.RpcError) as info:
+        client.write(table_update("INSERT", fwd_entry(1, 1)))
+    assert info.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert info.value.details() == "Write: native engine: no memory for multicast group 5"
 
 
 def test_read_errors(client):
