@@ -72,15 +72,18 @@ class Policy:
         lo = self.tuning.min_share
         return min(max(share, lo), 1.0 - lo)
 
-    def propose(self, share: float, now: float, reason: str) -> Decision | None:
+    def propose(self, share: float, now: float, reason: str, paced: bool = True) -> Decision | None:
         """A decision when `share` differs enough from the applied one and the last change
-        is old enough; the policy then considers it applied."""
+        is old enough; the policy then considers it applied. An unpaced decision (a stopgap
+        until the first measurement) neither waits for nor delays the next one."""
         share = self.clamp(share)
         if abs(share - self.share) < self.tuning.hysteresis:
             return None
-        if now - self.last_change < self.tuning.min_interval_s:
+        if paced and now - self.last_change < self.tuning.min_interval_s:
             return None
-        self.share, self.last_change = share, now
+        self.share = share
+        if paced:
+            self.last_change = now
         return Decision(share, False, reason)
 
 

@@ -12,23 +12,80 @@ class StaticPolicy(Policy):
     name = "static"
 
 
+def other_leg(leg: str) -> str:
+    return "b" if leg == "a" else "a"
+
+
 class CapacityPolicy(Policy):
     """Leg A's share follows rate_a / (rate_a + rate_b), the legs' drain rates smoothed by
-    an EWMA, with hysteresis: the oracle's matching split, learnt from the reports. Nothing
-    changes before both legs have drained something (their first rates)."""
+    an EWMA, with hysteresis: the oracle's matching split, learnt from the reports. The
+    start comes first (`start_step`): a leg holding traffic before its first rate, or more
+    than BEHIND_S later than the other leg once both have rates, gets only the probe share
+    until it has drained what the initial split put there; then the rates' share."""
 
     name = "capacity"
+    # At the start, a leg this much later than the other (held bytes / drain rate) drains
+    # before it gets its share; below it, the split's own batch runs and noise.
+    BEHIND_S = 0.05
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.rate: dict[str, float] = {}
+        self.held: dict[str, int] = {}
+        self.starting = True  # until start_step hands over to the policy's own rule
+        self.draining: str | None = None  # the leg start_step lets drain
 
     def learn_rate(self, leg: str, report: Report) -> None:
+        self.held[leg] = report.held_bytes
         a = self.tuning.alpha
         old = self.rate.get(leg)
         if old is None and not report.drain_rate:
             return  # a leg that has not drained anything yet has no rate to learn
         self.rate[leg] = report.drain_rate if old is None else a * report.drain_rate + (1 - a) * old
+
+    def waiting_leg(self, now: float) -> Decision | None:
+        """Before both rates: a leg that holds traffic but has drained none of it yet, while
+        the other leg drains, gets only the probe share until its first rate. A report
+        carries a rate once the leg spent a quarter of a report period sending, so a slow
+        leg's first report often has none; TCP's slow start meanwhile fills it at the
+        sender's rate: at 8:1 from a 50:50 start leg B held 44 kB (141 ms at 2.5 Mbit/s)
+        when its first rate came, 11 ms after its first frame, and t-Reordering (100 ms)
+        expired on it (experiments/docs/baselines/findings.md, loop-ratio-20). Unpaced, so
+        the first rate-based decision is not held back by it."""
+        for leg, other in (("a", "b"), ("b", "a")):
+            if leg not in self.rate and self.held.get(leg, 0) > 0 and other in self.rate:
+                held = self.held[leg]
+                target = 0.0 if leg == "a" else 1.0  # clamped to the probe share
+                reason = f"leg {leg.upper()} holds {held} B, drained none yet"
+                return self.propose(target, now, reason, paced=False)
+        return None
+
+    def start_step(self, now: float) -> Decision | None:
+        """The start, before the policy's own rule (which takes over once `starting` is
+        False). The initial split is a guess: from 50:50 at 8:1, TCP's slow start had put
+        20 to 44 kB (64 to 141 ms) on the 2.5 Mbit/s leg B by its first rate, and at the
+        rates' share leg B kept that lag, its 11-frame batch runs on top: frames more than
+        t-Reordering (100 ms) behind were lost (findings.md, loop-ratio-20). So a leg more
+        than BEHIND_S later than the other gets only the probe share until its delay is
+        down to the other's (unpaced: the policy's first decision follows at once)."""
+        if len(self.rate) < 2:
+            return self.waiting_leg(now)
+        delay = {
+            leg: self.held.get(leg, 0) / rate if rate else float("inf")  # alpha 1: rate 0
+            for leg, rate in self.rate.items()
+        }
+        late = "a" if delay["a"] > delay["b"] else "b"
+        if self.draining is None and delay[late] - delay[other_leg(late)] > self.BEHIND_S:
+            self.draining = late
+        if self.draining is None or delay[self.draining] <= delay[other_leg(self.draining)]:
+            self.starting = False
+            return None
+        leg = self.draining
+        reason = (
+            f"start: leg {leg.upper()} {delay[leg] * 1e3:.0f} ms behind "
+            f"{delay[other_leg(leg)] * 1e3:.0f} ms, drains first"
+        )
+        return self.propose(0.0 if leg == "a" else 1.0, now, reason, paced=False)
 
     def rate_share(self) -> float | None:
         """Leg A's share of the legs' summed drain rates; None before both have one."""
@@ -38,6 +95,10 @@ class CapacityPolicy(Policy):
 
     def on_report(self, leg: str, report: Report, now: float) -> Decision | None:
         self.learn_rate(leg, report)
+        if self.starting:
+            decision = self.start_step(now)
+            if self.starting:
+                return decision
         target = self.rate_share()
         if target is None:
             return None
@@ -56,7 +117,7 @@ class DelayPolicy(CapacityPolicy):
     4:1 (loop-ratio-20, experiments/docs/baselines/findings.md). The floor keeps two nearly
     empty legs (a few ms each, mostly noise) from swinging the split. A leg that drains
     nothing (after it drained something) counts as infinitely late and gets only the probe
-    share; nothing changes before both legs have drained something."""
+    share. The start is the capacity policy's (`start_step`)."""
 
     name = "delay"
     DELAY_FLOOR_S = 0.05
@@ -77,8 +138,10 @@ class DelayPolicy(CapacityPolicy):
         if len(self.delay) < 2 or leg != "b":  # one evaluation per pair of reports
             return None
         da, db = self.delay["a"], self.delay["b"]
-        if len(self.rate) < 2:
-            return None  # as the capacity policy: both legs drain something first
+        if self.starting:  # as the capacity policy
+            decision = self.start_step(now)
+            if self.starting:
+                return decision
         if float("inf") in (da, db):
             if da == db:
                 return None

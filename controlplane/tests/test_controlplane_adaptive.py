@@ -127,7 +127,7 @@ class Daemon:
             with Splitter.connect(addr, election_id=5) as ctl, open(log_path, "w") as out:
                 run_control(ctl, "ue1", policy, tuning, JsonLog(out), stop_event=self.stop)
 
-        self.thread = threading.Thread(target=run)
+        self.thread = threading.Thread(target=run, daemon=True)  # a failed test still ends
         self.thread.start()
 
     def logged(self, text: str) -> int:
@@ -168,6 +168,29 @@ def test_controller_capacity_moves_the_split_to_3_to_1(target, tmp_path):
     assert [sn for _, sn in legs(ports)] == list(range(9))
     assert '"event": "decision"' in text and '"ratio": "75:25"' in text
     assert text.count('"event": "report"') == 40
+
+
+def test_controller_moves_traffic_off_a_leg_before_its_first_rate(target, tmp_path):
+    """Leg B's first report holds 20 kB and has no rate yet: the daemon gives B the probe
+    share (98:2) before its rate comes, then moves to the rates' 8:1 (89:11) at B's first
+    rate without waiting the 100 ms between changes."""
+    sw, ports, addr = target
+    sw.add_user(UserConfig(addr=UE, batch=100, ratio="1:1", name="ue1"))
+    daemon = Daemon(addr, "capacity", Tuning(), tmp_path / "control.jsonl")
+    daemon.wait_logged('"event": "start"')
+    ports.inject(1, feedback(0, 75_000, held=3000, rate=2_500_000))
+    ports.inject(2, feedback(1, 15_000, held=20_000, rate=0, delivered=0))
+    daemon.wait_logged('"event": "decision"')
+    ports.inject(1, feedback(0, 75_000, held=3000, rate=2_500_000, seq=1))
+    ports.inject(2, feedback(1, 9_000, held=8000, rate=312_500, seq=1))
+    daemon.wait_logged('"event": "decision"', count=2)
+    text = daemon.end()  # before another client connects: a higher election id takes over
+    decisions = [line for line in text.splitlines() if '"event": "decision"' in line]
+    assert '"ratio": "98:2"' in decisions[0]
+    assert "leg B holds 20000 B, drained none yet" in decisions[0]
+    assert '"ratio": "89:11"' in decisions[1] and '"error": null' in decisions[1]
+    with Splitter.connect(addr, election_id=6) as check:
+        assert [u.k for u in check.users()] == [89]
 
 
 def test_controller_failover_leaves_a_leg_losing_everything(target, tmp_path):

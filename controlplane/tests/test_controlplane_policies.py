@@ -143,6 +143,70 @@ def test_capacity_waits_for_both_legs_first_rate():
     assert decisions[-1][1].share_a == pytest.approx(0.75, abs=0.01)
 
 
+@pytest.mark.parametrize("name", ["capacity", "delay"])
+def test_a_leg_holding_traffic_before_its_first_rate_gets_the_probe(name):
+    """8:1 legs from a 50:50 start: leg B's first report holds 20 kB (64 ms at 2.5 Mbit/s)
+    but has no rate yet (linkem reports one once the leg spent a quarter of a period
+    sending). Leg B gets only the probe share at once, and its rate's decision follows one
+    report later, not a min-interval later: waiting for the rate let TCP's slow start put
+    44 kB (141 ms) on leg B, past t-Reordering (findings.md, loop-ratio-20)."""
+    p = make_policy(name, 0.5)
+    a = [report(rate=2_500_000, held=64_000)] * 20  # 25.6 ms, as leg B's 8 kB once it drains
+    b = [None, None, report(rate=0, held=20_000, delivered=0)]
+    b += [report(rate=312_500, held=8000)] * 17
+    decisions = feed(p, a, b)
+    (t1, first), (t2, second) = decisions[:2]
+    assert (t1, first.share_a) == (pytest.approx(2 * PERIOD), pytest.approx(0.98))
+    assert "leg B holds 20000 B, drained none yet" in first.reason
+    assert t2 == pytest.approx(3 * PERIOD)
+    assert second.share_a == pytest.approx(0.889, abs=0.03)
+    assert decisions[-1][1].share_a == pytest.approx(0.889, abs=0.01)
+
+
+@pytest.mark.parametrize("name", ["capacity", "delay"])
+def test_a_leg_far_behind_at_its_first_rate_drains_before_its_share(name):
+    """8:1 legs from a 50:50 start: leg B's first report has its rate and 30 kB (96 ms)
+    held, leg A 1 ms. At the rates' share leg B would keep that lag and its 11-frame batch
+    runs on top, past t-Reordering (100 ms). Leg B gets the probe share until its delay is
+    down to leg A's (leg A fills meanwhile), then the policy's own share, at once."""
+    p = make_policy(name, 0.5)
+    held_a = [3000, 15_000, 30_000, 45_000, 60_000] + [60_000] * 45  # 1.2 to 24 ms
+    held_b = [30_000, 22_000, 14_000, 6000, 2000] + [7500] * 45  # 96 to 6.4, then 24 ms
+    a = [report(rate=2_500_000, held=h) for h in held_a]
+    b = [report(rate=312_500, held=h) for h in held_b]
+    decisions = feed(p, a, b)
+    (t1, first), (t2, second) = decisions[:2]
+    assert (t1, first.share_a) == (0.0, pytest.approx(0.98))
+    assert "leg B 96 ms behind" in first.reason
+    assert t2 == pytest.approx(4 * PERIOD)  # leg B 6 ms, leg A 24: handed over
+    assert 0.879 <= second.share_a < 0.98  # the delay policy leans from 0.889 at first
+    assert decisions[-1][1].share_a == pytest.approx(0.889, abs=0.01)
+
+
+def test_a_leg_a_little_behind_at_the_start_gets_its_share_at_once():
+    """Leg B 14 ms behind leg A at the first rates (1:1 legs): within BEHIND_S, the policy's
+    own rule from the first report on, no probe-share detour."""
+    p = make_policy("capacity", 0.5)
+    a = [report(rate=2_500_000, held=0)] * 10
+    b = [report(rate=1_250_000, held=17_500)] * 10
+    ((t, d),) = feed(p, a, b)
+    assert (t, d.share_a) == (0.0, pytest.approx(2 / 3, abs=0.01))
+
+
+def test_a_leg_holding_traffic_waits_while_neither_leg_has_a_rate():
+    """Without the other leg's rate there is nothing to compare with: the split stays."""
+    p = make_policy("capacity", 0.5)
+    a = [report(rate=0, held=9000, delivered=0)] * 10
+    b = [report(rate=0, held=20_000, delivered=0)] * 10
+    assert feed(p, a, b) == []
+
+
+def test_a_leg_with_nothing_held_and_no_rate_keeps_its_share():
+    """A leg that has received nothing yet is not slow, it is unused: no decision."""
+    p = make_policy("capacity", 0.5)
+    assert feed(p, [report(rate=2_500_000)] * 10, [report(rate=0, delivered=0)] * 10) == []
+
+
 # -- delay -------------------------------------------------------------------------------
 
 
