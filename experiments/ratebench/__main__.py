@@ -10,6 +10,7 @@ from dccommon.cliargs import (
     ArgumentParser,
     InputFileError,
     float_range,
+    int_range,
     make_output_dir,
     once_each,
     parse_int,
@@ -23,6 +24,7 @@ from hostagents.agent_cmd import IO_PATHS
 
 IDLE_S = 5.0
 MAX_SLACK_US = 1000  # linkem's --departure-slack-us range
+MAX_REPS = 20
 
 
 def _choice_list(allowed: tuple, cast):
@@ -105,6 +107,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="download per point",
     )
     parser.add_argument(
+        "--reps",
+        type=int_range(1, MAX_REPS, "repetitions"),
+        default=1,
+        help="downloads per point and stack; the table and the goals give their mean, spread and n",
+    )
+    parser.add_argument(
         "--pin",
         choices=PIN_LAYOUTS,
         default="chain",
@@ -144,6 +152,7 @@ def main(argv: list[str] | None = None) -> int:
                 args.ngtcp2_rcvbuf,
                 departure_slack_us=slack,
                 io=io,
+                reps=args.reps,
             )
         ]
         raw = None if args.no_raw else rawpath.measure(args.duration_s, out / "raw")

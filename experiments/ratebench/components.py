@@ -47,7 +47,7 @@ PROBE_PPS, PROBES = 1000, 2000
 SETTLE_S = 1.0  # after start-up: the agent's deep idle begins 200 ms after the last frame
 PARTS = ("switch", "link", "agent")
 # locally administered unicast through linkem (which forwards any frame)
-LINK_FRAME_HEX = ("020000000002" "020000000001" "88b5").ljust(2 * FRAME_BYTES, "0")
+LINK_FRAME_HEX = ("02000000000202000000000188b5").ljust(2 * FRAME_BYTES, "0")
 PART_CPU, TRAFFIC_CPU = switch_bench.P4SIM_CPU, switch_bench.TRAFFIC_CPU
 
 

@@ -53,7 +53,7 @@ from experiments.run.testbed import claim_prefix, release_prefix
 PATHS = {"af_packet": rawpath.RAWFWD_BIN, "af_xdp": BUILD / "ratebench" / "xskfwd"}
 FRAME_BYTES = 1400
 # locally administered unicast: the generator's namespace drops it at once
-FRAME_HEX = ("020000000002" "020000000001" "88b5").ljust(2 * FRAME_BYTES, "0")
+FRAME_HEX = ("02000000000202000000000188b5").ljust(2 * FRAME_BYTES, "0")
 
 
 @dataclass

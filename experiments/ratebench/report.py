@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import csv
 import json
+from statistics import mean, stdev
 from dataclasses import asdict
 from pathlib import Path
 
 from experiments.ratebench.rawpath import RawLimit
-from experiments.ratebench.sweep import COMPONENTS, Point, saturation_points
+from experiments.ratebench.sweep import COMPONENTS, Point, repetitions, saturation_points
 
 
 def table(points: list[Point], raw: RawLimit | None, idle: dict | None = None) -> str:
@@ -21,7 +22,8 @@ def table(points: list[Point], raw: RawLimit | None, idle: dict | None = None) -
         "CPU per component: share of one core / µs per frame (frames of both legs, both ways)",
         head,
     ]
-    for p in sorted(points, key=lambda p: (p.stack, p.leg_mbit)):
+    groups = repetitions(points)
+    for p in (p for group in groups.values() for p in group):
         cells = []
         for c in COMPONENTS:
             share = p.core_share.get(c)
@@ -29,7 +31,8 @@ def table(points: list[Point], raw: RawLimit | None, idle: dict | None = None) -
                 f"{share:5.0%}/{p.us_per_frame[c]:5.1f}µs" if share is not None else f"{'-':>13}"
             )
         gp_share = p.goodput_mbit / p.offered_mbit if p.offered_mbit else 0.0
-        legs = f"2x{p.leg_mbit:g}"
+        repeated = len(groups[(p.stack, p.leg_mbit)]) > 1
+        legs = f"2x{p.leg_mbit:g}" + (f" #{p.rep + 1}" if repeated else "")
         lines.append(
             f"{p.stack:{width}} {legs:>10} {p.offered_mbit:8.0f} {p.goodput_mbit:8.1f} "
             f"{gp_share:6.0%} "
@@ -42,6 +45,17 @@ def table(points: list[Point], raw: RawLimit | None, idle: dict | None = None) -
     for stack, size in sorted(buffers.items()):
         lines.append(
             f"{stack}: the client's UDP receive buffer was {size} bytes (as the kernel set it)"
+        )
+    repeated = {key: group for key, group in groups.items() if len(group) > 1}
+    if repeated:
+        lines.append("")
+        lines.append("Goodput over the repetitions of each point:")
+    for (stack, leg), group in repeated.items():
+        goodputs = [p.goodput_mbit for p in group]
+        lines.append(
+            f"  {stack} 2x{leg:g}: mean {mean(goodputs):.1f} Mbit/s "
+            f"({mean(goodputs) / group[0].offered_mbit:.0%} of capacity), sd {stdev(goodputs):.1f}, "
+            f"{min(goodputs):.1f} to {max(goodputs):.1f} (n = {len(group)})"
         )
     lines.append("")
     lines.append("Saturation (lowest leg rate, Mbit/s, at which each component was CPU-bound):")
@@ -68,12 +82,15 @@ FORWARDERS = ("switch", "link_a", "link_b", "agent")
 
 
 def goals(points: list[Point], idle: dict[str, float] | None) -> list[str]:
-    """Issue 25's goals, each with the figure measured and met / not met (absent: not run)."""
+    """Issue 25's goals, each with the figure measured and met / not met (absent: not run); a
+    point run more than once is judged by its mean, every run's figure given beside it."""
     out = []
+    groups = repetitions(points)
 
-    def share(stack: str, leg: float) -> float | None:
-        p = next((p for p in points if p.stack == stack and p.leg_mbit == leg), None)
-        return p.goodput_mbit / p.offered_mbit if p and p.offered_mbit else None
+    def shares(stack: str, leg: float) -> list[float]:
+        return [
+            p.goodput_mbit / p.offered_mbit for p in groups.get((stack, leg), []) if p.offered_mbit
+        ]
 
     for what, stack, leg, goal in (
         ("TCP CUBIC at 2x500", "tcp", 500, 0.9),
@@ -81,18 +98,34 @@ def goals(points: list[Point], idle: dict[str, float] | None) -> list[str]:
         ("ngtcp2 with a large UDP receive buffer at 2x500", "ngtcp2-rcvbuf-large", 500, 0.8),
         ("stretch: TCP CUBIC at 2x1000", "tcp", 1000, 0.9),
     ):
-        got = share(stack, leg)
-        if got is not None:
-            verdict = "met" if got >= goal else "not met"
-            out.append(f"{what} >= {goal:.0%} of capacity: {got:.0%} ({verdict})")
-    near = min(points, key=lambda p: abs(p.frames_per_s - GOAL_RATE_FPS), default=None)
-    if near is not None:
-        costs = {c: near.us_per_frame[c] for c in FORWARDERS if c in near.us_per_frame}
+        got = shares(stack, leg)
+        if got:
+            verdict = "met" if mean(got) >= goal else "not met"
+            runs = (
+                f" mean of n = {len(got)} ({', '.join(f'{g:.0%}' for g in got)})"
+                if len(got) > 1
+                else ""
+            )
+            out.append(f"{what} >= {goal:.0%} of capacity: {mean(got):.0%}{runs} ({verdict})")
+    group = min(
+        groups.values(),
+        key=lambda g: abs(mean(p.frames_per_s for p in g) - GOAL_RATE_FPS),
+        default=None,
+    )
+    if group is not None:
+        near = group[0]
+        costs = {
+            c: mean(p.us_per_frame[c] for p in group)
+            for c in FORWARDERS
+            if all(c in p.us_per_frame for p in group)
+        }
         verdict = "met" if costs and max(costs.values()) < 2.0 else "not met"
         out.append(
             f"CPU per frame < 2 us in the switch, each linkem and the agent (nearest point to "
-            f"80 kframes/s: {near.stack} 2x{near.leg_mbit:g}, {near.frames_per_s / 1e3:.0f} "
-            "kframes/s): "
+            f"80 kframes/s: {near.stack} 2x{near.leg_mbit:g}, "
+            f"{mean(p.frames_per_s for p in group) / 1e3:.0f} kframes/s"
+            + (f", mean of n = {len(group)}" if len(group) > 1 else "")
+            + "): "
             + ", ".join(f"{c} {u:.1f} us" for c, u in costs.items())
             + f" ({verdict})"
         )
@@ -116,6 +149,7 @@ def write_files(
             [
                 "stack",
                 "leg_mbit",
+                "rep",
                 "offered_mbit",
                 "goodput_mbit",
                 "component",
@@ -133,6 +167,7 @@ def write_files(
                         [
                             p.stack,
                             p.leg_mbit,
+                            p.rep,
                             p.offered_mbit,
                             round(p.goodput_mbit, 2),
                             c,
@@ -165,13 +200,32 @@ def plot(points: list[Point], raw: RawLimit | None, path: Path) -> None:
     stacks = sorted({p.stack for p in points})
     offered = sorted({p.offered_mbit for p in points})
     left.plot(offered, offered, color="grey", linestyle=":", label="offered (both legs)")
+    groups = repetitions(points)
     for stack in stacks:
-        ps = sorted((p for p in points if p.stack == stack), key=lambda p: p.offered_mbit)
-        left.plot(
-            [p.offered_mbit for p in ps], [p.goodput_mbit for p in ps], marker="o", label=stack
+        runs = sorted(
+            (group for (s, _leg), group in groups.items() if s == stack),
+            key=lambda g: g[0].offered_mbit,
+        )
+        offered_at = [g[0].offered_mbit for g in runs]
+        goodputs = [[p.goodput_mbit for p in g] for g in runs]
+        middle = [mean(g) for g in goodputs]
+        left.errorbar(
+            offered_at,
+            middle,
+            yerr=[
+                [m - min(g) for m, g in zip(middle, goodputs)],
+                [max(g) - m for m, g in zip(middle, goodputs)],
+            ],
+            marker="o",
+            capsize=3,
+            label=stack + (" (mean, bars min to max)" if any(len(g) > 1 for g in runs) else ""),
         )
         for c in COMPONENTS:
-            got = [(p.offered_mbit, p.us_per_frame[c]) for p in ps if c in p.us_per_frame]
+            got = [
+                (g[0].offered_mbit, mean(p.us_per_frame[c] for p in g))
+                for g in runs
+                if all(c in p.us_per_frame for p in g)
+            ]
             if got:
                 right.plot(
                     *zip(*got),

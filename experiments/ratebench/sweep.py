@@ -31,10 +31,14 @@ COMPONENTS = ("switch", "link_a", "link_b", "agent", "server", "client")
 
 
 def scenario_doc(
-    rates: list[int], stacks: list[str], duration_s: float, ngtcp2_rcvbufs=("default",)
+    rates: list[int],
+    stacks: list[str],
+    duration_s: float,
+    ngtcp2_rcvbufs=("default",),
+    reps: int = 1,
 ) -> dict:
     """DC 1:1, batch 100, CUBIC, the paper's delay (10 ms, cv 10 %) and 1000-packet queues,
-    one download of `duration_s` per point and stack (ngtcp2: per receive buffer)."""
+    `reps` downloads of `duration_s` per point and stack (ngtcp2: per receive buffer)."""
     return {
         "name": "bench-testbed",
         "description": "the testbed at 5G NR leg rates (make bench-testbed)",
@@ -45,6 +49,7 @@ def scenario_doc(
         "flows": [{"client": "dc", "duration_s": duration_s}],
         "variants": [variant for stack in stacks for variant in _variants(stack, ngtcp2_rcvbufs)],
         "sweep": {"param": "links.both.rate_mbit", "values": list(rates)},
+        "repetitions": reps,
         "timeout_s": duration_s + 60,
     }
 
@@ -92,6 +97,7 @@ class Point:
     limited: list[str] = field(default_factory=list)  # components CPU-bound at this point
     status: str = "ok"
     udp_rcvbuf_bytes: int | None = None  # the client's UDP buffer as the kernel set it, if known
+    rep: int = 0  # which repetition of (stack, leg rate) this run was
 
 
 def run_sweep(
@@ -104,12 +110,13 @@ def run_sweep(
     ngtcp2_rcvbufs=("default",),
     departure_slack_us: int | str = AUTO_SLACK,
     io: str = DEFAULT_IO,
+    reps: int = 1,
 ) -> list[Point]:
     """Every point run afresh (runs left in `out` by an earlier sweep, perhaps on a busier
     machine, are removed first) unless `resume`; the points of this sweep only. The legs'
     linkem runs with `departure_slack_us` (its --departure-slack-us, or auto as in dcexp),
     the parts on I/O path `io` (dcexp run --io)."""
-    doc = scenario_doc(rates, stacks, duration_s, ngtcp2_rcvbufs)
+    doc = scenario_doc(rates, stacks, duration_s, ngtcp2_rcvbufs, reps)
     scenario = from_dict(doc, where="bench-testbed")
     if not resume:
         shutil.rmtree(out / "runs", ignore_errors=True)
@@ -157,6 +164,7 @@ def reduce_run(run_dir: Path) -> Point:
         candidates=m.get("limit_candidates", []),
         status=m["status"],
         udp_rcvbuf_bytes=flow.get("udp_rcvbuf_bytes"),
+        rep=m.get("rep", 0),
     )
     for part, s in stats.items():
         name = _component(part)
@@ -191,6 +199,14 @@ def saturation_points(points: list[Point]) -> dict[str, dict[str, float | None]]
             if per.get(name) is None:
                 per[name] = p.leg_mbit
     return out
+
+
+def repetitions(points: list[Point]) -> dict[tuple[str, float], list[Point]]:
+    """The points grouped by (stack, leg rate), each group in repetition order."""
+    groups: dict[tuple[str, float], list[Point]] = {}
+    for p in sorted(points, key=lambda p: (p.stack, p.leg_mbit, p.rep)):
+        groups.setdefault((p.stack, p.leg_mbit), []).append(p)
+    return groups
 
 
 def as_dict(point: Point) -> dict:

@@ -123,8 +123,9 @@ def test_short_of_capacity_without_cpu_reason_names_the_candidates():
     got = limits.assess(_config(500), results, _sat(), rows, delta)
     assert got["limit"] == "not CPU-bound: limited by something else"
     assert got["goodput_share"] == pytest.approx(0.25)
-    assert "UDP receive buffer full (RcvbufErrors) in the client's namespace: 120" in (
-        got["limit_candidates"]
+    assert (
+        "UDP receive buffer full (RcvbufErrors) in the client's namespace: 120"
+        in (got["limit_candidates"])
     )
     assert "linkem A queue (drop-tail): 9" in got["limit_candidates"]
     [hint] = [c for c in got["limit_candidates"] if c.startswith("a UDP socket without SO_RCVBUF")]
@@ -224,9 +225,9 @@ def test_chain_placement_cuts_the_chain_into_sending_and_receiving_halves():
 
 
 def _fake_run(
-    tmp_path, stack, leg, goodput, switch_busy, rcvbuf="default", slack_us="auto", io=None
+    tmp_path, stack, leg, goodput, switch_busy, rcvbuf="default", slack_us="auto", io=None, rep=0
 ):
-    run_dir = tmp_path / "runs" / f"{leg}-{stack}-{rcvbuf}-{slack_us}-{io}"
+    run_dir = tmp_path / "runs" / f"{leg}-{stack}-{rcvbuf}-{slack_us}-{io}-{rep}"
     run_dir.mkdir(parents=True)
     result = {"kind": stack, "goodput_mbit": goodput}
     if rcvbuf == "large":
@@ -236,6 +237,7 @@ def _fake_run(
         "status": "ok",
         "capacity_mbit": 2 * leg,
         "departure_slack_us": slack_us,
+        "rep": rep,
         **({"io": io} if io else {}),  # manifests from before --io have none
         "flows": {"f0-dc": result},
         "mean_busy": {"cpu0": 0.5, "cpu1": 0.3},
@@ -318,6 +320,31 @@ def test_ngtcp2_with_both_receive_buffers_gives_two_points_per_rate_side_by_side
     assert "ngtcp2 with a large UDP receive buffer at 2x500 >= 80% of capacity: 85% (met)" in goals
 
 
+def test_repetitions_give_each_point_its_mean_spread_and_n(tmp_path):
+    """--reps 3: three downloads per point and stack; the table keeps every run (#1 to #3),
+    adds the mean, sd and range per point, and the goals judge the mean, every run beside it."""
+    args = build_parser().parse_args(["--stacks", "tcp", "--rates", "500", "--reps", "3"])
+    doc = sweep.scenario_doc(args.rates, args.stacks, 12.0, args.ngtcp2_rcvbuf, args.reps)
+    assert [r.rep for r in from_dict(doc).runs] == [0, 1, 2]
+    assert build_parser().parse_args([]).reps == 1
+    points = [
+        sweep.reduce_run(_fake_run(tmp_path, "tcp", 500, g, 0.5, rep=rep))
+        for rep, g in enumerate((920.0, 850.0, 880.0))
+    ]
+    text = report.table(points, None)
+    assert "2x500 #1" in text and "2x500 #3" in text
+    assert "tcp 2x500: mean 883.3 Mbit/s (88% of capacity), sd 35.1, 850.0 to 920.0 (n = 3)" in (
+        text
+    )
+    goals = report.goals(points, None)
+    assert "TCP CUBIC at 2x500 >= 90% of capacity: 88% mean of n = 3 (92%, 85%, 88%) (not met)" in (
+        goals
+    )
+    paths = report.write_files(tmp_path / "out", points, None)
+    rows = list(csv.DictReader(open(paths[0])))
+    assert sorted({r["rep"] for r in rows}) == ["0", "1", "2"]
+
+
 def test_a_departure_slack_runs_the_sweep_again_beside_the_exact_linkem(
     tmp_path, monkeypatch, capsys
 ):
@@ -327,7 +354,9 @@ def test_a_departure_slack_runs_the_sweep_again_beside_the_exact_linkem(
     slack."""
     calls = []
 
-    def fake_sweep(out, rates, stacks, duration_s, pin, resume, rcvbufs, departure_slack_us, io):
+    def fake_sweep(
+        out, rates, stacks, duration_s, pin, resume, rcvbufs, departure_slack_us, io, reps
+    ):
         calls.append((out, departure_slack_us))
         run = _fake_run(out, "tcp", 500, 900.0, 0.6, slack_us=departure_slack_us)
         return [sweep.reduce_run(run)]
@@ -351,7 +380,9 @@ def test_io_afpacket_afxdp_runs_the_sweep_on_both_paths_side_by_side(tmp_path, m
     before --io counts as afpacket. Without the option the parts stay on AF_PACKET."""
     calls = []
 
-    def fake_sweep(out, rates, stacks, duration_s, pin, resume, rcvbufs, departure_slack_us, io):
+    def fake_sweep(
+        out, rates, stacks, duration_s, pin, resume, rcvbufs, departure_slack_us, io, reps
+    ):
         calls.append((out, departure_slack_us, io))
         run = _fake_run(
             out,
@@ -396,6 +427,9 @@ def test_bad_rates_are_refused_naming_the_allowed_values(capsys):
     with pytest.raises(SystemExit):
         build_parser().parse_args(["--duration-s", "nan"])
     assert "duration 'nan' must be a number from 1 to 600" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["--reps", "0"])
+    assert "repetitions 0 is out of range (allowed 1..20)" in capsys.readouterr().err
     with pytest.raises(SystemExit):  # int() reads fullwidth digits as 100
         build_parser().parse_args(["--rates", "１００"])
     assert "'１００': give a comma-separated subset of 20,50" in capsys.readouterr().err
