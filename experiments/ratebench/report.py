@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import csv
 import json
-from statistics import mean, stdev
 from dataclasses import asdict
 from pathlib import Path
+from statistics import mean, stdev
 
 from experiments.ratebench.rawpath import RawLimit
 from experiments.ratebench.sweep import COMPONENTS, Point, repetitions, saturation_points

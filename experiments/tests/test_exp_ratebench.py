@@ -341,7 +341,7 @@ def test_repetitions_give_each_point_its_mean_spread_and_n(tmp_path):
         goals
     )
     paths = report.write_files(tmp_path / "out", points, None)
-    rows = list(csv.DictReader(open(paths[0])))
+    rows = list(csv.DictReader(paths[0].read_text().splitlines()))
     assert sorted({r["rep"] for r in rows}) == ["0", "1", "2"]
 
 
