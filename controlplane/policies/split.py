@@ -19,9 +19,10 @@ def other_leg(leg: str) -> str:
 class CapacityPolicy(Policy):
     """Leg A's share follows rate_a / (rate_a + rate_b), the legs' drain rates smoothed by
     an EWMA, with hysteresis: the oracle's matching split, learnt from the reports. The
-    start comes first (`start_step`): a leg holding traffic before its first rate, or more
+    start comes first (`start_step`): a leg without a rate while the other has one, or more
     than BEHIND_S later than the other leg once both have rates, gets only the probe share
-    until it has drained what the initial split put there; then the rates' share."""
+    until it has a rate and has drained what the initial split put there; then the rates'
+    share."""
 
     name = "capacity"
     # At the start, a leg this much later than the other (held bytes / drain rate) drains
@@ -31,7 +32,8 @@ class CapacityPolicy(Policy):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.rate: dict[str, float] = {}
-        self.held: dict[str, int] = {}
+        self.held: dict[str, int] = {}  # legs that have reported, what they hold
+        self.rated_reports = {"a": 0, "b": 0}  # reports since each leg's rate is known
         self.starting = True  # until start_step hands over to the policy's own rule
         self.draining: str | None = None  # the leg start_step lets drain
 
@@ -42,21 +44,32 @@ class CapacityPolicy(Policy):
         if old is None and not report.drain_rate:
             return  # a leg that has not drained anything yet has no rate to learn
         self.rate[leg] = report.drain_rate if old is None else a * report.drain_rate + (1 - a) * old
+        self.rated_reports[leg] += 1
 
     def waiting_leg(self, now: float) -> Decision | None:
-        """Before both rates: a leg that holds traffic but has drained none of it yet, while
-        the other leg drains, gets only the probe share until its first rate. A report
-        carries a rate once the leg spent a quarter of a report period sending, so a slow
-        leg's first report often has none; TCP's slow start meanwhile fills it at the
-        sender's rate: at 8:1 from a 50:50 start leg B held 44 kB (141 ms at 2.5 Mbit/s)
-        when its first rate came, 11 ms after its first frame, and t-Reordering (100 ms)
-        expired on it (experiments/docs/baselines/findings.md, loop-ratio-20). Unpaced, so
-        the first rate-based decision is not held back by it."""
+        """Before both rates: a leg without a rate yet, while the other leg drains, gets
+        only the probe share until its first rate: a leg not yet measured is taken for the
+        slow one. A report carries a rate once the leg spent a quarter of a report period
+        sending, so a slow leg's first report often has none, and with a 100-packet batch
+        at 50:50 its first frames come as one 50-frame run: at 8:1, waiting for leg B's
+        first report (41 to 58 ms after the flow's first data) let TCP's slow start put 20
+        to 44 kB (64 to 141 ms at 2.5 Mbit/s) on it, and t-Reordering (100 ms) expired
+        (experiments/docs/baselines/findings.md, "The start at 8:1"). Leg A's first rate
+        comes before that run starts. A leg counts as rate-less once it has reported
+        without a rate, or once the other leg has reported a rate twice (a linkem reports a
+        user only from its first frame on): not merely because the other leg's report of
+        the same period came first. Unpaced, so the first rate-based decision is not held
+        back by it; a leg at the probe share still drains and so gets its rate."""
         for leg, other in (("a", "b"), ("b", "a")):
-            if leg not in self.rate and self.held.get(leg, 0) > 0 and other in self.rate:
-                held = self.held[leg]
+            heard = leg in self.held or self.rated_reports[other] >= 2
+            if leg not in self.rate and other in self.rate and heard:
+                held = self.held.get(leg, 0)
                 target = 0.0 if leg == "a" else 1.0  # clamped to the probe share
-                reason = f"leg {leg.upper()} holds {held} B, drained none yet"
+                reason = (
+                    f"leg {leg.upper()} holds {held} B, drained none yet"
+                    if held
+                    else f"leg {leg.upper()} has no rate yet"
+                )
                 return self.propose(target, now, reason, paced=False)
         return None
 
@@ -135,13 +148,13 @@ class DelayPolicy(CapacityPolicy):
             self.delay[leg] = d
         else:
             self.delay[leg] = self.tuning.alpha * d + (1 - self.tuning.alpha) * old
-        if len(self.delay) < 2 or leg != "b":  # one evaluation per pair of reports
-            return None
-        da, db = self.delay["a"], self.delay["b"]
-        if self.starting:  # as the capacity policy
+        if self.starting:  # as the capacity policy, on every report: leg B may not report yet
             decision = self.start_step(now)
             if self.starting:
                 return decision
+        if len(self.delay) < 2 or leg != "b":  # one evaluation per pair of reports
+            return None
+        da, db = self.delay["a"], self.delay["b"]
         if float("inf") in (da, db):
             if da == db:
                 return None
