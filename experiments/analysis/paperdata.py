@@ -166,6 +166,27 @@ def flow_rows(name: str, manifests: list[dict], slot_jfi: dict) -> list[dict]:
     return rows
 
 
+# runs.csv keeps each measured number to this many significant digits
+SAVED_FORMAT = "%.4g"
+MEASURED_COLUMNS = (
+    "goodput_mbit",
+    "rtt_ms_mean",
+    "rtt_ms_median_ping",
+    "jfi_slots",
+    "loadavg_start",
+)
+
+
+def as_saved(flows: pd.DataFrame) -> pd.DataFrame:
+    """The measured numbers of runs read from their directories, rounded as runs.csv keeps
+    them: a report made from the run directories and one made later from the runs.csv it
+    wrote (once the run directories are gone) say and draw the same."""
+    for column in MEASURED_COLUMNS:
+        values = pd.to_numeric(flows[column], errors="coerce")
+        flows[column] = values.map(lambda v: v if pd.isna(v) else float(SAVED_FORMAT % v))
+    return flows
+
+
 def _points_from_csv(column: pd.Series, order: list) -> pd.Series:
     """runs.csv's points (text) back to the scenario's values (10, 0.05, '1:1', '-')."""
     by_text = {str(p): p for p in order}
@@ -195,7 +216,9 @@ def load_study(directory: Path, csv_rows: pd.DataFrame | None = None) -> StudyDa
             fair = metrics.fairness_summary(directory)
             if not fair.empty:
                 slot = fair.groupby("run_id").jfi_slots.first().to_dict()
-        flows = pd.DataFrame(flow_rows(doc["name"], manifests, slot), columns=RUNS_COLUMNS)
+        flows = as_saved(
+            pd.DataFrame(flow_rows(doc["name"], manifests, slot), columns=RUNS_COLUMNS)
+        )
     else:
         rows = pd.DataFrame(columns=RUNS_COLUMNS) if csv_rows is None else csv_rows
         flows = rows[rows.study == doc["name"]].copy()
@@ -261,4 +284,4 @@ def write_runs_csv(studies: dict[str, StudyData], path: Path) -> None:
     table["point"] = table.point.map(
         lambda p: f"{p:g}" if isinstance(p, float) else None if p == "-" else p
     )
-    table.to_csv(path, index=False, float_format="%.4g")
+    table.to_csv(path, index=False, float_format=SAVED_FORMAT)

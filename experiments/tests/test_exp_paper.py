@@ -8,6 +8,7 @@ leg, each with a ping probe and a TCP download; it must resume without repeating
 """
 
 import json
+import shutil
 import os
 import sys
 from pathlib import Path
@@ -243,9 +244,9 @@ def test_report_from_runs_csv_uses_the_whole_run_index(tmp_path):
     assert "jfi_slots" in saved and len(saved) == len(rows)
 
 
-def test_report_from_run_directories_puts_the_whole_run_index_first(tmp_path):
-    """The DC client stalls for the last third of each run: the slot-filtered index (only
-    the slots in which all three receive) misses it, the paper's whole-run index does not."""
+def _stalling_dc_study(tmp_path, sc_extra=0.0):
+    """batch-size-fairness with run directories: at batch 500 the DC client stalls for the
+    last third of each run; SC clients at 10 Mbit/s (+ rep + `sc_extra`)."""
     study = tmp_path / "batch-size-fairness"
     study.mkdir()
     doc = load(PAPER / "03_batch_size_fairness.yaml", quick=True).doc
@@ -255,7 +256,11 @@ def test_report_from_run_directories_puts_the_whole_run_index_first(tmp_path):
             dc = [20.0] * 20 + [0.0] * 10 if point == 500 else [12.0] * 30
             flows = {
                 "f0-dc": {"client": "dc", "kind": "ngtcp2", "goodput_mbit": sum(dc) / 30},
-                "f1-sc-a": {"client": "sc-a", "kind": "ngtcp2", "goodput_mbit": 10.0 + rep},
+                "f1-sc-a": {
+                    "client": "sc-a",
+                    "kind": "ngtcp2",
+                    "goodput_mbit": 10.0 + rep + sc_extra,
+                },
                 "f2-sc-b": {"client": "sc-b", "kind": "ngtcp2", "goodput_mbit": 10.0},
             }
             series = {"f0-dc": dc, "f1-sc-a": [10.0 + rep] * 30, "f2-sc-b": [10.0] * 30}
@@ -266,6 +271,13 @@ def test_report_from_run_directories_puts_the_whole_run_index_first(tmp_path):
             m["config"]["dc"]["batch"] = point  # what the time series picks its run by
             m["config"]["flows"] = [{"duration_s": 3.0}]
             manifest.write_text(json.dumps(m))
+    return study
+
+
+def test_report_from_run_directories_puts_the_whole_run_index_first(tmp_path):
+    """The DC client stalls for the last third of each run: the slot-filtered index (only
+    the slots in which all three receive) misses it, the paper's whole-run index does not."""
+    _stalling_dc_study(tmp_path)
     assert dcexp(["report", "--paper", str(tmp_path)]) == 0
     text = (tmp_path / "reproduction.md").read_text()
     whole = [metrics.jain([sum([20.0] * 20) / 30, 10 + r, 10]) for r in range(2)]
@@ -277,6 +289,25 @@ def test_report_from_run_directories_puts_the_whole_run_index_first(tmp_path):
     assert at500.jfi_slots.iloc[0] == pytest.approx(slots[0], abs=1e-3)
     assert "ngtcp2 0.12.1 (as the runs stamped them)" in text  # versions from the manifests
     assert (tmp_path / "figures" / "batch-size-fairness" / "time_series.png").exists()
+
+
+def test_a_report_redone_from_its_runs_csv_says_and_draws_the_same(tmp_path):
+    """A study is reported from its run directories, which are then deleted (as a campaign
+    commits only runs.csv): the report made again from runs.csv must not change a number
+    or a figure (it did: runs.csv keeps 4 significant digits, the first report used all)."""
+    study = _stalling_dc_study(tmp_path, sc_extra=1 / 3)  # 10.333...: more digits than kept
+    assert dcexp(["report", "--paper", str(tmp_path)]) == 0
+    figure = tmp_path / "figures" / "batch-size-fairness" / "fairness_vs_param.png"
+    first_text, first_figure = (tmp_path / "reproduction.md").read_text(), figure.read_bytes()
+    shutil.rmtree(study / "runs")
+    assert dcexp(["report", "--paper", str(tmp_path)]) == 0
+    again = (tmp_path / "reproduction.md").read_text()
+    # the numbers and verdicts (the per-process CPU table and the time series need the runs)
+    study_section = [t.split("**We measured**")[1].split("## CPU use")[0] for t in
+                     (first_text, again)]  # fmt: skip
+    verdicts = [t.split("## Verdicts")[1].split("## Deviations")[0] for t in (first_text, again)]
+    assert study_section[0] == study_section[1] and verdicts[0] == verdicts[1]
+    assert figure.read_bytes() == first_figure
 
 
 def test_pdf_text_turns_table_rows_into_labelled_lines():
