@@ -8,8 +8,8 @@ leg, each with a ping probe and a TCP download; it must resume without repeating
 """
 
 import json
-import shutil
 import os
+import shutil
 import sys
 from pathlib import Path
 
