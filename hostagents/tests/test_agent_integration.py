@@ -17,6 +17,7 @@ import itertools
 import json
 import os
 import random
+import re
 import socket
 import struct
 import subprocess
@@ -325,6 +326,23 @@ def test_reorders_two_legs_strips_headers_passes_through_and_sends_uplink(testbe
     assert sum(final["delay_us_hist"]["counts"]) == 42
     assert len(final["delay_us_hist"]["counts"]) == len(final["delay_us_hist"]["edges_us"]) + 1
     assert final["tx_dropped_host"] == 0
+
+    # 7. The state at the stop, read before the flush: 42 was still waiting; on AF_XDP each
+    #    leg's socket counters, none of which may show a frame lost at these few frames.
+    stderr = bed.stderr_path.read_text(errors="replace")
+    assert "at stop: mbuf pool " in stderr
+    assert "free, 1 buffered for reordering, 0 queued for the host" in stderr
+    xdp = {
+        int(m["port"]): {k: int(v) for k, v in re.findall(r"(\w+) (\d+)", m["counters"])}
+        for m in re.finditer(r"port (?P<port>\d+) AF_XDP statistics: (?P<counters>.*)", stderr)
+    }
+    if io == "afxdp":
+        assert sorted(xdp) == [0, 1], stderr  # the legs; the host port is on AF_PACKET
+        for counters in xdp.values():
+            assert counters["rx_ring_full"] == counters["rx_fill_ring_empty_descs"] == 0
+            assert counters["rx_invalid_descs"] == counters["tx_invalid_descs"] == 0
+    else:
+        assert xdp == {}, stderr
 
 
 def test_t_reordering_gives_up_a_gap_after_its_time(testbed):
