@@ -222,6 +222,20 @@ static void write_stats(struct agent *ag, bool final)
 	quit_signal = SIGTERM;
 }
 
+/* Where the mbufs and the kernel's rings stood when the agent was told to stop, before the
+ * shutdown flush changes them: after a stall (issue 25) this says whether the pool ran dry
+ * (mbufs held in the PMD's rings) or which AF_XDP ring the kernel found full or empty. */
+static void print_stop_state(const struct agent *ag)
+{
+	fprintf(stderr,
+		"pdcp-agent: at stop: mbuf pool %u of %u free, %u buffered for reordering, %u "
+		"queued for the host\n",
+		rte_mempool_avail_count(ag->pool), ag->pool->size, pdcp_rx_buffered(ag->core),
+		rte_ring_count(ag->host_txq));
+	for (unsigned int i = 0; i < ag->n_started; i++)
+		rxwait_print_xdp_statistics(stderr, ag->started[i]);
+}
+
 /* How long a blocking wait may last at time t: until the next stats line or t-Reordering
  * expiry, at most a second. */
 static uint64_t wait_budget_ns(const struct agent *ag, uint64_t t, uint64_t next_stats_ns)
@@ -570,6 +584,7 @@ int main(int argc, char **argv)
 		ag.opt.uplink_leg ? 'B' : 'A', ag.opt.sn_bits, ag.opt.t_reordering_us);
 
 	lcore_rx_reorder_tx(&ag);
+	print_stop_state(&ag);
 
 	/* Shutdown: everything still buffered goes to the host, in COUNT order. */
 	pdcp_rx_flush(ag.core);

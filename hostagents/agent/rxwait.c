@@ -16,7 +16,9 @@
  */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <errno.h>
 #include <linux/if_packet.h>
+#include <linux/if_xdp.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +27,9 @@
 
 #ifndef AF_XDP
 #define AF_XDP 44
+#endif
+#ifndef SOL_XDP
+#define SOL_XDP 283
 #endif
 
 #include "rxwait.h"
@@ -151,4 +156,27 @@ unsigned int rxwait(const int *fds, unsigned int n, uint64_t timeout_ns)
 			if (pfd[i].revents != 0)
 				ready |= 1u << i;
 	return ready;
+}
+
+void rxwait_print_xdp_statistics(FILE *out, uint16_t port)
+{
+	struct xdp_statistics st;
+	socklen_t len = sizeof(st);
+	int fd = port < RTE_MAX_ETHPORTS ? xdp_fd_plus_1[port] - 1 : -1;
+
+	if (fd < 0)
+		return;
+	if (getsockopt(fd, SOL_XDP, XDP_STATISTICS, &st, &len) != 0) {
+		fprintf(out, "pdcp-agent: port %u AF_XDP statistics: unreadable: %s\n", port,
+			strerror(errno));
+		return;
+	}
+	fprintf(out,
+		"pdcp-agent: port %u AF_XDP statistics: rx_dropped %llu, rx_ring_full %llu, "
+		"rx_fill_ring_empty_descs %llu, rx_invalid_descs %llu, tx_ring_empty_descs %llu, "
+		"tx_invalid_descs %llu\n",
+		port, (unsigned long long)st.rx_dropped, (unsigned long long)st.rx_ring_full,
+		(unsigned long long)st.rx_fill_ring_empty_descs,
+		(unsigned long long)st.rx_invalid_descs, (unsigned long long)st.tx_ring_empty_descs,
+		(unsigned long long)st.tx_invalid_descs);
 }

@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <rte_ethdev.h>
 
@@ -29,5 +30,10 @@ int rxwait_port_fd(uint16_t port);
 /* Wait until one of `fds` (n <= 8 of them, all >= 0) is readable or `timeout_ns` passed;
  * bit i of the result is set if fds[i] is readable (0: timeout or a signal). */
 unsigned int rxwait(const int *fds, unsigned int n, uint64_t timeout_ns);
+
+/* Writes the kernel's counters of `port`'s AF_XDP socket (XDP_STATISTICS: frames it dropped
+ * for a full RX ring, an empty fill ring, ...) as one line to `out`; nothing for a port of
+ * another driver. A stall shows which ring ran dry (experiments/docs/measurements.md). */
+void rxwait_print_xdp_statistics(FILE *out, uint16_t port);
 
 #endif /* AGENT_RXWAIT_H */
