@@ -167,10 +167,15 @@ class Target:
         marker's digest: one text line each (DigestLists acknowledged)."""
         requests, _, answers = self.streams[0]
         _drain(answers)
-        digests = not self.saved and bool(self._configured_digests())
+        configured = {} if self.saved else self._configured_digests()
         for _ in range(times):
             requests.put(message)
-        return {"code": "OK", "stream": self._until_marker(requests, answers, digests)}
+        return {
+            "code": "OK",
+            "stream": self._until_marker(requests, answers, bool(configured)),
+            # what may explain data sent again before its ack (rtexplain.may_send_again)
+            "ack_timeout_ns": min(configured.values(), default=None),
+        }
 
     def _until_marker(self, requests: queue.Queue, answers: queue.Queue, digests: bool):
         """Send a marker PacketOut; what the stream brings until its PacketIn (and its digest
@@ -233,16 +238,19 @@ class Target:
             requests.put(ack)
         return digests_last(lines)
 
-    def _configured_digests(self) -> list[int]:
-        """The digests a DigestEntry configures now: a Read of each by its id (PI reads no
-        wildcard digest_id, rtexplain.py); NOT_FOUND when it is not configured."""
-        configured = []
+    def _configured_digests(self) -> dict[int, int]:
+        """The digests a DigestEntry configures now, with their ack_timeout_ns: a Read of
+        each by its id (PI reads no wildcard digest_id, rtexplain.py); NOT_FOUND when it is
+        not configured."""
+        configured = {}
         for digest in self.info.digests:
             request = p4runtime_pb2.ReadRequest(device_id=0)
             request.entities.add().digest_entry.digest_id = digest.preamble.id
             try:
-                if any(r.entities for r in self.stub.Read(request, timeout=RPC_TIMEOUT_S)):
-                    configured.append(digest.preamble.id)
+                for response in self.stub.Read(request, timeout=RPC_TIMEOUT_S):
+                    for entity in response.entities:
+                        timeout = entity.digest_entry.config.ack_timeout_ns
+                        configured[digest.preamble.id] = timeout
             except grpc.RpcError as exc:
                 if exc.code() != grpc.StatusCode.NOT_FOUND:
                     raise ServerGone(f"{self.name}: reading DigestEntry: {exc.code().name}")

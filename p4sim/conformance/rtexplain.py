@@ -541,7 +541,13 @@ def explain(
             return None
         found += paired
     if ours.get("stream") != theirs.get("stream"):
-        why = explain_stream(step, ours.get("stream") or [], theirs.get("stream") or [], saved)
+        why = explain_stream(
+            step,
+            ours.get("stream") or [],
+            theirs.get("stream") or [],
+            saved,
+            ours.get("ack_timeout_ns"),
+        )
         if why is None:
             return None
         found.append(why)
@@ -600,10 +606,15 @@ MALFORMED_NOTES = ("unknown metadata id", "metadata missing", "metadata twice",
 
 
 def explain_stream(
-    step: Step, ours: list[str], theirs: list[str], saved: bool = False
+    step: Step,
+    ours: list[str],
+    theirs: list[str],
+    saved: bool = False,
+    ack_timeout_ns: int | None = None,
 ) -> str | None:
     """The explanation of a difference in what the primary's stream brought, or None.
-    `saved`: a config VERIFY_AND_SAVE saved waits for COMMIT on both."""
+    `saved`: a config VERIFY_AND_SAVE saved waits for COMMIT on both; `ack_timeout_ns`:
+    p4sim's DigestEntry's at the step (None: no digest configured)."""
     if saved and theirs == [line for line in ours if not line.startswith("digest ")]:
         return SAVED_CONFIG_DIGESTS
     if saved and ours == [line for line in theirs if not line.startswith("digest ")]:
@@ -618,7 +629,12 @@ def explain_stream(
             ]
         ):
             return MALFORMED_PACKET_OUT
-    if step.rpc == "PacketOut" and step.note in SAME_DATA_NOTES and sent_again(ours, theirs):
+    if (
+        step.rpc == "PacketOut"
+        and step.note in SAME_DATA_NOTES
+        and may_send_again(step.note, ack_timeout_ns)
+        and sent_again(ours, theirs)
+    ):
         return HELD_LONGER
     if step.rpc == "Arbitrate" and ours == ["arbitration OK"] and theirs == []:
         return SAME_ELECTION_ID
@@ -629,6 +645,19 @@ def explain_stream(
     ):
         return UNKNOWN_DIGEST_ACK
     return None
+
+
+# The two copies of "the same data twice before its ack" go out back to back, so only an ack
+# timeout this short can have passed between them (rtgen writes 1 ms or 10 s).
+RESEND_WINDOW_NS = 100_000_000
+
+
+def may_send_again(note: str, ack_timeout_ns: int | None) -> bool:
+    """Whether the spec lets a server send the step's digest data again: after the list's
+    DigestListAck, or once the data is ack_timeout_ns old (spec 9.9 DigestEntry)."""
+    if note == "the same data after its ack":
+        return True
+    return ack_timeout_ns is not None and ack_timeout_ns < RESEND_WINDOW_NS
 
 
 def sent_again(ours: list[str], theirs: list[str]) -> bool:

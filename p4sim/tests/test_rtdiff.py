@@ -138,9 +138,12 @@ def test_repeated_digest_data_is_explained_only_when_pi_holds_it_longer(note):
         ([packet, packet, data, data], [packet, packet, data]),
         ([packet, data], [packet]),
     ]
+    short = 1_000_000  # ack_timeout_ns 1 ms: it can pass between the two copies
     for ours, theirs in explained:
         reasons, diverges = rtexplain.explain(
-            step, outcome("OK", stream=ours), outcome("OK", stream=theirs)
+            step,
+            outcome("OK", stream=ours, ack_timeout_ns=short),
+            outcome("OK", stream=theirs, ack_timeout_ns=short),
         )
         assert reasons == [rtexplain.HELD_LONGER] and not diverges
     unexplained = [
@@ -161,6 +164,29 @@ def test_repeated_digest_data_is_explained_only_when_pi_holds_it_longer(note):
         )
         is None
     )
+
+
+def test_data_sent_again_before_its_ack_under_a_long_timeout_is_not_explained():
+    """Two copies back to back under ack_timeout_ns 10 s: the spec (9.9 DigestEntry) lets no
+    server send the data twice before its ack, so p4sim doing it is a DIFFER, not PI holding
+    data longer; after the ack, or under a 1 ms timeout, the second copy may come."""
+    packet = 'packet payload: "\001" metadata { metadata_id: 1 value: "@" }'
+    data = 'digest struct { members { bitstring: "\001" } }'
+    ours, theirs = [packet, packet, data, data], [packet, packet, data]
+    before, after = rtexplain.SAME_DATA_NOTES
+    for note, timeout_ns, explained in (
+        (before, 10_000_000_000, False),
+        (before, None, False),  # no digest configured as far as p4sim's read goes
+        (before, 1_000_000, True),
+        (after, 10_000_000_000, True),
+    ):
+        step = Step("PacketOut", p4runtime_pb2.StreamMessageRequest(), note=note, times=2)
+        got = rtexplain.explain(
+            step,
+            outcome("OK", stream=ours, ack_timeout_ns=timeout_ns),
+            outcome("OK", stream=theirs, ack_timeout_ns=timeout_ns),
+        )
+        assert (got == ([rtexplain.HELD_LONGER], False)) if explained else got is None, note
 
 
 def outcome(code, message="", **rest):
