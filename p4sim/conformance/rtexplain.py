@@ -747,15 +747,16 @@ def differing_updates(ours: dict, theirs: dict) -> list[int]:
 
 RECONCILE_DROPS_PRE = (
     "PI's RECONCILE_AND_COMMIT keeps table entries, profiles, counters and meters but drops "
-    "the multicast groups, clone sessions and default entries set, so the states part here "
-    "[PI; spec 14 "
-    f"SetForwardingPipelineConfig RPC; {PI}frontend/src/device_mgr.cpp:3039]"
+    "the multicast groups, clone sessions, default entries and DigestEntry configs set "
+    "(its digest manager starts afresh with the P4Info), so the states part here [PI; spec "
+    f"14 SetForwardingPipelineConfig RPC; {PI}frontend/src/device_mgr.cpp:3039, "
+    "device_mgr.cpp:459, digest_mgr.cpp:786]"
 )
 
 
 def wrote_what_reconcile_drops(step: Step, ours: dict, theirs: dict) -> bool:
     """Whether both applied an update of this Write that PI's RECONCILE_AND_COMMIT loses: a
-    PacketReplicationEngineEntry or a default entry (RECONCILE_DROPS_PRE)."""
+    PacketReplicationEngineEntry, a default entry or a DigestEntry (RECONCILE_DROPS_PRE)."""
     if step.rpc != "Write":
         return False
     n = len(step.request.updates)
@@ -765,6 +766,7 @@ def wrote_what_reconcile_drops(step: Step, ours: dict, theirs: dict) -> bool:
         a == b == "OK"
         and (
             u.entity.HasField("packet_replication_engine_entry")
+            or u.entity.HasField("digest_entry")
             or (u.entity.HasField("table_entry") and u.entity.table_entry.is_default_action)
         )
         for a, b, u in zip(mine, pi, step.request.updates)

@@ -304,3 +304,19 @@ def test_short_run_on_simple_switch_grpc(tmp_path, capsys, monkeypatch, target):
     assert cases
     assert rtdiff.main(["--replay", str(cases[0])]) == 1
     assert "1 differ" in capsys.readouterr().out
+
+
+def test_a_digest_entry_both_applied_is_state_pis_reconcile_drops():
+    """PI's RECONCILE_AND_COMMIT keeps only what it reads back first (tables, profiles,
+    counters, meters) and its digest manager starts afresh, so a DigestEntry both servers
+    applied parts the states there, as a multicast group or a default entry does; p4sim
+    keeps it and sends the digests PI no longer sends (seed 1, 1000 requests, found it)."""
+    request = p4runtime_pb2.WriteRequest()
+    request.updates.add(type=p4runtime_pb2.Update.INSERT).entity.digest_entry.digest_id = 1
+    request.updates.add(type=p4runtime_pb2.Update.INSERT).entity.table_entry.table_id = 2
+    step = Step("Write", request)
+    both = outcome("UNKNOWN", updates=["OK", "NOT_FOUND"], messages=["", ""])
+    assert rtexplain.wrote_what_reconcile_drops(step, both, both)
+    refused = outcome("UNKNOWN", updates=["ALREADY_EXISTS", "OK"], messages=["", ""])
+    assert not rtexplain.wrote_what_reconcile_drops(step, refused, refused)
+    assert "DigestEntry" in rtexplain.RECONCILE_DROPS_PRE
