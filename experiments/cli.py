@@ -96,6 +96,13 @@ def _add_run_parser(sub) -> argparse.ArgumentParser:
         metavar="LABEL",
         help="run only this protocol/CC variant (e.g. ngtcp2-cubic); repeatable",
     )
+    run.add_argument(
+        "--point",
+        action="append",
+        metavar="VALUE",
+        help="run only this sweep point, as the scenario's sweep.values write it (e.g. 5:1, "
+        "0.01); repeatable",
+    )
     return run
 
 
@@ -271,6 +278,30 @@ class _Failure(Exception):
     """The command could not do its job: exit 1 with the message."""
 
 
+def _only_points(runs: list, wanted: list[str]) -> list:
+    """The runs at the sweep points named on the command line (`--point`): a number matches
+    by value (0.01 and 1e-2 alike), anything else by its text."""
+
+    def same(point, text: str) -> bool:
+        if isinstance(point, (int, float)) and not isinstance(point, bool):
+            try:
+                return float(text) == point
+            except ValueError:
+                return False
+        return str(point) == text
+
+    points = list(dict.fromkeys(r.point for r in runs))
+    if points == [None]:
+        raise _UsageError("--point: this scenario has no sweep (no sweep.values to pick from)")
+    unknown = [t for t in wanted if not any(same(p, t) for p in points)]
+    if unknown:
+        raise _UsageError(
+            f"--point {', '.join(shown(t) for t in unknown)}: not a sweep value of this "
+            f"scenario; its values: {', '.join(str(p) for p in points)}"
+        )
+    return [r for r in runs if any(same(r.point, t) for t in wanted)]
+
+
 def cmd_run(args) -> int:
     from experiments.run.runner import Interrupted, run_scenario
     from experiments.run.testbed import TestbedError
@@ -287,6 +318,8 @@ def cmd_run(args) -> int:
                 f"variants: {', '.join(labels)}"
             )
         scenario.runs = [r for r in scenario.runs if r.variant in args.variant]
+    if args.point:
+        scenario.runs = _only_points(scenario.runs, args.point)
     executor = _executor(args)  # before --out is made: Ray may be missing
     out = args.out or Path("results") / scenario.name
     _make_out(out, "scenario")

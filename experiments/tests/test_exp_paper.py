@@ -310,6 +310,24 @@ def test_a_report_redone_from_its_runs_csv_says_and_draws_the_same(tmp_path):
     assert figure.read_bytes() == first_figure
 
 
+def test_a_study_adds_new_run_directories_to_the_runs_its_runs_csv_kept(tmp_path):
+    """A study's first pass is committed as runs.csv only; a second pass (another stack, more
+    repetitions) is still in its run directories: the report counts both, each run once."""
+    study = _stalling_dc_study(tmp_path)
+    assert dcexp(["report", "--paper", str(tmp_path)]) == 0
+    first = (tmp_path / "reproduction.md").read_text()
+    for point in (10, 500):  # rep 0 lives on in runs.csv only; rep 1 in both places
+        shutil.rmtree(study / "runs" / f"dc.batch={point}__ngtcp2-newreno__rep0")
+    assert dcexp(["report", "--paper", str(tmp_path)]) == 0
+    again = (tmp_path / "reproduction.md").read_text()
+    numbers = [t.split("**We measured**")[1].split("## CPU use")[0] for t in (first, again)]
+    assert numbers[0] == numbers[1] and "(n=2)" in numbers[1]
+    saved = pd.read_csv(tmp_path / "runs.csv")
+    assert sorted(saved.run_id.unique()) == sorted(
+        f"dc.batch={p}__ngtcp2-newreno__rep{r}" for p in (10, 500) for r in range(2)
+    )
+
+
 def test_pdf_text_turns_table_rows_into_labelled_lines():
     md = "## V\n\n| finding | verdict |\n|---|---|\n| [“x”](#s) | **agree** |\n![f](f.png)\ntext"
     assert reproduction._pdf_text(md) == ["## V", "", "* “x”", "    verdict: agree", "text"]

@@ -263,6 +263,37 @@ def test_cli_unknown_variant_lists_the_scenario_variants(capsys):
     assert "not in this scenario" in err and "ngtcp2-cubic" in err
 
 
+def test_cli_point_keeps_only_the_named_sweep_points():
+    from experiments.cli import _only_points
+
+    numbers = from_dict(
+        base(sweep={"param": "links.both.loss", "values": [0, 0.01, 0.05]}, repetitions=2)
+    )
+    picked = _only_points(numbers.runs, ["1e-2", "0.05"])
+    assert [(r.point, r.rep) for r in picked] == [(0.01, 0), (0.01, 1), (0.05, 0), (0.05, 1)]
+    ratios = from_dict(
+        base(sweep={"param": "bw", "values": ["1:1", "5:1"], "set": {"links.b.rate_mbit": [20, 4]}})
+    )
+    [run] = _only_points(ratios.runs, ["5:1"])
+    assert run.config["links"]["b"]["rate_mbit"] == 4
+
+
+def test_cli_unknown_point_lists_the_sweep_values(capsys, tmp_path):
+    swept = tmp_path / "s.yaml"
+    swept.write_text(
+        "name: s\nlinks: {both: {rate_mbit: 20}}\nflows: [{size_mb: 1}]\n"
+        "sweep: {param: dc.batch, values: [10, 100]}\n"
+    )
+    assert dcexp(["run", str(swept), "--point", "50", "--out", str(tmp_path / "o")]) == 2
+    assert "--point '50': not a sweep value of this scenario; its values: 10, 100" in (
+        capsys.readouterr().err
+    )
+    flat = tmp_path / "f.yaml"
+    flat.write_text("name: f\nlinks: {both: {rate_mbit: 20}}\nflows: [{size_mb: 1}]\n")
+    assert dcexp(["run", str(flat), "--point", "1", "--out", str(tmp_path / "o")]) == 2
+    assert "--point: this scenario has no sweep" in capsys.readouterr().err
+
+
 def test_mptcp_flows_run_on_the_dc_device_and_only_they_take_a_backup_leg():
     links = {"both": {"rate_mbit": 20}}
     ok = from_dict(
