@@ -36,6 +36,7 @@
 #include <rte_mempool.h>
 #include <rte_ring.h>
 
+#include "mbufpool.h"
 #include "options.h"
 #include "pdcp_frame.h"
 #include "pdcp_rx.h"
@@ -81,6 +82,7 @@ struct agent {
 	struct agent_options opt;
 	struct pdcp_rx *core;
 	struct rte_mempool *pool;
+	unsigned int pool_held; /* mbufs outside net_af_xdp's UMEM, never used (mbufpool.h) */
 	FILE *stats_out;
 	bool stats_failed; /* a line could not be written: the agent stops, exit status 1 */
 	struct rte_ring *host_txq;
@@ -229,9 +231,9 @@ static void print_stop_state(const struct agent *ag)
 {
 	fprintf(stderr,
 		"pdcp-agent: at stop: mbuf pool %u of %u free, %u buffered for reordering, %u "
-		"queued for the host\n",
+		"queued for the host, %u held unused (outside net_af_xdp's UMEM)\n",
 		rte_mempool_avail_count(ag->pool), ag->pool->size, pdcp_rx_buffered(ag->core),
-		rte_ring_count(ag->host_txq));
+		rte_ring_count(ag->host_txq), ag->pool_held);
 	for (unsigned int i = 0; i < ag->n_started; i++)
 		rxwait_print_xdp_statistics(stderr, ag->started[i]);
 }
@@ -374,6 +376,11 @@ static const char *port_driver(uint16_t port)
 	return info.driver_name;
 }
 
+static bool is_af_xdp(uint16_t port)
+{
+	return rte_eth_dev_is_valid_port(port) && strcmp(port_driver(port), "net_af_xdp") == 0;
+}
+
 static int port_init(struct agent *ag, uint16_t port, const char *role, bool promiscuous)
 {
 	struct rte_eth_conf conf;
@@ -395,7 +402,7 @@ static int port_init(struct agent *ag, uint16_t port, const char *role, bool pro
 		rxwait_configure(&info, &conf);
 		ret = rte_eth_dev_configure(port, 1, 1, &conf);
 	}
-	if (ret == 0 && info.driver_name != NULL && strcmp(info.driver_name, "net_af_xdp") == 0)
+	if (ret == 0 && is_af_xdp(port))
 		nb_rxd = AF_XDP_RX_DESC;
 	if (ret == 0)
 		ret = rte_eth_dev_adjust_nb_rx_tx_desc(port, &nb_rxd, &nb_txd);
@@ -544,10 +551,9 @@ int main(int argc, char **argv)
 		.ctx = &ag,
 	});
 	for (unsigned int n = NUM_MBUFS; ag.pool == NULL && n >= MIN_MBUFS; n = n / 2) {
-		ag.pool = rte_pktmbuf_pool_create(
-			"pdcp_agent_pool", n, MBUF_CACHE_SIZE,
-			RTE_ALIGN(sizeof(struct mbuf_priv), RTE_MBUF_PRIV_ALIGN),
-			RTE_MBUF_DEFAULT_BUF_SIZE, rte_socket_id());
+		ag.pool = mbuf_pool_create("pdcp_agent_pool", n, MBUF_CACHE_SIZE,
+					   RTE_ALIGN(sizeof(struct mbuf_priv), RTE_MBUF_PRIV_ALIGN),
+					   RTE_MBUF_DEFAULT_BUF_SIZE);
 		if (ag.pool != NULL && n < NUM_MBUFS)
 			fprintf(stderr,
 				"pdcp-agent: warning: only %u mbufs fit in EAL memory; "
@@ -561,6 +567,17 @@ int main(int argc, char **argv)
 				"mbuf pool (give EAL more with -m)\n");
 		ret = 1;
 		goto out_ports;
+	}
+	if (is_af_xdp(ag.opt.leg_port[0]) || is_af_xdp(ag.opt.leg_port[1]) ||
+	    is_af_xdp(ag.opt.host_port)) {
+		/* before the ports take their first mbufs into their fill rings */
+		ag.pool_held = mbuf_pool_hold_outside_umem(ag.pool);
+		if (ag.pool_held > 0)
+			fprintf(stderr,
+				"pdcp-agent: warning: %u of %u mbufs lie outside the UMEM "
+				"net_af_xdp "
+				"registers for the pool; they are held unused\n",
+				ag.pool_held, ag.pool->size);
 	}
 	pdcp_rx_set_initial_count(ag.core, ag.opt.initial_sn);
 	ag.initial_sn_pending = ag.opt.initial_sn_auto;
