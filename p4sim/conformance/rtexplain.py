@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from google.protobuf import text_format
 from p4.v1 import p4runtime_pb2
 
-from p4sim.conformance.rtgen import Step
+from p4sim.conformance.rtgen import SAME_DATA_AFTER_ACK, SAME_DATA_BEFORE_ACK, Step
 
 
 def entity_text(entity: p4runtime_pb2.Entity) -> str:
@@ -593,7 +593,7 @@ HELD_LONGER = (
     f"DigestListAck is received; {PI}frontend/src/digest_mgr.cpp:947, server/pi_server.cpp:496, "
     "frontend/src/digest_mgr.cpp:727, digest_mgr.cpp:389]"
 )
-SAME_DATA_NOTES = ("the same data twice before its ack", "the same data after its ack")  # rtgen
+SAME_DATA_NOTES = (SAME_DATA_BEFORE_ACK, SAME_DATA_AFTER_ACK)
 SAVED_CONFIG_DIGEST_ENTRY = (
     "while a config VERIFY_AND_SAVE saved waits for COMMIT, a DigestEntry written then: "
     "p4sim configures the saved config's digest (spec: later Writes refer to the new "
@@ -647,7 +647,7 @@ def explain_stream(
     return None
 
 
-# The two copies of "the same data twice before its ack" go out back to back, so only an ack
+# The two copies of SAME_DATA_BEFORE_ACK go out back to back, so only an ack
 # timeout this short can have passed between them (rtgen writes 1 ms or 10 s).
 RESEND_WINDOW_NS = 100_000_000
 
@@ -655,7 +655,7 @@ RESEND_WINDOW_NS = 100_000_000
 def may_send_again(note: str, ack_timeout_ns: int | None) -> bool:
     """Whether the spec lets a server send the step's digest data again: after the list's
     DigestListAck, or once the data is ack_timeout_ns old (spec 9.9 DigestEntry)."""
-    if note == "the same data after its ack":
+    if note == SAME_DATA_AFTER_ACK:
         return True
     return ack_timeout_ns is not None and ack_timeout_ns < RESEND_WINDOW_NS
 

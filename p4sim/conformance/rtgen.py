@@ -41,6 +41,12 @@ MatchField = p4info_pb2.MatchField
 FPC = p4runtime_pb2.SetForwardingPipelineConfigRequest
 
 
+# The notes of the two PacketOut steps that send one digest data again (Generator.packet_out):
+# rtexplain tells from them when the spec lets a server send it again.
+SAME_DATA_BEFORE_ACK = "the same data twice before its ack"
+SAME_DATA_AFTER_ACK = "the same data after its ack"
+
+
 @dataclass
 class Step:
     """One request: `rpc` (one of RPCS), the message, and who sends it: "primary", "second"
@@ -659,8 +665,8 @@ class RequestGenerator:
         )
         for m in self.packet_out_header.metadata:
             request.packet.metadata.add(metadata_id=m.id, value=canonical(self.number(m.bitwidth)))
-        self.next_steps.append(Step("PacketOut", request, "primary", "the same data after its ack"))
-        return Step("PacketOut", request, "primary", "the same data twice before its ack", times=2)
+        self.next_steps.append(Step("PacketOut", request, "primary", SAME_DATA_AFTER_ACK))
+        return Step("PacketOut", request, "primary", SAME_DATA_BEFORE_ACK, times=2)
 
     def digest_ack(self) -> Step:
         """A DigestListAck of a list never sent (spec 16.3), of a known digest or not."""
