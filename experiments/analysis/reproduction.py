@@ -654,7 +654,23 @@ def cpu_findings(studies: dict) -> list[str]:
         for name, st in (m.get("process_cpu") or {}).items():
             key = "flow " + name.split("/")[-1] if "/" in name else name
             busy.setdefault(key, []).append((st["mean_busy"], st["mean_wait"]))
-    lines = ["## CPU use of the testbed's processes (all runs)", ""]
+    with_dirs = [name for name, s in studies.items() if s.manifests]
+    every_run = sum(s.runs().shape[0] for s in studies.values())
+    scope = (
+        "all runs"
+        if total == every_run
+        else f"the {total} runs whose directories are here: {', '.join(with_dirs)}"
+    )
+    lines = [f"## CPU use of the testbed's processes ({scope})", ""]
+    if total < every_run:
+        lines += [
+            (
+                "Per-process CPU use is in the run directories' manifests, which runs.csv does "
+                "not keep; runs.csv has every run's CPU verdict and the processes that were short "
+                "of CPU."
+            ),
+            "",
+        ]
     lines += [
         "| process | runs saturated | mean CPU used | mean CPU waited for |",
         "|---|---|---|---|",

@@ -322,6 +322,8 @@ def test_a_study_adds_new_run_directories_to_the_runs_its_runs_csv_kept(tmp_path
     again = (tmp_path / "reproduction.md").read_text()
     numbers = [t.split("**We measured**")[1].split("## CPU use")[0] for t in (first, again)]
     assert numbers[0] == numbers[1] and "(n=2)" in numbers[1]
+    assert "CPU use of the testbed's processes (all runs)" in first
+    assert "processes (the 2 runs whose directories are here: batch-size-fairness)" in again
     saved = pd.read_csv(tmp_path / "runs.csv")
     assert sorted(saved.run_id.unique()) == sorted(
         f"dc.batch={p}__ngtcp2-newreno__rep{r}" for p in (10, 500) for r in range(2)
