@@ -212,32 +212,27 @@ def load_study(directory: Path, csv_rows: pd.DataFrame | None = None) -> StudyDa
     doc = metrics.load_saved_scenario(directory)
     manifests = metrics.load_manifests(directory)
     order = [metrics._point_label(v) for v in (doc.get("sweep") or {}).get("values", [])]
-    frames = []
+    in_dirs = {m["run_id"] for m in manifests}
+    rows = pd.DataFrame(columns=RUNS_COLUMNS) if csv_rows is None else csv_rows
+    flows = rows[(rows.study == doc["name"]) & ~rows.run_id.isin(in_dirs)].copy()
+    if "jfi_slots" not in flows and "jfi" in flows:
+        flows["jfi_slots"] = flows.pop("jfi")
+    flows = flows.reindex(columns=list(RUNS_COLUMNS))  # a column an older file lacks: empty
+    flows["point"] = _points_from_csv(flows.point, order)
+    flows["cpu_saturated"] = flows.cpu_saturated.map(lambda v: str(v).strip().lower() == "true")
     if manifests:
         slot = {}
         if doc.get("figure") == "fairness":
             fair = metrics.fairness_summary(directory)
             if not fair.empty:
                 slot = fair.groupby("run_id").jfi_slots.first().to_dict()
-        frames.append(
-            as_saved(pd.DataFrame(flow_rows(doc["name"], manifests, slot), columns=RUNS_COLUMNS))
+        from_dirs = as_saved(
+            pd.DataFrame(flow_rows(doc["name"], manifests, slot), columns=RUNS_COLUMNS)
         )
-    if csv_rows is not None:
-        in_dirs = {m["run_id"] for m in manifests}
-        flows = csv_rows[(csv_rows.study == doc["name"]) & ~csv_rows.run_id.isin(in_dirs)].copy()
-        if "jfi_slots" not in flows and "jfi" in flows:
-            flows["jfi_slots"] = flows.pop("jfi")
-        flows = flows.reindex(columns=list(RUNS_COLUMNS))  # a column an older file lacks: empty
-        flows["point"] = _points_from_csv(flows.point, order)
-        flows["cpu_saturated"] = flows.cpu_saturated.map(lambda v: str(v).strip().lower() == "true")
-        if not flows.empty or not frames:
-            frames.insert(0, flows)
+        flows = pd.concat([flows, from_dirs]) if not flows.empty else from_dirs
     record = {}
     if (directory / "study.json").exists():
         record = json.loads((directory / "study.json").read_text())
-    if not frames:
-        frames.append(pd.DataFrame(columns=RUNS_COLUMNS))
-    flows = pd.concat(frames) if len(frames) > 1 else frames[0]
     return StudyData(doc["name"], doc, flows.reset_index(drop=True), manifests, directory, record)
 
 

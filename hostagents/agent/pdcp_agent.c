@@ -574,9 +574,8 @@ int main(int argc, char **argv)
 		ag.pool_held = mbuf_pool_hold_outside_umem(ag.pool);
 		if (ag.pool_held > 0)
 			fprintf(stderr,
-				"pdcp-agent: warning: %u of %u mbufs lie outside the UMEM "
-				"net_af_xdp "
-				"registers for the pool; they are held unused\n",
+				"pdcp-agent: warning: %u of %u mbufs lie outside the UMEM that "
+				"net_af_xdp registers for the pool; they are held unused\n",
 				ag.pool_held, ag.pool->size);
 	}
 	pdcp_rx_set_initial_count(ag.core, ag.opt.initial_sn);
