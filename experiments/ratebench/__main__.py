@@ -12,6 +12,7 @@ from dccommon.cliargs import (
     float_range,
     int_range,
     make_output_dir,
+    number_list,
     once_each,
     parse_int,
 )
@@ -19,7 +20,7 @@ from experiments.ratebench import idle, rawpath, report, sweep
 from experiments.run.cpu import PIN_LAYOUTS
 from experiments.run.links import AUTO_SLACK
 from experiments.run.parts import TestbedError
-from experiments.run.scenario import from_dict
+from experiments.run.scenario import MAX_T_REORDERING_MS, from_dict
 from hostagents.agent_cmd import IO_PATHS
 
 IDLE_S = 5.0
@@ -54,10 +55,28 @@ def _slack_list(text: str) -> list[int | str]:
     return once_each(text, values)
 
 
-def _sweep_dir(out: Path, slack: int | str, io: str) -> Path:
-    """Where one sweep's runs go: OUT for the defaults, OUT/slack-Nus, OUT/io-afxdp below."""
+def _t_reordering_list(text: str) -> list[float]:
+    try:
+        values = number_list(text)
+    except ValueError:
+        values = []
+    if not values or any(not 0 <= v <= MAX_T_REORDERING_MS for v in values):
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: give comma-separated numbers 0 to {MAX_T_REORDERING_MS} (ms)"
+        )
+    return once_each(text, values)
+
+
+def _sweep_dir(out: Path, slack: int | str, io: str, t_reordering_ms: float) -> Path:
+    """Where one sweep's runs go: OUT for the defaults, OUT/slack-Nus, OUT/io-afxdp,
+    OUT/treord-Nms below."""
     where = out if slack == AUTO_SLACK else out / f"slack-{slack}us"
-    return where if io == sweep.DEFAULT_IO else where / f"io-{io}"
+    where = where if io == sweep.DEFAULT_IO else where / f"io-{io}"
+    return (
+        where
+        if t_reordering_ms == sweep.T_REORDERING_MS
+        else where / f"treord-{t_reordering_ms:g}ms"
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -101,6 +120,14 @@ def build_parser() -> argparse.ArgumentParser:
         "afxdp's in OUT/io-afxdp)",
     )
     parser.add_argument(
+        "--t-reordering-ms",
+        type=_t_reordering_list,
+        default=[sweep.T_REORDERING_MS],
+        help="the agent's t-Reordering in ms (the paper's LTE value by default); several "
+        "(200,50) run the sweep once per value, side by side in one table (a value other "
+        "than the default's runs in OUT/treord-Nms)",
+    )
+    parser.add_argument(
         "--duration-s",
         type=float_range(1, 600, "duration"),
         default=12.0,
@@ -142,8 +169,9 @@ def main(argv: list[str] | None = None) -> int:
             point
             for slack in args.departure_slack_us
             for io in args.io
+            for t_reordering_ms in args.t_reordering_ms
             for point in sweep.run_sweep(
-                _sweep_dir(out, slack, io),
+                _sweep_dir(out, slack, io, t_reordering_ms),
                 args.rates,
                 args.stacks,
                 args.duration_s,
@@ -153,6 +181,7 @@ def main(argv: list[str] | None = None) -> int:
                 departure_slack_us=slack,
                 io=io,
                 reps=args.reps,
+                t_reordering_ms=t_reordering_ms,
             )
         ]
         raw = None if args.no_raw else rawpath.measure(args.duration_s, out / "raw")

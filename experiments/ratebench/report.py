@@ -92,21 +92,32 @@ def goals(points: list[Point], idle: dict[str, float] | None) -> list[str]:
             p.goodput_mbit / p.offered_mbit for p in groups.get((stack, leg), []) if p.offered_mbit
         ]
 
-    for what, stack, leg, goal in (
+    for what, base, leg, goal in (
         ("TCP CUBIC at 2x500", "tcp", 500, 0.9),
         ("ngtcp2 at 2x500", "ngtcp2", 500, 0.8),
         ("ngtcp2 with a large UDP receive buffer at 2x500", "ngtcp2-rcvbuf-large", 500, 0.8),
         ("stretch: TCP CUBIC at 2x1000", "tcp", 1000, 0.9),
     ):
-        got = shares(stack, leg)
-        if got:
+        # the paper's t-Reordering first, then each other value the sweep ran (sweep.stack_label)
+        others = {
+            s.removeprefix(f"{base}-treord").removesuffix("ms"): s
+            for s, _ in groups
+            if s.startswith(f"{base}-treord")
+        }
+        for label, stack in [(what, base)] + [
+            (f"{what}, t-Reordering {ms} ms", others[ms])
+            for ms in sorted(others, key=float, reverse=True)
+        ]:
+            got = shares(stack, leg)
+            if not got:
+                continue
             verdict = "met" if mean(got) >= goal else "not met"
             runs = (
                 f" mean of n = {len(got)} ({', '.join(f'{g:.0%}' for g in got)})"
                 if len(got) > 1
                 else ""
             )
-            out.append(f"{what} >= {goal:.0%} of capacity: {mean(got):.0%}{runs} ({verdict})")
+            out.append(f"{label} >= {goal:.0%} of capacity: {mean(got):.0%}{runs} ({verdict})")
     group = min(
         groups.values(),
         key=lambda g: abs(mean(p.frames_per_s for p in g) - GOAL_RATE_FPS),

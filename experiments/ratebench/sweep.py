@@ -19,7 +19,7 @@ from experiments.run import limits
 from experiments.run.links import AUTO_SLACK
 from experiments.run.runner import RunOptions, run_scenario
 from experiments.run.sampler import SAMPLE_INTERVAL_S
-from experiments.run.scenario import from_dict
+from experiments.run.scenario import TOP_KEYS, from_dict
 
 RATES_MBIT = (20, 50, 100, 250, 500, 1000)  # per leg
 STACKS = ("tcp", "ngtcp2")
@@ -28,6 +28,7 @@ STACKS = ("tcp", "ngtcp2")
 NGTCP2_RCVBUFS = ("default", "large")
 DEFAULT_IO = "afpacket"  # the testbed's (Testbed.io); runs from before --io had it
 COMPONENTS = ("switch", "link_a", "link_b", "agent", "server", "client")
+T_REORDERING_MS = TOP_KEYS["t_reordering_ms"]  # the paper's, every scenario's default
 
 
 def scenario_doc(
@@ -36,9 +37,11 @@ def scenario_doc(
     duration_s: float,
     ngtcp2_rcvbufs=("default",),
     reps: int = 1,
+    t_reordering_ms: float = T_REORDERING_MS,
 ) -> dict:
     """DC 1:1, batch 100, CUBIC, the paper's delay (10 ms, cv 10 %) and 1000-packet queues,
-    `reps` downloads of `duration_s` per point and stack (ngtcp2: per receive buffer)."""
+    `reps` downloads of `duration_s` per point and stack (ngtcp2: per receive buffer), the
+    agent's t-Reordering `t_reordering_ms`."""
     return {
         "name": "bench-testbed",
         "description": "the testbed at 5G NR leg rates (make bench-testbed)",
@@ -46,6 +49,7 @@ def scenario_doc(
             "both": {"rate_mbit": rates[0], "delay_ms": 10, "delay_cv": 0.1, "queue_pkts": 1000}
         },
         "dc": {"batch": 100, "ratio": "1:1"},
+        "t_reordering_ms": t_reordering_ms,
         "flows": [{"client": "dc", "duration_s": duration_s}],
         "variants": [variant for stack in stacks for variant in _variants(stack, ngtcp2_rcvbufs)],
         "sweep": {"param": "links.both.rate_mbit", "values": list(rates)},
@@ -64,18 +68,22 @@ def _variants(stack: str, ngtcp2_rcvbufs) -> list[dict]:
 
 
 def stack_label(
-    flow: dict, departure_slack_us: int | str = AUTO_SLACK, io: str = DEFAULT_IO
+    flow: dict,
+    departure_slack_us: int | str = AUTO_SLACK,
+    io: str = DEFAULT_IO,
+    t_reordering_ms: float = T_REORDERING_MS,
 ) -> str:
     """A run's flow spec -> its stack in the table: the kind, with the variant label's
     `-rcvbuf-large` when the client had the large UDP receive buffer, `-slack50us` when
     the legs' linkem ran with a slack given in µs (--departure-slack-us) instead of dcexp's
-    auto (runs from before auto have 0: `-slack0us`), and `-afxdp` when the parts ran on
-    AF_XDP (--io)."""
+    auto (runs from before auto have 0: `-slack0us`), `-afxdp` when the parts ran on
+    AF_XDP (--io), and `-treord50ms` when the agent's t-Reordering was not the paper's."""
     return (
         flow["kind"]
         + ("-rcvbuf-large" if flow.get("udp_rcvbuf") == "large" else "")
         + ("" if departure_slack_us == AUTO_SLACK else f"-slack{departure_slack_us}us")
         + ("" if io == DEFAULT_IO else f"-{io}")
+        + ("" if t_reordering_ms == T_REORDERING_MS else f"-treord{t_reordering_ms:g}ms")
     )
 
 
@@ -111,12 +119,13 @@ def run_sweep(
     departure_slack_us: int | str = AUTO_SLACK,
     io: str = DEFAULT_IO,
     reps: int = 1,
+    t_reordering_ms: float = T_REORDERING_MS,
 ) -> list[Point]:
     """Every point run afresh (runs left in `out` by an earlier sweep, perhaps on a busier
     machine, are removed first) unless `resume`; the points of this sweep only. The legs'
     linkem runs with `departure_slack_us` (its --departure-slack-us, or auto as in dcexp),
-    the parts on I/O path `io` (dcexp run --io)."""
-    doc = scenario_doc(rates, stacks, duration_s, ngtcp2_rcvbufs, reps)
+    the parts on I/O path `io` (dcexp run --io), the agent with `t_reordering_ms`."""
+    doc = scenario_doc(rates, stacks, duration_s, ngtcp2_rcvbufs, reps, t_reordering_ms)
     scenario = from_dict(doc, where="bench-testbed")
     if not resume:
         shutil.rmtree(out / "runs", ignore_errors=True)
@@ -151,7 +160,10 @@ def reduce_run(run_dir: Path) -> Point:
     stats = m.get("process_cpu", {})
     point = Point(
         stack=stack_label(
-            m["config"]["flows"][0], m.get("departure_slack_us", 0), m.get("io", DEFAULT_IO)
+            m["config"]["flows"][0],
+            m.get("departure_slack_us", 0),
+            m.get("io", DEFAULT_IO),
+            m["config"].get("t_reordering_ms", T_REORDERING_MS),
         ),
         leg_mbit=leg,
         offered_mbit=m.get("capacity_mbit") or limits.capacity_mbit(m["config"]),

@@ -327,6 +327,23 @@ def chain_drops(rows: list[tuple]) -> dict[str, float]:
     return out
 
 
+def reordering_stall_note(rows: list[tuple], config: dict) -> str | None:
+    """The time the agent held the DC flow for gaps that never filled: each gap a leg lost
+    (a queue drop) holds every later PDU for the whole t-Reordering (TS 38.323 5.2.2.2),
+    and the sender, its window full of unacknowledged data, waits with it."""
+    expiries = _last_minus_first(rows, "agent", "dc", "t_reordering_expiries")
+    times = [r[0] for r in rows if r[1] == "agent" and r[2] == "dc"]
+    if expiries <= 0 or len(times) < 2:
+        return None
+    t_reordering_ms = config.get("t_reordering_ms", 0)
+    held_s = expiries * t_reordering_ms / 1e3
+    return (
+        f"agent t-Reordering stalls: {expiries:.0f} gaps never filled, each held the flow "
+        f"{t_reordering_ms:g} ms: {held_s:.1f} s of the run's {times[-1] - times[0]:.1f} s "
+        f"({held_s / (times[-1] - times[0]):.0%})"
+    )
+
+
 def window_note(rows: list[tuple], flow_ids: list[str], capacity: float) -> str | None:
     """The sender's mean cwnd against the BDP of the legs' capacity at the flow's RTT."""
     for fid in flow_ids:
@@ -409,6 +426,9 @@ def assess(
         if any(NET_COUNTERS[("Udp", "RcvbufErrors")] in moved for moved in net_delta.values()):
             candidates.append(RCVBUF_HINT.format(rmem_default=_rmem_default()))
         candidates += [f"{what}: {n:.0f}" for what, n in chain_drops(rows).items()]
+        stalls = reordering_stall_note(rows, config)
+        if stalls:
+            candidates.append(stalls)
         note = window_note(rows, dc_flows, capacity)
         if note:
             candidates.append(note)

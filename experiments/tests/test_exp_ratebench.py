@@ -142,6 +142,28 @@ def test_short_of_capacity_without_cpu_reason_names_the_candidates():
     assert fine["limit"] == "at capacity" and fine["limit_candidates"] == []
 
 
+def test_gaps_waited_out_by_the_agent_are_named_with_the_time_they_held_the_flow():
+    """ngtcp2 at 2 x 500 (stop 40): 14 queue drops that no retransmission fills in time, each
+    a full t-Reordering of 200 ms in which the agent delivers nothing: 2.8 s of 12.5 s."""
+    results = {"f0-dc": {"client": "dc", "goodput_mbit": 690.0}}
+    rows = [
+        (0.0, "agent", "dc", "t_reordering_expiries", 0.0),
+        (6.0, "agent", "dc", "t_reordering_expiries", 9.0),
+        (12.5, "agent", "dc", "t_reordering_expiries", 14.0),
+    ]
+    config = {**_config(500), "t_reordering_ms": 200}
+    got = limits.assess(config, results, _sat(), rows, {})
+    assert (
+        "agent t-Reordering stalls: 14 gaps never filled, each held the flow 200 ms: 2.8 s of "
+        "the run's 12.5 s (22%)"
+    ) in got["limit_candidates"]
+    none = [(r[0], *r[1:4], 3.0) for r in rows]  # expired before the run, none during it
+    assert not any(
+        "t-Reordering" in c
+        for c in limits.assess(config, results, _sat(), none, {})["limit_candidates"]
+    )
+
+
 def test_flows_sharing_the_legs_are_held_to_both_legs_together():
     """The fairness set-up: a DC flow beside an SC flow per leg. The DC flow's own third is
     no shortfall; every flow's goodput against both legs is (a duplicated DC flow's bytes
@@ -224,7 +246,16 @@ def test_chain_placement_cuts_the_chain_into_sending_and_receiving_halves():
 
 
 def _fake_run(
-    tmp_path, stack, leg, goodput, switch_busy, rcvbuf="default", slack_us="auto", io=None, rep=0
+    tmp_path,
+    stack,
+    leg,
+    goodput,
+    switch_busy,
+    rcvbuf="default",
+    slack_us="auto",
+    io=None,
+    rep=0,
+    t_reordering_ms=sweep.T_REORDERING_MS,
 ):
     run_dir = tmp_path / "runs" / f"{leg}-{stack}-{rcvbuf}-{slack_us}-{io}-{rep}"
     run_dir.mkdir(parents=True)
@@ -232,7 +263,11 @@ def _fake_run(
     if rcvbuf == "large":
         result["udp_rcvbuf_bytes"] = 2 * LARGE_RCVBUF
     manifest = {
-        "config": {**_config(leg), "flows": [{"kind": stack, "udp_rcvbuf": rcvbuf}]},
+        "config": {
+            **_config(leg),
+            "flows": [{"kind": stack, "udp_rcvbuf": rcvbuf}],
+            "t_reordering_ms": t_reordering_ms,
+        },
         "status": "ok",
         "capacity_mbit": 2 * leg,
         "departure_slack_us": slack_us,
@@ -354,7 +389,7 @@ def test_a_departure_slack_runs_the_sweep_again_beside_the_exact_linkem(
     calls = []
 
     def fake_sweep(
-        out, rates, stacks, duration_s, pin, resume, rcvbufs, departure_slack_us, io, reps
+        out, rates, stacks, duration_s, pin, resume, rcvbufs, departure_slack_us, io, reps, **_
     ):
         calls.append((out, departure_slack_us))
         run = _fake_run(out, "tcp", 500, 900.0, 0.6, slack_us=departure_slack_us)
@@ -373,6 +408,44 @@ def test_a_departure_slack_runs_the_sweep_again_beside_the_exact_linkem(
     assert build_parser().parse_args([]).departure_slack_us == ["auto"]
 
 
+def test_t_reordering_values_run_the_sweep_again_side_by_side(tmp_path, monkeypatch, capsys):
+    """--t-reordering-ms 200,50: one sweep per value (the paper's 200 in OUT, 50 in
+    OUT/treord-50ms), side by side in one table as ngtcp2 and ngtcp2-treord50ms; the
+    scenario hands the value to the agent. A value outside TS 38.323's 0 to 3000 ms is refused
+    by name."""
+    calls = []
+
+    def fake_sweep(*args, t_reordering_ms, **_):
+        calls.append((args[0], t_reordering_ms))
+        return [
+            sweep.reduce_run(
+                _fake_run(args[0], "ngtcp2", 500, 700.0, 0.5, t_reordering_ms=t_reordering_ms)
+            )
+        ]
+
+    monkeypatch.setattr(sweep, "run_sweep", fake_sweep)
+    argv = ["--out", str(tmp_path), "--rates", "500", "--stacks", "ngtcp2", "--no-raw", "--no-idle"]
+    assert ratebench_main(argv + ["--t-reordering-ms", "200,50"]) == 0
+    assert calls == [(tmp_path, 200), (tmp_path / "treord-50ms", 50)]
+    stacks = [line.split()[0] for line in capsys.readouterr().out.splitlines() if "2x500" in line]
+    assert stacks[:2] == ["ngtcp2", "ngtcp2-treord50ms"], stacks
+    points = [
+        sweep.reduce_run(_fake_run(tmp_path / "g", "ngtcp2", 500, g, 0.5, t_reordering_ms=t, rep=r))
+        for r, (t, g) in enumerate([(50, 850.0), (200, 700.0), (20, 600.0)])
+    ]
+    assert report.goals(points, None)[:3] == [
+        "ngtcp2 at 2x500 >= 80% of capacity: 70% (not met)",
+        "ngtcp2 at 2x500, t-Reordering 50 ms >= 80% of capacity: 85% (met)",
+        "ngtcp2 at 2x500, t-Reordering 20 ms >= 80% of capacity: 60% (not met)",
+    ]
+    assert sweep.scenario_doc([500], ["tcp"], 12, t_reordering_ms=50)["t_reordering_ms"] == 50
+    assert build_parser().parse_args([]).t_reordering_ms == [200]
+    for bad in ("3001", "-1", "50,50", "fast"):
+        with pytest.raises(SystemExit):
+            build_parser().parse_args(["--t-reordering-ms", bad])
+    assert "0 to 3000 (ms)" in capsys.readouterr().err
+
+
 def test_io_afpacket_afxdp_runs_the_sweep_on_both_paths_side_by_side(tmp_path, monkeypatch, capsys):
     """--io afpacket,afxdp: one sweep per I/O path (the runner's io option; afpacket in OUT,
     afxdp in OUT/io-afxdp), side by side in one table as tcp and tcp-afxdp; a manifest from
@@ -380,7 +453,7 @@ def test_io_afpacket_afxdp_runs_the_sweep_on_both_paths_side_by_side(tmp_path, m
     calls = []
 
     def fake_sweep(
-        out, rates, stacks, duration_s, pin, resume, rcvbufs, departure_slack_us, io, reps
+        out, rates, stacks, duration_s, pin, resume, rcvbufs, departure_slack_us, io, reps, **_
     ):
         calls.append((out, departure_slack_us, io))
         run = _fake_run(
