@@ -434,7 +434,7 @@ def assess(
             candidates.append(note)
         if logs is not None:
             candidates += [n for f in dc_flows if (n := sender_qlog_note(logs, f))]
-        if not any("drop" in c.lower() or "full" in c for c in candidates):
+        if not stalls and not any("drop" in c.lower() or "full" in c for c in candidates):
             candidates.append(
                 "no drop anywhere on the path: the sender held back (its congestion or "
                 "flow-control window, pacing, or the endpoint program's own I/O)"
