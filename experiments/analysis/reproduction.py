@@ -75,16 +75,25 @@ def judge(studies: dict[str, StudyData]) -> dict[str, list[findings.Row]]:
     return out
 
 
+def _judged(rows: list[findings.Row]) -> list[str]:
+    return [r.variant for r in rows if r.verdict in ("agree", "partly", "disagree")]
+
+
 def judged_stacks(rows: list[findings.Row]) -> str:
     """The stacks a finding's verdict rests on."""
-    judged = [r.variant for r in rows if r.verdict in ("agree", "partly", "disagree")]
-    return ", ".join(judged) or "none"
+    return ", ".join(_judged(rows)) or "none"
 
 
-def _n_per_point(study: StudyData | None) -> str:
+def _n_per_point(study: StudyData | None, rows: list[findings.Row]) -> str:
+    """Runs per point of the stacks the verdict rests on (a difference row: both stacks);
+    of every stack in the study when it rests on none."""
     if study is None:
         return "-"
     counts = study.per_run().groupby(["variant", "point"]).size()
+    stacks = counts.index.get_level_values("variant")
+    judged = {stack for row in _judged(rows) for stack in row.split(" − ")}
+    if judged & set(stacks):
+        counts = counts[stacks.isin(judged)]
     return (
         "-"
         if counts.empty
@@ -104,7 +113,7 @@ def verdict_table(studies: dict, rows: dict, clean_rows: dict) -> list[str]:
         lines.append(
             f"| [“{f.quote}”](#{f.study}) | {f.source} | {f.figure} | "
             f"**{findings.combine(rows[f.key])}** | {findings.combine(clean_rows[f.key])} | "
-            f"{judged_stacks(rows[f.key])} | {_n_per_point(studies.get(f.study))} |"
+            f"{judged_stacks(rows[f.key])} | {_n_per_point(studies.get(f.study), rows[f.key])} |"
         )
     counts = {v: 0 for v in findings.VERDICTS}
     for f in findings.FINDINGS:

@@ -368,6 +368,32 @@ def test_deviation_table_measures_the_loss_placement_when_its_study_ran(tmp_path
     }
 
 
+def test_n_per_point_counts_the_runs_of_the_stacks_the_verdict_rests_on(tmp_path):
+    """dup-loss-fairness had 5 runs per point of the paper's stack and 3 of ngtcp2: the
+    verdict, judged on the paper's stack, rests on n = 5, not '3-5'."""
+    runs = [
+        {
+            "run_id": f"{v}{p}{i}",
+            "point": p,
+            "variant": v,
+            "status": "ok",
+            "kind": "quic",
+            "client": "dc",
+            "goodput_mbit": 10.0,
+        }
+        for v, n in (("aioquic-newreno-rcvbuf-large-uvloop", 5), ("ngtcp2-newreno", 3))
+        for p in ("0", "0.05")
+        for i in range(n)
+    ]
+    study = paperdata.StudyData("dup-loss-fairness", {}, pd.DataFrame(runs), [], tmp_path)
+    judged = [findings.Row("aioquic-newreno-rcvbuf-large-uvloop", "0.716", "partly")]
+    assert reproduction._n_per_point(study, judged) == "5"
+    both = [findings.Row("ngtcp2-newreno − aioquic-newreno-rcvbuf-large-uvloop", "-", "agree")]
+    assert reproduction._n_per_point(study, both) == "3-5"
+    assert reproduction._n_per_point(study, [findings.Row("-", "-", "not run")]) == "3-5"
+    assert reproduction._n_per_point(None, judged) == "-"
+
+
 # ---------------------------------------------------------------- fidelity to PAPER.md
 @pytest.mark.parametrize("path", STUDIES, ids=[p.stem for p in STUDIES])
 def test_paper_studies_follow_the_papers_setup(path):
