@@ -37,6 +37,7 @@ def is_paper_stack(variant: str) -> bool:
 
 AIOQUIC_VALUES = "the paper's values are aioquic NewReno's"
 VERDICTS = ("agree", "partly", "disagree", "no counterpart", "not run")
+MINUS = " − "  # a row of two stacks: their difference, "high − low"
 
 
 @dataclass
@@ -217,7 +218,7 @@ def stacks_below(values: Values, low: str, high: str) -> list[Row]:
                 if found
             ]
             note = "; ".join(parts) or "no significant difference" + " at any point" * swept
-            rows.append(Row(f"{hi} − {lo}", ours, verdict, note))
+            rows.append(Row(f"{hi}{MINUS}{lo}", ours, verdict, note))
     return rows
 
 
@@ -272,14 +273,14 @@ def at_most(values: Values, quantity: str, points, bound: float, what: str) -> l
 def variants_order(values: Values, low: str, high: str) -> list[Row]:
     """The paper: variant `low` gets less than variant `high` (at the study's one point)."""
     if low not in values or high not in values:
-        return [Row(f"{high} − {low}", "-", "not run", f"needs {low} and {high}")]
+        return [Row(f"{high}{MINUS}{low}", "-", "not run", f"needs {low} and {high}")]
     a = [v for vs in values[low].values() for v in vs]
     b = [v for vs in values[high].values() for v in vs]
     d = welch(a, b)
     a_est, b_est = estimate(a, BOUNDS["goodput"]), estimate(b, BOUNDS["goodput"])
     ours = f"{low}: {a_est.text()}; {high}: {b_est.text()}; difference {d.text()}"
     verdict = _verdict(d.diff > 0, d.significant)
-    return [Row(f"{high} − {low}", ours, verdict)]
+    return [Row(f"{high}{MINUS}{low}", ours, verdict)]
 
 
 def across(values: Values, other: Values, point, sign: int) -> list[Row]:

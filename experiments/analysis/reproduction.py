@@ -91,7 +91,7 @@ def _n_per_point(study: StudyData | None, rows: list[findings.Row]) -> str:
         return "-"
     counts = study.per_run().groupby(["variant", "point"]).size()
     stacks = counts.index.get_level_values("variant")
-    judged = {stack for row in _judged(rows) for stack in row.split(" − ")}
+    judged = {stack for row in _judged(rows) for stack in row.split(findings.MINUS)}
     if judged & set(stacks):
         counts = counts[stacks.isin(judged)]
     return (

@@ -9,7 +9,14 @@ from pathlib import Path
 from statistics import mean, stdev
 
 from experiments.ratebench.rawpath import RawLimit
-from experiments.ratebench.sweep import COMPONENTS, Point, repetitions, saturation_points
+from experiments.ratebench.sweep import (
+    COMPONENTS,
+    T_REORDERING_MS,
+    Point,
+    repetitions,
+    saturation_points,
+    treord_suffix,
+)
 
 
 def table(points: list[Point], raw: RawLimit | None, idle: dict | None = None) -> str:
@@ -98,16 +105,12 @@ def goals(points: list[Point], idle: dict[str, float] | None) -> list[str]:
         ("ngtcp2 with a large UDP receive buffer at 2x500", "ngtcp2-rcvbuf-large", 500, 0.8),
         ("stretch: TCP CUBIC at 2x1000", "tcp", 1000, 0.9),
     ):
-        # the paper's t-Reordering first, then each other value the sweep ran (sweep.stack_label)
-        others = {
-            s.removeprefix(f"{base}-treord").removesuffix("ms"): s
-            for s, _ in groups
-            if s.startswith(f"{base}-treord")
-        }
-        for label, stack in [(what, base)] + [
-            (f"{what}, t-Reordering {ms} ms", others[ms])
-            for ms in sorted(others, key=float, reverse=True)
-        ]:
+        # the paper's t-Reordering first, then each other value the sweep ran
+        for ms in sorted(
+            {p.t_reordering_ms for p in points}, key=lambda v: (v != T_REORDERING_MS, -v)
+        ):
+            stack = base + treord_suffix(ms)
+            label = what if ms == T_REORDERING_MS else f"{what}, t-Reordering {ms:g} ms"
             got = shares(stack, leg)
             if not got:
                 continue

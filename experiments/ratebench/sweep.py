@@ -83,8 +83,13 @@ def stack_label(
         + ("-rcvbuf-large" if flow.get("udp_rcvbuf") == "large" else "")
         + ("" if departure_slack_us == AUTO_SLACK else f"-slack{departure_slack_us}us")
         + ("" if io == DEFAULT_IO else f"-{io}")
-        + ("" if t_reordering_ms == T_REORDERING_MS else f"-treord{t_reordering_ms:g}ms")
+        + treord_suffix(t_reordering_ms)
     )
+
+
+def treord_suffix(t_reordering_ms: float) -> str:
+    """The stack label's mark of a t-Reordering other than the paper's: '-treord50ms'."""
+    return "" if t_reordering_ms == T_REORDERING_MS else f"-treord{t_reordering_ms:g}ms"
 
 
 @dataclass
@@ -106,6 +111,7 @@ class Point:
     status: str = "ok"
     udp_rcvbuf_bytes: int | None = None  # the client's UDP buffer as the kernel set it, if known
     rep: int = 0  # which repetition of (stack, leg rate) this run was
+    t_reordering_ms: float = T_REORDERING_MS  # the agent's
 
 
 def run_sweep(
@@ -158,13 +164,15 @@ def reduce_run(run_dir: Path) -> Point:
             cpu_s[name] = cpu_s.get(name, 0.0) + value * SAMPLE_INTERVAL_S
     handled = {"link_a": frames["a"], "link_b": frames["b"]}
     stats = m.get("process_cpu", {})
+    t_reordering = m["config"].get("t_reordering_ms", T_REORDERING_MS)
     point = Point(
         stack=stack_label(
             m["config"]["flows"][0],
             m.get("departure_slack_us", 0),
             m.get("io", DEFAULT_IO),
-            m["config"].get("t_reordering_ms", T_REORDERING_MS),
+            t_reordering,
         ),
+        t_reordering_ms=t_reordering,
         leg_mbit=leg,
         offered_mbit=m.get("capacity_mbit") or limits.capacity_mbit(m["config"]),
         goodput_mbit=flow.get("goodput_mbit") or 0.0,
