@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import argparse
+import csv
 import sys
 from pathlib import Path
 
 from dccommon.cliargs import (
     ArgumentParser,
     InputFileError,
+    check_input_file,
     float_range,
     int_range,
     make_output_dir,
     number_list,
     once_each,
     parse_int,
+    printable,
+    short_path,
 )
 from experiments.ratebench import idle, rawpath, report, sweep
 from experiments.run.cpu import PIN_LAYOUTS
@@ -77,6 +81,35 @@ def _sweep_dir(out: Path, slack: int | str, io: str, t_reordering_ms: float) -> 
         if t_reordering_ms == sweep.T_REORDERING_MS
         else where / f"treord-{t_reordering_ms:g}ms"
     )
+
+
+def _saved_csv(text: str) -> Path:
+    try:
+        check_input_file(text)
+    except InputFileError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return Path(text)
+
+
+def replot(csv_path: Path) -> int:
+    """--replot: the figure of a saved sweep, drawn by today's plot from its bench.csv."""
+    try:
+        points = report.read_csv(csv_path)
+    except (KeyError, ValueError, UnicodeDecodeError, csv.Error) as exc:
+        print(
+            f"bench-testbed: --replot {short_path(csv_path)}: not a bench.csv "
+            f"({type(exc).__name__}: {printable(exc)}); its columns are "
+            f"{','.join(report.CSV_COLUMNS)}",
+            file=sys.stderr,
+        )
+        return 1
+    if not points:
+        print(f"bench-testbed: --replot {short_path(csv_path)}: no points in it", file=sys.stderr)
+        return 1
+    png = csv_path.with_suffix(".png")
+    report.plot(points, None, png)
+    print(f"wrote {png}")
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -150,6 +183,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-idle", action="store_true", help="skip the idle testbed's CPU (5 s, no traffic)"
     )
     parser.add_argument(
+        "--replot",
+        type=_saved_csv,
+        metavar="CSV",
+        help="draw the figure of a saved bench.csv again (its PNG beside it, same name) "
+        "and run nothing",
+    )
+    parser.add_argument(
         "--resume",
         action="store_true",
         help="keep the points an interrupted sweep saved in --out (default: run all afresh)",
@@ -160,6 +200,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.replot is not None:
+        return replot(args.replot)
     try:
         out = make_output_dir(args.out).resolve()
     except InputFileError as exc:

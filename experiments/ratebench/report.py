@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 from dataclasses import asdict
 from pathlib import Path
 from statistics import mean, stdev
@@ -85,7 +86,8 @@ def table(points: list[Point], raw: RawLimit | None, idle: dict | None = None) -
 
 
 GOAL_RATE_FPS = 80_000  # "CPU per forwarded packet ... under 2 us at 80 kpps"
-FORWARDERS = ("switch", "link_a", "link_b", "agent")
+GOAL_US_PER_FRAME = 2.0
+FORWARDERS = ("switch", "link_a", "link_b", "agent")  # the goal's parts: every frame passes them
 
 
 def goals(points: list[Point], idle: dict[str, float] | None) -> list[str]:
@@ -133,7 +135,7 @@ def goals(points: list[Point], idle: dict[str, float] | None) -> list[str]:
             for c in FORWARDERS
             if all(c in p.us_per_frame for p in group)
         }
-        verdict = "met" if costs and max(costs.values()) < 2.0 else "not met"
+        verdict = "met" if costs and max(costs.values()) < GOAL_US_PER_FRAME else "not met"
         out.append(
             f"CPU per frame < 2 us in the switch, each linkem and the agent (nearest point to "
             f"80 kframes/s: {near.stack} 2x{near.leg_mbit:g}, "
@@ -151,6 +153,30 @@ def goals(points: list[Point], idle: dict[str, float] | None) -> list[str]:
     return out
 
 
+CSV_NUMBERS = (
+    "leg_mbit",
+    "rep",
+    "offered_mbit",
+    "goodput_mbit",
+    "core_share",
+    "us_per_frame",
+    "wait_share",
+)
+CSV_COLUMNS = (
+    "stack",
+    "leg_mbit",
+    "rep",
+    "offered_mbit",
+    "goodput_mbit",
+    "component",
+    "core_share",
+    "us_per_frame",
+    "wait_share",
+    "cpu_bound",
+    "limit",
+)
+
+
 def write_files(
     out: Path, points: list[Point], raw: RawLimit | None, idle: dict | None = None
 ) -> list[Path]:
@@ -159,21 +185,7 @@ def write_files(
     csv_path, json_path, png_path = out / "bench.csv", out / "bench.json", out / "bench.png"
     with open(csv_path, "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(
-            [
-                "stack",
-                "leg_mbit",
-                "rep",
-                "offered_mbit",
-                "goodput_mbit",
-                "component",
-                "core_share",
-                "us_per_frame",
-                "wait_share",
-                "cpu_bound",
-                "limit",
-            ]
-        )
+        w.writerow(CSV_COLUMNS)
         for p in points:
             for c in COMPONENTS:
                 if c in p.core_share:
@@ -204,18 +216,29 @@ def write_files(
     return [csv_path, json_path, png_path]
 
 
+STACK_LINESTYLES = ("-", "--", ":", "-.")
+STACK_MARKERS = ("o", "s", "^", "D")
+
+
 def plot(points: list[Point], raw: RawLimit | None, path: Path) -> None:
+    """Left: goodput against offered load per stack. Right: CPU per frame, one colour per
+    component and one line style per stack, so two short legends say which line is which."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
 
-    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))
+    fig, (left, right) = plt.subplots(1, 2, figsize=(13, 5))
     stacks = sorted({p.stack for p in points})
     offered = sorted({p.offered_mbit for p in points})
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    component_colour = {c: colours[i % len(colours)] for i, c in enumerate(COMPONENTS)}
     left.plot(offered, offered, color="grey", linestyle=":", label="offered (both legs)")
     groups = repetitions(points)
-    for stack in stacks:
+    for i, stack in enumerate(stacks):
+        style = STACK_LINESTYLES[i % len(STACK_LINESTYLES)]
+        marker = STACK_MARKERS[i % len(STACK_MARKERS)]
         runs = sorted(
             (group for (s, _leg), group in groups.items() if s == stack),
             key=lambda g: g[0].offered_mbit,
@@ -223,6 +246,8 @@ def plot(points: list[Point], raw: RawLimit | None, path: Path) -> None:
         offered_at = [g[0].offered_mbit for g in runs]
         goodputs = [[p.goodput_mbit for p in g] for g in runs]
         middle = [mean(g) for g in goodputs]
+        n = sorted({len(g) for g in goodputs})
+        n_text = str(n[0]) if len(n) == 1 else f"{n[0]}-{n[-1]}"
         left.errorbar(
             offered_at,
             middle,
@@ -230,9 +255,11 @@ def plot(points: list[Point], raw: RawLimit | None, path: Path) -> None:
                 [m - min(g) for m, g in zip(middle, goodputs)],
                 [max(g) - m for m, g in zip(middle, goodputs)],
             ],
-            marker="o",
+            marker=marker,
+            linestyle=style,
+            color="black",  # colour is the component's on the right: stacks differ by line
             capsize=3,
-            label=stack + (" (mean, bars min to max)" if any(len(g) > 1 for g in runs) else ""),
+            label=stack + (f" (mean, bars min to max, n = {n_text})" if n[-1] > 1 else ""),
         )
         for c in COMPONENTS:
             got = [
@@ -242,25 +269,105 @@ def plot(points: list[Point], raw: RawLimit | None, path: Path) -> None:
             ]
             if got:
                 right.plot(
-                    *zip(*got),
-                    marker=".",
-                    linestyle="-" if stack == "tcp" else "--",
-                    label=f"{c} ({stack})",
+                    *zip(*got), color=component_colour[c], linestyle=style, marker=marker, ms=4
                 )
     if raw is not None:
         left.axhline(
             raw.goodput_mbit, color="black", linestyle="--", label="raw AF_PACKET limit (3 hops)"
         )
+    right.axhline(GOAL_US_PER_FRAME, color="black", linewidth=0.8, linestyle=(0, (6, 3)))
     for ax in (left, right):
         ax.set_xscale("log")
+        ax.set_xticks(offered, [f"{v:g}" for v in offered])
+        ax.minorticks_off()
         ax.set_xlabel("offered load: capacity of both legs (Mbit/s)")
         ax.grid(True, alpha=0.3)
     left.set_ylabel("goodput of the DC download (Mbit/s)")
     left.set_title("Goodput against offered load")
     right.set_ylabel("CPU per frame (µs)")
-    right.set_title("CPU per frame by component")
+    right.set_title("CPU per frame by component (mean over repetitions)")
+    right.set_ylim(bottom=0)
     left.legend(fontsize="small")
-    right.legend(fontsize="x-small", ncol=2)
+    by_component = [Line2D([], [], color=component_colour[c], label=c) for c in COMPONENTS]
+    by_component.append(
+        Line2D(
+            [],
+            [],
+            color="black",
+            linewidth=0.8,
+            linestyle=(0, (6, 3)),
+            label=f"goal {GOAL_US_PER_FRAME:g} µs: switch, links, agent",
+        )
+    )
+    by_stack = [
+        Line2D(
+            [],
+            [],
+            color="dimgrey",
+            linestyle=STACK_LINESTYLES[i % len(STACK_LINESTYLES)],
+            marker=STACK_MARKERS[i % len(STACK_MARKERS)],
+            label=stack,
+        )
+        for i, stack in enumerate(stacks)
+    ]
+    # two legends beside the axes: a second legend() call replaces the first unless the
+    # first is kept as an artist of its own
+    for handles, title, corner, y in (
+        (by_component, "component (colour)", "upper left", 1),
+        (by_stack, "stack (line)", "lower left", 0),
+    ):
+        kept = right.get_legend()
+        if kept is not None:
+            right.add_artist(kept)
+        right.legend(
+            handles=handles,
+            title=title,
+            fontsize="x-small",
+            title_fontsize="x-small",
+            loc=corner,
+            bbox_to_anchor=(1.01, y),
+        )
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    fig.savefig(path, dpi=120, bbox_inches="tight")  # the legends outside the axes too
     plt.close(fig)
+
+
+def read_csv(path: Path) -> list[Point]:
+    """The points of a saved bench.csv (one row per point and component), enough to draw
+    the figure again: `--replot`. ValueError names the first thing that is not a bench.csv's."""
+    points: dict[tuple[str, float, int], Point] = {}
+    with open(path, newline="") as f:
+        reader = csv.DictReader(f)
+        missing = [c for c in CSV_COLUMNS if c not in (reader.fieldnames or ())]
+        if len(missing) == len(CSV_COLUMNS):
+            raise ValueError("its header has none of the columns")
+        if missing:
+            raise ValueError(f"its header lacks {', '.join(missing)}")
+        for line, row in enumerate(reader, start=2):
+            if None in row.values():
+                raise ValueError(f"line {line} has fewer values than columns")
+            number = {c: float(row[c]) for c in CSV_NUMBERS}
+            for c, v in number.items():
+                least = "> 0" if c == "offered_mbit" else ">= 0"  # offered is the log axis
+                if not math.isfinite(v) or v < 0 or (least == "> 0" and v == 0):
+                    raise ValueError(f"line {line}: {c} is {row[c]} (expected a number {least})")
+            key = (row["stack"], number["leg_mbit"], int(number["rep"]))
+            point = points.setdefault(
+                key,
+                Point(
+                    stack=key[0],
+                    leg_mbit=key[1],
+                    offered_mbit=number["offered_mbit"],
+                    goodput_mbit=number["goodput_mbit"],
+                    frames=0.0,
+                    rep=key[2],
+                    limit=row["limit"],
+                ),
+            )
+            component = row["component"]
+            point.core_share[component] = number["core_share"]
+            point.us_per_frame[component] = number["us_per_frame"]
+            point.wait_share[component] = number["wait_share"]
+            if row["cpu_bound"] == "True":
+                point.limited.append(component)
+    return list(points.values())

@@ -381,6 +381,53 @@ def test_repetitions_give_each_point_its_mean_spread_and_n(tmp_path):
     assert sorted({r["rep"] for r in rows}) == ["0", "1", "2"]
 
 
+def test_replot_draws_a_saved_sweep_again_from_its_csv_and_refuses_what_is_not_one(
+    tmp_path, capsys
+):
+    """--replot CSV: the points read back from bench.csv are the ones written (goodput and
+    every component's CPU per frame, per repetition), the PNG is drawn beside the CSV and no
+    sweep runs; a file that is not a bench.csv is refused naming what is wrong in it."""
+    points = [
+        sweep.reduce_run(_fake_run(tmp_path, "tcp", 500, g, 0.5, rep=rep))
+        for rep, g in enumerate((920.0, 850.0))
+    ]
+    csv_path = report.write_files(tmp_path / "out", points, None)[0]
+    back = sorted(report.read_csv(csv_path), key=lambda p: p.rep)
+    assert [(p.stack, p.leg_mbit, p.rep, p.goodput_mbit) for p in back] == [
+        ("tcp", 500.0, 0, 920.0),
+        ("tcp", 500.0, 1, 850.0),
+    ]
+    for old, new in zip(points, back):
+        assert new.us_per_frame == pytest.approx(
+            {c: round(u, 3) for c, u in old.us_per_frame.items()}
+        )
+    moved = tmp_path / "saved" / "bench-x.csv"
+    moved.parent.mkdir()
+    moved.write_text(csv_path.read_text())
+    assert ratebench_main(["--replot", str(moved), "--out", str(tmp_path / "unused")]) == 0
+    assert moved.with_suffix(".png").stat().st_size > 0
+    assert not (tmp_path / "unused").exists()  # nothing ran
+    header, row = csv_path.read_text().splitlines()[:2]
+    for text, why in (
+        ("a,b\n1,2\n", "its header has none of the columns"),
+        (header.replace(",limit", "") + "\n", "its header lacks limit"),
+        (header + "\ntcp,500\n", "line 2 has fewer values than columns"),
+        (header + "\n" + row.replace(",500,", ",inf,", 1) + "\n", "leg_mbit is inf (expected"),
+        (header + "\n" + row.replace(",500,", ",five,", 1) + "\n", "could not convert"),
+    ):
+        moved.write_text(text)
+        assert ratebench_main(["--replot", str(moved)]) == 1
+        err = capsys.readouterr().err
+        assert f"--replot {moved}: not a bench.csv (" in err and why in err, err
+        assert "its columns are stack,leg_mbit,rep,offered_mbit" in err
+    moved.write_text(header + "\n")
+    assert ratebench_main(["--replot", str(moved)]) == 1
+    assert "no points in it" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["--replot", str(tmp_path)])
+    assert "is a directory (expected a regular file)" in capsys.readouterr().err
+
+
 def test_a_departure_slack_runs_the_sweep_again_beside_the_exact_linkem(
     tmp_path, monkeypatch, capsys
 ):
