@@ -107,4 +107,13 @@ class TcpFlow(Flow):
         )
         if self.size_bytes and res["complete"]:
             res["completion_s"] = received.get("seconds")
+        # When the server wrote its last bytes (run time, to its 0.1 s interval): iperf3
+        # spins from then until the client has them all, which the CPU verdict leaves out.
+        written = [
+            iv["sum"]["end"]
+            for iv in (rep.get("server_output_json") or {}).get("intervals", [])
+            if iv.get("sum", {}).get("bytes")
+        ]
+        if written:
+            res["sender_last_write_s"] = round(self._t(self.t_client_start) + max(written), 3)
         return res

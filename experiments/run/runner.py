@@ -49,7 +49,7 @@ from experiments.run import cpu, limits, progress
 from experiments.run.links import LinkError
 from experiments.run.linkspec import LinkSpecError
 from experiments.run.parts import ROOT, TestbedError, venv_tool
-from experiments.run.sampler import Sampler, flatten_switch_stats, saturation
+from experiments.run.sampler import SAMPLE_INTERVAL_S, Sampler, flatten_switch_stats, saturation
 from experiments.run.scenario import EVENT_DIRECTIONS, FLOW_DEFAULTS, Run, Scenario
 from experiments.run.switches import (
     P4_PROGRAM,
@@ -561,7 +561,12 @@ def _save(run: Run, run_dir: Path, files: _RunFiles, manifest: dict, rec: _RunRe
         res["goodput_mbit"] = _goodput_mbit(res)
         if rec.flows[fid].spec["size_mb"] and not res.get("complete"):
             rec.errors.append(f"flow {fid} did not complete ({res.get('bytes', 0)} bytes)")
-    sat = saturation(rec.rows)
+    last_write = {
+        f"{fid}/server": res["sender_last_write_s"]
+        for fid, res in rec.results.items()
+        if res.get("sender_last_write_s") is not None
+    }
+    sat = saturation(rec.rows, last_write)
     manifest.update(sat)
     delta = limits.counters_delta(
         rec.net_counters.get("before", {}), rec.net_counters.get("after", {})
@@ -804,6 +809,12 @@ def describe_result(m: dict) -> str:
     ]
     if late:
         flag += f" [link late: {', '.join(late)}]"
+    for name, spin in (m.get("cpu_after_last_write") or {}).items():
+        if spin["samples"]:
+            flag += (
+                f" [{name} after its last write: {spin['samples'] * SAMPLE_INTERVAL_S:.1f} s at "
+                f"{spin['mean_busy']:.0%} of a core, not judged]"
+            )
     if m.get("limit") and m["limit"] != "at capacity" and m.get("goodput_share") is not None:
         flag += f" [{m['goodput_share']:.0%} of capacity; {m['limit']}]"
     status = "ok" if m["status"] == "ok" else "FAILED: " + "; ".join(m["errors"])

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from statistics import mean
 
 from experiments.run.cpu import process_usage, saturated_processes, thread_times
 
@@ -19,6 +20,10 @@ SAMPLE_INTERVAL_S = 0.1
 SWITCH_EVERY = 10  # switch counters every 10th sample (1 s)
 SATURATED_BUSY = 0.95  # a core busier than this over a sample interval is saturated
 SATURATED_SHARE = 0.25  # a run is flagged when some core was saturated this often
+# A sender's last write is known to within its 0.1 s report interval and the few round trips
+# between the client's start (the flow's clock) and the server's (its intervals' clock): its
+# samples are left out from this long after it, beyond both.
+LAST_WRITE_MARGIN_S = 0.5
 
 
 def read_cpu_times(count_niced: bool | None = None) -> dict[str, tuple[int, int]]:
@@ -135,12 +140,38 @@ def flatten_switch_stats(stats: dict) -> list[tuple[str, str, float]]:
     return out
 
 
-def saturation(rows: list[tuple]) -> dict:
+def after_last_write(rows: list[tuple], last_write_s: dict[str, float]) -> tuple[list, dict]:
+    """Split off the samples of a flow's sender taken after its last write (`last_write_s`:
+    process name -> run time of its last write). From then on it has nothing left to send,
+    so its own CPU cannot hold the transfer back, yet iperf3 3.12 spins at a full core until
+    the receiver has everything (its socket stays in select()'s write set once its byte count
+    is reached); what the spin takes from other processes shows in their waits, still judged,
+    and in the cores' busy time. -> (the rows the verdict judges, per such process the samples left out: from
+    when, how many, their mean CPU)."""
+    kept, left_out = [], {}
+    for row in rows:
+        t, source, name, metric, value = row
+        done = last_write_s.get(name) if source == "proc" else None
+        if done is None or t <= done + LAST_WRITE_MARGIN_S:
+            kept.append(row)
+        elif metric == "busy":
+            left_out.setdefault(name, {"from_s": round(done, 3), "busy": []})["busy"].append(value)
+    summary = {
+        name: {"from_s": v["from_s"], "samples": len(v["busy"]), "mean_busy": mean(v["busy"])}
+        for name, v in left_out.items()
+    }
+    return kept, summary
+
+
+def saturation(rows: list[tuple], last_write_s: dict[str, float] | None = None) -> dict:
     """The run's CPU verdict. Per process (experiments/run/cpu.py): CPU used, waited for, and the
     names of the saturated ones; `cpu_saturated` is true when any of our processes was short
     of CPU. Per core (kept for context): the share of samples in which each core was busier
     than SATURATED_BUSY; `core_saturated` is the old core-level flag, which also fires when
-    other people's work fills a core. Without process samples the core flag decides."""
+    other people's work fills a core. Without process samples the core flag decides. A flow
+    sender's samples after its last write (`last_write_s`) are not judged: they are listed in
+    `cpu_after_last_write` instead."""
+    rows, left_out = after_last_write(rows, last_write_s or {})
     per_core: dict[str, list[float]] = {}
     for _t, source, core, _metric, value in rows:
         if source == "cpu":
@@ -159,4 +190,5 @@ def saturation(rows: list[tuple]) -> dict:
         "core_saturated": core_flag,
         **procs,
         "cpu_saturated": bool(procs["saturated_processes"]) if procs["process_cpu"] else core_flag,
+        "cpu_after_last_write": left_out,
     }

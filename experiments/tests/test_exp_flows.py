@@ -114,6 +114,8 @@ def test_download_by_size(pair, kind, cc, port):
         assert res["intact"], "QUIC download differs from the served file"
     else:
         assert res["cc_used"] == {"newreno": "reno"}.get(cc, cc)
+        # on the run's clock: after the client started, before the result was read
+        assert 0 < res["sender_last_write_s"] <= time.monotonic() - ctx.t0, res
     if rcvbuf == "large":  # the kernel doubles what was asked (socket(7))
         assert res["udp_rcvbuf_bytes"] == 2 * LARGE_RCVBUF, res
     samples = flow.samples()

@@ -15,7 +15,8 @@ from experiments.flows import LARGE_RCVBUF
 from experiments.ratebench import rawpath, report, sweep
 from experiments.ratebench.__main__ import build_parser
 from experiments.ratebench.__main__ import main as ratebench_main
-from experiments.run import cpu, limits
+from experiments.run import cpu, limits, sampler
+from experiments.run.runner import describe_result
 from experiments.run.sampler import cpu_times
 from experiments.run.scenario import from_dict, resolve_links
 from experiments.run.testbed import leftovers
@@ -100,6 +101,52 @@ def test_a_process_at_a_full_core_or_waiting_or_full_cores_make_a_run_cpu_bound(
     assert limits.cpu_verdict(_sat(run_max=0.97)) == ["switch at 97% of a core"]
     assert limits.cpu_verdict(_sat(wait=0.4)) == ["switch waited for a core 40% of the time"]
     assert limits.cpu_verdict(_sat(cores=(0.97, 0.99))) == ["every core busy (mean 98%)"]
+
+
+def _spin_rows(sender_busy_after: float, sender_busy_before: float = 0.05) -> list[tuple]:
+    """24 s of 100 ms samples: the sender at `sender_busy_before` of a core until it wrote its
+    last bytes at 16 s, then at `sender_busy_after` (iperf3 3.12 polling its socket); the
+    switch at 20 % all along."""
+    rows = []
+    for i in range(1, 241):
+        t = i / 10
+        busy = sender_busy_before if t <= 16.0 else sender_busy_after
+        for name, b in (("f0-dc/server", busy), ("switch", 0.2)):
+            for metric in ("busy", "demand", "run_max"):
+                rows.append((t, "proc", name, metric, b))
+            rows.append((t, "proc", name, "wait", 0.0))
+        rows.append((t, "cpu", "cpu0", "busy", 0.5))
+    return rows
+
+
+def test_a_sender_spinning_after_its_last_write_is_listed_not_judged():
+    """The trace study's TCP runs: iperf3's server wrote its 25 MB by 16 s, then spun at a
+    full core until the client had them (8 s of 24): a third of the samples saturated, so the
+    run was flagged. Its samples from half a second after the last write are left out of the
+    verdict and listed; a sender short of CPU while it still writes is still flagged."""
+    rows = _spin_rows(sender_busy_after=1.0)
+    assert sampler.saturation(rows)["saturated_processes"] == ["f0-dc/server"]
+    sat = sampler.saturation(rows, {"f0-dc/server": 16.0})
+    assert sat["saturated_processes"] == [] and not sat["cpu_saturated"]
+    assert limits.cpu_verdict(sat) == []
+    spin = sat["cpu_after_last_write"]["f0-dc/server"]
+    assert spin["from_s"] == 16.0 and spin["samples"] == 75  # 16.6 s to 24.0 s
+    assert spin["mean_busy"] == pytest.approx(1.0)
+    assert sat["process_cpu"]["switch"]["mean_busy"] == pytest.approx(0.2)  # all its samples
+    busy_writer = sampler.saturation(
+        _spin_rows(1.0, sender_busy_before=1.0), {"f0-dc/server": 16.0}
+    )
+    assert busy_writer["saturated_processes"] == ["f0-dc/server"]
+    line = describe_result(
+        {
+            "flows": {"f0-dc": {"goodput_mbit": 8.4}},
+            "status": "ok",
+            "errors": [],
+            **sat,
+        }
+    )
+    assert "[f0-dc/server after its last write: 7.5 s at 100% of a core, not judged]" in line
+    assert "CPU short" not in line
 
 
 def test_niced_work_beside_an_unniced_run_leaves_its_cores_free():
