@@ -386,8 +386,22 @@ def as_run(study: StudyData) -> str:
     stacks = ", ".join(
         label for label in map(variant_label, doc.get("variants") or []) if label in ran
     )
-    points = f" at each of {', '.join(str(p) for p in study.order)}" if study.order else ""
-    return f"As run: {what}; {doc.get('repetitions', 1)} repetitions{points}; stacks {stacks}."
+    # the sweep's points that ran (a profile or --point may run a subset)
+    present = set(study.runs().point)
+    order = [p for p in study.order if p in present] or study.order
+    points = f" at each of {', '.join(str(p) for p in order)}" if order else ""
+    return f"As run: {what}; {_repetitions(study)} repetitions{points}; stacks {stacks}."
+
+
+def _repetitions(study: StudyData) -> str:
+    """Runs per point and stack as the data holds them: the scenario file records only the
+    first pass's --reps when later passes (more repetitions, another stack) joined it."""
+    runs = study.runs()
+    if runs.empty:
+        return str(study.doc.get("repetitions", 1))
+    per_cell = runs.groupby(["point", "variant"]).run_id.nunique()
+    low, high = int(per_cell.min()), int(per_cell.max())
+    return str(low) if low == high else f"{low} to {high}"
 
 
 def overhead_table(study: StudyData) -> pd.DataFrame:
@@ -597,7 +611,10 @@ def _preamble(directory: Path, campaign: dict, studies: dict) -> list[str]:
             "at least 25% of the samples (running or waiting to run: /proc/<pid>/task/*/schedstat), "
             'or, for runs saved since the run verdict (docs/testbed.md, "What limited a run"), '
             "when a thread waited for a core 25 % of the time, ran at 95 % of one, or every core "
-            f"was 95 % busy. {affected} of {len(runs)} runs were; every verdict is given on all "
+            "was 95 % busy. A flow's sender is not judged after its last write, in runs saved "
+            "since that rule (iperf3 3.12 then polls its socket at a full core until the "
+            "receiver has everything: docs/output-files.md, CPU guard). "
+            f"{affected} of {len(runs)} runs were; every verdict is given on all "
             "runs and on the unaffected runs only."
         ),
         "",
