@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import functools
+import hashlib
 import json
 import os
 import platform
@@ -726,7 +728,37 @@ def _same_config(run_dir: Path, run: Run) -> bool:
         config["flows"] = [
             _as_saved_before_new_keys(new, old) for new, old in zip(config["flows"], saved["flows"])
         ]
-    return saved == config
+    return _by_trace_content(saved) == _by_trace_content(config)
+
+
+def _by_trace_content(value):
+    """A configuration with each trace file (a resolved, absolute path) named by its content:
+    the same study resumed from another checkout, or after moving one, replays the same
+    trace under another path. A trace file that is gone keeps its path."""
+    if isinstance(value, dict):
+        return {
+            k: _trace_digest(v) if k == "trace" and isinstance(v, str) else _by_trace_content(v)
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [_by_trace_content(v) for v in value]
+    return value
+
+
+def _trace_digest(path: str) -> str:
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):  # gone, or a NUL in the name
+        return path
+    return _file_digest(path, st.st_size, st.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=64)  # a study asks once per saved run; size and mtime key it
+def _file_digest(path: str, _size: int, _mtime_ns: int) -> str:
+    try:
+        return "sha256:" + hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except OSError:
+        return path
 
 
 def _as_saved_before_new_keys(flow: dict, saved: dict) -> dict:

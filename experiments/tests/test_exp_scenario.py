@@ -1,10 +1,12 @@
-"""Scenario validation and expansion (no root needed)."""
+"""Scenario validation and expansion, and which saved runs a resume counts (no root needed)."""
 
+import json
 from pathlib import Path
 
 import pytest
 
 from experiments.cli import main as dcexp
+from experiments.run.runner import pending_runs
 from experiments.run.scenario import ScenarioError, from_dict, load, parse_ratio
 
 SCENARIOS = sorted((Path(__file__).resolve().parent.parent / "scenarios").glob("*.yaml"))
@@ -342,3 +344,31 @@ def test_switch_program_selects_the_splitter_and_is_checked():
         from_dict(base(switch={"program": "psa"}))
     with pytest.raises(ScenarioError, match="only the v1model splitter has"):
         from_dict(base(switch={"program": "tna"}, feedback={}))
+
+
+def test_a_trace_study_resumed_from_another_checkout_counts_its_saved_runs(tmp_path):
+    """A run's configuration names its trace file by the resolved path, which another
+    checkout (or a moved one) changes: a saved run still counts when the file it names
+    holds the same trace, and not when the trace differs."""
+    old_tree, new_tree = tmp_path / "old", tmp_path / "new"
+    for tree, text in ((old_tree, "1\n2\n3\n"), (new_tree, "1\n2\n3\n")):
+        tree.mkdir()
+        (tree / "leg.mahi").write_text(text)
+        (tree / "study.yaml").write_text(
+            "name: t\nlinks: {both: {trace: leg.mahi, delay_ms: 10}}\n"
+            "flows: [{kind: ngtcp2, cc: newreno, size_mb: 1, client: dc}]\n"
+        )
+    saved_scenario = load(old_tree / "study.yaml")
+    [run] = saved_scenario.runs
+    assert run.config["links"]["a"]["trace"] == str(old_tree / "leg.mahi")
+    out = tmp_path / "results"
+    run_dir = out / "runs" / run.run_id
+    run_dir.mkdir(parents=True)
+    manifest = {"status": "ok", "config": json.loads(json.dumps(run.config, default=str))}
+    (run_dir / "manifest.json").write_text(json.dumps(manifest))
+    assert pending_runs(load(new_tree / "study.yaml"), out) == []
+    (new_tree / "leg.mahi").write_text("1\n2\n4\n")  # another trace under the same name
+    assert [r.run_id for r in pending_runs(load(new_tree / "study.yaml"), out)] == [run.run_id]
+    (old_tree / "leg.mahi").unlink()  # the saved run's file gone: only its path is left
+    (new_tree / "leg.mahi").write_text("1\n2\n3\n")
+    assert [r.run_id for r in pending_runs(load(new_tree / "study.yaml"), out)] == [run.run_id]
