@@ -146,8 +146,8 @@ def after_last_write(rows: list[tuple], last_write_s: dict[str, float]) -> tuple
     so its own CPU cannot hold the transfer back, yet iperf3 3.12 spins at a full core until
     the receiver has everything (its socket stays in select()'s write set once its byte count
     is reached); what the spin takes from other processes shows in their waits, still judged,
-    and in the cores' busy time. -> (the rows the verdict judges, per such process the samples left out: from
-    when, how many, their mean CPU)."""
+    and in the cores' busy time. -> (the rows the verdict judges, per such process the
+    samples left out: from when, how many, their mean CPU)."""
     kept, left_out = [], {}
     for row in rows:
         t, source, name, metric, value = row
