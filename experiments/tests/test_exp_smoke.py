@@ -298,5 +298,7 @@ def test_chain_on_afxdp_counts_every_frame_at_each_part(tmp_path):
         delivered = link["ab"]["frames"] - link["ab"]["drops"]["tx"]
         assert 0 <= agent[f"rx_leg_{leg}"] - delivered <= KERNEL_FRAMES, (leg, link["ab"], agent)
         uplink = agent["uplink"] - agent["tx_dropped_uplink"] if leg == "a" else 0
-        assert 0 <= link["ba"]["rx_frames"] - uplink <= KERNEL_FRAMES, (leg, link["ba"], agent)
+        # The teardown stops linkem before the agent: the client's last frames (a closing ACK)
+        # can leave the agent after linkem's final count (CI, 1 frame): a few either way.
+        assert abs(link["ba"]["rx_frames"] - uplink) <= KERNEL_FRAMES, (leg, link["ba"], agent)
     assert_nothing_left(manifests)
