@@ -438,6 +438,15 @@ def check_input_file(path) -> None:
         raise InputFileError(f"{short_path(path)}: {reason}", reason)
 
 
+def input_file(text: str) -> Path:
+    """An argparse type: a readable regular file (check_input_file's reasons as the error)."""
+    try:
+        check_input_file(text)
+    except InputFileError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return Path(text)
+
+
 def input_dir(text: str) -> Path:
     """An argparse type: an existing directory (a campaign's, a study's results)."""
     try:

@@ -10,8 +10,8 @@ from pathlib import Path
 from dccommon.cliargs import (
     ArgumentParser,
     InputFileError,
-    check_input_file,
     float_range,
+    input_file,
     int_range,
     make_output_dir,
     number_list,
@@ -81,14 +81,6 @@ def _sweep_dir(out: Path, slack: int | str, io: str, t_reordering_ms: float) -> 
         if t_reordering_ms == sweep.T_REORDERING_MS
         else where / f"treord-{t_reordering_ms:g}ms"
     )
-
-
-def _saved_csv(text: str) -> Path:
-    try:
-        check_input_file(text)
-    except InputFileError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    return Path(text)
 
 
 def replot(csv_path: Path) -> int:
@@ -184,7 +176,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--replot",
-        type=_saved_csv,
+        type=input_file,
         metavar="CSV",
         help="draw the figure of a saved bench.csv again (its PNG beside it, same name) "
         "and run nothing",
