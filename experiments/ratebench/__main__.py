@@ -104,6 +104,21 @@ def replot(csv_path: Path) -> int:
     return 0
 
 
+def raw_floors(points, raw: rawpath.RawLimit, duration_s: float, out: Path) -> list:
+    """The do-nothing hop paced to each frame rate the CPU goal's forwarders saw (the switch
+    and the agent every frame, each linkem about half): the floor their cost is read against."""
+    group = report.goal_group(points)
+    if group is None:
+        return []
+    rates: list[float] = []  # one floor for rates within a quarter of each other
+    for r in sorted(report.forwarder_frame_rates(group).values()):
+        if not rates or r > rates[-1] * 1.25:
+            rates.append(r)
+    return [
+        rawpath.at_frame_rate(r, raw, duration_s, out / f"raw-{r / 1e3:.0f}kfps") for r in rates
+    ]
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = ArgumentParser(
         prog="python -m experiments.ratebench",
@@ -219,13 +234,14 @@ def main(argv: list[str] | None = None) -> int:
             )
         ]
         raw = None if args.no_raw else rawpath.measure(args.duration_s, out / "raw")
+        floors = [] if raw is None else raw_floors(points, raw, args.duration_s, out)
         config = from_dict(sweep.scenario_doc(args.rates, args.stacks, args.duration_s)).runs[0]
         silent = None if args.no_idle else idle.measure(config.config, IDLE_S, out / "idle")
     except TestbedError as exc:
         print(f"bench-testbed: {exc}", file=sys.stderr)
         return 1
-    print(report.table(points, raw, silent))
-    for path in report.write_files(out, points, raw, silent):
+    print(report.table(points, raw, silent, floors))
+    for path in report.write_files(out, points, raw, silent, floors):
         print(f"wrote {path}")
     return 0
 

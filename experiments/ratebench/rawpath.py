@@ -34,20 +34,39 @@ class RawLimit:
     frames_per_s: float  # through each hop, both directions
     hop_us_per_frame: list[float]  # CPU per frame of each forwarder
     hop_core_share: list[float]  # each forwarder's CPU, share of one core
+    paced_mbit: float | None = None  # iperf3 -b, or None: as fast as TCP goes
 
 
-def measure(duration_s: float, workdir, binary: Path = RAWFWD_BIN, hops: int = HOPS) -> RawLimit:
+def measure(
+    duration_s: float,
+    workdir,
+    binary: Path = RAWFWD_BIN,
+    hops: int = HOPS,
+    paced_mbit: float | None = None,
+) -> RawLimit:
     """One iperf3 TCP (CUBIC) transfer of `duration_s` through `hops` forwarders (`binary`:
-    rawfwd, or iopaths' AF_XDP twin xskfwd)."""
+    rawfwd, or iopaths' AF_XDP twin xskfwd), as fast as it goes or paced to `paced_mbit`."""
     if not binary.exists():
         raise TestbedError(f"{binary} is missing: run `make build`")
     workdir.mkdir(parents=True, exist_ok=True)
     prefix = claim_prefix("rl")
     try:
         with Topology() as topo:
-            return _measure(topo, prefix, duration_s, workdir, binary, hops)
+            return _measure(topo, prefix, duration_s, workdir, binary, hops, paced_mbit)
     finally:
         release_prefix(prefix)
+
+
+def at_frame_rate(frames_per_s: float, limit: RawLimit, duration_s: float, workdir) -> RawLimit:
+    """The same chain with TCP paced so that each hop carries about `frames_per_s` (both
+    directions), the rate the unpaced `limit` run's frames per Mbit/s calls for: what a hop
+    that does nothing costs per frame at the rate a testbed part saw. A hop costs more per
+    frame at a lower rate (fewer frames per wake-up), so the floor must be taken at the same
+    rate. Above the limit's rate the limit itself is that floor."""
+    if frames_per_s >= limit.frames_per_s:
+        return limit
+    mbit = frames_per_s * limit.goodput_mbit / limit.frames_per_s
+    return measure(duration_s, workdir, paced_mbit=mbit)
 
 
 def forwarder_chain(
@@ -83,7 +102,13 @@ def stop_forwarders(fwds: list[subprocess.Popen], workdir: Path, binary: Path) -
 
 
 def _measure(
-    topo: Topology, p: str, duration_s: float, workdir, binary: Path, hops: int
+    topo: Topology,
+    p: str,
+    duration_s: float,
+    workdir,
+    binary: Path,
+    hops: int,
+    paced_mbit: float | None,
 ) -> RawLimit:
     server, client = topo.ns(f"{p}srv"), topo.ns(f"{p}cli")
     fwds = forwarder_chain(topo, p, server, client, binary, workdir, hops)
@@ -93,8 +118,9 @@ def _measure(
     wait_bound(server, 5201, "tcp", srv)  # iperf3's port; a fixed pause a loaded machine outlasts
     before = [thread_times(proc.pid) for proc in fwds]
     t0 = time.monotonic()
+    pace = [] if paced_mbit is None else ["-b", f"{paced_mbit:.3f}M"]
     cli = client.run(
-        ["iperf3", "-c", SERVER, "-t", str(duration_s), "-C", "cubic", "-J"],
+        ["iperf3", "-c", SERVER, "-t", str(duration_s), "-C", "cubic", "-J", *pace],
         timeout=duration_s + 30,
     )
     elapsed = time.monotonic() - t0
@@ -108,4 +134,5 @@ def _measure(
         frames_per_s=frames[0] / elapsed,
         hop_us_per_frame=[c * 1e6 / f if f else 0.0 for c, f in zip(cpu_s, frames)],
         hop_core_share=[c / elapsed for c in cpu_s],
+        paced_mbit=paced_mbit,
     )

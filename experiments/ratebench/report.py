@@ -20,7 +20,12 @@ from experiments.ratebench.sweep import (
 )
 
 
-def table(points: list[Point], raw: RawLimit | None, idle: dict | None = None) -> str:
+def table(
+    points: list[Point],
+    raw: RawLimit | None,
+    idle: dict | None = None,
+    floors: list[RawLimit] = (),
+) -> str:
     """Offered vs achieved goodput and each component's CPU (share of a core, µs per frame),
     one line per stack and leg rate; then where each component saturates and the raw limit."""
     width = max([7] + [len(p.stack) for p in points])  # 'ngtcp2-rcvbuf-large'
@@ -81,7 +86,7 @@ def table(points: list[Point], raw: RawLimit | None, idle: dict | None = None) -
             )
         )
     lines.append("Goals (issue 25):")
-    lines += [f"  {g}" for g in goals(points, idle)]
+    lines += [f"  {g}" for g in goals(points, idle, floors)]
     return "\n".join(lines)
 
 
@@ -90,9 +95,61 @@ GOAL_US_PER_FRAME = 2.0
 FORWARDERS = ("switch", "link_a", "link_b", "agent")  # the goal's parts: every frame passes them
 
 
-def goals(points: list[Point], idle: dict[str, float] | None) -> list[str]:
+def goal_group(points: list[Point]) -> list[Point] | None:
+    """The repetitions of the point whose frame rate is nearest the CPU goal's 80 kframes/s."""
+    return min(
+        repetitions(points).values(),
+        key=lambda g: abs(mean(p.frames_per_s for p in g) - GOAL_RATE_FPS),
+        default=None,
+    )
+
+
+def forwarder_frame_rates(group: list[Point]) -> dict[str, float]:
+    """Frames per second each forwarder handled at a point (the switch and the agent every
+    frame, a linkem its own leg's), from its CPU share and CPU per frame: the rates at which
+    the do-nothing hop's floor is taken."""
+    return {
+        c: mean(p.core_share[c] / p.us_per_frame[c] * 1e6 for p in group)
+        for c in FORWARDERS
+        if all(p.us_per_frame.get(c) for p in group)
+    }
+
+
+def _floor_lines(group: list[Point], costs: dict[str, float], floors: list[RawLimit]) -> list[str]:
+    """Beside the CPU goal: what a do-nothing AF_PACKET hop (rawfwd, same veths, same kernel
+    path) cost per frame at the frame rate each forwarder saw, and each forwarder's own work
+    above it. Where the floor alone is above the goal, no forwarder can meet it here."""
+    if not floors:
+        return []
+    rates = forwarder_frame_rates(group)
+    lines, own = [], []
+    for floor in sorted(floors, key=lambda f: -f.frames_per_s):
+        seen_by = [
+            c
+            for c, r in rates.items()
+            if min(floors, key=lambda f: abs(f.frames_per_s - r)) is floor
+        ]
+        if not seen_by:
+            continue
+        hop = mean(floor.hop_us_per_frame)
+        lines.append(
+            f"  a do-nothing AF_PACKET hop at {floor.frames_per_s / 1e3:.0f} kframes/s (as "
+            f"{' and '.join(seen_by)} saw): {min(floor.hop_us_per_frame):.2f} to "
+            f"{max(floor.hop_us_per_frame):.2f} us per frame"
+            + (" (above the goal on its own)" if hop >= GOAL_US_PER_FRAME else "")
+        )
+        own += [f"{c} {costs[c] - hop:+.1f} us" for c in seen_by if c in costs]
+    if own:
+        lines.append("  each part's own work above that hop: " + ", ".join(own))
+    return lines
+
+
+def goals(
+    points: list[Point], idle: dict[str, float] | None, floors: list[RawLimit] = ()
+) -> list[str]:
     """Issue 25's goals, each with the figure measured and met / not met (absent: not run); a
-    point run more than once is judged by its mean, every run's figure given beside it."""
+    point run more than once is judged by its mean, every run's figure given beside it.
+    `floors`: do-nothing hops paced to the forwarders' frame rates (rawpath.at_frame_rate)."""
     out = []
     groups = repetitions(points)
 
@@ -123,11 +180,7 @@ def goals(points: list[Point], idle: dict[str, float] | None) -> list[str]:
                 else ""
             )
             out.append(f"{label} >= {goal:.0%} of capacity: {mean(got):.0%}{runs} ({verdict})")
-    group = min(
-        groups.values(),
-        key=lambda g: abs(mean(p.frames_per_s for p in g) - GOAL_RATE_FPS),
-        default=None,
-    )
+    group = goal_group(points)
     if group is not None:
         near = group[0]
         costs = {
@@ -145,6 +198,7 @@ def goals(points: list[Point], idle: dict[str, float] | None) -> list[str]:
             + ", ".join(f"{c} {u:.1f} us" for c, u in costs.items())
             + f" ({verdict})"
         )
+        out += _floor_lines(group, costs, floors)
     if idle is not None:
         total = sum(idle.values())
         parts = ", ".join(f"{name} {v:.1%}" for name, v in sorted(idle.items()))
@@ -178,7 +232,11 @@ CSV_COLUMNS = (
 
 
 def write_files(
-    out: Path, points: list[Point], raw: RawLimit | None, idle: dict | None = None
+    out: Path,
+    points: list[Point],
+    raw: RawLimit | None,
+    idle: dict | None = None,
+    floors: list[RawLimit] = (),
 ) -> list[Path]:
     """bench.csv (one row per point and component), bench.json (everything), bench.png."""
     out.mkdir(parents=True, exist_ok=True)
@@ -208,8 +266,9 @@ def write_files(
         "points": [asdict(p) for p in points],
         "saturation_leg_mbit": saturation_points(points),
         "raw_limit": asdict(raw) if raw is not None else None,
+        "raw_floors": [asdict(f) for f in floors],
         "idle_core_share": idle,
-        "goals": goals(points, idle),
+        "goals": goals(points, idle, floors),
     }
     json_path.write_text(json.dumps(doc, indent=1))
     plot(points, raw, png_path)

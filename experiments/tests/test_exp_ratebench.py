@@ -170,8 +170,9 @@ def test_short_of_capacity_without_cpu_reason_names_the_candidates():
     got = limits.assess(_config(500), results, _sat(), rows, delta)
     assert got["limit"] == "not CPU-bound: limited by something else"
     assert got["goodput_share"] == pytest.approx(0.25)
-    assert "UDP receive buffer full (RcvbufErrors) in the client's namespace: 120" in (
-        got["limit_candidates"]
+    assert (
+        "UDP receive buffer full (RcvbufErrors) in the client's namespace: 120"
+        in (got["limit_candidates"])
     )
     assert "linkem A queue (drop-tail): 9" in got["limit_candidates"]
     [hint] = [c for c in got["limit_candidates"] if c.startswith("a UDP socket without SO_RCVBUF")]
@@ -542,6 +543,51 @@ def test_t_reordering_values_run_the_sweep_again_side_by_side(tmp_path, monkeypa
     assert "0 to 3000 (ms)" in capsys.readouterr().err
 
 
+def test_the_cpu_goal_reads_each_part_against_a_do_nothing_hop_at_its_frame_rate(
+    tmp_path, monkeypatch, capsys
+):
+    """After the raw limit, the bench paces the do-nothing chain to each frame rate the goal's
+    forwarders saw (here the switch 30 and linkem A 20 kframes/s: two floors), and the goal
+    line gives that hop's cost per frame and each part's own work above it."""
+    paced = []
+
+    def fake_measure(duration_s, workdir, paced_mbit=None, **_):
+        paced.append(paced_mbit)
+        if paced_mbit is None:  # the limit: 100 frames per Mbit/s
+            return rawpath.RawLimit(1000.0, 100_000.0, [1.9, 2.0, 2.1], [0.2, 0.2, 0.2])
+        hop = 2.6 if paced_mbit > 250 else 3.1  # a slower hop costs more per frame
+        return rawpath.RawLimit(
+            paced_mbit, paced_mbit * 100, [hop - 0.1, hop, hop + 0.1], [0.1] * 3, paced_mbit
+        )
+
+    monkeypatch.setattr(
+        sweep,
+        "run_sweep",
+        lambda out, *a, **k: [sweep.reduce_run(_fake_run(out, "tcp", 100, 190.0, 0.6))],
+    )
+    monkeypatch.setattr(rawpath, "measure", fake_measure)
+    argv = ["--out", str(tmp_path), "--rates", "100", "--stacks", "tcp", "--no-idle"]
+    assert ratebench_main(argv) == 0
+    assert paced == [None, pytest.approx(200.0), pytest.approx(300.0)]
+    out = capsys.readouterr().out
+    assert (
+        "a do-nothing AF_PACKET hop at 30 kframes/s (as switch saw): 2.50 to 2.70 us per frame (above the goal on its own)"
+        in out
+    )
+    assert "a do-nothing AF_PACKET hop at 20 kframes/s (as link_a saw): 3.00 to 3.20 us" in out
+    # the switch: 0.6 of a core over 30,000 frames/s = 20 us; linkem A 0.1 over 20,000 = 5 us
+    assert "each part's own work above that hop: switch +17.4 us, link_a +1.9 us" in out
+    saved = json.loads((tmp_path / "bench.json").read_text())
+    assert [f["paced_mbit"] for f in saved["raw_floors"]] == [
+        pytest.approx(200.0),
+        pytest.approx(300.0),
+    ]
+    # above the limit's own rate the limit is the floor: nothing more runs
+    limit = rawpath.RawLimit(1000.0, 100_000.0, [2.0] * 3, [0.2] * 3)
+    assert rawpath.at_frame_rate(150_000, limit, 1.0, tmp_path) is limit
+    assert paced == [None, pytest.approx(200.0), pytest.approx(300.0)]
+
+
 def test_io_afpacket_afxdp_runs_the_sweep_on_both_paths_side_by_side(tmp_path, monkeypatch, capsys):
     """--io afpacket,afxdp: one sweep per I/O path (the runner's io option; afpacket in OUT,
     afxdp in OUT/io-afxdp), side by side in one table as tcp and tcp-afxdp; a manifest from
@@ -622,6 +668,10 @@ def test_raw_limit_carries_tcp_through_three_forwarders(tmp_path):
     # TCP got through (0 if the chain is broken); how fast is the benchmark's question
     assert raw.goodput_mbit > 1 and raw.frames_per_s > 0
     assert len(raw.hop_us_per_frame) == 3 and all(u > 0 for u in raw.hop_us_per_frame)
+    # paced to a third of that frame rate, the hops carry about a third (iperf3 -b)
+    floor = rawpath.at_frame_rate(raw.frames_per_s / 3, raw, 2.0, tmp_path / "paced")
+    assert floor.paced_mbit == pytest.approx(raw.goodput_mbit / 3)
+    assert 0.5 < floor.frames_per_s / (raw.frames_per_s / 3) < 1.5, (floor, raw)
     assert set(leftovers("rl")) <= before  # its namespaces are gone
 
 
