@@ -265,6 +265,17 @@ def test_process_usage_reports_the_busiest_threads_run_alone():
     assert use["demand"] == pytest.approx(1.0)
 
 
+def test_a_wait_reported_late_counts_at_most_the_interval():
+    """schedstat adds a wait when the thread next runs: one 100 ms sample of a pdcp-agent run
+    reported 42.9 s, and the run's mean wait came to 109 % of the time (CPU-bound, rerun)."""
+    use = cpu.process_usage({1: (0, 0), 2: (0, 0)}, {1: (3, 4294), 2: (2, 5)}, 10)
+    assert use["wait_max"] == 1.0 and use["wait"] == pytest.approx(1.5)
+    quiet = cpu.process_usage({1: (0, 0)}, {1: (3, 1)}, 10)
+    rows = [(i, "proc", "agent", m, v) for i in range(400) for m, v in quiet.items()]
+    rows += [(400, "proc", "agent", m, v) for m, v in use.items()]
+    assert limits.cpu_verdict(cpu.saturated_processes(rows)) == []
+
+
 def test_the_wait_verdict_reads_the_most_delayed_thread_not_the_sum_over_threads():
     # ten threads of a switch each waiting 3 %: 30 % in sum, no thread held up
     ten = {tid: (0, 0) for tid in range(10)}
