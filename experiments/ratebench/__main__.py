@@ -185,7 +185,11 @@ def build_parser() -> argparse.ArgumentParser:
         default="chain",
         help="CPU placement of the testbed's processes (experiments/run/cpu.py)",
     )
-    parser.add_argument("--no-raw", action="store_true", help="skip the raw AF_PACKET limit")
+    parser.add_argument(
+        "--no-raw",
+        action="store_true",
+        help="skip the raw AF_PACKET limit and the do-nothing floors at the parts' frame rates",
+    )
     parser.add_argument(
         "--no-idle", action="store_true", help="skip the idle testbed's CPU (5 s, no traffic)"
     )
