@@ -170,9 +170,8 @@ def test_short_of_capacity_without_cpu_reason_names_the_candidates():
     got = limits.assess(_config(500), results, _sat(), rows, delta)
     assert got["limit"] == "not CPU-bound: limited by something else"
     assert got["goodput_share"] == pytest.approx(0.25)
-    assert (
-        "UDP receive buffer full (RcvbufErrors) in the client's namespace: 120"
-        in (got["limit_candidates"])
+    assert "UDP receive buffer full (RcvbufErrors) in the client's namespace: 120" in (
+        got["limit_candidates"]
     )
     assert "linkem A queue (drop-tail): 9" in got["limit_candidates"]
     [hint] = [c for c in got["limit_candidates"] if c.startswith("a UDP socket without SO_RCVBUF")]
