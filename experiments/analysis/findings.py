@@ -222,6 +222,20 @@ def stacks_below(values: Values, low: str, high: str) -> list[Row]:
     return rows
 
 
+def _stability_missing(variant: str, dpoints: dict, spoints: dict | None, common: list) -> str:
+    """What keeps `more_stable` from comparing a variant, in words ("" when nothing)."""
+    if not spoints:
+        return f"the loss study has no {variant} runs"
+    lacking = [
+        study for study, points in (("duplication", dpoints), ("loss", spoints)) if 0 not in points
+    ]
+    if lacking:
+        return f"no loss-free runs in the {' and '.join(lacking)} study"
+    if not common:
+        return "no loss rate run in both studies"
+    return ""
+
+
 def more_stable(dup: Values, split: Values) -> list[Row]:
     """The paper: with duplication goodput is much more stable as losses grow than with the
     split under the same losses. Compared: the share of the loss-free goodput kept at the
@@ -230,8 +244,9 @@ def more_stable(dup: Values, split: Values) -> list[Row]:
     for variant, dpoints in dup.items():
         spoints = split.get(variant)
         common = sorted(p for p in dpoints if spoints and p in spoints and p != 0)
-        if not spoints or 0 not in dpoints or 0 not in spoints or not common:
-            rows.append(Row(variant, "-", "not run", "needs loss 0 and a common loss rate"))
+        missing = _stability_missing(variant, dpoints, spoints, common)
+        if missing:
+            rows.append(Row(variant, "-", "not run", missing))
             continue
         p = common[-1]
         d_keep = [v / estimate(dpoints[0]).mean for v in dpoints[p]]

@@ -166,6 +166,17 @@ def test_duplication_is_judged_relative_to_the_split_under_the_same_loss():
     assert findings.more_stable(dup, {})[0].verdict == "not run"
 
 
+def test_duplication_rows_not_run_say_which_runs_are_missing():
+    dup = {"tcp-cubic": {0: [37.0], 0.05: [30.0]}, "tcp-newreno": {0.05: [30.0]}}
+    split = {"tcp-newreno": {0: [37.0], 0.01: [20.0]}}
+    notes = {row.variant: row.note for row in findings.more_stable(dup, split)}
+    assert notes["tcp-cubic"] == "the loss study has no tcp-cubic runs"
+    assert notes["tcp-newreno"] == "no loss-free runs in the duplication study"
+    dup["tcp-newreno"][0] = [37.0]
+    row = findings.more_stable(dup, split)[1]
+    assert (row.verdict, row.note) == ("not run", "no loss rate run in both studies")
+
+
 def test_stacks_below_needs_significance_at_every_point():
     values = {
         "aioquic-newreno": {"1:1": [14, 15, 14.5], "5:1": [8, 8.1, 7.9]},
