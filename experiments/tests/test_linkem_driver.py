@@ -356,6 +356,9 @@ def test_the_testbed_gives_each_leg_its_own_slack_and_keeps_it(tmp_path, monkeyp
         (["--duration-s", "-1"], "duration '-1' must be a number above 0 up to 600"),
         (["--rt-priority", "100"], "priority 100 is out of range (allowed 0..99)"),
         (["--busy-poll-us", "x"], "busy poll 'x' is not a whole number (allowed 0..10000)"),
+        (["--delay-ms", "-1"], "--delay-ms '-1': expected comma-separated numbers"),
+        (["--delay-ms", "0,10,0"], "'0,10,0': 0 is given twice; give each once"),
+        (["--baseline", "main", "--baseline", "main"], "'main' is given twice; give each once"),
     ],
 )
 def test_the_cost_bench_refuses_bad_options_before_it_starts(argv, message, capsys):

@@ -2,11 +2,14 @@
 
     make linkem-bench-cost                       (this tree's linkem against main's)
     .venv/bin/python experiments/linkem/bench/cost.py --baseline REF|BINARY --kpps 20,80,160
+        [--baseline REF2 ...] [--delay-ms 0,10]
 
 Topology as in bench.py: ns1 --veth-- [linkem] --veth-- ns2. build/clib/pktgen offers a fixed
 rate of 1,400-byte frames, in the "ab" direction or in both, through one linkem whose links
-have a rate 25 % above the offer (no standing queue) and a constant 10 ms delay; a pktgen
-sink on each far end timestamps the frames in the kernel. Per binary and point it prints:
+have a rate 25 % above the offer (no standing queue) and a constant delay (--delay-ms, 10 ms
+by default; several, e.g. 0,10, run each point at each: a frame held 10 ms has left the cache
+when it is sent, one held 0 ms has not); a pktgen sink on each far end timestamps the frames
+in the kernel. Per binary and point it prints:
   us/frame   linkem's CPU time (schedstat run time of its threads) over the offer, divided by
              the frames it forwarded (both directions);
   wakeups/s  voluntary context switches per second: each is one sleep in epoll_wait;
@@ -45,7 +48,7 @@ from experiments.run.netns import Topology, unique_prefix, veth_pair
 ROOT = Path(__file__).resolve().parents[3]
 LINKEM = ROOT / "build" / "linkem" / "linkem"
 FRAME_BYTES = 1400
-DELAY_MS = 10
+DELAY_MS = 10  # the default --delay-ms
 HEADROOM = 1.25  # link rate / offered rate
 DIRECTIONS = ("ab", "both")
 
@@ -137,11 +140,13 @@ class Bed:
         )
 
 
-def cost_point(bed: Bed, variant: tuple, kpps: float, direction: str, args) -> dict:
+def cost_point(
+    bed: Bed, variant: tuple, kpps: float, direction: str, args, delay_ms: float = DELAY_MS
+) -> dict:
     binary, slack_us = variant
     offered_mbit = kpps * 1000 * FRAME_BYTES * 8 / 1e6
     rate = round(offered_mbit * HEADROOM, 3)
-    spec = BaselineSpec(rate_mbit=rate, delay_ms=DELAY_MS, dist="const")
+    spec = BaselineSpec(rate_mbit=rate, delay_ms=delay_ms, dist="const")
     link = bed.start(binary, spec, args, slack_us)
     # (sender namespace and interface, sink namespace and interface) per direction used
     legs = [(bed.ns1, bed.h1, bed.ns2, bed.h2)]
@@ -172,7 +177,7 @@ def cost_point(bed: Bed, variant: tuple, kpps: float, direction: str, args) -> d
         ]
         for s in senders:
             s.wait(timeout=args.duration_s + 30)
-        time.sleep(DELAY_MS / 1000 + 0.05)  # the last frames leave the delay line
+        time.sleep(delay_ms / 1000 + 0.05)  # the last frames leave the delay line
         cpu1, vcs1, t1 = thread_times(pid), voluntary_switches(pid), time.monotonic()
         calls = syscalls.stop() if syscalls else {}
         after = link.stats()
@@ -181,8 +186,9 @@ def cost_point(bed: Bed, variant: tuple, kpps: float, direction: str, args) -> d
         link.stop()
     dirs = ["ab", "ba"][: len(legs)]
     frames = sum(after[d]["frames"] - before[d]["frames"] for d in dirs)
-    configured_us = DELAY_MS * 1000 + FRAME_BYTES * 8 / rate
+    configured_us = delay_ms * 1000 + FRAME_BYTES * 8 / rate
     return {
+        "delay_ms": delay_ms,
         "offered_kfps": kpps * len(legs),
         "forwarded": frames,
         "us_per_frame": run_seconds(cpu0, cpu1) * 1e6 / frames if frames else float("nan"),
@@ -220,7 +226,13 @@ def idle_cost(bed: Bed, variant: tuple, seconds: float, args) -> dict:
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    return build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    refs = args.baseline or []
+    twice = next((ref for i, ref in enumerate(refs) if ref in refs[:i]), None)
+    if twice is not None:  # each binary is a row keyed by its name: a second would vanish
+        parser.error(f"--baseline {twice!r} is given twice; give each once")
+    return args
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -229,7 +241,17 @@ def build_parser() -> argparse.ArgumentParser:
         description=__doc__,
         formatter_class=argparse.RawTextHelpFormatter,
     )
-    p.add_argument("--baseline", default="main", help="git ref or linkem binary to compare with")
+    p.add_argument(
+        "--baseline",
+        action="append",
+        help="git ref or linkem binary to compare with (default main; give it again for more)",
+    )
+    p.add_argument(
+        "--delay-ms",
+        type=number_list_arg(0, 1000, "--delay-ms", example="0,10"),
+        default=[DELAY_MS],
+        help=f"the links' constant delay at the frame-rate points, ms (default {DELAY_MS})",
+    )
     p.add_argument(
         "--kpps",
         type=number_list_arg(
@@ -274,7 +296,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def print_point(name: str, direction: str, r: dict) -> None:
     print(
-        f"{name:<18} {direction:>4} {r['offered_kfps']:>6.1f} {r['forwarded']:>8} "
+        f"{name:<18} {direction:>4} {r['delay_ms']:>5g} {r['offered_kfps']:>6.1f} {r['forwarded']:>8} "
         f"{r['us_per_frame']:>9.2f} {r['cpu_share']:>6.1%} {r['wakeups_per_s']:>10.0f} "
         f"{r['late_p50']:>9.0f} {r['late_p99']:>6.0f} {r['early_share']:>6.0%} "
         f"{r['early_p99']:>6.0f} {r['e2e_p50']:>8.0f} {r['e2e_p99']:>6.0f}",
@@ -292,29 +314,36 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{need} missing: run make linkem-build", file=sys.stderr)
             return 2
     with tempfile.TemporaryDirectory() as tmp, Topology() as topo:
-        base = Path(args.baseline)
-        if not base.is_file():
-            base = build_baseline(args.baseline, Path(tmp))
-        variants = {f"old ({args.baseline})": (base, 0)}
+        variants = {}
+        for i, ref in enumerate(args.baseline or ["main"]):
+            base = Path(ref)
+            if not base.is_file():
+                (Path(tmp) / str(i)).mkdir()
+                base = build_baseline(ref, Path(tmp) / str(i))
+            variants[f"old ({ref})"] = (base, 0)
         for slack in args.departure_slack_us:
             name = f"new, slack {slack}" if args.departure_slack_us != [0] else "new (this tree)"
             variants[name] = (LINKEM, slack)
         bed = Bed(topo, unique_prefix("lc"), tmp)
         print(
             f"linkem CPU cost: {FRAME_BYTES}-byte frames, link rate {HEADROOM:.2f} x offered, "
-            f"{DELAY_MS} ms constant delay, {args.duration_s:g} s per point, "
+            f"{'/'.join(f'{d:g}' for d in args.delay_ms)} ms constant delay, "
+            f"{args.duration_s:g} s per point, "
             f"{'SCHED_FIFO ' + str(args.rt_priority) if args.rt_priority else 'ordinary task'}, "
             f"nice {os.nice(0)}, load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs"
         )
         print(
-            f"{'binary':<18} {'dir':>4} {'kfps':>6} {'fwd':>8} {'us/frame':>9} {'core':>6} "
+            f"{'binary':<18} {'dir':>4} {'delay':>5} {'kfps':>6} {'fwd':>8} {'us/frame':>9} "
+            f"{'core':>6} "
             f"{'wakeups/s':>10} {'late p50':>9} {'p99':>6} {'early':>6} {'p99':>6} "
             f"{'e2e p50':>8} {'p99':>6}"
         )
         for kpps in args.kpps:
             for direction in DIRECTIONS:
-                for name, variant in variants.items():
-                    print_point(name, direction, cost_point(bed, variant, kpps, direction, args))
+                for delay_ms in args.delay_ms:
+                    for name, variant in variants.items():
+                        r = cost_point(bed, variant, kpps, direction, args, delay_ms)
+                        print_point(name, direction, r)
         for rate in args.delay_rates_mbit:
             print(f"delay error at {rate:g} Mbit/s ({rate / HEADROOM:g} offered):")
             kpps = rate / HEADROOM * 1e6 / (FRAME_BYTES * 8) / 1000
