@@ -172,9 +172,20 @@ def test_duplication_rows_not_run_say_which_runs_are_missing():
     notes = {row.variant: row.note for row in findings.more_stable(dup, split)}
     assert notes["tcp-cubic"] == "the loss study has no tcp-cubic runs"
     assert notes["tcp-newreno"] == "no loss-free runs in the duplication study"
-    dup["tcp-newreno"][0] = [37.0]
-    row = findings.more_stable(dup, split)[1]
-    assert (row.verdict, row.note) == ("not run", "no loss rate run in both studies")
+
+
+def test_duplication_is_judged_at_the_top_of_its_loss_range_not_a_small_shared_rate():
+    # Both studies share 0.0008, where neither loses much; the claim is about rising losses.
+    dup = {"tcp-newreno": {0: [37.0, 37.1], 0.0008: [36.9, 37.0], 0.05: [30.0, 31.0]}}
+    split = {"tcp-newreno": {0: [37.0, 37.2], 0.0008: [17.8, 18.0], 0.005: [5.2, 5.1]}}
+    row = findings.more_stable(dup, split)[0]
+    assert row.verdict == "not run"
+    assert row.note == (
+        "the loss study has no tcp-newreno runs at loss 0.05 (the duplication study's largest)"
+    )
+    split["tcp-newreno"][0.05] = [0.7, 0.8]
+    row = findings.more_stable(dup, split)[0]
+    assert row.verdict == "agree" and "kept at loss 0.05" in row.ours
 
 
 def test_stacks_below_needs_significance_at_every_point():
