@@ -399,6 +399,10 @@ class DeclarationParser:
                         prio = self.expression()
                         self.expect(":")
                     keyset = self.keyset()
+                    if len(keyset) == 1 and isinstance(keyset[0], ir.ListExpr):
+                        # p4c takes an entry's `{a, b}` as its key tuple (a list expression
+                        # is the key values themselves, ListExpression::buildOrReturn)
+                        keyset = keyset[0].items
                     self.expect(":")
                     aref = self.action_ref([])
                     late = self.annotations()  # `key : action(...) @priority(N);` (p4c)
