@@ -101,6 +101,7 @@ class ConstEntryDef:
     action: str
     args: dict[str, int]
     priority: int  # P4Runtime's (larger wins), as BMv2 orders the entry; 0 without priorities
+    is_const: bool = False  # `const` on this entry of a non-const `entries` list
 
 
 @dataclass

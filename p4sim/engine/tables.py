@@ -302,6 +302,11 @@ class Table:
                 f"table {self.definition.name} has const entries and cannot be changed"
             )
         rec = self._find_record(entry)
+        if rec.entry.is_const:
+            raise ConstViolation(
+                f"table {self.definition.name}: this entry is declared const and cannot be "
+                "changed"
+            )
         self._check_target(entry)
         if self.profile is not None:
             new = _Record(entry, rec.exact, rec.checks, rec.rank, None, [], rec.key)
@@ -325,6 +330,11 @@ class Table:
                 f"table {self.definition.name} has const entries and cannot be changed"
             )
         rec = self._find_record(entry)
+        if rec.entry.is_const:
+            raise ConstViolation(
+                f"table {self.definition.name}: this entry is declared const and cannot be "
+                "deleted"
+            )
         self._detach(rec)
         del self.records[rec.key]
         self._lpm_index = None
@@ -386,9 +396,12 @@ class Table:
 
     def load_initial_entries(self) -> None:
         """Non-const `entries`: inserted as ordinary entries, in BMv2's order with the
-        front end's priorities, as const entries are."""
+        front end's priorities, as const entries are. One marked `const` (P4_16 1.2.4) stays
+        put: the control plane may change its direct counter or meter only."""
         for ce in self.definition.initial_entries:
-            entry = TableEntry(ce.match, ce.action, dict(ce.args), ce.priority)
+            entry = TableEntry(
+                ce.match, ce.action, dict(ce.args), ce.priority, is_const=ce.is_const
+            )
             if self._compile(entry).key not in self.records:
                 self.insert(entry)
 

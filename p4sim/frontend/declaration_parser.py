@@ -393,6 +393,7 @@ class DeclarationParser:
                 while not self.at("}"):
                     ea = self.annotations()
                     epos = self.tok.pos
+                    entry_const = bool(self.accept("const"))
                     prio = None
                     if self.accept("priority"):
                         self.expect("=")
@@ -407,7 +408,7 @@ class DeclarationParser:
                     aref = self.action_ref([])
                     late = self.annotations()  # `key : action(...) @priority(N);` (p4c)
                     self.expect(";")
-                    entries.append(ir.EntryDecl(epos, keyset, aref, prio, ea + late))
+                    entries.append(ir.EntryDecl(epos, keyset, aref, prio, ea + late, entry_const))
                 self.expect("}")
                 self.accept(";")
                 props.append(ir.TableProperty(ppos, "entries", is_const, entries, pa))

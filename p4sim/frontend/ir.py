@@ -386,6 +386,7 @@ class EntryDecl:
     action: ActionRef
     priority: Expr | None
     annotations: list[Annotation]
+    is_const: bool = False  # `const` on this entry of a non-const list (P4_16 1.2.4)
 
 
 @dataclass(eq=False)

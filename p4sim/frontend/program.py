@@ -525,6 +525,7 @@ class ModelBuilder:
                         self.action_name(node, e.action.decl),
                         self.action_args(e.action),
                         0,  # set by bmv2_entries
+                        is_const=e.is_const,
                     )
                 )
             listed = bmv2_entries(

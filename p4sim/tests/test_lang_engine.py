@@ -323,6 +323,36 @@ def test_initial_entries_are_ordinary_entries():
     assert dev.process(0, bytes([0x20, 0])) == [(1, bytes([0x20, 9]))]
 
 
+@pytest.mark.parametrize("engine", ["interp", "native"])
+def test_an_entry_declared_const_stays_put_among_initial_entries(engine):
+    """`const` on one entry of a non-const `entries` list (P4_16 1.2.4, p4c's
+    init-entries-bmv2): that entry reads back const and refuses MODIFY and DELETE, its
+    neighbours stay ordinary entries; the priorities are those of the list as written."""
+    from p4sim.native import new_device
+
+    prog = compile_file(Path(__file__).parent / "conformance" / "entry_const_each.p4")
+    (table,) = [t for t in prog.model.tables if t.name.endswith(".t")]
+    # in BMv2's order, smallest priority first: 5 (set 4), 10 (1), 15 (5), 20 (2), 30 (3)
+    listed = [(e.args["v"], e.is_const) for e in table.initial_entries]
+    assert listed == [(4, False), (1, True), (5, True), (2, False), (3, True)]
+    dev = prog.new_device() if engine == "interp" else new_device(prog)
+    t = dev.tables[table.name]
+    const, plain = [e for e in t.entries() if e.is_const], [
+        e for e in t.entries() if not e.is_const
+    ]
+    assert sorted(e.args["v"] for e in const) == [1, 3, 5]
+    for entry in const:
+        with pytest.raises(ConstViolation, match="declared const"):
+            t.delete(entry)
+        with pytest.raises(ConstViolation, match="declared const"):
+            t.modify(TableEntry(entry.match, "I.set", {"v": 9}, entry.priority))
+    assert dev.process(0, bytes([1, 0x11, 0])) == [(1, bytes([1, 0x11, 1]))]
+    for entry in plain:
+        t.delete(entry)  # the unmarked ones are the control plane's to remove
+    assert dev.process(0, bytes([2, 0x22, 0])) == [(1, bytes([2, 0x22, 5]))]  # was set(4)
+    assert len(t.entries()) == 3
+
+
 def test_select_without_expressions_takes_its_default():
     """`transition select() { default: ... }` (p4c's grammar allows an empty list; only
     `default` can match it), on both engines."""
