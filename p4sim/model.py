@@ -137,6 +137,7 @@ class RegisterDef:
     bitwidth: int  # width of the element type bit<W>
     annotations: list[str] = field(default_factory=list)
     initial_value: int = 0  # what a cell never written reads (TNA's Register(size, initial))
+    type_name: str = ""  # a serializable enum's name when the element type is one (P4Info)
 
 
 @dataclass

@@ -498,7 +498,10 @@ def _add_registers(info: p4info_pb2.P4Info, model: ProgramModel, symbols: Symbol
             continue
         r = info.registers.add()
         _preamble(r, symbols, PREFIX_REGISTER, register.name, register.annotations)
-        _bitstring(r.type_spec, register.bitwidth)
+        if register.type_name:
+            r.type_spec.serializable_enum.name = register.type_name
+        else:
+            _bitstring(r.type_spec, register.bitwidth)
         r.size = register.size
 
 

@@ -349,13 +349,23 @@ class ModelBuilder:
         pos = inst.node.pos
         if kind == "register":
             elem = inst.binding.get("T")
-            if not isinstance(elem, (Bits, BoolT)):
+            serializable = isinstance(elem, EnumT) and elem.underlying is not None
+            if not (isinstance(elem, (Bits, BoolT)) or serializable):
                 raise P4Error.at(
                     pos,
-                    f"register {inst.name} needs an element type bit<W> or int<W> (register<bit<32>>(N))",
+                    f"register {inst.name} needs an element type bit<W>, int<W> or a "
+                    f"serializable enum (register<bit<32>>(N))",
                 )
+            self.note_enum(elem)  # the cells hold the underlying bits; P4Info names the enum
+            width = elem.underlying.width if serializable else bit_width(elem)
             self.registers.append(
-                RegisterDef(self.unique(name, pos), inst.ctor_args[0], bit_width(elem), annots)
+                RegisterDef(
+                    self.unique(name, pos),
+                    inst.ctor_args[0],
+                    width,
+                    annots,
+                    type_name=elem.enum_name if serializable else "",
+                )
             )
         elif kind in ("counter", "direct_counter"):
             ctype = self.enum_member(inst.ctor_args[-1], "CounterType")

@@ -179,6 +179,8 @@ class ExternGen:
         if kind == "register":
             i = [r for r in self.registers].index(obj_name)
             t = inst.binding.get("T")
+            if isinstance(t, EnumT) and t.underlying is not None:
+                t = t.underlying  # a serializable enum's value is its underlying bits here
             if not isinstance(t, Bits) or t.width > 64:
                 raise Unsupported(e.pos, f"register of {t}")
             if name == "read":
