@@ -1,7 +1,8 @@
 """The code p4c keeps: its front and mid end drop statements under a constant condition
 (`if (false)`), statements after `exit` or `return`, tables never applied and actions never
-called or listed by an applied table. P4Info lists what is left, and the back end's checks
-(p4c-bm2-ss's v1model rules) see only that.
+called or listed by an applied table. The back end's checks (p4c-bm2-ss's v1model rules)
+see only what is left. P4Info is written between the two ends, when code after an `exit`
+is still there unless its body also has a `return` (live_calls' `exit_ends`).
 """
 
 from __future__ import annotations
@@ -12,25 +13,40 @@ _CHILDREN = (ir.Expr, ir.Stmt, ir.Arg, ir.SwitchCase, list)
 _NOT_CHILDREN = ("decl", "target", "type", "var", "const")
 
 
-def live_calls(x):
+def _children(x):
+    if isinstance(x, list):
+        yield from x
+    elif isinstance(x, _CHILDREN):
+        for name, value in vars(x).items():
+            if name not in _NOT_CHILDREN and isinstance(value, _CHILDREN):
+                yield value
+
+
+def has_return(x) -> bool:
+    """Whether a `return` statement stands anywhere in `x`."""
+    return isinstance(x, ir.Return) or any(has_return(c) for c in _children(x))
+
+
+def live_calls(x, exit_ends: bool = True):
     """The calls in a statement or expression, leaving out branches under a constant
     condition that can never run (`if (false)`, `true ? a : b`) and the statements of a
-    block after an `exit` or a `return`."""
+    block after a `return`, and after an `exit` when `exit_ends`. For P4Info, pass
+    `has_return(body)`: p4c's front end drops what follows an `exit` only while it removes a
+    body's returns (RemoveReturns), so P4Info lists a table or an action that only code
+    after an `exit` uses in a body without a `return`."""
     if isinstance(x, list):
         for item in x:
-            yield from live_calls(item)
-            if isinstance(item, (ir.Exit, ir.Return)):
+            yield from live_calls(item, exit_ends)
+            if isinstance(item, ir.Return) or (exit_ends and isinstance(item, ir.Exit)):
                 return
         return
     if isinstance(x, (ir.If, ir.Ternary)) and x.cond.const is not None:
-        yield from live_calls(x.then if x.cond.const else x.other)
+        yield from live_calls(x.then if x.cond.const else x.other, exit_ends)
         return
     if isinstance(x, ir.Call):
         yield x
-    if isinstance(x, _CHILDREN):
-        for name, value in vars(x).items():
-            if name not in _NOT_CHILDREN and isinstance(value, _CHILDREN):
-                yield from live_calls(value)
+    for child in _children(x):
+        yield from live_calls(child, exit_ends)
 
 
 def table_actions(t: ir.TableDecl) -> list[ir.ActionDecl]:

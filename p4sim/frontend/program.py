@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from p4sim.errors import P4Error
 from p4sim.frontend import ir
-from p4sim.frontend.liveness import live_calls
+from p4sim.frontend.liveness import has_return, live_calls
 from p4sim.frontend.typecheck import Checker
 from p4sim.frontend.typecheck.symbols import Instance
 from p4sim.frontend.types import (
@@ -315,7 +315,7 @@ class ModelBuilder:
             # As p4c, which drops dead code and then unused declarations: P4Info lists the tables applied and the actions called
             # in the live code of apply (a directly called action without its parameters,
             # which the call binds).
-            calls = list(live_calls(decl.body))
+            calls = list(live_calls(decl.body, exit_ends=has_return(decl.body)))
             applied = {c.target for c in calls if c.kind == "table_apply"}
             for c in calls:
                 if c.kind == "action":
