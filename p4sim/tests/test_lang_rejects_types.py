@@ -228,3 +228,27 @@ TYPE_CASES = [
 @pytest.mark.parametrize("name, bad, message, good", TYPE_CASES, ids=[c[0] for c in TYPE_CASES])
 def test_type_check_rejects_bad_and_keeps_good(name, bad, message, good):
     check_rejects_bad_and_keeps_good(bad, message, good)
+
+
+ENUMS = "enum bit<16> E16 { A = 1, B = 2 }\nenum bit<16> F16 { A = 1 }\n"
+
+
+@pytest.mark.parametrize(
+    "bad, good",
+    [
+        ("E16 e = (E16) hdr.h.a;", "E16 e = (E16) hdr.h.c;"),  # bit<8> is not bit<16>
+        ("E16 e = (E16) (int<16>) hdr.h.c;", "E16 e = (E16) F16.A;"),  # another enum over it
+        ("E16 e = (E16) 8w1;", "E16 e = (E16) 1;"),  # an untyped integer converts
+        ("hdr.h.a = (bit<8>) E16.A;", "hdr.h.c = (bit<16>) E16.A;"),
+        ("hdr.h.c = (bit<16>) (int<16>) E16.A;", "hdr.h.c = (bit<16>) E16.B;"),
+    ],
+)
+def test_a_serializable_enum_casts_only_to_and_from_its_underlying_type(bad, good):
+    """p4c (type-error "Cannot cast"): an enum over bit<16> converts to and from bit<16>, an
+    integer literal and another enum over bit<16>, not to or from another width or
+    signedness (each pair checked against p4c-bm2-ss)."""
+    check_rejects_bad_and_keeps_good(
+        {"top": ENUMS, "ingress": f"apply {{ {bad} }}"},
+        "a serializable enum casts only to and from its underlying type (bit<16>)",
+        {"top": ENUMS, "ingress": f"apply {{ {good} }}"},
+    )

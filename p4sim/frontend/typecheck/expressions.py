@@ -182,7 +182,8 @@ class ExpressionRules:
             return bt.items[e.index.const]
         if not isinstance(bt, StackT):
             raise P4Error.at(e.pos, f"cannot index a value of type {bt}")
-        if not isinstance(it, (Bits, InfInt)):
+        serializable = isinstance(it, EnumT) and it.underlying is not None  # p4c: its bits
+        if not (isinstance(it, (Bits, InfInt)) or serializable):
             raise P4Error.at(e.index.pos, "stack index must be an integer")
         if e.index.const is not None and not 0 <= e.index.const < bt.size:
             raise P4Error.at(e.index.pos, f"index {e.index.const} out of range for {bt}")
@@ -533,7 +534,7 @@ class ExpressionRules:
                 if c is not None:
                     e.const = int(c)
             elif isinstance(ft, EnumT) and ft.underlying is not None:
-                ok = True
+                ok = ft.underlying == to  # p4c: to its own underlying type only
                 if c is not None:
                     e.const = to.wrap(c)
         elif isinstance(to, BoolT):
@@ -545,7 +546,9 @@ class ExpressionRules:
                 ok = True
                 e.const = bool(c)
         elif isinstance(to, EnumT) and to.underlying is not None:
-            if isinstance(ft, (Bits, InfInt)) or ft is to:
+            # p4c: from an integer, from the underlying type itself or from an enum over it
+            over = ft.underlying if isinstance(ft, EnumT) else ft
+            if isinstance(ft, InfInt) or over == to.underlying:
                 ok = True
                 if c is not None:
                     e.const = to.underlying.wrap(c)
@@ -555,7 +558,14 @@ class ExpressionRules:
             ok = True
             e.const = c
         if not ok:
-            raise P4Error.at(e.pos, f"cannot cast {ft} to {to}")
+            enum = next((t for t in (to, ft) if isinstance(t, EnumT) and t.underlying), None)
+            why = (
+                f": a serializable enum casts only to and from its underlying type "
+                f"({enum.underlying}) and enums over it"
+                if enum is not None
+                else ""
+            )
+            raise P4Error.at(e.pos, f"cannot cast {ft} to {to}{why}")
         return to
 
 
