@@ -144,6 +144,14 @@ def _floor_lines(group: list[Point], costs: dict[str, float], floors: list[RawLi
     return lines
 
 
+def share_against(share: float, goal: float) -> str:
+    """A share of capacity in whole percent, with one decimal where whole percent would show
+    a missed goal as reached (79.5 % against 80 %: "80% (not met)" read as a contradiction)."""
+    if share < goal and round(share * 100) >= round(goal * 100):
+        return f"{share:.1%}"
+    return f"{share:.0%}"
+
+
 def goals(
     points: list[Point], idle: dict[str, float] | None, floors: list[RawLimit] = ()
 ) -> list[str]:
@@ -179,7 +187,8 @@ def goals(
                 if len(got) > 1
                 else ""
             )
-            out.append(f"{label} >= {goal:.0%} of capacity: {mean(got):.0%}{runs} ({verdict})")
+            shown = share_against(mean(got), goal)
+            out.append(f"{label} >= {goal:.0%} of capacity: {shown}{runs} ({verdict})")
     group = goal_group(points)
     if group is not None:
         near = group[0]

@@ -414,6 +414,14 @@ def test_ngtcp2_with_both_receive_buffers_gives_two_points_per_rate_side_by_side
     assert "ngtcp2 with a large UDP receive buffer at 2x500 >= 80% of capacity: 85% (met)" in goals
 
 
+def test_a_goal_missed_by_less_than_half_a_percent_shows_the_decimal():
+    # 795.2 of 1000 Mbit/s rounded to whole percent read "80% (not met)" (bench, 2026-11-29)
+    assert report.share_against(0.7952, 0.8) == "79.5%"
+    assert report.share_against(0.8, 0.8) == "80%"
+    assert report.share_against(0.7949, 0.8) == "79%"  # rounds below the goal: whole percent
+    assert report.share_against(0.913, 0.9) == "91%"
+
+
 def test_repetitions_give_each_point_its_mean_spread_and_n(tmp_path):
     """--reps 3: three downloads per point and stack; the table keeps every run (#1 to #3),
     adds the mean, sd and range per point, and the goals judge the mean, every run beside it."""
