@@ -296,17 +296,20 @@ class Table:
             raise EntryNotFound(f"table {self.definition.name} has no entry with this match key")
         return rec
 
+    def _refuse_const(self, rec: _Record, done: str) -> None:
+        """An entry declared `const` (P4_16 1.2.4) is never changed or deleted."""
+        if rec.entry.is_const:
+            raise ConstViolation(
+                f"table {self.definition.name}: this entry is declared const and cannot be {done}"
+            )
+
     def modify(self, entry: TableEntry) -> None:
         if self.definition.const_entries is not None:
             raise ConstViolation(
                 f"table {self.definition.name} has const entries and cannot be changed"
             )
         rec = self._find_record(entry)
-        if rec.entry.is_const:
-            raise ConstViolation(
-                f"table {self.definition.name}: this entry is declared const and cannot be "
-                "changed"
-            )
+        self._refuse_const(rec, "changed")
         self._check_target(entry)
         if self.profile is not None:
             new = _Record(entry, rec.exact, rec.checks, rec.rank, None, [], rec.key)
@@ -330,11 +333,7 @@ class Table:
                 f"table {self.definition.name} has const entries and cannot be changed"
             )
         rec = self._find_record(entry)
-        if rec.entry.is_const:
-            raise ConstViolation(
-                f"table {self.definition.name}: this entry is declared const and cannot be "
-                "deleted"
-            )
+        self._refuse_const(rec, "deleted")
         self._detach(rec)
         del self.records[rec.key]
         self._lpm_index = None
