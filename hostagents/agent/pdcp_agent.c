@@ -215,8 +215,8 @@ static void handle_leg_frame(struct agent *ag, struct rte_mbuf *m, uint64_t rx_n
  * measurements it is for, and nobody would know until the analysis. */
 static void write_stats(struct agent *ag, bool final)
 {
-	if (ag->stats_failed ||
-	    stats_write(ag->stats_out, now_ns() / 1000000, &ag->stats, ag->core, final) == 0)
+	if (ag->stats_failed || stats_write(ag->stats_out, now_ns() / 1000000, &ag->stats, ag->core,
+					    rte_ring_count(ag->host_txq), final) == 0)
 		return;
 	fprintf(stderr, "pdcp-agent: error: cannot write stats to %s: %s; stopping\n",
 		ag->opt.stats_path ? ag->opt.stats_path : "stdout", strerror(errno));

@@ -26,7 +26,7 @@ void stats_record_delay_ns(struct agent_stats *s, uint64_t delay_ns)
 }
 
 int stats_write(FILE *out, uint64_t ts_ms, const struct agent_stats *s, const struct pdcp_rx *core,
-		bool final)
+		unsigned int queued_host, bool final)
 {
 	const struct pdcp_rx_stats *c = pdcp_rx_get_stats(core);
 	unsigned int i;
@@ -45,12 +45,13 @@ int stats_write(FILE *out, uint64_t ts_ms, const struct agent_stats *s, const st
 	fprintf(out,
 		"}, \"passthrough\": %" PRIu64 ", \"uplink\": %" PRIu64
 		", \"t_reordering_expiries\": %" PRIu64 ", \"skipped\": %" PRIu64
-		", \"flushed\": %" PRIu64 ", \"buffered\": %" PRIu32 ", \"rx_deliv\": %" PRIu64
-		", \"rx_next\": %" PRIu64 ", \"tx_dropped_host\": %" PRIu64
-		", \"tx_dropped_uplink\": %" PRIu64 ", \"delay_us_hist\": {\"edges_us\": [",
+		", \"flushed\": %" PRIu64 ", \"buffered\": %" PRIu32 ", \"queued_host\": %u"
+		", \"rx_deliv\": %" PRIu64 ", \"rx_next\": %" PRIu64
+		", \"tx_dropped_host\": %" PRIu64 ", \"tx_dropped_uplink\": %" PRIu64
+		", \"delay_us_hist\": {\"edges_us\": [",
 		s->passthrough, s->uplink, c->t_reordering_expiries, c->skipped, c->flushed,
-		pdcp_rx_buffered(core), pdcp_rx_deliv(core), pdcp_rx_next(core), s->tx_dropped_host,
-		s->tx_dropped_uplink);
+		pdcp_rx_buffered(core), queued_host, pdcp_rx_deliv(core), pdcp_rx_next(core),
+		s->tx_dropped_host, s->tx_dropped_uplink);
 	for (i = 0; i < DELAY_HIST_BUCKETS - 1; i++)
 		fprintf(out, "%s%" PRIu64, i ? ", " : "", delay_edges_us[i]);
 	fprintf(out, "], \"counts\": [");

@@ -37,9 +37,9 @@ struct agent_stats {
 
 void stats_record_delay_ns(struct agent_stats *s, uint64_t delay_ns);
 
-/* One JSON object on one line, flushed. */
-/* One JSON line; -1 (errno set) when it could not be written (a full disk, a closed pipe). */
+/* One JSON object on one line, flushed; -1 (errno set) when it could not be written (a full
+ * disk, a closed pipe). `queued_host` is the length of the agent's host queue now. */
 int stats_write(FILE *out, uint64_t ts_ms, const struct agent_stats *s, const struct pdcp_rx *core,
-		bool final);
+		unsigned int queued_host, bool final);
 
 #endif /* AGENT_STATS_H */
