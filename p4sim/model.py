@@ -66,6 +66,7 @@ class MatchFieldDef:
     match_kind: str  # one of MATCH_KINDS
     annotations: list[str] = field(default_factory=list)  # raw text, e.g. '@defaultonly'
     is_error: bool = False  # of type error: P4Info gives no bitwidth (type_info lists errors)
+    type_name: str = ""  # the `type` it has, if any (P4Info type_name, type_info.new_types)
 
 
 @dataclass
@@ -73,6 +74,8 @@ class ParamDef:
     name: str
     bitwidth: int
     annotations: list[str] = field(default_factory=list)
+    control_name: str = ""  # the name P4Info gives it (its @name), when not `name`
+    type_name: str = ""  # the `type` it has, if any (P4Info type_name, type_info.new_types)
 
 
 @dataclass
@@ -147,6 +150,7 @@ class CounterDef:
     unit: str  # "packets", "bytes", "packets_and_bytes"
     direct_table: str | None = None  # set for direct_counter
     annotations: list[str] = field(default_factory=list)
+    direct: bool = False  # a direct_counter, attached to a table (direct_table) or not
 
 
 @dataclass
@@ -156,6 +160,7 @@ class MeterDef:
     unit: str  # "packets" or "bytes"
     direct_table: str | None = None
     annotations: list[str] = field(default_factory=list)
+    direct: bool = False  # a direct_meter, attached to a table (direct_table) or not
 
 
 @dataclass
@@ -211,6 +216,15 @@ class DigestDef:
 
 
 @dataclass
+class PackageInfo:
+    """What `main`'s annotations give P4Info's pkg_info, as p4c reads them."""
+
+    fields: dict[str, str] = field(default_factory=dict)  # @pkginfo: name, version, url, ...
+    platform_properties: dict[str, int] = field(default_factory=dict)  # @platform_property
+    annotations: list[str] = field(default_factory=list)  # main's other annotations
+
+
+@dataclass
 class ProgramModel:
     tables: list[TableDef]
     actions: list[ActionDef]
@@ -224,6 +238,8 @@ class ProgramModel:
     # serializable enums that key a table or type an action parameter:
     # name -> (bit width, [(member, value), ...]) (P4Info type_info)
     serializable_enums: dict[str, tuple[int, list[tuple[str, int]]]] = field(default_factory=dict)
+    # `type`s the control plane sees: name -> ("bit" | "int" | "bool", width) (type_info)
+    new_types: dict[str, tuple[str, int]] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)  # the error members, in value order
     action_profiles: list[ActionProfileDef] = field(default_factory=list)
     value_sets: list[ValueSetDef] = field(default_factory=list)
@@ -233,6 +249,7 @@ class ProgramModel:
     # entry (with --p4runtime-force-std-externs) that still count in aliases
     unlisted_externs: list[str] = field(default_factory=list)
     extern_instances: list[str] = field(default_factory=list)  # every one, of every kind
+    package: PackageInfo = field(default_factory=PackageInfo)
 
 
 # ---------------------------------------------------------------------------

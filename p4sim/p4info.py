@@ -357,13 +357,26 @@ def _preamble(
     set_doc(msg.preamble, annotations)
 
 
+def _add_pkg_info(info: p4info_pb2.P4Info, model: ProgramModel) -> None:
+    """The architecture, then what main's @pkginfo says (its `arch` wins, as in p4c), its
+    @platform_property and its other annotations."""
+    pkg = info.pkg_info
+    pkg.arch = model.arch
+    for key, value in model.package.fields.items():
+        setattr(pkg, key, value)
+    for key, value in model.package.platform_properties.items():
+        setattr(pkg.platform_properties, key, value)
+    add_annotations(pkg, model.package.annotations)
+    set_doc(pkg, model.package.annotations)
+
+
 def generate(model: ProgramModel) -> p4info_pb2.P4Info:
     """The P4Info message for `model`, as p4c-bm2-ss writes it for v1model and p4c-barefoot
     with --p4runtime-force-std-externs for TNA/T2NA. Raises P4InfoBuildError for bad @id
     annotations."""
     symbols = build_symbols(model)
     info = p4info_pb2.P4Info()
-    info.pkg_info.arch = model.arch
+    _add_pkg_info(info, model)
     info.type_info.SetInParent()  # cleared at the end when p4c would not write it
     _add_tables(info, model, symbols)
     _add_actions(info, model, symbols)
@@ -398,6 +411,8 @@ def _add_tables(info: p4info_pb2.P4Info, model: ProgramModel, symbols: SymbolTab
             )
             if key.is_error:  # p4c: no width, the error members in type_info
                 info.type_info.error.members[:] = model.errors
+            if key.type_name:
+                mf.type_name.name = key.type_name
             add_annotations(mf, key.annotations)
             set_doc(mf, key.annotations)
         for ref in table.actions:
@@ -437,14 +452,17 @@ def _add_actions(info: p4info_pb2.P4Info, model: ProgramModel, symbols: SymbolTa
         a = info.actions.add()
         _preamble(a, symbols, PREFIX_ACTION, action.name, action.annotations)
         for param, pid in zip(action.params, _field_ids([p.annotations for p in action.params])):
-            p = a.params.add(id=pid, name=param.name, bitwidth=param.bitwidth)
+            p = a.params.add(id=pid, name=param.control_name or param.name, bitwidth=param.bitwidth)
+            if param.type_name:
+                p.type_name.name = param.type_name
             add_annotations(p, param.annotations)
             set_doc(p, param.annotations)
 
 
 def _add_counters(info: p4info_pb2.P4Info, model: ProgramModel, symbols: SymbolTable) -> None:
     for counter in model.counters:
-        if is_hidden(counter.annotations):
+        # p4c lists a direct counter only with the table it counts
+        if is_hidden(counter.annotations) or (counter.direct and not counter.direct_table):
             continue
         if counter.direct_table:
             c = info.direct_counters.add()
@@ -459,7 +477,7 @@ def _add_counters(info: p4info_pb2.P4Info, model: ProgramModel, symbols: SymbolT
 
 def _add_meters(info: p4info_pb2.P4Info, model: ProgramModel, symbols: SymbolTable) -> None:
     for meter in model.meters:
-        if is_hidden(meter.annotations):
+        if is_hidden(meter.annotations) or (meter.direct and not meter.direct_table):
             continue
         if meter.direct_table:
             m = info.direct_meters.add()
@@ -489,6 +507,8 @@ def _add_controller_headers(
         )
         for fld, fid in zip(header.fields, _field_ids([f.annotations for f in header.fields])):
             md = h.metadata.add(id=fid, name=fld.name, bitwidth=fld.bitwidth)
+            if fld.type_name:
+                md.type_name.name = fld.type_name
             add_annotations(md, fld.annotations)
 
 
@@ -527,7 +547,11 @@ def _add_digests(info: p4info_pb2.P4Info, model: ProgramModel, symbols: SymbolTa
         d.type_spec.struct.name = digest.name
         struct = info.type_info.structs[digest.name]
         for fld in digest.fields:
-            _bitstring(struct.members.add(name=fld.name).type_spec, fld.bitwidth)
+            member = struct.members.add(name=fld.name).type_spec
+            if fld.type_name:
+                member.new_type.name = fld.type_name
+            else:
+                _bitstring(member, fld.bitwidth)
 
 
 def _add_action_profiles(
@@ -569,6 +593,12 @@ def _add_type_info(info: p4info_pb2.P4Info, model: ProgramModel) -> None:
         enum.underlying_type.bitwidth = width
         for member, value in members:
             enum.members.add(name=member, value=value.to_bytes((width + 7) // 8, "big"))
+    for name, (kind, width) in sorted(model.new_types.items()):
+        original = info.type_info.new_types[name].original_type
+        if kind == "bool":
+            original.bool.SetInParent()
+        else:
+            getattr(original.bitstring, kind).bitwidth = width
     # p4c creates type_info (maybe empty) when it serializes a table or an extern instance
     # or meets an extern function call; a program with none of these has no type_info.
     # p4c-barefoot does for every extern instance, a Checksum or a Hash as well.

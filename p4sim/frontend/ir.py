@@ -20,6 +20,8 @@ class Annotation:
     pos: Pos | None = None
     # `@a[...]` (spec 18.2): (key or None, expression) items; None for `@a(...)` and `@a`
     structured: list[tuple[str | None, Expr]] | None = None
+    # the key=value pairs of @pkginfo(...) and @platform_property(...), as p4c parses them
+    pairs: list[tuple[str, Expr]] | None = None
 
 
 def annotation(annots: list[Annotation], name: str) -> Annotation | None:

@@ -55,6 +55,7 @@ COMPOUND_ASSIGNMENTS = (
 # What p4c's ParseAnnotations expects in the bodies it parses.
 ANNOTATION_BODIES = {
     "pkginfo": 'key=value pairs, e.g. @pkginfo(name="prog.p4", version="1.0")',
+    "platform_property": "key=value pairs, e.g. @platform_property(multicast_group_table_size=64)",
     "name": 'a string, e.g. @name("ingress.t")',
     "deprecated": 'a string, e.g. @deprecated("use g() instead")',
     "noWarn": 'a string, e.g. @noWarn("unused")',
@@ -230,21 +231,27 @@ class Parser(DeclarationParser):
         return out
 
     def annotation_body(self, annotation: ir.Annotation, body: int, start: Token) -> None:
-        """The bodies p4c gives a meaning (its ParseAnnotations): @pkginfo holds key=value
-        pairs (P4Runtime spec), @name/@deprecated/@noWarn a string (or strings joined by
-        `++`). Other unstructured bodies are any balanced tokens (spec 18.1)."""
+        """The bodies p4c gives a meaning (its ParseAnnotations): @pkginfo and
+        @platform_property hold key=value pairs (P4Runtime spec), @name/@deprecated/@noWarn
+        a string (or strings joined by `++`). Other unstructured bodies are any balanced
+        tokens (spec 18.1)."""
         name = annotation.name
-        if name not in ("pkginfo", "name", "deprecated", "noWarn"):
+        if name not in ANNOTATION_BODIES:
             return
         after, self.i = self.i, body + 1
         if not self.toks[body].text == "(" or body == after:
             raise P4Error.at(start.pos, f"@{name} must hold {ANNOTATION_BODIES[name]}")
-        if name == "pkginfo":
-            items, keyed = self.annotation_items(")")
-            if not items or not keyed:
+        if name in ("pkginfo", "platform_property"):
+            items, _ = self.annotation_items(")")
+            if not items or not all(key is not None for key, _ in items):
                 raise P4Error.at(
                     self.toks[body].pos, f"@{name} must hold {ANNOTATION_BODIES[name]}"
                 )
+            keys = [key for key, _ in items]
+            for i, (key, e) in enumerate(items):
+                if key in keys[:i]:
+                    raise P4Error.at(e.pos, f"@{name}: duplicate key '{key}'")
+            annotation.pairs = items
         else:
             e = self.expression()
             parts, todo = [], [e]

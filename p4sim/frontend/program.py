@@ -10,6 +10,7 @@ are left out of the model.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from p4sim.errors import P4Error
@@ -25,6 +26,8 @@ from p4sim.frontend.types import (
     ErrorT,
     ExternT,
     HeaderT,
+    NewBits,
+    NewBool,
     bit_width,
     flattened_fields,
 )
@@ -40,6 +43,7 @@ from p4sim.model import (
     FieldMatch,
     MatchFieldDef,
     MeterDef,
+    PackageInfo,
     ParamDef,
     ProgramModel,
     RegisterDef,
@@ -65,6 +69,12 @@ def annotation_texts(annotations) -> list[str]:
     return [a.text for a in annotations if a.name not in ("name",)]
 
 
+def annotation_string(annotations, name: str) -> str:
+    """The string of `@name("...")` (the parser checked it is one); "" without it."""
+    a = ir.annotation(annotations, name)
+    return a.args[0] if a is not None and a.args else ""
+
+
 @dataclass(eq=False)
 class BlockNode:
     """One parser or control instance in the program, with the names of what it declares."""
@@ -78,18 +88,40 @@ class BlockNode:
     value_sets: dict = field(default_factory=dict)  # ir.ValueSetDecl -> qualified name
 
 
+_LITERAL_BASE = re.compile(r"(?:\d+[ws])?0([xXoObB])")
+_BASE_PREFIX = {"x": ("0x", "x"), "o": ("0o", "o"), "b": ("0b", "b"), "": ("", "d")}
+
+
+def literal_text(e: ir.IntLit) -> str:
+    """An integer literal as p4c names it in a key: without its width, in the base it was
+    written in (`0x10101010101` for `0x010101010101`, `0xf0` for `16w0x00F0`)."""
+    m = _LITERAL_BASE.match(e.text)
+    prefix, fmt = _BASE_PREFIX[m.group(1).lower() if m else ""]
+    return f"{'-' if e.value < 0 else ''}{prefix}{abs(e.value):{fmt}}"
+
+
+def field_control_name(t, name: str) -> str:
+    """A struct or header field's name in a key name: its @name if it has one, as in p4c."""
+    if isinstance(t, HeaderT) and name in t.index and hasattr(t, "field_annotations"):
+        return annotation_string(t.field_annotations[t.index[name]], "name") or name
+    return name
+
+
 def expr_text(e: ir.Expr) -> str:
     """An expression as p4c prints it (used for match-field names)."""
     if isinstance(e, ir.Name):
         return ("." if e.absolute else "") + e.name
     if isinstance(e, ir.Member):
-        return f"{expr_text(e.expr)}.{e.name}"
+        name = field_control_name(getattr(e.expr, "type", None), e.name)
+        if name.startswith("."):  # a global @name: the field alone, without the dot
+            return name[1:]
+        return f"{expr_text(e.expr)}.{name}"
     if isinstance(e, ir.Index):
         return f"{expr_text(e.expr)}[{expr_text(e.index)}]"
     if isinstance(e, ir.Slice):
         return f"{expr_text(e.expr)}[{expr_text(e.hi)}:{expr_text(e.lo)}]"
     if isinstance(e, ir.IntLit):
-        return str(e.value)
+        return literal_text(e)
     if isinstance(e, ir.Call):
         if isinstance(e.func, ir.Member) and e.func.name == "isValid" and not e.args:
             return f"{expr_text(e.func.expr)}.$valid$"  # p4c's name for validity keys
@@ -138,6 +170,42 @@ def bmv2_entries(
     return out
 
 
+# The keys P4Info's PkgInfo and its PlatformProperties have; p4c warns about others and
+# leaves them out.
+PKGINFO_KEYS = ("name", "version", "organization", "contact", "url", "arch")
+PLATFORM_PROPERTY_KEYS = (
+    "multicast_group_table_size",
+    "multicast_group_table_total_replicas",
+    "multicast_group_table_max_replicas_per_entry",
+)
+
+
+def package_info(main: Instance) -> PackageInfo:
+    """pkg_info from the annotations on `main` (P4Runtime spec 6.1, as p4c-bm2-ss writes it):
+    @pkginfo's strings, @platform_property's integers and main's other annotations."""
+    package = PackageInfo()
+    for a in main.annotations:
+        if a.name == "pkginfo":
+            for key, value in a.pairs:
+                if key not in PKGINFO_KEYS:
+                    continue
+                if not isinstance(value, ir.StrLit):
+                    raise P4Error.at(value.pos, f"@pkginfo: the value of '{key}' must be a string")
+                package.fields[key] = value.value
+        elif a.name == "platform_property":
+            for key, value in a.pairs:
+                if key not in PLATFORM_PROPERTY_KEYS:
+                    continue
+                if not isinstance(value, ir.IntLit):
+                    raise P4Error.at(
+                        value.pos, f"@platform_property: the value of '{key}' must be an integer"
+                    )
+                package.platform_properties[key] = value.value
+        else:
+            package.annotations.append(a.text)
+    return package
+
+
 def is_tna_package(pkg: ir.PackageDecl) -> bool:
     """TNA's / T2NA's top-level package (`@pkginfo(arch="TNA")` or "T2NA" in tna.p4/t2na.p4)."""
     info = ir.annotation(pkg.annotations, "pkginfo")
@@ -179,6 +247,7 @@ class ModelBuilder:
         self.nodes: list[BlockNode] = []
         self.global_externs: dict = {}  # top-level extern Instance -> name
         self.enums: dict = {}  # serializable enums seen by the control plane (P4Info)
+        self.new_types: dict = {}  # and `type`s
         self.profiles: dict[str, ActionProfileDef] = {}  # action profiles and selectors
         self.direct_actions: set[str] = set()  # called from apply
         self.table_actions: set[str] = set()  # actions of visible tables
@@ -208,7 +277,10 @@ class ModelBuilder:
         for t in self.checker.controller_headers:
             a = ir.annotation(t.annotations, "controller_header")
             name = a.args[0] if a.args else t.type_name
-            fields = [ParamDef(".".join(p), bit_width(ft), []) for p, ft in flattened_fields(t)]
+            fields = [
+                ParamDef(".".join(p), bit_width(ft), [], type_name=self.note_newtype(ft))
+                for p, ft in flattened_fields(t)
+            ]
             controller.append(
                 ControllerHeaderDef(
                     name, fields, annotation_texts(t.annotations), t.type_name, t.nested
@@ -218,7 +290,13 @@ class ModelBuilder:
         for t in self.checker.digest_types:
             if isinstance(t, HeaderT) and all(d.name != t.type_name for d in digests):
                 digests.append(
-                    DigestDef(t.type_name, [ParamDef(n, value_width(ft), []) for n, ft in t.fields])
+                    DigestDef(
+                        t.type_name,
+                        [
+                            ParamDef(n, value_width(ft), [], type_name=self.note_newtype(ft))
+                            for n, ft in t.fields
+                        ],
+                    )
                 )
         actions = [
             (
@@ -238,6 +316,7 @@ class ModelBuilder:
             digests,
             extern_functions=sorted(self.checker.extern_functions),
             serializable_enums=self.enums,
+            new_types=self.new_types,
             errors=sorted(self.checker.error_type.members, key=self.checker.error_type.members.get),
             action_profiles=list(self.profiles.values()),
             value_sets=self.value_sets,
@@ -246,6 +325,7 @@ class ModelBuilder:
             arch=arch,
             pipe=pipe,
             ingress_parser=roots[0].path if pipe else "",  # P4Info: its $PORT_METADATA
+            package=package_info(main),
         )
         return model, roots
 
@@ -370,11 +450,15 @@ class ModelBuilder:
         elif kind in ("counter", "direct_counter"):
             ctype = self.enum_member(inst.ctor_args[-1], "CounterType")
             size = inst.ctor_args[0] if kind == "counter" else 0
-            self.counters.append(CounterDef(self.unique(name, pos), size, ctype, None, annots))
+            self.counters.append(
+                CounterDef(self.unique(name, pos), size, ctype, None, annots, kind != "counter")
+            )
         elif kind in ("meter", "direct_meter"):
             mtype = self.enum_member(inst.ctor_args[-1], "MeterType")
             size = inst.ctor_args[0] if kind == "meter" else 0
-            self.meters.append(MeterDef(self.unique(name, pos), size, mtype, None, annots))
+            self.meters.append(
+                MeterDef(self.unique(name, pos), size, mtype, None, annots, kind != "meter")
+            )
         elif kind in ("action_profile", "action_selector"):
             self.profile(name, inst)
         elif kind == "Register":
@@ -394,7 +478,9 @@ class ModelBuilder:
             ctype_arg = inst.ctor_args[1] if kind == "Counter" else inst.ctor_args[0]
             ctype = self.enum_member(ctype_arg, "CounterType_t").lower()
             size = inst.ctor_args[0] if kind == "Counter" else 0
-            self.counters.append(CounterDef(self.unique(name, pos), size, ctype, None, annots))
+            self.counters.append(
+                CounterDef(self.unique(name, pos), size, ctype, None, annots, kind != "Counter")
+            )
         elif kind == "Meter":
             mtype = self.enum_member(inst.ctor_args[1], "MeterType_t").lower()
             self.meters.append(
@@ -460,7 +546,13 @@ class ModelBuilder:
                 self.actions[name] = self.all_actions[name]
             return
         params = [
-            ParamDef(p.name, value_width(p.type), annotation_texts(p.annotations))
+            ParamDef(
+                p.name,
+                value_width(p.type),
+                annotation_texts(p.annotations),
+                control_name=annotation_string(p.annotations, "name"),
+                type_name=self.note_newtype(p.type),
+            )
             for p in decl.params
             if p.direction == ""
         ]
@@ -476,6 +568,17 @@ class ModelBuilder:
             members = [(m, t.values[m]) for m in t.members]
             self.enums[t.enum_name] = (t.underlying.width, members)
 
+    def note_newtype(self, t) -> str:
+        """The name of the `type` `t` is, noted for P4Info's type_info; "" for other types
+        and for translated ones (p4sim does not translate: P4Info shows the base type)."""
+        if isinstance(t, NewBits) and not t.translated:
+            self.new_types[t.type_name] = ("int" if t.signed else "bit", t.width)
+        elif isinstance(t, NewBool):
+            self.new_types[t.type_name] = ("bool", 1)
+        else:
+            return ""
+        return t.type_name
+
     def action_name(self, node: BlockNode, decl: ir.ActionDecl) -> str:
         if decl in node.actions:
             return node.actions[decl]
@@ -486,8 +589,7 @@ class ModelBuilder:
         keys = []
         for k in t.keys:
             self.note_enum(k.expr.type)
-            a = ir.annotation(k.annotations, "name")
-            kname = a.args[0] if a is not None and a.args else expr_text(k.expr)
+            kname = annotation_string(k.annotations, "name") or expr_text(k.expr)
             keys.append(
                 MatchFieldDef(
                     kname,
@@ -495,6 +597,7 @@ class ModelBuilder:
                     k.match_kind,
                     annotation_texts(k.annotations),
                     is_error=isinstance(k.expr.type, ErrorT),
+                    type_name=self.note_newtype(k.expr.type),
                 )
             )
         refs = []

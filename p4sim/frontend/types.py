@@ -37,6 +37,8 @@ class NewBits(Bits):
     type, no arithmetic."""
 
     type_name: str = ""
+    # @p4runtime_translation: the control plane sees another type (P4Runtime spec 8.3)
+    translated: bool = False
 
     def name(self) -> str:
         return self.type_name

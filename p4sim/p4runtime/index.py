@@ -64,12 +64,13 @@ class PipelineIndex:
         actions = {a.name: a for a in program.actions}
         for a in info.actions:
             definition = actions[a.preamble.name]
-            by_name = {p.name: p for p in definition.params}
+            # P4Info lists the parameters in order, under their @name if they have one
+            pairs = list(zip(a.params, definition.params, strict=True))
             index.actions[a.preamble.id] = ActionInfo(
                 id=a.preamble.id,
                 definition=definition,
-                params={p.id: by_name[p.name] for p in a.params},
-                param_ids={p.name: p.id for p in a.params},
+                params={p.id: d for p, d in pairs},
+                param_ids={d.name: p.id for p, d in pairs},
             )
             index.action_ids[a.preamble.name] = a.preamble.id
         tables = {t.name: t for t in program.tables}

@@ -120,6 +120,40 @@ CASES = [
         {"top": '@pkginfo(version = "1.0", contact = "me") const bit<8> X = 1;'},
     ),
     (
+        "@pkginfo on main with a value not a string",
+        {"main": "@pkginfo(name = 1) V1Switch(P(), VC(), I(), E(), CC(), D()) main;"},
+        "@pkginfo: the value of 'name' must be a string",
+        {
+            "main": '@pkginfo(name = "prog.p4", color = 1) V1Switch(P(), VC(), I(), E(), CC(), D()) main;'
+        },  # unknown keys: ignored
+    ),
+    (
+        "@pkginfo with a key twice",
+        {"main": '@pkginfo(name = "a", name = "b") V1Switch(P(), VC(), I(), E(), CC(), D()) main;'},
+        "@pkginfo: duplicate key 'name'",
+        {
+            "main": '@pkginfo(name = "a", version = "b") V1Switch(P(), VC(), I(), E(), CC(), D()) main;'
+        },
+    ),
+    (
+        "@platform_property without key=value pairs",
+        {"main": "@platform_property(64) V1Switch(P(), VC(), I(), E(), CC(), D()) main;"},
+        "@platform_property must hold key=value pairs",
+        {
+            "main": "@platform_property(multicast_group_table_size = 64) V1Switch(P(), VC(), I(), E(), CC(), D()) main;"
+        },
+    ),
+    (
+        "@platform_property with a value not an integer",
+        {
+            "main": '@platform_property(multicast_group_table_size = "64") V1Switch(P(), VC(), I(), E(), CC(), D()) main;'
+        },
+        "@platform_property: the value of 'multicast_group_table_size' must be an integer",
+        {
+            "main": "@platform_property(multicast_group_table_size = 64) V1Switch(P(), VC(), I(), E(), CC(), D()) main;"
+        },
+    ),
+    (
         "@name of a number",
         {"ingress": "@name(4) action a() { } apply { a(); }"},
         "@name must hold a string",

@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 from google.protobuf import text_format
 from p4.config.v1 import p4info_pb2
+from p4.v1 import p4runtime_pb2
 
-from p4sim import p4info
+from p4sim import frontend, p4info
 from p4sim.model import (
     ActionDef,
     ActionRefDef,
@@ -28,6 +29,8 @@ from p4sim.model import (
     RegisterDef,
     TableDef,
 )
+from p4sim.p4runtime.index import PipelineIndex
+from p4sim.p4runtime.table_entries import decode_action, encode_action
 
 HERE = Path(__file__).parent
 
@@ -491,3 +494,26 @@ def test_structured_annotations_folded_into_their_own_field():
     [ref] = [r for r in t.action_refs if r.structured_annotations]
     assert (ref.structured_annotations[0].name, list(ref.annotations)) == ("id_note", [])
     assert ref.structured_annotations[0].expression_list.expressions[0].int64_value == 7
+
+
+def test_a_renamed_parameter_is_written_and_read_under_its_p4info_name():
+    """P4Info names a parameter by its @name (p4c); a P4Runtime client sends that name's id,
+    and the entry holds the argument under the P4 name the action body uses."""
+    program = frontend.compile_file(str(HERE / "p4" / "p4info_names_types.p4")).model
+    info = p4info.generate(program)
+    [forward] = [a for a in info.actions if a.preamble.name == "I.forward"]
+    assert [(p.id, p.name, p.type_name.name) for p in forward.params] == [
+        (1, "egress_port", "Port_t"),
+        (2, "next_hop", "OtherMac_t"),
+    ]
+    index = PipelineIndex.build(program, info)
+    [table] = index.tables.values()
+    sent = p4runtime_pb2.TableAction()
+    sent.action.action_id = forward.preamble.id
+    sent.action.params.add(param_id=1, value=b"\x05")
+    sent.action.params.add(param_id=2, value=b"\x02\x00\x00\x00\x00\x01")
+    name, args = decode_action(index, table, sent, default_entry=False)
+    assert (name, args) == ("I.forward", {"port": 5, "next_hop": 0x020000000001})
+    read = p4runtime_pb2.TableAction()
+    encode_action(index, name, args, read)
+    assert read == sent

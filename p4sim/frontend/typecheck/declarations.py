@@ -68,8 +68,11 @@ class DeclarationRules:
                 f"'type' can only define a new type over bit<W>, int<W>, bool or another "
                 f"'type', not over {t} (use typedef for a synonym)",
             )
-        if d.newtype:  # a type of its own, run as its base type
-            t = NewBits(t.width, t.signed, d.name) if isinstance(t, Bits) else NewBool(d.name)
+        if d.newtype and isinstance(t, Bits):  # a type of its own, run as its base type
+            translated = ir.annotation(d.annotations, "p4runtime_translation") is not None
+            t = NewBits(t.width, t.signed, d.name, translated)
+        elif d.newtype:
+            t = NewBool(d.name)
         self.declare(scope, d.name, TypeEntry(t), d.pos)
 
     def header_decl(self, d: ir.HeaderDecl, scope: Scope) -> None:
