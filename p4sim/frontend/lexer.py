@@ -58,7 +58,7 @@ class Pos:
 
 @dataclass(slots=True)
 class Token:
-    kind: str  # "ident", "keyword", "int", "string", "punct", "eof"
+    kind: str  # "ident", "keyword", "int", "string", "punct", "unexpected", "eof"
     text: str
     pos: Pos
     end: int  # offset just past the token in the source text (adjacency checks)
@@ -101,8 +101,13 @@ def tokenize(text: str, filename: str = "<input>") -> list[Token]:
     while i < n:
         m = _TOKEN.match(text, i)
         if not m:
-            pos = Pos(file, line, i - line_start + 1)
-            raise P4Error.at(pos, f"unexpected character {text[i]!r}")
+            # p4c's UNEXPECTED_TOKEN: fine in a free-form annotation body (`@a(don't)`), an
+            # error anywhere else (the parser says so when it meets one)
+            tokens.append(
+                Token("unexpected", text[i], Pos(file, line, i - line_start + 1), i + 1, i)
+            )
+            i += 1
+            continue
         kind = m.lastgroup
         tok_text = m.group(0)
         pos = Pos(file, line, i - line_start + 1)

@@ -144,6 +144,8 @@ class Parser(DeclarationParser):
 
     def error(self, message: str, tok: Token | None = None) -> P4Error:
         tok = tok or self.tok
+        if tok.kind == "unexpected":  # a character no token starts with, outside an annotation
+            return P4Error.at(tok.pos, f"unexpected character {tok.text!r}")
         found = "end of input" if tok.kind == "eof" else f"'{tok.text}'"
         return P4Error.at(tok.pos, f"{message}, found {found}")
 

@@ -120,6 +120,12 @@ CASES = [
         {"top": '@pkginfo(version = "1.0", contact = "me") const bit<8> X = 1;'},
     ),
     (
+        "a character no token starts with, outside an annotation body",
+        {"top": "const bit<8> X = 1 ' 2;"},
+        "unexpected character \"'\"",
+        {"top": "@note(it's free-form: ' $ `) const bit<8> X = 1;"},  # p4c's free-form bodies
+    ),
+    (
         "@pkginfo on main with a value not a string",
         {"main": "@pkginfo(name = 1) V1Switch(P(), VC(), I(), E(), CC(), D()) main;"},
         "@pkginfo: the value of 'name' must be a string",
