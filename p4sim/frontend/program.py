@@ -397,6 +397,13 @@ class ModelBuilder:
             # which the call binds).
             calls = list(live_calls(decl.body, exit_ends=has_return(decl.body)))
             applied = {c.target for c in calls if c.kind == "table_apply"}
+            todo = list(applied)
+            while todo:  # a table applied in an applied table's key (p4c's issue2362)
+                for k in todo.pop().keys:
+                    for c in live_calls(k.expr):
+                        if c.kind == "table_apply" and c.target not in applied:
+                            applied.add(c.target)
+                            todo.append(c.target)
             for c in calls:
                 if c.kind == "action":
                     name = self.action_name(node, c.target)

@@ -404,6 +404,21 @@ def test_directly_called_actions_are_listed():
     assert {a.preamble.name for a in info.actions} == {"Ing.set", "top_set"}
 
 
+def test_a_table_applied_in_an_applied_tables_key_is_listed():
+    """p4c lists a table whose only apply is in another table's key (its issue2362); a
+    table applied nowhere stays out."""
+    info = _p4info(
+        _program(
+            "outer.apply();",
+            """table inner { key = { hdr.h.f : exact; } actions = { NoAction; } }
+               table unused { key = { hdr.h.f : exact; } actions = { NoAction; } }
+               table outer { key = { inner.apply().hit : exact @name("inner_hit"); }
+                             actions = { NoAction; } }""",
+        )
+    )
+    assert {t.preamble.name for t in info.tables} == {"Ing.outer", "Ing.inner"}
+
+
 def test_const_entries_are_initial_entries_and_enum_keys_in_type_info():
     """p4c: a table with const entries has has_initial_entries; a serializable enum that
     keys a table is described in type_info (values as full-width bytestrings)."""
