@@ -314,7 +314,10 @@ class ModelBuilder:
             self.meters,
             controller,
             digests,
-            extern_functions=sorted(self.checker.extern_functions),
+            # those p4c's P4Info generator meets: not in an action nothing uses (issue1535)
+            extern_functions=sorted(
+                {e.target.name for e in self.checker.extern_function_calls if self.checker.kept(e)}
+            ),
             serializable_enums=self.enums,
             new_types=self.new_types,
             errors=sorted(self.checker.error_type.members, key=self.checker.error_type.members.get),

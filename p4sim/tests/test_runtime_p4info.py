@@ -390,9 +390,12 @@ def _p4info(source: str) -> p4info_pb2.P4Info:
 
 def test_type_info_written_when_p4c_writes_it():
     """p4c writes type_info (empty or not) once it serializes a table or an extern
-    instance or meets an extern function call; a program with none has no type_info."""
+    instance or meets an extern function call in code it keeps; a program with none has no
+    type_info."""
     assert not _p4info(_program("hdr.h.f = 1;")).HasField("type_info")
     assert _p4info(_program("mark_to_drop(sm);")).HasField("type_info")
+    unused = "action unused(inout standard_metadata_t s) { mark_to_drop(s); }"
+    assert not _p4info(_program("hdr.h.f = 1;", top=unused)).HasField("type_info")  # issue1535
     assert _p4info(_program("r.write(0, 1);", "register<bit<8>>(2) r;")).HasField("type_info")
 
 

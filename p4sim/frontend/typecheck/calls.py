@@ -125,7 +125,7 @@ class CallRules:
                 e.kind = "function" if isinstance(decl, ir.FunctionDecl) else "extern_func"
                 e.target = decl
                 if e.kind == "extern_func" and f.name != "verify":
-                    self.extern_functions.add(f.name)  # (p4c's P4Info ignores verify)
+                    self.extern_function_calls.append(e)  # (p4c's P4Info ignores verify)
                 if f.name == "verify" and not self.in_parser:
                     raise P4Error.at(e.pos, "verify() can only be called in a parser")
                 self.bind_args(e, decl.params, scope, binding, f.name)

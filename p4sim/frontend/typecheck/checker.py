@@ -61,7 +61,7 @@ class Checker(
         self.main: Instance | None = None
         self.controller_headers: list[HeaderT] = []
         self.digest_types: list[HeaderT] = []
-        self.extern_functions: set[str] = set()  # extern functions the program calls
+        self.extern_function_calls: list = []  # calls of extern functions, verify() aside
         self.actions: list[ir.ActionDecl] = []
         self.in_parser = False
         self.action: ir.ActionDecl | None = None  # the action being checked
