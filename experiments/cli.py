@@ -103,6 +103,13 @@ def _add_run_parser(sub) -> argparse.ArgumentParser:
         help="run only this sweep point, as the scenario's sweep.values write it (e.g. 5:1, "
         "0.01); repeatable",
     )
+    run.add_argument(
+        "-n",
+        "--dry-run",
+        action="store_true",
+        help="list the runs this command would start (those not yet saved in --out) with "
+        "a rough duration, and start none",
+    )
     return run
 
 
@@ -320,8 +327,10 @@ def cmd_run(args) -> int:
         scenario.runs = [r for r in scenario.runs if r.variant in args.variant]
     if args.point:
         scenario.runs = _only_points(scenario.runs, args.point)
-    executor = _executor(args)  # before --out is made: Ray may be missing
     out = args.out or Path("results") / scenario.name
+    if args.dry_run:
+        return _list_pending(scenario, out)
+    executor = _executor(args)  # before --out is made: Ray may be missing
     _make_out(out, "scenario")
     log.info("%s: %d runs -> %s", scenario.name, len(scenario.runs), out)
     try:
@@ -344,6 +353,23 @@ def cmd_run(args) -> int:
         out,
     )
     return 0 if summary["failed"] == 0 else 1
+
+
+def _list_pending(scenario, out: Path) -> int:
+    """`dcexp run --dry-run`: the runs a resume of `out` would start, one per line, and
+    their rough total (the progress bar's estimate); nothing is made or started."""
+    from experiments.run.progress import format_duration
+    from experiments.run.runner import expected_s, pending_runs
+
+    todo = pending_runs(scenario, out)
+    for run in todo:
+        print(run.run_id)
+    print(
+        f"{scenario.name}: {len(todo)} of {len(scenario.runs)} runs to start -> {out} "
+        f"(about {format_duration(sum(expected_s(r) for r in todo))}); --dry-run started none",
+        file=sys.stderr,
+    )
+    return 0
 
 
 def _record_study_command(out: Path, args) -> None:

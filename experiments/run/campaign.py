@@ -65,7 +65,7 @@ def run_campaign(
     )
     bar.note(
         f"campaign: {len(studies)} studies, {total} runs, {total - left} already saved, "
-        f"about {progress._fmt_s(bar.cost_left)} of runs expected -> {out}"
+        f"about {progress.format_duration(bar.cost_left)} of runs expected -> {out}"
     )
     record = {
         **(meta or {}),

@@ -9,7 +9,7 @@ import sys
 import time
 
 
-def _fmt_s(seconds: float) -> str:
+def format_duration(seconds: float) -> str:
     seconds = max(0, int(seconds))
     return f"{seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"
 
@@ -53,12 +53,12 @@ class Progress:
             progressed = self.cost_done + run_frac * self.cost_run
             if progressed <= 0:
                 return "?"
-            return _fmt_s(elapsed / progressed * (self.cost_left - run_frac * self.cost_run))
+            return format_duration(elapsed / progressed * (self.cost_left - run_frac * self.cost_run))
         progressed = self.finished_now + run_frac
         if progressed <= 0.05:
             return "?"
         left = self.total - self.done - run_frac
-        return _fmt_s(elapsed / progressed * left)
+        return format_duration(elapsed / progressed * left)
 
     def tick(self, now_s: float, expected_s: float, flows: dict) -> None:
         if not self.tty or time.monotonic() - self._last_draw < 0.25:

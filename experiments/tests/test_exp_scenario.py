@@ -372,3 +372,27 @@ def test_a_trace_study_resumed_from_another_checkout_counts_its_saved_runs(tmp_p
     (old_tree / "leg.mahi").unlink()  # the saved run's file gone: only its path is left
     (new_tree / "leg.mahi").write_text("1\n2\n3\n")
     assert [r.run_id for r in pending_runs(load(new_tree / "study.yaml"), out)] == [run.run_id]
+
+
+def test_cli_dry_run_lists_the_runs_to_start_and_starts_none(capsys, tmp_path):
+    """`dcexp run -n` names the runs a resume would start, skipping those saved ok with the
+    same configuration, and makes nothing: no output directory, no testbed."""
+    swept = tmp_path / "s.yaml"
+    swept.write_text(
+        "name: s\nlinks: {both: {rate_mbit: 20}}\nflows: [{size_mb: 1}]\nrepetitions: 2\n"
+        "sweep: {param: dc.batch, values: [10, 100]}\n"
+    )
+    out = tmp_path / "o"
+    assert dcexp(["run", str(swept), "--out", str(out), "--point", "100", "-n"]) == 0
+    listed = capsys.readouterr()
+    assert listed.out.split() == [r.run_id for r in load(swept).runs if r.point == 100]
+    assert "s: 2 of 2 runs to start" in listed.err and "started none" in listed.err
+    assert not out.exists()
+    first = load(swept).runs[0]  # saved ok with its configuration: not listed again
+    (out / "runs" / first.run_id).mkdir(parents=True)
+    manifest = {"status": "ok", "config": json.loads(json.dumps(first.config, default=str))}
+    (out / "runs" / first.run_id / "manifest.json").write_text(json.dumps(manifest))
+    assert dcexp(["run", str(swept), "--out", str(out), "--dry-run"]) == 0
+    listed = capsys.readouterr()
+    assert first.run_id not in listed.out.split() and len(listed.out.split()) == 3
+    assert "s: 3 of 4 runs to start" in listed.err
