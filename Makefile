@@ -67,9 +67,16 @@ setup:
 build: setup $(BUILD_TARGETS)
 
 # Suites run one after another (their namespaces and timing must not overlap);
-# make stops at the first failing one.
+# make stops at the first failing one. The last line gives each suite's seconds: CI has
+# a budget (docs/setup.md, "What `make test` runs").
 test: build
-	@set -e; for t in $(TEST_TARGETS); do echo "=== make $$t"; $(MAKE) --no-print-directory $$t; done
+	@set -e; all=$$(date +%s); times=""; \
+	for t in $(TEST_TARGETS); do \
+	  echo "=== make $$t"; start=$$(date +%s); \
+	  $(MAKE) --no-print-directory $$t; \
+	  times="$$times $$t $$(( $$(date +%s) - start ))"; \
+	done; \
+	echo "=== make test passed in $$(( $$(date +%s) - all )) s; seconds per suite:$$times"
 	@if [ "$(SKIP_BMV2)" = 1 ]; then echo "*** make test: BMv2 and the real p4c NOT TESTED (SKIP_BMV2=1) ***" >&2; fi
 
 bench: build
