@@ -36,7 +36,7 @@ from p4sim.errors import P4Error, unsupported
 from p4sim.frontend import ir
 from p4sim.frontend.program import qualify
 from p4sim.frontend.typecheck.symbols import Instance
-from p4sim.frontend.types import Bits, BoolT, EnumT, HeaderT, TupleT, Varbit
+from p4sim.frontend.types import Bits, BoolT, EnumT, ErrorT, HeaderT, TupleT, Varbit
 
 trace = logging.getLogger("p4sim.trace")
 log = logging.getLogger("p4sim")
@@ -838,6 +838,8 @@ def flatten_fn(t, g, pos):
     if isinstance(t, EnumT) and t.underlying is not None:
         w = t.underlying.width
         return lambda f: [(g(f), w)]
+    if isinstance(t, (EnumT, ErrorT)):  # p4c-bm2-ss gives other enums and errors 32 bits
+        return lambda f: [(g(f), 32)]
     if isinstance(t, HeaderT):
         subs = []
         for i, (_, ft) in enumerate(t.fields):

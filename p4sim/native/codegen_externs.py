@@ -12,6 +12,7 @@ from p4sim.frontend.types import (
     Bits,
     BoolT,
     EnumT,
+    ErrorT,
     HeaderT,
     StackT,
     Varbit,
@@ -250,7 +251,8 @@ class ExternGen:
                 else:
                     out.append((g, self.bits_value(f"{v}.f_{fname}", ft, e.pos), _w(ft)))
             return out
-        if isinstance(t, (Bits, BoolT)) or (isinstance(t, EnumT) and t.underlying is not None):
+        # enums without a type and errors: 32 bits (_w), as in a struct above and in p4c-bm2-ss
+        if isinstance(t, (Bits, BoolT, EnumT, ErrorT)):
             if (
                 not copy_in
                 and isinstance(e, ir.Member)

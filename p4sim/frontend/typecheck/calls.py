@@ -19,6 +19,8 @@ from p4sim.frontend.types import (
     BlockT,
     BoolT,
     DontCareT,
+    EnumT,
+    ErrorT,
     ExternT,
     HeaderT,
     InfInt,
@@ -139,7 +141,19 @@ class CallRules:
                 ):
                     self.target_checks.append((self.v1model_refused_call, e, self.block))
                 if f.name == "digest" and len(e.args) == 2 and e.args[1].value is not None:
-                    self.digest_types.append(e.args[1].value.type)
+                    data = e.args[1].value
+                    typed = [
+                        n
+                        for n, ft in getattr(data.type, "fields", ())
+                        if isinstance(ft, ErrorT)
+                        or (isinstance(ft, EnumT) and ft.underlying is None)
+                    ]
+                    if typed:  # P4Info types them (error {}, enum {name}) and P4Data names them
+                        raise unsupported(
+                            data.pos,
+                            f"a digest field of an error or enum type ({', '.join(typed)})",
+                        )
+                    self.digest_types.append(data.type)
                 ret = (
                     decl.ret_type
                     if isinstance(decl, ir.FunctionDecl)
