@@ -135,6 +135,10 @@ def test_defines_select_profile_of_the_splitter():
         ),
         ("apply { hdr.h.c = (bit<16>)hdr.h.minSizeInBits(1); }", "argument"),
         (
+            "apply { digest(1, { hdr.h.a, error.NoMatch }); }",
+            "a digest field of an error or enum type (1) is not supported by p4sim",
+        ),
+        (
             "apply { for (bit<8> i in 1 .. 3) { } }",
             "'for (... in ...)' statement is not supported by p4sim",
         ),

@@ -122,7 +122,7 @@ CASES = [
     (
         "a character no token starts with, outside an annotation body",
         {"top": "const bit<8> X = 1 ' 2;"},
-        "unexpected character \"'\"",
+        'unexpected character "\'"',
         {"top": "@note(it's free-form: ' $ `) const bit<8> X = 1;"},  # p4c's free-form bodies
     ),
     (

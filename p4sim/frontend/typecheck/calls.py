@@ -142,9 +142,12 @@ class CallRules:
                     self.target_checks.append((self.v1model_refused_call, e, self.block))
                 if f.name == "digest" and len(e.args) == 2 and e.args[1].value is not None:
                     data = e.args[1].value
+                    parts = getattr(data.type, "fields", None) or list(
+                        enumerate(getattr(data.type, "items", ()))
+                    )
                     typed = [
-                        n
-                        for n, ft in getattr(data.type, "fields", ())
+                        str(n)
+                        for n, ft in parts
                         if isinstance(ft, ErrorT)
                         or (isinstance(ft, EnumT) and ft.underlying is None)
                     ]
