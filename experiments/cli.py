@@ -103,14 +103,18 @@ def _add_run_parser(sub) -> argparse.ArgumentParser:
         help="run only this sweep point, as the scenario's sweep.values write it (e.g. 5:1, "
         "0.01); repeatable",
     )
-    run.add_argument(
+    _add_dry_run_option(run)
+    return run
+
+
+def _add_dry_run_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
         "-n",
         "--dry-run",
         action="store_true",
         help="list the runs this command would start (those not yet saved in --out) with "
         "a rough duration, and start none",
     )
-    return run
 
 
 def _add_scale_option(parser: argparse.ArgumentParser) -> None:
@@ -149,6 +153,7 @@ def _add_campaign_parser(sub) -> argparse.ArgumentParser:
     camp.add_argument(
         "--out", type=Path, metavar="DIR", help="output directory (default results/<dir name>)"
     )
+    _add_dry_run_option(camp)
     return camp
 
 
@@ -329,7 +334,7 @@ def cmd_run(args) -> int:
         scenario.runs = _only_points(scenario.runs, args.point)
     out = args.out or Path("results") / scenario.name
     if args.dry_run:
-        return _list_pending(scenario, out)
+        return _list_pending([(scenario, out)])
     executor = _executor(args)  # before --out is made: Ray may be missing
     _make_out(out, "scenario")
     log.info("%s: %d runs -> %s", scenario.name, len(scenario.runs), out)
@@ -355,18 +360,33 @@ def cmd_run(args) -> int:
     return 0 if summary["failed"] == 0 else 1
 
 
-def _list_pending(scenario, out: Path) -> int:
-    """`dcexp run --dry-run`: the runs a resume of `out` would start, one per line, and
-    their rough total (the progress bar's estimate); nothing is made or started."""
+def _list_pending(studies: list) -> int:
+    """`dcexp run|campaign --dry-run`: the runs a resume of each (scenario, its out
+    directory) would start, one per line (STUDY/RUN for a campaign), and on stderr their
+    number and rough total (the progress bar's estimate); nothing is made or started."""
     from experiments.run.progress import format_duration
     from experiments.run.runner import expected_s, pending_runs
 
-    todo = pending_runs(scenario, out)
-    for run in todo:
-        print(run.run_id)
+    total_todo = total_runs = 0
+    total_s = 0.0
+    for scenario, out in studies:
+        todo = pending_runs(scenario, out)
+        for run in todo:
+            print(f"{scenario.name}/{run.run_id}" if len(studies) > 1 else run.run_id)
+        seconds = sum(expected_s(r) for r in todo)
+        print(
+            f"{scenario.name}: {len(todo)} of {len(scenario.runs)} runs to start -> {out} "
+            f"(about {format_duration(seconds)})",
+            file=sys.stderr,
+        )
+        total_todo, total_runs, total_s = (
+            total_todo + len(todo),
+            total_runs + len(scenario.runs),
+            total_s + seconds,
+        )
     print(
-        f"{scenario.name}: {len(todo)} of {len(scenario.runs)} runs to start -> {out} "
-        f"(about {format_duration(sum(expected_s(r) for r in todo))}); --dry-run started none",
+        f"{total_todo} of {total_runs} runs to start, about {format_duration(total_s)}; "
+        "--dry-run started none",
         file=sys.stderr,
     )
     return 0
@@ -408,6 +428,8 @@ def cmd_campaign(args) -> int:
         raise _UsageError(f"{printable(args.dir)} is not a directory of scenario files")
     studies = load_campaign(args.dir, quick=args.quick, reps=args.reps, paper=args.paper)
     out = args.out or Path("results") / args.dir.resolve().name
+    if args.dry_run:
+        return _list_pending([(study, out / study.name) for study in studies])
     _make_out(out, "campaign")
     meta = {
         "command": " ".join(["dcexp"] + sys.argv[1:]),

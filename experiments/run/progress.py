@@ -10,7 +10,10 @@ import time
 
 
 def format_duration(seconds: float) -> str:
+    """`42s`, `3m05s`, `2h07m` (a campaign's hours in hours)."""
     seconds = max(0, int(seconds))
+    if seconds >= 3600:
+        return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
     return f"{seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"
 
 
@@ -53,7 +56,9 @@ class Progress:
             progressed = self.cost_done + run_frac * self.cost_run
             if progressed <= 0:
                 return "?"
-            return format_duration(elapsed / progressed * (self.cost_left - run_frac * self.cost_run))
+            return format_duration(
+                elapsed / progressed * (self.cost_left - run_frac * self.cost_run)
+            )
         progressed = self.finished_now + run_frac
         if progressed <= 0.05:
             return "?"

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from experiments.cli import main as dcexp
+from experiments.run.progress import format_duration
 from experiments.run.runner import pending_runs
 from experiments.run.scenario import ScenarioError, from_dict, load, parse_ratio
 
@@ -396,3 +397,28 @@ def test_cli_dry_run_lists_the_runs_to_start_and_starts_none(capsys, tmp_path):
     listed = capsys.readouterr()
     assert first.run_id not in listed.out.split() and len(listed.out.split()) == 3
     assert "s: 3 of 4 runs to start" in listed.err
+
+
+def test_cli_campaign_dry_run_lists_each_studys_runs(capsys, tmp_path):
+    """`dcexp campaign -n` lists STUDY/RUN for every study, a line per study and the total,
+    and makes nothing."""
+    studies = tmp_path / "studies"
+    studies.mkdir()
+    for name, reps in (("a", 1), ("b", 2)):
+        (studies / f"{name}.yaml").write_text(
+            f"name: {name}\nlinks: {{both: {{rate_mbit: 20}}}}\nflows: [{{size_mb: 1}}]\n"
+            f"repetitions: {reps}\n"
+        )
+    out = tmp_path / "o"
+    assert dcexp(["campaign", str(studies), "--out", str(out), "--dry-run"]) == 0
+    listed = capsys.readouterr()
+    assert [line.split("/")[0] for line in listed.out.split()] == ["a", "b", "b"]
+    assert "a: 1 of 1 runs to start" in listed.err and "b: 2 of 2 runs to start" in listed.err
+    assert "3 of 3 runs to start" in listed.err and not out.exists()
+
+
+@pytest.mark.parametrize(
+    "seconds, shown", [(0, "0s"), (59.9, "59s"), (185, "3m05s"), (7620, "2h07m"), (-3, "0s")]
+)
+def test_durations_read_in_the_largest_unit_that_fits(seconds, shown):
+    assert format_duration(seconds) == shown
