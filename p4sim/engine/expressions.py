@@ -350,6 +350,13 @@ class ExprCompiler:
                     g(f).v[i] = v
 
                 return set_field
+        if isinstance(e, ir.Index) and isinstance(e.expr.type, TupleT):
+            g, i = self.expr(e.expr), e.index.const  # a tuple is a list, its index a constant
+
+            def set_item(f, v):
+                g(f)[i] = v
+
+            return set_item
         if isinstance(e, ir.Slice):
             g = self.expr(e.expr)
             setter = self.lvalue(e.expr)

@@ -237,7 +237,7 @@ def assign_into(dst, src, as_assignment: bool = False) -> None:
         dst.valid = src.valid
     elif isinstance(dst, Struct):
         for i, x in enumerate(src.v):
-            if isinstance(x, (Header, Struct, Stack)):
+            if isinstance(x, (Header, Struct, Stack, list)):
                 assign_into(dst.v[i], x, as_assignment)
             else:
                 dst.v[i] = x
@@ -245,6 +245,12 @@ def assign_into(dst, src, as_assignment: bool = False) -> None:
         for d, s in zip(dst.elems, src.elems):
             assign_into(d, s, as_assignment)
         dst.next = src.next
+    elif isinstance(dst, list):  # a tuple
+        for i, x in enumerate(src):
+            if isinstance(x, (Header, Struct, Stack, list)):
+                assign_into(dst[i], x, as_assignment)
+            else:
+                dst[i] = x
 
 
 class VarbitLayout:

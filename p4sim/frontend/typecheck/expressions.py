@@ -6,7 +6,7 @@ from p4sim.errors import P4Error, unsupported
 from p4sim.frontend import ir
 from p4sim.frontend.typecheck.calls import CallRules
 from p4sim.frontend.typecheck.symbols import Instance, Overloads, Scope, TypeEntry, Var
-from p4sim.frontend.typecheck.typerules import SIZE_METHODS, same_stack
+from p4sim.frontend.typecheck.typerules import SIZE_METHODS, same_stack, same_type
 from p4sim.frontend.types import (
     ActionEnumT,
     ApplyResultT,
@@ -96,6 +96,8 @@ class ExpressionRules:
             return
         if isinstance(target, (HeaderT, TupleT)) and isinstance(e, (ir.ListExpr, ir.StructInit)):
             self.list_to(e, target)
+            return
+        if isinstance(t, TupleT) and same_type(t, target):  # each `tuple<...>` is its own object
             return
         if isinstance(t, (ErrorT, MatchKindT)) and type(t) is type(target):
             return

@@ -15,7 +15,6 @@ from p4sim.frontend.types import (
     ExternT,
     InfInt,
     StackT,
-    TupleT,
     VoidT,
     is_newtype,
 )
@@ -156,8 +155,6 @@ class StatementRules:
     def check_lvalue(self, e: ir.Expr) -> None:
         base = e
         while isinstance(base, (ir.Member, ir.Index, ir.Slice)):
-            if isinstance(base, ir.Index) and isinstance(base.expr.type, TupleT):
-                raise unsupported(base.pos, "assignment to a tuple element")
             if (
                 isinstance(base, ir.Member)
                 and isinstance(base.expr.type, StackT)
