@@ -684,9 +684,12 @@ class BlockCompiler(ExprCompiler):
 
     def function_call(self, e: ir.Call):
         decl: ir.FunctionDecl = e.target
-        if not hasattr(decl, "compiled"):
-            decl.compiled = None
-            decl.compiled = self.block(decl.body.stmts)
+        # Compiled once per device, not on the shared IR: the closures hold this device's
+        # state (a second device of the same program ran the first one's setValid()).
+        bodies, key = self.rt.function_bodies, id(decl)
+        if key not in bodies:
+            bodies[key] = None
+            bodies[key] = self.block(decl.body.stmts)
         ins, outs = self.bind_call(e, decl.params)
         slots_in = [(p.var.slot, g, p.type) for p, g in ins]
         slots_out = [(p.var.slot, s) for p, s, _ in outs]
@@ -698,7 +701,7 @@ class BlockCompiler(ExprCompiler):
                 g_frame[slot] = default_value(t) if g is None else g(f)
             result = None
             try:
-                decl.compiled(g_frame)
+                bodies[key](g_frame)
             except ReturnSignal as r:
                 result = r.value
             for slot, s in slots_out:

@@ -59,6 +59,7 @@ class Runtime:
         self.meters: dict[str, Meter] = {d.name: Meter(d) for d in program.model.meters}
         self.value_sets = {d.name: ValueSet(d) for d in program.model.value_sets}
         self._compiled: dict = {}
+        self.function_bodies: dict = {}  # id(FunctionDecl) -> its body, compiled for this device
 
     # -- compilation ------------------------------------------------------------------
     def compile_block(self, node):

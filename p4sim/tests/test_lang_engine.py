@@ -409,3 +409,38 @@ def test_trace_names_each_extracted_header_stack_elements_and_union_members_too(
         "Extracted hop_t (1 bytes)",
         "Extracted hop_t (1 bytes)",
     ]
+
+
+FUNCTION_PROGRAM = """
+#include <core.p4>
+#include <v1model.p4>
+header h_t { bit<8> a; }
+header extra_t { bit<8> x; }
+struct headers_t { h_t h; extra_t e; }
+struct meta_t { }
+void add_extra(inout extra_t e, in bit<8> v) { e.setValid(); e.x = v; }
+parser P(packet_in pkt, out headers_t hdr, inout meta_t m, inout standard_metadata_t sm) {
+    state start { pkt.extract(hdr.h); transition accept; }
+}
+control VC(inout headers_t hdr, inout meta_t m) { apply { } }
+control I(inout headers_t hdr, inout meta_t m, inout standard_metadata_t sm) {
+    apply { add_extra(hdr.e, hdr.h.a + 1); sm.egress_spec = 1; }
+}
+control E(inout headers_t hdr, inout meta_t m, inout standard_metadata_t sm) { apply { } }
+control CC(inout headers_t hdr, inout meta_t m) { apply { } }
+control D(packet_out pkt, in headers_t hdr) { apply { pkt.emit(hdr.h); pkt.emit(hdr.e); } }
+V1Switch(P(), VC(), I(), E(), CC(), D()) main;
+"""
+
+
+def test_a_function_runs_on_the_device_that_calls_it():
+    """Each device compiles the program's functions for itself: the body of a function once
+    bound to the first device ran that device's setValid() (no packet there: a crash) when
+    a second device of the same program called it."""
+    from p4sim.frontend import compile_source
+
+    prog = compile_source(FUNCTION_PROGRAM, "function.p4")
+    first, second = prog.new_device(), prog.new_device()
+    assert first.process(0, b"\x05") == [(1, b"\x05\x06")]
+    assert second.process(0, b"\x07") == [(1, b"\x07\x08")]
+    assert first.process(0, b"\x09") == [(1, b"\x09\x0a")]
