@@ -685,7 +685,7 @@ class BlockCompiler(ExprCompiler):
     def function_call(self, e: ir.Call):
         decl: ir.FunctionDecl = e.target
         # Compiled once per device, not on the shared IR: the closures hold this device's
-        # state (a second device of the same program ran the first one's setValid()).
+        # state (bound to the front end's checking device, a setValid() here crashed).
         bodies, key = self.rt.function_bodies, id(decl)
         if key not in bodies:
             bodies[key] = None

@@ -434,9 +434,9 @@ V1Switch(P(), VC(), I(), E(), CC(), D()) main;
 
 
 def test_a_function_runs_on_the_device_that_calls_it():
-    """Each device compiles the program's functions for itself: the body of a function once
-    bound to the first device ran that device's setValid() (no packet there: a crash) when
-    a second device of the same program called it."""
+    """Each device compiles the program's functions for itself. A function's body was
+    bound to the first device, which the front end makes only to check the program, so
+    every device that ran packets ran that one's setValid() (no packet there: a crash)."""
     from p4sim.frontend import compile_source
 
     prog = compile_source(FUNCTION_PROGRAM, "function.p4")
