@@ -211,8 +211,9 @@ class ValueSetDef:
 
 @dataclass
 class DigestDef:
-    name: str  # the struct type name p4c uses
+    name: str  # the struct type name p4c uses; digest_0, ... for a list (p4c's auto names)
     fields: list[ParamDef]
+    is_tuple: bool = False  # sends a list: P4Info's type_spec and P4Data are tuples
 
 
 @dataclass

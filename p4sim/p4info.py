@@ -544,6 +544,10 @@ def _add_digests(info: p4info_pb2.P4Info, model: ProgramModel, symbols: SymbolTa
     for digest in model.digests:
         d = info.digests.add()
         _preamble(d, symbols, PREFIX_DIGEST, digest.name, [])
+        if digest.is_tuple:
+            for fld in digest.fields:
+                _bitstring(d.type_spec.tuple.members.add(), fld.bitwidth)
+            continue
         d.type_spec.struct.name = digest.name
         struct = info.type_info.structs[digest.name]
         for fld in digest.fields:

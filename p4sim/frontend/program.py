@@ -28,6 +28,7 @@ from p4sim.frontend.types import (
     HeaderT,
     NewBits,
     NewBool,
+    TupleT,
     bit_width,
     flattened_fields,
 )
@@ -286,18 +287,7 @@ class ModelBuilder:
                     name, fields, annotation_texts(t.annotations), t.type_name, t.nested
                 )
             )
-        digests = []
-        for t in self.checker.digest_types:
-            if isinstance(t, HeaderT) and all(d.name != t.type_name for d in digests):
-                digests.append(
-                    DigestDef(
-                        t.type_name,
-                        [
-                            ParamDef(n, value_width(ft), [], type_name=self.note_newtype(ft))
-                            for n, ft in t.fields
-                        ],
-                    )
-                )
+        digests = self.digests()
         actions = [
             (
                 ActionDef(a.name, [], a.annotations)
@@ -331,6 +321,35 @@ class ModelBuilder:
             package=package_info(main),
         )
         return model, roots
+
+    def digests(self) -> list[DigestDef]:
+        """The digests P4Info lists, as p4c: one per struct type sent, and one per call that
+        sends a list (`digest(1, {a, b})`), named digest_0, digest_1, ... in program order
+        (p4c's auto-generated names; it warns that it found no better one). Calls in code
+        p4c drops count for neither."""
+        digests: list[DigestDef] = []
+        for e in self.checker.digest_calls:
+            t = e.args[1].value.type
+            if not self.checker.kept(e):
+                continue
+            if isinstance(t, TupleT):
+                e.digest_name = f"digest_{sum(d.is_tuple for d in digests)}"
+                fields = [(str(i), it) for i, it in enumerate(t.items)]
+            elif isinstance(t, HeaderT) and all(d.name != t.type_name for d in digests):
+                fields = t.fields
+            else:
+                continue
+            digests.append(
+                DigestDef(
+                    e.digest_name,
+                    [
+                        ParamDef(n, value_width(ft), [], type_name=self.note_newtype(ft))
+                        for n, ft in fields
+                    ],
+                    is_tuple=isinstance(t, TupleT),
+                )
+            )
+        return digests
 
     def v1switch_blocks(self, main: Instance) -> list[Instance]:
         """The six blocks of `V1Switch(...) main`."""

@@ -390,7 +390,7 @@ class ExternGen:
                 raise Unsupported(
                     e.pos, "digest with a field wider than 64 bits or more than 32 fields"
                 )
-            tname = getattr(arg.type, "type_name", "digest")
+            tname = getattr(e, "digest_name", "digest")  # the front end's: P4Info's name
             di = len(self.digests)
             self.digests.append((tname, [w for _, _, w in data]))
             # Fields of invalid headers are left out, as the interpreter's field list does.

@@ -60,9 +60,10 @@ def read_digests(index: PipelineIndex, msg: p4runtime_pb2.DigestEntry):
 
 
 def digest_data(definition: model.DigestDef, values: list[int]) -> p4data_pb2.P4Data:
-    """One digest() record as the P4Data struct P4Runtime sends in a DigestList."""
+    """One digest() record as the P4Data struct (or tuple) P4Runtime sends in a DigestList."""
     data = p4data_pb2.P4Data()
-    data.struct.SetInParent()
+    members = data.tuple if definition.is_tuple else data.struct
+    members.SetInParent()
     for fld, value in zip(definition.fields, values):
-        data.struct.members.add(bitstring=codec.encode(value & ((1 << fld.bitwidth) - 1)))
+        members.members.add(bitstring=codec.encode(value & ((1 << fld.bitwidth) - 1)))
     return data

@@ -444,3 +444,35 @@ def test_a_function_runs_on_the_device_that_calls_it():
     assert first.process(0, b"\x05") == [(1, b"\x05\x06")]
     assert second.process(0, b"\x07") == [(1, b"\x07\x08")]
     assert first.process(0, b"\x09") == [(1, b"\x09\x0a")]
+
+
+def test_a_digest_of_a_list_is_named_as_p4c_names_it():
+    """`digest(1, {a, b})` sends a tuple: P4Info lists it as digest_0 (p4c's auto name), one
+    per call, with a tuple type_spec; the device records its values under that name and
+    P4Runtime sends them as a P4Data tuple. A call in an `if (false)` counts for nothing."""
+    from p4sim import p4info
+    from p4sim.frontend import compile_source
+    from p4sim.p4runtime.digests import digest_data
+
+    source = DIGEST_PROGRAM.replace(
+        "digest<learn_t>(1, { hdr.h.a, sm.ingress_port });",
+        "digest<learn_t>(1, { hdr.h.a, sm.ingress_port }); digest(2, { hdr.h.b, hdr.h.a });"
+        " if (false) { digest(3, { hdr.h.a }); } digest(4, { sm.ingress_port });",
+    )
+    prog = compile_source(source, "digest_list.p4")
+    info = p4info.generate(prog.model)
+    shapes = {
+        d.preamble.name: [m.bitstring.bit.bitwidth for m in d.type_spec.tuple.members]
+        for d in info.digests
+    }
+    assert shapes == {"learn_t": [], "digest_0": [16, 8], "digest_1": [9]}
+    dev = prog.new_device()
+    dev.process(5, b"\x2a\x01\x02")
+    assert list(dev.digests) == [
+        ("learn_t", 1, [0x2A, 5]),
+        ("digest_0", 2, [0x0102, 0x2A]),
+        ("digest_1", 4, [5]),
+    ]
+    [tuple_digest] = [d for d in prog.model.digests if d.name == "digest_0"]
+    data = digest_data(tuple_digest, [0x0102, 0x2A])
+    assert [m.bitstring for m in data.tuple.members] == [b"\x01\x02", b"\x2a"]

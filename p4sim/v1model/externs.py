@@ -201,7 +201,7 @@ class V1ModelExterns:
         receiver = c.arg(e, 0)
         arg = e.args[1].value
         data = c.field_list(arg)
-        tname = getattr(arg.type, "type_name", "digest")
+        tname = getattr(e, "digest_name", "digest")  # the front end's: P4Info's name
 
         def digest(f):
             dev.digests.append((tname, receiver(f), [v for v, _ in data(f)]))

@@ -156,7 +156,9 @@ class CallRules:
                             data.pos,
                             f"a digest field of an error or enum type ({', '.join(typed)})",
                         )
-                    self.digest_types.append(data.type)
+                    # the control-plane name: the struct's; a list's, ModelBuilder's
+                    e.digest_name = getattr(data.type, "type_name", "digest")
+                    self.digest_calls.append(e)
                 ret = (
                     decl.ret_type
                     if isinstance(decl, ir.FunctionDecl)

@@ -60,7 +60,7 @@ class Checker(
         self.in_action = False
         self.main: Instance | None = None
         self.controller_headers: list[HeaderT] = []
-        self.digest_types: list[HeaderT] = []
+        self.digest_calls: list = []  # digest(receiver, data) calls, in program order
         self.extern_function_calls: list = []  # calls of extern functions, verify() aside
         self.actions: list[ir.ActionDecl] = []
         self.in_parser = False
