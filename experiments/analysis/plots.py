@@ -571,15 +571,18 @@ def goodput_time_series(out: Path, m: dict | None, out_dir: Path, title: str, na
     return _save(fig, out_dir, name)
 
 
-def overhead_bars(table: pd.DataFrame, out_dir: Path, name: str = "overhead") -> list[Path]:
+def overhead_bars(
+    table: pd.DataFrame, out_dir: Path, name: str = "overhead", stack_label=str
+) -> list[Path]:
     """Per path (SC baseline, DC on one leg, DC 1:1) and protocol: goodput, idle RTT (ping)
-    and RTT under load (the sender's smoothed RTT), each in its own panel and scale."""
+    and RTT under load (the sender's smoothed RTT), each in its own panel and scale;
+    `stack_label` names a variant in the legend."""
     if table.empty:
         return []
     panels = (
         ("goodput", "goodput (Mbit/s)"),
         ("rtt_idle", "RTT idle, ping (ms)"),
-        ("rtt_load", "RTT under load, sender's smoothed RTT (ms)"),
+        ("rtt_load", "RTT under load (ms),\nthe sender's smoothed RTT"),
     )
     fig, axes = plt.subplots(1, 3, figsize=(12, 3.6), layout="constrained")
     order = ["sc", "dc-1leg", "dc-1:1"]
@@ -597,7 +600,7 @@ def overhead_bars(table: pd.DataFrame, out_dir: Path, name: str = "overhead") ->
                 yerr=g[f"{col}_sd"].fillna(0),
                 capsize=3,
                 color=f"C{n}",
-                label=variant,
+                label=stack_label(variant),
             )
         ax.set_xticks([i + 0.4 - width / 2 for i in range(len(paths))], paths)
         ax.set_xlabel("path of the client's traffic")

@@ -516,7 +516,7 @@ def overhead_section(study: StudyData, fig_dir: Path) -> tuple[list[str], list[P
         "the idle RTT isolates the machinery. The paper's 56 ms on "
         "a 10 ms path is an RTT under load.",
     ]
-    figs = plots.overhead_bars(table, fig_dir / "overhead")
+    figs = plots.overhead_bars(table, fig_dir / "overhead", stack_label=paper_plots.stack_name)
     return lines, figs
 
 
