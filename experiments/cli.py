@@ -379,11 +379,9 @@ def _list_pending(studies: list) -> int:
             f"(about {format_duration(seconds)})",
             file=sys.stderr,
         )
-        total_todo, total_runs, total_s = (
-            total_todo + len(todo),
-            total_runs + len(scenario.runs),
-            total_s + seconds,
-        )
+        total_todo += len(todo)
+        total_runs += len(scenario.runs)
+        total_s += seconds
     print(
         f"{total_todo} of {total_runs} runs to start, about {format_duration(total_s)}; "
         "--dry-run started none",
