@@ -244,15 +244,11 @@ class Parser(DeclarationParser):
         if not self.toks[body].text == "(" or body == after:
             raise P4Error.at(start.pos, f"@{name} must hold {ANNOTATION_BODIES[name]}")
         if name in ("pkginfo", "platform_property"):
-            items, _ = self.annotation_items(")")
+            items, _ = self.annotation_items(name, ")")
             if not items or not all(key is not None for key, _ in items):
                 raise P4Error.at(
                     self.toks[body].pos, f"@{name} must hold {ANNOTATION_BODIES[name]}"
                 )
-            keys = [key for key, _ in items]
-            for i, (key, e) in enumerate(items):
-                if key in keys[:i]:
-                    raise P4Error.at(e.pos, f"@{name}: duplicate key '{key}'")
             annotation.pairs = items
         else:
             e = self.expression()
@@ -272,34 +268,35 @@ class Parser(DeclarationParser):
         """`@name[e1, e2]` or `@name[k1 = e1, k2 = e2]` (spec 18.2): an expression list or
         a key-value list, not both, each key once. The checker folds the values."""
         open_ = self.expect("[")
-        items, keyed = self.annotation_items("]")
+        items, keyed = self.annotation_items(name, "]")
         if keyed and any(k is None for k, _ in items):
             raise P4Error.at(
                 open_.pos,
                 f"@{name}: a structured annotation holds expressions "
                 "or key=value pairs, not both",
             )
-        keys = set()
-        for key, e in items:
-            if key is not None and key in keys:
-                raise P4Error.at(e.pos, f"@{name}: duplicate key '{key}' in structured annotation")
-            keys.add(key)
         end = self.toks[self.i - 1].end
         a = ir.Annotation(name, self.text[start.start : end], [], start.pos)
         a.structured = items
         self.structured.append(a)
         return a
 
-    def annotation_items(self, close: str) -> tuple[list[tuple[str | None, ir.Expr]], bool]:
-        """Comma-separated `expression` or `key = expression` items up to `close` (consumed);
-        whether any item has a key."""
+    def annotation_items(
+        self, name: str, close: str
+    ) -> tuple[list[tuple[str | None, ir.Expr]], bool]:
+        """Comma-separated `expression` or `key = expression` items of annotation `name` up
+        to `close` (consumed), each key once; whether any item has a key."""
         items: list[tuple[str | None, ir.Expr]] = []
         while not self.at(close):
             key = None
             if self.is_ident() and self.peek().text == "=" and self.peek().kind == "punct":
                 key = self.ident()
                 self.i += 1
-            items.append((key, self.expression()))
+            e = self.expression()
+            if key is not None and any(key == k for k, _ in items):
+                kind = " in structured annotation" if close == "]" else ""
+                raise P4Error.at(e.pos, f"@{name}: duplicate key '{key}'{kind}")
+            items.append((key, e))
             if not self.accept(","):
                 break
         self.expect(close, "to close the annotation")

@@ -210,7 +210,8 @@ def package_info(main: Instance) -> PackageInfo:
 def is_tna_package(pkg: ir.PackageDecl) -> bool:
     """TNA's / T2NA's top-level package (`@pkginfo(arch="TNA")` or "T2NA" in tna.p4/t2na.p4)."""
     info = ir.annotation(pkg.annotations, "pkginfo")
-    return info is not None and ('arch="TNA"' in info.text or 'arch="T2NA"' in info.text)
+    arch = dict(info.pairs).get("arch") if info is not None else None
+    return isinstance(arch, ir.StrLit) and arch.value in ("TNA", "T2NA")
 
 
 # TNA externs the model lists (what P4Runtime reads and writes) and those that are stateless
