@@ -75,6 +75,8 @@ class ExprCompiler:
         if isinstance(d, Var) and d.slot is not None:
             s = d.slot
             return lambda f: f[s]
+        if isinstance(d, Var) and d.composite is not None:
+            return self.expr(d.composite)  # a struct/header/tuple constant: its initializer
         raise P4Error.at(e.pos, f"'{e.name}' cannot be read here")
 
     def _Member(self, e: ir.Member):

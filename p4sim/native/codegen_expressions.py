@@ -35,6 +35,8 @@ class ExpressionGen:
     def _Name(self, e: ir.Name, pre):
         if isinstance(e.decl, Var) and e.decl.slot is not None:
             return self.var_ref(e.decl, e.pos)
+        if isinstance(e.decl, Var) and e.decl.composite is not None:
+            return self.expr(e.decl.composite, pre)  # a struct/header/tuple constant
         raise Unsupported(e.pos, f"reading {e.name}")
 
     def _Member(self, e: ir.Member, pre):

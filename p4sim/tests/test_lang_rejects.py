@@ -300,6 +300,18 @@ CASES = [
         {"top": "struct m2 { @match(ternary) bit<8> f; }"},
     ),
     (
+        "struct constant with a field that is not constant",
+        {
+            "top": "struct pair_t { bit<8> f0; bit<8> f1; }",
+            "ingress": "apply { const pair_t c = { f0 = 1, f1 = hdr.h.a }; meta.m = c.f0; }",
+        },
+        "constant 'c' needs a compile-time constant value",
+        {
+            "top": "struct pair_t { bit<8> f0; bit<8> f1; }",
+            "ingress": "apply { const pair_t c = { f0 = 1, f1 = 2 }; meta.m = c.f0; }",
+        },
+    ),
+    (
         "default parameter value that is not constant",
         {
             "top": "bit<8> h(in bit<8> a) { return a; }\n"

@@ -8,6 +8,7 @@ import copy
 
 from p4sim.errors import P4Error, unsupported
 from p4sim.frontend import ir
+from p4sim.frontend.typecheck.expressions import constant_initializer
 from p4sim.frontend.typecheck.symbols import Frame, Overloads, Scope, TypeEntry, Var
 from p4sim.frontend.typecheck.typerules import contains_extern
 from p4sim.frontend.types import (
@@ -155,11 +156,13 @@ class DeclarationRules:
         t = self.resolve_type(d.typeref, scope)
         self.expr(d.value, scope, t)
         self.coerce(d.value, t)
-        if d.value.const is None:
+        composite = constant_initializer(d.value) if d.value.const is None else None
+        if d.value.const is None and composite is None:
             raise P4Error.at(
                 d.value.pos, f"value of constant '{d.name}' is not a compile-time constant"
             )
-        self.declare(scope, d.name, Var(d.name, t, "const", None, d.value.const, d.pos), d.pos)
+        var = Var(d.name, t, "const", None, d.value.const, d.pos, composite=composite)
+        self.declare(scope, d.name, var, d.pos)
 
     @staticmethod
     def type_param_rules(d) -> None:

@@ -76,6 +76,36 @@ def fold(op: str, a: int, b: int, t: Type, pos) -> int:
     return t.wrap(r) if isinstance(t, Bits) else r
 
 
+def constant_initializer(e: ir.Expr) -> ir.Expr | None:
+    """The initializer that e, a composite constant (`C`, `C.inner`, `{1, C}`), stands for;
+    None if e is not one. Its leaves are all compile-time constants."""
+    if isinstance(e, ir.Name):
+        return e.decl.composite if isinstance(e.decl, Var) else None
+    if isinstance(e, ir.Member) and isinstance(e.expr.type, HeaderT):
+        field = constant_field(e.expr, e.expr.type, e.name)
+        return None if field is None else constant_initializer(field)
+    if isinstance(e, ir.ListExpr):
+        items = e.items
+    elif isinstance(e, ir.StructInit):
+        items = [x for _, x in e.fields]
+    else:
+        return None
+    if not isinstance(e.type, (HeaderT, TupleT)):
+        return None
+    ok = all(x.const is not None or constant_initializer(x) is not None for x in items)
+    return e if ok else None
+
+
+def constant_field(base: ir.Expr, t: HeaderT, name: str) -> ir.Expr | None:
+    """Field `name` of base's initializer, if base is a composite constant of type t."""
+    init = constant_initializer(base)
+    if init is None:
+        return None
+    if isinstance(init, ir.ListExpr):
+        return init.items[[n for n, _ in t.fields].index(name)]
+    return dict(init.fields)[name]
+
+
 class ExpressionRules:
     """The checker's rules for expressions (a part of `Checker`, which holds the state)."""
 
@@ -181,6 +211,9 @@ class ExpressionRules:
                     e.index.pos,
                     f"a tuple index must be a constant in 0..{len(bt.items) - 1}",
                 )
+            init = constant_initializer(e.expr)
+            if init is not None:  # `T[i]` of a tuple constant T is a constant
+                e.const = init.items[e.index.const].const
             return bt.items[e.index.const]
         if not isinstance(bt, StackT):
             raise P4Error.at(e.pos, f"cannot index a value of type {bt}")
@@ -304,6 +337,9 @@ class ExpressionRules:
             raise P4Error.at(e.pos, f"type {bt} has no member '{e.name}'")
         if isinstance(bt, HeaderT):
             ft = bt.field_type(e.name)
+            field = constant_field(base, bt, e.name) if ft is not None else None
+            if field is not None:
+                e.const = field.const  # `C.f` of a composite constant C is a constant
             if ft is None:
                 if bt.kind == "header" and e.name in ("isValid", "setValid", "setInvalid"):
                     return VoidT()  # resolved by call()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from p4sim.errors import P4Error, unsupported
 from p4sim.frontend import ir
+from p4sim.frontend.typecheck.expressions import constant_initializer
 from p4sim.frontend.typecheck.symbols import Scope, Var
 from p4sim.frontend.types import (
     ActionEnumT,
@@ -61,9 +62,12 @@ class StatementRules:
             self.expr(s.init, scope, t)
             self.coerce(s.init, t)
         if s.is_const:
-            if s.init is None or s.init.const is None:
+            composite = None
+            if s.init is not None and s.init.const is None:
+                composite = constant_initializer(s.init)
+            if s.init is None or (s.init.const is None and composite is None):
                 raise P4Error.at(s.pos, f"constant '{s.name}' needs a compile-time constant value")
-            var = Var(s.name, t, "const", None, s.init.const, s.pos)
+            var = Var(s.name, t, "const", None, s.init.const, s.pos, composite=composite)
         else:
             var = Var(s.name, t, "local", self.frame.alloc(), None, s.pos)
             var.init = s.init.const if s.init is not None else None

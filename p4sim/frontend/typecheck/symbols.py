@@ -25,6 +25,9 @@ class Var:
     assigned: bool = False  # a local written after its declaration (or passed as out/inout)
     block: object = None  # the parser/control whose apply parameter this is
     ctor_param: bool = False  # a constructor parameter, bound to its argument's value
+    # a constant of a struct, header or tuple type: its checked initializer, whose leaves are
+    # all compile-time constants (`const PortId_t CPU = {9w192};`); engines evaluate it
+    composite: object = None
 
 
 @dataclass(eq=False)
