@@ -61,14 +61,22 @@ it starts with the expected bytes; an expectation ending in `$` must match the w
 from __future__ import annotations
 
 import argparse
-import operator
 import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from dccommon.cliargs import input_dir
-from p4sim.conformance.stf import StfCommand, StfError, frame_matches, parse_script, split_keys
+from p4sim.conformance.stf import (
+    StfCommand,
+    StfError,
+    frame_matches,
+    judge_state,
+    parse_script,
+    parse_value,
+    read_state_check,
+    split_keys,
+)
 from p4sim.errors import P4Error
 from p4sim.frontend import compile_file
 from p4sim.model import (
@@ -102,21 +110,6 @@ def pre_id(text: str, what: str, top: int) -> int:
     if not 1 <= value <= top:
         raise StfError(f"{what} {value} is out of range 1..{top}")
     return value
-
-
-def parse_value(text: str) -> int:
-    text = text.strip()
-    if re.fullmatch(r"\d+\.\d+\.\d+\.\d+", text):
-        parts = [int(x) for x in text.split(".")]
-        if any(p > 255 for p in parts):
-            raise StfError(f"bad IPv4 address {text}")
-        return int.from_bytes(bytes(parts), "big")
-    if re.fullmatch(r"[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}", text):
-        return int(text.replace(":", ""), 16)
-    try:
-        return int(text.replace("_", ""), 0)
-    except ValueError:
-        raise StfError(f"bad value '{text}' (expected decimal, 0x.., 0b.., IPv4 or MAC)") from None
 
 
 _RADIX = {"0x": (16, 4), "0b": (2, 1), "0o": (8, 3)}
@@ -207,16 +200,6 @@ _MIN_ARGS = {
     "mc_node_create": 2,
     "mc_node_associate": 2,
     "pvs_add": 2,
-}
-
-# check_counter comparisons (p4c's STF grammar)
-_COMPARE = {
-    "==": operator.eq,
-    "!=": operator.ne,
-    "<": operator.lt,
-    "<=": operator.le,
-    ">": operator.gt,
-    ">=": operator.ge,
 }
 
 
@@ -411,63 +394,25 @@ class StfRunner:
             member[f.name] = FieldMatch("exact", value=(value >> shift) & ((1 << f.bitwidth) - 1))
         vset.write(vset.members + [member])
 
-    def cmd_register_check(self, cmd: StfCommand) -> None:
-        rest = cmd.rest
-        got = self._register(rest[0]).read(parse_value(rest[1]))
-        want = parse_value(rest[2])
+    def state_check(self, cmd: StfCommand) -> None:
+        """One of STATE_CHECKS, read and judged as on every target (read_state_check)."""
+        check = read_state_check(cmd)
+        if check.kind == "register":
+            got = {"value": self._register(check.name).read(check.index)}
+        elif check.kind == "counter":
+            c = self.device.counters[_resolve(check.name, self.device.counters, "counter")]
+            got = dict(zip(("packets", "bytes"), c.read(check.index)))
+        else:
+            table = self._table(check.name)
+            entry = table.find(*self._matches(table, *split_keys(check.key_words)))
+            if entry is None:
+                raise StfError(f"no entry with this match in table {check.name}")
+            got = {"packets": entry.packets, "bytes": entry.bytes}
         self.result.checks += 1
-        if got != want:
-            self.result.failures.append(
-                f"register {rest[0]}[{rest[1]}] = {got:#x}, expected {want:#x}"
-            )
+        self.result.failures += judge_state(check, got)
 
-    def _check_counts(self, what: str, got: tuple[int, int], words: list[str]) -> None:
-        want = dict(zip(words[0::2], (parse_value(x) for x in words[1::2])))
-        self.result.checks += 1
-        if "packets" in want and got[0] != want["packets"]:
-            self.result.failures.append(f"{what}: {got[0]} packets, expected {want['packets']}")
-        if "bytes" in want and got[1] != want["bytes"]:
-            self.result.failures.append(f"{what}: {got[1]} bytes, expected {want['bytes']}")
-
-    def cmd_counter_check(self, cmd: StfCommand) -> None:
-        rest = cmd.rest
-        c = self.device.counters[_resolve(rest[0], self.device.counters, "counter")]
-        self._check_counts(f"counter {rest[0]}[{rest[1]}]", c.read(parse_value(rest[1])), rest[2:])
-
-    def cmd_check_counter(self, cmd: StfCommand) -> None:
-        """p4c: check_counter name(index) [packets|bytes] [op value]; also p4sim's
-        counter_check word order."""
-        line = cmd.text
-        m = re.fullmatch(
-            r"check_counter\s+([\w.]+)\s*\(\s*(\w+)\s*\)\s*(?:(packets|bytes)\s*"
-            r"(?:(==|!=|<=|>=|<|>)\s*(\S+))?)?\s*",
-            line,
-        )
-        if m is None:
-            self.cmd_counter_check(cmd)
-            return
-        name, index, kind, op, value = m.groups()
-        c = self.device.counters[_resolve(name, self.device.counters, "counter")]
-        got = c.read(parse_value(index))[1 if kind == "bytes" else 0]
-        self.result.checks += 1
-        if value is not None and not _COMPARE[op](got, parse_value(value)):
-            self.result.failures.append(
-                f"counter {name}({index}) {kind} = {got}, expected {op} {value}"
-            )
-
-    def cmd_check_register(self, cmd: StfCommand) -> None:
-        self.cmd_register_check(cmd)
-
-    def cmd_direct_counter_check(self, cmd: StfCommand) -> None:
-        rest = cmd.rest
-        table = self._table(rest[0])
-        split = rest.index("packets") if "packets" in rest else rest.index("bytes")
-        entry = table.find(*self._matches(table, *split_keys(rest[1:split])))
-        if entry is None:
-            raise StfError(f"no entry with this match in table {rest[0]}")
-        self._check_counts(
-            f"direct counter of {rest[0]} entry", (entry.packets, entry.bytes), rest[split:]
-        )
+    cmd_register_check = cmd_check_register = state_check
+    cmd_counter_check = cmd_check_counter = cmd_direct_counter_check = state_check
 
     def cmd_packet(self, cmd: StfCommand) -> None:
         outputs = self.device.process(cmd.port, cmd.data)

@@ -35,7 +35,15 @@ import grpc
 from controlplane import targets
 from dccommon.ports import free_port
 from dccommon.processes import stop_process
-from p4sim.conformance.stf import Script, StfCommand
+from p4sim.conformance.stf import (
+    STATE_CHECKS,
+    Script,
+    StateCheck,
+    StfCommand,
+    judge_state,
+    read_state_check,
+    split_keys,
+)
 from p4sim.io.pcap import read_pcap
 
 SWITCH_START_TIMEOUT = 30.0  # seconds, for a switch on a loaded 2-core machine
@@ -161,6 +169,8 @@ class Bmv2Program:
                     t for t in pipeline["tables"] if t.get("action_profile") == ap["name"]
                 ]
         self.meters = {m["name"]: m for m in config.get("meter_arrays", [])}
+        self.counters = {c["name"]: c for c in config.get("counter_arrays", [])}
+        self.registers = {r["name"]: r for r in config.get("register_arrays", [])}
         types = {t["name"]: {f[0]: f[1] for f in t["fields"]} for t in config["header_types"]}
         self.widths = {  # (header, field) -> width, for full masks and ranges; p4c may
             # name a header type it does not write (extract_for_header_union): BMv2 says so
@@ -283,6 +293,24 @@ class Bmv2Program:
             f"meter_set_rates {meter['name']} {index} "
             f"{int(cir, 0) / 1e6!r}:{int(cburst, 0)} {int(pir, 0) / 1e6!r}:{int(pburst, 0)}"
         )
+
+    def state_read(self, check: StateCheck) -> str:
+        """The simple_switch_CLI command reading what a state check judges; a direct
+        counter's index is the handle of the table entry."""
+        if check.kind == "register":
+            return f"register_read {_by_name(check.name, self.registers, 'register')['name']} {check.index}"
+        if check.kind == "counter":
+            indirect = {n: c for n, c in self.counters.items() if not c["is_direct"]}
+            return f"counter_read {_by_name(check.name, indirect, 'counter')['name']} {check.index}"
+        table = _by_name(check.name, self.tables, "table")
+        direct = [c for c in self.counters.values() if c.get("binding") == table["name"]]
+        if not direct:
+            raise Bmv2Error(f"table {table['name']} has no direct counter")
+        keys, priority = split_keys(check.key_words)
+        entry = (table["name"], self._match(table, keys), priority or "")
+        if entry not in self.entries:
+            raise Bmv2Error(f"{check.label}: no such entry was added to {table['name']}")
+        return f"counter_read {direct[0]['name']} {self.entries[entry]}"
 
     def table_set_default(self, cmd: StfCommand) -> str:
         table = _by_name(cmd.table, self.tables, "table")
@@ -456,7 +484,8 @@ class Bmv2Switch:
                 return False
         return True
 
-    def cli(self, commands: list[str]) -> None:
+    def cli(self, commands: list[str]) -> str:
+        """Run simple_switch_CLI commands; what it printed."""
         cmd = [tool("simple_switch_CLI"), "--thrift-port", str(self.thrift_port)]
         proc = subprocess.run(
             cmd,
@@ -475,6 +504,7 @@ class Bmv2Switch:
             raise Bmv2Error(
                 f"simple_switch_CLI failed on {commands!r}: {' | '.join(bad) or proc.stderr}"
             )
+        return proc.stdout
 
     def outputs(self) -> dict[int, list[bytes]]:
         out = {}
@@ -525,8 +555,12 @@ def _decimal_numbers(line: str) -> str:
     return " ".join(words[:2] + [str(int(w, 0)) if w[:1].isdigit() else w for w in words[2:]])
 
 
-def run_stf(json_path: Path, script: Script, workdir: Path) -> dict[int, list[bytes]]:
-    """Run the script on simple_switch; the frames each STF port sent, in order."""
+def run_stf(
+    json_path: Path, script: Script, workdir: Path, failures: list[str] | None = None
+) -> dict[int, list[bytes]]:
+    """Run the script on simple_switch; the frames each STF port sent, in order. The
+    failures of its state checks (STATE_CHECKS: registers and counters read through
+    simple_switch_CLI once the packets before have gone through) go to `failures`."""
     program = Bmv2Program(json_path)
     workdir.mkdir(parents=True, exist_ok=True)
     inputs = sorted({c.port for c in script.commands if c.name == "packet"})
@@ -541,9 +575,17 @@ def run_stf(json_path: Path, script: Script, workdir: Path) -> dict[int, list[by
         except Bmv2Error:
             if attempt == 2:
                 raise
+    last_packet = max((i for i, c in enumerate(script.commands) if c.name == "packet"), default=-1)
+
+    def end_inputs() -> None:  # the end of every input: BMv2 takes the rest
+        for fd in switch.fifos.values():
+            os.close(fd)
+        switch.fifos = {}
+        switch.settle()
+
     try:
         pending: list[str] = []
-        for cmd in script.commands:
+        for i, cmd in enumerate(script.commands):
             if cmd.name == "packet":
                 if pending:
                     switch.cli(pending)
@@ -552,16 +594,31 @@ def run_stf(json_path: Path, script: Script, workdir: Path) -> dict[int, list[by
             elif cmd.name == "wait":
                 if len(inputs) <= 1:
                     switch.settle()
-            elif cmd.name in P4SIM_ONLY:
+            elif cmd.name in FRAME_CHECKS:
+                pass  # judged on the frames at the end (check_outputs)
+            elif cmd.name not in TRANSLATED | CLI_PASSTHROUGH | STATE_CHECKS:
                 raise Bmv2Error(f"'{cmd.text}': the runner has no BMv2 form for {cmd.name}")
-            elif cmd.name in TRANSLATED or cmd.name in CLI_PASSTHROUGH:
+            else:
+                # a change or a check comes after the packets before it; on several input
+                # ports only after the last packet, once every input has ended
                 if not pending and switch.sent:
-                    if len(inputs) > 1:
+                    if len(inputs) > 1 and i < last_packet:
                         raise Bmv2Error(
-                            f"'{cmd.text}' after packets on several input ports: the "
+                            f"'{cmd.text}' between packets on several input ports: the "
                             "pcap-file runner cannot order it against them"
                         )
-                    switch.settle()  # the frames before this change see the old state
+                    if len(inputs) > 1:
+                        end_inputs()
+                    else:
+                        switch.settle()
+                if cmd.name in STATE_CHECKS:
+                    check = read_state_check(cmd)
+                    reply = switch.cli([*pending, program.state_read(check)])
+                    pending = []
+                    found = judge_state(check, _state_values(check, reply))
+                    if failures is not None:
+                        failures += found
+                    continue
                 if cmd.name == "add":
                     pending.append(program.table_add(cmd))
                 elif cmd.name == "setdefault":
@@ -576,10 +633,7 @@ def run_stf(json_path: Path, script: Script, workdir: Path) -> dict[int, list[by
                     pending.append(cmd.text)
         if pending:
             switch.cli(pending)
-        for fd in switch.fifos.values():  # the end of every input: BMv2 takes the rest
-            os.close(fd)
-        switch.fifos = {}
-        switch.settle()
+        end_inputs()
         return switch.outputs()
     finally:
         switch.stop()
@@ -590,9 +644,27 @@ TRANSLATED = frozenset(
     {"add", "setdefault", "member", "group", "meter_config", "direct_meter_config"}
 )
 
-# p4sim's own STF commands that change the switch and have no translation yet: refused, as
-# leaving them out would compare two different tests.
-P4SIM_ONLY = frozenset({"mcast", "clone_session"})
+# STF commands judged on the frames once all have left (check_outputs): `expect_drop`, p4sim's,
+# is judged on p4sim alone, whose frames must then equal BMv2's one by one. Any other command
+# the runner cannot carry out on BMv2 (p4sim's `mcast` and `clone_session`, ...) is refused:
+# leaving it out would compare two different tests.
+FRAME_CHECKS = frozenset({"expect", "expect_drop"})
+
+_COUNTS = re.compile(r"\((\d+) bytes, (\d+) packets\)")
+_REGISTER_VALUE = re.compile(r"\]=\s*(-?\d+)")
+
+
+def _state_values(check: StateCheck, reply: str) -> dict[str, int]:
+    """The values simple_switch_CLI printed for a state check's read (its last line that
+    shows one): `c[1]= (12 bytes, 2 packets)`, `r[0]= 3`."""
+    pattern = _REGISTER_VALUE if check.kind == "register" else _COUNTS
+    found = pattern.findall(reply)
+    if not found:
+        raise Bmv2Error(f"{check.label}: simple_switch_CLI printed no value: {reply.strip()!r}")
+    if check.kind == "register":
+        return {"value": int(found[-1])}
+    return {"bytes": int(found[-1][0]), "packets": int(found[-1][1])}
+
 
 # STF commands bmv2stf hands to simple_switch_CLI unchanged.
 CLI_PASSTHROUGH = frozenset(

@@ -127,7 +127,8 @@ def _is_v1model(p4: Path) -> bool:
 
 
 def _p4sim_run(p4: Path, script, stf_path: Path, result: ProgramResult):
-    """p4sim's frames per STF port, or None when it cannot run the program."""
+    """The program, p4sim's frames per STF port (None when it cannot run the program) and
+    the failures of the script's checks other than frames."""
     from p4sim.errors import P4Error
     from p4sim.frontend import compile_file
     from p4sim.stf import StfRunner
@@ -138,21 +139,22 @@ def _p4sim_run(p4: Path, script, stf_path: Path, result: ProgramResult):
         text = str(e)
         result.p4sim = "not-supported" if "not supported by p4sim" in text else "rejects"
         result.p4sim_detail = text.splitlines()[0]
-        return None, None
+        return None, None, []
     except Exception as e:  # noqa: BLE001 - a p4sim bug is reported; the other programs run on
         result.p4sim, result.p4sim_detail = "crash", _crash(e)
-        return None, None
+        return None, None, []
     try:
         runner = StfRunner(program)
         for cmd in script.commands:
             runner.command(cmd)
     except StfError as e:
         result.p4sim, result.p4sim_detail = "error", f"STF: {e}"
-        return program, None
+        return program, None, []
     except Exception as e:  # noqa: BLE001 - a p4sim bug, reported as such
         result.p4sim, result.p4sim_detail = "crash", _crash(e)
-        return program, None
-    return program, {port: runner.received.get(port, []) for port in script.ports}
+        return program, None, []
+    outputs = {port: runner.received.get(port, []) for port in script.ports}
+    return program, outputs, runner.result.failures  # its state checks' and expect_drop's
 
 
 def _crash(e: Exception) -> str:
@@ -188,17 +190,18 @@ def run_program(p4: Path, keep_dir: Path | None = None) -> ProgramResult:
         if not compiled.ok:
             result.bmv2, result.bmv2_detail = "p4c-rejects", _first_error(compiled.message)
         else:
+            checks: list[str] = []
             try:
-                bmv2_out = bmv2.run_stf(compiled.json_path, script, work / "bmv2")
+                bmv2_out = bmv2.run_stf(compiled.json_path, script, work / "bmv2", checks)
             except (bmv2.Bmv2Error, OSError) as e:
                 result.bmv2, result.bmv2_detail = "error", str(e)
             else:
-                failures = check_outputs(script, bmv2_out)
+                failures = check_outputs(script, bmv2_out) + checks
                 result.bmv2 = "fail" if failures else "pass"
                 result.bmv2_detail = "; ".join(failures)
-        program, p4sim_out = _p4sim_run(p4, script, stf_path, result)
+        program, p4sim_out, checks = _p4sim_run(p4, script, stf_path, result)
         if p4sim_out is not None:
-            failures = check_outputs(script, p4sim_out)
+            failures = check_outputs(script, p4sim_out) + checks
             result.p4sim = "fail" if failures else "pass"
             result.p4sim_detail = "; ".join(failures)
             if bmv2_out is not None:

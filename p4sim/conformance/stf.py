@@ -10,6 +10,7 @@ a bare `expect <port>` may send any number of frames.
 
 from __future__ import annotations
 
+import operator
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -230,3 +231,105 @@ def diff_outputs(
             if x != y:
                 diffs.append(f"port {port} frame #{i + 1}: BMv2 {x}, p4sim {y}")
     return diffs
+
+
+def parse_value(text: str) -> int:
+    text = text.strip()
+    if re.fullmatch(r"\d+\.\d+\.\d+\.\d+", text):
+        parts = [int(x) for x in text.split(".")]
+        if any(p > 255 for p in parts):
+            raise StfError(f"bad IPv4 address {text}")
+        return int.from_bytes(bytes(parts), "big")
+    if re.fullmatch(r"[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}", text):
+        return int(text.replace(":", ""), 16)
+    try:
+        return int(text.replace("_", ""), 0)
+    except ValueError:
+        raise StfError(f"bad value '{text}' (expected decimal, 0x.., 0b.., IPv4 or MAC)") from None
+
+
+# check_counter comparisons (p4c's STF grammar)
+_COMPARE = {
+    "==": operator.eq,
+    "!=": operator.ne,
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+}
+
+
+STATE_CHECKS = frozenset(
+    {"register_check", "check_register", "counter_check", "check_counter", "direct_counter_check"}
+)
+
+
+@dataclass
+class StateCheck:
+    """One STF line that checks the switch's state, read alike for every target (p4sim's
+    device here, BMv2 through simple_switch_CLI in p4sim.conformance): what to read and what
+    each value read must be."""
+
+    kind: str  # "register", "counter" or "direct_counter"
+    name: str  # the register or counter; a direct counter's table
+    label: str  # how a failure names it, as the line wrote it
+    index: int = 0
+    key_words: list[str] = field(default_factory=list)  # direct counter: <key>:<match> [prio]
+    wants: list[tuple[str, str, int]] = field(default_factory=list)  # (value read, op, number)
+
+
+_CHECK_COUNTER = re.compile(
+    r"check_counter\s+([\w.]+)\s*\(\s*(\w+)\s*\)\s*"
+    r"(?:(packets|bytes)\s*(?:(==|!=|<=|>=|<|>)\s*(\S+))?)?\s*"
+)
+
+
+def read_state_check(cmd: StfCommand) -> StateCheck:
+    """`register_check <register> <index> <value>` (alias check_register), `counter_check
+    <counter> <index> packets <n> [bytes <n>]`, p4c's `check_counter <counter>(<index>)
+    [packets|bytes] [<op> <n>]` (which may check nothing) and `direct_counter_check <table>
+    <key>:<match> ... [<priority>] packets <n> [bytes <n>]`."""
+    rest = cmd.rest
+    m = _CHECK_COUNTER.fullmatch(cmd.text) if cmd.name == "check_counter" else None
+    if m is not None:
+        name, index, what, op, value = m.groups()
+        wants = [(what, op, parse_value(value))] if value is not None else []
+        return StateCheck(
+            "counter", name, f"counter {name}({index})", parse_value(index), [], wants
+        )
+    if cmd.name in ("register_check", "check_register"):
+        return StateCheck(
+            "register",
+            rest[0],
+            f"register {rest[0]}[{rest[1]}]",
+            parse_value(rest[1]),
+            [],
+            [("value", "==", parse_value(rest[2]))],
+        )
+    if cmd.name == "direct_counter_check":
+        counts = [i for i, w in enumerate(rest) if w in ("packets", "bytes")]
+        if not counts:
+            raise StfError(f"'{cmd.text}': give packets <n> and/or bytes <n>")
+        split = counts[0]
+        kind, name, label = "direct_counter", rest[0], f"direct counter of {rest[0]} entry"
+        index, key_words, words = 0, rest[1:split], rest[split:]
+    else:  # counter_check, and check_counter in counter_check's word order
+        kind, name, label = "counter", rest[0], f"counter {rest[0]}[{rest[1]}]"
+        index, key_words, words = parse_value(rest[1]), [], rest[2:]
+    if len(words) % 2 or any(w not in ("packets", "bytes") for w in words[0::2]):
+        raise StfError(f"'{cmd.text}': the counts are packets <n> and/or bytes <n>")
+    wants = [(w, "==", parse_value(v)) for w, v in zip(words[0::2], words[1::2])]
+    return StateCheck(kind, name, label, index, key_words, wants)
+
+
+def judge_state(check: StateCheck, got: dict[str, int]) -> list[str]:
+    """The failures of a state check given the values a target read (packets, bytes or
+    value)."""
+    failures = []
+    for what, op, want in check.wants:
+        value = got[what]
+        if not _COMPARE[op](value, want):
+            shown = (f"{value:#x}", f"{want:#x}") if what == "value" else (value, want)
+            where = check.label if what == "value" else f"{check.label} {what}"
+            failures.append(f"{where} = {shown[0]}, expected {op} {shown[1]}")
+    return failures

@@ -18,9 +18,24 @@ from pathlib import Path
 import pytest
 
 from controlplane import bmv2 as cp_bmv2
-from p4sim.conformance.bmv2 import Bmv2Error, Bmv2Program, Bmv2Switch, _lpm, _ternary, compile_p4c
+from p4sim.conformance.bmv2 import (
+    Bmv2Error,
+    Bmv2Program,
+    Bmv2Switch,
+    _lpm,
+    _state_values,
+    _ternary,
+    compile_p4c,
+)
 from p4sim.conformance.parallel import quiet_p4sim_log, run_parallel, silence_logging
-from p4sim.conformance.stf import StfError, check_outputs, diff_outputs, read_script
+from p4sim.conformance.stf import (
+    StfError,
+    check_outputs,
+    diff_outputs,
+    judge_state,
+    read_script,
+    read_state_check,
+)
 
 
 def script(tmp_path, text):
@@ -126,6 +141,64 @@ def test_meter_config_as_meter_set_rates(tmp_path):
     missing = script(tmp_path, "direct_meter_config t h.k:9 5 1 7 2\n").commands[0]
     with pytest.raises(Bmv2Error, match="no such entry"):
         program.meter_set_rates(missing)
+
+
+def test_state_checks_read_through_simple_switch_cli(tmp_path):
+    """Register and counter checks become simple_switch_CLI reads by full name (a direct
+    counter's index: its entry's handle), their replies are judged as p4sim judges its own
+    reads, and a check the runner cannot read is refused, not left out."""
+    config = {
+        "actions": [{"id": 0, "name": "a", "runtime_data": []}],
+        "pipelines": [
+            {
+                "tables": [
+                    {
+                        "name": "I.t",
+                        "key": [{"name": "h.k", "match_type": "exact", "target": ["h", "k"]}],
+                        "match_type": "exact",
+                        "action_ids": [0],
+                    }
+                ]
+            }
+        ],
+        "headers": [{"name": "h", "header_type": "h_t"}],
+        "header_types": [{"name": "h_t", "fields": [["k", 8, False]]}],
+        "counter_arrays": [
+            {"name": "I.hits", "is_direct": False},
+            {"name": "I.per_entry", "is_direct": True, "binding": "I.t"},
+        ],
+        "register_arrays": [{"name": "cells", "bitwidth": 8}],
+    }
+    (tmp_path / "p.json").write_text(json.dumps(config))
+    program = Bmv2Program(tmp_path / "p.json")
+    s = script(
+        tmp_path,
+        "add t h.k:1 a()\nadd t h.k:2 a()\ncheck_counter hits(3) packets == 2\n"
+        "counter_check hits 3 packets 2 bytes 18\nregister_check cells 1 0x5\n"
+        "direct_counter_check t h.k:2 packets 1\n",
+    )
+    add1, add2, p4c_form, ours, register, direct = s.commands
+    for add in (add1, add2):
+        program.table_add(add)
+    reads = [program.state_read(read_state_check(c)) for c in (p4c_form, ours, register, direct)]
+    assert reads == [
+        "counter_read I.hits 3",
+        "counter_read I.hits 3",
+        "register_read cells 1",
+        "counter_read I.per_entry 1",
+    ]
+    counts = "RuntimeCmd: I.hits[3]= (18 bytes, 2 packets)\nRuntimeCmd: "
+    check = read_state_check(ours)
+    assert judge_state(check, _state_values(check, counts)) == []
+    check = read_state_check(register)
+    assert judge_state(check, _state_values(check, "RuntimeCmd: cells[1]= 4\n")) == [
+        "register cells[1] = 0x4, expected == 0x5"
+    ]
+    with pytest.raises(Bmv2Error, match="printed no value"):
+        _state_values(check, "RuntimeCmd: Error: Invalid register name (cells)\n")
+    missing = script(tmp_path, "direct_counter_check t h.k:9 packets 1\n").commands[0]
+    with pytest.raises(Bmv2Error, match="no such entry"):
+        program.state_read(read_state_check(missing))
 
 
 @pytest.mark.parametrize("target", ["bmv2"] if "bmv2" in cp_bmv2.suite_targets() else [])
