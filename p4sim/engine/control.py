@@ -724,6 +724,8 @@ class BlockCompiler(ExprCompiler):
             [a.value for p, a in zip(decl.params, e.args) if p.direction in ("out", "inout")]
         )
         for p, a in zip(decl.params, e.args):
+            if p.var.slot is None:
+                continue  # an extern object: bound by the model (BlockNode.externs)
             g = self.expr(a.value)
             if p.direction in ("", "in"):
                 plan.append((p.var.slot, copy_in(p.type, g), None))

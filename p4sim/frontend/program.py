@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from p4sim.errors import P4Error
+from p4sim.errors import P4Error, unsupported
 from p4sim.frontend import ir
 from p4sim.frontend.liveness import has_return, live_calls
 from p4sim.frontend.typecheck import Checker
@@ -275,6 +275,8 @@ class ModelBuilder:
                 self.instance(top, inst)
         self.global_externs = top.externs
         roots = [self.block(arg, arg.name) for arg in blocks]
+        for node in self.nodes:  # parents first: a parameter may pass on its own binding
+            self.bind_extern_params(node)
         controller = []
         for t in self.checker.controller_headers:
             a = ir.annotation(t.annotations, "controller_header")
@@ -445,6 +447,28 @@ class ModelBuilder:
                     self.value_sets.append(ValueSetDef(name, fields, loc.size_value, annots))
                     node.value_sets[loc] = name
         return node
+
+    @staticmethod
+    def bind_extern_params(node: BlockNode) -> None:
+        """The extern objects node's apply calls pass to the parsers and controls it applies
+        (`c.apply(hdr, reg1)` for `control c(..., register<bit<8>> r)`): each such parameter
+        of the applied instance names the object passed, in its BlockNode's externs. One
+        instance applied in several places must be passed the same objects in all."""
+        for e in getattr(node.decl, "block_applies", ()):
+            child = node.children[e.target]
+            for p, a in zip(child.decl.params, e.args):
+                if p.var.slot is not None:
+                    continue
+                name = node.externs.get(a.value.decl)
+                if name is None:
+                    raise unsupported(a.value.pos, f"extern argument '{a.value.name}' here")
+                bound = child.externs.setdefault(p.var, name)
+                if bound != name:
+                    raise unsupported(
+                        a.value.pos,
+                        f"applying {child.path} with two different objects for its "
+                        f"parameter '{p.name}' ({bound}, {name})",
+                    )
 
     def instance(self, node: BlockNode, inst: Instance) -> None:
         name = qualify(node.path, inst.name, inst.annotations)

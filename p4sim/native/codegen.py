@@ -755,6 +755,8 @@ class CodeGen(ExpressionGen, TableGen, ExternGen):
             [a.value for p, a in zip(child.decl.params, e.args) if p.direction in ("out", "inout")]
         )
         for p, a in zip(child.decl.params, e.args):
+            if p.var.slot is None:
+                continue  # an extern object: bound by the model (BlockNode.externs)
             slot = f"{g}.v{p.var.slot}"
             composite = isinstance(p.type, (HeaderT, StackT))
             if not composite and not by_reference and p.direction in ("out", "inout"):

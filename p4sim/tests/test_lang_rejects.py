@@ -300,6 +300,45 @@ CASES = [
         {"top": "struct m2 { @match(ternary) bit<8> f; }"},
     ),
     (
+        "extern parameter of a control with a direction",
+        {
+            "top": "control c(inout bit<8> x, in register<bit<8>> r) { apply { r.read(x, 0); } }",
+            "ingress": "register<bit<8>>(4) cells; c() sub;\napply { sub.apply(meta.m, cells); }",
+        },
+        "parameter 'r' of type extern register must be directionless (remove 'in')",
+        {
+            "top": "control c(inout bit<8> x, register<bit<8>> r) { apply { r.read(x, 0); } }",
+            "ingress": "register<bit<8>>(4) cells; c() sub;\napply { sub.apply(meta.m, cells); }",
+        },
+    ),
+    (
+        "extern object of another element type passed to a control",
+        {
+            "top": "control c(inout bit<8> x, register<bit<8>> r) { apply { r.read(x, 0); } }",
+            "ingress": "register<bit<16>>(4) cells; c() sub;\n"
+            "apply { sub.apply(meta.m, cells); }",
+        },
+        "expected a register<bit<8>>, got a register<bit<16>>",
+        {
+            "top": "control c(inout bit<8> x, register<bit<8>> r) { apply { r.read(x, 0); } }",
+            "ingress": "register<bit<8>>(4) cells; c() sub;\napply { sub.apply(meta.m, cells); }",
+        },
+    ),
+    (
+        "one control instance given two different extern objects",
+        {
+            "top": "control c(inout bit<8> x, register<bit<8>> r) { apply { r.read(x, 0); } }",
+            "ingress": "register<bit<8>>(4) r1; register<bit<8>>(4) r2; c() sub;\n"
+            "apply { sub.apply(meta.m, r1); sub.apply(meta.m, r2); }",
+        },
+        "applying I.sub with two different objects for its parameter 'r' (I.r1, I.r2)",
+        {
+            "top": "control c(inout bit<8> x, register<bit<8>> r) { apply { r.read(x, 0); } }",
+            "ingress": "register<bit<8>>(4) r1; register<bit<8>>(4) r2; c() sub;\n"
+            "apply { sub.apply(meta.m, r1); sub.apply(meta.m, r1); }",
+        },
+    ),
+    (
         "struct constant with a field that is not constant",
         {
             "top": "struct pair_t { bit<8> f0; bit<8> f1; }",

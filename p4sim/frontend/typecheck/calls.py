@@ -91,6 +91,7 @@ class CallRules:
                     raise P4Error.at(e.pos, "controls cannot be applied inside actions")
                 e.kind, e.target = "block_apply", inst
                 self.bind_args(e, decl.params, scope, {}, decl.name)
+                self.block.block_applies.append(e)
                 return VoidT()
             if isinstance(bt, ExternT):
                 return self.extern_method(e, bt, m, scope)

@@ -306,17 +306,29 @@ class DeclarationRules:
         inner.names.update((n, TypeEntry(t)) for n, t in binding.items())
         return inner
 
-    def params(self, params: list[ir.Param], scope: Scope, frame: Frame | None) -> None:
+    def params(
+        self, params: list[ir.Param], scope: Scope, frame: Frame | None, block: bool = False
+    ) -> None:
+        """Declare params in scope, each in a slot of frame. block: the apply parameters of
+        a parser or control, which may be extern objects (`register<bit<8>> r`), bound to
+        the instance each apply call passes (no slot: the model binds them)."""
         self.param_rules(params, scope)
         for p in params:
             t = self.resolve_type(p.typeref, scope)
             p.type = t
-            if (
+            is_object = (
                 isinstance(t, ExternT)
                 and frame is not None
                 and t.decl.name not in ("packet_in", "packet_out")
-            ):
-                raise unsupported(p.pos, "extern object as a parameter")
+            )
+            if is_object and not block:
+                raise unsupported(p.pos, "extern object as a parameter of an action or function")
+            if is_object:  # directionless: param_rules
+                var = Var(p.name, t, "", None, None, p.pos)
+                var.binding = self.object_binding(t)
+                p.var = var
+                self.declare(scope, p.name, var, p.pos)
+                continue
             var = Var(p.name, t, p.direction, frame.alloc() if frame else None, None, p.pos)
             p.var = var
             self.declare(scope, p.name, var, p.pos)
@@ -396,11 +408,12 @@ class DeclarationRules:
         self.frame = Frame()
         self.in_parser = True
         pscope = Scope(self.scope)
-        self.params(d.params, pscope, self.frame)
+        self.params(d.params, pscope, self.frame, block=True)
         for name, obj, pos in bound:
             self.declare(pscope, name, obj, pos)
         for p in d.params:
             p.var.block = d
+        d.block_applies = []
         self.block = d
         for loc in d.locals:
             self.local(loc, pscope)
@@ -519,11 +532,12 @@ class DeclarationRules:
             raise unsupported(d.pos, "generic control")
         self.frame = Frame()
         cscope = Scope(self.scope)
-        self.params(d.params, cscope, self.frame)
+        self.params(d.params, cscope, self.frame, block=True)
         for name, obj, pos in bound:
             self.declare(cscope, name, obj, pos)
         for p in d.params:
             p.var.block = d
+        d.block_applies = []  # apply calls of parser/control instances, for the model
         d.tables = []
         d.instances = []
         d.local_actions = []

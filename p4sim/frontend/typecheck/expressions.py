@@ -132,6 +132,13 @@ class ExpressionRules:
         if isinstance(t, (ErrorT, MatchKindT)) and type(t) is type(target):
             return
         if isinstance(t, ExternT) and isinstance(target, ExternT) and t.decl is target.decl:
+            given = [a for a in target.args if not isinstance(a, (TypeVar, DontCareT))]
+            if given and not all(same_type(a, b) for a, b in zip(t.args, target.args)):
+                raise P4Error.at(
+                    e.pos,
+                    f"expected a {t.decl.name}<{', '.join(map(str, target.args))}>, got a "
+                    f"{t.decl.name}<{', '.join(map(str, t.args))}>",
+                )
             return
         if t == target and isinstance(t, (Bits, BoolT, StringT, InfInt, Varbit)):
             return

@@ -52,8 +52,7 @@ class InstanceRules:
                     d.typeref.pos,
                     f"{t.decl.name} takes {len(names)} type argument(s), got {len(t.args)}",
                 )
-            binding = self.bind_type_params(names, t.args)
-            binding.update((n, Bits(32)) for n in optional if isinstance(binding[n], TypeVar))
+            binding = self.object_binding(t)
             self.infer_from_args(ctor.params, d.args, scope, binding)
             for p, a in zip(ctor.params, d.args):
                 if p.name == "size":
@@ -210,6 +209,14 @@ class InstanceRules:
         self.return_type = fd.ret_type
         self.stmt(fd.body, mscope)
         self.return_type = saved
+
+    def object_binding(self, t: ExternT) -> dict:
+        """The type parameters of an extern object's type bound to its type arguments,
+        v1model's index type I, when not given, to bit<32> (V1MODEL_OPTIONAL_INDEX)."""
+        binding = self.bind_type_params(t.decl.type_params, t.args)
+        optional = V1MODEL_OPTIONAL_INDEX.get(t.decl.name, ())
+        binding.update((n, Bits(32)) for n in optional if isinstance(binding[n], TypeVar))
+        return binding
 
     def direct_instance(self, ref: ir.Name, t: BlockT) -> Instance:
         """`C.apply(...)` on a parser or control type (spec, "Direct type invocation"): a

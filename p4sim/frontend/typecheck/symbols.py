@@ -28,6 +28,8 @@ class Var:
     # a constant of a struct, header or tuple type: its checked initializer, whose leaves are
     # all compile-time constants (`const PortId_t CPU = {9w192};`); engines evaluate it
     composite: object = None
+    # an extern parameter of a parser or control: its type arguments (register<T>'s T)
+    binding: dict | None = None
 
 
 @dataclass(eq=False)
