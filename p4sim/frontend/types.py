@@ -160,6 +160,19 @@ class HeaderT(Type):
 
 
 @dataclass(eq=False)
+class GenericHeaderT(Type):
+    """A generic struct, header or header_union (`struct S<T> { T f; }`): a type only once
+    specialised (`S<bit<8>>`), each specialisation made once (the checker's resolve_type)."""
+
+    decl: object  # ir.HeaderDecl
+    scope: object  # where it is declared: its fields' types are resolved there
+    specializations: dict = field(default_factory=dict)  # argument names -> HeaderT
+
+    def name(self) -> str:
+        return self.decl.name
+
+
+@dataclass(eq=False)
 class StackT(Type):
     elem: HeaderT
     size: int

@@ -339,6 +339,18 @@ CASES = [
         },
     ),
     (
+        "generic struct with itself as its type argument",
+        {"top": "struct w_t<T> { T x; }", "ingress": "apply { w_t<w_t<bit<8>>> v; meta.m = 1; }"},
+        "struct w_t cannot have itself as a type argument",
+        {"top": "struct w_t<T> { T x; }", "ingress": "apply { w_t<bit<8>> v; meta.m = 1; }"},
+    ),
+    (
+        "generic struct without its type arguments",
+        {"top": "struct w_t<T> { T x; }", "ingress": "apply { w_t v; meta.m = 1; }"},
+        "struct w_t takes 1 type argument(s) (T), got 0",
+        {"top": "struct w_t<T> { T x; }", "ingress": "apply { w_t<bool> v; meta.m = 1; }"},
+    ),
+    (
         "struct constant with a field that is not constant",
         {
             "top": "struct pair_t { bit<8> f0; bit<8> f1; }",

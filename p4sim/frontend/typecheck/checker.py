@@ -5,6 +5,7 @@ rule families it is made of live in the sibling modules.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import fields
 
 from p4sim.errors import P4Error, unsupported
@@ -25,6 +26,7 @@ from p4sim.frontend.types import (
     DontCareT,
     ErrorT,
     ExternT,
+    GenericHeaderT,
     HeaderT,
     InfInt,
     MatchKindT,
@@ -213,6 +215,8 @@ class Checker(
                     f"type {ref.name} is not generic (or already specialised): it takes no "
                     f"type arguments",
                 )
+            if isinstance(t, GenericHeaderT):
+                return self.specialize_header(t, ref, scope)
             if isinstance(t, ExternT):
                 args = [self.resolve_type(a, scope) for a in ref.args]
                 for a, at in zip(ref.args, args):
@@ -234,10 +238,40 @@ class Checker(
 
     @staticmethod
     def takes_type_args(t: Type) -> bool:
-        """A generic extern not yet specialised, or a generic parser/control/package type."""
+        """A generic extern not yet specialised, a generic struct/header, or a generic
+        parser/control/package type."""
         if isinstance(t, ExternT):
             return bool(t.decl.type_params) and not t.args
+        if isinstance(t, GenericHeaderT):
+            return True
         return isinstance(t, BlockT) and bool(getattr(t.decl, "type_params", None))
+
+    def specialize_header(self, t: GenericHeaderT, ref: ir.NamedTypeRef, scope: Scope) -> Type:
+        """`S<bit<8>>` of `struct S<T>`: S with T bound, one type per list of arguments,
+        named as p4c names it (`S_bit8`)."""
+        params = t.decl.type_params
+        if len(ref.args) != len(params):
+            raise P4Error.at(
+                ref.pos,
+                f"{t.decl.kind} {t.decl.name} takes {len(params)} type argument(s) "
+                f"({', '.join(params)}), got {len(ref.args)}",
+            )
+        args = [self.resolve_type(a, scope) for a in ref.args]
+        own = set(map(id, t.specializations.values()))
+        for a, at in zip(ref.args, args):
+            if isinstance(at, (DontCareT, VoidT, ExternT, StringT)):
+                raise P4Error.at(a.pos, f"{at} cannot be a type argument of {t.decl.name}")
+            if id(at) in own:  # as p4c: S<S<bit<8>>> is refused
+                raise P4Error.at(
+                    a.pos,
+                    f"{t.decl.kind} {t.decl.name} cannot have itself as a type argument",
+                )
+        key = tuple(str(a) for a in args)
+        if key not in t.specializations:
+            name = "_".join([t.decl.name, *(re.sub(r"\W", "", k) for k in key)])
+            bound = self.type_scope(t.scope, dict(zip(params, args)))
+            t.specializations[key] = self.header_type(t.decl, bound, name)
+        return t.specializations[key]
 
     def const_int(self, e: ir.Expr, scope: Scope, in_type: bool = False) -> int:
         """in_type: a width or stack size, which p4c wants known without the constructor

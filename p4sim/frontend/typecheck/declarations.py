@@ -18,6 +18,7 @@ from p4sim.frontend.types import (
     EnumT,
     ErrorT,
     ExternT,
+    GenericHeaderT,
     HeaderT,
     InfInt,
     NewBits,
@@ -77,9 +78,19 @@ class DeclarationRules:
         self.declare(scope, d.name, TypeEntry(t), d.pos)
 
     def header_decl(self, d: ir.HeaderDecl, scope: Scope) -> None:
-        """A header, header_union or struct type."""
+        """A header, header_union or struct type; a generic one is made per specialisation."""
         if d.type_params:
-            raise unsupported(d.pos, "generic struct/header")
+            self.type_param_rules(d)
+            self.declare(scope, d.name, TypeEntry(GenericHeaderT(d, scope)), d.pos)
+            return
+        t = self.header_type(d, scope, d.name)
+        self.declare(scope, d.name, TypeEntry(t), d.pos)
+        ann = ir.annotation(d.annotations, "controller_header")
+        if ann is not None:
+            self.controller_headers.append(t)
+
+    def header_type(self, d: ir.HeaderDecl, scope: Scope, name: str) -> HeaderT:
+        """The type d declares, its fields' types resolved in scope."""
         fields = []
         seen = set()
         for f in d.fields:
@@ -123,14 +134,11 @@ class DeclarationRules:
                 if any(isinstance(x, Varbit) for _, x in fields):
                     raise P4Error.at(f.pos, f"header {d.name} has more than one varbit field")
             fields.append((f.name, ft))
-        t = HeaderT(d.name, d.kind, fields, d.annotations)
+        t = HeaderT(name, d.kind, fields, d.annotations)
         if t.nested and any(isinstance(ft, Varbit) for _, ft in fields):
             raise unsupported(d.pos, f"header {d.name} with both a varbit and a struct field")
         t.field_annotations = [f.annotations for f in d.fields]
-        self.declare(scope, d.name, TypeEntry(t), d.pos)
-        ann = ir.annotation(d.annotations, "controller_header")
-        if ann is not None:
-            self.controller_headers.append(t)
+        return t
 
     def enum_decl(self, d: ir.EnumDecl, scope: Scope) -> None:
         under = None
