@@ -128,9 +128,7 @@ class DeclarationRules:
                 )
             if d.kind == "header_union" and not (isinstance(ft, HeaderT) and ft.kind == "header"):
                 raise P4Error.at(f.pos, f"header_union {d.name} may only contain headers, not {ft}")
-            if isinstance(ft, Varbit):
-                if d.kind != "header":
-                    raise unsupported(f.pos, "varbit outside a header")
+            if isinstance(ft, Varbit) and d.kind == "header":
                 if any(isinstance(x, Varbit) for _, x in fields):
                     raise P4Error.at(f.pos, f"header {d.name} has more than one varbit field")
             fields.append((f.name, ft))
