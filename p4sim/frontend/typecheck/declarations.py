@@ -128,9 +128,9 @@ class DeclarationRules:
                 )
             if d.kind == "header_union" and not (isinstance(ft, HeaderT) and ft.kind == "header"):
                 raise P4Error.at(f.pos, f"header_union {d.name} may only contain headers, not {ft}")
-            if isinstance(ft, Varbit) and d.kind == "header":
-                if any(isinstance(x, Varbit) for _, x in fields):
-                    raise P4Error.at(f.pos, f"header {d.name} has more than one varbit field")
+            one_more = isinstance(ft, Varbit) and any(isinstance(x, Varbit) for _, x in fields)
+            if d.kind == "header" and one_more:
+                raise P4Error.at(f.pos, f"header {d.name} has more than one varbit field")
             fields.append((f.name, ft))
         t = HeaderT(name, d.kind, fields, d.annotations)
         if t.nested and any(isinstance(ft, Varbit) for _, ft in fields):
