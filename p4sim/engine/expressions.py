@@ -79,6 +79,10 @@ class ExprCompiler:
             return self.expr(d.composite)  # a struct/header/tuple constant: its initializer
         raise P4Error.at(e.pos, f"'{e.name}' cannot be read here")
 
+    def _DefaultValue(self, e: ir.DefaultValue):
+        t = e.type  # a composite one: scalars are constants (e.const)
+        return lambda f: default_value(t)
+
     def _Member(self, e: ir.Member):
         bt = e.expr.type
         if isinstance(bt, HeaderT):

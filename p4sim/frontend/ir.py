@@ -157,16 +157,25 @@ class Cast(Expr):
 
 @dataclass(eq=False)
 class ListExpr(Expr):
-    """`{a, b, c}`: a tuple / list / struct or header initializer by position."""
+    """`{a, b, c}`: a tuple / list / struct or header initializer by position; `{a, ...}`
+    (dots) leaves the rest at their default values."""
 
     items: list[Expr]
+    dots: bool = False
 
 
 @dataclass(eq=False)
 class StructInit(Expr):
-    """`{f = a, g = b}`."""
+    """`{f = a, g = b}`; `{f = a, ...}` (dots) leaves the other fields at their defaults."""
 
     fields: list[tuple[str, Expr]]
+    dots: bool = False
+
+
+@dataclass(eq=False)
+class DefaultValue(Expr):
+    """The default value of its type (spec "default values"): what `...` in an initializer
+    stands for, made by the checker."""
 
 
 @dataclass(eq=False)

@@ -726,23 +726,32 @@ class Parser(DeclarationParser):
         if self.accept("{"):
             if self.accept("}"):
                 return ir.ListExpr(t.pos, [])
+            if self.accept("..."):  # `{ ... }`: every field or item at its default
+                self.expect("}", "after '...' (it ends an initializer)")
+                return ir.ListExpr(t.pos, [], dots=True)
             if self.is_ident() and self.peek().text == "=" and self.peek(2).text != "=":
-                fields = []
+                fields, dots = [], False
                 while not self.at("}"):
+                    if self.accept("..."):
+                        dots = True
+                        break
                     fname = self.ident("a field name")
                     self.expect("=")
                     fields.append((fname, self.expression()))
                     if not self.accept(","):
                         break
-                self.expect("}")
-                return ir.StructInit(t.pos, fields)
-            items = [self.expression()]
+                self.expect("}", "after '...' (it ends an initializer)" if dots else "")
+                return ir.StructInit(t.pos, fields, dots)
+            items, dots = [self.expression()], False
             while self.accept(","):
                 if self.at("}"):
                     break
+                if self.accept("..."):
+                    dots = True
+                    break
                 items.append(self.expression())
-            self.expect("}")
-            return ir.ListExpr(t.pos, items)
+            self.expect("}", "after '...' (it ends an initializer)" if dots else "")
+            return ir.ListExpr(t.pos, items, dots)
         raise self.error("expected an expression")
 
 

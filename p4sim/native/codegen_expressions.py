@@ -39,6 +39,9 @@ class ExpressionGen:
             return self.expr(e.decl.composite, pre)  # a struct/header/tuple constant
         raise Unsupported(e.pos, f"reading {e.name}")
 
+    def _DefaultValue(self, e: ir.DefaultValue, pre):
+        return self.zero(e.type, e.pos)  # a composite one: scalars are constants (e.const)
+
     def _Member(self, e: ir.Member, pre):
         bt = e.expr.type
         if isinstance(bt, HeaderT):

@@ -351,6 +351,24 @@ CASES = [
         {"top": "struct w_t<T> { T x; }", "ingress": "apply { w_t<bool> v; meta.m = 1; }"},
     ),
     (
+        "'...' before the end of an initializer",
+        {
+            "top": "struct p_t { bit<8> a; bit<8> b; }",
+            "ingress": "apply { p_t v = { a = 1, ..., b = 2 }; meta.m = v.a; }",
+        },
+        "expected '}' after '...' (it ends an initializer)",
+        {
+            "top": "struct p_t { bit<8> a; bit<8> b; }",
+            "ingress": "apply { p_t v = { a = 1, ... }; meta.m = v.a; }",
+        },
+    ),
+    (
+        "'...' for a value that is not a struct, header or tuple",
+        {"ingress": "apply { meta.m = { ... }; }"},
+        "an initializer with '...' needs the struct, header or tuple type it initializes",
+        {"ingress": "apply { meta.m = 0; }"},
+    ),
+    (
         "struct constant with a field that is not constant",
         {
             "top": "struct pair_t { bit<8> f0; bit<8> f1; }",

@@ -271,6 +271,13 @@ class ExpressionRules:
             items.append(
                 self.expr(item, scope, hint.items[i] if hint and i < len(hint.items) else None)
             )
+        if e.dots:  # `{a, ...}`: the items after a at their defaults
+            wanted = self.dots_target(e, expected)
+            for ft in wanted[len(e.items) :]:
+                d = ir.DefaultValue(e.pos)
+                items.append(self.expr(d, scope, ft))
+                e.items.append(d)
+            e.dots = False
         if isinstance(expected, (HeaderT, TupleT)):
             t = TupleT(items)
             e.type = t
@@ -284,12 +291,44 @@ class ExpressionRules:
                 e.pos,
                 "a {field = value} initializer needs a struct or header type from context",
             )
+        if e.dots:  # `{f = a, ...}`: the other fields at their defaults
+            given = {n for n, _ in e.fields}
+            e.fields += [(n, ir.DefaultValue(e.pos)) for n, _ in expected.fields if n not in given]
+            e.dots = False
         for n, item in e.fields:
             ft = expected.field_type(n)
             if ft is None:
                 raise P4Error.at(item.pos, f"{expected} has no field '{n}'")
             self.expr(item, scope, ft)
         self.list_to(e, expected)
+        return expected
+
+    @staticmethod
+    def dots_target(e: ir.Expr, expected: Type | None) -> list[Type]:
+        """The types of the fields or items an initializer ending in `...` fills."""
+        if isinstance(expected, TupleT):
+            return expected.items
+        if isinstance(expected, HeaderT):
+            return [ft for _, ft in expected.fields]
+        raise P4Error.at(
+            e.pos,
+            "an initializer with '...' needs the struct, header or tuple type it initializes "
+            "from context",
+        )
+
+    def default_value(self, e: ir.DefaultValue, scope: Scope, expected: Type | None) -> Type:
+        """The default value of the type expected (spec "Default values"): 0, false, the
+        first member of an enum without a type, error.NoError; a header invalid."""
+        if isinstance(expected, Bits):
+            e.const = 0
+        elif isinstance(expected, BoolT):
+            e.const = False
+        elif isinstance(expected, EnumT):
+            e.const = 0 if expected.underlying is not None else expected.values[expected.members[0]]
+        elif isinstance(expected, ErrorT):
+            e.const = expected.members["NoError"]
+        elif expected is None or isinstance(expected, (InfInt, StringT, ExternT, VoidT)):
+            raise P4Error.at(e.pos, f"'...' cannot stand for a value of type {expected}")
         return expected
 
     def type_expr(self, e: ir.TypeExpr, scope: Scope) -> Type:
@@ -638,4 +677,5 @@ EXPRESSIONS_TYPED_BY_CONTEXT = {
     ir.Ternary: ExpressionRules.ternary,
     ir.ListExpr: ExpressionRules.list_expr,
     ir.StructInit: ExpressionRules.struct_init,
+    ir.DefaultValue: ExpressionRules.default_value,
 }

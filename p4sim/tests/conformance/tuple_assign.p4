@@ -1,7 +1,7 @@
 // Tuple assignment (P4_16 "Tuples"): a whole tuple to a variable, to a struct field and as
 // an inout copy-out, which p4sim's interpreter once ignored, keeping the old value; a struct
 // copied from another must not share the tuple with it afterwards; one element (p4c's
-// issue4057), which p4sim refused.
+// issue4057), which p4sim refused; `...` for the items or fields left at their defaults.
 #include <core.p4>
 #include <v1model.p4>
 
@@ -21,10 +21,10 @@ control I(inout H hdr, inout M m, inout standard_metadata_t sm) {
         tuple<bit<8>, bit<8>> t = { 1, 2 };
         if (hdr.h.a == 5) { t = { hdr.h.b, 7 }; }
         S s1 = { { 10, 11 } };
-        S s2 = { { 0, 0 } };
+        S s2 = { ... };
         s2 = s1;
         s1.t = { hdr.h.c, hdr.h.c };  // s2 keeps { 10, 11 }
-        tuple<bit<8>, bit<8>> u = { 0, 0 };
+        tuple<bit<8>, bit<8>> u = { 0, ... };
         fill(u, hdr.h.d);
         u[1] = u[1] + 1;
         hdr.h.a = t[0];
