@@ -369,6 +369,30 @@ CASES = [
         {"ingress": "apply { meta.m = 0; }"},
     ),
     (
+        "generic function comparing values of its type parameter",
+        {
+            "top": "T larger<T>(in T x, in T y) { if (x > y) { return x; } return y; }",
+            "ingress": "apply { meta.m = larger(hdr.h.a, hdr.h.b); }",
+        },
+        "'>' needs integer operands, got T",
+        {
+            "top": "T pick<T>(in bool c, in T x, in T y) { if (c) { return x; } return y; }",
+            "ingress": "apply { meta.m = pick(hdr.h.a > hdr.h.b, hdr.h.a, hdr.h.b); }",
+        },
+    ),
+    (
+        "generic function whose type argument nothing gives",
+        {
+            "top": "T zero<T>() { T z; return z; }",
+            "ingress": "apply { meta.m = 1; bit<8> v = zero(); }",
+        },
+        "cannot infer type parameter(s) T of zero",
+        {
+            "top": "T zero<T>() { T z; return z; }",
+            "ingress": "apply { meta.m = 1; bit<8> v = zero<bit<8>>(); }",
+        },
+    ),
+    (
         "struct constant with a field that is not constant",
         {
             "top": "struct pair_t { bit<8> f0; bit<8> f1; }",

@@ -29,9 +29,9 @@ SAMPLES = Path("/opt/p4tools/p4c-testdata/p4_16_samples")
 NATIVE_STF = {
     "action_selector", "arith", "checksum", "composite_copy", "copy_invalid", "ctor_params",
     "dc_splitter", "entry_brace_keys", "entry_const_each", "enums", "extern_param",
-    "generic_struct", "hash_enum_error", "hashpack", "header_struct", "initial_entries",
-    "initializer_dots", "invalid_assign", "invalid_key", "lang", "loops", "meters",
-    "named_global_action", "packet_length", "parser", "parser_nomatch", "priorities",
+    "generic_function", "generic_struct", "hash_enum_error", "hashpack", "header_struct",
+    "initial_entries", "initializer_dots", "invalid_assign", "invalid_key", "lang", "loops",
+    "meters", "named_global_action", "packet_length", "parser", "parser_nomatch", "priorities",
     "register_serenum", "side_effects", "signed", "stack_index_enum", "stack_shift",
     "static_assert", "struct_const", "tables", "tm", "trace_stack", "union", "union_stack",
 }  # fmt: skip

@@ -132,6 +132,20 @@ class CallRules:
                 if f.name == "verify" and not self.in_parser:
                     raise P4Error.at(e.pos, "verify() can only be called in a parser")
                 self.bind_args(e, decl.params, scope, binding, f.name)
+                if e.kind == "function" and decl.type_params:
+                    open_ = [n for n in decl.type_params if free_vars(binding[n])]
+                    if open_:
+                        raise P4Error.at(
+                            e.pos,
+                            f"cannot infer type parameter(s) {', '.join(open_)} of {f.name}: "
+                            f"give them ({f.name}<...>(...))",
+                        )
+                    for n in decl.type_params:  # as p4c: values only
+                        if isinstance(binding[n], (BlockT, ExternT, TableT)):
+                            raise P4Error.at(
+                                e.pos, f"{f.name}: an argument cannot have type {binding[n]}"
+                            )
+                    e.target = self.specialize_function(decl, binding)
                 if e.kind == "extern_func":
                     self.target_checks.append((nested_struct_out, e, self.block))
                 if e.kind == "extern_func" and f.name in PIPELINE_EXTERNS:
@@ -161,7 +175,7 @@ class CallRules:
                     e.digest_name = getattr(data.type, "type_name", "digest")
                     self.digest_calls.append(e)
                 ret = (
-                    decl.ret_type
+                    e.target.ret_type
                     if isinstance(decl, ir.FunctionDecl)
                     else self.param_type(
                         ir.Param(decl.pos, "", decl.ret, "", None, []), scope, binding

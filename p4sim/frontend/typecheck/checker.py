@@ -259,7 +259,7 @@ class Checker(
         args = [self.resolve_type(a, scope) for a in ref.args]
         own = set(map(id, t.specializations.values()))
         for a, at in zip(ref.args, args):
-            if isinstance(at, (DontCareT, VoidT, ExternT, StringT)):
+            if isinstance(at, (DontCareT, VoidT, ExternT, StringT, BlockT)):
                 raise P4Error.at(a.pos, f"{at} cannot be a type argument of {t.decl.name}")
             if id(at) in own:  # as p4c: S<S<bit<8>>> is refused
                 raise P4Error.at(

@@ -81,6 +81,10 @@ class DeclarationRules:
         """A header, header_union or struct type; a generic one is made per specialisation."""
         if d.type_params:
             self.type_param_rules(d)
+            # checked as p4c checks it, its type parameters unknown; made per specialisation
+            self.header_type(
+                d, self.type_scope(scope, {n: TypeVar(n) for n in d.type_params}), d.name
+            )
             self.declare(scope, d.name, TypeEntry(GenericHeaderT(d, scope)), d.pos)
             return
         t = self.header_type(d, scope, d.name)
@@ -126,7 +130,8 @@ class DeclarationRules:
                     f"@match of field {d.name}.{f.name} must name one match_kind: "
                     f"{', '.join(sorted(self.match_kinds.members))}",
                 )
-            if d.kind == "header_union" and not (isinstance(ft, HeaderT) and ft.kind == "header"):
+            is_header = isinstance(ft, TypeVar) or (isinstance(ft, HeaderT) and ft.kind == "header")
+            if d.kind == "header_union" and not is_header:
                 raise P4Error.at(f.pos, f"header_union {d.name} may only contain headers, not {ft}")
             one_more = isinstance(ft, Varbit) and any(isinstance(x, Varbit) for _, x in fields)
             if d.kind == "header" and one_more:
@@ -353,8 +358,13 @@ class DeclarationRules:
 
     def function_decl(self, d: ir.FunctionDecl, scope: Scope) -> None:
         self.no_optional_params(d.params)
-        if d.type_params:
-            raise unsupported(d.pos, "generic function")
+        if d.type_params:  # checked per list of type arguments its calls give (specialize_function)
+            self.type_param_rules(d)
+            self.signature(d, scope, d.type_params)
+            d.template, d.scope, d.specializations = copy.deepcopy(d), scope, {}
+            self.specialize_function(d, {n: TypeVar(n) for n in d.type_params})  # as p4c
+            self.declare(scope, d.name, Overloads([d]), d.pos)
+            return
         saved = (self.frame, self.return_type)
         self.frame = Frame()
         fscope = Scope(scope)
@@ -367,6 +377,25 @@ class DeclarationRules:
         d.frame_size = self.frame.size
         self.frame, self.return_type = saved
         self.declare(scope, d.name, Overloads([d]), d.pos)
+
+    def specialize_function(self, d: ir.FunctionDecl, binding: dict) -> ir.FunctionDecl:
+        """Generic function d with its type parameters bound: a copy of it, checked with
+        them bound, made once per list of type arguments (as p4c specialises it)."""
+        args = [binding[n] for n in d.type_params]
+        key = tuple(str(a) for a in args)
+        if key not in d.specializations:
+            spec = copy.deepcopy(d.template)
+            spec.type_params = []
+            state = ("frame", "block", "in_parser", "return_type", "in_action", "action")
+            saved = {n: getattr(self, n) for n in state}
+            self.block, self.in_parser, self.in_action, self.action = None, False, False, None
+            try:
+                self.function_decl(spec, self.type_scope(d.scope, dict(zip(d.type_params, args))))
+            finally:
+                for n, v in saved.items():
+                    setattr(self, n, v)
+            d.specializations[key] = spec
+        return d.specializations[key]
 
     def action_decl(self, d: ir.ActionDecl, scope: Scope) -> None:
         self.no_optional_params(d.params)
@@ -659,5 +688,8 @@ def has_body(d) -> bool:
 
 
 def _serialisable(t) -> bool:
-    """A type a header field (or a field of a header's struct) may have, besides varbit."""
-    return isinstance(t, (Bits, BoolT)) or (isinstance(t, EnumT) and t.underlying is not None)
+    """A type a header field (or a field of a header's struct) may have, besides varbit; a
+    generic declaration's type parameter may become one."""
+    return isinstance(t, (Bits, BoolT, TypeVar)) or (
+        isinstance(t, EnumT) and t.underlying is not None
+    )

@@ -549,6 +549,8 @@ class ExpressionRules:
         if op in COMPARE:
             if op not in ("==", "!=") and not isinstance(t, (Bits, InfInt)):
                 raise P4Error.at(e.pos, f"'{op}' needs integer operands, got {t}")
+            if isinstance(t, TypeVar):  # in a generic function's body, as p4c
+                raise P4Error.at(e.pos, f"values of type variable {t} cannot be compared")
             if not isinstance(t, (Bits, InfInt, BoolT, EnumT, ErrorT, Varbit, HeaderT, StackT)):
                 raise unsupported(e.pos, f"comparison of {t} values")
             a, b = e.left.const, e.right.const
