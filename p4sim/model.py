@@ -126,6 +126,9 @@ class TableDef:
     # `implementation = <action_profile or action_selector>`: the ActionProfileDef's name.
     # Entries then hold a member or group id instead of an action (an "indirect" table).
     implementation: str | None = None
+    # `support_timeout = true` (v1model; TNA: idle_timeout): P4Info's NOTIFY_CONTROL. p4sim's
+    # P4Runtime server does not run idle timeouts (an entry's idle_timeout_ns: UNIMPLEMENTED).
+    support_timeout: bool = False
 
     @property
     def needs_priority(self) -> bool:

@@ -428,6 +428,8 @@ def _add_tables(info: p4info_pb2.P4Info, model: ProgramModel, symbols: SymbolTab
         if table.implementation:
             t.implementation_id = symbols.id(PREFIX_ACTION_PROFILE, table.implementation)
         t.size = table.size
+        if table.support_timeout:
+            t.idle_timeout_behavior = p4info_pb2.Table.NOTIFY_CONTROL
         if table.const_entries is not None:
             t.is_const_table = True
         if table.const_entries or table.initial_entries:

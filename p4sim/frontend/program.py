@@ -393,12 +393,15 @@ class ModelBuilder:
             )
         return pipe.ctor_args, pipe.name
 
-    def unique(self, name: str, pos) -> str:
-        if name in self.names:
+    def unique(self, name: str, pos, kind: str) -> str:
+        """name, checked unique among the control-plane objects of its P4Info kind (`table`,
+        `direct_meter`, ...): as in p4c, objects of two kinds may share a name."""
+        if (kind, name) in self.names:
             raise P4Error.at(
-                pos, f"two control-plane objects are both named '{name}' (use @name to rename one)"
+                pos,
+                f"two {kind.replace('_', ' ')}s are both named '{name}' (use @name to rename one)",
             )
-        self.names.add(name)
+        self.names.add((kind, name))
         return name
 
     def block(self, inst: Instance, path: str, parent: BlockNode | None = None) -> BlockNode:
@@ -441,7 +444,9 @@ class ModelBuilder:
                 if isinstance(loc, ir.Instantiation):
                     self.instance(node, loc.instance)
                 elif isinstance(loc, ir.ValueSetDecl):
-                    name = self.unique(qualify(path, loc.name, loc.annotations), loc.pos)
+                    name = self.unique(
+                        qualify(path, loc.name, loc.annotations), loc.pos, "value_set"
+                    )
                     fields = [MatchFieldDef(n, w, kind) for n, w, kind in loc.fields]
                     annots = annotation_texts(loc.annotations)
                     self.value_sets.append(ValueSetDef(name, fields, loc.size_value, annots))
@@ -494,7 +499,7 @@ class ModelBuilder:
             width = elem.underlying.width if serializable else bit_width(elem)
             self.registers.append(
                 RegisterDef(
-                    self.unique(name, pos),
+                    self.unique(name, pos, "register"),
                     inst.ctor_args[0],
                     width,
                     annots,
@@ -505,13 +510,15 @@ class ModelBuilder:
             ctype = self.enum_member(inst.ctor_args[-1], "CounterType")
             size = inst.ctor_args[0] if kind == "counter" else 0
             self.counters.append(
-                CounterDef(self.unique(name, pos), size, ctype, None, annots, kind != "counter")
+                CounterDef(
+                    self.unique(name, pos, kind), size, ctype, None, annots, kind != "counter"
+                )
             )
         elif kind in ("meter", "direct_meter"):
             mtype = self.enum_member(inst.ctor_args[-1], "MeterType")
             size = inst.ctor_args[0] if kind == "meter" else 0
             self.meters.append(
-                MeterDef(self.unique(name, pos), size, mtype, None, annots, kind != "meter")
+                MeterDef(self.unique(name, pos, kind), size, mtype, None, annots, kind != "meter")
             )
         elif kind in ("action_profile", "action_selector"):
             self.profile(name, inst)
@@ -524,7 +531,11 @@ class ModelBuilder:
             initial = inst.ctor_args[1] if len(inst.ctor_args) > 1 else 0
             self.registers.append(
                 RegisterDef(
-                    self.unique(name, pos), inst.ctor_args[0], bit_width(elem), annots, initial
+                    self.unique(name, pos, "register"),
+                    inst.ctor_args[0],
+                    bit_width(elem),
+                    annots,
+                    initial,
                 )
             )
         elif kind in ("Counter", "DirectCounter"):
@@ -533,12 +544,19 @@ class ModelBuilder:
             ctype = self.enum_member(ctype_arg, "CounterType_t").lower()
             size = inst.ctor_args[0] if kind == "Counter" else 0
             self.counters.append(
-                CounterDef(self.unique(name, pos), size, ctype, None, annots, kind != "Counter")
+                CounterDef(
+                    self.unique(name, pos, "counter" if kind == "Counter" else "direct_counter"),
+                    size,
+                    ctype,
+                    None,
+                    annots,
+                    kind != "Counter",
+                )
             )
         elif kind == "Meter":
             mtype = self.enum_member(inst.ctor_args[1], "MeterType_t").lower()
             self.meters.append(
-                MeterDef(self.unique(name, pos), inst.ctor_args[0], mtype, None, annots)
+                MeterDef(self.unique(name, pos, "meter"), inst.ctor_args[0], mtype, None, annots)
             )
         elif kind in TNA_REFUSED_EXTERNS:
             raise P4Error.at(pos, f"{inst.name}: the TNA extern {kind} is not supported by p4sim")
@@ -557,7 +575,7 @@ class ModelBuilder:
         pos = inst.node.pos if inst.node is not None else None
         selector = inst.type.decl.name == "action_selector"
         d = ActionProfileDef(
-            self.unique(name, pos),
+            self.unique(name, pos, "action_profile"),
             inst.ctor_args[1] if selector else inst.ctor_args[0],
             selector,
             [],
@@ -716,6 +734,7 @@ class ModelBuilder:
             direct_meter=node.externs.get(t.direct_meter) if t.direct_meter else None,
             annotations=annotation_texts(t.annotations),
             initial_entries=listed if t.entries is not None and not t.entries_const else [],
+            support_timeout=t.support_timeout,
         )
         if t.implementation is not None and not hidden:
             inst = t.implementation
@@ -734,7 +753,7 @@ class ModelBuilder:
         if hidden:
             self.hidden_tables.append(td)
         else:
-            self.unique(name, t.pos)
+            self.unique(name, t.pos, "table")
             self.tables.append(td)
         return td
 

@@ -308,6 +308,11 @@ def write_table_entry(
         meter_config = decode_meter_config(msg.meter_config, f"table {tname}")
     if msg.HasField("counter_data") and not table.definition.direct_counter:
         raise invalid(f"table {tname} has no direct counter: counter_data not allowed")
+    if msg.idle_timeout_ns and not table.definition.support_timeout:
+        raise invalid(
+            f"table {tname} does not support idle timeouts (no support_timeout = true): "
+            f"idle_timeout_ns must be 0"
+        )
     if msg.idle_timeout_ns:
         raise unimplemented(f"table {tname}: idle timeouts are not supported by p4sim")
     if update_type == Update.MODIFY:

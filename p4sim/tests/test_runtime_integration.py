@@ -330,6 +330,17 @@ def test_engine_errors_map_to_status_codes(rig):
     assert codes == [code_pb2.OK, code_pb2.ALREADY_EXISTS, code_pb2.NOT_FOUND, code_pb2.NOT_FOUND]
 
 
+def test_an_idle_timeout_on_a_table_without_support_is_invalid(rig):
+    """P4Runtime: idle_timeout_ns is for tables whose P4Info has NOTIFY_CONTROL (P4
+    `support_timeout = true`); elsewhere it is a bad request, and nothing is installed."""
+    client, _, _ = rig
+    add = client.l2("INSERT", 0x020000000002, "forward", port=b"\x01")
+    add.entity.table_entry.idle_timeout_ns = 10**9
+    assert _write_codes(client, add) == [code_pb2.INVALID_ARGUMENT]
+    add.entity.table_entry.idle_timeout_ns = 0
+    client.write(add)
+
+
 def test_ternary_and_optional_acl_drops_by_priority(rig):
     client, ports, _ = rig
     client.write(client.l2("INSERT", 0x020000000002, "forward", port=b"\x02"))

@@ -48,6 +48,14 @@ class TableRules:
                     f"table size {t.size} must be between 0 and {MAX_TABLE_SIZE:,} (p4sim's limit)",
                 )
         self.table_direct_resources(t, props, scope)
+        t.support_timeout = False  # v1model's support_timeout, TNA's idle_timeout (P4Info)
+        for name in ("support_timeout", "idle_timeout"):
+            if name in props:
+                v = props[name].value
+                self.expr(v, scope)
+                if not isinstance(v.const, bool):
+                    raise P4Error.at(v.pos, f"table property {name} must be true or false")
+                t.support_timeout = v.const
         if "implementation" in props:
             t.implementation = self.table_implementation(t, props["implementation"], scope)
             if "entries" in props:

@@ -2,7 +2,7 @@
 // p4c writes it: pkg_info from @pkginfo, @platform_property and the other annotations on
 // `main`; a parameter's @name; `type_name` of keys, parameters and packet-in fields of a
 // `type`, with type_info.new_types; a key's literal in the base it was written in; and no
-// entry for a direct counter or meter no table uses.
+// entry for a direct counter or meter no table uses; NOTIFY_CONTROL for `support_timeout`.
 #include <core.p4>
 #include <v1model.p4>
 
@@ -37,6 +37,7 @@ control I(inout H hdr, inout M m, inout standard_metadata_t sm) {
             hdr.h.etype & 16w0x00F0 : exact;
         }
         actions = { forward; NoAction; }
+        support_timeout = true;
     }
     apply { by_mac.apply(); hdr.pin.setValid(); }
 }
