@@ -126,8 +126,8 @@ class TableDef:
     # `implementation = <action_profile or action_selector>`: the ActionProfileDef's name.
     # Entries then hold a member or group id instead of an action (an "indirect" table).
     implementation: str | None = None
-    # `support_timeout = true` (v1model; TNA: idle_timeout): P4Info's NOTIFY_CONTROL. p4sim's
-    # P4Runtime server does not run idle timeouts (an entry's idle_timeout_ns: UNIMPLEMENTED).
+    # `support_timeout = true` (v1model; TNA: idle_timeout): P4Info's NOTIFY_CONTROL, entries
+    # with idle timeouts (p4sim.p4runtime.idle_timeouts); the engines count their hits
     support_timeout: bool = False
 
     @property
@@ -292,6 +292,13 @@ class TableEntry:
     member_id: int | None = None
     group_id: int | None = None
     action_set: list[tuple[str, dict[str, int], int]] | None = None
+    # Tables with idle timeouts (TableDef.support_timeout; p4sim.p4runtime.idle_timeouts):
+    # the entry's timeout (0: none), when it was last seen hit (time.monotonic_ns), the hit
+    # count (`packets`) then, and whether its expiry was notified since.
+    idle_timeout_ns: int = 0
+    last_hit_ns: int = 0
+    hits_seen: int = 0
+    idle_notified: bool = False
 
 
 class TableState(Protocol):

@@ -9,7 +9,8 @@ The generator remembers the entries, members, groups, multicast groups and clone
 wrote (right or wrong), so later steps duplicate, modify, delete and read them. Each mistake
 is one change to a valid update: unknown ids of every kind, match values that are not
 canonical, too wide, or have bits outside the mask or prefix, missing and zero priorities,
-missing, extra and wrong-width action parameters, indexes out of range, and so on.
+an idle timeout on a table without idle timeouts, missing, extra and wrong-width action
+parameters, indexes out of range, and so on.
 
 A SetForwardingPipelineConfig step carries `DEVICE_CONFIG` in place of the device config: the
 differential puts in each target's own (BMv2's JSON, p4sim's device config).
@@ -178,6 +179,8 @@ class RequestGenerator:
         if self.needs_priority(table):
             entry.priority = self.rng.choice([1, 2, 10, 1000])
         self.table_action(table, entry)
+        if table.idle_timeout_behavior == p4info_pb2.Table.NOTIFY_CONTROL:
+            entry.idle_timeout_ns = self.rng.choice([0, 10**9, 60 * 10**9])
         return entry
 
     def entry_mistake(self, entry: p4runtime_pb2.TableEntry, table) -> str:
@@ -192,6 +195,8 @@ class RequestGenerator:
         options += ["mask zero"] * ("ternary" in kinds)
         if any(f.match_type == MatchField.EXACT for f in table.match_fields):
             options.append("exact missing")
+        if table.idle_timeout_behavior != p4info_pb2.Table.NOTIFY_CONTROL:
+            options.append("idle timeout")
         mistake = self.rng.choice(options)
         fields = {f.id: f for f in table.match_fields}
         fm = self.rng.choice(entry.match) if entry.match else None
@@ -253,6 +258,8 @@ class RequestGenerator:
             fm = next(m for m in entry.match if m.HasField("range"))
             bits = fields[fm.field_id].bitwidth
             fm.range.low, fm.range.high = canonical((1 << bits) - 1), b"\x00"
+        elif mistake == "idle timeout":  # on a table without idle timeouts
+            entry.idle_timeout_ns = 10**9
         elif mistake == "exact missing":
             exact = [f.id for f in table.match_fields if f.match_type == MatchField.EXACT]
             keep = [m for m in entry.match if m.field_id not in exact]

@@ -608,9 +608,11 @@ class BlockCompiler(ExprCompiler):
 
     def direct_resources(self, tdef):
         """What a hit does to the table's direct counter and direct meter, or None when it
-        has neither: count the packet and its bytes, colour the packet by the entry's meter."""
+        has neither: count the packet and its bytes (also in a table with idle timeouts),
+        colour the packet by the entry's meter."""
         rt = self.rt
-        counted = tdef.direct_counter is not None
+        # a direct counter, or idle timeouts, which read the hits (p4runtime/idle_timeouts.py)
+        counted = tdef.direct_counter is not None or tdef.support_timeout
         meter = rt.meters.get(tdef.direct_meter) if tdef.direct_meter else None
         if not counted and meter is None:
             return None

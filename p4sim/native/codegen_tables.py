@@ -64,7 +64,8 @@ class TableGen:
                 keys.append(f"key[{w0}] = (uint64_t)({v});")
         cases = self.table_action_cases(layout)
         tdef_py = self.dev.tables[tdef.name].definition
-        counted = tdef_py.direct_counter is not None
+        # a direct counter, or idle timeouts, which read the hits (p4runtime/idle_timeouts.py)
+        counted = tdef_py.direct_counter is not None or tdef_py.support_timeout
         meter = ""
         if tdef_py.direct_meter:
             mi = self.direct_meter_index(tdef_py.direct_meter)

@@ -49,7 +49,9 @@ from p4sim.p4runtime.errors import (
     not_found,
     unimplemented,
 )
+from p4sim.p4runtime.idle_timeouts import IdleTimeouts
 from p4sim.p4runtime.pipeline import Compiler, default_compiler, from_config
+from p4sim.p4runtime.table_entries import encode_entry
 from p4sim.switch import Pipeline, Switch
 
 log = logging.getLogger("p4sim.p4runtime")
@@ -115,6 +117,8 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
         self._digest_lists = DigestLists(self._send_digest_list)
         self._digest_lists.start()
         switch.add_digest_listener(self._digests)
+        self._idle_timeouts = IdleTimeouts(lambda: self.switch.pipeline, self._send_idle_timeouts)
+        self._idle_timeouts.start()
 
     # -- helpers ------------------------------------------------------------------------------
 
@@ -476,10 +480,23 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
         outbox.put(msg)
         return True
 
+    def _send_idle_timeouts(self, index, table, entries) -> bool:
+        """One IdleTimeoutNotification to the primary; False when there is none to take it."""
+        outbox = self.arbiter.primary_outbox()
+        if outbox is None:
+            return False
+        msg = p4runtime_pb2.StreamMessageResponse()
+        notification = msg.idle_timeout_notification
+        notification.table_entry.extend(encode_entry(index, table, e) for e in entries)
+        notification.timestamp = time.time_ns()
+        outbox.put(msg)
+        return True
+
     def close(self) -> None:
         self.switch.remove_packet_in_listener(self._packet_in)
         self.switch.remove_digest_listener(self._digests)
         self._digest_lists.close()
+        self._idle_timeouts.close()
         with self.arbiter.lock:
             clients = list(self.arbiter.clients)
         for c in clients:

@@ -11,7 +11,7 @@ from p4.v1 import p4runtime_pb2
 
 from p4sim import model
 from p4sim.model import FieldMatch, TableEntry
-from p4sim.p4runtime import codec
+from p4sim.p4runtime import codec, idle_timeouts
 from p4sim.p4runtime.counters import decode_meter_config, encode_meter_config
 from p4sim.p4runtime.errors import (
     StatusError,
@@ -247,6 +247,7 @@ def encode_entry(
     default: bool = False,
     with_counter: bool = False,
     with_meter: bool = False,
+    with_hit_time: bool = False,
 ) -> p4runtime_pb2.TableEntry:
     out = p4runtime_pb2.TableEntry(table_id=table.id)
     if default:
@@ -270,6 +271,10 @@ def encode_entry(
             encode_action(index, action, args, a)
     elif not (default and table.definition.implementation):
         encode_action(index, entry.action, entry.args, out.action)
+    if not default:
+        out.idle_timeout_ns = entry.idle_timeout_ns
+    if with_hit_time and table.definition.support_timeout and not default:
+        out.time_since_last_hit.elapsed_ns = idle_timeouts.since_last_hit(entry)
     if with_counter and table.definition.direct_counter:
         out.counter_data.packet_count = entry.packets
         out.counter_data.byte_count = entry.bytes
@@ -313,8 +318,8 @@ def write_table_entry(
             f"table {tname} does not support idle timeouts (no support_timeout = true): "
             f"idle_timeout_ns must be 0"
         )
-    if msg.idle_timeout_ns:
-        raise unimplemented(f"table {tname}: idle timeouts are not supported by p4sim")
+    if msg.idle_timeout_ns < 0:
+        raise invalid(f"table {tname}: idle_timeout_ns must not be negative")
     if update_type == Update.MODIFY:
         _modify_entry(index, table, state, match, msg, meter_config)
         return
@@ -334,6 +339,7 @@ def write_table_entry(
     if msg.HasField("counter_data"):
         entry.packets = msg.counter_data.packet_count
         entry.bytes = msg.counter_data.byte_count
+    idle_timeouts.arm(entry, msg.idle_timeout_ns)
     state.insert(entry)
 
 
@@ -355,6 +361,7 @@ def _modify_entry(index, table: TableInfo, state, match, msg, meter_config) -> N
                 "direct counter or meter, with the action left unset)",
             )
         _set_direct_resources(old, msg, meter_config)
+        idle_timeouts.arm(old, msg.idle_timeout_ns)
         return
     if given is not None:
         target = given
@@ -378,7 +385,10 @@ def _modify_entry(index, table: TableInfo, state, match, msg, meter_config) -> N
     )
     state.modify(entry)
     # the engine's modify() keeps its own counters: set what the client gave afterwards
-    _set_direct_resources(state.find(match, msg.priority), msg, meter_config)
+    stored = state.find(match, msg.priority)
+    _set_direct_resources(stored, msg, meter_config)
+    if stored is not None:
+        idle_timeouts.arm(stored, msg.idle_timeout_ns)  # a MODIFY starts the timeout again
 
 
 def _set_direct_resources(entry: TableEntry | None, msg, meter_config) -> None:
@@ -421,6 +431,7 @@ def read_table_entries(
 ) -> Iterator[p4runtime_pb2.TableEntry]:
     with_counter = msg.HasField("counter_data")
     with_meter = msg.HasField("meter_config")
+    with_hit_time = msg.HasField("time_since_last_hit")
     tables = [index.table(msg.table_id)] if msg.table_id else list(index.tables.values())
     if msg.is_default_action and not msg.table_id:
         raise invalid("reading default entries needs a table_id")
@@ -438,7 +449,12 @@ def read_table_entries(
         for e in entries:
             if _read_filter(index, msg, e):
                 yield encode_entry(
-                    index, table, e, with_counter=with_counter, with_meter=with_meter
+                    index,
+                    table,
+                    e,
+                    with_counter=with_counter,
+                    with_meter=with_meter,
+                    with_hit_time=with_hit_time,
                 )
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 from pathlib import Path
 
 import grpc
@@ -62,6 +63,7 @@ class Client(PrimarySession):
         assert self.arbitration.status.code == code_pb2.OK
         self.packets: queue.Queue = queue.Queue()
         self.digests: queue.Queue = queue.Queue()
+        self.idle: queue.Queue = queue.Queue()
         threading.Thread(target=self._pump, daemon=True).start()
         self.ids: dict[str, int] = {}
         self.p4info = None
@@ -73,6 +75,8 @@ class Client(PrimarySession):
                     self.packets.put(msg.packet)
                 elif msg.WhichOneof("update") == "digest":
                     self.digests.put(msg.digest)
+                elif msg.WhichOneof("update") == "idle_timeout_notification":
+                    self.idle.put(msg.idle_timeout_notification)
         except grpc.RpcError:
             pass
 
@@ -280,9 +284,9 @@ def test_packet_in_and_packet_out_through_the_cpu_port(rig):
     assert ports.wait_for(1, timeout=30) == [(1, frame)]
 
 
-def test_routing_rewrites_and_decrements_ttl(rig):
-    client, ports, _ = rig
-    u = p4runtime_pb2.Update(type=Update.INSERT)
+def _route(client, idle_timeout_ns: int = 0, kind=Update.INSERT) -> p4runtime_pb2.Update:
+    """10.0.2.0/24 to port 1, next hop 02:00:00:00:07:77."""
+    u = p4runtime_pb2.Update(type=kind)
     e = u.entity.table_entry
     e.table_id = client.ids["FwdIngress.ipv4_lpm"]
     lpm = e.match.add(field_id=1).lpm
@@ -290,7 +294,13 @@ def test_routing_rewrites_and_decrements_ttl(rig):
     e.action.action.action_id = client.ids["FwdIngress.route"]
     e.action.action.params.add(param_id=1, value=b"\x01")
     e.action.action.params.add(param_id=2, value=bytes.fromhex("020000000777"))
-    client.write(u)
+    e.idle_timeout_ns = idle_timeout_ns
+    return u
+
+
+def test_routing_rewrites_and_decrements_ttl(rig):
+    client, ports, _ = rig
+    client.write(_route(client))
     frame = frame_to("02:00:00:00:00:01")
     ports.inject(0, frame)
     [(port, out)] = ports.collect()
@@ -299,6 +309,37 @@ def test_routing_rewrites_and_decrements_ttl(rig):
     assert routed[IP].ttl == Ether(frame)[IP].ttl - 1
     del routed[IP].chksum
     assert Ether(out)[IP].chksum == Ether(bytes(routed))[IP].chksum  # checksum recomputed
+
+
+def test_an_idle_route_is_notified_once_until_hit_again(rig):
+    """P4Runtime idle timeouts on ipv4_lpm (support_timeout = true): an entry not hit for
+    its idle_timeout_ns is named in one IdleTimeoutNotification and stays; a hit re-arms it
+    (time_since_last_hit drops), and it is notified again once idle again."""
+    client, ports, _ = rig
+    timeout_ns = 300_000_000
+    client.write(_route(client, timeout_ns))
+    start = time.monotonic()
+    note = client.idle.get(timeout=10)
+    waited = time.monotonic() - start
+    [entry] = note.table_entry
+    assert entry.table_id == client.ids["FwdIngress.ipv4_lpm"]
+    assert entry.match[0].lpm.value == bytes([10, 0, 2, 0]) and entry.idle_timeout_ns == timeout_ns
+    assert note.timestamp > 0
+    assert waited >= 0.25, f"notified after {waited:.3f} s, before the 0.3 s timeout"
+    with pytest.raises(queue.Empty):
+        client.idle.get(timeout=0.6)  # once: not again while it stays idle
+    read = p4runtime_pb2.Entity()
+    read.table_entry.table_id = client.ids["FwdIngress.ipv4_lpm"]
+    read.table_entry.time_since_last_hit.SetInParent()
+    [before] = client.read(read)
+    assert before.table_entry.time_since_last_hit.elapsed_ns >= 900_000_000
+    ports.inject(0, frame_to("02:00:00:00:00:01"))  # routed: a hit
+    assert len(ports.collect()) == 1
+    [after] = client.read(read)
+    assert after.table_entry.time_since_last_hit.elapsed_ns < 200_000_000
+    assert after.table_entry.idle_timeout_ns == timeout_ns
+    note = client.idle.get(timeout=10)  # idle again after the hit
+    assert note.table_entry[0].match[0].lpm.prefix_len == 24
 
 
 def _write_codes(client, *updates) -> list[int]:

@@ -136,6 +136,7 @@ control FwdIngress(inout headers_t hdr, inout metadata_t meta,
         actions = { route; drop; NoAction; }
         default_action = NoAction();
         size = 1024;
+        support_timeout = true;  // routes age: P4Runtime idle timeouts
     }
     table acl {
         key = {
