@@ -102,9 +102,8 @@ def test_ternary_and_lpm_from_written_digits():
     assert _lpm("10.0.0.0/8") == "10.0.0.0/8"
 
 
-def test_meter_config_as_meter_set_rates(tmp_path):
-    """STF rates are per second, simple_switch_CLI's per microsecond; a direct meter is set
-    through the handle of its table entry (0, 1, ... in the order entries were added)."""
+def one_table_program(tmp_path, **arrays) -> Bmv2Program:
+    """A BMv2 JSON of one exact table I.t (key h.k, action a) and the extern arrays given."""
     config = {
         "actions": [{"id": 0, "name": "a", "runtime_data": []}],
         "pipelines": [
@@ -121,13 +120,22 @@ def test_meter_config_as_meter_set_rates(tmp_path):
         ],
         "headers": [{"name": "h", "header_type": "h_t"}],
         "header_types": [{"name": "h_t", "fields": [["k", 8, False]]}],
-        "meter_arrays": [
+        **arrays,
+    }
+    (tmp_path / "p.json").write_text(json.dumps(config))
+    return Bmv2Program(tmp_path / "p.json")
+
+
+def test_meter_config_as_meter_set_rates(tmp_path):
+    """STF rates are per second, simple_switch_CLI's per microsecond; a direct meter is set
+    through the handle of its table entry (0, 1, ... in the order entries were added)."""
+    program = one_table_program(
+        tmp_path,
+        meter_arrays=[
             {"name": "I.m", "is_direct": False},
             {"name": "I.dm", "is_direct": True, "binding": "I.t"},
         ],
-    }
-    (tmp_path / "p.json").write_text(json.dumps(config))
-    program = Bmv2Program(tmp_path / "p.json")
+    )
     s = script(
         tmp_path,
         "add t h.k:1 a()\nadd t h.k:2 a()\nmeter_config m 3 1000 10 2000000 20\n"
@@ -147,30 +155,14 @@ def test_state_checks_read_through_simple_switch_cli(tmp_path):
     """Register and counter checks become simple_switch_CLI reads by full name (a direct
     counter's index: its entry's handle), their replies are judged as p4sim judges its own
     reads, and a check the runner cannot read is refused, not left out."""
-    config = {
-        "actions": [{"id": 0, "name": "a", "runtime_data": []}],
-        "pipelines": [
-            {
-                "tables": [
-                    {
-                        "name": "I.t",
-                        "key": [{"name": "h.k", "match_type": "exact", "target": ["h", "k"]}],
-                        "match_type": "exact",
-                        "action_ids": [0],
-                    }
-                ]
-            }
-        ],
-        "headers": [{"name": "h", "header_type": "h_t"}],
-        "header_types": [{"name": "h_t", "fields": [["k", 8, False]]}],
-        "counter_arrays": [
+    program = one_table_program(
+        tmp_path,
+        counter_arrays=[
             {"name": "I.hits", "is_direct": False},
             {"name": "I.per_entry", "is_direct": True, "binding": "I.t"},
         ],
-        "register_arrays": [{"name": "cells", "bitwidth": 8}],
-    }
-    (tmp_path / "p.json").write_text(json.dumps(config))
-    program = Bmv2Program(tmp_path / "p.json")
+        register_arrays=[{"name": "cells", "bitwidth": 8}],
+    )
     s = script(
         tmp_path,
         "add t h.k:1 a()\nadd t h.k:2 a()\ncheck_counter hits(3) packets == 2\n"
