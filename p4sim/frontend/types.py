@@ -199,6 +199,12 @@ class TypeVar(Type):
         return self.var
 
 
+class TypeParam(TypeVar):
+    """A type parameter of a generic declaration whose body is checked before any
+    specialisation (check_generic), as p4c checks it: a value of this type comes only from
+    another value of it (`T t = x;`, not `T t = 0;`)."""
+
+
 @dataclass(eq=False)
 class ExternT(Type):
     decl: object  # ir.ExternDecl

@@ -393,6 +393,32 @@ CASES = [
         },
     ),
     (
+        "generic control with a table key of its type parameter",
+        {
+            "top": "control L<K>(in K k) { action a() { } table t { key = { k : exact; } "
+            "actions = { a; } } apply { t.apply(); } }",
+            "ingress": "L<bit<8>>() l; apply { l.apply(hdr.h.a); }",
+        },
+        "a table key must have a scalar type, not K",
+        {
+            "top": "control L(in bit<8> k) { action a() { } table t { key = { k : exact; } "
+            "actions = { a; } } apply { t.apply(); } }",
+            "ingress": "L() l; apply { l.apply(hdr.h.a); }",
+        },
+    ),
+    (
+        "generic control instantiated without its type arguments",
+        {
+            "top": "control S<T>(inout T p, inout T q) { apply { T t = p; p = q; q = t; } }",
+            "ingress": "S() s; apply { s.apply(hdr.h.a, hdr.h.b); }",
+        },
+        "generic control S needs its 1 type argument(s) (T)",
+        {
+            "top": "control S<T>(inout T p, inout T q) { apply { T t = p; p = q; q = t; } }",
+            "ingress": "S<bit<8>>() s; apply { s.apply(hdr.h.a, hdr.h.b); }",
+        },
+    ),
+    (
         "struct constant with a field that is not constant",
         {
             "top": "struct pair_t { bit<8> f0; bit<8> f1; }",

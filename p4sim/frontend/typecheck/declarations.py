@@ -25,6 +25,7 @@ from p4sim.frontend.types import (
     NewBool,
     StringT,
     Type,
+    TypeParam,
     TypeVar,
     Varbit,
     VoidT,
@@ -83,7 +84,7 @@ class DeclarationRules:
             self.type_param_rules(d)
             # checked as p4c checks it, its type parameters unknown; made per specialisation
             self.header_type(
-                d, self.type_scope(scope, {n: TypeVar(n) for n in d.type_params}), d.name
+                d, self.type_scope(scope, {n: TypeParam(n) for n in d.type_params}), d.name
             )
             self.declare(scope, d.name, TypeEntry(GenericHeaderT(d, scope)), d.pos)
             return
@@ -182,6 +183,12 @@ class DeclarationRules:
         dup = next((n for i, n in enumerate(names) if n in names[:i]), None)
         if dup:
             raise P4Error.at(d.pos, f"duplicate type parameter '{dup}' of {d.name}")
+        params = [*(getattr(d, "params", None) or []), *(getattr(d, "ctor_params", None) or [])]
+        clash = next((p for p in params if p.name in names), None)
+        if clash is not None:
+            raise P4Error.at(
+                clash.pos, f"'{clash.name}' names both a type parameter and a parameter of {d.name}"
+            )
 
     def extern_decl(self, d: ir.ExternDecl, scope: Scope) -> None:
         self.declare(scope, d.name, TypeEntry(ExternT(d, [])), d.pos)
@@ -220,8 +227,10 @@ class DeclarationRules:
 
     def block_decl(self, d: ir.ParserDecl | ir.ControlDecl | ir.PackageDecl, scope: Scope) -> None:
         """A parser, control or package, or the type of one (no body)."""
-        if getattr(d, "ctor_params", None):
-            # checked once per instance, with its constructor arguments bound (specialize)
+        generic = d.type_params and has_body(d)
+        if getattr(d, "ctor_params", None) or generic:
+            # checked once per instance, with its constructor and type arguments bound
+            # (specialize)
             d.template = copy.deepcopy(d)
         self.param_rules(d.params, scope, d.type_params)
         d.param_types = [t for _, t in self.signature(d, scope, d.type_params)]
@@ -230,9 +239,9 @@ class DeclarationRules:
             dup = next(p for p in d.ctor_params if p.name in {q.name for q in d.params})
             raise P4Error.at(dup.pos, f"duplicate parameter '{dup.name}'")
         self.declare(scope, d.name, TypeEntry(BlockT(d)), d.pos)
+        if generic:  # as p4c, its body is checked with the type parameters unknown
+            self.check_generic_block(d)
         if getattr(d, "ctor_params", None):
-            if d.type_params:
-                raise unsupported(d.pos, f"generic {kind_of(d)}")
             for p in d.ctor_params:
                 p.type = self.resolve_type(p.typeref, scope)
                 if isinstance(p.type, BlockT) and has_body(p.type.decl):
@@ -243,6 +252,8 @@ class DeclarationRules:
                         f"{kind_of(p.type.decl)} type, `{kind_of(p.type.decl)} "
                         f"T(...);`)",
                     )
+        elif generic:
+            pass
         elif isinstance(d, ir.ParserDecl) and d.states is not None:
             self.parser_decl(d)
         elif isinstance(d, ir.ControlDecl) and d.body is not None:
@@ -362,7 +373,8 @@ class DeclarationRules:
             self.type_param_rules(d)
             self.signature(d, scope, d.type_params)
             d.template, d.scope, d.specializations = copy.deepcopy(d), scope, {}
-            self.specialize_function(d, {n: TypeVar(n) for n in d.type_params})  # as p4c
+            unknown = {n: TypeParam(n) for n in d.type_params}
+            self.check_generic(lambda: self.specialize_function(d, unknown))
             self.declare(scope, d.name, Overloads([d]), d.pos)
             return
         saved = (self.frame, self.return_type)
@@ -377,6 +389,41 @@ class DeclarationRules:
         d.frame_size = self.frame.size
         self.frame, self.return_type = saved
         self.declare(scope, d.name, Overloads([d]), d.pos)
+
+    # what checking a declaration adds to the whole program's lists (P4Info, back-end checks)
+    _PROGRAM_LISTS = (
+        "actions",
+        "controller_headers",
+        "digest_calls",
+        "direct_meters",
+        "extern_function_calls",
+        "target_checks",
+    )
+
+    def check_generic(self, check) -> None:
+        """Run check(), a generic declaration's body checked with its type parameters unknown
+        (as p4c checks it), keeping nothing it adds to the program: only its specialisations
+        run and are part of the program."""
+        lengths = {n: len(getattr(self, n)) for n in self._PROGRAM_LISTS}
+        state = ("frame", "block", "in_parser", "return_type", "in_action", "action")
+        saved = {n: getattr(self, n) for n in state}
+        self.block, self.in_parser, self.in_action, self.action = None, False, False, None
+        try:
+            check()
+        finally:
+            for n, v in saved.items():
+                setattr(self, n, v)
+            for n, length in lengths.items():
+                del getattr(self, n)[length:]
+
+    def check_generic_block(self, d: ir.ParserDecl | ir.ControlDecl) -> None:
+        if getattr(d, "ctor_params", None):
+            return  # checked per instance, with its constructor arguments (specialize)
+        spec = copy.deepcopy(d.template)
+        spec.type_params = []
+        unknown = {n: TypeParam(n) for n in d.type_params}
+        rule = self.parser_decl if isinstance(d, ir.ParserDecl) else self.control_decl
+        self.check_generic(lambda: rule(spec, (), unknown))
 
     def specialize_function(self, d: ir.FunctionDecl, binding: dict) -> ir.FunctionDecl:
         """Generic function d with its type parameters bound: a copy of it, checked with
@@ -436,13 +483,12 @@ class DeclarationRules:
         self.declare(scope, d.name, d, d.pos)
         self.actions.append(d)
 
-    def parser_decl(self, d: ir.ParserDecl, bound=()) -> None:
-        """bound: (name, constant Var or Instance, pos) of the constructor parameters."""
-        if d.type_params:
-            raise unsupported(d.pos, "generic parser")
+    def parser_decl(self, d: ir.ParserDecl, bound=(), types=None) -> None:
+        """bound: (name, constant Var or Instance, pos) of the constructor parameters;
+        types: a generic parser's type parameters bound (specialize)."""
         self.frame = Frame()
         self.in_parser = True
-        pscope = Scope(self.scope)
+        pscope = Scope(self.type_scope(self.scope, types) if types else self.scope)
         self.params(d.params, pscope, self.frame, block=True)
         for name, obj, pos in bound:
             self.declare(pscope, name, obj, pos)
@@ -561,12 +607,11 @@ class DeclarationRules:
             if p.const is None:
                 raise P4Error.at(p.pos, "select keysets must be compile-time constants")
 
-    def control_decl(self, d: ir.ControlDecl, bound=()) -> None:
-        """bound: (name, constant Var or Instance, pos) of the constructor parameters."""
-        if d.type_params:
-            raise unsupported(d.pos, "generic control")
+    def control_decl(self, d: ir.ControlDecl, bound=(), types=None) -> None:
+        """bound: (name, constant Var or Instance, pos) of the constructor parameters;
+        types: a generic control's type parameters bound (specialize)."""
         self.frame = Frame()
-        cscope = Scope(self.scope)
+        cscope = Scope(self.type_scope(self.scope, types) if types else self.scope)
         self.params(d.params, cscope, self.frame, block=True)
         for name, obj, pos in bound:
             self.declare(cscope, name, obj, pos)

@@ -25,6 +25,7 @@ from p4sim.frontend.types import (
     TableT,
     TupleT,
     Type,
+    TypeParam,
     TypeVar,
     Varbit,
     VoidT,
@@ -113,6 +114,8 @@ class ExpressionRules:
         """Implicit conversions: untyped integer literals to bit<W>/int<W>; lists to
         headers/structs/tuples. Anything else must already have the target type."""
         t = e.type
+        if isinstance(target, TypeParam) and not (isinstance(t, TypeParam) and t.var == target.var):
+            raise P4Error.at(e.pos, f"expected a value of type {target}, got {t}")
         if isinstance(target, (TypeVar, DontCareT)) or same_stack(t, target):
             return
         if isinstance(t, InfInt) and isinstance(target, Bits):

@@ -8,6 +8,7 @@ import copy
 
 from p4sim.errors import P4Error, unsupported
 from p4sim.frontend import ir
+from p4sim.frontend.typecheck.declarations import kind_of
 from p4sim.frontend.typecheck.symbols import Instance, Scope, TypeEntry, Var
 from p4sim.frontend.typecheck.typerules import same_type, substitute, unifies
 from p4sim.frontend.types import (
@@ -115,6 +116,19 @@ class InstanceRules:
                     arg = self.block_arg(a.value, scope)
                     self.package_arg_rules(p, arg, a.value.pos, tscope, binding)
                     inst.ctor_args.append(arg)
+                for p in t.decl.params[len(args) :]:
+                    if p.default is None:
+                        continue  # an @optional one left out
+                    unbound = [
+                        n
+                        for n in getattr(p.typeref, "args", [])
+                        if getattr(n, "name", None) in t.decl.type_params and n.name not in binding
+                    ]
+                    if unbound:  # as p4c: a default's types come from the other arguments
+                        raise P4Error.at(
+                            d.pos,
+                            f"{d.name}: could not infer a type for variable {unbound[0].name}",
+                        )
                 return inst
             if scope is self.scope:
                 raise P4Error.at(
@@ -122,8 +136,8 @@ class InstanceRules:
                     f"{d.name}: {t.decl.name} cannot be instantiated at the top level (only "
                     f"externs and packages can; instantiate it inside a parser or control)",
                 )
-            if d.args or getattr(t.decl, "ctor_params", None):
-                inst.type = self.specialize(t, d.args, scope, d.pos)
+            if d.args or getattr(t.decl, "ctor_params", None) or t.decl.type_params:
+                inst.type = self.specialize(t, d.args, scope, d.pos, d.typeref)
             return inst
         raise P4Error.at(d.pos, f"cannot instantiate {t}")
 
@@ -243,12 +257,24 @@ class InstanceRules:
             self.block.instances.append(loc.instance)
         return loc.instance
 
-    def specialize(self, t: BlockT, args: list[ir.Arg], scope: Scope, pos) -> BlockT:
-        """The parser or control type t with its constructor parameters bound to args: a copy
-        of its declaration, checked with each value parameter a constant and each parser or
-        control parameter the instance given (spec, "Instantiations"; p4c likewise checks
-        and names every instance's objects separately)."""
+    def specialize(self, t: BlockT, args: list[ir.Arg], scope: Scope, pos, typeref=None) -> BlockT:
+        """The parser or control type t with its constructor parameters bound to args and
+        its type parameters to typeref's type arguments: a copy of its declaration, checked
+        with each value parameter a constant and each parser or control parameter the
+        instance given (spec, "Instantiations"; p4c likewise checks and names every
+        instance's objects separately)."""
         decl = t.decl
+        types = None
+        if decl.type_params:
+            given = getattr(typeref, "args", None) or []
+            if len(given) != len(decl.type_params):
+                raise P4Error.at(
+                    pos,
+                    f"generic {kind_of(decl)} {decl.name} needs its {len(decl.type_params)} "
+                    f"type argument(s) ({', '.join(decl.type_params)}): "
+                    f"{decl.name}<...>(...) name;",
+                )
+            types = dict(zip(decl.type_params, (self.resolve_type(a, scope) for a in given)))
         params = decl.ctor_params
         if any(a.name for a in args):
             by_name = {a.name: a for a in args}
@@ -279,15 +305,15 @@ class InstanceRules:
             var = Var(p.name, p.type, "const", None, a.value.const, p.pos, ctor_param=True)
             bound.append((p.name, var, p.pos))
         spec = copy.deepcopy(decl.template)
-        spec.ctor_params, spec.param_types = [], decl.param_types
+        spec.ctor_params, spec.param_types, spec.type_params = [], decl.param_types, []
         state = ("frame", "block", "in_parser", "return_type", "in_action", "action")
         saved = {n: getattr(self, n) for n in state}
         self.return_type, self.in_action, self.action = None, False, None
         try:
             if isinstance(spec, ir.ParserDecl):
-                self.parser_decl(spec, bound)
+                self.parser_decl(spec, bound, types)
             else:
-                self.control_decl(spec, bound)
+                self.control_decl(spec, bound, types)
         finally:
             for n, v in saved.items():
                 setattr(self, n, v)

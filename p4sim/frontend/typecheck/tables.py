@@ -17,6 +17,7 @@ from p4sim.frontend.types import (
     ErrorT,
     ExternT,
     TableT,
+    TypeVar,
 )
 from p4sim.limits import MAX_TABLE_SIZE
 
@@ -77,6 +78,8 @@ class TableRules:
                     "a key expression other than a field, slice, index, mask or isValid() "
                     "needs a @name annotation (the control plane's name for it)",
                 )
+            if isinstance(kt, TypeVar):  # as p4c, also where the argument would be one
+                raise P4Error.at(k.pos, f"a table key must have a scalar type, not {kt}")
             if not isinstance(kt, (Bits, BoolT, ErrorT, EnumT)):
                 raise P4Error.at(k.pos, f"table key of type {kt} is not supported (use bit<W>)")
             if k.match_kind not in self.match_kinds.members:
