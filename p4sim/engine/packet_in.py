@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from p4sim.engine.expressions import ParserError
 from p4sim.engine.layout import layout_of
-from p4sim.engine.values import Header, Struct, VarbitLayout
+from p4sim.engine.values import Header, Stack, Struct, VarbitLayout
 from p4sim.errors import P4Error, unsupported
 from p4sim.frontend import ir
-from p4sim.frontend.types import Bits, BoolT, HeaderT, StackT
+from p4sim.frontend.types import Bits, BoolT, EnumT, HeaderT, StackT
 
 
 def compile_extract_dont_care(c, e: ir.Call, pk_get, too_short: int):
@@ -162,23 +162,54 @@ def compile_lookahead(c, e: ir.Call, pk_get, too_short: int):
             return conv((int.from_bytes(pk.data[pk.pos : pk.pos + n], "big") >> shift) & m)
 
         return look_bits
-    if (
-        isinstance(t, HeaderT)
-        and t.kind == "struct"
-        and all(isinstance(ft, (Bits, BoolT)) for _, ft in t.fields)
-    ):
-        # a struct of bit fields, laid out as a header would be (p4c and BMv2 allow it)
-        lay = layout_of(t, e.pos)
-        n = lay.nbytes
+    if isinstance(t, HeaderT) and t.kind == "struct":
+        # a struct of bit fields, headers, header stacks and such structs, laid out in
+        # declaration order (p4c and BMv2 allow it; p4c's issue2465-bmv2): its headers valid
+        width, build = _lookahead_reader(t, e.pos)
+        n = (width + 7) // 8
 
         def look_struct(f):
             pk = pk_get(f)
             if pk.pos + n > len(pk.data):
                 raise ParserError(too_short)
-            return Struct(t, list(lay.unpack(int.from_bytes(pk.data[pk.pos : pk.pos + n], "big"))))
+            return build(int.from_bytes(pk.data[pk.pos : pk.pos + n], "big") >> (n * 8 - width))
 
         return look_struct
     raise unsupported(e.pos, f"lookahead of {t}")
+
+
+def _lookahead_reader(t, pos):
+    """(width in bits, fn(int of that width) -> the value of type t it holds) for a
+    lookahead<t>(): bit fields, headers (valid), stacks of headers (each element valid,
+    nextIndex 0) and structs of these, first field in the most significant bits."""
+    if isinstance(t, (Bits, BoolT)):
+        return (1, bool) if isinstance(t, BoolT) else (t.width, t.wrap if t.signed else int)
+    if isinstance(t, EnumT) and t.underlying is not None:
+        return t.underlying.width, int
+    if isinstance(t, HeaderT) and t.kind == "header":
+        lay = layout_of(t, pos)
+        if lay.has_varbit:
+            raise unsupported(pos, f"lookahead of a header with a varbit field ({t})")
+        return lay.bits, lambda x: Header(t, lay.unpack(x), True)
+    if isinstance(t, StackT) and t.elem.kind == "header":
+        w, elem = _lookahead_reader(t.elem, pos)
+        m, size = (1 << w) - 1, t.size
+        return w * size, lambda x: Stack(
+            t, [elem((x >> (w * (size - 1 - i))) & m) for i in range(size)]
+        )
+    if isinstance(t, HeaderT) and t.kind == "struct":
+        parts = [_lookahead_reader(ft, pos) for _, ft in t.fields]
+        width = sum(w for w, _ in parts)
+
+        def build(x):
+            shift, values = width, []
+            for w, part in parts:
+                shift -= w
+                values.append(part((x >> shift) & ((1 << w) - 1)))
+            return Struct(t, values)
+
+        return width, build
+    raise unsupported(pos, f"lookahead of {t}")
 
 
 def compile_extract_plain(rt, type_name: str, h_get, pk_get, n, unpack, too_short):
