@@ -207,11 +207,13 @@ def package_info(main: Instance) -> PackageInfo:
     return package
 
 
-def is_tna_package(pkg: ir.PackageDecl) -> bool:
-    """TNA's / T2NA's top-level package (`@pkginfo(arch="TNA")` or "T2NA" in tna.p4/t2na.p4)."""
+def tna_arch(pkg: ir.PackageDecl) -> str | None:
+    """"tna" or "t2na" for TNA's / T2NA's top-level package (`@pkginfo(arch="TNA")` or
+    "T2NA" in tna.p4/t2na.p4), else None."""
     info = ir.annotation(pkg.annotations, "pkginfo")
     arch = dict(info.pairs).get("arch") if info is not None else None
-    return isinstance(arch, ir.StrLit) and arch.value in ("TNA", "T2NA")
+    ok = isinstance(arch, ir.StrLit) and arch.value in ("TNA", "T2NA")
+    return arch.value.lower() if ok else None
 
 
 # TNA externs the model lists (what P4Runtime reads and writes) and those that are stateless
@@ -259,10 +261,8 @@ class ModelBuilder:
         main = self.checker.main
         pkg = main.type.decl
         arch, pipe = "v1model", ""
-        if isinstance(pkg, ir.PackageDecl) and is_tna_package(pkg):
-            arch = (
-                "t2na" if 'arch="T2NA"' in ir.annotation(pkg.annotations, "pkginfo").text else "tna"
-            )
+        if isinstance(pkg, ir.PackageDecl) and tna_arch(pkg):
+            arch = tna_arch(pkg)
             blocks, pipe = self.tna_blocks(main)
             self.default_table_size = TNA_DEFAULT_TABLE_SIZE
         else:
