@@ -208,7 +208,7 @@ def package_info(main: Instance) -> PackageInfo:
 
 
 def tna_arch(pkg: ir.PackageDecl) -> str | None:
-    """"tna" or "t2na" for TNA's / T2NA's top-level package (`@pkginfo(arch="TNA")` or
+    """ "tna" or "t2na" for TNA's / T2NA's top-level package (`@pkginfo(arch="TNA")` or
     "T2NA" in tna.p4/t2na.p4), else None."""
     info = ir.annotation(pkg.annotations, "pkginfo")
     arch = dict(info.pairs).get("arch") if info is not None else None

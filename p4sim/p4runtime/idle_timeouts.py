@@ -7,8 +7,10 @@ it is the controller's call. A Read with `time_since_last_hit` set reports, for 
 such a table, how long ago it was last hit (or written, if never hit since).
 
 The engines count the hits of these tables' entries (the count a direct counter keeps, in the
-entry's `packets`); a thread looks at the counts every POLL_S, so a hit, and an expiry, is
-seen within POLL_S. It holds the device lock only to take a snapshot of the entries.
+entry's `packets`); a thread looks at the counts every POLL_S while such a table has entries,
+so a hit, and an expiry, is seen within POLL_S. It holds the device lock only to take a
+snapshot of the entries, and sleeps until the next table write while no such table has any
+(an idle switch stays asleep).
 """
 
 from __future__ import annotations
@@ -27,6 +29,14 @@ POLL_S = 0.05  # how often the hit counts are read: the resolution of idle timeo
 # the entries of one table that expired: (table, entries) to put on the primary's stream;
 # False when there is no primary to take them (they are then notified to the next one)
 SendExpired = Callable[[object, object, list[TableEntry]], bool]
+
+
+_written = threading.Event()  # a table entry was written: the pollers look again
+
+
+def written() -> None:
+    """A table entry was written (after the write): wake the pollers."""
+    _written.set()
 
 
 def arm(entry: TableEntry, timeout_ns: int) -> None:
@@ -65,23 +75,31 @@ class IdleTimeouts:
 
     def close(self) -> None:
         self._stop.set()
+        _written.set()
         self._thread.join(timeout=2)
 
     def _run(self) -> None:
-        while not self._stop.wait(POLL_S):
+        while not self._stop.is_set():
+            _written.clear()  # before the look: a write during it wakes the next wait
             try:
-                self.poll()
+                busy = self.poll()
             except Exception:  # logged; the next poll tries again
                 log.exception("idle timeouts: poll failed")
+                busy = True
+            if busy:
+                self._stop.wait(POLL_S)
+            else:
+                _written.wait()
 
-    def poll(self) -> None:
+    def poll(self) -> bool:
+        """Look at the entries once; whether a table with idle timeouts has any."""
         pipeline = self._pipeline()
         if pipeline is None:
-            return
+            return False
         index, device = pipeline.index, pipeline.device
         tables = [t for t in index.tables.values() if t.definition.support_timeout]
         if not tables:
-            return
+            return False
         with device.lock:  # a snapshot: the entries are looked at without the lock
             snapshot = [(t, list(device.tables[t.definition.name].entries())) for t in tables]
         now = time.monotonic_ns()
@@ -95,3 +113,4 @@ class IdleTimeouts:
             if expired and self._send(index, table, expired):
                 for e in expired:
                     e.idle_notified = True
+        return any(entries for _, entries in snapshot)

@@ -38,7 +38,7 @@ from google.rpc import code_pb2, status_pb2
 from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
 
 from p4sim.limits import MAX_ERROR_DETAILS_BYTES, MAX_MESSAGE_CHARS, MAX_READ_ENTITIES
-from p4sim.p4runtime import digests, entities, packets
+from p4sim.p4runtime import digests, entities, idle_timeouts, packets
 from p4sim.p4runtime.arbitration import Arbiter, Client, election_id
 from p4sim.p4runtime.digest_lists import DigestLists
 from p4sim.p4runtime.errors import (
@@ -49,7 +49,6 @@ from p4sim.p4runtime.errors import (
     not_found,
     unimplemented,
 )
-from p4sim.p4runtime.idle_timeouts import IdleTimeouts
 from p4sim.p4runtime.pipeline import Compiler, default_compiler, from_config
 from p4sim.p4runtime.table_entries import encode_entry
 from p4sim.switch import Pipeline, Switch
@@ -117,7 +116,9 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
         self._digest_lists = DigestLists(self._send_digest_list)
         self._digest_lists.start()
         switch.add_digest_listener(self._digests)
-        self._idle_timeouts = IdleTimeouts(lambda: self.switch.pipeline, self._send_idle_timeouts)
+        self._idle_timeouts = idle_timeouts.IdleTimeouts(
+            lambda: self.switch.pipeline, self._send_idle_timeouts
+        )
         self._idle_timeouts.start()
 
     # -- helpers ------------------------------------------------------------------------------
@@ -203,6 +204,7 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
         self._check_primary(request, "SetForwardingPipelineConfig")
         with self._config_lock:
             self._set_pipeline(request)
+        idle_timeouts.written()  # a new program may start with entries in timeout tables
         return p4runtime_pb2.SetForwardingPipelineConfigResponse()
 
     def _set_pipeline(self, request) -> None:

@@ -341,6 +341,7 @@ def write_table_entry(
         entry.bytes = msg.counter_data.byte_count
     idle_timeouts.arm(entry, msg.idle_timeout_ns)
     state.insert(entry)
+    idle_timeouts.written()
 
 
 def _modify_entry(index, table: TableInfo, state, match, msg, meter_config) -> None:
@@ -362,6 +363,7 @@ def _modify_entry(index, table: TableInfo, state, match, msg, meter_config) -> N
             )
         _set_direct_resources(old, msg, meter_config)
         idle_timeouts.arm(old, msg.idle_timeout_ns)
+        idle_timeouts.written()
         return
     if given is not None:
         target = given
@@ -389,6 +391,7 @@ def _modify_entry(index, table: TableInfo, state, match, msg, meter_config) -> N
     _set_direct_resources(stored, msg, meter_config)
     if stored is not None:
         idle_timeouts.arm(stored, msg.idle_timeout_ns)  # a MODIFY starts the timeout again
+        idle_timeouts.written()
 
 
 def _set_direct_resources(entry: TableEntry | None, msg, meter_config) -> None:
