@@ -406,7 +406,7 @@ def _add_tables(info: p4info_pb2.P4Info, model: ProgramModel, symbols: SymbolTab
             mf = t.match_fields.add(
                 id=fid,
                 name=key.name,
-                bitwidth=0 if key.is_error else key.bitwidth,
+                bitwidth=0 if key.is_error else sdn_width(model, key),
                 match_type=_MATCH_TYPES[key.match_kind],
             )
             if key.is_error:  # p4c: no width, the error members in type_info
@@ -454,7 +454,9 @@ def _add_actions(info: p4info_pb2.P4Info, model: ProgramModel, symbols: SymbolTa
         a = info.actions.add()
         _preamble(a, symbols, PREFIX_ACTION, action.name, action.annotations)
         for param, pid in zip(action.params, _field_ids([p.annotations for p in action.params])):
-            p = a.params.add(id=pid, name=param.control_name or param.name, bitwidth=param.bitwidth)
+            p = a.params.add(
+                id=pid, name=param.control_name or param.name, bitwidth=sdn_width(model, param)
+            )
             if param.type_name:
                 p.type_name.name = param.type_name
             add_annotations(p, param.annotations)
@@ -508,7 +510,7 @@ def _add_controller_headers(
             shown_name=header.name,
         )
         for fld, fid in zip(header.fields, _field_ids([f.annotations for f in header.fields])):
-            md = h.metadata.add(id=fid, name=fld.name, bitwidth=fld.bitwidth)
+            md = h.metadata.add(id=fid, name=fld.name, bitwidth=sdn_width(model, fld))
             if fld.type_name:
                 md.type_name.name = fld.type_name
             add_annotations(md, fld.annotations)
@@ -593,18 +595,37 @@ def _add_port_metadata(info: p4info_pb2.P4Info, model: ProgramModel, symbols: Sy
     instance.info.value = b"ig_intr_md.ingress_port"
 
 
+def sdn_width(model: ProgramModel, field) -> int:
+    """The width P4Info gives a key, parameter or metadata field: its own, or the control
+    plane's of a translated `type` (0, no width, for a string). p4sim's P4Runtime server
+    does not translate: it takes and gives the data plane's values, which must fit both."""
+    new_type = model.new_types.get(field.type_name or "")
+    if new_type is not None and new_type[0] == "translated":
+        return new_type[2] or 0
+    return field.bitwidth
+
+
 def _add_type_info(info: p4info_pb2.P4Info, model: ProgramModel) -> None:
     for name, (width, members) in sorted(model.serializable_enums.items()):
         enum = info.type_info.serializable_enums[name]
         enum.underlying_type.bitwidth = width
         for member, value in members:
             enum.members.add(name=member, value=value.to_bytes((width + 7) // 8, "big"))
-    for name, (kind, width) in sorted(model.new_types.items()):
+    for name, (kind, *rest) in sorted(model.new_types.items()):
+        if kind == "translated":  # P4Runtime spec 8.3; p4sim's server does not translate
+            uri, width = rest
+            translated = info.type_info.new_types[name].translated_type
+            translated.uri = uri
+            if width is None:
+                translated.sdn_string.SetInParent()
+            else:
+                translated.sdn_bitwidth = width
+            continue
         original = info.type_info.new_types[name].original_type
         if kind == "bool":
             original.bool.SetInParent()
         else:
-            getattr(original.bitstring, kind).bitwidth = width
+            getattr(original.bitstring, kind).bitwidth = rest[0]
     # p4c creates type_info (maybe empty) when it serializes a table or an extern instance
     # or meets an extern function call; a program with none of these has no type_info.
     # p4c-barefoot does for every extern instance, a Checksum or a Hash as well.

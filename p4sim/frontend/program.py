@@ -641,9 +641,11 @@ class ModelBuilder:
             self.enums[t.enum_name] = (t.underlying.width, members)
 
     def note_newtype(self, t) -> str:
-        """The name of the `type` `t` is, noted for P4Info's type_info; "" for other types
-        and for translated ones (p4sim does not translate: P4Info shows the base type)."""
-        if isinstance(t, NewBits) and not t.translated:
+        """The name of the `type` `t` is, noted for P4Info's type_info; "" for other types.
+        A translated one is noted as ("translated", uri, control-plane width or None)."""
+        if isinstance(t, NewBits) and t.translation is not None:
+            self.new_types[t.type_name] = ("translated", *t.translation)
+        elif isinstance(t, NewBits):
             self.new_types[t.type_name] = ("int" if t.signed else "bit", t.width)
         elif isinstance(t, NewBool):
             self.new_types[t.type_name] = ("bool", 1)

@@ -37,8 +37,9 @@ class NewBits(Bits):
     type, no arithmetic."""
 
     type_name: str = ""
-    # @p4runtime_translation: the control plane sees another type (P4Runtime spec 8.3)
-    translated: bool = False
+    # @p4runtime_translation(uri, W | bit<W> | string): the control plane sees another type
+    # (P4Runtime spec 8.3): (uri, its width W, or None for a string)
+    translation: tuple[str, int | None] | None = None
 
     def name(self) -> str:
         return self.type_name

@@ -24,6 +24,9 @@ class TableInfo:
     fields: dict[int, model.MatchFieldDef]  # by match field id
     field_ids: dict[str, int]  # by name
     actions: dict[int, model.ActionRefDef]  # by action id: the table's action list
+    # fields of a `type` P4Info translates to a string (@p4runtime_translation(..., string)):
+    # p4sim does not translate, so it cannot take their values
+    string_fields: set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -32,6 +35,16 @@ class ActionInfo:
     definition: model.ActionDef
     params: dict[int, model.ParamDef]
     param_ids: dict[str, int]
+    string_params: set[str] = field(default_factory=set)  # as TableInfo.string_fields
+
+
+def string_types(info: p4info_pb2.P4Info) -> set[str]:
+    """The `type`s P4Info translates to strings (translated_type with sdn_string)."""
+    return {
+        name
+        for name, t in info.type_info.new_types.items()
+        if t.HasField("translated_type") and t.translated_type.HasField("sdn_string")
+    }
 
 
 @dataclass
@@ -61,6 +74,7 @@ class PipelineIndex:
     def build(cls, program: ProgramModel, info: p4info_pb2.P4Info) -> PipelineIndex:
         """`info` must be the P4Info generated from `program` (same order, same names)."""
         index = cls()
+        strings = string_types(info)
         actions = {a.name: a for a in program.actions}
         for a in info.actions:
             definition = actions[a.preamble.name]
@@ -71,6 +85,7 @@ class PipelineIndex:
                 definition=definition,
                 params={p.id: d for p, d in pairs},
                 param_ids={d.name: p.id for p, d in pairs},
+                string_params={d.name for p, d in pairs if p.type_name.name in strings},
             )
             index.action_ids[a.preamble.name] = a.preamble.id
         tables = {t.name: t for t in program.tables}
@@ -85,6 +100,7 @@ class PipelineIndex:
                 fields={m.id: keys[m.name] for m in t.match_fields},
                 field_ids={m.name: m.id for m in t.match_fields},
                 actions={r.id: refs[id_to_name[r.id]] for r in t.action_refs if r.id in id_to_name},
+                string_fields={m.name for m in t.match_fields if m.type_name.name in strings},
             )
             index.table_ids[t.preamble.name] = t.preamble.id
         counters = {c.name: c for c in program.counters}

@@ -24,6 +24,14 @@ from p4sim.p4runtime.index import PipelineIndex, TableInfo
 Update = p4runtime_pb2.Update
 
 
+# p4sim takes and gives the data plane's values of a translated `type` (P4Runtime spec 8.3):
+# a width the control plane's differs from is taken as it is; a string cannot be
+NO_STRING_TRANSLATION = (
+    "its type is translated to a string (@p4runtime_translation(..., string)), and p4sim "
+    "does not translate P4Runtime values"
+)
+
+
 def full_mask(width: int) -> int:
     return (1 << width) - 1
 
@@ -42,6 +50,8 @@ def decode_match(table: TableInfo, matches, entity: str = "table") -> dict[str, 
             raise invalid(f"{tname}: match field {key.name} given twice")
         kind = m.WhichOneof("field_match_type")
         what = f"{tname}, field {key.name}"
+        if key.name in table.string_fields:
+            raise unimplemented(f"{what}: {NO_STRING_TRANSLATION}")
         if kind != key.match_kind:
             raise invalid(f"{what}: is a {key.match_kind} field, got a {kind} match")
         w = key.bitwidth
@@ -146,6 +156,8 @@ def decode_action(
             )
         if param.name in args:
             raise invalid(f"action {name}: parameter {param.name} given twice")
+        if param.name in info.string_params:
+            raise unimplemented(f"action {name}, parameter {param.name}: {NO_STRING_TRANSLATION}")
         args[param.name] = codec.decode(
             p.value, param.bitwidth, f"action {name}, parameter " f"{param.name}"
         )

@@ -535,3 +535,53 @@ def test_a_renamed_parameter_is_written_and_read_under_its_p4info_name():
     read = p4runtime_pb2.TableAction()
     encode_action(index, name, args, read)
     assert read == sent
+
+
+def test_translated_types_are_served_untranslated():
+    """@p4runtime_translation: P4Info gives the control plane's type (as p4c, compared in
+    test_runtime_p4info_p4c.py); the server takes and gives the data plane's values, which
+    must fit its 16 bits whatever width P4Info gives, and refuses a string-translated field
+    or parameter as UNIMPLEMENTED, naming why, rather than misreading its bytes."""
+    from p4sim.p4runtime.entities import apply_update, read_entity
+    from p4sim.p4runtime.errors import StatusError
+
+    program = frontend.compile_file(HERE / "p4" / "p4runtime_translation.p4")
+    info = p4info.generate(program.model)
+    device, index = program.new_device(), PipelineIndex.build(program.model, info)
+    tables = {t.preamble.name: t for t in info.tables}
+    actions = {a.preamble.name: a for a in info.actions}
+    wide = tables["I.by_wide"]
+    assert [(m.name, m.bitwidth, m.type_name.name) for m in wide.match_fields] == [
+        ("hdr.ports.wide", 32, "Port32_t"),
+        ("hdr.ports.narrow", 12, "Port12_t"),
+    ]
+    named = tables["I.by_name"].match_fields[0]
+    assert named.bitwidth == 0 and named.type_name.name == "PortName_t"
+    new_types = info.type_info.new_types
+    assert new_types["PortName_t"].translated_type.HasField("sdn_string")
+    assert new_types["Port32_t"].translated_type.sdn_bitwidth == 32
+
+    def entry(table, values, action, param: bytes):
+        u = p4runtime_pb2.Update(type=p4runtime_pb2.Update.INSERT)
+        e = u.entity.table_entry
+        e.table_id = table.preamble.id
+        for fid, value in enumerate(values, start=1):
+            e.match.add(field_id=fid).exact.value = value
+        e.action.action.action_id = actions[action].preamble.id
+        e.action.action.params.add(param_id=1, value=param)
+        return u
+
+    apply_update(index, device, entry(wide, [b"\x00\x00\x12\x34", b"\x05"], "I.set_wide", b"\x07"))
+    [read] = read_entity(
+        index, device, p4runtime_pb2.Entity(table_entry={"table_id": wide.preamble.id})
+    )
+    assert [m.exact.value for m in read.table_entry.match] == [b"\x12\x34", b"\x05"]
+    with pytest.raises(StatusError, match="does not fit in 16 bits") as info_:
+        apply_update(index, device, entry(wide, [b"\x01\x00\x00", b"\x05"], "I.set_wide", b"\x07"))
+    assert info_.value.code.name == "OUT_OF_RANGE"
+    with pytest.raises(StatusError, match="translated to a string") as info_:
+        apply_update(index, device, entry(tables["I.by_name"], [b"eth0"], "I.set_named", b"x"))
+    assert info_.value.code.name == "UNIMPLEMENTED"
+    with pytest.raises(StatusError, match="parameter p: its type is translated") as info_:
+        apply_update(index, device, entry(wide, [b"\x01", b"\x02"], "I.set_named", b"x"))
+    assert info_.value.code.name == "UNIMPLEMENTED"

@@ -61,6 +61,30 @@ class DeclarationRules:
                     raise P4Error.at(pos, f"match_kind {name} is already declared")
                 target.members.add(name)
 
+    @staticmethod
+    def translation(d: ir.TypedefDecl) -> tuple[str, int | None] | None:
+        """A `type`'s @p4runtime_translation("uri", W | bit<W> | string): (uri, W or None
+        for a string), as p4c reads it into P4Info's translated_type."""
+        a = ir.annotation(d.annotations, "p4runtime_translation")
+        if a is None:
+            return None
+        args = a.args
+        uri = args[0] if args and isinstance(args[0], str) else None
+        if uri is not None and args[1:] in (["string"],):
+            return uri, None
+        if (
+            uri is not None
+            and args[-1:]
+            and isinstance(args[-1], int)
+            and args[1:-1] in ([], ["bit"])
+        ):
+            return uri, args[-1]
+        raise P4Error.at(
+            a.pos,
+            f"@p4runtime_translation of {d.name} takes a URI string and the control plane's "
+            f'type: a width, bit<W> or string (e.g. @p4runtime_translation("p4.org/x", 32))',
+        )
+
     def typedef_decl(self, d: ir.TypedefDecl, scope: Scope) -> None:
         t = self.resolve_type(d.typeref, scope)
         if d.newtype and not isinstance(t, (Bits, BoolT)):
@@ -72,8 +96,7 @@ class DeclarationRules:
                 f"'type', not over {t} (use typedef for a synonym)",
             )
         if d.newtype and isinstance(t, Bits):  # a type of its own, run as its base type
-            translated = ir.annotation(d.annotations, "p4runtime_translation") is not None
-            t = NewBits(t.width, t.signed, d.name, translated)
+            t = NewBits(t.width, t.signed, d.name, self.translation(d))
         elif d.newtype:
             t = NewBool(d.name)
         self.declare(scope, d.name, TypeEntry(t), d.pos)
