@@ -288,6 +288,11 @@ def at_most(values: Values, quantity: str, points, bound: float, what: str) -> l
     return rows
 
 
+def at_points(values: Values, *points) -> Values:
+    """The values of the given points only."""
+    return {v: {p: x for p, x in per.items() if p in points} for v, per in values.items()}
+
+
 def variants_order(values: Values, low: str, high: str) -> list[Row]:
     """The paper: variant `low` gets less than variant `high` (at the study's one point)."""
     if low not in values or high not in values:
@@ -335,6 +340,10 @@ FINDINGS = [
        "aioquic with the default UDP receive buffer gets less than with an enlarged one",
        "PAPER.md item 8", "goodput", DIFF,
        lambda v, a: variants_order(v, "aioquic-newreno", PAPER_STACK)),
+    _f("buffer-batch", "batch-size", "§ receive buffer, Fig. 4(c)",
+       "aioquic with the default UDP receive buffer gets less than with an enlarged one",
+       "PAPER.md item 8", "goodput", DIFF + " at batch 500 (the paper's Fig. 4(c) batch)",
+       lambda v, a: variants_order(at_points(v, 500), "aioquic-newreno", PAPER_STACK)),
     _f("greedier", "paper-default", "§ stacks", "ngtcp2 is greedier than aioquic",
        "PAPER.md item 8", "goodput", DIFF + " at every point",
        lambda v, a: stacks_below(v, "aioquic", "ngtcp2")),

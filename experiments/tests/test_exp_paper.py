@@ -124,6 +124,23 @@ def test_direction_rule_agrees_partly_and_disagrees_and_names_missing_points():
     assert findings.combine(list(rows.values())) == "partly"
 
 
+def test_buffer_finding_is_judged_at_the_large_batch_only():
+    """The receive-buffer finding on the batch sweep compares the two buffers at batch 500:
+    a gap at 500 agrees though the small batches show none."""
+    values = {
+        "aioquic-newreno": {50: [37.2, 37.3, 37.1], 500: [27.5, 27.9, 27.7]},
+        findings.PAPER_STACK: {50: [37.3, 37.2, 37.2], 500: [34.4, 34.6, 34.5]},
+    }
+    [row] = findings.variants_order(
+        findings.at_points(values, 500), "aioquic-newreno", findings.PAPER_STACK
+    )
+    assert row.verdict == "agree" and "27.7" in row.ours and "34.5" in row.ours
+    [pooled_small] = findings.variants_order(
+        findings.at_points(values, 50), "aioquic-newreno", findings.PAPER_STACK
+    )
+    assert pooled_small.verdict == "partly"
+
+
 def test_fairness_values_judge_the_papers_stack_and_leave_tcp_without_counterpart():
     values = {
         findings.PAPER_STACK: {"5:1": [0.55, 0.60, 0.62]},
