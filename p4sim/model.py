@@ -242,10 +242,10 @@ class ProgramModel:
     # serializable enums that key a table or type an action parameter:
     # name -> (bit width, [(member, value), ...]) (P4Info type_info)
     serializable_enums: dict[str, tuple[int, list[tuple[str, int]]]] = field(default_factory=dict)
-    # `type`s the control plane sees: name -> ("bit" | "int" | "bool", width) (type_info)
-    new_types: dict[str, tuple] = field(
-        default_factory=dict
-    )  # ("bit"|"int"|"bool", W) or ("translated", uri, W|None)
+    # `type`s the control plane sees (type_info): name -> ("bit" | "int" | "bool", width), or
+    # ("translated", uri, the control plane's width or None for a string)
+    new_types: dict[str, tuple] = field(default_factory=dict)
+    new_type_annotations: dict[str, list[str]] = field(default_factory=dict)  # their other ones
     errors: list[str] = field(default_factory=list)  # the error members, in value order
     action_profiles: list[ActionProfileDef] = field(default_factory=list)
     value_sets: list[ValueSetDef] = field(default_factory=list)

@@ -612,6 +612,7 @@ def _add_type_info(info: p4info_pb2.P4Info, model: ProgramModel) -> None:
         for member, value in members:
             enum.members.add(name=member, value=value.to_bytes((width + 7) // 8, "big"))
     for name, (kind, *rest) in sorted(model.new_types.items()):
+        info.type_info.new_types[name].annotations.extend(model.new_type_annotations.get(name, []))
         if kind == "translated":  # P4Runtime spec 8.3; p4sim's server does not translate
             uri, width = rest
             translated = info.type_info.new_types[name].translated_type

@@ -252,6 +252,8 @@ class ModelBuilder:
         self.global_externs: dict = {}  # top-level extern Instance -> name
         self.enums: dict = {}  # serializable enums seen by the control plane (P4Info)
         self.new_types: dict = {}  # and `type`s
+        self.new_type_annotations: dict = {}  # their annotations, P4Info lists them too
+        self.new_type_annotations: dict = {}  # their annotations, P4Info lists them too
         self.profiles: dict[str, ActionProfileDef] = {}  # action profiles and selectors
         self.direct_actions: set[str] = set()  # called from apply
         self.table_actions: set[str] = set()  # actions of visible tables
@@ -313,6 +315,7 @@ class ModelBuilder:
             ),
             serializable_enums=self.enums,
             new_types=self.new_types,
+            new_type_annotations=self.new_type_annotations,
             errors=sorted(self.checker.error_type.members, key=self.checker.error_type.members.get),
             action_profiles=list(self.profiles.values()),
             value_sets=self.value_sets,
@@ -651,6 +654,8 @@ class ModelBuilder:
             self.new_types[t.type_name] = ("bool", 1)
         else:
             return ""
+        if t.annotations:
+            self.new_type_annotations[t.type_name] = list(t.annotations)
         return t.type_name
 
     def action_name(self, node: BlockNode, decl: ir.ActionDecl) -> str:

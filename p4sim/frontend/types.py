@@ -40,6 +40,7 @@ class NewBits(Bits):
     # @p4runtime_translation(uri, W | bit<W> | string): the control plane sees another type
     # (P4Runtime spec 8.3): (uri, its width W, or None for a string)
     translation: tuple[str, int | None] | None = None
+    annotations: tuple[str, ...] = ()  # the other annotations on the `type` (P4Info lists them)
 
     def name(self) -> str:
         return self.type_name
@@ -72,6 +73,7 @@ class NewBool(BoolT):
     """A `type` over bool (see NewBits)."""
 
     type_name: str = ""
+    annotations: tuple[str, ...] = ()  # as NewBits.annotations
 
     def name(self) -> str:
         return self.type_name

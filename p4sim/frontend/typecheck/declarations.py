@@ -95,10 +95,12 @@ class DeclarationRules:
                 f"'type' can only define a new type over bit<W>, int<W>, bool or another "
                 f"'type', not over {t} (use typedef for a synonym)",
             )
+        # P4Info lists a `type`'s annotations but the translation (type_info.new_types)
+        notes = tuple(a.text for a in d.annotations if a.name != "p4runtime_translation")
         if d.newtype and isinstance(t, Bits):  # a type of its own, run as its base type
-            t = NewBits(t.width, t.signed, d.name, self.translation(d))
+            t = NewBits(t.width, t.signed, d.name, self.translation(d), notes)
         elif d.newtype:
-            t = NewBool(d.name)
+            t = NewBool(d.name, notes)
         self.declare(scope, d.name, TypeEntry(t), d.pos)
 
     def header_decl(self, d: ir.HeaderDecl, scope: Scope) -> None:
