@@ -279,15 +279,10 @@ class Bmv2Program:
             meter = _by_name(cmd.meter, indirect, "meter")
             index = cmd.index
         else:
-            table = _by_name(cmd.table, self.tables, "table")
-            direct = [m for m in self.meters.values() if m.get("binding") == table["name"]]
-            if not direct:
-                raise Bmv2Error(f"table {table['name']} has no direct meter")
-            meter = direct[0]
-            entry = (table["name"], self._match(table, cmd.keys), cmd.priority or "")
-            if entry not in self.entries:
-                raise Bmv2Error(f"{cmd.text}: no such entry was added to {table['name']}")
-            index = str(self.entries[entry])
+            meter, handle = self._direct(
+                self.meters, "meter", cmd.table, cmd.keys, cmd.priority, cmd.text
+            )
+            index = str(handle)
         (cir, cburst), (pir, pburst) = cmd.rates
         return (
             f"meter_set_rates {meter['name']} {index} "
@@ -302,15 +297,23 @@ class Bmv2Program:
         if check.kind == "counter":
             indirect = {n: c for n, c in self.counters.items() if not c["is_direct"]}
             return f"counter_read {_by_name(check.name, indirect, 'counter')['name']} {check.index}"
-        table = _by_name(check.name, self.tables, "table")
-        direct = [c for c in self.counters.values() if c.get("binding") == table["name"]]
-        if not direct:
-            raise Bmv2Error(f"table {table['name']} has no direct counter")
         keys, priority = split_keys(check.key_words)
+        counter, handle = self._direct(
+            self.counters, "counter", check.name, keys, priority, check.label
+        )
+        return f"counter_read {counter['name']} {handle}"
+
+    def _direct(self, externs: dict, kind: str, table_name: str, keys, priority, what: str):
+        """A table's direct meter or counter and the handle of one of its entries, which
+        simple_switch_CLI takes as the extern's index."""
+        table = _by_name(table_name, self.tables, "table")
+        direct = [e for e in externs.values() if e.get("binding") == table["name"]]
+        if not direct:
+            raise Bmv2Error(f"table {table['name']} has no direct {kind}")
         entry = (table["name"], self._match(table, keys), priority or "")
         if entry not in self.entries:
-            raise Bmv2Error(f"{check.label}: no such entry was added to {table['name']}")
-        return f"counter_read {direct[0]['name']} {self.entries[entry]}"
+            raise Bmv2Error(f"{what}: no such entry was added to {table['name']}")
+        return direct[0], self.entries[entry]
 
     def table_set_default(self, cmd: StfCommand) -> str:
         table = _by_name(cmd.table, self.tables, "table")
