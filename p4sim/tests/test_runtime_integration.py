@@ -337,10 +337,12 @@ def test_an_idle_route_is_notified_once_until_hit_again(rig):
     read.table_entry.time_since_last_hit.SetInParent()
     [before] = client.read(read)
     assert before.table_entry.time_since_last_hit.elapsed_ns >= 900_000_000
+    hit_before = time.monotonic_ns()
     ports.inject(0, frame_to("02:00:00:00:00:01"))  # routed: a hit
     assert len(ports.collect()) == 1
     [after] = client.read(read)
-    assert after.table_entry.time_since_last_hit.elapsed_ns < 200_000_000
+    # bounded by the time since the hit, not by a fixed figure a loaded machine could pass
+    assert after.table_entry.time_since_last_hit.elapsed_ns <= time.monotonic_ns() - hit_before
     assert after.table_entry.idle_timeout_ns == timeout_ns
     note = client.idle.get(timeout=10)  # idle again after the hit
     assert note.table_entry[0].match[0].lpm.prefix_len == 24
