@@ -18,6 +18,7 @@ import pandas as pd
 
 from experiments.analysis import RunFileError, metrics
 from experiments.analysis.stats import BOUNDS, estimate
+from experiments.run import limits
 
 # runs.csv: one row per flow of a run. jfi_slots is Jain's index of the run over the flows'
 # mean goodputs in the 100 ms slots in which all receive data (older files call it jfi).
@@ -39,6 +40,7 @@ RUNS_COLUMNS = (
     "saturated_processes",
     "loadavg_start",
     "git_commit",
+    "dc_client_rcvbuf_drops",
 )
 
 
@@ -137,6 +139,15 @@ class StudyData:
         )
 
 
+def rcvbuf_drops(manifest: dict) -> int | None:
+    """UDP datagrams the DC client's namespace dropped for a full socket receive buffer
+    (Udp RcvbufErrors) during the run; None for runs saved before the counters were read."""
+    counters = manifest.get("net_counters_delta")
+    if counters is None:
+        return None
+    return int(counters.get("client", {}).get(limits.NET_COUNTERS[("Udp", "RcvbufErrors")], 0))
+
+
 def flow_rows(name: str, manifests: list[dict], slot_jfi: dict) -> list[dict]:
     """RUNS_COLUMNS rows of a study's saved runs."""
     rows = []
@@ -161,6 +172,7 @@ def flow_rows(name: str, manifests: list[dict], slot_jfi: dict) -> list[dict]:
                     "saturated_processes": " ".join(m.get("saturated_processes") or []),
                     "loadavg_start": (m.get("loadavg_start") or [None])[0],
                     "git_commit": str(m.get("git_commit", ""))[:12],
+                    "dc_client_rcvbuf_drops": rcvbuf_drops(m),
                 }
             )
     return rows
@@ -287,4 +299,6 @@ def write_runs_csv(studies: dict[str, StudyData], path: Path) -> None:
     table["point"] = table.point.map(
         lambda p: f"{p:g}" if isinstance(p, float) else None if p == "-" else p
     )
+    # a count, written whole (the float format would round 12345 to 1.234e+04)
+    table["dc_client_rcvbuf_drops"] = pd.to_numeric(table.dc_client_rcvbuf_drops).astype("Int64")
     table.to_csv(path, index=False, float_format=SAVED_FORMAT)

@@ -27,7 +27,7 @@ from experiments.analysis import (
     stats,
 )
 from experiments.cli import main as dcexp
-from experiments.run import cpu
+from experiments.run import cpu, limits
 from experiments.run.campaign import load_campaign
 from experiments.run.scenario import ScenarioError, load, variant_label
 from experiments.run.testbed import leftovers
@@ -369,6 +369,26 @@ def test_a_study_adds_new_run_directories_to_the_runs_its_runs_csv_kept(tmp_path
     assert sorted(saved.run_id.unique()) == sorted(
         f"dc.batch={p}__ngtcp2-newreno__rep{r}" for p in (10, 500) for r in range(2)
     )
+
+
+def test_runs_csv_keeps_the_dc_clients_socket_buffer_drops_whole(tmp_path):
+    """runs.csv counts the datagrams the DC client's socket buffer dropped (Udp RcvbufErrors
+    in its namespace): whole (not in the 4-digit float format), 0 where counted and none
+    moved, empty for a run saved before the counters were read."""
+    study = _stalling_dc_study(tmp_path)
+    drops = {"dc.batch=10__ngtcp2-newreno__rep0": {"client": {limits.NET_COUNTERS[("Udp", "RcvbufErrors")]: 12345.0}},
+             "dc.batch=10__ngtcp2-newreno__rep1": {"client": {}, "server": {}}}  # fmt: skip
+    for run, delta in drops.items():
+        manifest = study / "runs" / run / "manifest.json"
+        m = json.loads(manifest.read_text())
+        m["net_counters_delta"] = delta
+        manifest.write_text(json.dumps(m))
+    assert dcexp(["report", "--paper", str(tmp_path)]) == 0
+    saved = pd.read_csv(tmp_path / "runs.csv", dtype={"dc_client_rcvbuf_drops": str})
+    per_run = saved.groupby("run_id").dc_client_rcvbuf_drops.first()
+    assert per_run["dc.batch=10__ngtcp2-newreno__rep0"] == "12345"
+    assert per_run["dc.batch=10__ngtcp2-newreno__rep1"] == "0"
+    assert pd.isna(per_run["dc.batch=500__ngtcp2-newreno__rep0"])
 
 
 def test_pdf_text_turns_table_rows_into_labelled_lines():
