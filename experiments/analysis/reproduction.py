@@ -367,7 +367,40 @@ def study_section(study, studies, rows, clean_rows, directory: Path, fig_dir: Pa
         ),
         "",
     ]
-    return lines, figs
+    return lines + rcvbuf_drops_lines(study), figs
+
+
+def rcvbuf_drops_lines(study: StudyData) -> list[str]:
+    """The DC client's socket-buffer drops per stack and point, for the runs that counted
+    them, when any run dropped: losses the link emulation did not make (docs/testbed.md)."""
+    runs = study.flows.drop_duplicates("run_id")
+    counted = runs[pd.to_numeric(runs.dc_client_rcvbuf_drops, errors="coerce").notna()]
+    drops = pd.to_numeric(counted.dc_client_rcvbuf_drops)
+    if counted.empty or not (drops > 0).any():
+        return []
+    rank = {p: i for i, p in enumerate(study.order)}
+    parts = []
+    for variant, g in counted.assign(drops=drops).groupby("variant", sort=False):
+        points = sorted(g.groupby("point", sort=False), key=lambda kv: rank.get(kv[0], len(rank)))
+        per_point = "; ".join(
+            f"{f'{p:g}' if isinstance(p, float) else p}: {d.drops.mean():.0f} ("
+            + (f"{d.drops.min():.0f} to {d.drops.max():.0f}, " if d.drops.nunique() > 1 else "")
+            + f"n={len(d)})"
+            for p, d in points
+        )
+        parts.append(f"{variant}: {per_point}")
+    missing = len(runs) - len(counted)
+    return [
+        "Datagrams the DC client's socket dropped for a full receive buffer (Udp "
+        "RcvbufErrors), mean (range, n runs) per stack and point: "
+        + " | ".join(parts)
+        + (
+            f". Not counted in {missing} runs saved before the counter was read."
+            if missing
+            else "."
+        ),
+        "",
+    ]
 
 
 def as_run(study: StudyData) -> str:

@@ -371,8 +371,8 @@ def test_a_study_adds_new_run_directories_to_the_runs_its_runs_csv_kept(tmp_path
     )
 
 
-def test_runs_csv_keeps_the_dc_clients_socket_buffer_drops_whole(tmp_path):
-    """runs.csv counts the datagrams the DC client's socket buffer dropped (Udp RcvbufErrors
+def test_runs_csv_and_report_keep_the_dc_clients_socket_buffer_drops(tmp_path):
+    """runs.csv and the study's section count the datagrams the DC client's socket buffer dropped (Udp RcvbufErrors
     in its namespace): whole (not in the 4-digit float format), 0 where counted and none
     moved, empty for a run saved before the counters were read."""
     study = _stalling_dc_study(tmp_path)
@@ -389,6 +389,12 @@ def test_runs_csv_keeps_the_dc_clients_socket_buffer_drops_whole(tmp_path):
     assert per_run["dc.batch=10__ngtcp2-newreno__rep0"] == "12345"
     assert per_run["dc.batch=10__ngtcp2-newreno__rep1"] == "0"
     assert pd.isna(per_run["dc.batch=500__ngtcp2-newreno__rep0"])
+    text = (tmp_path / "reproduction.md").read_text()
+    line = "ngtcp2-newreno: 10: 6172 (0 to 12345, n=2). Not counted in 2 runs"
+    assert line in text
+    shutil.rmtree(study / "runs")  # as committed: runs.csv only
+    assert dcexp(["report", "--paper", str(tmp_path)]) == 0
+    assert line in (tmp_path / "reproduction.md").read_text()
 
 
 def test_pdf_text_turns_table_rows_into_labelled_lines():
