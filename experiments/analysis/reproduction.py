@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from experiments.analysis import deviations, findings, paper_plots, plots
+from experiments.analysis import deviations, findings, headline, paper_plots, plots
 from experiments.analysis.paperdata import StudyData, load_campaign, write_runs_csv
 from experiments.analysis.report import _table
 from experiments.run.scenario import variant_label
@@ -374,16 +374,16 @@ def rcvbuf_drops_lines(study: StudyData) -> list[str]:
     """The DC client's socket-buffer drops per stack and point, for the runs that counted
     them, when any run dropped: losses the link emulation did not make (docs/testbed.md)."""
     runs = study.flows.drop_duplicates("run_id")
-    counted = runs[pd.to_numeric(runs.dc_client_rcvbuf_drops, errors="coerce").notna()]
-    drops = pd.to_numeric(counted.dc_client_rcvbuf_drops)
-    if counted.empty or not (drops > 0).any():
+    counts = pd.to_numeric(runs.dc_client_rcvbuf_drops, errors="coerce")
+    counted = runs.assign(drops=counts)[counts.notna()]
+    if not (counted.drops > 0).any():
         return []
     rank = {p: i for i, p in enumerate(study.order)}
     parts = []
-    for variant, g in counted.assign(drops=drops).groupby("variant", sort=False):
+    for variant, g in counted.groupby("variant", sort=False):
         points = sorted(g.groupby("point", sort=False), key=lambda kv: rank.get(kv[0], len(rank)))
         per_point = "; ".join(
-            f"{f'{p:g}' if isinstance(p, float) else p}: {d.drops.mean():.0f} ("
+            f"{headline.point_text(p)}: {d.drops.mean():.0f} ("
             + (f"{d.drops.min():.0f} to {d.drops.max():.0f}, " if d.drops.nunique() > 1 else "")
             + f"n={len(d)})"
             for p, d in points

@@ -372,9 +372,9 @@ def test_a_study_adds_new_run_directories_to_the_runs_its_runs_csv_kept(tmp_path
 
 
 def test_runs_csv_and_report_keep_the_dc_clients_socket_buffer_drops(tmp_path):
-    """runs.csv and the study's section count the datagrams the DC client's socket buffer dropped (Udp RcvbufErrors
-    in its namespace): whole (not in the 4-digit float format), 0 where counted and none
-    moved, empty for a run saved before the counters were read."""
+    """runs.csv and the study's section count the datagrams the DC client's socket buffer
+    dropped (Udp RcvbufErrors in its namespace): whole (not in the 4-digit float format), 0
+    where counted and none moved, empty for a run saved before the counters were read."""
     study = _stalling_dc_study(tmp_path)
     drops = {"dc.batch=10__ngtcp2-newreno__rep0": {"client": {limits.NET_COUNTERS[("Udp", "RcvbufErrors")]: 12345.0}},
              "dc.batch=10__ngtcp2-newreno__rep1": {"client": {}, "server": {}}}  # fmt: skip
